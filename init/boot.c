@@ -1,0 +1,172 @@
+/* boot: what only a machine's init does before its loop — the API
+ * filesystems, cgroup2 with every controller delegated to children, the
+ * console on stdio — and the hostname, which any role may set in its own
+ * UTS namespace. */
+#include "init/init.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+
+struct boot_mount {
+	const char *source, *target, *type;
+	unsigned long flags;
+	const char *data;
+	bool fatal;
+};
+
+static const struct boot_mount boot_mounts[] = {
+	{"proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL, true},
+	{"sysfs", "/sys", "sysfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL, true},
+	{"devtmpfs", "/dev", "devtmpfs", MS_NOSUID, "mode=0755", true},
+	/* gid 5 is Debian's tty group; numeric, since kin makes no NSS calls. */
+	{"devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "gid=5,mode=0620,ptmxmode=0666",
+	 false},
+	{"shm", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777", false},
+	{"tmpfs", "/run", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755", false},
+	{"cgroup2", "/sys/fs/cgroup", "cgroup2", MS_NOSUID | MS_NODEV | MS_NOEXEC, "nsdelegate",
+	 false},
+};
+
+static const struct {
+	const char *target, *link;
+} boot_links[] = {
+	{"/proc/self/fd", "/dev/fd"},
+	{"/proc/self/fd/0", "/dev/stdin"},
+	{"/proc/self/fd/1", "/dev/stdout"},
+	{"/proc/self/fd/2", "/dev/stderr"},
+};
+
+/* A mountpoint sits on another device than its parent directory. */
+static bool is_mountpoint(const char *path)
+{
+	char parent[256];
+	struct stat a, b;
+	if (snprintf(parent, sizeof(parent), "%s/..", path) >= (int)sizeof(parent))
+		return false;
+	if (stat(path, &a) < 0 || stat(parent, &b) < 0)
+		return false;
+	return a.st_dev != b.st_dev;
+}
+
+static int boot_mount_one(const struct boot_mount *m)
+{
+	if (is_mountpoint(m->target)) {
+		log_debug("%s already mounted", m->target);
+		return 0;
+	}
+	int r = mkdir_p(m->target, 0755);
+	if (r < 0)
+		return r;
+	if (mount(m->source, m->target, m->type, m->flags, m->data) < 0)
+		return -errno;
+	return 0;
+}
+
+/* Delegates every controller the kernel offers to the root cgroup's
+ * children, one by one so a controller that refuses does not hide others. */
+static void boot_cgroup_controllers(const char *root)
+{
+	char path[256], *ctrls = NULL;
+	snprintf(path, sizeof(path), "%s/cgroup.controllers", root);
+	int r = file_read_small(path, 4096, &ctrls, NULL);
+	if (r < 0) {
+		log_warn("cgroup2: cannot read %s: %s", path, strerror(-r));
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", root);
+	char *save = NULL;
+	for (char *c = strtok_r(ctrls, " \n", &save); c; c = strtok_r(NULL, " \n", &save)) {
+		char word[64];
+		snprintf(word, sizeof(word), "+%s", c);
+		r = file_write_str(path, word);
+		if (r < 0)
+			log_warn("cgroup2: cannot enable controller %s: %s", c, strerror(-r));
+	}
+	free(ctrls);
+}
+
+/* The kernel gives init /dev/console as stdio only if the initramfs had the
+ * node; devtmpfs has it now, so take it if fd 0-2 are missing. */
+static bool boot_console(void)
+{
+	bool console = true;
+	if (fcntl(STDIN_FILENO, F_GETFD) >= 0 && fcntl(STDOUT_FILENO, F_GETFD) >= 0 &&
+	    fcntl(STDERR_FILENO, F_GETFD) >= 0)
+		return true;
+	int fd = open("/dev/console", O_RDWR | O_NOCTTY);
+	if (fd < 0) {
+		/* No console: children get /dev/null, kin itself logs to kmsg. */
+		console = false;
+		fd = open("/dev/null", O_RDWR);
+	}
+	if (fd < 0)
+		return false;
+	for (int i = 0; i < 3; i++)
+		if (fcntl(i, F_GETFD) < 0)
+			dup2(fd, i);
+	if (fd > 2)
+		close(fd);
+	return console;
+}
+
+int boot_set_hostname(const char *name)
+{
+	if (!str_is_hostname(name))
+		return -EINVAL;
+	return sethostname(name, strlen(name)) < 0 ? -errno : 0;
+}
+
+static void boot_hostname(const struct init_config *cfg)
+{
+	char buf[INIT_HOSTNAME_MAX + 1] = "";
+	const char *name = cfg->hostname;
+
+	if (!name[0]) {
+		_cleanup_free_ char *etc = NULL;
+		if (file_read_small("/etc/hostname", 256, &etc, NULL) == 0) {
+			etc[strcspn(etc, " \t\n")] = '\0';
+			if (str_is_hostname(etc))
+				str_copy(buf, sizeof(buf), etc);
+		}
+		name = buf[0] ? buf : "kin";
+	}
+	int r = boot_set_hostname(name);
+	if (r < 0)
+		log_warn("cannot set hostname '%s': %s", name, strerror(-r));
+}
+
+int boot_machine(const struct init_config *cfg)
+{
+	umask(022);
+	for (size_t i = 0; i < ARRAY_SIZE(boot_mounts); i++) {
+		const struct boot_mount *m = &boot_mounts[i];
+		int r = boot_mount_one(m);
+		if (r < 0) {
+			if (m->fatal) {
+				log_error("cannot mount %s on %s: %s", m->type, m->target,
+					  strerror(-r));
+				return r;
+			}
+			log_warn("cannot mount %s on %s: %s", m->type, m->target, strerror(-r));
+			continue;
+		}
+		/* /dev exists now: log there until the console is known good. */
+		if (strcmp(m->target, "/dev") == 0 && fcntl(STDERR_FILENO, F_GETFD) < 0)
+			log_set_target(LOG_TARGET_KMSG);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(boot_links); i++)
+		if (symlink(boot_links[i].target, boot_links[i].link) < 0 && errno != EEXIST)
+			log_debug("symlink %s: %m", boot_links[i].link);
+	if (boot_console())
+		log_set_target(LOG_TARGET_STDERR);
+	else
+		log_set_target(LOG_TARGET_KMSG);
+	if (is_mountpoint("/sys/fs/cgroup"))
+		boot_cgroup_controllers("/sys/fs/cgroup");
+	mkdir("/run/kin", 0700);
+	boot_hostname(cfg);
+	return 0;
+}

@@ -1,0 +1,96 @@
+/* init: kin as PID 1 (or a subreaper daemon). Owns role detection, the
+ * kernel command line and flags, machine boot (mounts, console, hostname),
+ * the main loop with its signal table, supervision and reaping, and
+ * shutdown. Read this header first; README.md documents the user-facing
+ * roles, signals and kin.* options. */
+#pragma once
+
+#include "lib/lib.h"
+
+#include <signal.h>
+#include <stdio.h>
+
+enum init_role {
+	INIT_ROLE_MACHINE,   /* PID 1 of the initial PID namespace */
+	INIT_ROLE_ZONE,      /* PID 1 of namespaces a parent kin made (--zone) */
+	INIT_ROLE_CONTAINER, /* PID 1 of a PID namespace no kin made */
+	INIT_ROLE_DAEMON,    /* not PID 1: child subreaper */
+};
+
+enum init_panic {
+	INIT_PANIC_FREEZE,
+	INIT_PANIC_REBOOT,
+	INIT_PANIC_POWEROFF,
+};
+
+/* What a signal or a request asks the loop to do. */
+enum init_action {
+	INIT_ACT_IGNORE,
+	INIT_ACT_REAP,     /* SIGCHLD */
+	INIT_ACT_FORWARD,  /* pass on to the workload */
+	INIT_ACT_STOP,     /* stop everything, exit (zone, container, daemon) */
+	INIT_ACT_REBOOT,   /* machine: stop everything, reboot */
+	INIT_ACT_POWEROFF, /* machine: stop everything, power off */
+	INIT_ACT_HALT,     /* machine: stop everything, halt */
+};
+
+#define INIT_HOSTNAME_MAX 64
+#define INIT_GRACE_DEFAULT_MS 10000ull
+#define INIT_GRACE_MAX_MS (3600ull * 1000)
+
+struct init_config {
+	enum log_level log_level;
+	bool log_level_set;
+	enum init_panic panic;
+	uint64_t grace_ms;
+	char hostname[INIT_HOSTNAME_MAX + 1];
+	char zone[INIT_HOSTNAME_MAX + 1]; /* set by --zone: the parent kin made us */
+	const char *cmdline_file;	  /* kin.* options from here, any role */
+	char **argv;			  /* workload after "--", or NULL */
+};
+
+void init_config_defaults(struct init_config *cfg);
+
+/* Reports one problem found while parsing outside input; the parser goes on
+ * with the remaining options and keeps the previous value of a bad one. */
+typedef void (*init_diag_fn)(void *userdata, const char *fmt, ...) _printf_(2, 3);
+
+/* Parses the kin.* options of a kernel command line (other words ignored,
+ * nothing after "--"). Returns the number of problems reported. */
+int init_cmdline_parse(const char *cmdline, struct init_config *cfg, init_diag_fn diag,
+		       void *userdata);
+/* Applies one "kin.key=value" option; -ENOENT unknown key, -EINVAL bad value. */
+int init_option_set(struct init_config *cfg, const char *key, const char *value);
+
+/* `kin init [flags] [-- CMD ARGS...]`: 0 ok, -EINVAL on a usage error (already
+ * reported to stderr), 1 when --help was printed. */
+int init_flags_parse(int argc, char **argv, struct init_config *cfg);
+void init_usage(FILE *f);
+
+int init_detect_role(const struct init_config *cfg, enum init_role *ret_role);
+const char *init_role_name(enum init_role role);
+/* The signal table (README "Signals"). Pure: unit-tested. */
+enum init_action init_signal_action(enum init_role role, bool has_workload, int sig);
+const char *init_action_name(enum init_action act);
+
+/* Machine boot: API filesystems, cgroup2 with every controller enabled for
+ * children, console on stdio, hostname. Returns 0 or the first fatal -errno;
+ * non-fatal problems are logged. */
+int boot_machine(const struct init_config *cfg);
+int boot_set_hostname(const char *name);
+
+/* Runs the main loop until kin is told to stop; returns the exit status for
+ * non-machine roles, never returns as machine init. */
+int init_run(struct init_config *cfg, enum init_role role);
+
+/* Machine end: sync, unmount, remount read-only, reboot(2) with the
+ * command for act. Never returns. */
+_noreturn_ void shutdown_machine(enum init_action act);
+/* Fatal error as machine init: logged, then the kin.panic= policy. */
+_noreturn_ void init_panic(enum init_panic policy, const char *fmt, ...) _printf_(2, 3);
+/* Fault handlers for PID 1 (SIGSEGV & co.): apply the panic policy rather
+ * than let the kernel panic with "Attempted to kill init". */
+void init_install_fault_handlers(enum init_panic policy);
+
+/* `kin init ...` entry point, also used when kin is started as /init. */
+int init_main(int argc, char **argv, bool as_kernel_init);

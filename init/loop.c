@@ -1,0 +1,294 @@
+/* loop: kin's main loop as init. One epoll set holds a signalfd (every
+ * signal but the synchronous faults is blocked), one pidfd per child and a
+ * timerfd for the stop sequence. Nothing here blocks and nothing exits on a
+ * recoverable error. */
+#include "init/init.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/prctl.h>
+#include <sys/reboot.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+
+#define KILL_WAIT_MS 5000 /* after SIGKILL, how long to wait for D-state stragglers */
+#define DESCENDANTS_MAX 65536
+
+enum init_phase { PHASE_RUNNING, PHASE_TERM, PHASE_KILL, PHASE_DONE };
+
+struct init_state {
+	struct init_config *cfg;
+	enum init_role role;
+	struct ev_loop *loop;
+	struct child_table *children;
+	struct ev_source sig_src;
+	struct ev_source timer_src;
+	struct child *workload;
+	bool workload_running;
+	int workload_status;
+	enum init_phase phase;
+	enum init_action stop_act;
+	uint64_t started_ns;
+};
+
+static bool has_workload(const struct init_state *s)
+{
+	return s->cfg->argv && s->role != INIT_ROLE_MACHINE;
+}
+
+static int timer_arm(struct init_state *s, uint64_t ms)
+{
+	struct itimerspec its = {.it_value = {.tv_sec = (time_t)(ms / 1000),
+					      .tv_nsec = (long)(ms % 1000) * 1000000}};
+	if (ms == 0)
+		its.it_value.tv_nsec = 1; /* zero would disarm */
+	return timerfd_settime(s->timer_src.fd, 0, &its, NULL) < 0 ? -errno : 0;
+}
+
+/* Not PID 1: our processes are our descendants, found through /proc (they
+ * may have been reparented to us, the subreaper, from anywhere below). */
+static size_t signal_descendants(pid_t root, int sig)
+{
+	_cleanup_free_ pid_t *pids = calloc(DESCENDANTS_MAX, sizeof(pid_t));
+	_cleanup_free_ pid_t *ppids = calloc(DESCENDANTS_MAX, sizeof(pid_t));
+	size_t n = 0, sent = 0;
+	DIR *d;
+
+	if (!pids || !ppids || !(d = opendir("/proc")))
+		return 0;
+	for (struct dirent *e; (e = readdir(d)) && n < DESCENDANTS_MAX;) {
+		uint32_t pid;
+		char path[64], *stat = NULL;
+		if (str_to_u32(e->d_name, &pid) < 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+		if (file_read_small(path, 4096, &stat, NULL) < 0)
+			continue;
+		/* comm may hold anything, ')' included: parse after the last one. */
+		char *rp = strrchr(stat, ')');
+		int ppid;
+		if (rp && sscanf(rp + 1, " %*c %d", &ppid) == 1) {
+			pids[n] = (pid_t)pid;
+			ppids[n++] = ppid;
+		}
+		free(stat);
+	}
+	closedir(d);
+	/* Breadth-first from root: mark by moving found pids into ppids' role. */
+	_cleanup_free_ pid_t *queue = calloc(n + 1, sizeof(pid_t));
+	if (!queue)
+		return 0;
+	size_t head = 0, tail = 0;
+	queue[tail++] = root;
+	while (head < tail) {
+		pid_t p = queue[head++];
+		for (size_t i = 0; i < n; i++)
+			if (ppids[i] == p && pids[i] != 0 && tail <= n) {
+				queue[tail++] = pids[i];
+				if (kill(pids[i], sig) == 0)
+					sent++;
+				pids[i] = 0;
+			}
+	}
+	return sent;
+}
+
+static void signal_everyone(struct init_state *s, int sig)
+{
+	if (getpid() == 1) {
+		/* PID 1 of a namespace: -1 is everyone in it but us. */
+		kill(-1, sig);
+		return;
+	}
+	child_signal_all(s->children, sig);
+	signal_descendants(getpid(), sig);
+}
+
+static void check_done(struct init_state *s)
+{
+	if (s->phase != PHASE_RUNNING && s->phase != PHASE_DONE && child_none_left()) {
+		log_debug("no process left");
+		s->phase = PHASE_DONE;
+	}
+}
+
+static void stop_begin(struct init_state *s, enum init_action act)
+{
+	if (s->phase != PHASE_RUNNING) {
+		log_debug("already stopping; %s ignored", init_action_name(act));
+		return;
+	}
+	s->phase = PHASE_TERM;
+	s->stop_act = act;
+	log_info("stopping (%s): SIGTERM to every process, SIGKILL after %llu ms",
+		 init_action_name(act), (unsigned long long)s->cfg->grace_ms);
+	signal_everyone(s, SIGTERM);
+	signal_everyone(s, SIGCONT);
+	int r = timer_arm(s, s->cfg->grace_ms);
+	if (r < 0) {
+		log_error("cannot arm the stop timer: %s; killing at once", strerror(-r));
+		signal_everyone(s, SIGKILL);
+		s->phase = PHASE_KILL;
+	}
+	check_done(s);
+}
+
+static void on_timer(struct ev_source *src, uint32_t events)
+{
+	struct init_state *s = src->data;
+	uint64_t ticks;
+	(void)events;
+	if (read(src->fd, &ticks, sizeof(ticks)) < 0)
+		return;
+	if (s->phase == PHASE_TERM) {
+		log_warn("grace period over: SIGKILL to the processes still running");
+		signal_everyone(s, SIGKILL);
+		s->phase = PHASE_KILL;
+		timer_arm(s, KILL_WAIT_MS);
+	} else if (s->phase == PHASE_KILL) {
+		log_error("processes survive SIGKILL for %d ms (uninterruptible?); going on",
+			  KILL_WAIT_MS);
+		s->phase = PHASE_DONE;
+	}
+}
+
+static void on_workload_exit(const siginfo_t *si, void *data)
+{
+	struct init_state *s = data;
+	s->workload = NULL;
+	s->workload_running = false;
+	s->workload_status = child_status_code(si);
+	if (si->si_code == CLD_EXITED)
+		log_debug("workload exited with status %d", si->si_status);
+	else
+		log_debug("workload killed by signal %d", si->si_status);
+	if (s->role == INIT_ROLE_MACHINE) {
+		log_warn("workload ended with status %d; kin keeps running", s->workload_status);
+		return;
+	}
+	stop_begin(s, INIT_ACT_STOP);
+}
+
+static void on_signal(struct ev_source *src, uint32_t events)
+{
+	struct init_state *s = src->data;
+	struct signalfd_siginfo si;
+	(void)events;
+
+	while (read(src->fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		int sig = (int)si.ssi_signo;
+		enum init_action act = init_signal_action(s->role, has_workload(s), sig);
+		if (act != INIT_ACT_REAP)
+			log_debug("signal %d from pid %u: %s", sig, si.ssi_pid,
+				  init_action_name(act));
+		switch (act) {
+		case INIT_ACT_IGNORE:
+			break;
+		case INIT_ACT_REAP:
+			child_reap(s->children);
+			check_done(s);
+			break;
+		case INIT_ACT_FORWARD:
+			if (s->workload)
+				child_signal(s->workload, sig);
+			break;
+		default:
+			stop_begin(s, act);
+		}
+	}
+}
+
+static int setup(struct init_state *s)
+{
+	sigset_t all;
+	int r;
+
+	sigfillset(&all);
+	/* Synchronous faults stay deliverable (see init_install_fault_handlers). */
+	sigdelset(&all, SIGSEGV);
+	sigdelset(&all, SIGBUS);
+	sigdelset(&all, SIGILL);
+	sigdelset(&all, SIGFPE);
+	sigdelset(&all, SIGABRT);
+	sigdelset(&all, SIGTRAP);
+	sigdelset(&all, SIGSYS);
+	if (sigprocmask(SIG_SETMASK, &all, NULL) < 0)
+		return -errno;
+	r = ev_loop_new(&s->loop);
+	if (r < 0)
+		return r;
+	r = child_table_new(s->loop, &s->children);
+	if (r < 0)
+		return r;
+	s->sig_src = (struct ev_source){
+		.fd = signalfd(-1, &all, SFD_NONBLOCK | SFD_CLOEXEC), .fn = on_signal, .data = s};
+	if (s->sig_src.fd < 0)
+		return -errno;
+	r = ev_add(s->loop, &s->sig_src, EPOLLIN);
+	if (r < 0)
+		return r;
+	s->timer_src = (struct ev_source){
+		.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC),
+		.fn = on_timer,
+		.data = s};
+	if (s->timer_src.fd < 0)
+		return -errno;
+	return ev_add(s->loop, &s->timer_src, EPOLLIN);
+}
+
+static int start_workload(struct init_state *s)
+{
+	int r = child_spawn(s->children, s->cfg->argv, on_workload_exit, s, &s->workload);
+	if (r < 0) {
+		log_error("cannot run '%s': %s", s->cfg->argv[0], strerror(-r));
+		return r;
+	}
+	s->workload_running = true;
+	log_debug("workload '%s' started as pid %d", s->cfg->argv[0], (int)child_pid(s->workload));
+	return 0;
+}
+
+int init_run(struct init_config *cfg, enum init_role role)
+{
+	static struct init_state s; /* static: the loop's sources point into it */
+	s = (struct init_state){.cfg = cfg, .role = role, .started_ns = now_monotonic_ns()};
+	int r;
+
+	if (role == INIT_ROLE_DAEMON && prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
+		log_warn("cannot become a child subreaper: %m; orphans go to the real init");
+	if (role == INIT_ROLE_MACHINE)
+		reboot(RB_DISABLE_CAD); /* Ctrl-Alt-Del arrives as SIGINT */
+	r = setup(&s);
+	if (r < 0) {
+		if (role == INIT_ROLE_MACHINE)
+			init_panic(cfg->panic, "cannot set up the main loop: %s", strerror(-r));
+		log_error("cannot set up the main loop: %s", strerror(-r));
+		return 1;
+	}
+	if (cfg->argv) {
+		r = start_workload(&s);
+		if (r < 0 && role != INIT_ROLE_MACHINE)
+			return r == -ENOENT ? 127 : 126;
+	}
+	uint64_t now = now_monotonic_ns();
+	log_info("ready: role %s, pid %d, monotonic %llu.%06llu", init_role_name(role),
+		 (int)getpid(), (unsigned long long)(now / 1000000000ull),
+		 (unsigned long long)(now % 1000000000ull / 1000));
+
+	while (s.phase != PHASE_DONE) {
+		r = ev_run_once(s.loop, -1);
+		if (r < 0) {
+			if (role == INIT_ROLE_MACHINE)
+				init_panic(cfg->panic, "main loop: epoll_wait: %s", strerror(-r));
+			log_error("main loop: epoll_wait: %s", strerror(-r));
+			return 1;
+		}
+	}
+	log_info("stopped; %llu orphans reaped in all",
+		 (unsigned long long)child_orphans_reaped(s.children));
+	if (role == INIT_ROLE_MACHINE)
+		shutdown_machine(s.stop_act);
+	return cfg->argv ? s.workload_status : 0;
+}

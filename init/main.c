@@ -1,0 +1,138 @@
+/* main: the one kin binary's entry. Picks the job from argv — init (also
+ * when started by the kernel as /init or /sbin/init), version, and later
+ * ctl and image — and hands over. */
+#include "init/init.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/utsname.h>
+
+#ifndef KIN_VERSION
+#define KIN_VERSION "0.1.0"
+#endif
+
+static void cmdline_diag(void *userdata, const char *fmt, ...)
+{
+	va_list ap;
+	(void)userdata;
+	va_start(ap, fmt);
+	log_vmsg(LOG_WARN_, fmt, ap);
+	va_end(ap);
+}
+
+static void apply_cmdline_file(struct init_config *cfg, const char *path)
+{
+	_cleanup_free_ char *buf = NULL;
+	int r = file_read_small(path, 64 * 1024, &buf, NULL);
+	if (r < 0) {
+		log_warn("cannot read kin.* options from %s: %s", path, strerror(-r));
+		return;
+	}
+	init_cmdline_parse(buf, cfg, cmdline_diag, NULL);
+}
+
+int init_main(int argc, char **argv, bool as_kernel_init)
+{
+	struct init_config cfg;
+	enum init_role role;
+	int r;
+
+	init_config_defaults(&cfg);
+	if (as_kernel_init) {
+		/* The kernel passes init the words of its command line it did not
+		 * understand; only "-- COMMAND ..." means something to kin. */
+		for (int i = 1; i < argc; i++)
+			if (strcmp(argv[i], "--") == 0 && i + 1 < argc) {
+				cfg.argv = &argv[i + 1];
+				break;
+			}
+	} else {
+		r = init_flags_parse(argc, argv, &cfg);
+		if (r != 0)
+			return r > 0 ? 0 : 2;
+	}
+	bool level_from_flags = cfg.log_level_set;
+	enum log_level flag_level = cfg.log_level;
+
+	r = init_detect_role(&cfg, &role);
+	if (r < 0) {
+		log_error("cannot tell which role to play: %s", strerror(-r));
+		if (getpid() != 1)
+			return 1;
+		role = INIT_ROLE_CONTAINER; /* the role with the fewest powers */
+	}
+	/* A container init is as quiet as tini unless asked otherwise. */
+	log_set_level(role == INIT_ROLE_CONTAINER ? LOG_WARN_ : LOG_INFO_);
+	if (level_from_flags)
+		log_set_level(flag_level);
+	if (role == INIT_ROLE_MACHINE) {
+		init_install_fault_handlers(cfg.panic);
+		r = boot_machine(&cfg);
+		if (r < 0)
+			init_panic(cfg.panic, "boot failed: %s", strerror(-r));
+	}
+	const char *cmdline = cfg.cmdline_file;
+	if (!cmdline && role == INIT_ROLE_MACHINE)
+		cmdline = "/proc/cmdline";
+	if (cmdline) {
+		apply_cmdline_file(&cfg, cmdline);
+		/* Flags given on our own command line win over kin.* options. */
+		log_set_level(level_from_flags ? flag_level : cfg.log_level_set ? cfg.log_level
+										     : log_get_level());
+	}
+	if (role == INIT_ROLE_MACHINE)
+		init_install_fault_handlers(cfg.panic); /* kin.panic= may have changed it */
+	if (role != INIT_ROLE_MACHINE && cfg.hostname[0]) {
+		r = boot_set_hostname(cfg.hostname);
+		if (r < 0)
+			log_warn("cannot set hostname '%s': %s", cfg.hostname, strerror(-r));
+	}
+	log_debug("role %s", init_role_name(role));
+	return init_run(&cfg, role);
+}
+
+static int cmd_version(void)
+{
+	struct utsname u;
+	uname(&u);
+	printf("kin %s (kernel %s %s)\n", KIN_VERSION, u.release, u.machine);
+	return 0;
+}
+
+static void usage(FILE *f)
+{
+	fputs("usage: kin COMMAND [ARGS...]\n"
+	      "\n"
+	      "  init [OPTIONS] [-- CMD ARGS...]   run as init (see 'kin init --help')\n"
+	      "  version                          print kin's version\n"
+	      "  help                             this text\n"
+	      "\n"
+	      "Started as /init or /sbin/init (or as PID 1 with no command), kin runs init.\n",
+	      f);
+}
+
+int main(int argc, char **argv)
+{
+	const char *base = argc > 0 && argv[0] ? strrchr(argv[0], '/') : NULL;
+	base = base ? base + 1 : argc > 0 && argv[0] ? argv[0] : "kin";
+
+	if (strcmp(base, "init") == 0 || strcmp(base, "linuxrc") == 0)
+		return init_main(argc, argv, true);
+	if (argc < 2) {
+		if (getpid() == 1)
+			return init_main(argc, argv, true);
+		usage(stderr);
+		return 2;
+	}
+	const char *cmd = argv[1];
+	if (strcmp(cmd, "init") == 0)
+		return init_main(argc - 1, argv + 1, false);
+	if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0)
+		return cmd_version();
+	if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
+		usage(stdout);
+		return 0;
+	}
+	fprintf(stderr, "kin: unknown command '%s'\nTry 'kin help'.\n", cmd);
+	return 2;
+}

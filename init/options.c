@@ -1,0 +1,241 @@
+/* options: kin's configuration from the kernel command line (kin.* options)
+ * and from `kin init` flags. Both are outside input: every value is checked,
+ * a bad one is reported by name and the previous value kept. */
+#include "init/init.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#define CMDLINE_MAX_WORD 4096
+
+void init_config_defaults(struct init_config *cfg)
+{
+	*cfg = (struct init_config){
+		.log_level = LOG_INFO_,
+		.panic = INIT_PANIC_FREEZE,
+		.grace_ms = INIT_GRACE_DEFAULT_MS,
+	};
+}
+
+static int parse_panic(const char *v, enum init_panic *ret)
+{
+	if (strcmp(v, "freeze") == 0)
+		*ret = INIT_PANIC_FREEZE;
+	else if (strcmp(v, "reboot") == 0)
+		*ret = INIT_PANIC_REBOOT;
+	else if (strcmp(v, "poweroff") == 0)
+		*ret = INIT_PANIC_POWEROFF;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+int init_option_set(struct init_config *cfg, const char *key, const char *value)
+{
+	if (!value)
+		return -EINVAL;
+	if (strcmp(key, "kin.log") == 0) {
+		enum log_level l;
+		if (log_parse_level(value, &l) < 0)
+			return -EINVAL;
+		cfg->log_level = l;
+		cfg->log_level_set = true;
+		return 0;
+	}
+	if (strcmp(key, "kin.panic") == 0)
+		return parse_panic(value, &cfg->panic);
+	if (strcmp(key, "kin.grace") == 0) {
+		uint64_t ms;
+		if (str_to_duration_ms(value, INIT_GRACE_MAX_MS, &ms) < 0)
+			return -EINVAL;
+		cfg->grace_ms = ms;
+		return 0;
+	}
+	if (strcmp(key, "kin.hostname") == 0) {
+		if (!str_is_hostname(value))
+			return -EINVAL;
+		return str_copy(cfg->hostname, sizeof(cfg->hostname), value);
+	}
+	return -ENOENT;
+}
+
+static const char *option_expect(const char *key)
+{
+	if (strcmp(key, "kin.log") == 0)
+		return "error, warn, info or debug";
+	if (strcmp(key, "kin.panic") == 0)
+		return "freeze, reboot or poweroff";
+	if (strcmp(key, "kin.grace") == 0)
+		return "a duration such as 10s or 1500ms, at most 1h";
+	if (strcmp(key, "kin.hostname") == 0)
+		return "a hostname of letters, digits, '-' and '.', at most 64 bytes";
+	return "a valid value";
+}
+
+/* Takes the next word the way the kernel splits its command line: blanks
+ * separate words except inside double quotes, and the quotes are dropped. */
+static const char *cmdline_next_word(const char *p, char *word, size_t size, bool *ret_cut)
+{
+	size_t n = 0;
+	bool quoted = false;
+
+	*ret_cut = false;
+	while (*p == ' ' || *p == '\t' || *p == '\n')
+		p++;
+	if (!*p)
+		return NULL;
+	for (; *p; p++) {
+		if (*p == '"') {
+			quoted = !quoted;
+			continue;
+		}
+		if (!quoted && (*p == ' ' || *p == '\t' || *p == '\n'))
+			break;
+		if (n + 1 < size)
+			word[n++] = *p;
+		else
+			*ret_cut = true;
+	}
+	word[n] = '\0';
+	return p;
+}
+
+int init_cmdline_parse(const char *cmdline, struct init_config *cfg, init_diag_fn diag,
+		       void *userdata)
+{
+	_cleanup_free_ char *word = malloc(CMDLINE_MAX_WORD);
+	const char *p = cmdline;
+	int problems = 0;
+	bool cut;
+
+	if (!word)
+		return -ENOMEM;
+	while ((p = cmdline_next_word(p, word, CMDLINE_MAX_WORD, &cut))) {
+		if (strcmp(word, "--") == 0)
+			break;
+		if (!str_startswith(word, "kin."))
+			continue;
+		if (cut) {
+			diag(userdata, "kernel command line: option '%.40s...' is longer than %d bytes; ignored",
+			     word, CMDLINE_MAX_WORD - 1);
+			problems++;
+			continue;
+		}
+		char *eq = strchr(word, '=');
+		if (!eq) {
+			diag(userdata, "kernel command line: '%s' has no value (expected %s=VALUE); ignored",
+			     word, word);
+			problems++;
+			continue;
+		}
+		*eq = '\0';
+		int r = init_option_set(cfg, word, eq + 1);
+		if (r == -ENOENT) {
+			diag(userdata, "kernel command line: unknown option '%s'; ignored", word);
+			problems++;
+		} else if (r < 0) {
+			diag(userdata, "kernel command line: %s='%s' is not valid (expected %s); ignored",
+			     word, eq + 1, option_expect(word));
+			problems++;
+		}
+	}
+	return problems;
+}
+
+void init_usage(FILE *f)
+{
+	fputs("usage: kin init [OPTIONS] [-- COMMAND [ARG...]]\n"
+	      "\n"
+	      "Run kin's init loop: as PID 1 of a machine, zone or container, or as a\n"
+	      "subreaper daemon when not PID 1. With COMMAND, kin supervises it, forwards\n"
+	      "signals to it and exits with its status (128+N when killed by signal N).\n"
+	      "\n"
+	      "  --log-level LEVEL   error, warn, info or debug\n"
+	      "  --grace DURATION    time between SIGTERM and SIGKILL at stop (default 10s)\n"
+	      "  --hostname NAME     set the hostname (UTS namespace) at start\n"
+	      "  --panic ACTION      machine init on a fatal error: freeze, reboot, poweroff\n"
+	      "  --zone NAME         run as zone init (set by the parent kin that made us)\n"
+	      "  --cmdline FILE      read kin.* options from FILE (default, machine init\n"
+	      "                      only: /proc/cmdline)\n"
+	      "  -h, --help          this text\n",
+	      f);
+}
+
+int init_flags_parse(int argc, char **argv, struct init_config *cfg)
+{
+	static const struct option longopts[] = {
+		{"log-level", required_argument, NULL, 'l'},
+		{"grace", required_argument, NULL, 'g'},
+		{"hostname", required_argument, NULL, 'H'},
+		{"panic", required_argument, NULL, 'p'},
+		{"zone", required_argument, NULL, 'z'},
+		{"cmdline", required_argument, NULL, 'c'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int c, idx = 0;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+:h", longopts, &idx)) != -1) {
+		int r = 0;
+		const char *key = NULL;
+		switch (c) {
+		case 'l':
+			key = "kin.log";
+			break;
+		case 'g':
+			key = "kin.grace";
+			break;
+		case 'H':
+			key = "kin.hostname";
+			break;
+		case 'p':
+			key = "kin.panic";
+			break;
+		case 'z':
+			if (!str_is_hostname(optarg)) {
+				fprintf(stderr, "kin init: --zone '%s' is not a valid zone name\n", optarg);
+				return -EINVAL;
+			}
+			str_copy(cfg->zone, sizeof(cfg->zone), optarg);
+			break;
+		case 'c':
+			cfg->cmdline_file = optarg;
+			break;
+		case 'h':
+			init_usage(stdout);
+			return 1;
+		case ':':
+			fprintf(stderr, "kin init: option '%s' needs a value\n", argv[optind - 1]);
+			return -EINVAL;
+		default:
+			fprintf(stderr, "kin init: unknown option '%s'\n"
+					"Try 'kin init --help'.\n",
+				argv[optind - 1]);
+			return -EINVAL;
+		}
+		if (key) {
+			r = init_option_set(cfg, key, optarg);
+			if (r < 0) {
+				fprintf(stderr, "kin init: --%s '%s' is not valid (expected %s)\n",
+					longopts[idx].name, optarg, option_expect(key));
+				return -EINVAL;
+			}
+		}
+	}
+	if (optind < argc) {
+		if (strcmp(argv[optind - 1], "--") != 0) {
+			fprintf(stderr,
+				"kin init: unexpected argument '%s' (a command goes after '--')\n",
+				argv[optind]);
+			return -EINVAL;
+		}
+		cfg->argv = &argv[optind];
+	} else if (optind > 1 && strcmp(argv[optind - 1], "--") == 0) {
+		fprintf(stderr, "kin init: '--' must be followed by a command\n");
+		return -EINVAL;
+	}
+	return 0;
+}

@@ -1,0 +1,166 @@
+/* lib: the few helpers every kin module needs — ownership macros, logging,
+ * string parsing, small fd and file utilities, and the epoll event loop.
+ * Nothing here knows about roles, cells, RPC or VMs. */
+#pragma once
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+/* ---- ownership ------------------------------------------------------- */
+
+static inline void freep(void *p) { free(*(void **)p); }
+static inline void closep(int *fd)
+{
+	if (*fd >= 0) {
+		int saved = errno;
+		close(*fd);
+		errno = saved;
+	}
+}
+
+#define _cleanup_(f) __attribute__((cleanup(f)))
+#define _cleanup_free_ _cleanup_(freep)
+#define _cleanup_close_ _cleanup_(closep)
+#define _unused_ __attribute__((unused))
+#define _printf_(a, b) __attribute__((format(printf, a, b)))
+#define _noreturn_ __attribute__((noreturn))
+
+/* Hand ownership on: returns the value and clears the variable so its
+ * cleanup handler does nothing. */
+#define TAKE_PTR(p)                                                            \
+	({                                                                     \
+		__typeof__(p) _p = (p);                                        \
+		(p) = NULL;                                                    \
+		_p;                                                            \
+	})
+#define TAKE_FD(fd)                                                            \
+	({                                                                     \
+		int _fd = (fd);                                                \
+		(fd) = -1;                                                     \
+		_fd;                                                           \
+	})
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define STRLEN(s) (sizeof(s) - 1)
+
+/* ---- logging ----------------------------------------------------------- */
+
+enum log_level { LOG_ERR_ = 3, LOG_WARN_ = 4, LOG_INFO_ = 6, LOG_DEBUG_ = 7 };
+
+enum log_target {
+	LOG_TARGET_STDERR, /* fd 2, plain lines */
+	LOG_TARGET_KMSG,   /* /dev/kmsg with <prio> prefixes */
+};
+
+void log_set_level(enum log_level level);
+enum log_level log_get_level(void);
+/* Parses "error|warn|info|debug" (and the numeric syslog levels 0-7). */
+int log_parse_level(const char *s, enum log_level *ret_level);
+/* Opens /dev/kmsg; falls back to stderr if it cannot. */
+void log_set_target(enum log_target target);
+void log_set_ident(const char *ident);
+void log_msg(enum log_level level, const char *fmt, ...) _printf_(2, 3);
+void log_vmsg(enum log_level level, const char *fmt, va_list ap);
+
+#define log_error(...) log_msg(LOG_ERR_, __VA_ARGS__)
+#define log_warn(...) log_msg(LOG_WARN_, __VA_ARGS__)
+#define log_info(...) log_msg(LOG_INFO_, __VA_ARGS__)
+#define log_debug(...)                                                         \
+	do {                                                                   \
+		if (log_get_level() >= LOG_DEBUG_)                             \
+			log_msg(LOG_DEBUG_, __VA_ARGS__);                      \
+	} while (0)
+
+/* ---- strings ----------------------------------------------------------- */
+
+bool str_startswith(const char *s, const char *prefix);
+/* Strict decimal parsers: the whole string, no sign, no spaces, in range. */
+int str_to_u64(const char *s, uint64_t max, uint64_t *ret);
+int str_to_u32(const char *s, uint32_t *ret);
+/* "1500ms", "10s", "2m", or a bare number of seconds, into milliseconds. */
+int str_to_duration_ms(const char *s, uint64_t max_ms, uint64_t *ret_ms);
+/* Copies at most size-1 bytes and always terminates; -ENAMETOOLONG if cut. */
+int str_copy(char *dst, size_t size, const char *src);
+/* A valid hostname per RFC 1123 labels, at most 64 bytes. */
+bool str_is_hostname(const char *s);
+
+/* ---- files and fds ----------------------------------------------------- */
+
+int fd_set_nonblock(int fd, bool on);
+int fd_set_cloexec(int fd, bool on);
+/* Reads a whole small file (at most max bytes) into a NUL-terminated buffer. */
+int file_read_small(const char *path, size_t max, char **ret_buf, size_t *ret_len);
+/* Writes s to an existing file (sysfs, cgroupfs, proc), one write(2). */
+int file_write_str(const char *path, const char *s);
+/* mkdir -p with the given mode for the missing parts. */
+int mkdir_p(const char *path, mode_t mode);
+/* Writes all of buf, retrying on EINTR and short writes (blocking fds). */
+int write_all(int fd, const void *buf, size_t len);
+
+/* ---- time -------------------------------------------------------------- */
+
+uint64_t now_monotonic_ns(void);
+
+/* ---- event loop -------------------------------------------------------- */
+
+/* One epoll set, edge of every module: a source is an fd plus a callback.
+ * The loop owns no fds; whoever adds a source closes it after removing it. */
+struct ev_loop;
+struct ev_source;
+typedef void (*ev_handler_fn)(struct ev_source *src, uint32_t events);
+
+struct ev_source {
+	int fd;
+	ev_handler_fn fn;
+	void *data;
+};
+
+int ev_loop_new(struct ev_loop **ret_loop);
+void ev_loop_free(struct ev_loop *loop);
+int ev_add(struct ev_loop *loop, struct ev_source *src, uint32_t events);
+int ev_mod(struct ev_loop *loop, struct ev_source *src, uint32_t events);
+int ev_del(struct ev_loop *loop, struct ev_source *src);
+/* Waits up to timeout_ms (-1: forever) and dispatches ready sources.
+ * Returns the number dispatched, or -errno (never -EINTR). */
+int ev_run_once(struct ev_loop *loop, int timeout_ms);
+
+/* ---- children ---------------------------------------------------------- */
+
+/* Every child kin starts is tracked by a pidfd in the loop; every zombie,
+ * tracked or an orphan reparented to us, is reaped by child_reap(). Tracked
+ * children are reaped through their pidfd, so an exit is never lost to the
+ * orphan sweep and a recycled PID is never signalled. */
+#include <signal.h>
+
+struct child_table;
+struct child;
+/* Runs after the child is reaped and forgotten: its pidfd is closed. */
+typedef void (*child_exit_fn)(const siginfo_t *si, void *data);
+
+int child_table_new(struct ev_loop *loop, struct child_table **ret);
+void child_table_free(struct child_table *t);
+/* fork+exec argv (PATH searched) with an empty signal mask. An exec failure
+ * returns its -errno here, with the failed child already reaped. */
+int child_spawn(struct child_table *t, char *const argv[], child_exit_fn on_exit, void *data,
+		struct child **ret);
+/* Tracks a child started elsewhere (clone3 into a cgroup); takes pidfd. */
+int child_track(struct child_table *t, pid_t pid, int pidfd, child_exit_fn on_exit,
+		void *data, struct child **ret);
+pid_t child_pid(const struct child *c);
+int child_signal(struct child *c, int sig);
+/* Signals every tracked child. */
+void child_signal_all(struct child_table *t, int sig);
+/* Reaps every zombie child; returns how many. */
+size_t child_reap(struct child_table *t);
+size_t child_count(const struct child_table *t);
+uint64_t child_orphans_reaped(const struct child_table *t);
+/* True when the process has no children at all (tracked or not). */
+bool child_none_left(void);
+/* Shell-style status: the exit code, or 128 + the signal that killed it. */
+int child_status_code(const siginfo_t *si);

@@ -1,0 +1,214 @@
+/* util: strict string parsers and small file helpers. Everything that reads
+ * outside input (command lines, flags, files) goes through these so that
+ * "12abc" or "-1" is an error rather than a surprise. */
+#include "lib.h"
+
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+bool str_startswith(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+int str_to_u64(const char *s, uint64_t max, uint64_t *ret)
+{
+	uint64_t v = 0;
+
+	if (!s || !*s)
+		return -EINVAL;
+	for (const char *p = s; *p; p++) {
+		if (*p < '0' || *p > '9')
+			return -EINVAL;
+		unsigned d = (unsigned)(*p - '0');
+		if (v > (UINT64_MAX - d) / 10)
+			return -ERANGE;
+		v = v * 10 + d;
+	}
+	if (v > max)
+		return -ERANGE;
+	*ret = v;
+	return 0;
+}
+
+int str_to_u32(const char *s, uint32_t *ret)
+{
+	uint64_t v;
+	int r = str_to_u64(s, UINT32_MAX, &v);
+	if (r < 0)
+		return r;
+	*ret = (uint32_t)v;
+	return 0;
+}
+
+int str_to_duration_ms(const char *s, uint64_t max_ms, uint64_t *ret_ms)
+{
+	static const struct {
+		const char *suffix;
+		uint64_t mult;
+	} units[] = {{"ms", 1}, {"s", 1000}, {"m", 60000}, {"", 1000}};
+	char num[32];
+
+	if (!s)
+		return -EINVAL;
+	size_t len = strlen(s);
+	for (size_t i = 0; i < ARRAY_SIZE(units); i++) {
+		size_t sl = strlen(units[i].suffix);
+		if (len <= sl || strcmp(s + len - sl, units[i].suffix) != 0)
+			continue;
+		if (len - sl >= sizeof(num))
+			return -ERANGE;
+		memcpy(num, s, len - sl);
+		num[len - sl] = '\0';
+		uint64_t v;
+		int r = str_to_u64(num, max_ms / units[i].mult, &v);
+		if (r < 0)
+			return r;
+		*ret_ms = v * units[i].mult;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int str_copy(char *dst, size_t size, const char *src)
+{
+	size_t n = strlen(src);
+	if (size == 0)
+		return -ENAMETOOLONG;
+	if (n >= size) {
+		memcpy(dst, src, size - 1);
+		dst[size - 1] = '\0';
+		return -ENAMETOOLONG;
+	}
+	memcpy(dst, src, n + 1);
+	return 0;
+}
+
+bool str_is_hostname(const char *s)
+{
+	size_t len = strlen(s), label = 0;
+
+	if (len == 0 || len > 64)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		char c = s[i];
+		if (c == '.') {
+			if (label == 0 || s[i - 1] == '-')
+				return false;
+			label = 0;
+			continue;
+		}
+		bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			     (c >= '0' && c <= '9');
+		if (!alnum && !(c == '-' && label > 0))
+			return false;
+		if (++label > 63)
+			return false;
+	}
+	return s[len - 1] != '.' && s[len - 1] != '-';
+}
+
+int fd_set_nonblock(int fd, bool on)
+{
+	int fl = fcntl(fd, F_GETFL);
+	if (fl < 0)
+		return -errno;
+	fl = on ? fl | O_NONBLOCK : fl & ~O_NONBLOCK;
+	return fcntl(fd, F_SETFL, fl) < 0 ? -errno : 0;
+}
+
+int fd_set_cloexec(int fd, bool on)
+{
+	int fl = fcntl(fd, F_GETFD);
+	if (fl < 0)
+		return -errno;
+	fl = on ? fl | FD_CLOEXEC : fl & ~FD_CLOEXEC;
+	return fcntl(fd, F_SETFD, fl) < 0 ? -errno : 0;
+}
+
+int file_read_small(const char *path, size_t max, char **ret_buf, size_t *ret_len)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0;
+
+	if (fd < 0)
+		return -errno;
+	buf = malloc(max + 1);
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		if (len == max)
+			return -EFBIG;
+		ssize_t n = read(fd, buf + len, max - len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = '\0';
+	if (ret_len)
+		*ret_len = len;
+	*ret_buf = TAKE_PTR(buf);
+	return 0;
+}
+
+int file_write_str(const char *path, const char *s)
+{
+	_cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	size_t len = strlen(s);
+	ssize_t n = write(fd, s, len);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EIO;
+}
+
+int write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int mkdir_p(const char *path, mode_t mode)
+{
+	char buf[4096];
+	if (str_copy(buf, sizeof(buf), path) < 0)
+		return -ENAMETOOLONG;
+	for (char *p = buf + 1;; p++) {
+		if (*p != '/' && *p != '\0')
+			continue;
+		char saved = *p;
+		*p = '\0';
+		if (mkdir(buf, mode) < 0 && errno != EEXIST)
+			return -errno;
+		*p = saved;
+		if (saved == '\0')
+			break;
+	}
+	return 0;
+}
+
+uint64_t now_monotonic_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs what building and testing kin needs, from Debian's archive, when
+# it is missing. Safe to run again: a machine that has everything is left
+# alone (one dpkg query, no network).
+set -euo pipefail
+
+PKGS=(
+	make gcc libc6-dev clang libclang-rt-14-dev   # build, sanitizers, libFuzzer
+	util-linux procps                             # unshare, ps for the tests
+	libseccomp-dev libcap-dev libnl-3-dev libnl-route-3-dev libblkid-dev
+	libprotobuf-c-dev protobuf-c-compiler         # RPC messages
+	golang-go golang-github-containerd-ttrpc-dev  # the Go ttrpc peer
+	tini                                          # the benchmark's peer
+)
+
+missing=()
+for p in "${PKGS[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "deps: missing ${missing[*]}; run as root to install them" >&2
+	exit 1
+fi
+echo "deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
