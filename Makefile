@@ -20,17 +20,21 @@ LDFLAGS  :=
 LIBS     :=
 
 ifeq ($(SANITIZE),1)
-BUILD    := build/san
+BUILD    ?= build/san
 CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDFLAGS  += -fsanitize=address,undefined
 else
-BUILD    := build
+BUILD    ?= build
 CFLAGS   += -D_FORTIFY_SOURCE=2
 KIN_LDFLAGS := -static
 endif
 
 MODULES  := lib init cells vm net rpc rootfs
-SRCS     := $(foreach m,$(MODULES),$(wildcard $(m)/*.c))
+# A module may add a MODULE/module.mk: LIBS it links, GEN_SRCS it generates
+# (into $(BUILD)/gen), and rules for them. Keeps this file free of module detail.
+GEN_SRCS :=
+-include $(wildcard $(addsuffix /module.mk,$(MODULES)))
+SRCS     := $(foreach m,$(MODULES),$(wildcard $(m)/*.c)) $(GEN_SRCS)
 OBJS     := $(patsubst %.c,$(BUILD)/obj/%.o,$(SRCS))
 # Everything but main(): what unit tests and fuzzers link against.
 LIB_OBJS := $(filter-out $(BUILD)/obj/init/main.o,$(OBJS))

@@ -33,7 +33,12 @@ run_layer() {
 }
 
 run_layer unit "$BUILD/unit-tests"
-run_layer ns tests/ns/run.sh
+for suite in tests/ns/*.test.sh; do
+	run_layer "ns/$(basename "$suite" .test.sh)" "$suite"
+done
+for suite in tests/vm/*.test.sh; do
+	[ -e "$suite" ] && run_layer "vm/$(basename "$suite" .test.sh)" "$suite"
+done
 run_layer fuzz tests/fuzz/run.sh
 echo
 echo "$total_pass passed, $total_fail failed, $total_skip skipped"

@@ -1,5 +1,7 @@
-# Shared by the namespace tests and the demo: run kin as PID 1 of fresh
-# PID+mount namespaces on the host, and helpers to find and signal it.
+# Shared by the namespace tests (tests/ns/*.test.sh, one suite per file, each
+# run by tests/run-all.sh) and the demo: run kin as PID 1 of fresh PID+mount
+# namespaces on the host, find and signal it, and count PASS/FAIL.
+set -uo pipefail
 BUILD=${BUILD:-build}
 KIN=${KIN:-$PWD/$BUILD/kin}
 HELPER=${HELPER:-$PWD/$BUILD/ns-helper}
@@ -27,4 +29,28 @@ wait_for() {
 		sleep 0.02
 	done
 	return 1
+}
+
+# ns_suite_begin NAME: scratch dir $T, counters, and a root check.
+ns_suite_begin() {
+	SUITE=$1 pass=0 fail=0
+	T=$(mktemp -d /tmp/kin-ns.XXXXXX)
+	trap 'rm -rf "$T"' EXIT
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "SKIP ns/$SUITE: needs root for namespaces"
+		echo "0 passed, 0 failed"
+		exit 0
+	fi
+}
+ok() { echo "PASS ns/$SUITE/$1"; pass=$((pass + 1)); }
+# bad NAME WHY: a failure, with the tail of $T/out for context.
+bad() {
+	echo "FAIL ns/$SUITE/$1: $2"
+	fail=$((fail + 1))
+	[ -f "$T/out" ] && sed 's/^/    | /' "$T/out" | tail -20
+	return 0
+}
+ns_suite_end() {
+	echo "$pass passed, $fail failed"
+	[ "$fail" -eq 0 ]
 }

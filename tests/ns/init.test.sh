@@ -1,23 +1,10 @@
 #!/usr/bin/env bash
-# Namespace tests: the real kin binary as PID 1 of new PID+mount namespaces
-# (and as a subreaper daemon), driven from the host. Needs root.
-set -uo pipefail
+# Namespace tests of init: the real kin binary as PID 1 of new PID+mount
+# namespaces (and as a subreaper daemon), driven from the host.
 cd "$(dirname "$0")/../.."
 . tests/ns/lib.sh
-
-pass=0 fail=0
-T=$(mktemp -d /tmp/kin-ns.XXXXXX)
-trap 'rm -rf "$T"' EXIT
-
-ok() { echo "PASS ns/$1"; pass=$((pass + 1)); }
-bad() { echo "FAIL ns/$1: $2"; fail=$((fail + 1)); [ -f "$T/out" ] && sed 's/^/    | /' "$T/out" | tail -20; }
+ns_suite_begin init
 in_ns() { unshare --pid --mount --fork --mount-proc "$KIN" init "$@"; }
-
-if [ "$(id -u)" -ne 0 ]; then
-	echo "SKIP ns/all: needs root for namespaces"
-	echo "0 passed, 0 failed"
-	exit 0
-fi
 
 t_exit_status() {
 	in_ns -- sh -c 'exit 7' >"$T/out" 2>&1; local rc=$?
@@ -192,5 +179,4 @@ t_bad_flags
 t_bad_cmdline
 t_fuzzed_cmdline
 
-echo "$pass passed, $fail failed"
-[ $fail -eq 0 ]
+ns_suite_end
