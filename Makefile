@@ -89,7 +89,10 @@ fuzz: $(FUZZERS)
 bench:
 	@scripts/deps.sh
 	@$(MAKE) --no-print-directory bench-run
-bench-run: $(KIN) $(BUILD)/ns-helper
+$(BUILD)/bench-%: tests/bench/%.c
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $<
+BENCH_BINS := $(patsubst tests/bench/%.c,$(BUILD)/bench-%,$(wildcard tests/bench/*.c))
+bench-run: $(KIN) $(BUILD)/ns-helper $(BENCH_BINS)
 	@BUILD=$(BUILD) tests/bench/run.sh
 
 demo:

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Benchmark: kin as PID 1 of fresh PID+mount namespaces next to tini doing
+# the same job, in one run. Figures, not pass/fail.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+BUILD=${BUILD:-build}
+B=$BUILD/bench-nsinit KIN=$BUILD/kin HELPER=$PWD/$BUILD/ns-helper
+TINI=$(command -v tini || true)
+RUNS=${BENCH_RUNS:-300}
+
+echo "== init: exec of PID 1 -> first workload instruction, fresh pid+mnt namespaces ($RUNS runs each)"
+# Interleave the two so drift on this shared machine hits both alike.
+for round in 1 2; do
+	printf '  kin  (round %d)  %s\n' $round "$($B start $((RUNS / 2)) "$HELPER" "$KIN" init --)"
+	[ -n "$TINI" ] && printf '  tini (round %d)  %s\n' $round "$($B start $((RUNS / 2)) "$HELPER" "$TINI" --)"
+done
+echo "== init: idle RSS of PID 1 supervising 'sleep 60'"
+printf '  kin   %s\n' "$($B rss "$KIN" init --)"
+[ -n "$TINI" ] && printf '  tini  %s\n' "$($B rss "$TINI" --)"
+printf '  sizes: kin %s KiB (static), tini %s KiB (%s)\n' "$(du -k "$KIN" | cut -f1)" \
+	"$(du -kL "$TINI" | cut -f1)" "$(file -bL "$TINI" | grep -o 'statically linked\|dynamically linked')"
