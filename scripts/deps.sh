@@ -6,7 +6,8 @@ set -euo pipefail
 
 PKGS=(
 	make gcc libc6-dev clang libclang-rt-14-dev   # build, sanitizers, libFuzzer
-	util-linux procps                             # unshare, ps for the tests
+	util-linux procps iproute2                    # unshare, ps, ip for the tests
+	qemu-system-x86 busybox-static               # guests (TCG) and the trivial-init peer
 	libseccomp-dev libcap-dev libnl-3-dev libnl-route-3-dev libblkid-dev
 	libprotobuf-c-dev protobuf-c-compiler         # RPC messages
 	golang-go golang-github-containerd-ttrpc-dev  # the Go ttrpc peer
@@ -25,5 +26,5 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 echo "deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+apt-get -o DPkg::Lock::Timeout=600 update -qq
+apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
