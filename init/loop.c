@@ -165,7 +165,9 @@ static void on_workload_exit(const siginfo_t *si, void *data)
 	else
 		log_debug("workload killed by signal %d", si->si_status);
 	if (s->role == INIT_ROLE_MACHINE) {
-		log_warn("workload ended with status %d; kin keeps running", s->workload_status);
+		if (s->phase == PHASE_RUNNING)
+			log_warn("workload ended with status %d; kin keeps running",
+				 s->workload_status);
 		return;
 	}
 	stop_begin(s, INIT_ACT_STOP);

@@ -39,13 +39,17 @@ int init_main(int argc, char **argv, bool as_kernel_init)
 
 	init_config_defaults(&cfg);
 	if (as_kernel_init) {
-		/* The kernel passes init the words of its command line it did not
-		 * understand; only "-- COMMAND ..." means something to kin. */
-		for (int i = 1; i < argc; i++)
-			if (strcmp(argv[i], "--") == 0 && i + 1 < argc) {
-				cfg.argv = &argv[i + 1];
+		/* The kernel passes init the words after "--" on its command line,
+		 * and any word it did not understand. A workload is what starts
+		 * with an absolute path; stray words are only noted. */
+		for (int i = 1; i < argc; i++) {
+			if (argv[i][0] == '/') {
+				cfg.argv = &argv[i];
 				break;
 			}
+			if (strcmp(argv[i], "--") != 0)
+				log_info("ignoring argument '%s' from the kernel", argv[i]);
+		}
 	} else {
 		r = init_flags_parse(argc, argv, &cfg);
 		if (r != 0)
