@@ -2,6 +2,7 @@
  * when started by the kernel as /init or /sbin/init), version, and later
  * ctl and image — and hands over. */
 #include "init/init.h"
+#include "rootfs/rootfs.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -108,6 +109,7 @@ static void usage(FILE *f)
 	fputs("usage: kin COMMAND [ARGS...]\n"
 	      "\n"
 	      "  init [OPTIONS] [-- CMD ARGS...]   run as init (see 'kin init --help')\n"
+	      "  image build|kernel ...           build a bootable image (see 'kin image help')\n"
 	      "  version                          print kin's version\n"
 	      "  help                             this text\n"
 	      "\n"
@@ -131,6 +133,8 @@ int main(int argc, char **argv)
 	const char *cmd = argv[1];
 	if (strcmp(cmd, "init") == 0)
 		return init_main(argc - 1, argv + 1, false);
+	if (strcmp(cmd, "image") == 0)
+		return rootfs_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0)
 		return cmd_version();
 	if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {

@@ -1,0 +1,359 @@
+/* build: `kin image build` — the image tree (kin as /init, merged-/usr
+ * layout, the directories kin mounts on, /dev/console, the kernel modules
+ * a guest needs with their closure, the user's trees and binaries, the
+ * default configuration), written as cpio newc or as an ext4 disk through
+ * mke2fs -d. Every input that could vary between builds (times, owners,
+ * directory order, UUIDs) is fixed so the same inputs give the same bytes. */
+#include "rootfs/modules.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+
+const char *const rootfs_default_modules[] = {
+	"virtio_pci", "virtio_blk", "virtio_net", "virtio_console", "virtio_rng",
+	"vmw_vsock_virtio_transport", "ext4", "overlay", "veth", "bridge", "tun", NULL,
+};
+
+static int base_layout(struct rootfs_tree *t, const char *self, struct rootfs_diag *d)
+{
+	/* Debian bookworm's merged /usr: one name per file in the image. */
+	static const char *const links[][2] = {
+		{"bin", "usr/bin"}, {"sbin", "usr/sbin"}, {"lib", "usr/lib"}, {"lib64", "usr/lib64"},
+	};
+	static const struct {
+		const char *path;
+		mode_t perm;
+	} dirs[] = {
+		{"usr", 0755},	{"usr/bin", 0755}, {"usr/sbin", 0755}, {"usr/lib", 0755},
+		{"usr/lib64", 0755}, {"dev", 0755}, {"proc", 0555},	  {"sys", 0555},
+		{"run", 0755},	{"tmp", 01777},	   {"root", 0700},	  {"etc", 0755},
+		{"etc/kin", 0755}, {"mnt", 0755},
+	};
+	int r;
+	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++)
+		if ((r = rootfs_tree_add_dir(t, dirs[i].path, dirs[i].perm)) < 0)
+			return r;
+	for (size_t i = 0; i < ARRAY_SIZE(links); i++)
+		if ((r = rootfs_tree_add_symlink(t, links[i][0], links[i][1])) < 0)
+			return r;
+	/* The kernel opens /dev/console for init before devtmpfs exists. */
+	if ((r = rootfs_tree_add_node(t, "dev/console", S_IFCHR | 0600, makedev(5, 1))) < 0)
+		return r;
+	r = rootfs_tree_add_file(t, "init", 0755, self);
+	if (r < 0) {
+		rootfs_diag_set(d, "kin itself (%s): %s", self, strerror(-r));
+		return r;
+	}
+	return rootfs_tree_add_symlink(t, "sbin/init", "/init");
+}
+
+/* Where the modules come from: a directory holding modules.dep, and the
+ * kernel release it is for. */
+static int find_moddir(const struct rootfs_build_opts *o, char *moddir, size_t size, char *rel,
+		       size_t rel_size, struct rootfs_diag *d)
+{
+	char root[ROOTFS_PATH_MAX], base[ROOTFS_PATH_MAX + 32];
+	int r;
+	if (o->modules_dir) {
+		char real[PATH_MAX];
+		if (!realpath(o->modules_dir, real)) {
+			r = -errno;
+			rootfs_diag_set(d, "--modules-dir %s: %s", o->modules_dir, strerror(-r));
+			return r;
+		}
+		const char *slash = strrchr(real, '/');
+		str_copy(rel, rel_size, slash ? slash + 1 : real);
+		return str_copy(moddir, size, real);
+	}
+	if (o->kernel_dir) {
+		str_copy(root, sizeof(root), o->kernel_dir);
+	} else {
+		const char *cache = o->cache_dir ? o->cache_dir : rootfs_kernel_cache_dir();
+		r = rootfs_kernel_cached(cache, root, sizeof(root), rel, rel_size);
+		if (r < 0) {
+			rootfs_diag_set(d, "no kernel in the cache %s: run 'kin image kernel' first, "
+					   "or give --kernel-dir, --modules-dir or --no-modules",
+					cache);
+			return r;
+		}
+	}
+	/* The one release under ROOT/lib/modules. */
+	snprintf(base, sizeof(base), "%s/lib/modules", root);
+	DIR *dir = opendir(base);
+	if (!dir) {
+		r = -errno;
+		rootfs_diag_set(d, "%s: %s", base, strerror(-r));
+		return r;
+	}
+	struct dirent *de;
+	int found = 0;
+	while ((de = readdir(dir)))
+		if (de->d_name[0] != '.') {
+			found++;
+			str_copy(rel, rel_size, de->d_name);
+		}
+	closedir(dir);
+	if (found != 1) {
+		rootfs_diag_set(d, "%s: expected one kernel release, found %d", base, found);
+		return -EINVAL;
+	}
+	if (snprintf(moddir, size, "%s/%s", base, rel) >= (int)size)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+static int add_stream(struct rootfs_tree *t, const char *path, FILE *f, char **buf, size_t *len)
+{
+	if (fflush(f) != 0 || ferror(f))
+		return -EIO;
+	return rootfs_tree_add_data(t, path, 0644, *buf, *len);
+}
+
+static int add_modules(struct rootfs_tree *t, const struct rootfs_build_opts *o,
+		       struct rootfs_diag *d)
+{
+	char moddir[ROOTFS_PATH_MAX], rel[256], img[ROOTFS_PATH_MAX + 300];
+	char csv[MODULES_CSV_MAX + 1];
+	const char *names[MODULES_LIST_MAX * 2];
+	size_t n = 0, *order = NULL, n_order = 0;
+	struct modules_index *idx = NULL;
+	int r = find_moddir(o, moddir, sizeof(moddir), rel, sizeof(rel), d);
+	if (r < 0)
+		return r;
+	r = modules_index_load(moddir, &idx, d);
+	if (r < 0)
+		return r;
+	/* Defaults the kernel does not have are skipped; asked-for ones not. */
+	for (size_t i = 0; rootfs_default_modules[i]; i++) {
+		size_t m[8];
+		if (modules_resolve(idx, rootfs_default_modules[i], m, ARRAY_SIZE(m)) >= 0)
+			names[n++] = rootfs_default_modules[i];
+		else
+			fprintf(stderr, "kin image: kernel %s has no module %s; skipped\n", rel,
+				rootfs_default_modules[i]);
+	}
+	if (o->modules_csv) {
+		str_copy(csv, sizeof(csv), o->modules_csv);
+		int k = modules_csv_split(csv, names + n, MODULES_LIST_MAX);
+		if (k < 0) {
+			rootfs_diag_set(d, "--modules: not a valid list of module names");
+			r = k;
+			goto out;
+		}
+		n += (size_t)k;
+	}
+	r = modules_closure(idx, names, n, &order, &n_order, d);
+	if (r < 0)
+		goto out;
+	for (size_t i = 0; i < n_order && r >= 0; i++) {
+		const char *p = modules_index_path(idx, order[i]);
+		char host[ROOTFS_PATH_MAX * 2];
+		snprintf(host, sizeof(host), "%s/%s", moddir, p);
+		snprintf(img, sizeof(img), "usr/lib/modules/%s/%s", rel, p);
+		r = rootfs_tree_add_file(t, img, 0644, host);
+		if (r < 0)
+			rootfs_diag_set(d, "module file %s: %s", host, strerror(-r));
+	}
+	if (r < 0)
+		goto out;
+	{
+		char *bd = NULL, *ba = NULL, *bs = NULL;
+		size_t ld = 0, la = 0, ls = 0;
+		FILE *fd = open_memstream(&bd, &ld), *fa = open_memstream(&ba, &la),
+		     *fs = open_memstream(&bs, &ls);
+		if (!fd || !fa || !fs)
+			r = -ENOMEM;
+		if (r == 0)
+			r = modules_write_subset(idx, order, n_order, fd, fa, fs);
+#define SUBSET(f, file, b, l)                                                                     \
+	if (r == 0) {                                                                              \
+		snprintf(img, sizeof(img), "usr/lib/modules/%s/" file, rel);                       \
+		r = add_stream(t, img, f, &b, &l);                                                 \
+	}
+		SUBSET(fd, "modules.dep", bd, ld)
+		SUBSET(fa, "modules.alias", ba, la)
+		SUBSET(fs, "modules.softdep", bs, ls)
+#undef SUBSET
+		if (fd)
+			fclose(fd);
+		if (fa)
+			fclose(fa);
+		if (fs)
+			fclose(fs);
+		free(bd);
+		free(ba);
+		free(bs);
+	}
+	char host[ROOTFS_PATH_MAX + 32];
+	snprintf(host, sizeof(host), "%s/modules.builtin", moddir);
+	snprintf(img, sizeof(img), "usr/lib/modules/%s/modules.builtin", rel);
+	if (r == 0 && access(host, R_OK) == 0)
+		r = rootfs_tree_add_file(t, img, 0644, host);
+	if (r < 0)
+		goto out;
+	/* What boot loads (the lead's machine init reads these two). */
+	char text[MODULES_LIST_MAX * 2 * (MODULES_NAME_MAX + 2) + 128];
+	size_t len = (size_t)snprintf(text, sizeof(text),
+				      "# Modules kin loads at boot (kin.modules= adds to them).\n");
+	for (size_t i = 0; i < n && len < sizeof(text); i++)
+		len += (size_t)snprintf(text + len, sizeof(text) - len, "%s\n", names[i]);
+	r = rootfs_tree_add_data(t, "etc/kin/modules", 0644, text, strlen(text));
+	if (r == 0) {
+		snprintf(text, sizeof(text), "%s\n", rel);
+		r = rootfs_tree_add_data(t, "etc/kin/kernel-release", 0644, text, strlen(text));
+	}
+	if (r == 0)
+		fprintf(stderr, "kin image: kernel %s, %zu modules\n", rel, n_order);
+out:
+	free(order);
+	modules_index_free(idx);
+	return r;
+}
+
+/* A fixed UUID from the label, so an ext4 image is reproducible and two
+ * images with different labels still differ. */
+static void label_uuid(const char *label, char *out, size_t size)
+{
+	uint8_t u[16];
+	uint64_t h1 = 1469598103934665603ull, h2 = 0x9e3779b97f4a7c15ull;
+	for (const char *p = label; *p; p++) {
+		h1 = (h1 ^ (uint8_t)*p) * 1099511628211ull;
+		h2 = (h2 ^ (uint8_t)*p) * 0x100000001b3ull + 0x5bd1e995;
+	}
+	memcpy(u, &h1, 8);
+	memcpy(u + 8, &h2, 8);
+	u[6] = (u[6] & 0x0f) | 0x40;
+	u[8] = (u[8] & 0x3f) | 0x80;
+	snprintf(out, size,
+		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0],
+		 u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
+		 u[14], u[15]);
+}
+
+static uint64_t tree_bytes(const struct rootfs_tree *t)
+{
+	uint64_t b = 0;
+	for (size_t i = 0; i < t->n; i++)
+		b += ((t->e[i].size + 4095) & ~4095ull) + 512;
+	return b;
+}
+
+/* mke2fs -d copies each staged file's ctime, which no one can set; debugfs
+ * rewrites them to the image's time so a rebuild gives the same bytes. */
+static int fix_ctimes(const struct rootfs_tree *t, const char *staging, const char *img,
+		      uint64_t mtime, const char *const env[], struct rootfs_diag *d)
+{
+	char script[64];
+	snprintf(script, sizeof(script), "%s/ctimes", staging);
+	FILE *f = fopen(script, "we");
+	if (!f)
+		return -errno;
+	fprintf(f, "sif / ctime @%llu\nsif /lost+found ctime @%llu\n", (unsigned long long)mtime,
+		(unsigned long long)mtime);
+	for (size_t i = 0; i < t->n; i++)
+		if (!strpbrk(t->e[i].path, "\"\n\\"))
+			fprintf(f, "sif \"/%s\" ctime @%llu\n", t->e[i].path,
+				(unsigned long long)mtime);
+	if (fclose(f) != 0)
+		return -EIO;
+	_cleanup_close_ int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	const char *const argv[] = {"debugfs", "-w", "-f", script, img, NULL};
+	int r = rootfs_run(argv, env, NULL, null);
+	if (r != 0) {
+		rootfs_diag_set(d, "debugfs failed (%s %d)", r < 0 ? "error" : "exit status",
+				r < 0 ? -r : r);
+		return r < 0 ? r : -EIO;
+	}
+	return 0;
+}
+
+static int write_ext4(const struct rootfs_tree *t, const struct rootfs_build_opts *o,
+		      const char *tmp_out, struct rootfs_diag *d)
+{
+	char staging[] = "/tmp/kin-image.XXXXXX", root[64], uuid[40], size[32],
+	     fake[64], label[32], extended[160];
+	if (!mkdtemp(staging))
+		return -errno;
+	snprintf(root, sizeof(root), "%s/root", staging);
+	int r = mkdir(root, 0755) < 0 ? -errno : 0;
+	if (r == 0)
+		r = rootfs_tree_stage(t, root, o->mtime, d);
+	if (r == 0) {
+		uint64_t mb = o->size_mb ? o->size_mb : tree_bytes(t) * 5 / 4 / (1 << 20) + 32;
+		snprintf(size, sizeof(size), "%llum", (unsigned long long)mb);
+		snprintf(label, sizeof(label), "%s", o->label ? o->label : "kin-root");
+		label_uuid(label, uuid, sizeof(uuid));
+		snprintf(extended, sizeof(extended), "hash_seed=%s,root_owner=0:0,nodiscard", uuid);
+		/* mke2fs reads the clock through E2FSPROGS_FAKE_TIME. */
+		snprintf(fake, sizeof(fake), "E2FSPROGS_FAKE_TIME=%llu",
+			 (unsigned long long)(o->mtime ? o->mtime : 1));
+		const char *const env[] = {fake, NULL};
+		const char *const argv[] = {"mke2fs", "-q",	 "-F", "-t",	 "ext4",	"-b", "4096", "-I", "256",
+				"-L",	  label, "-U", uuid, "-E", extended, "-d", root, tmp_out,
+				size,	  NULL};
+		r = rootfs_run(argv, env, NULL, -1);
+		if (r != 0) {
+			rootfs_diag_set(d, "mke2fs failed (%s %d)", r < 0 ? "error" : "exit status",
+					r < 0 ? -r : r);
+			r = r < 0 ? r : -EIO;
+		}
+		if (r == 0)
+			r = fix_ctimes(t, staging, tmp_out, o->mtime, env, d);
+	}
+	rootfs_rm_rf(staging);
+	return r;
+}
+
+int rootfs_build(const struct rootfs_build_opts *o, struct rootfs_diag *d)
+{
+	struct rootfs_tree *t = NULL;
+	char tmp_out[ROOTFS_PATH_MAX + 16];
+	int r;
+
+	if (d)
+		d->msg[0] = '\0';
+	if (!o->output || snprintf(tmp_out, sizeof(tmp_out), "%s.tmp", o->output) >=
+				  (int)sizeof(tmp_out))
+		return -EINVAL;
+	r = rootfs_tree_new(&t);
+	if (r < 0)
+		return r;
+	r = base_layout(t, o->self ? o->self : "/proc/self/exe", d);
+	if (r == 0 && !o->no_modules)
+		r = add_modules(t, o, d);
+	for (size_t i = 0; r == 0 && i < o->n_binaries; i++)
+		r = rootfs_tree_add_binary(t, o->binaries[i], d);
+	for (size_t i = 0; r == 0 && i < o->n_adds; i++)
+		r = rootfs_tree_add_host(t, o->add_src[i], o->add_dst[i], d);
+	if (r < 0)
+		goto out;
+	unlink(tmp_out);
+	if (o->format == ROOTFS_FORMAT_CPIO) {
+		_cleanup_close_ int fd =
+			open(tmp_out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
+		if (fd < 0) {
+			r = -errno;
+			rootfs_diag_set(d, "%s: %s", tmp_out, strerror(-r));
+			goto out;
+		}
+		r = rootfs_cpio_write(t, fd, o->mtime, d);
+		if (r == 0 && fsync(fd) < 0)
+			r = -errno;
+	} else {
+		r = write_ext4(t, o, tmp_out, d);
+	}
+	if (r == 0 && rename(tmp_out, o->output) < 0) {
+		r = -errno;
+		rootfs_diag_set(d, "%s: %s", o->output, strerror(-r));
+	}
+	if (r < 0)
+		unlink(tmp_out);
+	else
+		fprintf(stderr, "kin image: wrote %s (%zu entries)\n", o->output, t->n);
+out:
+	rootfs_tree_free(t);
+	return r;
+}

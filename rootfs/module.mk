@@ -1,0 +1,2 @@
+# rootfs: libblkid resolves root=LABEL=/UUID= (Debian ships libblkid.a).
+LIBS += -lblkid
