@@ -2,6 +2,7 @@
  * when started by the kernel as /init or /sbin/init), version, and later
  * ctl and image — and hands over. */
 #include "init/init.h"
+#include "vm/vm.h"
 #include "rootfs/rootfs.h"
 
 #include <stdio.h>
@@ -110,6 +111,7 @@ static void usage(FILE *f)
 	      "\n"
 	      "  init [OPTIONS] [-- CMD ARGS...]   run as init (see 'kin init --help')\n"
 	      "  image build|kernel ...           build a bootable image (see 'kin image help')\n"
+	      "  vm run --kernel K --image I ...  boot a microVM in the foreground\n"
 	      "  version                          print kin's version\n"
 	      "  help                             this text\n"
 	      "\n"
@@ -135,6 +137,8 @@ int main(int argc, char **argv)
 		return init_main(argc - 1, argv + 1, false);
 	if (strcmp(cmd, "image") == 0)
 		return rootfs_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "vm") == 0 && argc >= 3 && strcmp(argv[2], "run") == 0)
+		return vm_run_main(argc - 2, argv + 2);
 	if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0)
 		return cmd_version();
 	if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {

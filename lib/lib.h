@@ -164,3 +164,10 @@ uint64_t child_orphans_reaped(const struct child_table *t);
 bool child_none_left(void);
 /* Shell-style status: the exit code, or 128 + the signal that killed it. */
 int child_status_code(const siginfo_t *si);
+
+/* ---- names --------------------------------------------------------------- */
+
+#define NAME_MAX_LEN 64
+/* An object name clients give (cell, VM, zone, executable): [A-Za-z0-9_.-],
+ * 1..64 bytes, never "." or "..". Safe as a path element. */
+bool name_is_valid(const char *s);

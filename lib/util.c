@@ -212,3 +212,18 @@ uint64_t now_monotonic_ns(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
+
+bool name_is_valid(const char *s)
+{
+	size_t n = 0;
+	if (!s || strcmp(s, ".") == 0 || strcmp(s, "..") == 0)
+		return false;
+	for (; s[n]; n++) {
+		char c = s[n];
+		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+			  c == '_' || c == '.' || c == '-';
+		if (!ok || n >= NAME_MAX_LEN)
+			return false;
+	}
+	return n > 0;
+}

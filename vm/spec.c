@@ -1,0 +1,166 @@
+/* spec: what a VM is made of, checked before anything is started, and the
+ * choice of accelerator. */
+#include "vm/vm.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+void vm_spec_defaults(struct vm_spec *spec)
+{
+	memset(spec, 0, sizeof(*spec));
+	spec->cpus = 1;
+	spec->memory_mb = 512;
+	spec->accel = VM_ACCEL_AUTO;
+}
+
+const char *vm_accel_name(enum vm_accel a)
+{
+	return a == VM_ACCEL_KVM ? "kvm" : a == VM_ACCEL_TCG ? "tcg" : "auto";
+}
+
+int vm_accel_parse(const char *s, enum vm_accel *ret)
+{
+	if (strcmp(s, "auto") == 0)
+		*ret = VM_ACCEL_AUTO;
+	else if (strcmp(s, "kvm") == 0)
+		*ret = VM_ACCEL_KVM;
+	else if (strcmp(s, "tcg") == 0)
+		*ret = VM_ACCEL_TCG;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static bool cpu_has_virt_ext(void)
+{
+	_cleanup_free_ char *info = NULL;
+	if (file_read_small("/proc/cpuinfo", 4 << 20, &info, NULL) < 0)
+		return false;
+	for (char *line = strstr(info, "\nflags"); line; line = strstr(line + 1, "\nflags")) {
+		char *end = strchr(line + 1, '\n');
+		if (end)
+			*end = '\0';
+		bool found = strstr(line, " vmx") || strstr(line, " svm");
+		if (end)
+			*end = '\n';
+		if (found)
+			return true;
+		break; /* every CPU lists the same flags: the first says it */
+	}
+	return false;
+}
+
+int vm_accel_resolve(enum vm_accel want, enum vm_accel *ret, char *why, size_t why_len)
+{
+	if (want == VM_ACCEL_TCG) {
+		snprintf(why, why_len, "tcg requested");
+		*ret = VM_ACCEL_TCG;
+		return 0;
+	}
+	int fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	int kvm_errno = fd < 0 ? errno : 0;
+	if (fd >= 0)
+		close(fd);
+	bool virt = cpu_has_virt_ext();
+	if (want == VM_ACCEL_KVM) {
+		if (kvm_errno) {
+			snprintf(why, why_len, "kvm requested but /dev/kvm: %s", strerror(kvm_errno));
+			return -kvm_errno;
+		}
+		snprintf(why, why_len, virt ? "kvm requested"
+					    : "kvm requested; warning: no vmx/svm in /proc/cpuinfo "
+					      "(a paravirtual KVM may not boot a stock kernel)");
+		*ret = VM_ACCEL_KVM;
+		return 0;
+	}
+	if (!kvm_errno && virt) {
+		snprintf(why, why_len, "auto: /dev/kvm usable and the CPU has vmx/svm");
+		*ret = VM_ACCEL_KVM;
+	} else if (!kvm_errno) {
+		snprintf(why, why_len, "auto: /dev/kvm is a paravirtual KVM (no vmx/svm in "
+				       "/proc/cpuinfo) that cannot boot a stock kernel; using tcg");
+		*ret = VM_ACCEL_TCG;
+	} else {
+		snprintf(why, why_len, "auto: /dev/kvm: %s; using tcg", strerror(kvm_errno));
+		*ret = VM_ACCEL_TCG;
+	}
+	return 0;
+}
+
+static int check_file(const char *what, const char *path, char *err, size_t err_len)
+{
+	struct stat st;
+	if (!path[0]) {
+		snprintf(err, err_len, "%s: no file given", what);
+		return -EINVAL;
+	}
+	if (stat(path, &st) < 0) {
+		int r = -errno;
+		snprintf(err, err_len, "%s \"%s\": %s", what, path, strerror(errno));
+		return r;
+	}
+	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
+		snprintf(err, err_len, "%s \"%s\": not a regular file", what, path);
+		return -EINVAL;
+	}
+	if (access(path, R_OK) < 0) {
+		int r = -errno;
+		snprintf(err, err_len, "%s \"%s\": %s", what, path, strerror(errno));
+		return r;
+	}
+	return 0;
+}
+
+int vm_spec_validate(const struct vm_spec *spec, char *err, size_t err_len)
+{
+	int r;
+	if (!name_is_valid(spec->name)) {
+		snprintf(err, err_len, "vm name \"%.64s\": use 1-64 of [A-Za-z0-9_.-], not . or ..",
+			 spec->name);
+		return -EINVAL;
+	}
+	if (spec->cpus < 1 || spec->cpus > VM_CPUS_MAX) {
+		snprintf(err, err_len, "vm \"%s\": cpus %u out of range 1-%d", spec->name, spec->cpus,
+			 VM_CPUS_MAX);
+		return -EINVAL;
+	}
+	if (spec->memory_mb < VM_MEMORY_MIN_MB || spec->memory_mb > VM_MEMORY_MAX_MB) {
+		snprintf(err, err_len, "vm \"%s\": memory %u MiB out of range %d-%d", spec->name,
+			 spec->memory_mb, VM_MEMORY_MIN_MB, VM_MEMORY_MAX_MB);
+		return -EINVAL;
+	}
+	if ((r = check_file("kernel", spec->kernel, err, err_len)) < 0)
+		return r;
+	if ((r = check_file("image", spec->image, err, err_len)) < 0)
+		return r;
+	/* The command line reaches the guest kernel: no control characters, and
+	 * no quotes that could end our own words early. */
+	for (const char *p = spec->cmdline; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f) {
+			snprintf(err, err_len, "vm \"%s\": kernel command line has a control "
+					       "character",
+				 spec->name);
+			return -EINVAL;
+		}
+	return 0;
+}
+
+int vm_paths_for(const char *state_dir, const struct vm_spec *spec, struct vm_paths *ret)
+{
+	struct vm_paths p;
+	if (snprintf(p.dir, sizeof(p.dir), "%s/%s", state_dir, spec->name) >= (int)sizeof(p.dir))
+		return -ENAMETOOLONG;
+	if (spec->console_log[0])
+		str_copy(p.console, sizeof(p.console), spec->console_log);
+	else if (snprintf(p.console, sizeof(p.console), "%s/console.log", p.dir) >=
+		 (int)sizeof(p.console))
+		return -ENAMETOOLONG;
+	/* sun_path holds 108 bytes: the sockets must fit. */
+	if (snprintf(p.link, sizeof(p.link), "%s/link.sock", p.dir) >= 108 ||
+	    snprintf(p.monitor, sizeof(p.monitor), "%s/monitor.sock", p.dir) >= 108)
+		return -ENAMETOOLONG;
+	*ret = p;
+	return 0;
+}
