@@ -1,0 +1,248 @@
+/* cells-int: what the files of cells/ share and nobody else sees. Unit
+ * tests include it for the pure parts (ring, seccomp profiles). */
+#pragma once
+
+#include "cells/cells.h"
+
+#include <limits.h>
+#include <linux/filter.h>
+
+/* ---- errors (err.c) ----------------------------------------------------- */
+
+/* Fills err (if any) and returns neg_errno, so: return cells_fail(...). */
+int cells_fail(struct cells_err *err, int neg_errno, enum cells_code code, const char *fmt, ...)
+	_printf_(4, 5);
+/* Helper for cgroupfs errors: the code from the errno. */
+int cells_fail_errno(struct cells_err *err, int neg_errno, const char *fmt, ...) _printf_(3, 4);
+
+/* Rewrites err's message as `WHAT "NAME": message`. */
+void cells_err_prefix(struct cells_err *err, const char *what, const char *name);
+
+/* ---- ring buffer (ring.c) ----------------------------------------------- */
+
+struct exec_ring {
+	uint8_t *buf;
+	size_t cap;
+	uint64_t end; /* bytes ever written */
+};
+int exec_ring_init(struct exec_ring *r, size_t cap);
+void exec_ring_free(struct exec_ring *r);
+void exec_ring_write(struct exec_ring *r, const void *data, size_t len);
+uint64_t exec_ring_start(const struct exec_ring *r);
+/* Copies from *pos (moved up to the oldest kept byte first); returns bytes. */
+size_t exec_ring_read(const struct exec_ring *r, uint64_t *pos, void *out, size_t len,
+		      uint64_t *ret_dropped);
+
+/* ---- seccomp (seccomp.c) ------------------------------------------------ */
+
+enum exec_sc_action { EXEC_SC_ALLOW, EXEC_SC_ERRNO, EXEC_SC_KILL, EXEC_SC_TRAP, EXEC_SC_LOG };
+#define EXEC_SC_RULES_MAX 512
+#define EXEC_SC_FILE_MAX (64 * 1024)
+
+struct exec_sc_rule {
+	int nr; /* syscall number (native arch) */
+	enum exec_sc_action action;
+	int errno_val;
+};
+struct exec_sc_profile {
+	enum exec_sc_action def_action;
+	int def_errno;
+	size_t nrules;
+	struct exec_sc_rule rules[EXEC_SC_RULES_MAX];
+};
+/* Parses a profile file's text; err names the line. */
+int exec_sc_parse(const char *text, struct exec_sc_profile *p, struct cells_err *err);
+/* Builds the BPF program for a profile (file) or the default profile, which
+ * depends on the capabilities kept. *ret_prog's filter is malloc'ed. */
+int exec_sc_build(const struct exec_sc_profile *file_profile, uint64_t caps,
+		  struct sock_fprog *ret_prog, struct cells_err *err);
+/* Names the default profile denies (for the README test and docs). */
+bool exec_sc_default_denies(const char *syscall, uint64_t caps);
+
+/* ---- spawn (spawn.c) ---------------------------------------------------- */
+
+/* Steps of the child's setup, reported with errno through the exec pipe. */
+enum exec_step {
+	EXEC_STEP_SYNC,
+	EXEC_STEP_SETSID,
+	EXEC_STEP_STDIO,
+	EXEC_STEP_CGROUPNS,
+	EXEC_STEP_MOUNT_PRIVATE,
+	EXEC_STEP_BIND_ROOT,
+	EXEC_STEP_MOUNT_PROC,
+	EXEC_STEP_MOUNT_DEV,
+	EXEC_STEP_PIVOT_ROOT,
+	EXEC_STEP_REMOUNT_RO,
+	EXEC_STEP_HOSTNAME,
+	EXEC_STEP_LOOPBACK,
+	EXEC_STEP_CHDIR,
+	EXEC_STEP_RLIMIT,
+	EXEC_STEP_BOUNDING,
+	EXEC_STEP_SETGROUPS,
+	EXEC_STEP_SETGID,
+	EXEC_STEP_SETUID,
+	EXEC_STEP_CAPS,
+	EXEC_STEP_AMBIENT,
+	EXEC_STEP_NO_NEW_PRIVS,
+	EXEC_STEP_SECCOMP,
+	EXEC_STEP_EXECVE,
+	EXEC_STEP_COUNT,
+};
+const char *exec_step_name(enum exec_step s);
+
+/* What the child needs, prepared in the parent so the child only does
+ * syscalls (no parsing, no allocation that can fail halfway). */
+struct spawn_req {
+	const struct exec_spec *spec; /* the executable's private copy */
+	const char *label;	      /* "cell/name" for messages */
+	int cgroup_fd;
+	int stdio[3];		      /* fds for 0, 1, 2 */
+	struct sock_fprog seccomp;    /* len 0: none */
+	void *caps_state;	      /* libcap's cap_t for cap_set_proc */
+	char *envp[EXEC_ENV_MAX + 2];
+	const char *path; /* PATH to search */
+};
+/* clone3 into the cell's cgroup; on success the child has exec'd. */
+int exec_spawn(struct spawn_req *req, pid_t *ret_pid, int *ret_pidfd, struct cells_err *err);
+
+/* ---- spec copies (spec.c) ---------------------------------------------- */
+
+/* A deep copy owning its strings (one allocation). */
+int exec_spec_copy(const struct exec_spec *src, struct exec_spec **ret);
+void exec_spec_free(struct exec_spec *s);
+const char *exec_env_get(char *const *env, const char *key);
+
+/* ---- cells state -------------------------------------------------------- */
+
+struct exec;
+
+struct cell_op {
+	cell_done_fn done;
+	void *data;
+	bool active;
+	bool want_frozen;
+};
+
+struct cell {
+	char name[CELLS_NAME_MAX + 1];
+	char path[CELLS_PATH_MAX];
+	unsigned depth;
+	struct cell *parent, *first_child, *last_child, *next_sibling;
+	struct cell_limits limits;
+	int wd_events, wd_memory;
+	bool populated, frozen;
+	uint64_t oom_kills;
+	struct cell_op freeze_op, delete_op;
+	struct ev_source timer; /* deadline of a pending op; fd -1 when none */
+	struct cells *owner;
+	struct exec *execs;
+};
+
+struct cells_listener {
+	const struct cells_listener_ops *ops;
+	void *data;
+	bool used;
+};
+
+struct cells {
+	struct ev_loop *loop;
+	struct child_table *children;
+	char mount[PATH_MAX];
+	char root[PATH_MAX]; /* <mount>/<base>/cells */
+	struct cell top;     /* the cells root itself: not a user cell */
+	size_t ncells, nexecs;
+	struct ev_source inotify;
+	struct cells_listener listeners[CELLS_LISTENERS_MAX];
+	uint64_t exec_seq; /* start order, for evicting the oldest ended run */
+};
+
+/* cgroup.c */
+int cells_find_mount(char *buf, size_t size);
+int cells_self_cgroup(char *buf, size_t size);
+uint32_t cells_controllers_parse(const char *s);
+int cells_read_controllers(const char *dir, const char *file, uint32_t *ret);
+int cells_cell_dir(const struct cells *c, const struct cell *cell, char *buf, size_t size);
+int cells_cell_file(const struct cells *c, const struct cell *cell, const char *file, char *buf,
+		    size_t size);
+int cells_enable_controllers(const char *dir, uint32_t mask);
+
+/* cell.c */
+struct cell *cells_lookup(struct cells *c, const char *path, struct cells_err *err);
+int cells_get(struct cells *c, const char *path, struct cell **ret, struct cells_err *err);
+/* An executable of cell was reaped: a pending forced delete may finish. */
+void cells_exec_gone(struct cells *c, struct cell *cell);
+void cells_watch_add(struct cells *c, struct cell *cell);
+void cells_watch_event(struct ev_source *src, uint32_t events);
+void cells_fill_info(struct cells *c, struct cell *cell, struct cell_info *info);
+int cells_read_events(struct cells *c, struct cell *cell, bool *populated, bool *frozen);
+
+/* events.c */
+void cells_emit(struct cells *c, const struct cells_event *ev);
+void cells_listeners_close(struct cells *c);
+
+/* ---- executables (exec.c, output.c) ------------------------------------ */
+
+/* The child's exit data: outlives its executable when the library is freed
+ * while the child runs (lib's child table cannot forget a child). */
+struct exec_token {
+	struct exec *e;
+};
+
+struct exec_pipe {
+	struct ev_source src; /* fd -1 when closed */
+	struct exec *e;
+	enum exec_stream stream;
+};
+
+struct exec_follower {
+	const struct exec_log_ops *ops;
+	void *data;
+	struct exec *e;
+	bool used;
+};
+
+struct exec_waiter {
+	exec_done_fn done;
+	void *data;
+	bool used;
+};
+
+struct exec {
+	struct cells *owner;
+	struct cell *cell;
+	struct exec *next; /* in cell->execs */
+	char name[CELLS_NAME_MAX + 1];
+	char label[CELLS_PATH_MAX + CELLS_NAME_MAX + 2]; /* "cell/name" */
+	struct exec_spec *spec;
+	enum exec_state state;
+	struct exec_token *token; /* non-NULL while a child is tracked */
+	pid_t pid;
+	bool exited, no_restart;
+	int exit_code, signal;
+	uint32_t restarts, attempt;
+	uint64_t started_ns, exited_ns, seq;
+	struct exec_ring ring[2];
+	struct exec_pipe out[2];
+	int stdin_fd;
+	struct ev_source timer; /* backoff or stop grace; fd -1 until needed */
+	struct exec_follower followers[EXEC_FOLLOWERS_MAX];
+	struct exec_waiter waiters[EXEC_WAITERS_MAX];
+};
+
+/* output.c */
+int exec_output_init(struct exec *e, size_t bytes);
+/* Takes the parent's read ends of a new run's stdout/stderr pipes. */
+int exec_output_attach(struct exec *e, int out_fd, int err_fd);
+void exec_output_free(struct exec *e);
+/* Followers get end() if the executable is over for good. */
+void exec_output_maybe_end(struct exec *e);
+bool exec_output_open(const struct exec *e);
+int exec_get(struct cells *c, const char *cell, const char *name, struct exec **ret,
+	     struct cells_err *err);
+
+/* exec.c */
+void exec_free_all(struct cells *c, struct cell *cell);
+size_t exec_count(const struct cell *cell);
+/* Stops restarts of every executable in the cell's subtree (forced delete). */
+void exec_no_restart_subtree(struct cell *cell);
+bool exec_any_running(const struct cell *cell);

@@ -1,0 +1,307 @@
+/* cgroup: finding cgroup2 and kin's place in it, controllers, and setting
+ * up the subtree kin owns (<base>/init for kin, <base>/cells for cells).
+ * Nothing assumes /sys/fs/cgroup: the mount comes from mountinfo. */
+#include "cells/cells-int.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+
+static const char *const controller_names[CELLS_CTL_COUNT] = {
+	[CELLS_CTL_CPU] = "cpu",	 [CELLS_CTL_CPUSET] = "cpuset",
+	[CELLS_CTL_MEMORY] = "memory",	 [CELLS_CTL_IO] = "io",
+	[CELLS_CTL_PIDS] = "pids",	 [CELLS_CTL_HUGETLB] = "hugetlb",
+	[CELLS_CTL_RDMA] = "rdma",	 [CELLS_CTL_MISC] = "misc",
+};
+
+const char *cells_controller_name(enum cells_controller ctl)
+{
+	return (unsigned)ctl < CELLS_CTL_COUNT ? controller_names[ctl] : "?";
+}
+
+uint32_t cells_controllers_parse(const char *s)
+{
+	uint32_t mask = 0;
+	while (s && *s) {
+		size_t n = strcspn(s, " \n");
+		for (int i = 0; i < CELLS_CTL_COUNT; i++)
+			if (strlen(controller_names[i]) == n && strncmp(s, controller_names[i], n) == 0)
+				mask |= 1u << i;
+		s += n;
+		s += strspn(s, " \n");
+	}
+	return mask;
+}
+
+int cells_read_controllers(const char *dir, const char *file, uint32_t *ret)
+{
+	char path[PATH_MAX];
+	_cleanup_free_ char *buf = NULL;
+	if (snprintf(path, sizeof(path), "%s/%s", dir, file) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	int r = file_read_small(path, 4096, &buf, NULL);
+	if (r < 0)
+		return r;
+	*ret = cells_controllers_parse(buf);
+	return 0;
+}
+
+/* Enables what it can: all at once, else one by one (one refused controller,
+ * e.g. a threaded-only one, must not cost the others). */
+int cells_enable_controllers(const char *dir, uint32_t mask)
+{
+	char path[PATH_MAX], line[256] = "";
+	size_t len = 0;
+	if (!mask)
+		return 0;
+	if (snprintf(path, sizeof(path), "%s/cgroup.subtree_control", dir) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	for (int i = 0; i < CELLS_CTL_COUNT; i++)
+		if (mask & (1u << i))
+			len += (size_t)snprintf(line + len, sizeof(line) - len, "%s+%s",
+						len ? " " : "", controller_names[i]);
+	int r = file_write_str(path, line);
+	if (r == 0)
+		return 0;
+	int first = r;
+	for (int i = 0; i < CELLS_CTL_COUNT; i++) {
+		if (!(mask & (1u << i)))
+			continue;
+		snprintf(line, sizeof(line), "+%s", controller_names[i]);
+		if (file_write_str(path, line) == 0)
+			first = 0;
+	}
+	return first;
+}
+
+/* mountinfo escapes space, tab, newline and backslash as \ooo. */
+static void unescape_octal(char *s)
+{
+	char *w = s;
+	for (char *p = s; *p; p++) {
+		if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' &&
+		    p[3] >= '0' && p[3] <= '7') {
+			*w++ = (char)((p[1] - '0') * 64 + (p[2] - '0') * 8 + (p[3] - '0'));
+			p += 3;
+		} else
+			*w++ = *p;
+	}
+	*w = '\0';
+}
+
+/* The first cgroup2 mount, and the cgroup its root shows (relative to our
+ * cgroup namespace) in mount_root. */
+static int find_mount(char *buf, size_t size, char *mount_root, size_t root_size)
+{
+	_cleanup_free_ char *info = NULL;
+	int r = file_read_small("/proc/self/mountinfo", 1 << 20, &info, NULL);
+	if (r < 0)
+		return r;
+	for (char *save = NULL, *line = strtok_r(info, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *sep = strstr(line, " - ");
+		if (!sep || strncmp(sep + 3, "cgroup2 ", 8) != 0)
+			continue;
+		char root[PATH_MAX], point[PATH_MAX];
+		if (sscanf(line, "%*s %*s %*s %4095s %4095s", root, point) != 2)
+			continue;
+		unescape_octal(root);
+		unescape_octal(point);
+		if (str_copy(buf, size, point) < 0 || str_copy(mount_root, root_size, root) < 0)
+			return -ENAMETOOLONG;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+int cells_find_mount(char *buf, size_t size)
+{
+	char root[PATH_MAX];
+	return find_mount(buf, size, root, sizeof(root));
+}
+
+int cells_self_cgroup(char *buf, size_t size)
+{
+	_cleanup_free_ char *txt = NULL;
+	int r = file_read_small("/proc/self/cgroup", 1 << 16, &txt, NULL);
+	if (r < 0)
+		return r;
+	for (char *save = NULL, *line = strtok_r(txt, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save))
+		if (str_startswith(line, "0::/"))
+			return str_copy(buf, size, line + 4);
+	return -ENOENT;
+}
+
+int cells_cell_dir(const struct cells *c, const struct cell *cell, char *buf, size_t size)
+{
+	int n = cell && cell->depth ? snprintf(buf, size, "%s/%s", c->root, cell->path)
+				    : snprintf(buf, size, "%s", c->root);
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+int cells_cell_file(const struct cells *c, const struct cell *cell, const char *file, char *buf,
+		    size_t size)
+{
+	char dir[PATH_MAX];
+	int r = cells_cell_dir(c, cell, dir, sizeof(dir));
+	if (r < 0)
+		return r;
+	int n = snprintf(buf, size, "%s/%s", dir, file);
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+int cells_cgroup_dir(const struct cells *c, const char *path, char *buf, size_t size)
+{
+	if (!path || !*path)
+		return cells_cell_dir(c, NULL, buf, size);
+	struct cell *cell = cells_lookup((struct cells *)c, path, NULL);
+	if (!cell)
+		return -ENOENT;
+	return cells_cell_dir(c, cell, buf, size);
+}
+
+const char *cells_mount(const struct cells *c) { return c->mount; }
+
+/* Moves every process of dir into dir/init. New ones may appear while we
+ * move (a fork racing us), so go round a few times. */
+static int move_into_leaf(const char *dir)
+{
+	char procs[PATH_MAX + 32], leaf[PATH_MAX + 32];
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", dir);
+	snprintf(leaf, sizeof(leaf), "%s/init/cgroup.procs", dir);
+	for (int round = 0; round < 8; round++) {
+		_cleanup_free_ char *list = NULL;
+		int r = file_read_small(procs, 1 << 20, &list, NULL);
+		if (r < 0)
+			return r;
+		if (!*list)
+			return 0;
+		for (char *save = NULL, *pid = strtok_r(list, "\n", &save); pid;
+		     pid = strtok_r(NULL, "\n", &save)) {
+			r = file_write_str(leaf, pid);
+			if (r < 0 && r != -ESRCH)
+				return r;
+		}
+	}
+	return -EBUSY;
+}
+
+int cells_new(struct ev_loop *loop, struct child_table *children, const struct cells_config *cfg,
+	      struct cells **ret, struct cells_err *err)
+{
+	struct cells_config none = {0};
+	char mount_root[PATH_MAX] = "/", self[PATH_MAX], basedir[PATH_MAX];
+	const char *base;
+	int r;
+
+	if (!cfg)
+		cfg = &none;
+	_cleanup_free_ struct cells *c = calloc(1, sizeof(*c));
+	if (!c)
+		return cells_fail(err, -ENOMEM, CELLS_RESOURCE_EXHAUSTED, "cells: out of memory");
+	c->loop = loop;
+	c->children = children;
+	c->inotify.fd = -1;
+	if (cfg->mount)
+		r = str_copy(c->mount, sizeof(c->mount), cfg->mount);
+	else
+		r = find_mount(c->mount, sizeof(c->mount), mount_root, sizeof(mount_root));
+	if (r < 0)
+		return cells_fail(err, r, CELLS_FAILED_PRECONDITION,
+				  "cells: no cgroup2 mount in /proc/self/mountinfo: %s",
+				  strerror(-r));
+	if (cfg->base) {
+		base = cfg->base;
+	} else {
+		r = cells_self_cgroup(self, sizeof(self));
+		if (r < 0)
+			return cells_fail(err, r, CELLS_FAILED_PRECONDITION,
+					  "cells: no cgroup2 line in /proc/self/cgroup: %s",
+					  strerror(-r));
+		/* Our cgroup as seen inside the mount, whose root may be a subtree. */
+		size_t rl = strlen(mount_root + 1);
+		base = self;
+		if (rl && strncmp(self, mount_root + 1, rl) == 0)
+			base = self + rl + (self[rl] == '/');
+	}
+	while (*base == '/')
+		base++;
+	if (snprintf(basedir, sizeof(basedir), "%s%s%s", c->mount, *base ? "/" : "", base) >=
+		    (int)sizeof(basedir) ||
+	    snprintf(c->root, sizeof(c->root), "%s/cells", basedir) >= (int)sizeof(c->root))
+		return cells_fail(err, -ENAMETOOLONG, CELLS_INVALID_ARGUMENT,
+				  "cells: cgroup path too long");
+	r = mkdir_p(basedir, 0755);
+	if (r < 0)
+		return cells_fail_errno(err, r, "cells: cannot make %s: %s", basedir, strerror(-r));
+	/* The mount's root may hold processes and still enable controllers
+	 * (it is exempt from the no-internal-processes rule); elsewhere kin
+	 * must leave <base> for a leaf of its own first. */
+	if (cfg->own_leaf && *base) {
+		char leaf[PATH_MAX + 8];
+		snprintf(leaf, sizeof(leaf), "%s/init", basedir);
+		if (mkdir(leaf, 0755) < 0 && errno != EEXIST)
+			return cells_fail_errno(err, -errno, "cells: cannot make %s: %m", leaf);
+		r = move_into_leaf(basedir);
+		if (r < 0)
+			return cells_fail_errno(err, r, "cells: cannot move kin into %s: %s", leaf,
+						strerror(-r));
+	}
+	uint32_t avail = 0;
+	if (cells_read_controllers(basedir, "cgroup.controllers", &avail) == 0 &&
+	    cells_enable_controllers(basedir, avail) < 0)
+		log_debug("cells: cannot enable controllers in %s", basedir);
+	if (mkdir(c->root, 0755) < 0 && errno != EEXIST)
+		return cells_fail_errno(err, -errno, "cells: cannot make %s: %m", c->root);
+	if (cells_read_controllers(c->root, "cgroup.controllers", &avail) == 0 &&
+	    cells_enable_controllers(c->root, avail) < 0)
+		log_debug("cells: cannot enable controllers in %s", c->root);
+
+	c->inotify = (struct ev_source){.fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC),
+					.fn = cells_watch_event,
+					.data = c};
+	if (c->inotify.fd < 0)
+		return cells_fail_errno(err, -errno, "cells: inotify: %m");
+	r = ev_add(loop, &c->inotify, EPOLLIN);
+	if (r < 0) {
+		close(c->inotify.fd);
+		return cells_fail_errno(err, r, "cells: cannot watch: %s", strerror(-r));
+	}
+	c->top = (struct cell){.wd_events = -1, .wd_memory = -1, .timer = {.fd = -1}, .owner = c};
+	log_debug("cells: cgroup2 at %s, cells in %s", c->mount, c->root);
+	*ret = TAKE_PTR(c);
+	return 0;
+}
+
+static void cell_free_tree(struct cells *c, struct cell *cell)
+{
+	for (struct cell *ch = cell->first_child, *next; ch; ch = next) {
+		next = ch->next_sibling;
+		cell_free_tree(c, ch);
+	}
+	exec_free_all(c, cell);
+	if (cell->timer.fd >= 0) {
+		ev_del(c->loop, &cell->timer);
+		close(cell->timer.fd);
+	}
+	if (cell != &c->top)
+		free(cell);
+}
+
+void cells_free(struct cells *c)
+{
+	if (!c)
+		return;
+	cells_listeners_close(c);
+	cell_free_tree(c, &c->top);
+	if (c->inotify.fd >= 0) {
+		ev_del(c->loop, &c->inotify);
+		close(c->inotify.fd);
+	}
+	free(c);
+}

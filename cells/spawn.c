@@ -1,0 +1,393 @@
+/* spawn: clone3 straight into a cell's cgroup, and the child's side of
+ * starting an executable: namespaces, root, ids, capabilities, seccomp,
+ * execve. The child reports the step that failed and its errno through a
+ * CLOEXEC pipe (EOF means execve succeeded), so a failure reaches the caller
+ * as an error, not as a silent child death, and the parent reaps it at once. */
+#include "cells/cells-int.h"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <linux/close_range.h>
+#include <linux/sched.h>
+#include <linux/seccomp.h>
+#include <net/if.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/capability.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
+static const char *const step_names[EXEC_STEP_COUNT] = {
+	[EXEC_STEP_SYNC] = "sync",		[EXEC_STEP_SETSID] = "setsid",
+	[EXEC_STEP_STDIO] = "stdio",		[EXEC_STEP_CGROUPNS] = "cgroup namespace",
+	[EXEC_STEP_MOUNT_PRIVATE] = "mount private", [EXEC_STEP_BIND_ROOT] = "bind root",
+	[EXEC_STEP_MOUNT_PROC] = "mount /proc", [EXEC_STEP_MOUNT_DEV] = "mount /dev",
+	[EXEC_STEP_PIVOT_ROOT] = "pivot_root",	[EXEC_STEP_REMOUNT_RO] = "remount read-only",
+	[EXEC_STEP_HOSTNAME] = "sethostname",	[EXEC_STEP_LOOPBACK] = "loopback up",
+	[EXEC_STEP_CHDIR] = "chdir",		[EXEC_STEP_RLIMIT] = "setrlimit",
+	[EXEC_STEP_BOUNDING] = "capability bounding set", [EXEC_STEP_SETGROUPS] = "setgroups",
+	[EXEC_STEP_SETGID] = "setgid",		[EXEC_STEP_SETUID] = "setuid",
+	[EXEC_STEP_CAPS] = "capabilities",	[EXEC_STEP_AMBIENT] = "ambient capabilities",
+	[EXEC_STEP_NO_NEW_PRIVS] = "no_new_privs", [EXEC_STEP_SECCOMP] = "seccomp",
+	[EXEC_STEP_EXECVE] = "execve",
+};
+
+const char *exec_step_name(enum exec_step s)
+{
+	return (unsigned)s < EXEC_STEP_COUNT ? step_names[s] : "?";
+}
+
+struct exec_report {
+	int32_t step, err;
+};
+
+static _noreturn_ void child_fail(int fd, enum exec_step step, int e)
+{
+	struct exec_report rep = {.step = step, .err = e ? e : EIO};
+	(void)!write(fd, &rep, sizeof(rep));
+	_exit(127);
+}
+
+#define TRY(step, expr)                                                                            \
+	do {                                                                                       \
+		if ((expr) < 0)                                                                    \
+			child_fail(errfd, step, errno);                                            \
+	} while (0)
+
+/* Device nodes a program expects; bound from the host's /dev, which works
+ * in a user namespace where mknod does not. */
+static const char *const dev_nodes[] = {"null", "zero", "full", "random", "urandom", "tty"};
+
+static void setup_dev(int errfd)
+{
+	char path[64], host[64];
+	if (mkdir("dev", 0755) < 0 && errno != EEXIST)
+		child_fail(errfd, EXEC_STEP_MOUNT_DEV, errno);
+	TRY(EXEC_STEP_MOUNT_DEV, mount("tmpfs", "dev", "tmpfs", MS_NOSUID | MS_STRICTATIME,
+				       "mode=755,size=64k"));
+	for (size_t i = 0; i < ARRAY_SIZE(dev_nodes); i++) {
+		snprintf(path, sizeof(path), "dev/%s", dev_nodes[i]);
+		int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0666);
+		TRY(EXEC_STEP_MOUNT_DEV, fd);
+		close(fd);
+		snprintf(host, sizeof(host), "/dev/%s", dev_nodes[i]);
+		TRY(EXEC_STEP_MOUNT_DEV, mount(host, path, NULL, MS_BIND, NULL));
+	}
+	(void)!symlink("/proc/self/fd", "dev/fd");
+	(void)!symlink("/proc/self/fd/0", "dev/stdin");
+	(void)!symlink("/proc/self/fd/1", "dev/stdout");
+	(void)!symlink("/proc/self/fd/2", "dev/stderr");
+	(void)!mkdir("dev/shm", 01777);
+	/* A private devpts is a nicety (terminals); its absence is not fatal. */
+	if (mkdir("dev/pts", 0755) == 0 &&
+	    mount("devpts", "dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
+		  "newinstance,ptmxmode=0666,mode=620") == 0)
+		(void)!symlink("pts/ptmx", "dev/ptmx");
+}
+
+/* Remounting read-only in a user namespace must keep the flags the mount
+ * was locked with, or the kernel refuses. */
+static unsigned long locked_flags(const char *path)
+{
+	struct statvfs sv;
+	unsigned long f = 0;
+	if (statvfs(path, &sv) < 0)
+		return 0;
+	if (sv.f_flag & ST_NOSUID)
+		f |= MS_NOSUID;
+	if (sv.f_flag & ST_NODEV)
+		f |= MS_NODEV;
+	if (sv.f_flag & ST_NOEXEC)
+		f |= MS_NOEXEC;
+	if (sv.f_flag & ST_NOATIME)
+		f |= MS_NOATIME;
+	if (sv.f_flag & ST_NODIRATIME)
+		f |= MS_NODIRATIME;
+	if (sv.f_flag & ST_RELATIME)
+		f |= MS_RELATIME;
+	return f;
+}
+
+static void setup_root(const struct exec_spec *s, int errfd)
+{
+	TRY(EXEC_STEP_BIND_ROOT, mount(s->root, s->root, NULL, MS_BIND | MS_REC, NULL));
+	TRY(EXEC_STEP_BIND_ROOT, chdir(s->root));
+	if (mkdir("proc", 0555) < 0 && errno != EEXIST)
+		child_fail(errfd, EXEC_STEP_MOUNT_PROC, errno);
+	TRY(EXEC_STEP_MOUNT_PROC,
+	    mount("proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL));
+	setup_dev(errfd);
+	/* pivot_root(".", ".") stacks the old root under the new one; the
+	 * detach then drops it, leaving no path back to the host. */
+	TRY(EXEC_STEP_PIVOT_ROOT, syscall(SYS_pivot_root, ".", "."));
+	TRY(EXEC_STEP_PIVOT_ROOT, umount2(".", MNT_DETACH));
+	TRY(EXEC_STEP_PIVOT_ROOT, chdir("/"));
+	if (s->root_readonly)
+		TRY(EXEC_STEP_REMOUNT_RO, mount(NULL, "/", NULL,
+						MS_REMOUNT | MS_BIND | MS_RDONLY | locked_flags("/"),
+						NULL));
+}
+
+static int loopback_up(void)
+{
+	struct ifreq ifr = {0};
+	_cleanup_close_ int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	str_copy(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
+		return -1;
+	ifr.ifr_flags |= IFF_UP;
+	return ioctl(fd, SIOCSIFFLAGS, &ifr);
+}
+
+static void set_ids_and_caps(const struct spawn_req *req, int errfd)
+{
+	const struct exec_spec *s = req->spec;
+	gid_t groups[EXEC_GROUPS_MAX];
+	for (size_t i = 0; i < s->ngroups; i++)
+		groups[i] = s->groups[i];
+	for (int cap = 0; cap <= CAP_LAST_CAP; cap++)
+		if (!((s->caps >> cap) & 1) && cap_drop_bound(cap) < 0 && errno != EINVAL)
+			child_fail(errfd, EXEC_STEP_BOUNDING, errno);
+	/* Keep permitted capabilities across the uid change; they are set
+	 * exactly right below. */
+	TRY(EXEC_STEP_CAPS, prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0));
+	TRY(EXEC_STEP_SETGROUPS, setgroups(s->ngroups, groups));
+	TRY(EXEC_STEP_SETGID, setresgid(s->gid, s->gid, s->gid));
+	TRY(EXEC_STEP_SETUID, setresuid(s->uid, s->uid, s->uid));
+	TRY(EXEC_STEP_CAPS, prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0));
+	TRY(EXEC_STEP_CAPS, cap_set_proc((cap_t)req->caps_state));
+	TRY(EXEC_STEP_AMBIENT, cap_reset_ambient());
+	for (int cap = 0; cap <= CAP_LAST_CAP; cap++)
+		if ((s->ambient >> cap) & 1)
+			TRY(EXEC_STEP_AMBIENT, cap_set_ambient(cap, CAP_SET));
+}
+
+static void load_seccomp(const struct spawn_req *req, int errfd)
+{
+	if (req->seccomp.len)
+		TRY(EXEC_STEP_SECCOMP,
+		    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &req->seccomp, 0, 0));
+}
+
+/* execvpe with the executable's own PATH (glibc's uses the caller's). */
+static void exec_search(const struct spawn_req *req)
+{
+	const char *file = req->spec->argv[0];
+	char *const *argv = req->spec->argv;
+	char buf[PATH_MAX];
+	if (strchr(file, '/')) {
+		execve(file, argv, req->envp);
+		return;
+	}
+	int saved = ENOENT;
+	for (const char *p = req->path;; p++) {
+		size_t n = strcspn(p, ":");
+		if (snprintf(buf, sizeof(buf), "%.*s/%s", (int)(n ? n : 1), n ? p : ".", file) <
+		    (int)sizeof(buf)) {
+			execve(buf, argv, req->envp);
+			if (errno == EACCES)
+				saved = EACCES;
+			else if (errno != ENOENT && errno != ENOTDIR)
+				return;
+		}
+		p += n;
+		if (!*p)
+			break;
+	}
+	errno = saved;
+}
+
+static _noreturn_ void child_main(const struct spawn_req *req, int errfd, int syncfd)
+{
+	const struct exec_spec *s = req->spec;
+	int fds[3];
+	char b;
+
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			signal(sig, SIG_DFL);
+	if (syncfd >= 0) { /* the parent writes our id maps first */
+		if (read(syncfd, &b, 1) != 1)
+			child_fail(errfd, EXEC_STEP_SYNC, errno ? errno : EPIPE);
+		close(syncfd);
+	}
+	TRY(EXEC_STEP_SETSID, setsid());
+	/* Above 2 first, so dup2 onto 0-2 never clobbers a source. */
+	for (int i = 0; i < 3; i++)
+		TRY(EXEC_STEP_STDIO, fds[i] = fcntl(req->stdio[i], F_DUPFD_CLOEXEC, 3));
+	for (int i = 0; i < 3; i++)
+		TRY(EXEC_STEP_STDIO, dup2(fds[i], i));
+	if (s->namespaces & EXEC_NS_CGROUP) /* now, inside the cell: it becomes our root */
+		TRY(EXEC_STEP_CGROUPNS, unshare(CLONE_NEWCGROUP));
+	if (s->namespaces & EXEC_NS_MNT)
+		TRY(EXEC_STEP_MOUNT_PRIVATE, mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL));
+	if (s->root)
+		setup_root(s, errfd);
+	else if ((s->namespaces & (EXEC_NS_MNT | EXEC_NS_PID)) == (EXEC_NS_MNT | EXEC_NS_PID))
+		TRY(EXEC_STEP_MOUNT_PROC,
+		    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL));
+	if (s->hostname)
+		TRY(EXEC_STEP_HOSTNAME, sethostname(s->hostname, strlen(s->hostname)));
+	if (s->namespaces & EXEC_NS_NET)
+		TRY(EXEC_STEP_LOOPBACK, loopback_up());
+	TRY(EXEC_STEP_CHDIR, chdir(s->cwd ? s->cwd : "/"));
+	for (size_t i = 0; i < s->nrlimits; i++) {
+		struct rlimit rl = {.rlim_cur = s->rlimits[i].soft, .rlim_max = s->rlimits[i].hard};
+		TRY(EXEC_STEP_RLIMIT, setrlimit(s->rlimits[i].resource, &rl));
+	}
+	umask(s->umask);
+	/* Without no_new_privs a filter needs CAP_SYS_ADMIN to load: load it
+	 * while we still have it. With no_new_privs, load it last. */
+	if (!s->no_new_privs)
+		load_seccomp(req, errfd);
+	set_ids_and_caps(req, errfd);
+	if (s->no_new_privs) {
+		TRY(EXEC_STEP_NO_NEW_PRIVS, prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0));
+		load_seccomp(req, errfd);
+	}
+	/* Whatever kin's caller leaked without CLOEXEC must not reach the
+	 * program; errfd stays open until execve succeeds. */
+	syscall(SYS_close_range, 3, ~0u, CLOSE_RANGE_CLOEXEC);
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	exec_search(req);
+	child_fail(errfd, EXEC_STEP_EXECVE, errno);
+}
+
+static int write_map(pid_t pid, const char *file, const struct exec_idmap *m, size_t n)
+{
+	char path[64], buf[EXEC_IDMAP_MAX * 40] = "";
+	size_t len = 0;
+	for (size_t i = 0; i < n; i++)
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%u %u %u\n", m[i].inside,
+					m[i].outside, m[i].count);
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
+	return file_write_str(path, buf);
+}
+
+static void kill_and_reap(int pidfd)
+{
+	siginfo_t si;
+	syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+	waitid((idtype_t)P_PIDFD, (id_t)pidfd, &si, WEXITED);
+}
+
+static uint64_t clone_ns_flags(uint32_t ns)
+{
+	uint64_t f = 0;
+	f |= ns & EXEC_NS_PID ? CLONE_NEWPID : 0;
+	f |= ns & EXEC_NS_MNT ? CLONE_NEWNS : 0;
+	f |= ns & EXEC_NS_NET ? CLONE_NEWNET : 0;
+	f |= ns & EXEC_NS_UTS ? CLONE_NEWUTS : 0;
+	f |= ns & EXEC_NS_IPC ? CLONE_NEWIPC : 0;
+	f |= ns & EXEC_NS_USER ? CLONE_NEWUSER : 0;
+	return f; /* the cgroup namespace is made by the child, once in the cell */
+}
+
+int exec_spawn(struct spawn_req *req, pid_t *ret_pid, int *ret_pidfd, struct cells_err *err)
+{
+	const struct exec_spec *s = req->spec;
+	_cleanup_close_ int err_r = -1, err_w = -1, sync_r = -1, sync_w = -1;
+	int pipefd[2], pidfd = -1, r;
+
+	if (pipe2(pipefd, O_CLOEXEC) < 0)
+		return cells_fail_errno(err, -errno, "exec \"%s\": pipe: %m", req->label);
+	err_r = pipefd[0], err_w = pipefd[1];
+	if (s->namespaces & EXEC_NS_USER) {
+		if (pipe2(pipefd, O_CLOEXEC) < 0)
+			return cells_fail_errno(err, -errno, "exec \"%s\": pipe: %m", req->label);
+		sync_r = pipefd[0], sync_w = pipefd[1];
+	}
+	struct clone_args args = {
+		.flags = CLONE_PIDFD | CLONE_INTO_CGROUP | clone_ns_flags(s->namespaces),
+		.pidfd = (uint64_t)(uintptr_t)&pidfd,
+		.exit_signal = SIGCHLD,
+		.cgroup = (uint64_t)req->cgroup_fd,
+	};
+	long pid = syscall(SYS_clone3, &args, sizeof(args));
+	if (pid < 0) {
+		r = -errno;
+		if (r == -EBUSY)
+			return cells_fail(err, r, CELLS_FAILED_PRECONDITION,
+					  "exec \"%s\": clone3: the cell has child cells with "
+					  "controllers; processes go in leaf cells",
+					  req->label);
+		return cells_fail_errno(err, r, "exec \"%s\": clone3: %s", req->label,
+					strerror(-r));
+	}
+	if (pid == 0) {
+		close(err_r);
+		if (sync_w >= 0)
+			close(sync_w);
+		child_main(req, err_w, sync_r);
+	}
+	close(TAKE_FD(err_w));
+	if (sync_r >= 0)
+		close(TAKE_FD(sync_r));
+	if (s->namespaces & EXEC_NS_USER) {
+		r = write_map((pid_t)pid, "uid_map", s->uid_map, s->nuid_map);
+		if (r == 0)
+			r = write_map((pid_t)pid, "gid_map", s->gid_map, s->ngid_map);
+		if (r == 0 && write(sync_w, "g", 1) != 1)
+			r = -errno;
+		if (r < 0) {
+			kill_and_reap(pidfd);
+			close(pidfd);
+			return cells_fail_errno(err, r, "exec \"%s\": uid/gid map: %s", req->label,
+						strerror(-r));
+		}
+		close(TAKE_FD(sync_w));
+	}
+	/* A bounded wait, the only one in cells/: the child runs nothing but
+	 * its own setup syscalls before execve. */
+	struct pollfd pfd = {.fd = err_r, .events = POLLIN};
+	uint64_t deadline = now_monotonic_ns() + EXEC_START_TIMEOUT_MS * 1000000ull;
+	for (;;) {
+		uint64_t now = now_monotonic_ns();
+		int left = now >= deadline ? 0 : (int)((deadline - now) / 1000000 + 1);
+		r = poll(&pfd, 1, left);
+		if (r > 0 || (r < 0 && errno != EINTR) || left == 0)
+			break;
+	}
+	if (r <= 0) {
+		kill_and_reap(pidfd);
+		close(pidfd);
+		return cells_fail(err, -ETIMEDOUT, CELLS_DEADLINE_EXCEEDED,
+				  "exec \"%s\": setup did not reach execve within %d ms", req->label,
+				  EXEC_START_TIMEOUT_MS);
+	}
+	struct exec_report rep;
+	ssize_t n;
+	do
+		n = read(err_r, &rep, sizeof(rep));
+	while (n < 0 && errno == EINTR);
+	if (n == 0) {
+		*ret_pid = (pid_t)pid;
+		*ret_pidfd = pidfd;
+		return 0;
+	}
+	kill_and_reap(pidfd);
+	close(pidfd);
+	if (n != (ssize_t)sizeof(rep))
+		return cells_fail(err, -EIO, CELLS_INTERNAL, "exec \"%s\": the child died in setup",
+				  req->label);
+	r = -rep.err;
+	return cells_fail_errno(err, r, "exec \"%s\": %s: %s", req->label,
+				exec_step_name((enum exec_step)rep.step), strerror(-r));
+}

@@ -1,0 +1,304 @@
+/* spec: an executable's spec — defaults, validation (everything that can be
+ * checked without touching the system), a deep copy kept for restarts, and
+ * parsers for the text forms of capabilities, rlimits and namespaces. */
+#include "cells/cells-int.h"
+
+#include <linux/capability.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/capability.h>
+
+#define BACKOFF_LIMIT_MS (3600ull * 1000)
+
+void exec_spec_init(struct exec_spec *s)
+{
+	*s = (struct exec_spec){.umask = 022, .caps = EXEC_CAPS_DEFAULT,
+				.seccomp = EXEC_SECCOMP_DEFAULT};
+}
+
+uint64_t exec_backoff_ms(uint32_t attempt, uint64_t base_ms, uint64_t cap_ms)
+{
+	if (!base_ms)
+		base_ms = EXEC_BACKOFF_BASE_MS;
+	if (!cap_ms)
+		cap_ms = EXEC_BACKOFF_CAP_MS;
+	if (base_ms >= cap_ms)
+		return cap_ms;
+	/* Shift only while it cannot pass cap: no overflow for any attempt. */
+	uint64_t d = base_ms;
+	for (uint32_t i = 0; i < attempt && d < cap_ms; i++)
+		d <<= 1;
+	return d < cap_ms ? d : cap_ms;
+}
+
+static size_t strv_len(char *const *v)
+{
+	size_t n = 0;
+	while (v && v[n])
+		n++;
+	return n;
+}
+
+#define spec_fail(err, fmt, what) cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT, fmt, what)
+
+int exec_spec_validate(const struct exec_spec *s, struct cells_err *err)
+{
+	size_t bytes = 0, n = strv_len(s->argv);
+	if (n == 0 || !s->argv[0][0])
+		return spec_fail(err, "%s: argv is empty", "exec");
+	if (n > EXEC_ARGS_MAX)
+		return spec_fail(err, "%s: more than 256 arguments", "argv");
+	for (size_t i = 0; i < n; i++)
+		bytes += strlen(s->argv[i]) + 1;
+	n = strv_len(s->env);
+	if (n > EXEC_ENV_MAX)
+		return spec_fail(err, "%s: more than 256 variables", "env");
+	for (size_t i = 0; i < n; i++) {
+		const char *eq = strchr(s->env[i], '=');
+		if (!eq || eq == s->env[i])
+			return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT,
+					  "env: \"%.64s\" is not NAME=VALUE", s->env[i]);
+		bytes += strlen(s->env[i]) + 1;
+	}
+	const char *paths[] = {s->cwd, s->root, s->seccomp_file, s->hostname};
+	for (size_t i = 0; i < ARRAY_SIZE(paths); i++)
+		bytes += paths[i] ? strlen(paths[i]) + 1 : 0;
+	if (bytes > EXEC_STRINGS_MAX)
+		return cells_fail(err, -E2BIG, CELLS_INVALID_ARGUMENT,
+				  "exec: argv, env and paths exceed %d bytes", EXEC_STRINGS_MAX);
+	if (s->cwd && s->cwd[0] != '/')
+		return spec_fail(err, "cwd: \"%s\" is not absolute", s->cwd);
+	if (s->root && s->root[0] != '/')
+		return spec_fail(err, "root: \"%s\" is not absolute", s->root);
+	if (s->ngroups > EXEC_GROUPS_MAX)
+		return spec_fail(err, "%s: more than 32 supplementary groups", "groups");
+	if (s->umask & ~0777u)
+		return spec_fail(err, "%s: not an octal mode up to 0777", "umask");
+	if (s->nrlimits > EXEC_RLIMITS_MAX)
+		return spec_fail(err, "%s: more than 16", "rlimits");
+	for (size_t i = 0; i < s->nrlimits; i++)
+		if (s->rlimits[i].resource < 0 || s->rlimits[i].resource >= RLIM_NLIMITS ||
+		    s->rlimits[i].soft > s->rlimits[i].hard)
+			return spec_fail(err, "%s: unknown resource or soft above hard",
+					 "rlimits");
+	if (CAP_LAST_CAP < 63 && (s->caps >> (CAP_LAST_CAP + 1)))
+		return spec_fail(err, "%s: unknown capability bits", "caps");
+	if (s->ambient & ~s->caps)
+		return spec_fail(err, "%s: ambient capabilities must be kept in caps too",
+				 "caps");
+	if ((unsigned)s->seccomp > EXEC_SECCOMP_FILE ||
+	    (s->seccomp == EXEC_SECCOMP_FILE && (!s->seccomp_file || !*s->seccomp_file)))
+		return spec_fail(err, "%s: a profile file is needed", "seccomp");
+	if (s->namespaces & ~0x7fu)
+		return spec_fail(err, "%s: unknown namespace bits", "namespaces");
+	if ((s->nuid_map || s->ngid_map) && !(s->namespaces & EXEC_NS_USER))
+		return spec_fail(err, "%s: id maps need a user namespace", "namespaces");
+	if (s->nuid_map > EXEC_IDMAP_MAX || s->ngid_map > EXEC_IDMAP_MAX)
+		return spec_fail(err, "%s: more than 8 lines", "id map");
+	for (size_t i = 0; i < s->nuid_map + s->ngid_map; i++) {
+		const struct exec_idmap *m =
+			i < s->nuid_map ? &s->uid_map[i] : &s->gid_map[i - s->nuid_map];
+		if (m->count == 0 || (uint64_t)m->inside + m->count > UINT32_MAX ||
+		    (uint64_t)m->outside + m->count > UINT32_MAX)
+			return spec_fail(err, "%s: a range is empty or past 2^32", "id map");
+	}
+	if (s->hostname && !(s->namespaces & EXEC_NS_UTS))
+		return spec_fail(err, "%s: needs a uts namespace", "hostname");
+	if (s->hostname && !str_is_hostname(s->hostname))
+		return spec_fail(err, "hostname: \"%s\" is not a valid hostname", s->hostname);
+	if (s->root_readonly && !s->root)
+		return spec_fail(err, "%s: read-only needs a root", "root");
+	if (s->log_bytes && (s->log_bytes < EXEC_LOG_MIN || s->log_bytes > EXEC_LOG_MAX))
+		return spec_fail(err, "%s: log buffer must be 4 KiB to 64 MiB", "log");
+	if ((unsigned)s->restart > EXEC_RESTART_ALWAYS)
+		return spec_fail(err, "%s: no, on-failure or always", "restart");
+	if (s->backoff_cap_ms > BACKOFF_LIMIT_MS ||
+	    (s->backoff_base_ms && s->backoff_cap_ms && s->backoff_base_ms > s->backoff_cap_ms))
+		return spec_fail(err, "%s: base above cap, or cap above 1 h", "backoff");
+	return 0;
+}
+
+/* ---- deep copy: one allocation holding the struct, vectors and strings ---- */
+
+static char *put_str(char **cursor, const char *s)
+{
+	if (!s)
+		return NULL;
+	size_t n = strlen(s) + 1;
+	char *d = memcpy(*cursor, s, n);
+	*cursor += n;
+	return d;
+}
+
+int exec_spec_copy(const struct exec_spec *src, struct exec_spec **ret)
+{
+	size_t na = strv_len(src->argv), ne = strv_len(src->env);
+	size_t size = sizeof(struct exec_spec) + (na + ne + 2) * sizeof(char *);
+	for (size_t i = 0; i < na; i++)
+		size += strlen(src->argv[i]) + 1;
+	for (size_t i = 0; i < ne; i++)
+		size += strlen(src->env[i]) + 1;
+	const char *strs[] = {src->cwd, src->root, src->seccomp_file, src->hostname};
+	for (size_t i = 0; i < ARRAY_SIZE(strs); i++)
+		size += strs[i] ? strlen(strs[i]) + 1 : 0;
+
+	struct exec_spec *d = malloc(size);
+	if (!d)
+		return -ENOMEM;
+	*d = *src;
+	char **argv = (char **)(d + 1), **env = argv + na + 1;
+	char *cur = (char *)(env + ne + 1);
+	for (size_t i = 0; i < na; i++)
+		argv[i] = put_str(&cur, src->argv[i]);
+	argv[na] = NULL;
+	for (size_t i = 0; i < ne; i++)
+		env[i] = put_str(&cur, src->env[i]);
+	env[ne] = NULL;
+	d->argv = argv;
+	d->env = env;
+	d->cwd = put_str(&cur, src->cwd);
+	d->root = put_str(&cur, src->root);
+	d->seccomp_file = put_str(&cur, src->seccomp_file);
+	d->hostname = put_str(&cur, src->hostname);
+	if (d->root)
+		d->namespaces |= EXEC_NS_MNT; /* pivot_root needs a mount namespace */
+	if ((d->namespaces & EXEC_NS_USER) && !d->nuid_map) {
+		d->uid_map[0] = (struct exec_idmap){0, 0, 1};
+		d->nuid_map = 1;
+	}
+	if ((d->namespaces & EXEC_NS_USER) && !d->ngid_map) {
+		d->gid_map[0] = (struct exec_idmap){0, 0, 1};
+		d->ngid_map = 1;
+	}
+	*ret = d;
+	return 0;
+}
+
+void exec_spec_free(struct exec_spec *s) { free(s); }
+
+const char *exec_env_get(char *const *env, const char *key)
+{
+	size_t n = strlen(key);
+	for (size_t i = 0; env && env[i]; i++)
+		if (strncmp(env[i], key, n) == 0 && env[i][n] == '=')
+			return env[i] + n + 1;
+	return NULL;
+}
+
+/* ---- text forms ----------------------------------------------------------- */
+
+int exec_caps_parse(const char *list, uint64_t *ret, struct cells_err *err)
+{
+	uint64_t mask = 0;
+	if (!list)
+		return -EINVAL;
+	if (strcasecmp(list, "all") == 0) {
+		*ret = CAP_LAST_CAP >= 63 ? UINT64_MAX : (1ull << (CAP_LAST_CAP + 1)) - 1;
+		return 0;
+	}
+	if (strcasecmp(list, "none") == 0 || !*list) {
+		*ret = 0;
+		return 0;
+	}
+	char buf[1024];
+	if (str_copy(buf, sizeof(buf), list) < 0)
+		return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT, "caps: list too long");
+	for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		char name[64];
+		cap_value_t v;
+		/* libcap knows "cap_chown"; users write CHOWN or CAP_CHOWN. */
+		snprintf(name, sizeof(name), "%s%s", strncasecmp(tok, "cap_", 4) ? "cap_" : "",
+			 tok);
+		for (char *p = name; *p; p++)
+			*p = (char)(*p >= 'A' && *p <= 'Z' ? *p - 'A' + 'a' : *p);
+		if (cap_from_name(name, &v) < 0 || v < 0 || v > CAP_LAST_CAP)
+			return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT,
+					  "caps: unknown capability \"%s\"", tok);
+		mask |= 1ull << v;
+	}
+	*ret = mask;
+	return 0;
+}
+
+static const struct {
+	const char *name;
+	int res;
+} rlimit_names[] = {
+	{"as", RLIMIT_AS},	       {"core", RLIMIT_CORE},	    {"cpu", RLIMIT_CPU},
+	{"data", RLIMIT_DATA},	       {"fsize", RLIMIT_FSIZE},	    {"locks", RLIMIT_LOCKS},
+	{"memlock", RLIMIT_MEMLOCK},   {"msgqueue", RLIMIT_MSGQUEUE}, {"nice", RLIMIT_NICE},
+	{"nofile", RLIMIT_NOFILE},     {"nproc", RLIMIT_NPROC},	    {"rss", RLIMIT_RSS},
+	{"rtprio", RLIMIT_RTPRIO},     {"rttime", RLIMIT_RTTIME},   {"sigpending", RLIMIT_SIGPENDING},
+	{"stack", RLIMIT_STACK},
+};
+
+static int rlim_value(const char *s, uint64_t *ret)
+{
+	if (strcmp(s, "unlimited") == 0 || strcmp(s, "infinity") == 0) {
+		*ret = RLIM_INFINITY;
+		return 0;
+	}
+	return str_to_u64(s, UINT64_MAX - 1, ret);
+}
+
+int exec_rlimit_parse(const char *s, struct exec_rlimit *ret, struct cells_err *err)
+{
+	char buf[128];
+	if (!s || str_copy(buf, sizeof(buf), s) < 0)
+		return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT, "rlimit: too long");
+	char *eq = strchr(buf, '=');
+	if (!eq)
+		return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT,
+				  "rlimit: \"%s\" is not NAME=SOFT[:HARD]", s);
+	*eq = '\0';
+	int res = -1;
+	for (size_t i = 0; i < ARRAY_SIZE(rlimit_names); i++)
+		if (strcmp(buf, rlimit_names[i].name) == 0)
+			res = rlimit_names[i].res;
+	if (res < 0)
+		return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT,
+				  "rlimit: unknown resource \"%s\"", buf);
+	char *colon = strchr(eq + 1, ':');
+	if (colon)
+		*colon = '\0';
+	struct exec_rlimit rl = {.resource = res};
+	if (rlim_value(eq + 1, &rl.soft) < 0 || rlim_value(colon ? colon + 1 : eq + 1, &rl.hard) < 0)
+		return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT,
+				  "rlimit %s: values are numbers or \"unlimited\"", buf);
+	if (rl.soft > rl.hard)
+		return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT,
+				  "rlimit %s: soft limit above hard limit", buf);
+	*ret = rl;
+	return 0;
+}
+
+int exec_ns_parse(const char *list, uint32_t *ret, struct cells_err *err)
+{
+	static const struct {
+		const char *name;
+		uint32_t bit;
+	} ns[] = {{"pid", EXEC_NS_PID}, {"mnt", EXEC_NS_MNT},	  {"net", EXEC_NS_NET},
+		  {"uts", EXEC_NS_UTS}, {"ipc", EXEC_NS_IPC},	  {"user", EXEC_NS_USER},
+		  {"cgroup", EXEC_NS_CGROUP}};
+	uint32_t mask = 0;
+	char buf[128];
+	if (!list || str_copy(buf, sizeof(buf), list) < 0)
+		return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT, "namespaces: too long");
+	for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		uint32_t bit = 0;
+		for (size_t i = 0; i < ARRAY_SIZE(ns); i++)
+			if (strcmp(tok, ns[i].name) == 0)
+				bit = ns[i].bit;
+		if (!bit)
+			return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT,
+					  "namespaces: unknown \"%s\" (pid, mnt, net, uts, ipc, "
+					  "user, cgroup)",
+					  tok);
+		mask |= bit;
+	}
+	*ret = mask;
+	return 0;
+}
