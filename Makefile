@@ -32,7 +32,10 @@ endif
 MODULES  := lib init cells vm net rpc rootfs
 # A module may add a MODULE/module.mk: LIBS it links, GEN_SRCS it generates
 # (into $(BUILD)/gen), and rules for them. Keeps this file free of module detail.
+# CHECK_DEPS and BENCH_DEPS: test programs make check / make bench need.
 GEN_SRCS :=
+CHECK_DEPS :=
+BENCH_DEPS :=
 -include $(wildcard $(addsuffix /module.mk,$(MODULES)))
 SRCS     := $(foreach m,$(MODULES),$(wildcard $(m)/*.c)) $(GEN_SRCS)
 OBJS     := $(patsubst %.c,$(BUILD)/obj/%.o,$(SRCS))
@@ -63,7 +66,8 @@ $(BUILD)/ns-helper: tests/ns/helper.c
 
 # libFuzzer builds (clang); module sources compiled in with the fuzzer's
 # instrumentation. tests/fuzz/replay.c gives each target a plain main too.
-FUZZ_CFLAGS := -std=gnu11 -g -O1 -D_GNU_SOURCE -I. -fsanitize=fuzzer,address,undefined
+FUZZ_CFLAGS := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined \
+	$(filter-out -D_FORTIFY_SOURCE%,$(filter -I% -D%,$(CFLAGS)))
 build/fuzz/%: tests/fuzz/%.c $(filter-out init/main.c,$(SRCS))
 	@mkdir -p $(dir $@)
 	$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(filter-out init/main.c,$(SRCS)) $(LIBS)
@@ -77,7 +81,7 @@ fuzz-build: $(FUZZERS)
 check:
 	@scripts/deps.sh
 	@$(MAKE) --no-print-directory check-run
-check-run: $(KIN) $(BUILD)/unit-tests $(BUILD)/ns-helper $(FUZZERS)
+check-run: $(KIN) $(BUILD)/unit-tests $(BUILD)/ns-helper $(FUZZERS) $(CHECK_DEPS)
 	@BUILD=$(BUILD) FUZZ_SECONDS=$(FUZZ_SECONDS) tests/run-all.sh
 
 unit: $(BUILD)/unit-tests
@@ -92,7 +96,7 @@ bench:
 $(BUILD)/bench-%: tests/bench/%.c
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $<
 BENCH_BINS := $(patsubst tests/bench/%.c,$(BUILD)/bench-%,$(wildcard tests/bench/*.c))
-bench-run: $(KIN) $(BUILD)/ns-helper $(BENCH_BINS)
+bench-run: $(KIN) $(BUILD)/ns-helper $(BENCH_BINS) $(BENCH_DEPS)
 	@BUILD=$(BUILD) tests/bench/run.sh
 
 demo:

@@ -34,9 +34,26 @@ enum init_action {
 	INIT_ACT_HALT,     /* machine: stop everything, halt */
 };
 
+#ifndef KIN_VERSION
+#define KIN_VERSION "0.1.0"
+#endif
+
 #define INIT_HOSTNAME_MAX 64
 #define INIT_GRACE_DEFAULT_MS 10000ull
 #define INIT_GRACE_MAX_MS (3600ull * 1000)
+
+/* The RPC server's settings (init/rpc.c starts it; rpc/rpc.h serves). */
+#define INIT_RPC_PATH_MAX 107
+#define INIT_RPC_IDS_MAX 16
+struct init_rpc_config {
+	char socket[INIT_RPC_PATH_MAX + 1]; /* "" until set; "none" disables */
+	bool vsock_set;
+	uint32_t vsock_port; /* 0: off */
+	uint32_t max_conns;  /* 0: rpc's default */
+	size_t n_uids, n_gids;
+	uint32_t uids[INIT_RPC_IDS_MAX]; /* allowed besides root and kin's uid */
+	uint32_t gids[INIT_RPC_IDS_MAX];
+};
 
 struct init_config {
 	enum log_level log_level;
@@ -47,6 +64,7 @@ struct init_config {
 	char zone[INIT_HOSTNAME_MAX + 1]; /* set by --zone: the parent kin made us */
 	const char *cmdline_file;	  /* kin.* options from here, any role */
 	char **argv;			  /* workload after "--", or NULL */
+	struct init_rpc_config rpc;	  /* kin.rpc.*, --socket, --vsock, --allow-uid */
 };
 
 void init_config_defaults(struct init_config *cfg);
@@ -91,6 +109,14 @@ _noreturn_ void init_panic(enum init_panic policy, const char *fmt, ...) _printf
 /* Fault handlers for PID 1 (SIGSEGV & co.): apply the panic policy rather
  * than let the kernel panic with "Attempted to kill init". */
 void init_install_fault_handlers(enum init_panic policy);
+
+/* Starts the RPC server on loop per cfg->rpc and the role (README "RPC").
+ * A failure is logged; it is returned (< 0) only when it must stop kin:
+ * a --socket given explicitly to a daemon that cannot listen there. */
+struct rpc_server;
+int init_rpc_start(const struct init_config *cfg, enum init_role role, struct ev_loop *loop,
+		   uint64_t started_ns, bool (*stopping)(void *data), void *data,
+		   struct rpc_server **ret);
 
 /* `kin init ...` entry point, also used when kin is started as /init. */
 int init_main(int argc, char **argv, bool as_kernel_init);

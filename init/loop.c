@@ -3,6 +3,7 @@
  * timerfd for the stop sequence. Nothing here blocks and nothing exits on a
  * recoverable error. */
 #include "init/init.h"
+#include "rpc/rpc.h"
 
 #include <dirent.h>
 #include <stdio.h>
@@ -31,7 +32,14 @@ struct init_state {
 	enum init_phase phase;
 	enum init_action stop_act;
 	uint64_t started_ns;
+	struct rpc_server *rpc;
 };
+
+static bool is_stopping(void *data)
+{
+	const struct init_state *s = data;
+	return s->phase != PHASE_RUNNING;
+}
 
 static bool has_workload(const struct init_state *s)
 {
@@ -269,10 +277,14 @@ int init_run(struct init_config *cfg, enum init_role role)
 		log_error("cannot set up the main loop: %s", strerror(-r));
 		return 1;
 	}
+	if (init_rpc_start(cfg, role, s.loop, s.started_ns, is_stopping, &s, &s.rpc) < 0)
+		return 1;
 	if (cfg->argv) {
 		r = start_workload(&s);
-		if (r < 0 && role != INIT_ROLE_MACHINE)
+		if (r < 0 && role != INIT_ROLE_MACHINE) {
+			rpc_server_free(s.rpc);
 			return r == -ENOENT ? 127 : 126;
+		}
 	}
 	uint64_t now = now_monotonic_ns();
 	log_info("ready: role %s, pid %d, monotonic %llu.%06llu", init_role_name(role),
@@ -292,5 +304,6 @@ int init_run(struct init_config *cfg, enum init_role role)
 		 (unsigned long long)child_orphans_reaped(s.children));
 	if (role == INIT_ROLE_MACHINE)
 		shutdown_machine(s.stop_act);
+	rpc_server_free(s.rpc);
 	return cfg->argv ? s.workload_status : 0;
 }

@@ -2,6 +2,7 @@
  * when started by the kernel as /init or /sbin/init), version, and later
  * ctl and image — and hands over. */
 #include "init/init.h"
+#include "rpc/rpc.h"
 #include "vm/vm.h"
 #include "rootfs/rootfs.h"
 
@@ -112,6 +113,7 @@ static void usage(FILE *f)
 	      "  init [OPTIONS] [-- CMD ARGS...]   run as init (see 'kin init --help')\n"
 	      "  image build|kernel ...           build a bootable image (see 'kin image help')\n"
 	      "  vm run --kernel K --image I ...  boot a microVM in the foreground\n"
+	      "  ctl [OPTIONS] COMMAND            call a running kin (see 'kin ctl --help')\n"
 	      "  version                          print kin's version\n"
 	      "  help                             this text\n"
 	      "\n"
@@ -139,6 +141,8 @@ int main(int argc, char **argv)
 		return rootfs_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "vm") == 0 && argc >= 3 && strcmp(argv[2], "run") == 0)
 		return vm_run_main(argc - 2, argv + 2);
+	if (strcmp(cmd, "ctl") == 0)
+		return rpc_ctl_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0)
 		return cmd_version();
 	if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {

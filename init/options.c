@@ -2,6 +2,7 @@
  * and from `kin init` flags. Both are outside input: every value is checked,
  * a bad one is reported by name and the previous value kept. */
 #include "init/init.h"
+#include "rpc/rpc.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -31,6 +32,54 @@ static int parse_panic(const char *v, enum init_panic *ret)
 	return 0;
 }
 
+/* An absolute path that fits a sockaddr_un, or "none". */
+static bool opt_rpc_socket_valid(const char *v)
+{
+	return strcmp(v, "none") == 0 || (v[0] == '/' && strlen(v) <= INIT_RPC_PATH_MAX);
+}
+
+/* "1000,1001" into ids: all or nothing. */
+static int opt_rpc_ids_set(const char *v, uint32_t *ids, size_t *n)
+{
+	uint32_t tmp[INIT_RPC_IDS_MAX];
+	size_t count;
+	if (rpc_parse_id_list(v, tmp, INIT_RPC_IDS_MAX, &count) < 0)
+		return -EINVAL;
+	memcpy(ids, tmp, count * sizeof(*ids));
+	*n = count;
+	return 0;
+}
+
+static int opt_rpc_set(struct init_rpc_config *rpc, const char *key, const char *value)
+{
+	uint32_t u;
+	if (strcmp(key, "socket") == 0) {
+		if (!opt_rpc_socket_valid(value))
+			return -EINVAL;
+		return str_copy(rpc->socket, sizeof(rpc->socket), value);
+	}
+	if (strcmp(key, "vsock") == 0) {
+		if (strcmp(value, "off") == 0)
+			u = 0;
+		else if (str_to_u32(value, &u) < 0 || u == 0 || u == UINT32_MAX)
+			return -EINVAL;
+		rpc->vsock_port = u;
+		rpc->vsock_set = true;
+		return 0;
+	}
+	if (strcmp(key, "uids") == 0)
+		return opt_rpc_ids_set(value, rpc->uids, &rpc->n_uids);
+	if (strcmp(key, "gids") == 0)
+		return opt_rpc_ids_set(value, rpc->gids, &rpc->n_gids);
+	if (strcmp(key, "max-conns") == 0) {
+		if (str_to_u32(value, &u) < 0 || u == 0 || u > 65536)
+			return -EINVAL;
+		rpc->max_conns = u;
+		return 0;
+	}
+	return -ENOENT;
+}
+
 int init_option_set(struct init_config *cfg, const char *key, const char *value)
 {
 	if (!value)
@@ -57,6 +106,8 @@ int init_option_set(struct init_config *cfg, const char *key, const char *value)
 			return -EINVAL;
 		return str_copy(cfg->hostname, sizeof(cfg->hostname), value);
 	}
+	if (str_startswith(key, "kin.rpc."))
+		return opt_rpc_set(&cfg->rpc, key + STRLEN("kin.rpc."), value);
 	return -ENOENT;
 }
 
@@ -70,6 +121,14 @@ static const char *option_expect(const char *key)
 		return "a duration such as 10s or 1500ms, at most 1h";
 	if (strcmp(key, "kin.hostname") == 0)
 		return "a hostname of letters, digits, '-' and '.', at most 64 bytes";
+	if (strcmp(key, "kin.rpc.socket") == 0)
+		return "an absolute path of at most 107 bytes, or none";
+	if (strcmp(key, "kin.rpc.vsock") == 0)
+		return "a port number from 1 to 4294967294, or off";
+	if (strcmp(key, "kin.rpc.uids") == 0 || strcmp(key, "kin.rpc.gids") == 0)
+		return "a comma-separated list of at most 16 numeric ids";
+	if (strcmp(key, "kin.rpc.max-conns") == 0)
+		return "a number from 1 to 65536";
 	return "a valid value";
 }
 
@@ -158,6 +217,9 @@ void init_usage(FILE *f)
 	      "  --zone NAME         run as zone init (set by the parent kin that made us)\n"
 	      "  --cmdline FILE      read kin.* options from FILE (default, machine init\n"
 	      "                      only: /proc/cmdline)\n"
+	      "  --socket PATH       RPC unix socket (default /run/kin/kin.sock), or none\n"
+	      "  --vsock PORT        RPC on vsock PORT (machine init: 1024), or off\n"
+	      "  --allow-uid LIST    uids allowed to call kin besides root (1000,1001)\n"
 	      "  -h, --help          this text\n",
 	      f);
 }
@@ -171,6 +233,9 @@ int init_flags_parse(int argc, char **argv, struct init_config *cfg)
 		{"panic", required_argument, NULL, 'p'},
 		{"zone", required_argument, NULL, 'z'},
 		{"cmdline", required_argument, NULL, 'c'},
+		{"socket", required_argument, NULL, 'S'},
+		{"vsock", required_argument, NULL, 'V'},
+		{"allow-uid", required_argument, NULL, 'U'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -203,6 +268,15 @@ int init_flags_parse(int argc, char **argv, struct init_config *cfg)
 			break;
 		case 'c':
 			cfg->cmdline_file = optarg;
+			break;
+		case 'S':
+			key = "kin.rpc.socket";
+			break;
+		case 'V':
+			key = "kin.rpc.vsock";
+			break;
+		case 'U':
+			key = "kin.rpc.uids";
 			break;
 		case 'h':
 			init_usage(stdout);

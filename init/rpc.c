@@ -1,0 +1,102 @@
+/* rpc: init's side of the RPC server — which sockets a role listens on,
+ * what the Health service reports, and which listen failures stop kin.
+ * The server itself is rpc/ (init → rpc, never back). */
+#include "init/init.h"
+#include "rpc/rpc.h"
+
+#include <string.h>
+#include <sys/resource.h>
+
+/* Many connections need many fds; the soft limit is often 1024. */
+static void raise_nofile(unsigned max_conns)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return;
+	rlim_t want = (rlim_t)max_conns + 256;
+	if (rl.rlim_cur >= want || rl.rlim_cur == rl.rlim_max)
+		return;
+	rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
+	setrlimit(RLIMIT_NOFILE, &rl);
+}
+
+int init_rpc_start(const struct init_config *cfg, enum init_role role, struct ev_loop *loop,
+		   uint64_t started_ns, bool (*stopping)(void *data), void *data,
+		   struct rpc_server **ret)
+{
+	static struct rpc_health_info info;
+	struct rpc_server_config scfg;
+	struct rpc_server *s;
+	bool explicit = cfg->rpc.socket[0] != '\0';
+	/* A container init is tini: no socket unless asked (its /run may be
+	 * the host's). The vsock port is machine-wide: only machine init
+	 * takes the default; nested kins would fight over it. */
+	const char *path = explicit			  ? cfg->rpc.socket
+			   : role == INIT_ROLE_CONTAINER ? "none"
+							 : RPC_SOCKET_DEFAULT;
+	uint32_t vsock = cfg->rpc.vsock_set		 ? cfg->rpc.vsock_port
+			 : role == INIT_ROLE_MACHINE ? RPC_VSOCK_PORT_DEFAULT
+						     : 0;
+	bool want_unix = strcmp(path, "none") != 0;
+	int r, listening = 0;
+
+	*ret = NULL;
+	if (!want_unix && !vsock)
+		return 0;
+	rpc_server_config_defaults(&scfg);
+	if (cfg->rpc.max_conns)
+		scfg.max_conns = cfg->rpc.max_conns;
+	for (size_t i = 0; i < cfg->rpc.n_uids; i++)
+		scfg.allow_uids[scfg.allow_n_uids++] = cfg->rpc.uids[i];
+	for (size_t i = 0; i < cfg->rpc.n_gids; i++)
+		scfg.allow_gids[scfg.allow_n_gids++] = cfg->rpc.gids[i];
+	raise_nofile(scfg.max_conns);
+
+	r = rpc_server_new(loop, &scfg, &s);
+	if (r < 0) {
+		log_error("rpc: cannot create the server: %s", strerror(-r));
+		return role == INIT_ROLE_DAEMON && explicit ? r : 0;
+	}
+	info = (struct rpc_health_info){
+		.version = KIN_VERSION,
+		.role = init_role_name(role),
+		.zone = cfg->zone,
+		.started_ns = started_ns,
+		.stopping = stopping,
+		.data = data,
+	};
+	r = rpc_health_register(s, &info);
+	if (r < 0)
+		log_error("rpc: cannot register the Health service: %s", strerror(-r));
+	if (want_unix) {
+		r = rpc_server_listen_unix(s, path);
+		if (r < 0) {
+			log_error("rpc: cannot listen on %s: %s%s", path, strerror(-r),
+				  r == -EADDRINUSE ? " (another kin serves there)" : "");
+			if (role == INIT_ROLE_DAEMON && explicit) {
+				rpc_server_free(s);
+				return r;
+			}
+		} else {
+			log_info("rpc: listening on %s", path);
+			listening++;
+		}
+	}
+	if (vsock) {
+		r = rpc_server_listen_vsock(s, vsock);
+		if (r == -EAFNOSUPPORT)
+			log_info("rpc: no vsock in this kernel; not listening on vsock port %u", vsock);
+		else if (r < 0)
+			log_warn("rpc: cannot listen on vsock port %u: %s", vsock, strerror(-r));
+		else {
+			log_info("rpc: listening on vsock port %u", vsock);
+			listening++;
+		}
+	}
+	if (!listening) {
+		rpc_server_free(s);
+		return 0;
+	}
+	*ret = s;
+	return 0;
+}

@@ -1,0 +1,221 @@
+/* ctl: `kin ctl`, the command-line client. Exit codes are the contract
+ * scripts rely on: 0 success, 1 the call failed (code and message
+ * printed), 2 usage error, 3 kin could not be reached. */
+#include "rpc/internal.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+enum { CTL_OK = 0, CTL_RPC_ERROR = 1, CTL_USAGE = 2, CTL_UNREACHABLE = 3 };
+
+struct ctl {
+	const char *address;
+	bool json;
+	int timeout_ms;
+	struct rpc_client *client;
+};
+
+static void ctl_usage(FILE *f)
+{
+	fputs("usage: kin ctl [OPTIONS] COMMAND\n"
+	      "\n"
+	      "Calls a running kin over RPC (ttrpc).\n"
+	      "\n"
+	      "  --socket PATH       kin's unix socket (default " RPC_SOCKET_DEFAULT ")\n"
+	      "  --connect ADDR      unix:PATH or vsock:CID:PORT\n"
+	      "  -o, --output FMT    text (default) or json\n"
+	      "  --timeout DURATION  per call: 5s (default), 1500ms, ...\n"
+	      "  -h, --help          this text\n"
+	      "\n"
+	      "Commands:\n"
+	      "  health              is kin serving (SERVING, STOPPING)\n"
+	      "  version             kin's version, role, hostname, kernel, uptime\n"
+	      "\n"
+	      "Exit status: 0 ok, 1 RPC error, 2 usage error, 3 kin unreachable.\n",
+	      f);
+}
+
+static void json_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p < 0x20)
+			fprintf(f, "\\u%04x", *p);
+		else
+			fputc(*p, f);
+	}
+	fputc('"', f);
+}
+
+/* Connects and calls; prints the failure and maps it to an exit code. */
+static int ctl_call(struct ctl *ctl, const char *method, const ProtobufCMessage *in,
+		    const ProtobufCMessageDescriptor *out_desc, ProtobufCMessage **ret_out)
+{
+	struct rpc_status st;
+	int r = 0;
+	if (!ctl->client)
+		r = rpc_client_connect(ctl->address, ctl->timeout_ms, &ctl->client);
+	if (r == 0)
+		r = rpc_client_call(ctl->client, "kin.v1.Health", method, in, out_desc, &st, ret_out);
+	if (r < 0) {
+		fprintf(stderr, "kin ctl: cannot reach kin at %s: %s\n", ctl->address,
+			r == -EPROTO ? "not a ttrpc server" : strerror(-r));
+		if (ctl->json) {
+			printf("{\"error\":{\"code\":\"UNAVAILABLE\",\"message\":");
+			json_string(stdout, strerror(-r));
+			printf("}}\n");
+		}
+		return CTL_UNREACHABLE;
+	}
+	if (st.code != RPC_OK) {
+		fprintf(stderr, "kin ctl: %s: %s\n", rpc_code_name(st.code), st.message);
+		if (ctl->json) {
+			printf("{\"error\":{\"code\":\"%s\",\"message\":", rpc_code_name(st.code));
+			json_string(stdout, st.message);
+			printf("}}\n");
+		}
+		return CTL_RPC_ERROR;
+	}
+	return CTL_OK;
+}
+
+static const char *serving_name(int status)
+{
+	switch (status) {
+	case KIN__V1__CHECK_RESPONSE__SERVING_STATUS__SERVING:
+		return "SERVING";
+	case KIN__V1__CHECK_RESPONSE__SERVING_STATUS__STOPPING:
+		return "STOPPING";
+	default:
+		return "UNKNOWN";
+	}
+}
+
+static int cmd_health(struct ctl *ctl)
+{
+	Kin__V1__CheckRequest in = KIN__V1__CHECK_REQUEST__INIT;
+	ProtobufCMessage *out;
+	int r = ctl_call(ctl, "Check", &in.base, &kin__v1__check_response__descriptor, &out);
+	if (r != CTL_OK)
+		return r;
+	const Kin__V1__CheckResponse *m = (const Kin__V1__CheckResponse *)out;
+	if (ctl->json)
+		printf("{\"status\":\"%s\"}\n", serving_name(m->status));
+	else
+		printf("%s\n", serving_name(m->status));
+	protobuf_c_message_free_unpacked(out, NULL);
+	return CTL_OK;
+}
+
+static int cmd_version(struct ctl *ctl)
+{
+	Kin__V1__VersionRequest in = KIN__V1__VERSION_REQUEST__INIT;
+	ProtobufCMessage *out;
+	int r = ctl_call(ctl, "Version", &in.base, &kin__v1__version_response__descriptor, &out);
+	if (r != CTL_OK)
+		return r;
+	const Kin__V1__VersionResponse *m = (const Kin__V1__VersionResponse *)out;
+	if (ctl->json) {
+		const char *keys[] = {"version", "role", "zone", "hostname", "kernel_release"};
+		const char *vals[] = {m->version, m->role, m->zone, m->hostname, m->kernel_release};
+		fputc('{', stdout);
+		for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+			printf("\"%s\":", keys[i]);
+			json_string(stdout, vals[i]);
+			fputc(',', stdout);
+		}
+		printf("\"uptime_ns\":%llu,\"pid\":%u}\n", (unsigned long long)m->uptime_ns, m->pid);
+	} else {
+		printf("version:  %s\nrole:     %s%s%s\nhostname: %s\nkernel:   %s\n"
+		       "uptime:   %llu.%03llus\npid:      %u\n",
+		       m->version, m->role, m->zone[0] ? " " : "", m->zone, m->hostname,
+		       m->kernel_release, (unsigned long long)(m->uptime_ns / 1000000000ull),
+		       (unsigned long long)(m->uptime_ns / 1000000ull % 1000), m->pid);
+	}
+	protobuf_c_message_free_unpacked(out, NULL);
+	return CTL_OK;
+}
+
+int rpc_ctl_main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"socket", required_argument, NULL, 's'},
+		{"connect", required_argument, NULL, 'c'},
+		{"output", required_argument, NULL, 'o'},
+		{"timeout", required_argument, NULL, 't'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct ctl ctl = {.address = RPC_SOCKET_DEFAULT, .timeout_ms = 5000};
+	struct rpc_address a;
+	uint64_t ms;
+	int c;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+:o:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+		case 'c':
+			if ((c == 's' && (str_startswith(optarg, "vsock:") || !*optarg)) ||
+			    rpc_address_parse(optarg, &a) < 0) {
+				fprintf(stderr, "kin ctl: '%s' is not a valid %s\n", optarg,
+					c == 's' ? "socket path" :
+						   "address (unix:PATH or vsock:CID:PORT)");
+				return CTL_USAGE;
+			}
+			ctl.address = optarg;
+			break;
+		case 'o':
+			if (strcmp(optarg, "json") != 0 && strcmp(optarg, "text") != 0) {
+				fprintf(stderr, "kin ctl: -o '%s': expected text or json\n", optarg);
+				return CTL_USAGE;
+			}
+			ctl.json = strcmp(optarg, "json") == 0;
+			break;
+		case 't':
+			if (str_to_duration_ms(optarg, 3600 * 1000, &ms) < 0 || ms == 0) {
+				fprintf(stderr, "kin ctl: --timeout '%s': expected a duration such "
+						"as 5s or 1500ms, at most 1h\n",
+					optarg);
+				return CTL_USAGE;
+			}
+			ctl.timeout_ms = (int)ms;
+			break;
+		case 'h':
+			ctl_usage(stdout);
+			return CTL_OK;
+		case ':':
+			fprintf(stderr, "kin ctl: option '%s' needs a value\n", argv[optind - 1]);
+			return CTL_USAGE;
+		default:
+			fprintf(stderr, "kin ctl: unknown option '%s'\nTry 'kin ctl --help'.\n",
+				argv[optind - 1]);
+			return CTL_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		ctl_usage(stderr);
+		return CTL_USAGE;
+	}
+	const char *cmd = argv[optind];
+	if (optind + 1 < argc) {
+		fprintf(stderr, "kin ctl %s: unexpected argument '%s'\n", cmd, argv[optind + 1]);
+		return CTL_USAGE;
+	}
+	int r;
+	if (strcmp(cmd, "health") == 0)
+		r = cmd_health(&ctl);
+	else if (strcmp(cmd, "version") == 0)
+		r = cmd_version(&ctl);
+	else {
+		fprintf(stderr, "kin ctl: unknown command '%s'\nTry 'kin ctl --help'.\n", cmd);
+		r = CTL_USAGE;
+	}
+	rpc_client_free(ctl.client);
+	fflush(stdout);
+	return r;
+}

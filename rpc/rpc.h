@@ -1,0 +1,288 @@
+/* rpc: kin's remote management. The wire is containerd's ttrpc (10-byte
+ * big-endian frame header, protobuf Request/Response, streams of Data
+ * frames), so any ttrpc client can call kin. This module owns the frame
+ * codec, the server that lives in PID 1's epoll loop (no threads, every
+ * table and buffer bounded), the unix and vsock transports, a small
+ * blocking client, the Health service and `kin ctl`.
+ *
+ * Messages are protobuf-c structs generated from the .proto files in rpc/ into
+ * $(BUILD)/gen/rpc/ (include "rpc/kin.pb-c.h"). Services register
+ * methods by (service, method); a handler answers at once, later (it keeps
+ * the call), or streams Data frames until it closes the call.
+ * Read this header first; README.md documents the user-facing side. */
+#pragma once
+
+#include "lib/lib.h"
+
+#include <protobuf-c/protobuf-c.h>
+#include <stdio.h>
+
+/* ---- wire ---------------------------------------------------------------- */
+
+#define RPC_HEADER_SIZE 10
+#define RPC_MESSAGE_MAX (4u << 20) /* ttrpc's cap on a frame's data */
+
+enum rpc_type {
+	RPC_TYPE_REQUEST = 1,
+	RPC_TYPE_RESPONSE = 2,
+	RPC_TYPE_DATA = 3,
+};
+
+enum {
+	RPC_FLAG_REMOTE_CLOSED = 0x1, /* Request, Data: the sender sends no more */
+	RPC_FLAG_REMOTE_OPEN = 0x2,   /* Request: the client streams Data next */
+	RPC_FLAG_NO_DATA = 0x4,	      /* Data: the frame carries no message */
+};
+
+struct rpc_header {
+	uint32_t length; /* bytes after the header */
+	uint32_t stream_id;
+	uint8_t type;
+	uint8_t flags;
+};
+
+void rpc_header_encode(const struct rpc_header *h, uint8_t out[RPC_HEADER_SIZE]);
+void rpc_header_decode(const uint8_t in[RPC_HEADER_SIZE], struct rpc_header *ret);
+/* Checks a frame header as its receiver. from_client: true on the server
+ * side (frames a client sent), false on the client side. Returns
+ *   0           good
+ *   -EPROTO     the byte stream cannot be trusted (reserved length byte set,
+ *               unknown type, a type this side never receives): close
+ *   -EMSGSIZE   data over RPC_MESSAGE_MAX: answer RESOURCE_EXHAUSTED, skip it
+ *   -EBADR      stream id 0, or of the wrong parity: answer INVALID_ARGUMENT
+ *   -EBADRQC    flags not defined for the type: answer INVALID_ARGUMENT
+ * Checked in that order; the data is never needed to decide. */
+int rpc_header_check(const struct rpc_header *h, bool from_client);
+
+/* gRPC status codes (kin.v1.Code in rpc/kin.proto). */
+enum rpc_code {
+	RPC_OK = 0,
+	RPC_CANCELLED = 1,
+	RPC_UNKNOWN = 2,
+	RPC_INVALID_ARGUMENT = 3,
+	RPC_DEADLINE_EXCEEDED = 4,
+	RPC_NOT_FOUND = 5,
+	RPC_ALREADY_EXISTS = 6,
+	RPC_PERMISSION_DENIED = 7,
+	RPC_RESOURCE_EXHAUSTED = 8,
+	RPC_FAILED_PRECONDITION = 9,
+	RPC_ABORTED = 10,
+	RPC_OUT_OF_RANGE = 11,
+	RPC_UNIMPLEMENTED = 12,
+	RPC_INTERNAL = 13,
+	RPC_UNAVAILABLE = 14,
+	RPC_DATA_LOSS = 15,
+	RPC_UNAUTHENTICATED = 16,
+};
+#define RPC_CODE_MAX RPC_UNAUTHENTICATED
+
+/* "NOT_FOUND"; "CODE_<n>" for a code out of range (into a static buffer). */
+const char *rpc_code_name(int code);
+/* The code an -errno means at the RPC boundary (-ENOENT: NOT_FOUND, ...). */
+int rpc_code_from_errno(int err);
+
+#define RPC_STATUS_MESSAGE_MAX 512
+struct rpc_status {
+	int code;
+	char message[RPC_STATUS_MESSAGE_MAX]; /* one sentence, cut to fit */
+};
+
+/* A decoded Request: views into the unpacked message (valid until
+ * rpc_request_done). */
+#define RPC_METADATA_MAX 64 /* pairs a Request may carry */
+#define RPC_NAME_MAX 255    /* bytes in a service or method name, a metadata key */
+#define RPC_VALUE_MAX 4096  /* bytes in a metadata value */
+struct rpc_kv {
+	const char *key;
+	const char *value;
+};
+struct rpc_request {
+	const char *service;
+	const char *method;
+	const uint8_t *payload;
+	size_t payload_len;
+	int64_t timeout_ns;
+	size_t n_metadata;
+	void *owned_; /* the unpacked Request */
+};
+/* Unpacks a Request: -EBADMSG when it is not a valid one (bad protobuf,
+ * empty or overlong names, too many or overlong metadata, negative
+ * timeout). */
+int rpc_request_decode(const uint8_t *data, size_t len, struct rpc_request *ret);
+void rpc_request_done(struct rpc_request *req);
+struct rpc_kv rpc_request_metadata(const struct rpc_request *req, size_t i);
+/* Packs a Request frame (header included) into a malloc'd buffer. */
+int rpc_request_encode(uint32_t stream_id, uint8_t flags, const char *service,
+		       const char *method, const ProtobufCMessage *in,
+		       const struct rpc_kv *metadata, size_t n_metadata, int64_t timeout_ns,
+		       uint8_t **ret_buf, size_t *ret_len);
+/* Unpacks a Response into a status and (status OK) the output message of
+ * type out_desc (NULL: ignore the payload). -EBADMSG when malformed. */
+int rpc_response_decode(const uint8_t *data, size_t len,
+			const ProtobufCMessageDescriptor *out_desc, struct rpc_status *ret_status,
+			ProtobufCMessage **ret_out);
+
+/* ---- addresses and transports --------------------------------------------- */
+
+#define RPC_SOCKET_DEFAULT "/run/kin/kin.sock"
+#define RPC_VSOCK_PORT_DEFAULT 1024
+
+enum rpc_transport { RPC_TRANSPORT_UNIX, RPC_TRANSPORT_VSOCK, RPC_TRANSPORT_OTHER };
+
+struct rpc_address {
+	enum rpc_transport transport;
+	char path[108]; /* unix */
+	uint32_t cid;	/* vsock */
+	uint32_t port;
+};
+/* "unix:PATH", "vsock:CID:PORT", or a bare PATH. -EINVAL if malformed. */
+int rpc_address_parse(const char *s, struct rpc_address *ret);
+/* A connected, blocking, O_CLOEXEC socket; timeout_ms bounds connect(2). */
+int rpc_address_connect(const struct rpc_address *a, int timeout_ms);
+
+/* Who is calling: filled in when a connection is accepted. */
+struct rpc_peer {
+	enum rpc_transport transport;
+	pid_t pid; /* unix: SO_PEERCRED */
+	uid_t uid;
+	gid_t gid;
+	uint32_t cid; /* vsock: the peer's context id */
+	bool allowed; /* false: every request is answered PERMISSION_DENIED */
+};
+
+/* ---- server ---------------------------------------------------------------- */
+
+#define RPC_ALLOW_MAX 16
+
+struct rpc_server_config {
+	unsigned max_conns;    /* connections at once; more are closed at accept */
+	unsigned max_inflight; /* calls in flight per connection */
+	size_t out_max;	       /* bytes queued to one connection before it is cut */
+	size_t allow_n_uids, allow_n_gids;
+	uid_t allow_uids[RPC_ALLOW_MAX]; /* besides root and kin's own uid */
+	gid_t allow_gids[RPC_ALLOW_MAX];
+};
+#define RPC_MAX_CONNS_DEFAULT 4096
+#define RPC_MAX_INFLIGHT_DEFAULT 128
+#define RPC_OUT_MAX_DEFAULT (2 * RPC_MESSAGE_MAX + 64 * 1024)
+
+void rpc_server_config_defaults(struct rpc_server_config *cfg);
+/* "1000,1001": up to RPC_ALLOW_MAX ids; -EINVAL if malformed or too many. */
+int rpc_parse_id_list(const char *s, uint32_t *ids, size_t max, size_t *ret_n);
+
+struct rpc_server;
+struct rpc_call;
+
+/* A handler gets the method's input message, already unpacked. It returns
+ * 0 once it has answered (rpc_call_reply/rpc_call_fail) or kept the call
+ * for later (a stream, a deferred answer: then it must set a cancel
+ * callback); or -errno, and the server answers with rpc_code_from_errno()
+ * and a sentence naming the method. */
+typedef int (*rpc_handler_fn)(struct rpc_call *call, const ProtobufCMessage *in, void *userdata);
+
+enum {
+	RPC_METHOD_SERVER_STREAM = 0x1, /* answers with Data frames, then a close */
+};
+
+struct rpc_method {
+	const char *service; /* "kin.v1.Health" */
+	const char *method;  /* "Check" */
+	const ProtobufCMessageDescriptor *input;
+	rpc_handler_fn handler;
+	unsigned flags;
+	void *userdata;
+};
+
+int rpc_server_new(struct ev_loop *loop, const struct rpc_server_config *cfg,
+		   struct rpc_server **ret);
+/* Closes listeners and connections (cancelling their calls), unlinks the
+ * unix socket it made. NULL is fine. */
+void rpc_server_free(struct rpc_server *s);
+/* Registers a method table (kept by pointer, usually static). -EEXIST if a
+ * (service, method) pair is taken, -E2BIG past the table's cap. */
+int rpc_server_register(struct rpc_server *s, const struct rpc_method *methods, size_t n);
+/* Listens on a unix socket (mode 0600, 0666 with an allowlist; its
+ * directory made 0700) — refuses -EADDRINUSE when a live server answers
+ * there, replaces a stale socket. */
+int rpc_server_listen_unix(struct rpc_server *s, const char *path);
+/* Listens on AF_VSOCK; -EAFNOSUPPORT when the kernel has no vsock. Peers:
+ * the host (CID 2) and this machine (CID 1, loopback). */
+int rpc_server_listen_vsock(struct rpc_server *s, uint32_t port);
+/* Serves an already connected socket (tests, a parent's socketpair);
+ * takes fd. */
+int rpc_server_add_conn(struct rpc_server *s, int fd, const struct rpc_peer *peer);
+
+struct rpc_server_stats {
+	size_t conns;	       /* open now */
+	uint64_t accepted;     /* connections, ever */
+	uint64_t refused;      /* connections closed at accept (max_conns) */
+	uint64_t calls;	       /* requests dispatched */
+	uint64_t inflight;     /* calls alive now */
+	uint64_t proto_errors; /* connections closed for bad framing */
+};
+void rpc_server_get_stats(const struct rpc_server *s, struct rpc_server_stats *ret);
+
+/* ---- calls (the handler's side) ----------------------------------------------- */
+
+/* Answers OK with out (NULL: an empty payload) and finishes the call. */
+int rpc_call_reply(struct rpc_call *call, const ProtobufCMessage *out);
+/* Answers with a gRPC code and one sentence; finishes the call. */
+int rpc_call_fail(struct rpc_call *call, int code, const char *fmt, ...) _printf_(3, 4);
+/* Server streams: queues one Data frame. -ENOBUFS when the connection's
+ * output is full (the caller drops or retries later), -EPIPE if the
+ * client is gone, -EINVAL on a unary call. The call stays alive. */
+int rpc_call_send(struct rpc_call *call, const ProtobufCMessage *msg);
+/* Ends a server stream: OK as a Data frame with remote-closed (as ttrpc
+ * does), an error as a final Response. Finishes the call. */
+int rpc_call_close(struct rpc_call *call, int code, const char *fmt, ...) _printf_(3, 4);
+
+/* Called once if the connection ends before the call is finished (the
+ * client left, a slow client was cut, the server is freed); the call is
+ * freed right after. A handler that keeps a call must set one. */
+typedef void (*rpc_cancel_fn)(struct rpc_call *call, void *data);
+void rpc_call_on_cancel(struct rpc_call *call, rpc_cancel_fn fn, void *data);
+
+const char *rpc_call_service(const struct rpc_call *call);
+const char *rpc_call_method(const struct rpc_call *call);
+/* The first value of a metadata key ("kin-target" routes to a child kin,
+ * later), or NULL. All pairs: rpc_call_metadata_at(). */
+const char *rpc_call_metadata(const struct rpc_call *call, const char *key);
+size_t rpc_call_metadata_count(const struct rpc_call *call);
+struct rpc_kv rpc_call_metadata_at(const struct rpc_call *call, size_t i);
+/* CLOCK_MONOTONIC ns when the client stops waiting; 0 without a timeout. */
+uint64_t rpc_call_deadline_ns(const struct rpc_call *call);
+const struct rpc_peer *rpc_call_peer(const struct rpc_call *call);
+
+/* ---- services ------------------------------------------------------------------ */
+
+/* What Health reports; init fills it in (rpc never includes init). Strings
+ * and data must outlive the server. */
+struct rpc_health_info {
+	const char *version;
+	const char *role;
+	const char *zone;    /* "" unless role is zone */
+	uint64_t started_ns; /* CLOCK_MONOTONIC when kin started */
+	bool (*stopping)(void *data);
+	void *data;
+};
+int rpc_health_register(struct rpc_server *s, const struct rpc_health_info *info);
+
+/* ---- client -------------------------------------------------------------------- */
+
+struct rpc_client;
+/* Connects to an address (rpc_address_parse syntax). timeout_ms bounds the
+ * connect and each later call (0: wait forever). */
+int rpc_client_connect(const char *address, int timeout_ms, struct rpc_client **ret);
+void rpc_client_free(struct rpc_client *c);
+/* Metadata sent with every later call (strings kept by pointer). */
+int rpc_client_set_metadata(struct rpc_client *c, const struct rpc_kv *kv, size_t n);
+/* One unary call. 0 when the server answered: ret_status says how, and on
+ * OK *ret_out holds the output (free with protobuf_c_message_free_unpacked).
+ * -errno when kin could not be reached or the connection failed. */
+int rpc_client_call(struct rpc_client *c, const char *service, const char *method,
+		    const ProtobufCMessage *in, const ProtobufCMessageDescriptor *out_desc,
+		    struct rpc_status *ret_status, ProtobufCMessage **ret_out);
+
+/* `kin ctl [--socket PATH|--connect ADDR] [-o json] COMMAND`: exit 0 ok,
+ * 1 RPC error, 2 usage error, 3 unreachable. */
+int rpc_ctl_main(int argc, char **argv);
