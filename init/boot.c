@@ -3,6 +3,7 @@
  * console on stdio — and the hostname, which any role may set in its own
  * UTS namespace. */
 #include "init/init.h"
+#include "rootfs/rootfs.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -138,7 +139,7 @@ static void boot_hostname(const struct init_config *cfg)
 		log_warn("cannot set hostname '%s': %s", name, strerror(-r));
 }
 
-int boot_machine(const struct init_config *cfg)
+int boot_machine_mounts(void)
 {
 	umask(022);
 	for (size_t i = 0; i < ARRAY_SIZE(boot_mounts); i++) {
@@ -164,9 +165,29 @@ int boot_machine(const struct init_config *cfg)
 		log_set_target(LOG_TARGET_STDERR);
 	else
 		log_set_target(LOG_TARGET_KMSG);
+	return 0;
+}
+
+void boot_machine_setup(const struct init_config *cfg)
+{
+	log_debug("boot: setup begins");
 	if (is_mountpoint("/sys/fs/cgroup"))
 		boot_cgroup_controllers("/sys/fs/cgroup");
 	mkdir("/run/kin", 0700);
 	boot_hostname(cfg);
-	return 0;
+	log_debug("boot: cgroup controllers and hostname done");
+	/* Modules before the network: eth0 is virtio_net, a module. */
+	int r = modules_load_boot(cfg->modules[0] ? cfg->modules : NULL);
+	if (r < 0)
+		log_warn("modules: none loaded: %s", strerror(-r));
+	else if (r > 0)
+		log_warn("modules: %d of the requested modules failed to load (named above)", r);
+	log_debug("boot: modules done");
+	r = net_bring_up(&cfg->net);
+	if (r < 0)
+		log_warn("network: %s%s: %s", cfg->net.ifname[0] ? "bringing up " : "lo",
+			 cfg->net.ifname, strerror(-r));
+	else if (cfg->net.ifname[0])
+		log_info("network: %s up%s%s%s%s", cfg->net.ifname, cfg->net.addr[0] ? " " : "",
+			 cfg->net.addr, cfg->net.gateway[0] ? " via " : "", cfg->net.gateway);
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "lib/lib.h"
+#include "net/net.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -64,6 +65,10 @@ struct init_config {
 	char zone[INIT_HOSTNAME_MAX + 1]; /* set by --zone: the parent kin made us */
 	const char *cmdline_file;	  /* kin.* options from here, any role */
 	char **argv;			  /* workload after "--", or NULL */
+	char modules[4096];		  /* kin.modules=: loaded after the image's defaults */
+	struct net_config net;		  /* ip= or kin.net= (kin.net= wins) */
+	bool net_from_kin;
+	uint64_t exec_ns; /* CLOCK_MONOTONIC when kin's main() began */
 	struct init_rpc_config rpc;	  /* kin.rpc.*, --socket, --vsock, --allow-uid */
 };
 
@@ -91,10 +96,12 @@ const char *init_role_name(enum init_role role);
 enum init_action init_signal_action(enum init_role role, bool has_workload, int sig);
 const char *init_action_name(enum init_action act);
 
-/* Machine boot: API filesystems, cgroup2 with every controller enabled for
- * children, console on stdio, hostname. Returns 0 or the first fatal -errno;
- * non-fatal problems are logged. */
-int boot_machine(const struct init_config *cfg);
+/* Machine boot, first half: API filesystems and the console on stdio.
+ * Returns 0 or the first fatal -errno; non-fatal problems are logged. */
+int boot_machine_mounts(void);
+/* Second half, once kin.* options are read: cgroup2 controllers enabled for
+ * children, hostname, kernel modules, network. Problems are logged. */
+void boot_machine_setup(const struct init_config *cfg);
 int boot_set_hostname(const char *name);
 
 /* Runs the main loop until kin is told to stop; returns the exit status for

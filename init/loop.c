@@ -287,9 +287,10 @@ int init_run(struct init_config *cfg, enum init_role role)
 		}
 	}
 	uint64_t now = now_monotonic_ns();
-	log_info("ready: role %s, pid %d, monotonic %llu.%06llu", init_role_name(role),
-		 (int)getpid(), (unsigned long long)(now / 1000000000ull),
-		 (unsigned long long)(now % 1000000000ull / 1000));
+	log_info("ready: role %s, pid %d, monotonic %llu.%06llu, %.1f ms after exec",
+		 init_role_name(role), (int)getpid(), (unsigned long long)(now / 1000000000ull),
+		 (unsigned long long)(now % 1000000000ull / 1000),
+		 (double)(now - cfg->exec_ns) / 1e6);
 
 	while (s.phase != PHASE_DONE) {
 		r = ev_run_once(s.loop, -1);

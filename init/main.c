@@ -2,9 +2,9 @@
  * when started by the kernel as /init or /sbin/init), version, and later
  * ctl and image — and hands over. */
 #include "init/init.h"
+#include "rootfs/rootfs.h"
 #include "rpc/rpc.h"
 #include "vm/vm.h"
-#include "rootfs/rootfs.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -41,6 +41,7 @@ int init_main(int argc, char **argv, bool as_kernel_init)
 	int r;
 
 	init_config_defaults(&cfg);
+	cfg.exec_ns = now_monotonic_ns();
 	if (as_kernel_init) {
 		/* The kernel passes init the words after "--" on its command line,
 		 * and any word it did not understand. A workload is what starts
@@ -74,7 +75,7 @@ int init_main(int argc, char **argv, bool as_kernel_init)
 		log_set_level(flag_level);
 	if (role == INIT_ROLE_MACHINE) {
 		init_install_fault_handlers(cfg.panic);
-		r = boot_machine(&cfg);
+		r = boot_machine_mounts();
 		if (r < 0)
 			init_panic(cfg.panic, "boot failed: %s", strerror(-r));
 	}
@@ -87,8 +88,10 @@ int init_main(int argc, char **argv, bool as_kernel_init)
 		log_set_level(level_from_flags ? flag_level : cfg.log_level_set ? cfg.log_level
 										     : log_get_level());
 	}
-	if (role == INIT_ROLE_MACHINE)
+	if (role == INIT_ROLE_MACHINE) {
 		init_install_fault_handlers(cfg.panic); /* kin.panic= may have changed it */
+		boot_machine_setup(&cfg);
+	}
 	if (role != INIT_ROLE_MACHINE && cfg.hostname[0]) {
 		r = boot_set_hostname(cfg.hostname);
 		if (r < 0)
@@ -111,9 +114,9 @@ static void usage(FILE *f)
 	fputs("usage: kin COMMAND [ARGS...]\n"
 	      "\n"
 	      "  init [OPTIONS] [-- CMD ARGS...]   run as init (see 'kin init --help')\n"
-	      "  image build|kernel ...           build a bootable image (see 'kin image help')\n"
 	      "  vm run --kernel K --image I ...  boot a microVM in the foreground\n"
 	      "  ctl [OPTIONS] COMMAND            call a running kin (see 'kin ctl --help')\n"
+	      "  image build|kernel ...           build a bootable image (see 'kin image help')\n"
 	      "  version                          print kin's version\n"
 	      "  help                             this text\n"
 	      "\n"
@@ -137,12 +140,12 @@ int main(int argc, char **argv)
 	const char *cmd = argv[1];
 	if (strcmp(cmd, "init") == 0)
 		return init_main(argc - 1, argv + 1, false);
-	if (strcmp(cmd, "image") == 0)
-		return rootfs_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "vm") == 0 && argc >= 3 && strcmp(argv[2], "run") == 0)
 		return vm_run_main(argc - 2, argv + 2);
 	if (strcmp(cmd, "ctl") == 0)
 		return rpc_ctl_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "image") == 0)
+		return rootfs_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0)
 		return cmd_version();
 	if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {

@@ -2,6 +2,7 @@
  * and from `kin init` flags. Both are outside input: every value is checked,
  * a bad one is reported by name and the previous value kept. */
 #include "init/init.h"
+#include "rootfs/rootfs.h"
 #include "rpc/rpc.h"
 
 #include <getopt.h>
@@ -108,7 +109,42 @@ int init_option_set(struct init_config *cfg, const char *key, const char *value)
 	}
 	if (str_startswith(key, "kin.rpc."))
 		return opt_rpc_set(&cfg->rpc, key + STRLEN("kin.rpc."), value);
+	if (strcmp(key, "kin.modules") == 0) {
+		if (!modules_csv_valid(value))
+			return -EINVAL;
+		return str_copy(cfg->modules, sizeof(cfg->modules), value);
+	}
+	if (strcmp(key, "kin.net") == 0) {
+		struct net_config net;
+		if (net_parse_kin_option(value, &net) < 0)
+			return -EINVAL;
+		cfg->net = net;
+		cfg->net_from_kin = true;
+		return 0;
+	}
 	return -ENOENT;
+}
+
+/* The kernel's own ip= (kin brings the interface up itself: the Debian
+ * kernel has no IP autoconfiguration, and eth0 is a module anyway). */
+static void cmdline_ip(struct init_config *cfg, const char *value, init_diag_fn diag,
+		       void *userdata, int *problems)
+{
+	struct net_config net;
+	int r = net_parse_ip_option(value, &net);
+	if (r == -EOPNOTSUPP) {
+		diag(userdata, "kernel command line: ip='%s': kin configures static addresses only "
+			       "(no DHCP); ignored",
+		     value);
+		(*problems)++;
+	} else if (r < 0) {
+		diag(userdata, "kernel command line: ip='%s' is not valid (expected "
+			       "CLIENT::GATEWAY:NETMASK::DEVICE:off); ignored",
+		     value);
+		(*problems)++;
+	} else if (!cfg->net_from_kin) {
+		cfg->net = net;
+	}
 }
 
 static const char *option_expect(const char *key)
@@ -129,6 +165,10 @@ static const char *option_expect(const char *key)
 		return "a comma-separated list of at most 16 numeric ids";
 	if (strcmp(key, "kin.rpc.max-conns") == 0)
 		return "a number from 1 to 65536";
+	if (strcmp(key, "kin.modules") == 0)
+		return "a comma-separated list of module names or aliases";
+	if (strcmp(key, "kin.net") == 0)
+		return "IFNAME[,ADDRESS/PREFIX[,GATEWAY]]";
 	return "a valid value";
 }
 
@@ -173,6 +213,10 @@ int init_cmdline_parse(const char *cmdline, struct init_config *cfg, init_diag_f
 	while ((p = cmdline_next_word(p, word, CMDLINE_MAX_WORD, &cut))) {
 		if (strcmp(word, "--") == 0)
 			break;
+		if (str_startswith(word, "ip=") && !cut) {
+			cmdline_ip(cfg, word + 3, diag, userdata, &problems);
+			continue;
+		}
 		if (!str_startswith(word, "kin."))
 			continue;
 		if (cut) {

@@ -62,6 +62,9 @@ void log_vmsg(enum log_level level, const char *fmt, va_list ap)
 	if (log_fd >= 0)
 		n = snprintf(buf, sizeof(buf), "<%d>%s[%d]: ", (int)level, log_ident,
 			     (int)getpid());
+	else if (log_level >= LOG_DEBUG_) /* timestamps when looking closely */
+		n = snprintf(buf, sizeof(buf), "%s[%d]: %.6f %s: ", log_ident, (int)getpid(),
+			     (double)now_monotonic_ns() / 1e9, tags[level & 7]);
 	else
 		n = snprintf(buf, sizeof(buf), "%s[%d]: %s: ", log_ident, (int)getpid(),
 			     tags[level & 7]);

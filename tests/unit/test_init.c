@@ -126,3 +126,30 @@ TEST(signal_table)
 	CHECK_EQ(init_signal_action(INIT_ROLE_DAEMON, false, SIGHUP), INIT_ACT_IGNORE);
 	CHECK_EQ(init_signal_action(INIT_ROLE_DAEMON, false, SIGTERM), INIT_ACT_STOP);
 }
+
+TEST(cmdline_net_and_modules)
+{
+	struct init_config cfg;
+	init_config_defaults(&cfg);
+	diag_count = 0;
+	CHECK_EQ(init_cmdline_parse("ip=10.0.2.15::10.0.2.2:255.255.255.0::eth0:off "
+				    "kin.modules=virtio_net,vsock",
+				    &cfg, diag, NULL),
+		 0);
+	CHECK_STR(cfg.net.ifname, "eth0");
+	CHECK_STR(cfg.net.addr, "10.0.2.15/24");
+	CHECK_STR(cfg.net.gateway, "10.0.2.2");
+	CHECK_STR(cfg.modules, "virtio_net,vsock");
+	/* kin.net= wins over ip=, whatever the order. */
+	CHECK_EQ(init_cmdline_parse("kin.net=eth1,192.168.0.2/16 ip=10.0.2.15:::255.255.255.0::eth0:off",
+				    &cfg, diag, NULL),
+		 0);
+	CHECK_STR(cfg.net.ifname, "eth1");
+	CHECK_STR(cfg.net.addr, "192.168.0.2/16");
+	CHECK_EQ(init_cmdline_parse("ip=dhcp ip=1.2.3 kin.net=eth0,1.2.3.4 kin.modules=a,,b "
+				    "kin.modules=../x",
+				    &cfg, diag, NULL),
+		 5);
+	CHECK_STR(cfg.net.ifname, "eth1"); /* bad values kept nothing */
+	CHECK_STR(cfg.modules, "virtio_net,vsock");
+}
