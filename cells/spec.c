@@ -25,11 +25,14 @@ uint64_t exec_backoff_ms(uint32_t attempt, uint64_t base_ms, uint64_t cap_ms)
 		cap_ms = EXEC_BACKOFF_CAP_MS;
 	if (base_ms >= cap_ms)
 		return cap_ms;
-	/* Shift only while it cannot pass cap: no overflow for any attempt. */
+	/* Double only while the result stays under cap: never overflows. */
 	uint64_t d = base_ms;
-	for (uint32_t i = 0; i < attempt && d < cap_ms; i++)
+	for (uint32_t i = 0; i < attempt; i++) {
+		if (d > cap_ms / 2)
+			return cap_ms;
 		d <<= 1;
-	return d < cap_ms ? d : cap_ms;
+	}
+	return d;
 }
 
 static size_t strv_len(char *const *v)
