@@ -93,8 +93,9 @@ struct cells;
 struct cells_config {
 	const char *mount; /* cgroup2 mount point; NULL: from /proc/self/mountinfo */
 	const char *base;  /* kin's cgroup, relative to the mount; NULL: /proc/self/cgroup */
-	/* Move the processes of <base> (kin) into the leaf <base>/init, so
-	 * controllers can be enabled below <base>. Not needed at the mount root. */
+	/* Move kin, and any other process of <base>, into the leaf <base>/init,
+	 * so controllers can be enabled below <base>. Ignored at the mount root
+	 * (exempt from the no-internal-processes rule). */
 	bool own_leaf;
 };
 

@@ -167,16 +167,20 @@ int cells_cgroup_dir(const struct cells *c, const char *path, char *buf, size_t 
 
 const char *cells_mount(const struct cells *c) { return c->mount; }
 
-/* Moves every process of dir into dir/init. New ones may appear while we
- * move (a fork racing us), so go round a few times. */
+/* Moves kin, then every other process of dir, into dir/init. New ones may
+ * appear while we move (a fork racing us), so go round a few times. */
 static int move_into_leaf(const char *dir)
 {
-	char procs[PATH_MAX + 32], leaf[PATH_MAX + 32];
+	char procs[PATH_MAX + 32], leaf[PATH_MAX + 32], self[16];
 	snprintf(procs, sizeof(procs), "%s/cgroup.procs", dir);
 	snprintf(leaf, sizeof(leaf), "%s/init/cgroup.procs", dir);
+	snprintf(self, sizeof(self), "%d", (int)getpid());
+	int r = file_write_str(leaf, self);
+	if (r < 0)
+		return r;
 	for (int round = 0; round < 8; round++) {
 		_cleanup_free_ char *list = NULL;
-		int r = file_read_small(procs, 1 << 20, &list, NULL);
+		r = file_read_small(procs, 1 << 20, &list, NULL);
 		if (r < 0)
 			return r;
 		if (!*list)

@@ -10,3 +10,7 @@ LIBS += -lseccomp -lcap
 $(BUILD)/cells-driver: tests/cells/driver.c $$(LIB_OBJS)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_OBJS) $(LIBS)
 check-run: $(BUILD)/cells-driver
+# A static probe the executables run to report what isolation they got.
+$(BUILD)/cells-probe: tests/cells/probe.c
+	$(CC) -O2 -Wall -Werror -static -o $@ $<
+check-run: $(BUILD)/cells-probe
