@@ -12,6 +12,7 @@ PKGS=(
 	libprotobuf-c-dev protobuf-c-compiler         # RPC messages
 	golang-go golang-github-containerd-ttrpc-dev  # the Go ttrpc peer
 	tini                                          # the benchmark's peer
+	busybox-static                                # a static rootfs for the cells pivot_root test
 )
 
 missing=()
