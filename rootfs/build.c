@@ -17,6 +17,19 @@ const char *const rootfs_default_modules[] = {
 	"vmw_vsock_virtio_transport", "ext4", "overlay", "veth", "bridge", "tun", NULL,
 };
 
+static void note(const struct rootfs_build_opts *o, const char *fmt, ...) _printf_(2, 3);
+static void note(const struct rootfs_build_opts *o, const char *fmt, ...)
+{
+	va_list ap;
+	if (!o->progress)
+		return;
+	fputs("kin image: ", o->progress);
+	va_start(ap, fmt);
+	vfprintf(o->progress, fmt, ap);
+	va_end(ap);
+	fputc('\n', o->progress);
+}
+
 static int base_layout(struct rootfs_tree *t, const char *self, struct rootfs_diag *d)
 {
 	/* Debian bookworm's merged /usr: one name per file in the image. */
@@ -132,8 +145,8 @@ static int add_modules(struct rootfs_tree *t, const struct rootfs_build_opts *o,
 		if (modules_resolve(idx, rootfs_default_modules[i], m, ARRAY_SIZE(m)) >= 0)
 			names[n++] = rootfs_default_modules[i];
 		else
-			fprintf(stderr, "kin image: kernel %s has no module %s; skipped\n", rel,
-				rootfs_default_modules[i]);
+			note(o, "kernel %s has no module %s; skipped", rel,
+			     rootfs_default_modules[i]);
 	}
 	if (o->modules_csv) {
 		str_copy(csv, sizeof(csv), o->modules_csv);
@@ -206,7 +219,7 @@ static int add_modules(struct rootfs_tree *t, const struct rootfs_build_opts *o,
 		r = rootfs_tree_add_data(t, "etc/kin/kernel-release", 0644, text, strlen(text));
 	}
 	if (r == 0)
-		fprintf(stderr, "kin image: kernel %s, %zu modules\n", rel, n_order);
+		note(o, "kernel %s, %zu modules", rel, n_order);
 out:
 	free(order);
 	modules_index_free(idx);
@@ -352,7 +365,7 @@ int rootfs_build(const struct rootfs_build_opts *o, struct rootfs_diag *d)
 	if (r < 0)
 		unlink(tmp_out);
 	else
-		fprintf(stderr, "kin image: wrote %s (%zu entries)\n", o->output, t->n);
+		note(o, "wrote %s (%zu entries)", o->output, t->n);
 out:
 	rootfs_tree_free(t);
 	return r;

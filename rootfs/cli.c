@@ -145,6 +145,7 @@ static int cmd_build(int argc, char **argv)
 	const char *epoch = getenv("SOURCE_DATE_EPOCH");
 	if (epoch && epoch[0] && str_to_u64(epoch, UINT32_MAX, &o.mtime) < 0)
 		return usage_error("SOURCE_DATE_EPOCH='%s' is not a number of seconds", epoch);
+	o.progress = stderr;
 	int r = rootfs_build(&o, &d);
 	if (r < 0) {
 		fprintf(stderr, "kin image build: %s\n", d.msg[0] ? d.msg : strerror(-r));

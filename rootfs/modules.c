@@ -322,15 +322,17 @@ int modules_index_parse(const char *dep, size_t dep_len, const char *alias, size
 				  builtin_line, d);
 	if (r < 0)
 		goto fail;
-	/* Paths must be unique before the name sort moves them around. */
-	qsort(idx->mods, idx->n_mods, sizeof(*idx->mods), cmp_mod_name);
+	/* qsort and bsearch want a non-NULL base even for zero elements. */
+	if (idx->n_mods)
+		qsort(idx->mods, idx->n_mods, sizeof(*idx->mods), cmp_mod_name);
 	for (size_t i = 1; i < idx->n_mods; i++)
 		if (strcmp(idx->mods[i - 1].name, idx->mods[i].name) == 0) {
 			rootfs_diag_set(d, "modules.dep: module %s listed twice", idx->mods[i].name);
 			r = -EBADMSG;
 			goto fail;
 		}
-	qsort(idx->builtins, idx->n_builtins, sizeof(char *), cmp_str);
+	if (idx->n_builtins)
+		qsort(idx->builtins, idx->n_builtins, sizeof(char *), cmp_str);
 	r = link_deps(idx, d);
 	if (r < 0)
 		goto fail;
@@ -433,7 +435,7 @@ bool modules_is_builtin(const struct modules_index *idx, const char *name)
 	if (modules_name_normalize(name, norm, sizeof(norm)) < 0)
 		return false;
 	const char *key = norm;
-	return bsearch(&key, idx->builtins, idx->n_builtins, sizeof(char *), cmp_str) != NULL;
+	return idx->n_builtins && bsearch(&key, idx->builtins, idx->n_builtins, sizeof(char *), cmp_str) != NULL;
 }
 
 int modules_resolve(const struct modules_index *idx, const char *name, size_t *ret, size_t max)

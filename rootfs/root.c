@@ -17,7 +17,8 @@
 #include <sys/statfs.h>
 #include <time.h>
 
-#define NEWROOT "/.kin-newroot"
+#define NEWROOT_NAME ".kin-newroot"
+#define NEWROOT "/" NEWROOT_NAME
 #define WAIT_DEFAULT_MS 10000
 #define WAIT_MAX_MS (600 * 1000)
 
@@ -92,7 +93,7 @@ static void delete_old_root(int fd_dir, dev_t dev, int depth)
 		struct stat st;
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
-		if (depth == 0 && strcmp(de->d_name, NEWROOT + 1) == 0)
+		if (depth == 0 && strcmp(de->d_name, NEWROOT_NAME) == 0)
 			continue;
 		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_dev != dev)
 			continue;

@@ -201,6 +201,7 @@ struct rootfs_build_opts {
 	const char *self;      /* kin's binary, default /proc/self/exe */
 	uint64_t mtime;	       /* SOURCE_DATE_EPOCH or 0 */
 	uint64_t size_mb;      /* ext4 size; 0 = computed */
+	FILE *progress;	       /* a line per step and skipped default; NULL: quiet */
 };
 /* The modules every image loads at boot, before --modules / kin.modules=. */
 extern const char *const rootfs_default_modules[];

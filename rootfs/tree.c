@@ -446,7 +446,11 @@ int rootfs_tree_add_host_path(struct rootfs_tree *t, const char *host_path, char
 			struct stat st;
 			if (lstat(probe, &st) < 0) {
 				r = -errno;
-				rootfs_diag_set(d, "%s: %s", probe, strerror(-r));
+				if (strcmp(probe + 1, cur) == 0)
+					rootfs_diag_set(d, "%s: %s", host_path, strerror(-r));
+				else
+					rootfs_diag_set(d, "%s: %s (at %s)", host_path, strerror(-r),
+							probe);
 				return r;
 			}
 			if (S_ISLNK(st.st_mode)) {
