@@ -183,6 +183,11 @@ void boot_machine_setup(const struct init_config *cfg)
 	else if (r > 0)
 		log_warn("modules: %d of the requested modules failed to load (named above)", r);
 	log_debug("boot: modules done");
+	/* root= (a disk whose driver and filesystem are modules just loaded):
+	 * on success the disk's /sbin/init replaces this kin. */
+	r = rootfs_switch_root_boot(NULL);
+	if (r < 0)
+		log_warn("root: staying on the initramfs: %s", strerror(-r));
 	r = net_bring_up(&cfg->net);
 	if (r < 0)
 		log_warn("network: %s%s: %s", cfg->net.ifname[0] ? "bringing up " : "lo",

@@ -13,6 +13,7 @@ PKGS=(
 	golang-go golang-github-containerd-ttrpc-dev  # the Go ttrpc peer
 	tini                                          # the benchmark's peer
 	busybox-static                                # a static rootfs for the cells pivot_root test
+	kmod e2fsprogs cpio                           # kin image: depmod, mke2fs -d/debugfs, cpio -t in tests
 )
 
 missing=()
