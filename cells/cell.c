@@ -111,8 +111,8 @@ static int op_arm(struct cells *c, struct cell *cell, uint64_t ms)
 			return r;
 		}
 	}
-	struct itimerspec its = {.it_value = {.tv_sec = (time_t)(ms / 1000),
-					      .tv_nsec = (long)(ms % 1000) * 1000000}};
+	struct itimerspec its = {
+	    .it_value = {.tv_sec = (time_t)(ms / 1000), .tv_nsec = (long)(ms % 1000) * 1000000}};
 	return timerfd_settime(cell->timer.fd, 0, &its, NULL) < 0 ? -errno : 0;
 }
 
@@ -164,15 +164,15 @@ static void timer_fired(struct ev_source *src, uint32_t events)
 	struct cells_err err;
 	if (cell->freeze_op.active) {
 		cells_fail(&err, -ETIMEDOUT, CELLS_DEADLINE_EXCEEDED,
-			   "cell \"%s\": not %s after %d ms", cell->path,
-			   cell->freeze_op.want_frozen ? "frozen" : "thawed",
-			   CELLS_FREEZE_TIMEOUT_MS);
+		           "cell \"%s\": not %s after %d ms", cell->path,
+		           cell->freeze_op.want_frozen ? "frozen" : "thawed",
+		           CELLS_FREEZE_TIMEOUT_MS);
 		op_finish(&cell->freeze_op, -ETIMEDOUT, &err);
 	}
 	if (cell->delete_op.active) {
 		cells_fail(&err, -ETIMEDOUT, CELLS_DEADLINE_EXCEEDED,
-			   "cell \"%s\": processes still there %d ms after cgroup.kill",
-			   cell->path, CELLS_DELETE_TIMEOUT_MS);
+		           "cell \"%s\": processes still there %d ms after cgroup.kill", cell->path,
+		           CELLS_DELETE_TIMEOUT_MS);
 		op_finish(&cell->delete_op, -ETIMEDOUT, &err);
 	}
 }
@@ -186,9 +186,9 @@ static void cell_state_changed(struct cells *c, struct cell *cell)
 	cell->populated = populated;
 	cell->frozen = frozen;
 	if (frozen != was_frozen)
-		cells_emit(c, &(struct cells_event){.type = frozen ? CELLS_EV_FROZEN
-								    : CELLS_EV_THAWED,
-						    .cell = cell->path});
+		cells_emit(c,
+		           &(struct cells_event){.type = frozen ? CELLS_EV_FROZEN : CELLS_EV_THAWED,
+		                                 .cell = cell->path});
 	if (cell->freeze_op.active && frozen == cell->freeze_op.want_frozen)
 		op_finish(&cell->freeze_op, 0, NULL);
 	if (cell->delete_op.active && !populated)
@@ -200,8 +200,8 @@ static void memory_changed(struct cells *c, struct cell *cell)
 	uint64_t n = read_oom_kills(c, cell);
 	if (n > cell->oom_kills)
 		cells_emit(c, &(struct cells_event){.type = CELLS_EV_OOM_KILL,
-						    .cell = cell->path,
-						    .count = n - cell->oom_kills});
+		                                    .cell = cell->path,
+		                                    .count = n - cell->oom_kills});
 	cell->oom_kills = n;
 }
 
@@ -232,8 +232,8 @@ void cells_watch_event(struct ev_source *src, uint32_t events)
 			struct inotify_event *ie = (struct inotify_event *)p;
 			p += sizeof(*ie) + ie->len;
 			bool is_memory = false;
-			struct cell *cell = ie->mask & IN_IGNORED ? NULL
-								  : find_wd(&c->top, ie->wd, &is_memory);
+			struct cell *cell =
+			    ie->mask & IN_IGNORED ? NULL : find_wd(&c->top, ie->wd, &is_memory);
 			if (!cell)
 				continue;
 			if (is_memory)
@@ -248,7 +248,7 @@ void cells_watch_event(struct ev_source *src, uint32_t events)
 
 /* The first set limit whose controller is not in have, named in err. */
 static int check_controllers(const char *path, const struct cell_limits *l, uint32_t have,
-			     const char *why, struct cells_err *err)
+                             const char *why, struct cells_err *err)
 {
 	for (int k = 0; k < CELL_LIMIT_COUNT; k++) {
 		if (!(l->set & (1u << k)))
@@ -256,14 +256,14 @@ static int check_controllers(const char *path, const struct cell_limits *l, uint
 		if (!(cells_controllers_parse(cell_limit_controller(k)) & ~have))
 			continue;
 		return cells_fail(err, -EOPNOTSUPP, CELLS_FAILED_PRECONDITION,
-				  "cell \"%s\": %s: controller %s is not enabled%s", path,
-				  cell_limit_name(k), cell_limit_controller(k), why);
+		                  "cell \"%s\": %s: controller %s is not enabled%s", path,
+		                  cell_limit_name(k), cell_limit_controller(k), why);
 	}
 	return 0;
 }
 
 static int write_limits(struct cells *c, struct cell *cell, const struct cell_limits *l,
-			struct cells_err *err)
+                        struct cells_err *err)
 {
 	for (int k = 0; k < CELL_LIMIT_COUNT; k++) {
 		char path[PATH_MAX], value[CELL_CPUSET_LEN + 32];
@@ -276,25 +276,46 @@ static int write_limits(struct cells *c, struct cell *cell, const struct cell_li
 			r = file_write_str(path, value);
 		if (r < 0)
 			return cells_fail_errno(err, r, "cell \"%s\": %s: %s", cell->path,
-						cell_limit_name(k), strerror(-r));
+			                        cell_limit_name(k), strerror(-r));
 		/* Remember what is in force, field by field. */
 		struct cell_limits *m = &cell->limits;
 		switch ((enum cell_limit)k) {
-		case CELL_CPU_WEIGHT: m->cpu_weight = l->cpu_weight; break;
+		case CELL_CPU_WEIGHT:
+			m->cpu_weight = l->cpu_weight;
+			break;
 		case CELL_CPU_MAX:
 			m->cpu_quota_us = l->cpu_quota_us;
 			m->cpu_period_us = l->cpu_period_us;
 			break;
-		case CELL_CPUSET_CPUS: memcpy(m->cpuset_cpus, l->cpuset_cpus, CELL_CPUSET_LEN); break;
-		case CELL_CPUSET_MEMS: memcpy(m->cpuset_mems, l->cpuset_mems, CELL_CPUSET_LEN); break;
-		case CELL_MEMORY_MIN: m->memory_min = l->memory_min; break;
-		case CELL_MEMORY_LOW: m->memory_low = l->memory_low; break;
-		case CELL_MEMORY_HIGH: m->memory_high = l->memory_high; break;
-		case CELL_MEMORY_MAX: m->memory_max = l->memory_max; break;
-		case CELL_MEMORY_SWAP_MAX: m->memory_swap_max = l->memory_swap_max; break;
-		case CELL_PIDS_MAX: m->pids_max = l->pids_max; break;
-		case CELL_IO_WEIGHT: m->io_weight = l->io_weight; break;
-		case CELL_LIMIT_COUNT: break;
+		case CELL_CPUSET_CPUS:
+			memcpy(m->cpuset_cpus, l->cpuset_cpus, CELL_CPUSET_LEN);
+			break;
+		case CELL_CPUSET_MEMS:
+			memcpy(m->cpuset_mems, l->cpuset_mems, CELL_CPUSET_LEN);
+			break;
+		case CELL_MEMORY_MIN:
+			m->memory_min = l->memory_min;
+			break;
+		case CELL_MEMORY_LOW:
+			m->memory_low = l->memory_low;
+			break;
+		case CELL_MEMORY_HIGH:
+			m->memory_high = l->memory_high;
+			break;
+		case CELL_MEMORY_MAX:
+			m->memory_max = l->memory_max;
+			break;
+		case CELL_MEMORY_SWAP_MAX:
+			m->memory_swap_max = l->memory_swap_max;
+			break;
+		case CELL_PIDS_MAX:
+			m->pids_max = l->pids_max;
+			break;
+		case CELL_IO_WEIGHT:
+			m->io_weight = l->io_weight;
+			break;
+		case CELL_LIMIT_COUNT:
+			break;
 		}
 		m->set |= 1u << k;
 	}
@@ -302,7 +323,7 @@ static int write_limits(struct cells *c, struct cell *cell, const struct cell_li
 }
 
 int cell_create(struct cells *c, const char *path, const struct cell_limits *limits,
-		struct cells_err *err)
+                struct cells_err *err)
 {
 	static const struct cell_limits no_limits;
 	char parent_path[CELLS_PATH_MAX], pdir[PATH_MAX], dir[PATH_MAX];
@@ -317,7 +338,7 @@ int cell_create(struct cells *c, const char *path, const struct cell_limits *lim
 	}
 	if (c->ncells >= CELLS_MAX)
 		return cells_fail(err, -ENOSPC, CELLS_RESOURCE_EXHAUSTED,
-				  "cell \"%s\": kin already has %d cells", path, CELLS_MAX);
+		                  "cell \"%s\": kin already has %d cells", path, CELLS_MAX);
 	const char *slash = strrchr(path, '/');
 	const char *name = slash ? slash + 1 : path;
 	struct cell *parent = &c->top;
@@ -326,16 +347,16 @@ int cell_create(struct cells *c, const char *path, const struct cell_limits *lim
 		parent = cells_lookup(c, parent_path, NULL);
 		if (!parent)
 			return cells_fail(err, -ENOENT, CELLS_NOT_FOUND,
-					  "cell \"%s\": parent cell \"%s\" not found", path,
-					  parent_path);
+			                  "cell \"%s\": parent cell \"%s\" not found", path,
+			                  parent_path);
 	}
 	for (struct cell *ch = parent->first_child; ch; ch = ch->next_sibling)
 		if (strcmp(ch->name, name) == 0)
 			return cells_fail(err, -EEXIST, CELLS_ALREADY_EXISTS,
-					  "cell \"%s\" already exists", path);
+			                  "cell \"%s\" already exists", path);
 	if (parent->delete_op.active)
 		return cells_fail(err, -EBUSY, CELLS_FAILED_PRECONDITION,
-				  "cell \"%s\": parent is being deleted", path);
+		                  "cell \"%s\": parent is being deleted", path);
 	if ((r = cells_cell_dir(c, parent, pdir, sizeof(pdir))) < 0)
 		return cells_fail_errno(err, r, "cell \"%s\": path too long", path);
 	uint32_t avail = 0, enabled = 0;
@@ -346,10 +367,14 @@ int cell_create(struct cells *c, const char *path, const struct cell_limits *lim
 
 	struct cell *cell = calloc(1, sizeof(*cell));
 	if (!cell)
-		return cells_fail(err, -ENOMEM, CELLS_RESOURCE_EXHAUSTED, "cell \"%s\": out of memory",
-				  path);
-	*cell = (struct cell){.parent = parent, .depth = parent->depth + 1, .owner = c,
-			      .timer = {.fd = -1}, .wd_events = -1, .wd_memory = -1};
+		return cells_fail(err, -ENOMEM, CELLS_RESOURCE_EXHAUSTED,
+		                  "cell \"%s\": out of memory", path);
+	*cell = (struct cell){.parent = parent,
+	                      .depth = parent->depth + 1,
+	                      .owner = c,
+	                      .timer = {.fd = -1},
+	                      .wd_events = -1,
+	                      .wd_memory = -1};
 	str_copy(cell->name, sizeof(cell->name), name);
 	str_copy(cell->path, sizeof(cell->path), path);
 	cells_cell_dir(c, cell, dir, sizeof(dir));
@@ -358,8 +383,8 @@ int cell_create(struct cells *c, const char *path, const struct cell_limits *lim
 		free(cell);
 		if (r == -EEXIST)
 			return cells_fail(err, r, CELLS_ALREADY_EXISTS,
-					  "cell \"%s\": %s exists but kin did not make it", path,
-					  dir);
+			                  "cell \"%s\": %s exists but kin did not make it", path,
+			                  dir);
 		return cells_fail_errno(err, r, "cell \"%s\": mkdir: %s", path, strerror(-r));
 	}
 	/* Children get every controller the parent has; a parent that runs
@@ -369,7 +394,7 @@ int cell_create(struct cells *c, const char *path, const struct cell_limits *lim
 	uint32_t have = 0;
 	cells_read_controllers(dir, "cgroup.controllers", &have);
 	r = check_controllers(path, limits, have,
-			      " (its parent runs processes, so it cannot delegate them)", err);
+	                      " (its parent runs processes, so it cannot delegate them)", err);
 	if (r == 0)
 		r = write_limits(c, cell, limits, err);
 	if (r < 0) {
@@ -389,7 +414,7 @@ int cell_create(struct cells *c, const char *path, const struct cell_limits *lim
 }
 
 int cell_update(struct cells *c, const char *path, const struct cell_limits *limits,
-		struct cells_err *err)
+                struct cells_err *err)
 {
 	char dir[PATH_MAX];
 	struct cell *cell;
@@ -458,7 +483,7 @@ static int remove_subtree(struct cells *c, struct cell *cell, struct cells_err *
 }
 
 int cell_delete(struct cells *c, const char *path, bool force, cell_done_fn done, void *data,
-		struct cells_err *err)
+                struct cells_err *err)
 {
 	struct cell *cell;
 	int r0 = cells_get(c, path, &cell, err);
@@ -466,22 +491,22 @@ int cell_delete(struct cells *c, const char *path, bool force, cell_done_fn done
 		return r0;
 	if (cell->delete_op.active)
 		return cells_fail(err, -EBUSY, CELLS_FAILED_PRECONDITION,
-				  "cell \"%s\" is already being deleted", path);
+		                  "cell \"%s\" is already being deleted", path);
 	bool populated = false, frozen = false;
 	int r = cells_read_events(c, cell, &populated, &frozen);
 	if (r < 0)
 		return cells_fail_errno(err, r, "cell \"%s\": cgroup.events: %s", path,
-					strerror(-r));
+		                        strerror(-r));
 	if (!force) {
 		if (cell->first_child)
 			return cells_fail(err, -ENOTEMPTY, CELLS_FAILED_PRECONDITION,
-					  "cell \"%s\" has child cells (delete them, or force)",
-					  path);
+			                  "cell \"%s\" has child cells (delete them, or force)",
+			                  path);
 		if (populated || exec_any_running(cell))
 			return cells_fail(err, -EBUSY, CELLS_FAILED_PRECONDITION,
-					  "cell \"%s\" has running processes (stop them, or "
-					  "force)",
-					  path);
+			                  "cell \"%s\" has running processes (stop them, or "
+			                  "force)",
+			                  path);
 		return remove_subtree(c, cell, err);
 	}
 	exec_no_restart_subtree(cell);
@@ -500,7 +525,7 @@ int cell_delete(struct cells *c, const char *path, bool force, cell_done_fn done
 /* ---- freeze, kill, list -------------------------------------------------- */
 
 int cell_freeze(struct cells *c, const char *path, bool freeze, cell_done_fn done, void *data,
-		struct cells_err *err)
+                struct cells_err *err)
 {
 	char file[PATH_MAX];
 	struct cell *cell;
@@ -509,19 +534,19 @@ int cell_freeze(struct cells *c, const char *path, bool freeze, cell_done_fn don
 		return r0;
 	if (cell->freeze_op.active)
 		return cells_fail(err, -EBUSY, CELLS_FAILED_PRECONDITION,
-				  "cell \"%s\": a freeze or thaw is already pending", path);
+		                  "cell \"%s\": a freeze or thaw is already pending", path);
 	cells_cell_file(c, cell, "cgroup.freeze", file, sizeof(file));
 	int r = file_write_str(file, freeze ? "1" : "0");
 	if (r < 0)
 		return cells_fail_errno(err, r, "cell \"%s\": cgroup.freeze: %s", path,
-					strerror(-r));
+		                        strerror(-r));
 	cell_state_changed(c, cell); /* emits the event if it is already so */
 	if (cell->frozen == freeze)
 		return 0;
 	if ((r = op_arm(c, cell, CELLS_FREEZE_TIMEOUT_MS)) < 0)
 		return cells_fail_errno(err, r, "cell \"%s\": timer: %s", path, strerror(-r));
 	cell->freeze_op =
-		(struct cell_op){.done = done, .data = data, .active = true, .want_frozen = freeze};
+	    (struct cell_op){.done = done, .data = data, .active = true, .want_frozen = freeze};
 	return 1;
 }
 
@@ -570,7 +595,7 @@ static int visit(struct cells *c, struct cell *cell, cell_visit_fn fn, void *dat
 }
 
 int cell_list(struct cells *c, const char *path, cell_visit_fn fn, void *data,
-	      struct cells_err *err)
+              struct cells_err *err)
 {
 	struct cell *cell = &c->top;
 	if (path && *path) {

@@ -11,7 +11,7 @@
 
 /* Fills err (if any) and returns neg_errno, so: return cells_fail(...). */
 int cells_fail(struct cells_err *err, int neg_errno, enum cells_code code, const char *fmt, ...)
-	_printf_(4, 5);
+    _printf_(4, 5);
 /* Helper for cgroupfs errors: the code from the errno. */
 int cells_fail_errno(struct cells_err *err, int neg_errno, const char *fmt, ...) _printf_(3, 4);
 
@@ -31,13 +31,13 @@ void exec_ring_write(struct exec_ring *r, const void *data, size_t len);
 uint64_t exec_ring_start(const struct exec_ring *r);
 /* Copies from *pos (moved up to the oldest kept byte first); returns bytes. */
 size_t exec_ring_read(const struct exec_ring *r, uint64_t *pos, void *out, size_t len,
-		      uint64_t *ret_dropped);
+                      uint64_t *ret_dropped);
 
 /* ---- seccomp (seccomp.c) ------------------------------------------------ */
 
 enum exec_sc_action { EXEC_SC_ALLOW, EXEC_SC_ERRNO, EXEC_SC_KILL, EXEC_SC_TRAP, EXEC_SC_LOG };
 #define EXEC_SC_RULES_MAX 512
-#define EXEC_SC_FILE_MAX (64 * 1024)
+#define EXEC_SC_FILE_MAX  (64 * 1024)
 
 struct exec_sc_rule {
 	int nr; /* syscall number (native arch) */
@@ -55,7 +55,7 @@ int exec_sc_parse(const char *text, struct exec_sc_profile *p, struct cells_err 
 /* Builds the BPF program for a profile (file) or the default profile, which
  * depends on the capabilities kept. *ret_prog's filter is malloc'ed. */
 int exec_sc_build(const struct exec_sc_profile *file_profile, uint64_t caps,
-		  struct sock_fprog *ret_prog, struct cells_err *err);
+                  struct sock_fprog *ret_prog, struct cells_err *err);
 /* Names the default profile denies (for the README test and docs). */
 bool exec_sc_default_denies(const char *syscall, uint64_t caps);
 
@@ -94,11 +94,11 @@ const char *exec_step_name(enum exec_step s);
  * syscalls (no parsing, no allocation that can fail halfway). */
 struct spawn_req {
 	const struct exec_spec *spec; /* the executable's private copy */
-	const char *label;	      /* "cell/name" for messages */
+	const char *label;            /* "cell/name" for messages */
 	int cgroup_fd;
-	int stdio[3];		      /* fds for 0, 1, 2 */
-	struct sock_fprog seccomp;    /* len 0: none */
-	void *caps_state;	      /* libcap's cap_t for cap_set_proc */
+	int stdio[3];              /* fds for 0, 1, 2 */
+	struct sock_fprog seccomp; /* len 0: none */
+	void *caps_state;          /* libcap's cap_t for cap_set_proc */
 	char *envp[EXEC_ENV_MAX + 2];
 	const char *path; /* PATH to search */
 };
@@ -163,7 +163,7 @@ uint32_t cells_controllers_parse(const char *s);
 int cells_read_controllers(const char *dir, const char *file, uint32_t *ret);
 int cells_cell_dir(const struct cells *c, const struct cell *cell, char *buf, size_t size);
 int cells_cell_file(const struct cells *c, const struct cell *cell, const char *file, char *buf,
-		    size_t size);
+                    size_t size);
 int cells_enable_controllers(const char *dir, uint32_t mask);
 
 /* cell.c */
@@ -238,7 +238,7 @@ void exec_output_free(struct exec *e);
 void exec_output_maybe_end(struct exec *e);
 bool exec_output_open(const struct exec *e);
 int exec_get(struct cells *c, const char *cell, const char *name, struct exec **ret,
-	     struct cells_err *err);
+             struct cells_err *err);
 
 /* exec.c */
 void exec_free_all(struct cells *c, struct cell *cell);

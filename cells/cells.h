@@ -27,27 +27,27 @@
 
 /* ---- bounds (README "Cells") --------------------------------------------- */
 
-#define CELLS_MAX 1024		/* cells in one kin */
-#define CELLS_DEPTH_MAX 16	/* path elements: a/b/c is depth 3 */
-#define CELLS_NAME_MAX 64	/* bytes per path element */
-#define CELLS_PATH_MAX (CELLS_DEPTH_MAX * (CELLS_NAME_MAX + 1))
-#define CELLS_EXEC_MAX 1024	/* executables, running or ended, in one kin */
-#define CELLS_LISTENERS_MAX 64	/* event consumers at once */
-#define EXEC_FOLLOWERS_MAX 16	/* log followers per executable */
-#define EXEC_WAITERS_MAX 16	/* pending waits/stops per executable */
-#define EXEC_ARGS_MAX 256
-#define EXEC_ENV_MAX 256
-#define EXEC_STRINGS_MAX (128 * 1024) /* bytes of argv + env + paths */
-#define EXEC_GROUPS_MAX 32
-#define EXEC_RLIMITS_MAX 16
-#define EXEC_IDMAP_MAX 8
-#define EXEC_LOG_DEFAULT (1024 * 1024)
-#define EXEC_LOG_MIN 4096
-#define EXEC_LOG_MAX (64 * 1024 * 1024)
-#define EXEC_BACKOFF_BASE_MS 100
-#define EXEC_BACKOFF_CAP_MS 30000
-#define EXEC_BACKOFF_RESET_MS 10000 /* a run this long resets the backoff */
-#define EXEC_START_TIMEOUT_MS 5000  /* child setup before execve, at most */
+#define CELLS_MAX               1024 /* cells in one kin */
+#define CELLS_DEPTH_MAX         16   /* path elements: a/b/c is depth 3 */
+#define CELLS_NAME_MAX          64   /* bytes per path element */
+#define CELLS_PATH_MAX          (CELLS_DEPTH_MAX * (CELLS_NAME_MAX + 1))
+#define CELLS_EXEC_MAX          1024 /* executables, running or ended, in one kin */
+#define CELLS_LISTENERS_MAX     64   /* event consumers at once */
+#define EXEC_FOLLOWERS_MAX      16   /* log followers per executable */
+#define EXEC_WAITERS_MAX        16   /* pending waits/stops per executable */
+#define EXEC_ARGS_MAX           256
+#define EXEC_ENV_MAX            256
+#define EXEC_STRINGS_MAX        (128 * 1024) /* bytes of argv + env + paths */
+#define EXEC_GROUPS_MAX         32
+#define EXEC_RLIMITS_MAX        16
+#define EXEC_IDMAP_MAX          8
+#define EXEC_LOG_DEFAULT        (1024 * 1024)
+#define EXEC_LOG_MIN            4096
+#define EXEC_LOG_MAX            (64 * 1024 * 1024)
+#define EXEC_BACKOFF_BASE_MS    100
+#define EXEC_BACKOFF_CAP_MS     30000
+#define EXEC_BACKOFF_RESET_MS   10000 /* a run this long resets the backoff */
+#define EXEC_START_TIMEOUT_MS   5000  /* child setup before execve, at most */
 #define CELLS_FREEZE_TIMEOUT_MS 10000
 #define CELLS_DELETE_TIMEOUT_MS 10000
 
@@ -69,9 +69,9 @@ enum cells_code {
 };
 
 struct cells_err {
-	int err;	     /* -errno, as returned */
+	int err; /* -errno, as returned */
 	enum cells_code code;
-	char msg[320];	     /* `cell "web": memory.max: controller memory is not enabled` */
+	char msg[320]; /* `cell "web": memory.max: controller memory is not enabled` */
 };
 
 const char *cells_code_name(enum cells_code code); /* "NOT_FOUND" */
@@ -104,7 +104,7 @@ struct cells_config {
  * through the loop. Children are tracked in the given child table, so the
  * owner's reaper dispatches their exits. */
 int cells_new(struct ev_loop *loop, struct child_table *children, const struct cells_config *cfg,
-	      struct cells **ret, struct cells_err *err);
+              struct cells **ret, struct cells_err *err);
 /* Forgets every cell and executable (cgroups and processes stay); a child
  * still running is reaped later without calling back into freed memory. */
 void cells_free(struct cells *c);
@@ -129,29 +129,29 @@ enum cell_limit {
 	CELL_LIMIT_COUNT,
 };
 
-#define CELL_UNLIMITED UINT64_MAX /* written as "max" */
+#define CELL_UNLIMITED  UINT64_MAX /* written as "max" */
 #define CELL_CPUSET_LEN 128
 
 /* A limit is applied only when its bit (1u << enum cell_limit) is in set;
  * the others stay at the kernel's default (or their last value). */
 struct cell_limits {
 	uint32_t set;
-	uint64_t cpu_weight;	      /* 1..10000 */
-	uint64_t cpu_quota_us;	      /* 1000..(1<<40) or CELL_UNLIMITED */
-	uint64_t cpu_period_us;	      /* 1000..1000000 (default 100000) */
+	uint64_t cpu_weight;               /* 1..10000 */
+	uint64_t cpu_quota_us;             /* 1000..(1<<40) or CELL_UNLIMITED */
+	uint64_t cpu_period_us;            /* 1000..1000000 (default 100000) */
 	char cpuset_cpus[CELL_CPUSET_LEN]; /* "0-3,6" */
 	char cpuset_mems[CELL_CPUSET_LEN];
 	uint64_t memory_min, memory_low, memory_high, memory_max, memory_swap_max; /* bytes */
-	uint64_t pids_max;	      /* 1..4194304 or CELL_UNLIMITED */
-	uint64_t io_weight;	      /* 1..10000 */
+	uint64_t pids_max;  /* 1..4194304 or CELL_UNLIMITED */
+	uint64_t io_weight; /* 1..10000 */
 };
 
-const char *cell_limit_name(enum cell_limit k);	      /* "memory.max" */
+const char *cell_limit_name(enum cell_limit k);       /* "memory.max" */
 const char *cell_limit_controller(enum cell_limit k); /* "memory" */
 /* Parses one "key" = "value" as a user writes it: cpu.max "50000 100000",
  * "max", memory.* "512M"/"1G"/bytes/"max", cpuset.* "0-3,6", numbers. */
 int cell_limit_parse(struct cell_limits *l, const char *key, const char *value,
-		     struct cells_err *err);
+                     struct cells_err *err);
 /* Range checks every set limit (also for limits filled in directly). */
 int cell_limits_validate(const struct cell_limits *l, struct cells_err *err);
 /* The value as cgroupfs takes it ("max", "50000 100000", "default 100"). */
@@ -166,19 +166,19 @@ typedef void (*cell_done_fn)(int result, const struct cells_err *err, void *data
 /* Every check (name, parent, duplicates, bounds, limit ranges, controllers)
  * runs before mkdir; a limit that cannot be written removes the new cgroup. */
 int cell_create(struct cells *c, const char *path, const struct cell_limits *limits,
-		struct cells_err *err);
+                struct cells_err *err);
 /* Applies the set limits live. */
 int cell_update(struct cells *c, const char *path, const struct cell_limits *limits,
-		struct cells_err *err);
+                struct cells_err *err);
 /* Refused (FAILED_PRECONDITION) while processes run or child cells exist,
  * unless force: then the subtree is killed, and removed once empty.
  * Returns 0 when done, 1 when pending (done called later), or -errno. */
 int cell_delete(struct cells *c, const char *path, bool force, cell_done_fn done, void *data,
-		struct cells_err *err);
+                struct cells_err *err);
 /* cgroup.freeze, then waits (through the loop) for cgroup.events to say
  * frozen 1 (or 0 for thaw). Returns 0 when already so, 1 pending, -errno. */
 int cell_freeze(struct cells *c, const char *path, bool freeze, cell_done_fn done, void *data,
-		struct cells_err *err);
+                struct cells_err *err);
 /* cgroup.kill: SIGKILL to every process of the cell and its descendants. */
 int cell_kill(struct cells *c, const char *path, struct cells_err *err);
 
@@ -186,8 +186,8 @@ struct cell_info {
 	char path[CELLS_PATH_MAX];
 	unsigned depth; /* 1 for a top-level cell */
 	bool populated, frozen;
-	size_t nexec; /* executables known in this cell */
-	uint32_t controllers; /* bit per cells_controller */
+	size_t nexec;              /* executables known in this cell */
+	uint32_t controllers;      /* bit per cells_controller */
 	struct cell_limits limits; /* as last set through kin */
 };
 
@@ -208,7 +208,7 @@ const char *cells_controller_name(enum cells_controller ctl);
  * before children, siblings in creation order; fn returning < 0 stops. */
 typedef int (*cell_visit_fn)(const struct cell_info *info, void *data);
 int cell_list(struct cells *c, const char *path, cell_visit_fn fn, void *data,
-	      struct cells_err *err);
+              struct cells_err *err);
 
 struct cell_psi_line {
 	double avg10, avg60, avg300;
@@ -234,7 +234,7 @@ struct cell_stats {
 };
 
 int cell_show(struct cells *c, const char *path, struct cell_info *info, struct cell_stats *stats,
-	      struct cells_err *err);
+              struct cells_err *err);
 
 /* ---- events ---------------------------------------------------------------- */
 
@@ -243,9 +243,9 @@ enum cells_event_type {
 	CELLS_EV_CELL_DELETED,
 	CELLS_EV_FROZEN,
 	CELLS_EV_THAWED,
-	CELLS_EV_OOM_KILL,   /* memory.events oom_kill went up; count = new kills */
+	CELLS_EV_OOM_KILL, /* memory.events oom_kill went up; count = new kills */
 	CELLS_EV_EXEC_START,
-	CELLS_EV_EXEC_EXIT,  /* exit_code or signal */
+	CELLS_EV_EXEC_EXIT,    /* exit_code or signal */
 	CELLS_EV_EXEC_RESTART, /* count = restarts so far, delay_ms before it */
 };
 const char *cells_event_name(enum cells_event_type t); /* "exit" */
@@ -271,7 +271,7 @@ struct cells_listener_ops {
 };
 struct cells_listener;
 int cells_listen(struct cells *c, const struct cells_listener_ops *ops, void *data,
-		 struct cells_listener **ret);
+                 struct cells_listener **ret);
 void cells_unlisten(struct cells *c, struct cells_listener *l);
 
 /* ---- executables ------------------------------------------------------------ */
@@ -279,19 +279,19 @@ void cells_unlisten(struct cells *c, struct cells_listener *l);
 enum exec_restart { EXEC_RESTART_NO, EXEC_RESTART_ON_FAILURE, EXEC_RESTART_ALWAYS };
 enum exec_seccomp_mode { EXEC_SECCOMP_DEFAULT, EXEC_SECCOMP_NONE, EXEC_SECCOMP_FILE };
 
-#define EXEC_NS_PID (1u << 0)
-#define EXEC_NS_MNT (1u << 1)
-#define EXEC_NS_NET (1u << 2)
-#define EXEC_NS_UTS (1u << 3)
-#define EXEC_NS_IPC (1u << 4)
-#define EXEC_NS_USER (1u << 5)
+#define EXEC_NS_PID    (1u << 0)
+#define EXEC_NS_MNT    (1u << 1)
+#define EXEC_NS_NET    (1u << 2)
+#define EXEC_NS_UTS    (1u << 3)
+#define EXEC_NS_IPC    (1u << 4)
+#define EXEC_NS_USER   (1u << 5)
 #define EXEC_NS_CGROUP (1u << 6)
 
 struct exec_idmap {
 	uint32_t inside, outside, count;
 };
 struct exec_rlimit {
-	int resource; /* RLIMIT_* */
+	int resource;        /* RLIMIT_* */
 	uint64_t soft, hard; /* RLIM_INFINITY for unlimited */
 };
 
@@ -312,18 +312,18 @@ struct exec_spec {
 	mode_t umask; /* default 022 */
 	struct exec_rlimit rlimits[EXEC_RLIMITS_MAX];
 	size_t nrlimits;
-	uint64_t caps;	  /* bounding, permitted, effective, inheritable */
+	uint64_t caps;    /* bounding, permitted, effective, inheritable */
 	uint64_t ambient; /* subset of caps */
 	bool no_new_privs;
 	enum exec_seccomp_mode seccomp;
 	const char *seccomp_file; /* EXEC_SECCOMP_FILE: README "Seccomp profiles" */
-	uint32_t namespaces;	  /* EXEC_NS_* */
+	uint32_t namespaces;      /* EXEC_NS_* */
 	struct exec_idmap uid_map[EXEC_IDMAP_MAX], gid_map[EXEC_IDMAP_MAX];
 	size_t nuid_map, ngid_map; /* EXEC_NS_USER: default maps 0 to 0, 1 id */
-	const char *hostname;	   /* needs EXEC_NS_UTS */
-	const char *root;	   /* pivot_root here (implies EXEC_NS_MNT) */
+	const char *hostname;      /* needs EXEC_NS_UTS */
+	const char *root;          /* pivot_root here (implies EXEC_NS_MNT) */
 	bool root_readonly;
-	bool stdin_pipe; /* else stdin is /dev/null */
+	bool stdin_pipe;  /* else stdin is /dev/null */
 	size_t log_bytes; /* per stream ring; 0: EXEC_LOG_DEFAULT */
 	enum exec_restart restart;
 	uint64_t backoff_base_ms, backoff_cap_ms; /* 0: defaults */
@@ -346,9 +346,9 @@ uint64_t exec_backoff_ms(uint32_t attempt, uint64_t base_ms, uint64_t cap_ms);
  * or directory`). A failure leaves no process, record or fd behind. Starting
  * a name whose previous run ended replaces it. */
 int exec_start(struct cells *c, const char *cell, const char *name, const struct exec_spec *spec,
-	       struct cells_err *err);
+               struct cells_err *err);
 int exec_signal(struct cells *c, const char *cell, const char *name, int sig,
-		struct cells_err *err);
+                struct cells_err *err);
 
 enum exec_state { EXEC_RUNNING, EXEC_STOPPING, EXEC_BACKOFF, EXEC_EXITED };
 const char *exec_state_name(enum exec_state s);
@@ -357,7 +357,7 @@ struct exec_status {
 	char cell[CELLS_PATH_MAX];
 	char name[CELLS_NAME_MAX + 1];
 	enum exec_state state;
-	pid_t pid; /* last pid */
+	pid_t pid;   /* last pid */
 	bool exited; /* the last run ended: exit_code or signal is set */
 	int exit_code, signal;
 	uint32_t restarts;
@@ -372,16 +372,16 @@ typedef void (*exec_done_fn)(int result, const struct exec_status *st, void *dat
 /* SIGTERM, SIGKILL after grace_ms; no more restarts. 0: already ended (no
  * callback), 1: pending. */
 int exec_stop(struct cells *c, const char *cell, const char *name, uint64_t grace_ms,
-	      exec_done_fn done, void *data, struct cells_err *err);
+              exec_done_fn done, void *data, struct cells_err *err);
 /* 0: not running (st filled if given, no callback), 1: pending. */
 int exec_wait(struct cells *c, const char *cell, const char *name, exec_done_fn done, void *data,
-	      struct exec_status *st, struct cells_err *err);
+              struct exec_status *st, struct cells_err *err);
 int exec_status(struct cells *c, const char *cell, const char *name, struct exec_status *st,
-		struct cells_err *err);
+                struct cells_err *err);
 /* Every executable of a cell (NULL: all). */
 typedef int (*exec_visit_fn)(const struct exec_status *st, void *data);
 int exec_list(struct cells *c, const char *cell, exec_visit_fn fn, void *data,
-	      struct cells_err *err);
+              struct cells_err *err);
 /* Forgets an executable that is not running (FAILED_PRECONDITION if it is). */
 int exec_delete(struct cells *c, const char *cell, const char *name, struct cells_err *err);
 
@@ -393,8 +393,8 @@ enum exec_stream { EXEC_STDOUT, EXEC_STDERR };
  * 0 is the oldest kept) and advances *pos. Bytes overwritten before they
  * were read are skipped: *ret_dropped says how many. */
 int exec_log_read(struct cells *c, const char *cell, const char *name, enum exec_stream s,
-		  uint64_t *pos, void *buf, size_t size, size_t *ret_len, uint64_t *ret_dropped,
-		  struct cells_err *err);
+                  uint64_t *pos, void *buf, size_t size, size_t *ret_len, uint64_t *ret_dropped,
+                  struct cells_err *err);
 
 /* A log follower (e.g. rpc/'s log stream): gets what is kept, then new
  * output as it arrives; end() once the executable is gone for good or
@@ -405,11 +405,11 @@ struct exec_log_ops {
 };
 struct exec_follower;
 int exec_log_follow(struct cells *c, const char *cell, const char *name,
-		    const struct exec_log_ops *ops, void *data, struct exec_follower **ret,
-		    struct cells_err *err);
+                    const struct exec_log_ops *ops, void *data, struct exec_follower **ret,
+                    struct cells_err *err);
 void exec_log_unfollow(struct cells *c, struct exec_follower *f);
 
 /* Non-blocking write to a stdin_pipe executable: bytes written, or -EAGAIN. */
 ssize_t exec_stdin_write(struct cells *c, const char *cell, const char *name, const void *buf,
-			 size_t len, struct cells_err *err);
+                         size_t len, struct cells_err *err);
 int exec_stdin_close(struct cells *c, const char *cell, const char *name, struct cells_err *err);

@@ -12,10 +12,9 @@
 #include <sys/stat.h>
 
 static const char *const controller_names[CELLS_CTL_COUNT] = {
-	[CELLS_CTL_CPU] = "cpu",	 [CELLS_CTL_CPUSET] = "cpuset",
-	[CELLS_CTL_MEMORY] = "memory",	 [CELLS_CTL_IO] = "io",
-	[CELLS_CTL_PIDS] = "pids",	 [CELLS_CTL_HUGETLB] = "hugetlb",
-	[CELLS_CTL_RDMA] = "rdma",	 [CELLS_CTL_MISC] = "misc",
+    [CELLS_CTL_CPU] = "cpu",   [CELLS_CTL_CPUSET] = "cpuset", [CELLS_CTL_MEMORY] = "memory",
+    [CELLS_CTL_IO] = "io",     [CELLS_CTL_PIDS] = "pids",     [CELLS_CTL_HUGETLB] = "hugetlb",
+    [CELLS_CTL_RDMA] = "rdma", [CELLS_CTL_MISC] = "misc",
 };
 
 const char *cells_controller_name(enum cells_controller ctl)
@@ -29,7 +28,8 @@ uint32_t cells_controllers_parse(const char *s)
 	while (s && *s) {
 		size_t n = strcspn(s, " \n");
 		for (int i = 0; i < CELLS_CTL_COUNT; i++)
-			if (strlen(controller_names[i]) == n && strncmp(s, controller_names[i], n) == 0)
+			if (strlen(controller_names[i]) == n &&
+			    strncmp(s, controller_names[i], n) == 0)
 				mask |= 1u << i;
 		s += n;
 		s += strspn(s, " \n");
@@ -63,7 +63,7 @@ int cells_enable_controllers(const char *dir, uint32_t mask)
 	for (int i = 0; i < CELLS_CTL_COUNT; i++)
 		if (mask & (1u << i))
 			len += (size_t)snprintf(line + len, sizeof(line) - len, "%s+%s",
-						len ? " " : "", controller_names[i]);
+			                        len ? " " : "", controller_names[i]);
 	int r = file_write_str(path, line);
 	if (r == 0)
 		return 0;
@@ -140,12 +140,12 @@ int cells_self_cgroup(char *buf, size_t size)
 int cells_cell_dir(const struct cells *c, const struct cell *cell, char *buf, size_t size)
 {
 	int n = cell && cell->depth ? snprintf(buf, size, "%s/%s", c->root, cell->path)
-				    : snprintf(buf, size, "%s", c->root);
+	                            : snprintf(buf, size, "%s", c->root);
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }
 
 int cells_cell_file(const struct cells *c, const struct cell *cell, const char *file, char *buf,
-		    size_t size)
+                    size_t size)
 {
 	char dir[PATH_MAX];
 	int r = cells_cell_dir(c, cell, dir, sizeof(dir));
@@ -165,7 +165,10 @@ int cells_cgroup_dir(const struct cells *c, const char *path, char *buf, size_t 
 	return cells_cell_dir(c, cell, buf, size);
 }
 
-const char *cells_mount(const struct cells *c) { return c->mount; }
+const char *cells_mount(const struct cells *c)
+{
+	return c->mount;
+}
 
 /* Moves kin, then every other process of dir, into dir/init. New ones may
  * appear while we move (a fork racing us), so go round a few times. */
@@ -196,7 +199,7 @@ static int move_into_leaf(const char *dir)
 }
 
 int cells_new(struct ev_loop *loop, struct child_table *children, const struct cells_config *cfg,
-	      struct cells **ret, struct cells_err *err)
+              struct cells **ret, struct cells_err *err)
 {
 	struct cells_config none = {0};
 	char mount_root[PATH_MAX] = "/", self[PATH_MAX], basedir[PATH_MAX];
@@ -217,16 +220,16 @@ int cells_new(struct ev_loop *loop, struct child_table *children, const struct c
 		r = find_mount(c->mount, sizeof(c->mount), mount_root, sizeof(mount_root));
 	if (r < 0)
 		return cells_fail(err, r, CELLS_FAILED_PRECONDITION,
-				  "cells: no cgroup2 mount in /proc/self/mountinfo: %s",
-				  strerror(-r));
+		                  "cells: no cgroup2 mount in /proc/self/mountinfo: %s",
+		                  strerror(-r));
 	if (cfg->base) {
 		base = cfg->base;
 	} else {
 		r = cells_self_cgroup(self, sizeof(self));
 		if (r < 0)
 			return cells_fail(err, r, CELLS_FAILED_PRECONDITION,
-					  "cells: no cgroup2 line in /proc/self/cgroup: %s",
-					  strerror(-r));
+			                  "cells: no cgroup2 line in /proc/self/cgroup: %s",
+			                  strerror(-r));
 		/* Our cgroup as seen inside the mount, whose root may be a subtree. */
 		size_t rl = strlen(mount_root + 1);
 		base = self;
@@ -236,10 +239,10 @@ int cells_new(struct ev_loop *loop, struct child_table *children, const struct c
 	while (*base == '/')
 		base++;
 	if (snprintf(basedir, sizeof(basedir), "%s%s%s", c->mount, *base ? "/" : "", base) >=
-		    (int)sizeof(basedir) ||
+	        (int)sizeof(basedir) ||
 	    snprintf(c->root, sizeof(c->root), "%s/cells", basedir) >= (int)sizeof(c->root))
 		return cells_fail(err, -ENAMETOOLONG, CELLS_INVALID_ARGUMENT,
-				  "cells: cgroup path too long");
+		                  "cells: cgroup path too long");
 	r = mkdir_p(basedir, 0755);
 	if (r < 0)
 		return cells_fail_errno(err, r, "cells: cannot make %s: %s", basedir, strerror(-r));
@@ -254,7 +257,7 @@ int cells_new(struct ev_loop *loop, struct child_table *children, const struct c
 		r = move_into_leaf(basedir);
 		if (r < 0)
 			return cells_fail_errno(err, r, "cells: cannot move kin into %s: %s", leaf,
-						strerror(-r));
+			                        strerror(-r));
 	}
 	uint32_t avail = 0;
 	if (cells_read_controllers(basedir, "cgroup.controllers", &avail) == 0 &&
@@ -266,9 +269,8 @@ int cells_new(struct ev_loop *loop, struct child_table *children, const struct c
 	    cells_enable_controllers(c->root, avail) < 0)
 		log_debug("cells: cannot enable controllers in %s", c->root);
 
-	c->inotify = (struct ev_source){.fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC),
-					.fn = cells_watch_event,
-					.data = c};
+	c->inotify = (struct ev_source){
+	    .fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC), .fn = cells_watch_event, .data = c};
 	if (c->inotify.fd < 0)
 		return cells_fail_errno(err, -errno, "cells: inotify: %m");
 	r = ev_add(loop, &c->inotify, EPOLLIN);

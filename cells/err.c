@@ -8,17 +8,28 @@
 const char *cells_code_name(enum cells_code code)
 {
 	switch (code) {
-	case CELLS_OK: return "OK";
-	case CELLS_CANCELLED: return "CANCELLED";
-	case CELLS_INVALID_ARGUMENT: return "INVALID_ARGUMENT";
-	case CELLS_DEADLINE_EXCEEDED: return "DEADLINE_EXCEEDED";
-	case CELLS_NOT_FOUND: return "NOT_FOUND";
-	case CELLS_ALREADY_EXISTS: return "ALREADY_EXISTS";
-	case CELLS_PERMISSION_DENIED: return "PERMISSION_DENIED";
-	case CELLS_RESOURCE_EXHAUSTED: return "RESOURCE_EXHAUSTED";
-	case CELLS_FAILED_PRECONDITION: return "FAILED_PRECONDITION";
-	case CELLS_INTERNAL: return "INTERNAL";
-	case CELLS_UNAVAILABLE: return "UNAVAILABLE";
+	case CELLS_OK:
+		return "OK";
+	case CELLS_CANCELLED:
+		return "CANCELLED";
+	case CELLS_INVALID_ARGUMENT:
+		return "INVALID_ARGUMENT";
+	case CELLS_DEADLINE_EXCEEDED:
+		return "DEADLINE_EXCEEDED";
+	case CELLS_NOT_FOUND:
+		return "NOT_FOUND";
+	case CELLS_ALREADY_EXISTS:
+		return "ALREADY_EXISTS";
+	case CELLS_PERMISSION_DENIED:
+		return "PERMISSION_DENIED";
+	case CELLS_RESOURCE_EXHAUSTED:
+		return "RESOURCE_EXHAUSTED";
+	case CELLS_FAILED_PRECONDITION:
+		return "FAILED_PRECONDITION";
+	case CELLS_INTERNAL:
+		return "INTERNAL";
+	case CELLS_UNAVAILABLE:
+		return "UNAVAILABLE";
 	}
 	return "UNKNOWN";
 }
@@ -26,24 +37,47 @@ const char *cells_code_name(enum cells_code code)
 enum cells_code cells_code_from_errno(int neg_errno)
 {
 	switch (-neg_errno) {
-	case 0: return CELLS_OK;
-	case EINVAL: case ERANGE: case ENAMETOOLONG: case E2BIG: return CELLS_INVALID_ARGUMENT;
-	case ENOENT: case ESRCH: return CELLS_NOT_FOUND;
-	case EEXIST: return CELLS_ALREADY_EXISTS;
-	case EPERM: case EACCES: return CELLS_PERMISSION_DENIED;
-	case ENOMEM: case ENOSPC: case EMFILE: case ENFILE: case EAGAIN: case EUSERS:
+	case 0:
+		return CELLS_OK;
+	case EINVAL:
+	case ERANGE:
+	case ENAMETOOLONG:
+	case E2BIG:
+		return CELLS_INVALID_ARGUMENT;
+	case ENOENT:
+	case ESRCH:
+		return CELLS_NOT_FOUND;
+	case EEXIST:
+		return CELLS_ALREADY_EXISTS;
+	case EPERM:
+	case EACCES:
+		return CELLS_PERMISSION_DENIED;
+	case ENOMEM:
+	case ENOSPC:
+	case EMFILE:
+	case ENFILE:
+	case EAGAIN:
+	case EUSERS:
 		return CELLS_RESOURCE_EXHAUSTED;
-	case EBUSY: case ENOTEMPTY: case EOPNOTSUPP: case ENOEXEC: case ENOTDIR: case ELOOP:
-	case ETXTBSY: case ENOSYS:
+	case EBUSY:
+	case ENOTEMPTY:
+	case EOPNOTSUPP:
+	case ENOEXEC:
+	case ENOTDIR:
+	case ELOOP:
+	case ETXTBSY:
+	case ENOSYS:
 		return CELLS_FAILED_PRECONDITION;
-	case ETIMEDOUT: return CELLS_DEADLINE_EXCEEDED;
-	case ECANCELED: return CELLS_CANCELLED;
+	case ETIMEDOUT:
+		return CELLS_DEADLINE_EXCEEDED;
+	case ECANCELED:
+		return CELLS_CANCELLED;
 	}
 	return CELLS_INTERNAL;
 }
 
 static void err_vset(struct cells_err *err, int neg_errno, enum cells_code code, const char *fmt,
-		     va_list ap)
+                     va_list ap)
 {
 	if (!err)
 		return;
@@ -100,20 +134,20 @@ int cell_path_check(const char *path, struct cells_err *err)
 	size_t len = strnlen(path, CELLS_PATH_MAX);
 	if (len >= CELLS_PATH_MAX)
 		return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT,
-				  "cell name is longer than %d bytes", CELLS_PATH_MAX - 1);
+		                  "cell name is longer than %d bytes", CELLS_PATH_MAX - 1);
 	unsigned depth = 0;
 	for (const char *p = path;;) {
 		const char *slash = strchr(p, '/');
 		size_t n = slash ? (size_t)(slash - p) : strlen(p);
 		if (!name_valid_n(p, n))
 			return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT,
-					  "cell \"%.*s\": each name between '/' must be 1-%d of "
-					  "[A-Za-z0-9_.-], not \".\" or \"..\"",
-					  (int)len, path, CELLS_NAME_MAX);
+			                  "cell \"%.*s\": each name between '/' must be 1-%d of "
+			                  "[A-Za-z0-9_.-], not \".\" or \"..\"",
+			                  (int)len, path, CELLS_NAME_MAX);
 		if (++depth > CELLS_DEPTH_MAX)
 			return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT,
-					  "cell \"%s\": deeper than %d levels", path,
-					  CELLS_DEPTH_MAX);
+			                  "cell \"%s\": deeper than %d levels", path,
+			                  CELLS_DEPTH_MAX);
 		if (!slash)
 			break;
 		p = slash + 1;
@@ -124,14 +158,22 @@ int cell_path_check(const char *path, struct cells_err *err)
 const char *cells_event_name(enum cells_event_type t)
 {
 	switch (t) {
-	case CELLS_EV_CELL_CREATED: return "created";
-	case CELLS_EV_CELL_DELETED: return "deleted";
-	case CELLS_EV_FROZEN: return "frozen";
-	case CELLS_EV_THAWED: return "thawed";
-	case CELLS_EV_OOM_KILL: return "oom_kill";
-	case CELLS_EV_EXEC_START: return "start";
-	case CELLS_EV_EXEC_EXIT: return "exit";
-	case CELLS_EV_EXEC_RESTART: return "restart";
+	case CELLS_EV_CELL_CREATED:
+		return "created";
+	case CELLS_EV_CELL_DELETED:
+		return "deleted";
+	case CELLS_EV_FROZEN:
+		return "frozen";
+	case CELLS_EV_THAWED:
+		return "thawed";
+	case CELLS_EV_OOM_KILL:
+		return "oom_kill";
+	case CELLS_EV_EXEC_START:
+		return "start";
+	case CELLS_EV_EXEC_EXIT:
+		return "exit";
+	case CELLS_EV_EXEC_RESTART:
+		return "restart";
 	}
 	return "unknown";
 }
@@ -139,7 +181,7 @@ const char *cells_event_name(enum cells_event_type t)
 /* ---- listeners -------------------------------------------------------- */
 
 int cells_listen(struct cells *c, const struct cells_listener_ops *ops, void *data,
-		 struct cells_listener **ret)
+                 struct cells_listener **ret)
 {
 	if (!ops || !ops->event)
 		return -EINVAL;

@@ -18,16 +18,20 @@
 const char *exec_state_name(enum exec_state s)
 {
 	switch (s) {
-	case EXEC_RUNNING: return "running";
-	case EXEC_STOPPING: return "stopping";
-	case EXEC_BACKOFF: return "backoff";
-	case EXEC_EXITED: return "exited";
+	case EXEC_RUNNING:
+		return "running";
+	case EXEC_STOPPING:
+		return "stopping";
+	case EXEC_BACKOFF:
+		return "backoff";
+	case EXEC_EXITED:
+		return "exited";
 	}
 	return "?";
 }
 
 int exec_get(struct cells *c, const char *cell, const char *name, struct exec **ret,
-	     struct cells_err *err)
+             struct cells_err *err)
 {
 	struct cell *ce;
 	int r = cells_get(c, cell, &ce, err);
@@ -40,8 +44,8 @@ int exec_get(struct cells *c, const char *cell, const char *name, struct exec **
 		}
 	if (!cell_name_valid(name))
 		return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT,
-				  "exec \"%s/%s\": names are 1-%d of [A-Za-z0-9_.-], not . or ..",
-				  cell, name ? name : "", CELLS_NAME_MAX);
+		                  "exec \"%s/%s\": names are 1-%d of [A-Za-z0-9_.-], not . or ..",
+		                  cell, name ? name : "", CELLS_NAME_MAX);
 	return cells_fail(err, -ENOENT, CELLS_NOT_FOUND, "exec \"%s/%s\" not found", cell, name);
 }
 
@@ -81,11 +85,12 @@ static int add_waiter(struct exec *e, exec_done_fn done, void *data, struct cell
 		return 0;
 	for (size_t i = 0; i < EXEC_WAITERS_MAX; i++)
 		if (!e->waiters[i].used) {
-			e->waiters[i] = (struct exec_waiter){.done = done, .data = data, .used = true};
+			e->waiters[i] =
+			    (struct exec_waiter){.done = done, .data = data, .used = true};
 			return 0;
 		}
 	return cells_fail(err, -EUSERS, CELLS_RESOURCE_EXHAUSTED,
-			  "exec \"%s\": already %d waits pending", e->label, EXEC_WAITERS_MAX);
+	                  "exec \"%s\": already %d waits pending", e->label, EXEC_WAITERS_MAX);
 }
 
 static void exec_timer_fired(struct ev_source *src, uint32_t events);
@@ -104,8 +109,8 @@ static int timer_arm(struct exec *e, uint64_t ms)
 			return r;
 		}
 	}
-	struct itimerspec its = {.it_value = {.tv_sec = (time_t)(ms / 1000),
-					      .tv_nsec = (long)(ms % 1000) * 1000000}};
+	struct itimerspec its = {
+	    .it_value = {.tv_sec = (time_t)(ms / 1000), .tv_nsec = (long)(ms % 1000) * 1000000}};
 	if (ms == 0)
 		its.it_value.tv_nsec = 1; /* zero would disarm */
 	return timerfd_settime(e->timer.fd, 0, &its, NULL) < 0 ? -errno : 0;
@@ -133,8 +138,8 @@ static int build_caps(const struct exec_spec *s, cap_t *ret)
 		if ((s->caps >> cap) & 1)
 			list[n++] = cap;
 	if (n && (cap_set_flag(caps, CAP_PERMITTED, n, list, CAP_SET) < 0 ||
-		  cap_set_flag(caps, CAP_EFFECTIVE, n, list, CAP_SET) < 0 ||
-		  cap_set_flag(caps, CAP_INHERITABLE, n, list, CAP_SET) < 0)) {
+	          cap_set_flag(caps, CAP_EFFECTIVE, n, list, CAP_SET) < 0 ||
+	          cap_set_flag(caps, CAP_INHERITABLE, n, list, CAP_SET) < 0)) {
 		cap_free(caps);
 		return -EINVAL;
 	}
@@ -156,7 +161,7 @@ static int build_seccomp(struct exec *e, struct sock_fprog *prog, struct cells_e
 	int r = file_read_small(s->seccomp_file, EXEC_SC_FILE_MAX, &text, NULL);
 	if (r < 0)
 		return cells_fail(err, r, CELLS_INVALID_ARGUMENT, "seccomp profile %s: %s",
-				  s->seccomp_file, strerror(-r));
+		                  s->seccomp_file, strerror(-r));
 	r = exec_sc_parse(text, p, err);
 	if (r < 0)
 		return r;
@@ -177,7 +182,7 @@ static int exec_run(struct exec *e, struct cells_err *err)
 	const struct exec_spec *s = e->spec;
 	struct spawn_req req = {.spec = s, .label = e->label};
 	_cleanup_close_ int cg = -1, in_r = -1, in_w = -1, out_r = -1, out_w = -1, err_r = -1,
-			    err_w = -1;
+	                    err_w = -1;
 	_cleanup_free_ struct sock_filter *filter = NULL;
 	char dir[PATH_MAX];
 	cap_t caps = NULL;
@@ -189,19 +194,21 @@ static int exec_run(struct exec *e, struct cells_err *err)
 	filter = req.seccomp.filter;
 	if ((r = build_caps(s, &caps)) < 0)
 		return cells_fail_errno(err, r, "exec \"%s\": capabilities: %s", e->label,
-					strerror(-r));
+		                        strerror(-r));
 	req.caps_state = caps;
 	cells_cell_dir(e->owner, e->cell, dir, sizeof(dir));
 	if ((cg = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
 		r = cells_fail_errno(err, -errno, "exec \"%s\": %s: %m", e->label, dir);
 		goto out;
 	}
-	if (s->stdin_pipe ? pipe2(fds, O_CLOEXEC) : (fds[0] = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
+	if (s->stdin_pipe ? pipe2(fds, O_CLOEXEC)
+	                  : (fds[0] = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
 		r = cells_fail_errno(err, -errno, "exec \"%s\": stdin: %m", e->label);
 		goto out;
 	}
 	in_r = fds[0], in_w = s->stdin_pipe ? fds[1] : -1;
-	if (pipe2(fds, O_CLOEXEC) < 0 || (out_r = fds[0], out_w = fds[1], pipe2(fds, O_CLOEXEC) < 0)) {
+	if (pipe2(fds, O_CLOEXEC) < 0 ||
+	    (out_r = fds[0], out_w = fds[1], pipe2(fds, O_CLOEXEC) < 0)) {
 		r = cells_fail_errno(err, -errno, "exec \"%s\": output pipes: %m", e->label);
 		goto out;
 	}
@@ -237,7 +244,7 @@ static int exec_run(struct exec *e, struct cells_err *err)
 		kill(pid, SIGKILL);
 		free(token);
 		cells_fail_errno(err, r, "exec \"%s\": cannot track pid %d: %s", e->label, (int)pid,
-				 strerror(-r));
+		                 strerror(-r));
 		goto out;
 	}
 	e->token = token;
@@ -256,8 +263,10 @@ static int exec_run(struct exec *e, struct cells_err *err)
 		log_warn("exec \"%s\": output not captured: %s", e->label, strerror(-r));
 	r = 0;
 	cells_emit(e->owner, &(struct cells_event){.type = CELLS_EV_EXEC_START,
-						   .cell = e->cell->path, .exec = e->name,
-						   .pid = pid, .count = e->restarts});
+	                                           .cell = e->cell->path,
+	                                           .exec = e->name,
+	                                           .pid = pid,
+	                                           .count = e->restarts});
 out:
 	cap_free(caps);
 	return r;
@@ -278,8 +287,8 @@ static void schedule_restart(struct exec *e)
 {
 	if (e->exited_ns - e->started_ns >= EXEC_BACKOFF_RESET_MS * 1000000ull)
 		e->attempt = 0; /* it ran long enough: a fresh failure, not a loop */
-	uint64_t delay = exec_backoff_ms(e->attempt, e->spec->backoff_base_ms,
-					 e->spec->backoff_cap_ms);
+	uint64_t delay =
+	    exec_backoff_ms(e->attempt, e->spec->backoff_base_ms, e->spec->backoff_cap_ms);
 	if (e->attempt < UINT32_MAX)
 		e->attempt++;
 	int r = timer_arm(e, delay);
@@ -289,9 +298,11 @@ static void schedule_restart(struct exec *e)
 	}
 	e->state = EXEC_BACKOFF;
 	cells_emit(e->owner, &(struct cells_event){.type = CELLS_EV_EXEC_RESTART,
-						   .cell = e->cell->path, .exec = e->name,
-						   .pid = e->pid, .count = e->restarts + 1,
-						   .delay_ms = delay});
+	                                           .cell = e->cell->path,
+	                                           .exec = e->name,
+	                                           .pid = e->pid,
+	                                           .count = e->restarts + 1,
+	                                           .delay_ms = delay});
 }
 
 /* A run ended (reaped, or failed to start on a restart). */
@@ -306,9 +317,11 @@ static void run_ended(struct exec *e)
 		e->stdin_fd = -1;
 	}
 	cells_emit(e->owner, &(struct cells_event){.type = CELLS_EV_EXEC_EXIT,
-						   .cell = e->cell->path, .exec = e->name,
-						   .pid = e->pid, .exit_code = e->exit_code,
-						   .signal = e->signal});
+	                                           .cell = e->cell->path,
+	                                           .exec = e->name,
+	                                           .pid = e->pid,
+	                                           .exit_code = e->exit_code,
+	                                           .signal = e->signal});
 	waiters_finish(e, 0);
 	if (wants_restart(e))
 		schedule_restart(e);
@@ -436,7 +449,7 @@ static struct exec *oldest_ended(struct cell *cell, struct exec *best)
 }
 
 int exec_start(struct cells *c, const char *cell, const char *name, const struct exec_spec *spec,
-	       struct cells_err *err)
+               struct cells_err *err)
 {
 	struct cell *ce;
 	struct exec *old = NULL;
@@ -445,11 +458,11 @@ int exec_start(struct cells *c, const char *cell, const char *name, const struct
 		return r;
 	if (!cell_name_valid(name))
 		return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT,
-				  "exec \"%s/%s\": names are 1-%d of [A-Za-z0-9_.-], not . or ..",
-				  cell, name ? name : "", CELLS_NAME_MAX);
+		                  "exec \"%s/%s\": names are 1-%d of [A-Za-z0-9_.-], not . or ..",
+		                  cell, name ? name : "", CELLS_NAME_MAX);
 	if (!spec)
 		return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT, "exec \"%s/%s\": no spec",
-				  cell, name);
+		                  cell, name);
 	if ((r = exec_spec_validate(spec, err)) < 0) {
 		char label[CELLS_PATH_MAX + CELLS_NAME_MAX + 2];
 		snprintf(label, sizeof(label), "%s/%s", cell, name);
@@ -461,30 +474,30 @@ int exec_start(struct cells *c, const char *cell, const char *name, const struct
 			old = e;
 	if (old && old->state != EXEC_EXITED)
 		return cells_fail(err, -EEXIST, CELLS_ALREADY_EXISTS,
-				  "exec \"%s/%s\" is already %s", cell, name,
-				  exec_state_name(old->state));
+		                  "exec \"%s/%s\" is already %s", cell, name,
+		                  exec_state_name(old->state));
 	if (ce->delete_op.active)
 		return cells_fail(err, -EBUSY, CELLS_FAILED_PRECONDITION,
-				  "exec \"%s/%s\": the cell is being deleted", cell, name);
+		                  "exec \"%s/%s\": the cell is being deleted", cell, name);
 	bool populated, frozen = ce->frozen;
 	cells_read_events(c, ce, &populated, &frozen);
 	if (frozen)
 		return cells_fail(err, -EBUSY, CELLS_FAILED_PRECONDITION,
-				  "exec \"%s/%s\": the cell is frozen (thaw it first)", cell, name);
+		                  "exec \"%s/%s\": the cell is frozen (thaw it first)", cell, name);
 	if (!old && c->nexecs >= CELLS_EXEC_MAX) {
 		struct exec *victim = oldest_ended(&c->top, NULL);
 		if (!victim)
 			return cells_fail(err, -ENOSPC, CELLS_RESOURCE_EXHAUSTED,
-					  "exec \"%s/%s\": %d executables are running", cell, name,
-					  CELLS_EXEC_MAX);
+			                  "exec \"%s/%s\": %d executables are running", cell, name,
+			                  CELLS_EXEC_MAX);
 		exec_free(victim);
 	}
 
 	struct exec *e = calloc(1, sizeof(*e));
 	if (!e)
 		return cells_fail(err, -ENOMEM, CELLS_RESOURCE_EXHAUSTED, "out of memory");
-	*e = (struct exec){.owner = c, .cell = ce, .stdin_fd = -1, .timer = {.fd = -1},
-			   .state = EXEC_EXITED};
+	*e = (struct exec){
+	    .owner = c, .cell = ce, .stdin_fd = -1, .timer = {.fd = -1}, .state = EXEC_EXITED};
 	str_copy(e->name, sizeof(e->name), name);
 	snprintf(e->label, sizeof(e->label), "%s/%s", cell, name);
 	r = exec_spec_copy(spec, &e->spec);
@@ -495,7 +508,7 @@ int exec_start(struct cells *c, const char *cell, const char *name, const struct
 		exec_spec_free(e->spec);
 		free(e);
 		return cells_fail(err, r, CELLS_RESOURCE_EXHAUSTED, "exec \"%s/%s\": %s", cell,
-				  name, strerror(-r));
+		                  name, strerror(-r));
 	}
 	/* Linked before the run so its START event names a known executable;
 	 * unlinked again if the run fails, leaving nothing behind. */
@@ -515,19 +528,18 @@ int exec_start(struct cells *c, const char *cell, const char *name, const struct
 
 /* ---- signal, stop, wait, status, list, delete ------------------------------- */
 
-int exec_signal(struct cells *c, const char *cell, const char *name, int sig,
-		struct cells_err *err)
+int exec_signal(struct cells *c, const char *cell, const char *name, int sig, struct cells_err *err)
 {
 	struct exec *e;
 	int r = exec_get(c, cell, name, &e, err);
 	if (r < 0)
 		return r;
 	if (sig < 0 || sig >= NSIG)
-		return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT,
-				  "exec \"%s\": no signal %d", e->label, sig);
+		return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT, "exec \"%s\": no signal %d",
+		                  e->label, sig);
 	if (!e->token)
 		return cells_fail(err, -ESRCH, CELLS_FAILED_PRECONDITION,
-				  "exec \"%s\" is not running", e->label);
+		                  "exec \"%s\" is not running", e->label);
 	/* The pid cannot be recycled while we have not reaped it. */
 	if (kill(e->pid, sig) < 0)
 		return cells_fail_errno(err, -errno, "exec \"%s\": kill: %m", e->label);
@@ -535,7 +547,7 @@ int exec_signal(struct cells *c, const char *cell, const char *name, int sig,
 }
 
 int exec_stop(struct cells *c, const char *cell, const char *name, uint64_t grace_ms,
-	      exec_done_fn done, void *data, struct cells_err *err)
+              exec_done_fn done, void *data, struct cells_err *err)
 {
 	struct exec *e;
 	int r = exec_get(c, cell, name, &e, err);
@@ -564,7 +576,7 @@ int exec_stop(struct cells *c, const char *cell, const char *name, uint64_t grac
 }
 
 int exec_wait(struct cells *c, const char *cell, const char *name, exec_done_fn done, void *data,
-	      struct exec_status *st, struct cells_err *err)
+              struct exec_status *st, struct cells_err *err)
 {
 	struct exec *e;
 	int r = exec_get(c, cell, name, &e, err);
@@ -577,13 +589,13 @@ int exec_wait(struct cells *c, const char *cell, const char *name, exec_done_fn 
 	}
 	if (!done)
 		return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT,
-				  "exec \"%s\": wait without a callback", e->label);
+		                  "exec \"%s\": wait without a callback", e->label);
 	r = add_waiter(e, done, data, err);
 	return r < 0 ? r : 1;
 }
 
 int exec_status(struct cells *c, const char *cell, const char *name, struct exec_status *st,
-		struct cells_err *err)
+                struct cells_err *err)
 {
 	struct exec *e;
 	int r = exec_get(c, cell, name, &e, err);
@@ -611,7 +623,7 @@ static int list_cell(struct cell *cell, bool recurse, exec_visit_fn fn, void *da
 }
 
 int exec_list(struct cells *c, const char *cell, exec_visit_fn fn, void *data,
-	      struct cells_err *err)
+              struct cells_err *err)
 {
 	if (!cell || !*cell)
 		return list_cell(&c->top, true, fn, data);
@@ -630,8 +642,8 @@ int exec_delete(struct cells *c, const char *cell, const char *name, struct cell
 		return r;
 	if (e->token || e->state == EXEC_BACKOFF)
 		return cells_fail(err, -EBUSY, CELLS_FAILED_PRECONDITION,
-				  "exec \"%s\" is %s (stop it first)", e->label,
-				  exec_state_name(e->state));
+		                  "exec \"%s\" is %s (stop it first)", e->label,
+		                  exec_state_name(e->state));
 	exec_free(e);
 	return 0;
 }

@@ -6,32 +6,32 @@
 #include <stdio.h>
 #include <string.h>
 
-#define WEIGHT_MIN 1
-#define WEIGHT_MAX 10000
-#define CPU_PERIOD_MIN 1000ull
-#define CPU_PERIOD_MAX 1000000ull
+#define WEIGHT_MIN         1
+#define WEIGHT_MAX         10000
+#define CPU_PERIOD_MIN     1000ull
+#define CPU_PERIOD_MAX     1000000ull
 #define CPU_PERIOD_DEFAULT 100000ull
-#define CPU_QUOTA_MIN 1000ull
-#define CPU_QUOTA_MAX (1ull << 40) /* ~12.7 days per period: far past any use */
-#define MEMORY_MAX_BYTES (1ull << 60)
-#define PIDS_LIMIT 4194304ull /* PID_MAX_LIMIT on 64-bit */
-#define CPUSET_CPU_MAX 8191
-#define CPUSET_MEM_MAX 1023
+#define CPU_QUOTA_MIN      1000ull
+#define CPU_QUOTA_MAX      (1ull << 40) /* ~12.7 days per period: far past any use */
+#define MEMORY_MAX_BYTES   (1ull << 60)
+#define PIDS_LIMIT         4194304ull /* PID_MAX_LIMIT on 64-bit */
+#define CPUSET_CPU_MAX     8191
+#define CPUSET_MEM_MAX     1023
 
 static const struct {
 	const char *name, *controller;
 } limit_table[CELL_LIMIT_COUNT] = {
-	[CELL_CPU_WEIGHT] = {"cpu.weight", "cpu"},
-	[CELL_CPU_MAX] = {"cpu.max", "cpu"},
-	[CELL_CPUSET_CPUS] = {"cpuset.cpus", "cpuset"},
-	[CELL_CPUSET_MEMS] = {"cpuset.mems", "cpuset"},
-	[CELL_MEMORY_MIN] = {"memory.min", "memory"},
-	[CELL_MEMORY_LOW] = {"memory.low", "memory"},
-	[CELL_MEMORY_HIGH] = {"memory.high", "memory"},
-	[CELL_MEMORY_MAX] = {"memory.max", "memory"},
-	[CELL_MEMORY_SWAP_MAX] = {"memory.swap.max", "memory"},
-	[CELL_PIDS_MAX] = {"pids.max", "pids"},
-	[CELL_IO_WEIGHT] = {"io.weight", "io"},
+    [CELL_CPU_WEIGHT] = {"cpu.weight", "cpu"},
+    [CELL_CPU_MAX] = {"cpu.max", "cpu"},
+    [CELL_CPUSET_CPUS] = {"cpuset.cpus", "cpuset"},
+    [CELL_CPUSET_MEMS] = {"cpuset.mems", "cpuset"},
+    [CELL_MEMORY_MIN] = {"memory.min", "memory"},
+    [CELL_MEMORY_LOW] = {"memory.low", "memory"},
+    [CELL_MEMORY_HIGH] = {"memory.high", "memory"},
+    [CELL_MEMORY_MAX] = {"memory.max", "memory"},
+    [CELL_MEMORY_SWAP_MAX] = {"memory.swap.max", "memory"},
+    [CELL_PIDS_MAX] = {"pids.max", "pids"},
+    [CELL_IO_WEIGHT] = {"io.weight", "io"},
 };
 
 const char *cell_limit_name(enum cell_limit k)
@@ -47,15 +47,24 @@ const char *cell_limit_controller(enum cell_limit k)
 static uint64_t *limit_u64(struct cell_limits *l, enum cell_limit k)
 {
 	switch (k) {
-	case CELL_CPU_WEIGHT: return &l->cpu_weight;
-	case CELL_MEMORY_MIN: return &l->memory_min;
-	case CELL_MEMORY_LOW: return &l->memory_low;
-	case CELL_MEMORY_HIGH: return &l->memory_high;
-	case CELL_MEMORY_MAX: return &l->memory_max;
-	case CELL_MEMORY_SWAP_MAX: return &l->memory_swap_max;
-	case CELL_PIDS_MAX: return &l->pids_max;
-	case CELL_IO_WEIGHT: return &l->io_weight;
-	default: return NULL;
+	case CELL_CPU_WEIGHT:
+		return &l->cpu_weight;
+	case CELL_MEMORY_MIN:
+		return &l->memory_min;
+	case CELL_MEMORY_LOW:
+		return &l->memory_low;
+	case CELL_MEMORY_HIGH:
+		return &l->memory_high;
+	case CELL_MEMORY_MAX:
+		return &l->memory_max;
+	case CELL_MEMORY_SWAP_MAX:
+		return &l->memory_swap_max;
+	case CELL_PIDS_MAX:
+		return &l->pids_max;
+	case CELL_IO_WEIGHT:
+		return &l->io_weight;
+	default:
+		return NULL;
 	}
 }
 
@@ -73,10 +82,22 @@ static int parse_bytes(const char *s, uint64_t *ret)
 	unsigned shift = 0;
 	memcpy(num, s, n + 1);
 	switch (num[n - 1]) {
-	case 'k': case 'K': shift = 10; break;
-	case 'm': case 'M': shift = 20; break;
-	case 'g': case 'G': shift = 30; break;
-	case 't': case 'T': shift = 40; break;
+	case 'k':
+	case 'K':
+		shift = 10;
+		break;
+	case 'm':
+	case 'M':
+		shift = 20;
+		break;
+	case 'g':
+	case 'G':
+		shift = 30;
+		break;
+	case 't':
+	case 'T':
+		shift = 40;
+		break;
 	}
 	if (shift)
 		num[n - 1] = '\0';
@@ -135,16 +156,16 @@ static int find_key(const char *key)
 }
 
 int cell_limit_parse(struct cell_limits *l, const char *key, const char *value,
-		     struct cells_err *err)
+                     struct cells_err *err)
 {
 	int k = key ? find_key(key) : -1;
 	int r = 0;
 	if (k < 0)
 		return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT,
-				  "unknown limit \"%s\" (cpu.weight, cpu.max, cpuset.cpus, "
-				  "cpuset.mems, memory.min|low|high|max, memory.swap.max, "
-				  "pids.max, io.weight)",
-				  key ? key : "");
+		                  "unknown limit \"%s\" (cpu.weight, cpu.max, cpuset.cpus, "
+		                  "cpuset.mems, memory.min|low|high|max, memory.swap.max, "
+		                  "pids.max, io.weight)",
+		                  key ? key : "");
 	if (!value)
 		value = "";
 	switch ((enum cell_limit)k) {
@@ -168,7 +189,7 @@ int cell_limit_parse(struct cell_limits *l, const char *key, const char *value,
 	case CELL_CPUSET_CPUS:
 	case CELL_CPUSET_MEMS:
 		r = str_copy(k == CELL_CPUSET_CPUS ? l->cpuset_cpus : l->cpuset_mems,
-			     CELL_CPUSET_LEN, value);
+		             CELL_CPUSET_LEN, value);
 		if (r < 0)
 			r = -EINVAL;
 		break;
@@ -187,7 +208,7 @@ int cell_limit_parse(struct cell_limits *l, const char *key, const char *value,
 	}
 	if (r < 0)
 		return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT,
-				  "%s: \"%s\" is not a valid value", key, value);
+		                  "%s: \"%s\" is not a valid value", key, value);
 	struct cell_limits one = *l;
 	one.set = 1u << k;
 	r = cell_limits_validate(&one, err);
@@ -200,7 +221,7 @@ int cell_limit_parse(struct cell_limits *l, const char *key, const char *value,
 static int range_fail(struct cells_err *err, enum cell_limit k, const char *range)
 {
 	return cells_fail(err, -ERANGE, CELLS_INVALID_ARGUMENT, "%s: out of range (%s)",
-			  cell_limit_name(k), range);
+	                  cell_limit_name(k), range);
 }
 
 int cell_limits_validate(const struct cell_limits *l, struct cells_err *err)
@@ -228,16 +249,16 @@ int cell_limits_validate(const struct cell_limits *l, struct cells_err *err)
 		case CELL_CPUSET_CPUS:
 			if (!cpuset_valid(l->cpuset_cpus, CPUSET_CPU_MAX))
 				return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT,
-						  "cpuset.cpus: \"%s\" is not a list like 0-3,6 "
-						  "(CPUs 0 to %d)",
-						  l->cpuset_cpus, CPUSET_CPU_MAX);
+				                  "cpuset.cpus: \"%s\" is not a list like 0-3,6 "
+				                  "(CPUs 0 to %d)",
+				                  l->cpuset_cpus, CPUSET_CPU_MAX);
 			break;
 		case CELL_CPUSET_MEMS:
 			if (!cpuset_valid(l->cpuset_mems, CPUSET_MEM_MAX))
 				return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT,
-						  "cpuset.mems: \"%s\" is not a list like 0-1 "
-						  "(nodes 0 to %d)",
-						  l->cpuset_mems, CPUSET_MEM_MAX);
+				                  "cpuset.mems: \"%s\" is not a list like 0-1 "
+				                  "(nodes 0 to %d)",
+				                  l->cpuset_mems, CPUSET_MEM_MAX);
 			break;
 		case CELL_MEMORY_MIN:
 		case CELL_MEMORY_LOW:
@@ -263,7 +284,7 @@ int cell_limits_validate(const struct cell_limits *l, struct cells_err *err)
 static int fmt_u64_or_max(char *buf, size_t size, uint64_t v)
 {
 	int n = v == CELL_UNLIMITED ? snprintf(buf, size, "max")
-				    : snprintf(buf, size, "%llu", (unsigned long long)v);
+	                            : snprintf(buf, size, "%llu", (unsigned long long)v);
 	return n < 0 || (size_t)n >= size ? -ENOBUFS : 0;
 }
 
@@ -276,7 +297,7 @@ int cell_limit_format(const struct cell_limits *l, enum cell_limit k, char *buf,
 			n = snprintf(buf, size, "max %llu", (unsigned long long)l->cpu_period_us);
 		else
 			n = snprintf(buf, size, "%llu %llu", (unsigned long long)l->cpu_quota_us,
-				     (unsigned long long)l->cpu_period_us);
+			             (unsigned long long)l->cpu_period_us);
 		break;
 	case CELL_IO_WEIGHT:
 		n = snprintf(buf, size, "default %llu", (unsigned long long)l->io_weight);

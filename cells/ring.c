@@ -46,7 +46,7 @@ void exec_ring_write(struct exec_ring *r, const void *data, size_t len)
 }
 
 size_t exec_ring_read(const struct exec_ring *r, uint64_t *pos, void *out, size_t len,
-		      uint64_t *ret_dropped)
+                      uint64_t *ret_dropped)
 {
 	uint64_t start = exec_ring_start(r);
 	uint64_t dropped = 0;

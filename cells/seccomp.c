@@ -27,32 +27,57 @@ static const struct {
 	const char *name;
 	int allow_cap;
 } default_denied[] = {
-	{"keyctl", NO_CAP},	      {"add_key", NO_CAP},
-	{"request_key", NO_CAP},      {"uselib", NO_CAP},
-	{"ustat", NO_CAP},	      {"sysfs", NO_CAP},
-	{"_sysctl", NO_CAP},	      {"nfsservctl", NO_CAP},
-	{"bpf", CAP_SYS_ADMIN},	      {"perf_event_open", CAP_SYS_ADMIN},
-	{"fanotify_init", CAP_SYS_ADMIN}, {"lookup_dcookie", CAP_SYS_ADMIN},
-	{"mount", CAP_SYS_ADMIN},     {"umount2", CAP_SYS_ADMIN},
-	{"pivot_root", CAP_SYS_ADMIN}, {"setns", CAP_SYS_ADMIN},
-	{"fsopen", CAP_SYS_ADMIN},    {"fsconfig", CAP_SYS_ADMIN},
-	{"fsmount", CAP_SYS_ADMIN},   {"fspick", CAP_SYS_ADMIN},
-	{"move_mount", CAP_SYS_ADMIN}, {"open_tree", CAP_SYS_ADMIN},
-	{"mount_setattr", CAP_SYS_ADMIN}, {"quotactl", CAP_SYS_ADMIN},
-	{"swapon", CAP_SYS_ADMIN},    {"swapoff", CAP_SYS_ADMIN},
-	{"kexec_load", CAP_SYS_BOOT}, {"kexec_file_load", CAP_SYS_BOOT},
-	{"reboot", CAP_SYS_BOOT},     {"init_module", CAP_SYS_MODULE},
-	{"finit_module", CAP_SYS_MODULE}, {"delete_module", CAP_SYS_MODULE},
-	{"open_by_handle_at", CAP_DAC_READ_SEARCH}, {"acct", CAP_SYS_PACCT},
-	{"settimeofday", CAP_SYS_TIME}, {"clock_settime", CAP_SYS_TIME},
-	{"clock_adjtime", CAP_SYS_TIME}, {"iopl", CAP_SYS_RAWIO},
-	{"ioperm", CAP_SYS_RAWIO},    {"syslog", CAP_SYSLOG},
-	{"vhangup", CAP_SYS_TTY_CONFIG}, {"process_vm_readv", CAP_SYS_PTRACE},
-	{"process_vm_writev", CAP_SYS_PTRACE}, {"kcmp", CAP_SYS_PTRACE},
-	{"userfaultfd", CAP_SYS_PTRACE},
+    {"keyctl", NO_CAP},
+    {"add_key", NO_CAP},
+    {"request_key", NO_CAP},
+    {"uselib", NO_CAP},
+    {"ustat", NO_CAP},
+    {"sysfs", NO_CAP},
+    {"_sysctl", NO_CAP},
+    {"nfsservctl", NO_CAP},
+    {"bpf", CAP_SYS_ADMIN},
+    {"perf_event_open", CAP_SYS_ADMIN},
+    {"fanotify_init", CAP_SYS_ADMIN},
+    {"lookup_dcookie", CAP_SYS_ADMIN},
+    {"mount", CAP_SYS_ADMIN},
+    {"umount2", CAP_SYS_ADMIN},
+    {"pivot_root", CAP_SYS_ADMIN},
+    {"setns", CAP_SYS_ADMIN},
+    {"fsopen", CAP_SYS_ADMIN},
+    {"fsconfig", CAP_SYS_ADMIN},
+    {"fsmount", CAP_SYS_ADMIN},
+    {"fspick", CAP_SYS_ADMIN},
+    {"move_mount", CAP_SYS_ADMIN},
+    {"open_tree", CAP_SYS_ADMIN},
+    {"mount_setattr", CAP_SYS_ADMIN},
+    {"quotactl", CAP_SYS_ADMIN},
+    {"swapon", CAP_SYS_ADMIN},
+    {"swapoff", CAP_SYS_ADMIN},
+    {"kexec_load", CAP_SYS_BOOT},
+    {"kexec_file_load", CAP_SYS_BOOT},
+    {"reboot", CAP_SYS_BOOT},
+    {"init_module", CAP_SYS_MODULE},
+    {"finit_module", CAP_SYS_MODULE},
+    {"delete_module", CAP_SYS_MODULE},
+    {"open_by_handle_at", CAP_DAC_READ_SEARCH},
+    {"acct", CAP_SYS_PACCT},
+    {"settimeofday", CAP_SYS_TIME},
+    {"clock_settime", CAP_SYS_TIME},
+    {"clock_adjtime", CAP_SYS_TIME},
+    {"iopl", CAP_SYS_RAWIO},
+    {"ioperm", CAP_SYS_RAWIO},
+    {"syslog", CAP_SYSLOG},
+    {"vhangup", CAP_SYS_TTY_CONFIG},
+    {"process_vm_readv", CAP_SYS_PTRACE},
+    {"process_vm_writev", CAP_SYS_PTRACE},
+    {"kcmp", CAP_SYS_PTRACE},
+    {"userfaultfd", CAP_SYS_PTRACE},
 };
 
-static bool caps_have(uint64_t caps, int cap) { return cap != NO_CAP && (caps >> cap) & 1; }
+static bool caps_have(uint64_t caps, int cap)
+{
+	return cap != NO_CAP && (caps >> cap) & 1;
+}
 
 bool exec_sc_default_denies(const char *syscall, uint64_t caps)
 {
@@ -66,9 +91,9 @@ static const struct {
 	const char *name;
 	int val;
 } errno_names[] = {
-	{"EPERM", EPERM},   {"ENOENT", ENOENT}, {"EACCES", EACCES}, {"EINVAL", EINVAL},
-	{"ENOSYS", ENOSYS}, {"EIO", EIO},	{"EFAULT", EFAULT}, {"ENOMEM", ENOMEM},
-	{"EBUSY", EBUSY},   {"EAGAIN", EAGAIN}, {"EOPNOTSUPP", EOPNOTSUPP},
+    {"EPERM", EPERM},   {"ENOENT", ENOENT}, {"EACCES", EACCES},         {"EINVAL", EINVAL},
+    {"ENOSYS", ENOSYS}, {"EIO", EIO},       {"EFAULT", EFAULT},         {"ENOMEM", ENOMEM},
+    {"EBUSY", EBUSY},   {"EAGAIN", EAGAIN}, {"EOPNOTSUPP", EOPNOTSUPP},
 };
 
 static int parse_errno(const char *s, int *ret)
@@ -116,7 +141,7 @@ int exec_sc_parse(const char *text, struct exec_sc_profile *p, struct cells_err 
 	p->def_action = EXEC_SC_ALLOW;
 	if (strlen(text) > EXEC_SC_FILE_MAX)
 		return cells_fail(err, -EFBIG, CELLS_INVALID_ARGUMENT,
-				  "seccomp profile: larger than %d bytes", EXEC_SC_FILE_MAX);
+		                  "seccomp profile: larger than %d bytes", EXEC_SC_FILE_MAX);
 	_cleanup_free_ char *copy = strdup(text);
 	if (!copy)
 		return -ENOMEM;
@@ -136,8 +161,8 @@ int exec_sc_parse(const char *text, struct exec_sc_profile *p, struct cells_err 
 		     tok = strtok_r(NULL, " \t\r", &save)) {
 			if (n == (int)ARRAY_SIZE(w))
 				return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT,
-						  "seccomp profile line %u: too many words",
-						  lineno);
+				                  "seccomp profile line %u: too many words",
+				                  lineno);
 			w[n++] = tok;
 		}
 		if (n == 0)
@@ -146,14 +171,14 @@ int exec_sc_parse(const char *text, struct exec_sc_profile *p, struct cells_err 
 		int eno;
 		if (parse_action(w + 1, n - 1, &act, &eno) < 0)
 			return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT,
-					  "seccomp profile line %u: expected \"%s allow|errno "
-					  "[ERRNO]|kill|trap|log\"",
-					  lineno, w[0]);
+			                  "seccomp profile line %u: expected \"%s allow|errno "
+			                  "[ERRNO]|kill|trap|log\"",
+			                  lineno, w[0]);
 		if (strcmp(w[0], "default") == 0) {
 			if (have_default)
 				return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT,
-						  "seccomp profile line %u: second default",
-						  lineno);
+				                  "seccomp profile line %u: second default",
+				                  lineno);
 			have_default = true;
 			p->def_action = act;
 			p->def_errno = eno;
@@ -162,18 +187,18 @@ int exec_sc_parse(const char *text, struct exec_sc_profile *p, struct cells_err 
 		int nr = seccomp_syscall_resolve_name(w[0]);
 		if (nr == __NR_SCMP_ERROR)
 			return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT,
-					  "seccomp profile line %u: unknown syscall \"%s\"", lineno,
-					  w[0]);
+			                  "seccomp profile line %u: unknown syscall \"%s\"", lineno,
+			                  w[0]);
 		for (size_t i = 0; i < p->nrules; i++)
 			if (p->rules[i].nr == nr)
 				return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT,
-						  "seccomp profile line %u: \"%s\" listed twice",
-						  lineno, w[0]);
+				                  "seccomp profile line %u: \"%s\" listed twice",
+				                  lineno, w[0]);
 		if (p->nrules == EXEC_SC_RULES_MAX)
 			return cells_fail(err, -E2BIG, CELLS_INVALID_ARGUMENT,
-					  "seccomp profile: more than %d rules", EXEC_SC_RULES_MAX);
-		p->rules[p->nrules++] = (struct exec_sc_rule){.nr = nr, .action = act,
-							      .errno_val = eno};
+			                  "seccomp profile: more than %d rules", EXEC_SC_RULES_MAX);
+		p->rules[p->nrules++] =
+		    (struct exec_sc_rule){.nr = nr, .action = act, .errno_val = eno};
 	}
 	return 0;
 }
@@ -181,11 +206,16 @@ int exec_sc_parse(const char *text, struct exec_sc_profile *p, struct cells_err 
 static uint32_t scmp_action(enum exec_sc_action a, int eno)
 {
 	switch (a) {
-	case EXEC_SC_ALLOW: return SCMP_ACT_ALLOW;
-	case EXEC_SC_ERRNO: return SCMP_ACT_ERRNO((uint32_t)eno);
-	case EXEC_SC_KILL: return SCMP_ACT_KILL_PROCESS;
-	case EXEC_SC_TRAP: return SCMP_ACT_TRAP;
-	case EXEC_SC_LOG: return SCMP_ACT_LOG;
+	case EXEC_SC_ALLOW:
+		return SCMP_ACT_ALLOW;
+	case EXEC_SC_ERRNO:
+		return SCMP_ACT_ERRNO((uint32_t)eno);
+	case EXEC_SC_KILL:
+		return SCMP_ACT_KILL_PROCESS;
+	case EXEC_SC_TRAP:
+		return SCMP_ACT_TRAP;
+	case EXEC_SC_LOG:
+		return SCMP_ACT_LOG;
 	}
 	return SCMP_ACT_KILL_PROCESS;
 }
@@ -208,9 +238,9 @@ static int add_default_rules(scmp_filter_ctx ctx, uint64_t caps)
 	/* A user namespace hands the process a full set of capabilities over
 	 * new namespaces: the classic way out of a container's limits. */
 	if ((r = seccomp_rule_add(ctx, eperm, SCMP_SYS(unshare), 1,
-				  SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER))) < 0 ||
+	                          SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER))) < 0 ||
 	    (r = seccomp_rule_add(ctx, eperm, SCMP_SYS(clone), 1,
-				  SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER))) < 0)
+	                          SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER))) < 0)
 		return r;
 	/* clone3's flags sit behind a pointer seccomp cannot follow: ENOSYS
 	 * makes libc fall back to clone, which the rule above checks. */
@@ -242,7 +272,7 @@ static int export_bpf(scmp_filter_ctx ctx, struct sock_fprog *ret)
 }
 
 int exec_sc_build(const struct exec_sc_profile *fp, uint64_t caps, struct sock_fprog *ret_prog,
-		  struct cells_err *err)
+                  struct cells_err *err)
 {
 	uint32_t def = fp ? scmp_action(fp->def_action, fp->def_errno) : SCMP_ACT_ALLOW;
 	scmp_filter_ctx ctx = seccomp_init(def);
@@ -264,7 +294,7 @@ int exec_sc_build(const struct exec_sc_profile *fp, uint64_t caps, struct sock_f
 		r = export_bpf(ctx, ret_prog);
 	seccomp_release(ctx);
 	if (r < 0)
-		return cells_fail(err, r, CELLS_INVALID_ARGUMENT, "seccomp: cannot build filter: %s",
-				  strerror(-r));
+		return cells_fail(err, r, CELLS_INVALID_ARGUMENT,
+		                  "seccomp: cannot build filter: %s", strerror(-r));
 	return 0;
 }

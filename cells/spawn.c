@@ -31,18 +31,29 @@
 #endif
 
 static const char *const step_names[EXEC_STEP_COUNT] = {
-	[EXEC_STEP_SYNC] = "sync",		[EXEC_STEP_SETSID] = "setsid",
-	[EXEC_STEP_STDIO] = "stdio",		[EXEC_STEP_CGROUPNS] = "cgroup namespace",
-	[EXEC_STEP_MOUNT_PRIVATE] = "mount private", [EXEC_STEP_BIND_ROOT] = "bind root",
-	[EXEC_STEP_MOUNT_PROC] = "mount /proc", [EXEC_STEP_MOUNT_DEV] = "mount /dev",
-	[EXEC_STEP_PIVOT_ROOT] = "pivot_root",	[EXEC_STEP_REMOUNT_RO] = "remount read-only",
-	[EXEC_STEP_HOSTNAME] = "sethostname",	[EXEC_STEP_LOOPBACK] = "loopback up",
-	[EXEC_STEP_CHDIR] = "chdir",		[EXEC_STEP_RLIMIT] = "setrlimit",
-	[EXEC_STEP_BOUNDING] = "capability bounding set", [EXEC_STEP_SETGROUPS] = "setgroups",
-	[EXEC_STEP_SETGID] = "setgid",		[EXEC_STEP_SETUID] = "setuid",
-	[EXEC_STEP_CAPS] = "capabilities",	[EXEC_STEP_AMBIENT] = "ambient capabilities",
-	[EXEC_STEP_NO_NEW_PRIVS] = "no_new_privs", [EXEC_STEP_SECCOMP] = "seccomp",
-	[EXEC_STEP_EXECVE] = "execve",
+    [EXEC_STEP_SYNC] = "sync",
+    [EXEC_STEP_SETSID] = "setsid",
+    [EXEC_STEP_STDIO] = "stdio",
+    [EXEC_STEP_CGROUPNS] = "cgroup namespace",
+    [EXEC_STEP_MOUNT_PRIVATE] = "mount private",
+    [EXEC_STEP_BIND_ROOT] = "bind root",
+    [EXEC_STEP_MOUNT_PROC] = "mount /proc",
+    [EXEC_STEP_MOUNT_DEV] = "mount /dev",
+    [EXEC_STEP_PIVOT_ROOT] = "pivot_root",
+    [EXEC_STEP_REMOUNT_RO] = "remount read-only",
+    [EXEC_STEP_HOSTNAME] = "sethostname",
+    [EXEC_STEP_LOOPBACK] = "loopback up",
+    [EXEC_STEP_CHDIR] = "chdir",
+    [EXEC_STEP_RLIMIT] = "setrlimit",
+    [EXEC_STEP_BOUNDING] = "capability bounding set",
+    [EXEC_STEP_SETGROUPS] = "setgroups",
+    [EXEC_STEP_SETGID] = "setgid",
+    [EXEC_STEP_SETUID] = "setuid",
+    [EXEC_STEP_CAPS] = "capabilities",
+    [EXEC_STEP_AMBIENT] = "ambient capabilities",
+    [EXEC_STEP_NO_NEW_PRIVS] = "no_new_privs",
+    [EXEC_STEP_SECCOMP] = "seccomp",
+    [EXEC_STEP_EXECVE] = "execve",
 };
 
 const char *exec_step_name(enum exec_step s)
@@ -76,8 +87,8 @@ static void setup_dev(int errfd)
 	char path[64], host[64];
 	if (mkdir("dev", 0755) < 0 && errno != EEXIST)
 		child_fail(errfd, EXEC_STEP_MOUNT_DEV, errno);
-	TRY(EXEC_STEP_MOUNT_DEV, mount("tmpfs", "dev", "tmpfs", MS_NOSUID | MS_STRICTATIME,
-				       "mode=755,size=64k"));
+	TRY(EXEC_STEP_MOUNT_DEV,
+	    mount("tmpfs", "dev", "tmpfs", MS_NOSUID | MS_STRICTATIME, "mode=755,size=64k"));
 	for (size_t i = 0; i < ARRAY_SIZE(dev_nodes); i++) {
 		snprintf(path, sizeof(path), "dev/%s", dev_nodes[i]);
 		int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0666);
@@ -94,7 +105,7 @@ static void setup_dev(int errfd)
 	/* A private devpts is a nicety (terminals); its absence is not fatal. */
 	if (mkdir("dev/pts", 0755) == 0 &&
 	    mount("devpts", "dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
-		  "newinstance,ptmxmode=0666,mode=620") == 0)
+	          "newinstance,ptmxmode=0666,mode=620") == 0)
 		(void)!symlink("pts/ptmx", "dev/ptmx");
 }
 
@@ -136,9 +147,9 @@ static void setup_root(const struct exec_spec *s, int errfd)
 	TRY(EXEC_STEP_PIVOT_ROOT, umount2(".", MNT_DETACH));
 	TRY(EXEC_STEP_PIVOT_ROOT, chdir("/"));
 	if (s->root_readonly)
-		TRY(EXEC_STEP_REMOUNT_RO, mount(NULL, "/", NULL,
-						MS_REMOUNT | MS_BIND | MS_RDONLY | locked_flags("/"),
-						NULL));
+		TRY(EXEC_STEP_REMOUNT_RO,
+		    mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | locked_flags("/"),
+		          NULL));
 }
 
 static int loopback_up(void)
@@ -276,7 +287,7 @@ static int write_map(pid_t pid, const char *file, const struct exec_idmap *m, si
 	size_t len = 0;
 	for (size_t i = 0; i < n; i++)
 		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%u %u %u\n", m[i].inside,
-					m[i].outside, m[i].count);
+		                        m[i].outside, m[i].count);
 	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
 	return file_write_str(path, buf);
 }
@@ -315,21 +326,21 @@ int exec_spawn(struct spawn_req *req, pid_t *ret_pid, int *ret_pidfd, struct cel
 		sync_r = pipefd[0], sync_w = pipefd[1];
 	}
 	struct clone_args args = {
-		.flags = CLONE_PIDFD | CLONE_INTO_CGROUP | clone_ns_flags(s->namespaces),
-		.pidfd = (uint64_t)(uintptr_t)&pidfd,
-		.exit_signal = SIGCHLD,
-		.cgroup = (uint64_t)req->cgroup_fd,
+	    .flags = CLONE_PIDFD | CLONE_INTO_CGROUP | clone_ns_flags(s->namespaces),
+	    .pidfd = (uint64_t)(uintptr_t)&pidfd,
+	    .exit_signal = SIGCHLD,
+	    .cgroup = (uint64_t)req->cgroup_fd,
 	};
 	long pid = syscall(SYS_clone3, &args, sizeof(args));
 	if (pid < 0) {
 		r = -errno;
 		if (r == -EBUSY)
 			return cells_fail(err, r, CELLS_FAILED_PRECONDITION,
-					  "exec \"%s\": clone3: the cell has child cells with "
-					  "controllers; processes go in leaf cells",
-					  req->label);
+			                  "exec \"%s\": clone3: the cell has child cells with "
+			                  "controllers; processes go in leaf cells",
+			                  req->label);
 		return cells_fail_errno(err, r, "exec \"%s\": clone3: %s", req->label,
-					strerror(-r));
+		                        strerror(-r));
 	}
 	if (pid == 0) {
 		close(err_r);
@@ -350,7 +361,7 @@ int exec_spawn(struct spawn_req *req, pid_t *ret_pid, int *ret_pidfd, struct cel
 			kill_and_reap(pidfd);
 			close(pidfd);
 			return cells_fail_errno(err, r, "exec \"%s\": uid/gid map: %s", req->label,
-						strerror(-r));
+			                        strerror(-r));
 		}
 		close(TAKE_FD(sync_w));
 	}
@@ -369,8 +380,8 @@ int exec_spawn(struct spawn_req *req, pid_t *ret_pid, int *ret_pidfd, struct cel
 		kill_and_reap(pidfd);
 		close(pidfd);
 		return cells_fail(err, -ETIMEDOUT, CELLS_DEADLINE_EXCEEDED,
-				  "exec \"%s\": setup did not reach execve within %d ms", req->label,
-				  EXEC_START_TIMEOUT_MS);
+		                  "exec \"%s\": setup did not reach execve within %d ms",
+		                  req->label, EXEC_START_TIMEOUT_MS);
 	}
 	struct exec_report rep;
 	ssize_t n;
@@ -386,8 +397,8 @@ int exec_spawn(struct spawn_req *req, pid_t *ret_pid, int *ret_pidfd, struct cel
 	close(pidfd);
 	if (n != (ssize_t)sizeof(rep))
 		return cells_fail(err, -EIO, CELLS_INTERNAL, "exec \"%s\": the child died in setup",
-				  req->label);
+		                  req->label);
 	r = -rep.err;
 	return cells_fail_errno(err, r, "exec \"%s\": %s: %s", req->label,
-				exec_step_name((enum exec_step)rep.step), strerror(-r));
+	                        exec_step_name((enum exec_step)rep.step), strerror(-r));
 }

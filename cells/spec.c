@@ -13,8 +13,8 @@
 
 void exec_spec_init(struct exec_spec *s)
 {
-	*s = (struct exec_spec){.umask = 022, .caps = EXEC_CAPS_DEFAULT,
-				.seccomp = EXEC_SECCOMP_DEFAULT};
+	*s = (struct exec_spec){
+	    .umask = 022, .caps = EXEC_CAPS_DEFAULT, .seccomp = EXEC_SECCOMP_DEFAULT};
 }
 
 uint64_t exec_backoff_ms(uint32_t attempt, uint64_t base_ms, uint64_t cap_ms)
@@ -61,7 +61,7 @@ int exec_spec_validate(const struct exec_spec *s, struct cells_err *err)
 		const char *eq = strchr(s->env[i], '=');
 		if (!eq || eq == s->env[i])
 			return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT,
-					  "env: \"%.64s\" is not NAME=VALUE", s->env[i]);
+			                  "env: \"%.64s\" is not NAME=VALUE", s->env[i]);
 		bytes += strlen(s->env[i]) + 1;
 	}
 	const char *paths[] = {s->cwd, s->root, s->seccomp_file, s->hostname};
@@ -69,7 +69,7 @@ int exec_spec_validate(const struct exec_spec *s, struct cells_err *err)
 		bytes += paths[i] ? strlen(paths[i]) + 1 : 0;
 	if (bytes > EXEC_STRINGS_MAX)
 		return cells_fail(err, -E2BIG, CELLS_INVALID_ARGUMENT,
-				  "exec: argv, env and paths exceed %d bytes", EXEC_STRINGS_MAX);
+		                  "exec: argv, env and paths exceed %d bytes", EXEC_STRINGS_MAX);
 	if (s->cwd && s->cwd[0] != '/')
 		return spec_fail(err, "cwd: \"%s\" is not absolute", s->cwd);
 	if (s->root && s->root[0] != '/')
@@ -83,13 +83,11 @@ int exec_spec_validate(const struct exec_spec *s, struct cells_err *err)
 	for (size_t i = 0; i < s->nrlimits; i++)
 		if (s->rlimits[i].resource < 0 || s->rlimits[i].resource >= RLIM_NLIMITS ||
 		    s->rlimits[i].soft > s->rlimits[i].hard)
-			return spec_fail(err, "%s: unknown resource or soft above hard",
-					 "rlimits");
+			return spec_fail(err, "%s: unknown resource or soft above hard", "rlimits");
 	if (CAP_LAST_CAP < 63 && (s->caps >> (CAP_LAST_CAP + 1)))
 		return spec_fail(err, "%s: unknown capability bits", "caps");
 	if (s->ambient & ~s->caps)
-		return spec_fail(err, "%s: ambient capabilities must be kept in caps too",
-				 "caps");
+		return spec_fail(err, "%s: ambient capabilities must be kept in caps too", "caps");
 	if ((unsigned)s->seccomp > EXEC_SECCOMP_FILE ||
 	    (s->seccomp == EXEC_SECCOMP_FILE && (!s->seccomp_file || !*s->seccomp_file)))
 		return spec_fail(err, "%s: a profile file is needed", "seccomp");
@@ -101,7 +99,7 @@ int exec_spec_validate(const struct exec_spec *s, struct cells_err *err)
 		return spec_fail(err, "%s: more than 8 lines", "id map");
 	for (size_t i = 0; i < s->nuid_map + s->ngid_map; i++) {
 		const struct exec_idmap *m =
-			i < s->nuid_map ? &s->uid_map[i] : &s->gid_map[i - s->nuid_map];
+		    i < s->nuid_map ? &s->uid_map[i] : &s->gid_map[i - s->nuid_map];
 		if (m->count == 0 || (uint64_t)m->inside + m->count > UINT32_MAX ||
 		    (uint64_t)m->outside + m->count > UINT32_MAX)
 			return spec_fail(err, "%s: a range is empty or past 2^32", "id map");
@@ -178,7 +176,10 @@ int exec_spec_copy(const struct exec_spec *src, struct exec_spec **ret)
 	return 0;
 }
 
-void exec_spec_free(struct exec_spec *s) { free(s); }
+void exec_spec_free(struct exec_spec *s)
+{
+	free(s);
+}
 
 const char *exec_env_get(char *const *env, const char *key)
 {
@@ -213,12 +214,12 @@ int exec_caps_parse(const char *list, uint64_t *ret, struct cells_err *err)
 		cap_value_t v;
 		/* libcap knows "cap_chown"; users write CHOWN or CAP_CHOWN. */
 		snprintf(name, sizeof(name), "%s%s", strncasecmp(tok, "cap_", 4) ? "cap_" : "",
-			 tok);
+		         tok);
 		for (char *p = name; *p; p++)
 			*p = (char)(*p >= 'A' && *p <= 'Z' ? *p - 'A' + 'a' : *p);
 		if (cap_from_name(name, &v) < 0 || v < 0 || v > CAP_LAST_CAP)
 			return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT,
-					  "caps: unknown capability \"%s\"", tok);
+			                  "caps: unknown capability \"%s\"", tok);
 		mask |= 1ull << v;
 	}
 	*ret = mask;
@@ -229,12 +230,12 @@ static const struct {
 	const char *name;
 	int res;
 } rlimit_names[] = {
-	{"as", RLIMIT_AS},	       {"core", RLIMIT_CORE},	    {"cpu", RLIMIT_CPU},
-	{"data", RLIMIT_DATA},	       {"fsize", RLIMIT_FSIZE},	    {"locks", RLIMIT_LOCKS},
-	{"memlock", RLIMIT_MEMLOCK},   {"msgqueue", RLIMIT_MSGQUEUE}, {"nice", RLIMIT_NICE},
-	{"nofile", RLIMIT_NOFILE},     {"nproc", RLIMIT_NPROC},	    {"rss", RLIMIT_RSS},
-	{"rtprio", RLIMIT_RTPRIO},     {"rttime", RLIMIT_RTTIME},   {"sigpending", RLIMIT_SIGPENDING},
-	{"stack", RLIMIT_STACK},
+    {"as", RLIMIT_AS},           {"core", RLIMIT_CORE},         {"cpu", RLIMIT_CPU},
+    {"data", RLIMIT_DATA},       {"fsize", RLIMIT_FSIZE},       {"locks", RLIMIT_LOCKS},
+    {"memlock", RLIMIT_MEMLOCK}, {"msgqueue", RLIMIT_MSGQUEUE}, {"nice", RLIMIT_NICE},
+    {"nofile", RLIMIT_NOFILE},   {"nproc", RLIMIT_NPROC},       {"rss", RLIMIT_RSS},
+    {"rtprio", RLIMIT_RTPRIO},   {"rttime", RLIMIT_RTTIME},     {"sigpending", RLIMIT_SIGPENDING},
+    {"stack", RLIMIT_STACK},
 };
 
 static int rlim_value(const char *s, uint64_t *ret)
@@ -254,7 +255,7 @@ int exec_rlimit_parse(const char *s, struct exec_rlimit *ret, struct cells_err *
 	char *eq = strchr(buf, '=');
 	if (!eq)
 		return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT,
-				  "rlimit: \"%s\" is not NAME=SOFT[:HARD]", s);
+		                  "rlimit: \"%s\" is not NAME=SOFT[:HARD]", s);
 	*eq = '\0';
 	int res = -1;
 	for (size_t i = 0; i < ARRAY_SIZE(rlimit_names); i++)
@@ -262,17 +263,18 @@ int exec_rlimit_parse(const char *s, struct exec_rlimit *ret, struct cells_err *
 			res = rlimit_names[i].res;
 	if (res < 0)
 		return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT,
-				  "rlimit: unknown resource \"%s\"", buf);
+		                  "rlimit: unknown resource \"%s\"", buf);
 	char *colon = strchr(eq + 1, ':');
 	if (colon)
 		*colon = '\0';
 	struct exec_rlimit rl = {.resource = res};
-	if (rlim_value(eq + 1, &rl.soft) < 0 || rlim_value(colon ? colon + 1 : eq + 1, &rl.hard) < 0)
+	if (rlim_value(eq + 1, &rl.soft) < 0 ||
+	    rlim_value(colon ? colon + 1 : eq + 1, &rl.hard) < 0)
 		return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT,
-				  "rlimit %s: values are numbers or \"unlimited\"", buf);
+		                  "rlimit %s: values are numbers or \"unlimited\"", buf);
 	if (rl.soft > rl.hard)
 		return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT,
-				  "rlimit %s: soft limit above hard limit", buf);
+		                  "rlimit %s: soft limit above hard limit", buf);
 	*ret = rl;
 	return 0;
 }
@@ -282,9 +284,9 @@ int exec_ns_parse(const char *list, uint32_t *ret, struct cells_err *err)
 	static const struct {
 		const char *name;
 		uint32_t bit;
-	} ns[] = {{"pid", EXEC_NS_PID}, {"mnt", EXEC_NS_MNT},	  {"net", EXEC_NS_NET},
-		  {"uts", EXEC_NS_UTS}, {"ipc", EXEC_NS_IPC},	  {"user", EXEC_NS_USER},
-		  {"cgroup", EXEC_NS_CGROUP}};
+	} ns[] = {{"pid", EXEC_NS_PID},      {"mnt", EXEC_NS_MNT}, {"net", EXEC_NS_NET},
+	          {"uts", EXEC_NS_UTS},      {"ipc", EXEC_NS_IPC}, {"user", EXEC_NS_USER},
+	          {"cgroup", EXEC_NS_CGROUP}};
 	uint32_t mask = 0;
 	char buf[128];
 	if (!list || str_copy(buf, sizeof(buf), list) < 0)
@@ -297,9 +299,9 @@ int exec_ns_parse(const char *list, uint32_t *ret, struct cells_err *err)
 				bit = ns[i].bit;
 		if (!bit)
 			return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT,
-					  "namespaces: unknown \"%s\" (pid, mnt, net, uts, ipc, "
-					  "user, cgroup)",
-					  tok);
+			                  "namespaces: unknown \"%s\" (pid, mnt, net, uts, ipc, "
+			                  "user, cgroup)",
+			                  tok);
 		mask |= bit;
 	}
 	*ret = mask;

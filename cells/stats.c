@@ -8,7 +8,7 @@
 
 /* Reads "key value" lines of a flat-keyed file; false if it is missing. */
 static bool read_keyed(const char *dir, const char *file, const char *const keys[],
-		       uint64_t *const vals[], size_t n)
+                       uint64_t *const vals[], size_t n)
 {
 	char path[PATH_MAX + 64];
 	_cleanup_free_ char *buf = NULL;
@@ -82,7 +82,7 @@ static uint64_t count_lines(const char *dir, const char *file)
 }
 
 int cell_show(struct cells *c, const char *path, struct cell_info *info, struct cell_stats *st,
-	      struct cells_err *err)
+              struct cells_err *err)
 {
 	char dir[PATH_MAX];
 	struct cell *cell;
@@ -97,18 +97,18 @@ int cell_show(struct cells *c, const char *path, struct cell_info *info, struct 
 	cells_cell_dir(c, cell, dir, sizeof(dir));
 	/* cpu.stat's usage lines exist without the cpu controller too (core
 	 * cgroup2 accounting); throttling lines only with it. */
-	static const char *const cpu_keys[] = {"usage_usec",  "user_usec",    "system_usec",
-					       "nr_periods", "nr_throttled", "throttled_usec"};
-	uint64_t *const cpu_vals[] = {&st->cpu_usage_us,   &st->cpu_user_us,
-				      &st->cpu_system_us,  &st->cpu_nr_periods,
-				      &st->cpu_nr_throttled, &st->cpu_throttled_us};
+	static const char *const cpu_keys[] = {"usage_usec", "user_usec",    "system_usec",
+	                                       "nr_periods", "nr_throttled", "throttled_usec"};
+	uint64_t *const cpu_vals[] = {&st->cpu_usage_us,     &st->cpu_user_us,
+	                              &st->cpu_system_us,    &st->cpu_nr_periods,
+	                              &st->cpu_nr_throttled, &st->cpu_throttled_us};
 	st->has_cpu = read_keyed(dir, "cpu.stat", cpu_keys, cpu_vals, ARRAY_SIZE(cpu_keys));
 	st->has_memory = read_u64(dir, "memory.current", &st->memory_current);
 	if (st->has_memory) {
 		read_u64(dir, "memory.peak", &st->memory_peak);
 		static const char *const mem_keys[] = {"low", "high", "max", "oom", "oom_kill"};
 		uint64_t *const mem_vals[] = {&st->mem_ev_low, &st->mem_ev_high, &st->mem_ev_max,
-					      &st->mem_ev_oom, &st->mem_ev_oom_kill};
+		                              &st->mem_ev_oom, &st->mem_ev_oom_kill};
 		read_keyed(dir, "memory.events", mem_keys, mem_vals, ARRAY_SIZE(mem_keys));
 	}
 	st->has_pids = read_u64(dir, "pids.current", &st->pids_current);

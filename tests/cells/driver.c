@@ -35,10 +35,10 @@ static void on_event(const struct cells_event *ev, void *data)
 {
 	(void)data;
 	int n = snprintf(events_text + events_len, sizeof(events_text) - events_len,
-			 "event %s cell=%s%s%s pid=%d code=%d signal=%d count=%llu\n",
-			 cells_event_name(ev->type), ev->cell, ev->exec ? " exec=" : "",
-			 ev->exec ? ev->exec : "", (int)ev->pid, ev->exit_code, ev->signal,
-			 (unsigned long long)ev->count);
+	                 "event %s cell=%s%s%s pid=%d code=%d signal=%d count=%llu\n",
+	                 cells_event_name(ev->type), ev->cell, ev->exec ? " exec=" : "",
+	                 ev->exec ? ev->exec : "", (int)ev->pid, ev->exit_code, ev->signal,
+	                 (unsigned long long)ev->count);
 	if (n > 0 && events_len + (size_t)n < sizeof(events_text))
 		events_len += (size_t)n;
 }
@@ -160,7 +160,7 @@ static int parse_limits(char **w, int n, struct cell_limits *l, struct cells_err
 }
 
 static int parse_start(char **w, int n, struct exec_spec *s, char **env, int *ret_argc,
-		       struct cells_err *err)
+                       struct cells_err *err)
 {
 	int nenv = 0, i;
 	uint64_t v;
@@ -197,7 +197,8 @@ static int parse_start(char **w, int n, struct exec_spec *s, char **env, int *re
 		else if (!strcmp(k, "groups")) {
 			for (char *save = NULL, *g = strtok_r(val, ",", &save); g;
 			     g = strtok_r(NULL, ",", &save))
-				if (s->ngroups < EXEC_GROUPS_MAX && str_to_u64(g, UINT32_MAX, &v) == 0)
+				if (s->ngroups < EXEC_GROUPS_MAX &&
+				    str_to_u64(g, UINT32_MAX, &v) == 0)
 					s->groups[s->ngroups++] = (uint32_t)v;
 		} else if (!strcmp(k, "env") && nenv < 64)
 			env[nenv++] = val;
@@ -212,9 +213,9 @@ static int parse_start(char **w, int n, struct exec_spec *s, char **env, int *re
 		else if (!strcmp(k, "umask"))
 			s->umask = (mode_t)strtoul(val, NULL, 8);
 		else if (!strcmp(k, "restart"))
-			s->restart = !strcmp(val, "always")	   ? EXEC_RESTART_ALWAYS
-				     : !strcmp(val, "on-failure") ? EXEC_RESTART_ON_FAILURE
-								   : EXEC_RESTART_NO;
+			s->restart = !strcmp(val, "always")       ? EXEC_RESTART_ALWAYS
+			             : !strcmp(val, "on-failure") ? EXEC_RESTART_ON_FAILURE
+			                                          : EXEC_RESTART_NO;
 		else if (!strcmp(k, "backoff")) {
 			unsigned long long b = 0, c = 0;
 			sscanf(val, "%llu:%llu", &b, &c);
@@ -241,8 +242,8 @@ static void print_log(const char *cell, const char *name, enum exec_stream st)
 	uint64_t pos = 0, dropped = 0;
 	size_t len = 0;
 	struct cells_err err;
-	int r = exec_log_read(cells, cell, name, st, &pos, buf, sizeof(buf) - 1, &len, &dropped,
-			      &err);
+	int r =
+	    exec_log_read(cells, cell, name, st, &pos, buf, sizeof(buf) - 1, &len, &dropped, &err);
 	if (r < 0) {
 		print_err(&err);
 		return;
@@ -260,7 +261,7 @@ static bool log_contains(const char *cell, const char *name, const char *text)
 	uint64_t pos = 0;
 	size_t len = 0;
 	if (exec_log_read(cells, cell, name, EXEC_STDOUT, &pos, buf, sizeof(buf) - 1, &len, NULL,
-			  NULL) < 0)
+	                  NULL) < 0)
 		return false;
 	buf[len] = '\0';
 	return strstr(buf, text) != NULL;
@@ -269,8 +270,8 @@ static bool log_contains(const char *cell, const char *name, const char *text)
 static void follow_data(enum exec_stream s, const void *buf, size_t len, void *data)
 {
 	(void)data;
-	printf("follow|%s| %.*s%s", s == EXEC_STDOUT ? "out" : "err", (int)len,
-	       (const char *)buf, len && ((const char *)buf)[len - 1] == '\n' ? "" : "\n");
+	printf("follow|%s| %.*s%s", s == EXEC_STDOUT ? "out" : "err", (int)len, (const char *)buf,
+	       len && ((const char *)buf)[len - 1] == '\n' ? "" : "\n");
 }
 static void follow_end(void *data)
 {
@@ -345,7 +346,7 @@ static void command(char **w, int n)
 			print_err(&err);
 	} else if (!strcmp(cmd, "stop") && n == 4) {
 		r = exec_stop(cells, w[1], w[2], strtoull(w[3], NULL, 10), on_exec_done, NULL,
-			      &err);
+		              &err);
 		finish("stop", r, &err);
 	} else if (!strcmp(cmd, "signal") && n == 4) {
 		finish("signal", exec_signal(cells, w[1], w[2], atoi(w[3]), &err), &err);
@@ -356,13 +357,15 @@ static void command(char **w, int n)
 			print_exec(&st, NULL);
 		finish("status", r, &err);
 	} else if (!strcmp(cmd, "execs")) {
-		finish("execs", exec_list(cells, n > 1 ? w[1] : NULL, print_exec, NULL, &err), &err);
+		finish("execs", exec_list(cells, n > 1 ? w[1] : NULL, print_exec, NULL, &err),
+		       &err);
 	} else if (!strcmp(cmd, "forget") && n == 3) {
 		finish("forget", exec_delete(cells, w[1], w[2], &err), &err);
 	} else if (!strcmp(cmd, "log") && n >= 3) {
 		print_log(w[1], w[2], n > 3 && !strcmp(w[3], "stderr") ? EXEC_STDERR : EXEC_STDOUT);
 	} else if (!strcmp(cmd, "until-log") && n >= 4) {
-		uint64_t end = now_monotonic_ns() + (n > 4 ? strtoull(w[4], NULL, 10) : 10000) * 1000000;
+		uint64_t end =
+		    now_monotonic_ns() + (n > 4 ? strtoull(w[4], NULL, 10) : 10000) * 1000000;
 		bool found;
 		while (!(found = log_contains(w[1], w[2], w[3])) && now_monotonic_ns() < end)
 			ev_run_once(loop, 20);

@@ -12,18 +12,24 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define KEYCTL_GET_KEYRING_ID 0
+#define KEYCTL_GET_KEYRING_ID    0
 #define KEY_SPEC_SESSION_KEYRING -3
 
 static const char *errname(int e)
 {
 	switch (e) {
-	case EPERM: return "EPERM";
-	case EACCES: return "EACCES";
-	case ENOSYS: return "ENOSYS";
-	case ENOKEY: return "ENOKEY";
-	case EINVAL: return "EINVAL";
-	default: return "other";
+	case EPERM:
+		return "EPERM";
+	case EACCES:
+		return "EACCES";
+	case ENOSYS:
+		return "ENOSYS";
+	case ENOKEY:
+		return "ENOKEY";
+	case EINVAL:
+		return "EINVAL";
+	default:
+		return "other";
 	}
 }
 
@@ -42,7 +48,7 @@ int main(int argc, char **argv)
 		return 2;
 	if (!strcmp(argv[1], "keyctl"))
 		return report("keyctl", syscall(SYS_keyctl, KEYCTL_GET_KEYRING_ID,
-						KEY_SPEC_SESSION_KEYRING, 0));
+		                                KEY_SPEC_SESSION_KEYRING, 0));
 	if (!strcmp(argv[1], "unshare-user"))
 		return report("unshare-user", unshare(CLONE_NEWUSER));
 	if (!strcmp(argv[1], "caps")) {

@@ -158,9 +158,9 @@ TEST(cells_seccomp_profile)
 	static struct exec_sc_profile p;
 	struct cells_err err = {0};
 	CHECK_EQ(exec_sc_parse("# comment\n\ndefault allow\nkeyctl errno EPERM\n"
-			       "ptrace kill  # trailing\nmount errno 13\nchroot log\n",
-			       &p, &err),
-		 0);
+	                       "ptrace kill  # trailing\nmount errno 13\nchroot log\n",
+	                       &p, &err),
+	         0);
 	CHECK_EQ(p.def_action, EXEC_SC_ALLOW);
 	CHECK_EQ(p.nrules, 4);
 	CHECK_EQ(p.rules[0].nr, seccomp_syscall_resolve_name("keyctl"));
@@ -195,10 +195,10 @@ TEST(cells_seccomp_profile)
 
 TEST(cells_seccomp_default_set)
 {
-	const char *denied[] = {"keyctl", "add_key", "request_key", "bpf", "perf_event_open",
-				"kexec_load", "open_by_handle_at", "mount", "umount2", "reboot",
-				"swapon", "swapoff", "init_module", "finit_module",
-				"delete_module"};
+	const char *denied[] = {
+	    "keyctl",     "add_key",           "request_key", "bpf",          "perf_event_open",
+	    "kexec_load", "open_by_handle_at", "mount",       "umount2",      "reboot",
+	    "swapon",     "swapoff",           "init_module", "finit_module", "delete_module"};
 	for (size_t i = 0; i < ARRAY_SIZE(denied); i++)
 		CHECK(exec_sc_default_denies(denied[i], EXEC_CAPS_DEFAULT));
 	CHECK(!exec_sc_default_denies("read", EXEC_CAPS_DEFAULT));
@@ -219,9 +219,9 @@ TEST(cells_spec_text)
 	CHECK(strstr(err.msg, "BOGUS") != NULL);
 	/* The documented default is the container default set. */
 	CHECK_EQ(exec_caps_parse("CHOWN,DAC_OVERRIDE,FSETID,FOWNER,MKNOD,NET_RAW,SETGID,SETUID,"
-				 "SETFCAP,SETPCAP,NET_BIND_SERVICE,SYS_CHROOT,KILL,AUDIT_WRITE",
-				 &caps, &err),
-		 0);
+	                         "SETFCAP,SETPCAP,NET_BIND_SERVICE,SYS_CHROOT,KILL,AUDIT_WRITE",
+	                         &caps, &err),
+	         0);
 	CHECK(caps == EXEC_CAPS_DEFAULT);
 
 	struct exec_rlimit rl;
