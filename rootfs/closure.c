@@ -56,9 +56,13 @@ static void walk_softdeps(struct modules_walk *w, const char *name, bool pre, in
 				continue;
 			size_t m[ALIAS_MATCHES_MAX];
 			int n = modules_resolve(w->idx, t, m, ARRAY_SIZE(m));
+			/* crc32c_intel refuses CPUs without SSE4.2: not news. */
+			void (*fail)(struct modules_walk *, const char *, int, const char *) = w->fail;
+			w->fail = NULL;
 			for (int k = 0; k < n; k++)
 				if (w->state[m[k]] != MOD_VISITING)
 					(void)modules_walk_mod(w, m[k], depth + 1);
+			w->fail = fail;
 		}
 	}
 }
