@@ -30,3 +30,6 @@ $(BUILD)/ttrpc-peer: tests/interop/main.go
 	@mkdir -p $(BUILD)/go-cache
 	cd tests/interop && GOPATH=/usr/share/gocode GO111MODULE=off \
 		GOCACHE=$(abspath $(BUILD))/go-cache go build -o $(abspath $@) main.go
+
+CHECK_DEPS += $(BUILD)/rpc-load $(BUILD)/ttrpc-peer
+BENCH_DEPS += $(BUILD)/ttrpc-peer
