@@ -11,8 +11,13 @@ run_layer() {
 	local name=$1; shift
 	local out rc
 	echo "== $name"
-	out=$("$@" 2>&1 | tee /dev/stderr)
+	local log
+	log=$(mktemp /tmp/kin-layer.XXXXXX)
+	"$@" >"$log" 2>&1
 	rc=$?
+	out=$(cat "$log")
+	printf '%s\n' "$out"
+	rm -f "$log"
 	local line
 	line=$(printf '%s\n' "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed' | tail -1)
 	if [ -z "$line" ]; then

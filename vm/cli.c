@@ -31,7 +31,8 @@ static void run_usage(FILE *f)
 	      "\n"
 	      "  --kernel FILE        guest kernel (bzImage)\n"
 	      "  --image FILE         initramfs from 'kin image build'\n"
-	      "  --disk               --image is an ext4 root disk (root=/dev/vda)\n"
+	      "  --disk FILE          an ext4 root disk ('kin image build --format ext4'):\n"
+	      "                       the initramfs's kin switches root to it\n"
 	      "  --name NAME          VM name (default vm)\n"
 	      "  --cpus N             virtual CPUs (default 1)\n"
 	      "  --memory MIB         memory in MiB (default 512)\n"
@@ -87,7 +88,7 @@ int vm_run_main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{"kernel", required_argument, NULL, 'k'}, {"image", required_argument, NULL, 'i'},
-		{"disk", no_argument, NULL, 'd'},	  {"name", required_argument, NULL, 'n'},
+		{"disk", required_argument, NULL, 'd'},	  {"name", required_argument, NULL, 'n'},
 		{"cpus", required_argument, NULL, 'c'},	  {"memory", required_argument, NULL, 'm'},
 		{"accel", required_argument, NULL, 'a'},  {"append", required_argument, NULL, 'A'},
 		{"state-dir", required_argument, NULL, 's'}, {"quiet", no_argument, NULL, 'q'},
@@ -114,8 +115,7 @@ int vm_run_main(int argc, char **argv)
 			r = str_copy(spec.image, sizeof(spec.image), optarg);
 			break;
 		case 'd':
-			spec.image_is_disk = true;
-			r = 0;
+			r = str_copy(spec.disk, sizeof(spec.disk), optarg);
 			break;
 		case 'n':
 			s.name = optarg;

@@ -47,7 +47,8 @@ static bool qemu_safe(const char *s)
 static int qemu_build_argv(const struct vm_spec *spec, enum vm_accel accel,
 			   const struct vm_paths *paths, char ***ret_argv)
 {
-	if (!qemu_safe(spec->kernel) || !qemu_safe(spec->image) || !qemu_safe(paths->console) ||
+	if (!qemu_safe(spec->kernel) || !qemu_safe(spec->image) || !qemu_safe(spec->disk) ||
+	    !qemu_safe(paths->console) ||
 	    !qemu_safe(paths->link) || !qemu_safe(paths->monitor))
 		return -EINVAL;
 	char *mem = calloc(1, QEMU_ARGV_MAX * sizeof(char *) + QEMU_STR_MAX);
@@ -77,16 +78,15 @@ static int qemu_build_argv(const struct vm_spec *spec, enum vm_accel accel,
 	add(&b, "unix:%s,server=on,wait=off", paths->monitor);
 	add(&b, "-kernel");
 	add(&b, "%s", spec->kernel);
-	if (spec->image_is_disk) {
+	add(&b, "-initrd");
+	add(&b, "%s", spec->image);
+	if (spec->disk[0]) {
 		add(&b, "-drive");
-		add(&b, "file=%s,if=virtio,format=raw", spec->image);
-	} else {
-		add(&b, "-initrd");
-		add(&b, "%s", spec->image);
+		add(&b, "file=%s,if=virtio,format=raw", spec->disk);
 	}
 	add(&b, "-append");
 	add(&b, "console=ttyS0 panic=-1 quiet %s%s%s", VM_GUEST_NET,
-	    spec->image_is_disk ? " root=/dev/vda rootfstype=ext4" : "",
+	    spec->disk[0] ? " root=/dev/vda rootfstype=ext4" : "",
 	    spec->cmdline[0] ? " " : "");
 	if (spec->cmdline[0]) { /* appended to the last word in the pool */
 		size_t n = strlen(spec->cmdline);

@@ -135,6 +135,8 @@ int vm_spec_validate(const struct vm_spec *spec, char *err, size_t err_len)
 		return r;
 	if ((r = check_file("image", spec->image, err, err_len)) < 0)
 		return r;
+	if (spec->disk[0] && (r = check_file("disk", spec->disk, err, err_len)) < 0)
+		return r;
 	/* The command line reaches the guest kernel: no control characters, and
 	 * no quotes that could end our own words early. */
 	for (const char *p = spec->cmdline; *p; p++)

@@ -20,8 +20,9 @@ enum vm_accel { VM_ACCEL_AUTO, VM_ACCEL_KVM, VM_ACCEL_TCG };
 struct vm_spec {
 	char name[NAME_MAX_LEN + 1];
 	char kernel[PATH_MAX];
-	char image[PATH_MAX];	 /* initramfs (cpio) or, with image_is_disk, a raw ext4 disk */
-	bool image_is_disk;
+	char image[PATH_MAX];	 /* initramfs (cpio) from `kin image build`: kin as /init */
+	char disk[PATH_MAX];	 /* optional root disk (ext4): the initramfs's kin loads
+				  * virtio_blk and ext4, then switches root to it */
 	unsigned cpus;		 /* default 1 */
 	unsigned memory_mb;	 /* default 512 */
 	enum vm_accel accel;
