@@ -75,6 +75,7 @@ static int load(int nconns, int nreqs)
 		cs[i].fd = dial(true);
 		if (cs[i].fd < 0) {
 			fprintf(stderr, "connection %d: %s\n", i, strerror(-cs[i].fd));
+			free(cs);
 			return 1;
 		}
 		cs[i].next_id = 1;
@@ -151,6 +152,11 @@ static int load(int nconns, int nreqs)
 	double secs = (double)(now_monotonic_ns() - t0) / 1e9;
 	printf("load: %d connections x %d calls: %ld ok, %ld failed in %.2f s (%.0f calls/s)\n",
 	       nconns, nreqs, ok, failed, secs, (double)ok / secs);
+	for (int i = 0; i < nconns; i++)
+		if (cs[i].fd >= 0)
+			close(cs[i].fd);
+	free(cs);
+	close(ep);
 	return failed == 0 && ok == (long)nconns * nreqs ? 0 : 1;
 }
 
