@@ -185,7 +185,12 @@ void boot_machine_setup(const struct init_config *cfg)
 	log_debug("boot: modules done");
 	/* root= (a disk whose driver and filesystem are modules just loaded):
 	 * on success the disk's /sbin/init replaces this kin. */
-	r = rootfs_switch_root_boot(NULL);
+	static char sbin_init[] = "/sbin/init";
+	char *root_argv[64] = {sbin_init};
+	size_t n = 1;
+	for (char **a = cfg->argv; a && *a && n + 1 < ARRAY_SIZE(root_argv); a++)
+		root_argv[n++] = *a; /* the kernel line's workload, carried across */
+	r = rootfs_switch_root_boot(root_argv);
 	if (r < 0)
 		log_warn("root: staying on the initramfs: %s", strerror(-r));
 	r = net_bring_up(&cfg->net);

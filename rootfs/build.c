@@ -60,7 +60,12 @@ static int base_layout(struct rootfs_tree *t, const char *self, struct rootfs_di
 		rootfs_diag_set(d, "kin itself (%s): %s", self, strerror(-r));
 		return r;
 	}
-	return rootfs_tree_add_symlink(t, "sbin/init", "/init");
+	r = rootfs_tree_add_symlink(t, "sbin/init", "/init");
+	/* `kin ctl ...` inside the guest: the same binary under its own name
+	 * (main() picks the job from argv[0]'s basename). */
+	if (r == 0)
+		r = rootfs_tree_add_symlink(t, "usr/bin/kin", "/init");
+	return r;
 }
 
 /* Where the modules come from: a directory holding modules.dep, and the

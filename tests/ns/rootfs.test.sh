@@ -27,7 +27,7 @@ t_cpio_contents() {
 		{ bad cpio_contents "build failed"; return; }
 	cpio -it <"$T/a.cpio" >"$T/list" 2>/dev/null || { bad cpio_contents "cpio -t cannot read it"; return; }
 	local want missing=
-	for want in init usr/sbin/init sbin dev/console proc sys dev run tmp etc/kin/modules \
+	for want in init usr/sbin/init usr/bin/kin sbin dev/console proc sys dev run tmp etc/kin/modules \
 		etc/kin/kernel-release usr/bin/dash usr/lib/x86_64-linux-gnu/libc.so.6 \
 		usr/lib/modules/9.9.9-kin/kernel/drivers/virtio_net.ko \
 		usr/lib/modules/9.9.9-kin/kernel/fs/jbd2.ko usr/lib/modules/9.9.9-kin/modules.dep \

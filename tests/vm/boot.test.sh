@@ -8,7 +8,7 @@ cd "$(dirname "$0")/../.."
 vm_suite_begin boot
 
 "$KIN" image build -o "$T/guest.cpio" --add-binary /bin/busybox --modules vsock_loopback \
-	--add "$KIN:/usr/bin/kin" --add tests/vm/guest-checks.sh:/test/checks.sh >"$T/build.log" 2>&1 ||
+	--add tests/vm/guest-checks.sh:/test/checks.sh >"$T/build.log" 2>&1 ||
 	{ bad image_build "kin image build failed" "$T/build.log"; vm_suite_end; exit; }
 ok image_build
 
