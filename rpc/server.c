@@ -22,6 +22,10 @@
 #define RPC_IN_KEEP (64 * 1024)	  /* larger buffers are freed once empty */
 #define RPC_OUT_HIGH (256 * 1024) /* stop reading requests past this */
 #define RPC_ACCEPT_BATCH 64
+/* All connections together: big frames being received, answers queued.
+ * Per-connection caps alone would let 4096 clients claim 4 MiB each. */
+#define RPC_IN_BUDGET (64u << 20)
+#define RPC_OUT_BUDGET (64u << 20)
 
 struct rpc_listener {
 	struct ev_source src;
@@ -72,6 +76,7 @@ struct rpc_server {
 	struct rpc_conn *conns;
 	struct rpc_call *dispatching; /* the call whose handler runs now */
 	struct rpc_server_stats stats;
+	size_t in_total, out_total; /* bytes of every connection's buffers */
 	int reserve_fd; /* given up to accept-and-close when out of fds */
 };
 
@@ -130,9 +135,12 @@ static int out_reserve(struct rpc_conn *c, size_t n, uint8_t **ret)
 		size_t cap = c->out_cap ? c->out_cap : 4096;
 		while (cap < c->out_len + n)
 			cap *= 2;
+		if (cap > RPC_IN_KEEP && c->server->out_total - c->out_cap + cap > RPC_OUT_BUDGET)
+			return -ENOBUFS;
 		uint8_t *p = realloc(c->out, cap);
 		if (!p)
 			return -ENOMEM;
+		c->server->out_total += cap - c->out_cap;
 		c->out = p;
 		c->out_cap = cap;
 	}
@@ -528,6 +536,8 @@ static void conn_close(struct rpc_conn *c)
 	if (c->next)
 		c->next->prev = c->prev;
 	s->stats.conns--;
+	s->in_total -= c->in_cap;
+	s->out_total -= c->out_cap;
 	free(c->in);
 	free(c->out);
 	free(c);
@@ -547,6 +557,7 @@ static int conn_flush(struct rpc_conn *c)
 	}
 	c->out_off = c->out_len = 0;
 	if (c->out_cap > RPC_IN_KEEP) {
+		c->server->out_total -= c->out_cap;
 		free(c->out);
 		c->out = NULL;
 		c->out_cap = 0;
@@ -604,12 +615,25 @@ static int conn_process(struct rpc_conn *c)
 				memmove(c->in, c->in + pos, c->in_len - pos);
 				c->in_len -= pos;
 				pos = 0;
+				if (need > c->in_cap && need > RPC_IN_KEEP &&
+				    c->server->in_total - c->in_cap + need > RPC_IN_BUDGET) {
+					/* Too many big frames arriving at once: refuse this
+					 * one like an oversize one, unread. */
+					queue_status(c, h.stream_id, RPC_RESOURCE_EXHAUSTED,
+						     "message of %u bytes refused: kin is receiving "
+						     "too many large messages at once; retry",
+						     h.length);
+					pos += RPC_HEADER_SIZE;
+					c->skip = h.length;
+					continue;
+				}
 				if (need > c->in_cap) {
 					uint8_t *p = realloc(c->in, need);
 					if (!p) {
 						r = -ENOMEM;
 						break;
 					}
+					c->server->in_total += need - c->in_cap;
 					c->in = p;
 					c->in_cap = need;
 				}
@@ -628,6 +652,7 @@ static int conn_process(struct rpc_conn *c)
 		c->in_len -= pos;
 	}
 	if (c->in_len == 0 && c->in_cap > RPC_IN_KEEP) {
+		c->server->in_total -= c->in_cap;
 		free(c->in);
 		c->in = NULL;
 		c->in_cap = 0;
@@ -652,6 +677,7 @@ static int conn_read(struct rpc_conn *c)
 		if (!c->in)
 			return -ENOMEM;
 		c->in_cap = RPC_IN_MIN;
+		c->server->in_total += RPC_IN_MIN;
 	}
 	if (c->in_len == c->in_cap)
 		return 0; /* a full buffer holds a frame waiting for output room */
