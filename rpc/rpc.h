@@ -238,7 +238,8 @@ int rpc_call_close(struct rpc_call *call, int code, const char *fmt, ...) _print
 
 /* Called once if the connection ends before the call is finished (the
  * client left, a slow client was cut, the server is freed); the call is
- * freed right after. A handler that keeps a call must set one. */
+ * freed right after (answering it from the callback returns -EPIPE). A
+ * handler that keeps a call must set one. */
 typedef void (*rpc_cancel_fn)(struct rpc_call *call, void *data);
 void rpc_call_on_cancel(struct rpc_call *call, rpc_cancel_fn fn, void *data);
 

@@ -65,6 +65,7 @@ struct rpc_call {
 	uint64_t deadline_ns;
 	rpc_cancel_fn cancel;
 	void *cancel_data;
+	bool cancelling; /* inside its cancel callback: answers are no-ops */
 };
 
 struct rpc_server {
@@ -235,6 +236,8 @@ static void call_free(struct rpc_call *call)
 
 int rpc_call_reply(struct rpc_call *call, const ProtobufCMessage *out)
 {
+	if (call->cancelling)
+		return -EPIPE;
 	struct rpc_conn *c = call->conn;
 	int r = c ? queue_response(c, call->stream_id, RPC_OK, NULL, out) : -EPIPE;
 	call_free(call);
@@ -243,6 +246,8 @@ int rpc_call_reply(struct rpc_call *call, const ProtobufCMessage *out)
 
 static int call_fail_v(struct rpc_call *call, int code, const char *fmt, va_list ap)
 {
+	if (call->cancelling)
+		return -EPIPE;
 	char msg[RPC_STATUS_MESSAGE_MAX];
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	struct rpc_conn *c = call->conn;
@@ -288,7 +293,7 @@ int rpc_call_send(struct rpc_call *call, const ProtobufCMessage *msg)
 {
 	if (!(call->method->flags & RPC_METHOD_SERVER_STREAM) || !msg)
 		return -EINVAL;
-	if (!call->conn || call->conn->broken)
+	if (!call->conn || call->conn->broken || call->cancelling)
 		return -EPIPE;
 	return queue_data(call->conn, call->stream_id, 0, msg);
 }
@@ -302,6 +307,8 @@ int rpc_call_close(struct rpc_call *call, int code, const char *fmt, ...)
 		va_end(ap);
 		return r;
 	}
+	if (call->cancelling)
+		return -EPIPE;
 	struct rpc_conn *c = call->conn;
 	int r = -EPIPE;
 	if (c) {
@@ -523,6 +530,7 @@ static void conn_close(struct rpc_conn *c)
 		call->conn = NULL;
 		c->inflight--;
 		s->stats.inflight--;
+		call->cancelling = true; /* the callback may not finish it itself */
 		if (call->cancel)
 			call->cancel(call, call->cancel_data);
 		call_free(call);
