@@ -10,6 +10,8 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 
 struct boot_mount {
 	const char *source, *target, *type;
@@ -168,7 +170,7 @@ int boot_machine_mounts(void)
 	return 0;
 }
 
-void boot_machine_setup(const struct init_config *cfg)
+void boot_machine_setup(struct init_config *cfg)
 {
 	log_debug("boot: setup begins");
 	if (is_mountpoint("/sys/fs/cgroup"))
@@ -176,13 +178,17 @@ void boot_machine_setup(const struct init_config *cfg)
 	mkdir("/run/kin", 0700);
 	boot_hostname(cfg);
 	log_debug("boot: cgroup controllers and hostname done");
-	/* Modules before the network: eth0 is virtio_net, a module. */
-	int r = modules_load_boot(cfg->modules[0] ? cfg->modules : NULL);
-	if (r < 0)
+	/* Only what RPC-ready needs (and root=): the rest loads after ready,
+	 * in boot_machine_late's child. */
+	struct modules_boot_stats st = {0};
+	int r = modules_load_boot(MODULES_BOOT_EARLY, cfg->modules[0] ? cfg->modules : NULL, &st);
+	if (r < 0 && r != -EXDEV)
 		log_warn("modules: none loaded: %s", strerror(-r));
 	else if (r > 0)
 		log_warn("modules: %d of the requested modules failed to load (named above)", r);
-	log_debug("boot: modules done");
+	cfg->boot_modules = st.loaded;
+	cfg->boot_kernel_ns = st.kernel_ns;
+	log_debug("boot: early modules done");
 	/* root= (a disk whose driver and filesystem are modules just loaded):
 	 * on success the disk's /sbin/init replaces this kin. */
 	static char sbin_init[] = "/sbin/init";
@@ -193,11 +199,57 @@ void boot_machine_setup(const struct init_config *cfg)
 	r = rootfs_switch_root_boot(root_argv);
 	if (r < 0)
 		log_warn("root: staying on the initramfs: %s", strerror(-r));
+}
+
+/* The late half, in a child: eth0's module and the network first, then
+ * the image's other modules. Its exit status counts the failed steps
+ * (each already logged by module or interface name). */
+static _noreturn_ void boot_late_child(const struct init_config *cfg)
+{
+	static const int faults[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGSYS};
+	sigset_t none;
+	for (size_t i = 0; i < ARRAY_SIZE(faults); i++)
+		signal(faults[i], SIG_DFL); /* PID 1's panic policy is not ours */
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL); /* stop's SIGTERM ends us */
+
+	struct modules_boot_stats st = {0};
+	uint64_t t0 = now_monotonic_ns();
+	int failed = 0;
+	int r = modules_load_boot(MODULES_BOOT_NET, NULL, &st);
+	failed += r > 0 ? r : 0;
 	r = net_bring_up(&cfg->net);
-	if (r < 0)
+	if (r < 0) {
+		failed++;
 		log_warn("network: %s%s: %s", cfg->net.ifname[0] ? "bringing up " : "lo",
 			 cfg->net.ifname, strerror(-r));
-	else if (cfg->net.ifname[0])
+	} else if (cfg->net.ifname[0]) {
 		log_info("network: %s up%s%s%s%s", cfg->net.ifname, cfg->net.addr[0] ? " " : "",
 			 cfg->net.addr, cfg->net.gateway[0] ? " via " : "", cfg->net.gateway);
+	}
+	r = modules_load_boot(MODULES_BOOT_REST, NULL, &st);
+	failed += r > 0 ? r : 0;
+	log_info("boot: late modules: %u loaded in %.1f ms (%.1f ms in the kernel)", st.loaded,
+		 (double)(now_monotonic_ns() - t0) / 1e6, (double)st.kernel_ns / 1e6);
+	_exit(failed > 125 ? 125 : failed);
+}
+
+int boot_machine_late(const struct init_config *cfg, struct child_table *t,
+		      child_exit_fn on_exit, void *data)
+{
+	pid_t pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0)
+		boot_late_child(cfg);
+	/* A zombie still has its pidfd: nothing reaps before the loop runs. */
+	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (pidfd < 0) {
+		int r = -errno;
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return r;
+	}
+	fd_set_cloexec(pidfd, true);
+	return child_track(t, pid, pidfd, on_exit, data, NULL);
 }

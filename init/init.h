@@ -69,6 +69,8 @@ struct init_config {
 	struct net_config net;		  /* ip= or kin.net= (kin.net= wins) */
 	bool net_from_kin;
 	uint64_t exec_ns; /* CLOCK_MONOTONIC when kin's main() began */
+	uint64_t boot_kernel_ns;	  /* machine: in finit_module before ready */
+	unsigned boot_modules;		  /* machine: modules loaded before ready */
 	struct init_rpc_config rpc;	  /* kin.rpc.*, --socket, --vsock, --allow-uid */
 };
 
@@ -100,8 +102,15 @@ const char *init_action_name(enum init_action act);
  * Returns 0 or the first fatal -errno; non-fatal problems are logged. */
 int boot_machine_mounts(void);
 /* Second half, once kin.* options are read: cgroup2 controllers enabled for
- * children, hostname, kernel modules, network. Problems are logged. */
-void boot_machine_setup(const struct init_config *cfg);
+ * children, hostname, the kernel modules RPC-ready needs (and root='s, then
+ * the switch to it). Problems are logged; the modules' kernel time is noted
+ * in cfg for the ready line. */
+void boot_machine_setup(struct init_config *cfg);
+/* After ready: the network and the remaining modules, in a child tracked
+ * in t (PID 1's loop never waits on them); on_exit gets its status, the
+ * number of failed steps. */
+int boot_machine_late(const struct init_config *cfg, struct child_table *t,
+		      child_exit_fn on_exit, void *data);
 int boot_set_hostname(const char *name);
 
 /* Runs the main loop until kin is told to stop; returns the exit status for
@@ -124,6 +133,19 @@ struct rpc_server;
 int init_rpc_start(const struct init_config *cfg, enum init_role role, struct ev_loop *loop,
 		   uint64_t started_ns, bool (*stopping)(void *data), void *data,
 		   struct rpc_server **ret);
+
+/* Cells (init/cells.c): made when rpc is serving and cgroup2 is there
+ * (else the services answer FAILED_PRECONDITION). At stop: executables get
+ * SIGTERM (stop), then every top-level cell cgroup.kill with the final
+ * SIGKILL. Shutdown ends streams and frees the library before
+ * rpc_server_free; free comes after. */
+struct init_cells;
+int init_cells_start(struct ev_loop *loop, struct child_table *children, struct rpc_server *rpc,
+		     struct init_cells **ret);
+void init_cells_stop(struct init_cells *ic, uint64_t grace_ms);
+void init_cells_kill(struct init_cells *ic);
+void init_cells_shutdown(struct init_cells *ic);
+void init_cells_free(struct init_cells *ic);
 
 /* `kin init ...` entry point, also used when kin is started as /init. */
 int init_main(int argc, char **argv, bool as_kernel_init);

@@ -33,6 +33,8 @@ struct init_state {
 	enum init_action stop_act;
 	uint64_t started_ns;
 	struct rpc_server *rpc;
+	struct init_cells *cells;
+	bool booted; /* machine: the late boot (network, modules) has ended */
 };
 
 static bool is_stopping(void *data)
@@ -132,6 +134,7 @@ static void stop_begin(struct init_state *s, enum init_action act)
 	s->stop_act = act;
 	log_info("stopping (%s): SIGTERM to every process, SIGKILL after %llu ms",
 		 init_action_name(act), (unsigned long long)s->cfg->grace_ms);
+	init_cells_stop(s->cells, s->cfg->grace_ms); /* no restarts from now on */
 	signal_everyone(s, SIGTERM);
 	signal_everyone(s, SIGCONT);
 	int r = timer_arm(s, s->cfg->grace_ms);
@@ -152,6 +155,7 @@ static void on_timer(struct ev_source *src, uint32_t events)
 		return;
 	if (s->phase == PHASE_TERM) {
 		log_warn("grace period over: SIGKILL to the processes still running");
+		init_cells_kill(s->cells); /* cgroup.kill: also what left kin's tree */
 		signal_everyone(s, SIGKILL);
 		s->phase = PHASE_KILL;
 		timer_arm(s, KILL_WAIT_MS);
@@ -208,6 +212,21 @@ static void on_signal(struct ev_source *src, uint32_t events)
 			stop_begin(s, act);
 		}
 	}
+}
+
+static void on_late_boot_exit(const siginfo_t *si, void *data)
+{
+	struct init_state *s = data;
+	uint64_t ms = (now_monotonic_ns() - s->cfg->exec_ns) / 1000000ull;
+	s->booted = true;
+	if (si->si_code == CLD_EXITED && si->si_status == 0)
+		log_info("boot complete, %llu ms after exec", (unsigned long long)ms);
+	else if (si->si_code == CLD_EXITED)
+		log_warn("boot complete, %llu ms after exec; %d steps failed (named above)",
+			 (unsigned long long)ms, si->si_status);
+	else
+		log_warn("boot complete, %llu ms after exec; the late boot was killed by signal %d",
+			 (unsigned long long)ms, si->si_status);
 }
 
 static int setup(struct init_state *s)
@@ -279,18 +298,38 @@ int init_run(struct init_config *cfg, enum init_role role)
 	}
 	if (init_rpc_start(cfg, role, s.loop, s.started_ns, is_stopping, &s, &s.rpc) < 0)
 		return 1;
-	if (cfg->argv) {
+	/* Machine init is ready once RPC listens; its workload starts after
+	 * (a fork under TCG costs tens of ms, not part of being reachable). */
+	/* Before the workload: kin moves into its own leaf cgroup first. */
+	if (init_cells_start(s.loop, s.children, s.rpc, &s.cells) < 0)
+		log_error("cells: out of memory; going on without them");
+	if (cfg->argv && role != INIT_ROLE_MACHINE) {
 		r = start_workload(&s);
 		if (r < 0 && role != INIT_ROLE_MACHINE) {
+			init_cells_shutdown(s.cells);
 			rpc_server_free(s.rpc);
+			init_cells_free(s.cells);
 			return r == -ENOENT ? 127 : 126;
 		}
 	}
 	uint64_t now = now_monotonic_ns();
-	log_info("ready: role %s, pid %d, monotonic %llu.%06llu, %.1f ms after exec",
+	char split[128] = "";
+	if (cfg->boot_modules) /* the kernel's work apart from kin's own */
+		snprintf(split, sizeof(split), " (%.1f ms in the kernel loading %u modules, %.1f ms kin's own)",
+			 (double)cfg->boot_kernel_ns / 1e6, cfg->boot_modules,
+			 (double)(now - cfg->exec_ns - cfg->boot_kernel_ns) / 1e6);
+	log_info("ready: role %s, pid %d, monotonic %llu.%06llu, %.1f ms after exec%s",
 		 init_role_name(role), (int)getpid(), (unsigned long long)(now / 1000000000ull),
 		 (unsigned long long)(now % 1000000000ull / 1000),
-		 (double)(now - cfg->exec_ns) / 1e6);
+		 (double)(now - cfg->exec_ns) / 1e6, split);
+	if (role == INIT_ROLE_MACHINE && cfg->argv)
+		start_workload(&s); /* a failure is logged; machine init goes on */
+	if (role == INIT_ROLE_MACHINE) {
+		r = boot_machine_late(cfg, s.children, on_late_boot_exit, &s);
+		if (r < 0)
+			log_warn("boot: cannot start the late boot (network, modules): %s",
+				 strerror(-r));
+	}
 
 	while (s.phase != PHASE_DONE) {
 		r = ev_run_once(s.loop, -1);
@@ -303,8 +342,10 @@ int init_run(struct init_config *cfg, enum init_role role)
 	}
 	log_info("stopped; %llu orphans reaped in all",
 		 (unsigned long long)child_orphans_reaped(s.children));
+	init_cells_shutdown(s.cells);
 	if (role == INIT_ROLE_MACHINE)
 		shutdown_machine(s.stop_act);
 	rpc_server_free(s.rpc);
+	init_cells_free(s.cells);
 	return cfg->argv ? s.workload_status : 0;
 }

@@ -42,6 +42,7 @@ struct load_ctx {
 	const char *moddir;
 	const struct modules_ops *ops;
 	size_t loaded;
+	uint64_t kernel_ns; /* inside finit_module: the kernel's share */
 };
 
 static int load_visit(struct modules_walk *w, size_t mod)
@@ -65,7 +66,9 @@ static int load_visit(struct modules_walk *w, size_t mod)
 	}
 	/* The kernel decompresses .ko.xz/.zst itself when asked to. */
 	int flags = strstr(m->path, ".ko.") ? MODULE_INIT_COMPRESSED_FILE : 0;
+	uint64_t t0 = now_monotonic_ns();
 	int r = c->ops->finit(fd, "", flags, c->ops->data);
+	c->kernel_ns += now_monotonic_ns() - t0;
 	if (r == -EEXIST)
 		return 0; /* raced with udev or an earlier request: it is there */
 	if (r < 0) {
@@ -84,8 +87,8 @@ static void load_fail(struct modules_walk *w, const char *module, int err, const
 	c->ops->report(module, err, why, c->ops->data);
 }
 
-int modules_load(const char *moddir, const char *const *names, size_t n,
-		 const struct modules_ops *ops_in)
+static int load_names(const char *moddir, const char *const *names, size_t n,
+		      const struct modules_ops *ops_in, struct modules_boot_stats *st)
 {
 	struct modules_ops ops = ops_in ? *ops_in : (struct modules_ops){0};
 	struct modules_index *idx = NULL;
@@ -119,9 +122,19 @@ int modules_load(const char *moddir, const char *const *names, size_t n,
 		if (modules_walk_name(&w, names[i], 0) < 0)
 			failed++;
 	log_debug("modules: %zu loaded, %d of %zu requested failed", c.loaded, failed, n);
+	if (st) {
+		st->loaded += (unsigned)c.loaded;
+		st->kernel_ns += c.kernel_ns;
+	}
 	modules_walk_done(&w);
 	modules_index_free(idx);
 	return failed;
+}
+
+int modules_load(const char *moddir, const char *const *names, size_t n,
+		 const struct modules_ops *ops)
+{
+	return load_names(moddir, names, n, ops, NULL);
 }
 
 int modules_load_list(const char *moddir, const char *names_csv, const struct modules_ops *ops)
@@ -160,34 +173,85 @@ static size_t collect_names(char *conf, char *extra, const char **names, size_t 
 	return n;
 }
 
-int modules_load_boot(const char *extra_csv)
+/* What the RPC link needs (virtio-serial's console port and vsock over
+ * virtio, with the PCI transport under both): loaded before kin is ready. */
+static const char *const link_modules[] = {
+	"virtio_pci", "virtio_console", "vsock", "vmw_vsock_virtio_transport",
+};
+/* eth0: loaded first after ready, so the network comes up early. */
+static const char *const net_modules[] = {"virtio_net"};
+
+static bool in_set(const char *name, const char *const *set, size_t n)
+{
+	char norm[MODULES_NAME_MAX + 1];
+	if (modules_name_normalize(name, norm, sizeof(norm)) < 0)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(norm, set[i]) == 0)
+			return true;
+	return false;
+}
+
+/* Which of the image's names (and kin.modules=) a boot step loads. */
+static size_t pick_step(enum modules_boot_step step, const char **conf, size_t n_conf,
+			const char **extra, size_t n_extra, const char **out, size_t max)
+{
+	struct rootfs_root_spec spec;
+	bool root = step == MODULES_BOOT_EARLY && rootfs_root_wanted(&spec);
+	const char *root_set[2] = {"virtio_blk", root && spec.fstype[0] ? spec.fstype : "ext4"};
+	size_t n = 0;
+	for (size_t i = 0; i < n_conf && n < max; i++) {
+		bool link = in_set(conf[i], link_modules, ARRAY_SIZE(link_modules));
+		bool net = in_set(conf[i], net_modules, ARRAY_SIZE(net_modules));
+		bool take = step == MODULES_BOOT_EARLY  ? link || (root && in_set(conf[i], root_set, 2))
+			    : step == MODULES_BOOT_NET  ? net
+			    : step == MODULES_BOOT_REST ? !link && !net
+							: true;
+		if (take)
+			out[n++] = conf[i];
+	}
+	/* Asked for by name on the kernel line: wanted before ready. */
+	if (step == MODULES_BOOT_EARLY || step == MODULES_BOOT_ALL)
+		for (size_t i = 0; i < n_extra && n < max; i++)
+			out[n++] = extra[i];
+	return n;
+}
+
+int modules_load_boot(enum modules_boot_step step, const char *extra_csv,
+		      struct modules_boot_stats *st)
 {
 	struct utsname u;
 	char moddir[ROOTFS_PATH_MAX];
 	_cleanup_free_ char *want = NULL, *conf = NULL;
 	char extra[MODULES_CSV_MAX + 1];
-	const char *names[MODULES_LIST_MAX * 2];
+	const char *all[MODULES_LIST_MAX * 2], *names[MODULES_LIST_MAX * 2];
 
 	if (uname(&u) < 0)
 		return -errno;
 	if (file_read_small("/etc/kin/kernel-release", 256, &want, NULL) == 0) {
 		want[strcspn(want, " \t\n")] = '\0';
 		if (strcmp(want, u.release) != 0) {
-			log_error("modules: this image was built for kernel %s but kernel %s is "
-				  "running; not loading modules (rebuild the image with "
-				  "'kin image build' for this kernel)",
-				  want, u.release);
+			/* Said once, by the step that runs first. */
+			if (step == MODULES_BOOT_EARLY || step == MODULES_BOOT_ALL)
+				log_error("modules: this image was built for kernel %s but kernel "
+					  "%s is running; not loading modules (rebuild the image "
+					  "with 'kin image build' for this kernel)",
+					  want, u.release);
 			return -EXDEV;
 		}
 	}
 	int r = file_read_small("/etc/kin/modules", 64 * 1024, &conf, NULL);
-	if (r < 0 && r != -ENOENT)
+	if (r < 0 && r != -ENOENT && (step == MODULES_BOOT_EARLY || step == MODULES_BOOT_ALL))
 		log_warn("modules: cannot read /etc/kin/modules: %s", strerror(-r));
 	if (extra_csv && str_copy(extra, sizeof(extra), extra_csv) < 0) {
 		log_error("kin.modules=: list longer than %d bytes; ignored", MODULES_CSV_MAX);
 		extra_csv = NULL;
 	}
-	size_t n = collect_names(conf, extra_csv ? extra : NULL, names, ARRAY_SIZE(names));
+	bool first = step == MODULES_BOOT_EARLY || step == MODULES_BOOT_ALL;
+	size_t n_conf = collect_names(conf, NULL, all, ARRAY_SIZE(all));
+	size_t n_extra = collect_names(NULL, first && extra_csv ? extra : NULL, all + n_conf,
+				       ARRAY_SIZE(all) - n_conf);
+	size_t n = pick_step(step, all, n_conf, all + n_conf, n_extra, names, ARRAY_SIZE(names));
 	if (n == 0)
 		return 0;
 	snprintf(moddir, sizeof(moddir), "/lib/modules/%s", u.release);
@@ -195,10 +259,10 @@ int modules_load_boot(const char *extra_csv)
 		log_error("modules: %s is missing; cannot load %zu modules", moddir, n);
 		return -ENOENT;
 	}
-	r = modules_load(moddir, names, n, NULL);
+	r = load_names(moddir, names, n, NULL, st);
 	if (r > 0)
 		log_warn("modules: %d of %zu could not be loaded", r, n);
 	else if (r == 0)
-		log_info("modules: %zu loaded or present", n);
+		log_debug("modules: %zu loaded or present", n);
 	return r;
 }

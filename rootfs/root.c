@@ -130,6 +130,14 @@ static int mount_root(const struct rootfs_root_spec *spec, const char *dev)
 	return r;
 }
 
+bool rootfs_root_wanted(struct rootfs_root_spec *spec)
+{
+	_cleanup_free_ char *cmdline = NULL;
+	return root_is_initramfs() &&
+	       file_read_small("/proc/cmdline", 64 * 1024, &cmdline, NULL) == 0 &&
+	       rootfs_root_parse(cmdline, spec);
+}
+
 int rootfs_switch_root_boot(char *const argv[])
 {
 	_cleanup_free_ char *cmdline = NULL;

@@ -155,10 +155,32 @@ struct modules_ops {
 int modules_load(const char *moddir, const char *const *names, size_t n,
 		 const struct modules_ops *ops);
 int modules_load_list(const char *moddir, const char *names_csv, const struct modules_ops *ops);
-/* Machine init: the image's /etc/kin/modules plus extra_csv (kin.modules=)
- * from /lib/modules/$(uname -r); a release other than the image's
- * /etc/kin/kernel-release is refused (-EXDEV), logged by name. */
-int modules_load_boot(const char *extra_csv);
+/* Machine init loads the image's /etc/kin/modules plus extra_csv
+ * (kin.modules=) from /lib/modules/$(uname -r) in steps, so that kin is
+ * ready (RPC listening) after loading only what that needs:
+ *   EARLY  the RPC link's modules among the image's (virtio_pci,
+ *          virtio_console, vsock, vmw_vsock_virtio_transport), everything
+ *          kin.modules= names, and with root= from an initramfs the disk's
+ *          (virtio_blk, rootfstype= or ext4) when the image lists them
+ *   NET    virtio_net (eth0), first after ready
+ *   REST   the image's other modules (ext4, overlay, veth, bridge, ...)
+ *   ALL    everything at once
+ * A release other than the image's /etc/kin/kernel-release is refused
+ * (-EXDEV, logged once by EARLY/ALL). Returns the number of names that
+ * failed (each logged by module name) or -errno; st (may be NULL) adds the
+ * modules loaded and the time spent inside finit_module(2). */
+enum modules_boot_step {
+	MODULES_BOOT_EARLY,
+	MODULES_BOOT_NET,
+	MODULES_BOOT_REST,
+	MODULES_BOOT_ALL,
+};
+struct modules_boot_stats {
+	unsigned loaded;
+	uint64_t kernel_ns;
+};
+int modules_load_boot(enum modules_boot_step step, const char *extra_csv,
+		      struct modules_boot_stats *st);
 
 /* ---- root= and switch_root ------------------------------------------- */
 
@@ -171,6 +193,9 @@ struct rootfs_root_spec {
 };
 /* Fills spec from a kernel command line; false when there is no root=. */
 bool rootfs_root_parse(const char *cmdline, struct rootfs_root_spec *spec);
+/* True (spec filled) when / is an initramfs and /proc/cmdline has root=:
+ * what rootfs_switch_root_boot will act on. */
+bool rootfs_root_wanted(struct rootfs_root_spec *spec);
 /* root= to a device node through libblkid, retrying while devices appear. */
 int rootfs_root_resolve(const char *spec, int wait_ms, char *ret_dev, size_t size);
 /* Machine init, as PID 1 of an initramfs: with root= on /proc/cmdline,

@@ -27,7 +27,7 @@ chmod +x "$T/triv/init"
 ms_since() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
-kin_ready=() kin_inner=() triv=()
+kin_ready=() kin_inner=() kin_own=() kin_kern=() triv=()
 for i in $(seq "$RUNS"); do
 	rm -rf "$T/state"
 	t0=$(date +%s%N)
@@ -40,6 +40,8 @@ for i in $(seq "$RUNS"); do
 	done
 	kin_ready+=("$(ms_since "$t0")")
 	kin_inner+=("$(sed -nE 's/.*ready: role machine.*, ([0-9.]+) ms after exec.*/\1/p' "$T/state/b/console.log")")
+	kin_own+=("$(sed -nE "s/.*ready: role machine.* ([0-9.]+) ms kin's own.*/\1/p" "$T/state/b/console.log")")
+	kin_kern+=("$(sed -nE 's/.*ready: role machine.*\(([0-9.]+) ms in the kernel.*/\1/p' "$T/state/b/console.log")")
 	kill -TERM $pid
 	wait $pid || true
 
@@ -57,3 +59,6 @@ printf '  VMM start -> busybox /init powered off (peer) %6s ms\n' "$b"
 printf '  ratio kin/peer                                %6s\n' "$(awk -v k="$k" -v b="$b" 'BEGIN{printf "%.2f", k/b}')"
 printf '  in guest: exec of /init -> ready              %6s ms   (runs: %s)\n' \
 	"$(printf '%s\n' "${kin_inner[@]}" | median)" "${kin_inner[*]}"
+printf '    of which finit_module (kernel work)         %6s ms\n' "$(printf '%s\n' "${kin_kern[@]:-?}" | median)"
+printf "    of which kin's own                          %6s ms   (runs: %s)\n" \
+	"$(printf '%s\n' "${kin_own[@]:-?}" | median)" "${kin_own[*]:-}"
