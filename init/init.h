@@ -134,5 +134,18 @@ int init_rpc_start(const struct init_config *cfg, enum init_role role, struct ev
 		   uint64_t started_ns, bool (*stopping)(void *data), void *data,
 		   struct rpc_server **ret);
 
+/* Cells (init/cells.c): made when rpc is serving and cgroup2 is there
+ * (else the services answer FAILED_PRECONDITION). At stop: executables get
+ * SIGTERM (stop), then every top-level cell cgroup.kill with the final
+ * SIGKILL. Shutdown ends streams and frees the library before
+ * rpc_server_free; free comes after. */
+struct init_cells;
+int init_cells_start(struct ev_loop *loop, struct child_table *children, struct rpc_server *rpc,
+		     struct init_cells **ret);
+void init_cells_stop(struct init_cells *ic, uint64_t grace_ms);
+void init_cells_kill(struct init_cells *ic);
+void init_cells_shutdown(struct init_cells *ic);
+void init_cells_free(struct init_cells *ic);
+
 /* `kin init ...` entry point, also used when kin is started as /init. */
 int init_main(int argc, char **argv, bool as_kernel_init);

@@ -33,6 +33,7 @@ struct init_state {
 	enum init_action stop_act;
 	uint64_t started_ns;
 	struct rpc_server *rpc;
+	struct init_cells *cells;
 	bool booted; /* machine: the late boot (network, modules) has ended */
 };
 
@@ -133,6 +134,7 @@ static void stop_begin(struct init_state *s, enum init_action act)
 	s->stop_act = act;
 	log_info("stopping (%s): SIGTERM to every process, SIGKILL after %llu ms",
 		 init_action_name(act), (unsigned long long)s->cfg->grace_ms);
+	init_cells_stop(s->cells, s->cfg->grace_ms); /* no restarts from now on */
 	signal_everyone(s, SIGTERM);
 	signal_everyone(s, SIGCONT);
 	int r = timer_arm(s, s->cfg->grace_ms);
@@ -153,6 +155,7 @@ static void on_timer(struct ev_source *src, uint32_t events)
 		return;
 	if (s->phase == PHASE_TERM) {
 		log_warn("grace period over: SIGKILL to the processes still running");
+		init_cells_kill(s->cells); /* cgroup.kill: also what left kin's tree */
 		signal_everyone(s, SIGKILL);
 		s->phase = PHASE_KILL;
 		timer_arm(s, KILL_WAIT_MS);
@@ -297,10 +300,15 @@ int init_run(struct init_config *cfg, enum init_role role)
 		return 1;
 	/* Machine init is ready once RPC listens; its workload starts after
 	 * (a fork under TCG costs tens of ms, not part of being reachable). */
+	/* Before the workload: kin moves into its own leaf cgroup first. */
+	if (init_cells_start(s.loop, s.children, s.rpc, &s.cells) < 0)
+		log_error("cells: out of memory; going on without them");
 	if (cfg->argv && role != INIT_ROLE_MACHINE) {
 		r = start_workload(&s);
 		if (r < 0 && role != INIT_ROLE_MACHINE) {
+			init_cells_shutdown(s.cells);
 			rpc_server_free(s.rpc);
+			init_cells_free(s.cells);
 			return r == -ENOENT ? 127 : 126;
 		}
 	}
@@ -334,8 +342,10 @@ int init_run(struct init_config *cfg, enum init_role role)
 	}
 	log_info("stopped; %llu orphans reaped in all",
 		 (unsigned long long)child_orphans_reaped(s.children));
+	init_cells_shutdown(s.cells);
 	if (role == INIT_ROLE_MACHINE)
 		shutdown_machine(s.stop_act);
 	rpc_server_free(s.rpc);
+	init_cells_free(s.cells);
 	return cfg->argv ? s.workload_status : 0;
 }

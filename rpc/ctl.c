@@ -1,6 +1,7 @@
 /* ctl: `kin ctl`, the command-line client. Exit codes are the contract
  * scripts rely on: 0 success, 1 the call failed (code and message
  * printed), 2 usage error, 3 kin could not be reached. */
+#include "rpc/ctl_cells.h"
 #include "rpc/internal.h"
 
 #include <getopt.h>
@@ -13,6 +14,7 @@ struct ctl {
 	const char *address;
 	bool json;
 	int timeout_ms;
+	bool timeout_set;
 	struct rpc_client *client;
 };
 
@@ -32,8 +34,9 @@ static void ctl_usage(FILE *f)
 	      "  health              is kin serving (SERVING, STOPPING)\n"
 	      "  version             kin's version, role, hostname, kernel, uptime\n"
 	      "\n"
-	      "Exit status: 0 ok, 1 RPC error, 2 usage error, 3 kin unreachable.\n",
+	      "Exit status: 0 ok, 1 RPC error, 2 usage error, 3 kin unreachable.\n\n",
 	      f);
+	fputs(rpc_ctl_cells_usage(), f);
 }
 
 static void json_string(FILE *f, const char *s)
@@ -184,6 +187,7 @@ int rpc_ctl_main(int argc, char **argv)
 				return CTL_USAGE;
 			}
 			ctl.timeout_ms = (int)ms;
+			ctl.timeout_set = true;
 			break;
 		case 'h':
 			ctl_usage(stdout);
@@ -202,6 +206,10 @@ int rpc_ctl_main(int argc, char **argv)
 		return CTL_USAGE;
 	}
 	const char *cmd = argv[optind];
+	if (rpc_ctl_cells_is_command(cmd)) { /* cell, exec, events: rpc/ctl_cells.c */
+		struct ctl_cells_opts o = {ctl.address, ctl.json, ctl.timeout_ms, ctl.timeout_set};
+		return rpc_ctl_cells_main(&o, argc - optind, argv + optind);
+	}
 	if (optind + 1 < argc) {
 		fprintf(stderr, "kin ctl %s: unexpected argument '%s'\n", cmd, argv[optind + 1]);
 		return CTL_USAGE;

@@ -284,6 +284,34 @@ int rpc_client_call(struct rpc_client *c, const char *service, const char *metho
 		    const ProtobufCMessage *in, const ProtobufCMessageDescriptor *out_desc,
 		    struct rpc_status *ret_status, ProtobufCMessage **ret_out);
 
+/* Server streams (rpc/client_stream.c): a connection of its own per
+ * stream. timeout_ms bounds the connect only; a stream waits as long as
+ * the server keeps it open. */
+struct rpc_stream;
+int rpc_client_stream_open(const char *address, int timeout_ms, const char *service,
+			   const char *method, const ProtobufCMessage *in,
+			   const struct rpc_kv *metadata, size_t n_metadata,
+			   struct rpc_stream **ret);
+/* 1: *ret_msg is the next message (free with protobuf_c_message_free_unpacked);
+ * 0: the stream ended and ret_status says how; -errno: the connection failed. */
+int rpc_client_stream_next(struct rpc_stream *s, const ProtobufCMessageDescriptor *desc,
+			   ProtobufCMessage **ret_msg, struct rpc_status *ret_status);
+void rpc_client_stream_free(struct rpc_stream *s);
+
+/* ---- cells services (rpc/cells.proto: Cells, Exec, Events) --------------------- */
+
+struct cells;
+struct rpc_cells_service;
+/* Registers Cells, Exec and Events over a cells library. cells NULL: every
+ * call answers FAILED_PRECONDITION naming why ("no cgroup2 mount"). */
+int rpc_cells_register(struct rpc_server *s, struct cells *cells, const char *why,
+		       struct rpc_cells_service **ret);
+/* Ends every open stream and pending call (UNAVAILABLE: kin is stopping) and
+ * stops using cells: call it before cells_free. */
+void rpc_cells_shutdown(struct rpc_cells_service *svc);
+/* After rpc_server_free and cells_free. NULL is fine. */
+void rpc_cells_free(struct rpc_cells_service *svc);
+
 /* `kin ctl [--socket PATH|--connect ADDR] [-o json] COMMAND`: exit 0 ok,
  * 1 RPC error, 2 usage error, 3 unreachable. */
 int rpc_ctl_main(int argc, char **argv);

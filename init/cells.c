@@ -1,0 +1,108 @@
+/* cells: init's side of the cells library — made at startup where there is
+ * a cgroup2 mount and an RPC server to reach it, served as kin.v1.Cells,
+ * Exec and Events, told to stop its executables when kin stops, and freed
+ * last. Without cgroup2 (or when kin cannot own its cgroup) kin goes on
+ * and the services answer FAILED_PRECONDITION naming why. */
+#include "init/init.h"
+#include "cells/cells.h"
+#include "rpc/rpc.h"
+
+#include <stdio.h>
+#include <string.h>
+
+struct init_cells {
+	struct cells *cells;
+	struct rpc_cells_service *svc;
+};
+
+int init_cells_start(struct ev_loop *loop, struct child_table *children, struct rpc_server *rpc,
+		     struct init_cells **ret)
+{
+	struct cells_config cfg = {.own_leaf = true};
+	struct cells_err err = {0};
+	char why[sizeof(err.msg) + 32] = "";
+	struct init_cells *ic;
+
+	*ret = NULL;
+	if (!rpc)
+		return 0; /* nobody could reach them: no cells (container init) */
+	ic = calloc(1, sizeof(*ic));
+	if (!ic)
+		return -ENOMEM;
+	int r = cells_new(loop, children, &cfg, &ic->cells, &err);
+	if (r < 0) {
+		snprintf(why, sizeof(why), "%s", err.msg[0] ? err.msg : strerror(-r));
+		log_warn("cells: not available: %s", why);
+		ic->cells = NULL;
+	} else {
+		log_info("cells: cgroup2 at %s", cells_mount(ic->cells));
+	}
+	r = rpc_cells_register(rpc, ic->cells, why, &ic->svc);
+	if (r < 0)
+		log_error("rpc: cannot register the cells services: %s", strerror(-r));
+	*ret = ic;
+	return 0;
+}
+
+static void stopped(int result, const struct exec_status *st, void *data)
+{
+	(void)result, (void)st, (void)data;
+}
+
+struct stop_ctx {
+	struct cells *cells;
+	uint64_t grace_ms;
+	size_t n;
+};
+
+static int stop_one(const struct exec_status *st, void *data)
+{
+	struct stop_ctx *sc = data;
+	if (st->state == EXEC_EXITED)
+		return 0;
+	/* Visiting is read-only: exec_stop only signals and arms a timer. */
+	if (exec_stop(sc->cells, st->cell, st->name, sc->grace_ms, stopped, NULL, NULL) == 1)
+		sc->n++;
+	return 0;
+}
+
+void init_cells_stop(struct init_cells *ic, uint64_t grace_ms)
+{
+	if (!ic || !ic->cells)
+		return;
+	struct stop_ctx sc = {.cells = ic->cells, .grace_ms = grace_ms};
+	exec_list(ic->cells, NULL, stop_one, &sc, NULL);
+	if (sc.n)
+		log_info("cells: stopping %zu executables", sc.n);
+}
+
+static int kill_top(const struct cell_info *info, void *data)
+{
+	if (info->depth == 1)
+		cell_kill(data, info->path, NULL);
+	return 0;
+}
+
+void init_cells_kill(struct init_cells *ic)
+{
+	if (ic && ic->cells)
+		cell_list(ic->cells, NULL, kill_top, ic->cells, NULL);
+}
+
+void init_cells_shutdown(struct init_cells *ic)
+{
+	if (!ic)
+		return;
+	rpc_cells_shutdown(ic->svc);
+	cells_free(ic->cells);
+	ic->cells = NULL;
+}
+
+void init_cells_free(struct init_cells *ic)
+{
+	if (!ic)
+		return;
+	cells_free(ic->cells);
+	rpc_cells_free(ic->svc);
+	free(ic);
+}

@@ -1,0 +1,123 @@
+/* client_stream: the client side of a ttrpc server stream — one Request
+ * with remote-closed (the client sends nothing more), then Data frames
+ * until a Data frame with remote-closed, or a Response (an error). Each
+ * stream has a connection of its own, so it never interleaves with unary
+ * calls. Used by `kin ctl exec logs -f` and `kin ctl events`. */
+#include "rpc/internal.h"
+
+#include <string.h>
+#include <sys/socket.h>
+
+struct rpc_stream {
+	int fd;
+	uint32_t id;
+	bool done;
+};
+
+static int read_full(int fd, uint8_t *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = recv(fd, buf, len, 0);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return -ECONNRESET;
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int rpc_client_stream_open(const char *address, int timeout_ms, const char *service,
+			   const char *method, const ProtobufCMessage *in,
+			   const struct rpc_kv *metadata, size_t n_metadata, struct rpc_stream **ret)
+{
+	struct rpc_address a;
+	_cleanup_free_ uint8_t *req = NULL;
+	size_t len;
+	int r = rpc_address_parse(address, &a);
+	if (r < 0)
+		return r;
+	r = rpc_request_encode(1, RPC_FLAG_REMOTE_CLOSED, service, method, in, metadata,
+			       n_metadata, 0, &req, &len);
+	if (r < 0)
+		return r;
+	_cleanup_close_ int fd = rpc_address_connect(&a, timeout_ms);
+	if (fd < 0)
+		return fd;
+	for (size_t off = 0; off < len;) {
+		ssize_t n = send(fd, req + off, len - off, MSG_NOSIGNAL);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		off += (size_t)n;
+	}
+	struct rpc_stream *s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->fd = TAKE_FD(fd);
+	s->id = 1;
+	*ret = s;
+	return 0;
+}
+
+int rpc_client_stream_next(struct rpc_stream *s, const ProtobufCMessageDescriptor *desc,
+			   ProtobufCMessage **ret_msg, struct rpc_status *ret_status)
+{
+	*ret_msg = NULL;
+	if (s->done) {
+		*ret_status = (struct rpc_status){.code = RPC_OK};
+		return 0;
+	}
+	for (;;) {
+		uint8_t hb[RPC_HEADER_SIZE];
+		struct rpc_header h;
+		int r = read_full(s->fd, hb, sizeof(hb));
+		if (r < 0)
+			return r;
+		rpc_header_decode(hb, &h);
+		if (rpc_header_check(&h, false) < 0)
+			return -EPROTO;
+		_cleanup_free_ uint8_t *data = malloc(h.length ? h.length : 1);
+		if (!data)
+			return -ENOMEM;
+		r = read_full(s->fd, data, h.length);
+		if (r < 0)
+			return r;
+		if (h.stream_id != s->id)
+			continue;
+		if (h.type == RPC_TYPE_RESPONSE) {
+			s->done = true;
+			r = rpc_response_decode(data, h.length, NULL, ret_status, NULL);
+			return r < 0 ? -EPROTO : 0;
+		}
+		if (h.type != RPC_TYPE_DATA)
+			continue;
+		if (h.flags & RPC_FLAG_REMOTE_CLOSED)
+			s->done = true;
+		if (h.flags & RPC_FLAG_NO_DATA) {
+			if (s->done) {
+				*ret_status = (struct rpc_status){.code = RPC_OK};
+				return 0;
+			}
+			continue;
+		}
+		*ret_msg = protobuf_c_message_unpack(desc, NULL, h.length, data);
+		if (!*ret_msg)
+			return -EPROTO;
+		return 1;
+	}
+}
+
+void rpc_client_stream_free(struct rpc_stream *s)
+{
+	if (!s)
+		return;
+	close(s->fd);
+	free(s);
+}
