@@ -29,7 +29,7 @@ CFLAGS   += -D_FORTIFY_SOURCE=2
 KIN_LDFLAGS := -static
 endif
 
-MODULES  := lib init cells vm net rpc rootfs
+MODULES  := lib init cells vm net rpc rootfs zone
 # A module may add a MODULE/module.mk: LIBS it links, GEN_SRCS it generates
 # (into $(BUILD)/gen), and rules for them. Keeps this file free of module detail.
 # CHECK_DEPS and BENCH_DEPS: test programs make check / make bench need.

@@ -72,6 +72,8 @@ struct init_config {
 	uint64_t boot_kernel_ns;	  /* machine: in finit_module before ready */
 	unsigned boot_modules;		  /* machine: modules loaded before ready */
 	struct init_rpc_config rpc;	  /* kin.rpc.*, --socket, --vsock, --allow-uid */
+	int rpc_fd;			  /* --rpc-fd: a parent's connected socket, 0: none */
+	unsigned zone_depth;		  /* --zone-depth: how deep this zone kin is nested */
 };
 
 void init_config_defaults(struct init_config *cfg);

@@ -92,6 +92,14 @@ int init_main(int argc, char **argv, bool as_kernel_init)
 		init_install_fault_handlers(cfg.panic); /* kin.panic= may have changed it */
 		boot_machine_setup(&cfg);
 	}
+	if (role != INIT_ROLE_MACHINE && cfg.net.ifname[0]) { /* a zone's veth end */
+		r = net_bring_up(&cfg.net);
+		if (r < 0)
+			log_warn("network: bringing up %s: %s", cfg.net.ifname, strerror(-r));
+		else
+			log_info("network: %s up %s%s%s", cfg.net.ifname, cfg.net.addr,
+				 cfg.net.gateway[0] ? " via " : "", cfg.net.gateway);
+	}
 	if (role != INIT_ROLE_MACHINE && cfg.hostname[0]) {
 		r = boot_set_hostname(cfg.hostname);
 		if (r < 0)

@@ -264,6 +264,10 @@ void init_usage(FILE *f)
 	      "  --socket PATH       RPC unix socket (default /run/kin/kin.sock), or none\n"
 	      "  --vsock PORT        RPC on vsock PORT (machine init: 1024), or off\n"
 	      "  --allow-uid LIST    uids allowed to call kin besides root (1000,1001)\n"
+	      "  --zone-depth N      a zone kin's nesting depth (set by the parent kin)\n"
+	      "  --rpc-fd N          serve RPC on connected socket N >= 3 (the parent's channel)\n"
+	      "  --net-addr CIDR     bring eth0 up with this address (a zone's veth end)\n"
+	      "  --net-gw IP         default route via IP on eth0 (with --net-addr)\n"
 	      "  -h, --help          this text\n",
 	      f);
 }
@@ -280,10 +284,16 @@ int init_flags_parse(int argc, char **argv, struct init_config *cfg)
 		{"socket", required_argument, NULL, 'S'},
 		{"vsock", required_argument, NULL, 'V'},
 		{"allow-uid", required_argument, NULL, 'U'},
+		{"zone-depth", required_argument, NULL, 'D'},
+		{"rpc-fd", required_argument, NULL, 'R'},
+		{"net-addr", required_argument, NULL, 'A'},
+		{"net-gw", required_argument, NULL, 'G'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	int c, idx = 0;
+	const char *net_addr = NULL, *net_gw = NULL;
+	uint32_t u;
 
 	opterr = 0;
 	optind = 1;
@@ -322,6 +332,29 @@ int init_flags_parse(int argc, char **argv, struct init_config *cfg)
 		case 'U':
 			key = "kin.rpc.uids";
 			break;
+		case 'D':
+			if (str_to_u32(optarg, &u) < 0 || u > 64) {
+				fprintf(stderr, "kin init: --zone-depth '%s' is not valid (expected 0-64)\n",
+					optarg);
+				return -EINVAL;
+			}
+			cfg->zone_depth = u;
+			break;
+		case 'R':
+			if (str_to_u32(optarg, &u) < 0 || u < 3 || u > 65535) {
+				fprintf(stderr, "kin init: --rpc-fd '%s' is not valid (expected a file "
+						"descriptor number from 3)\n",
+					optarg);
+				return -EINVAL;
+			}
+			cfg->rpc_fd = (int)u;
+			break;
+		case 'A':
+			net_addr = optarg;
+			break;
+		case 'G':
+			net_gw = optarg;
+			break;
 		case 'h':
 			init_usage(stdout);
 			return 1;
@@ -342,6 +375,22 @@ int init_flags_parse(int argc, char **argv, struct init_config *cfg)
 				return -EINVAL;
 			}
 		}
+	}
+	if (net_gw && !net_addr) {
+		fprintf(stderr, "kin init: --net-gw needs --net-addr\n");
+		return -EINVAL;
+	}
+	if (net_addr) {
+		char spec[3 * NET_ADDR_MAX];
+		snprintf(spec, sizeof(spec), "eth0,%s%s%s", net_addr, net_gw ? "," : "",
+			 net_gw ? net_gw : "");
+		if (net_parse_kin_option(spec, &cfg->net) < 0) {
+			fprintf(stderr, "kin init: --net-addr '%s'%s%s is not valid (expected "
+					"A.B.C.D/PREFIX and a gateway address)\n",
+				net_addr, net_gw ? " --net-gw " : "", net_gw ? net_gw : "");
+			return -EINVAL;
+		}
+		cfg->net_from_kin = true;
 	}
 	if (optind < argc) {
 		if (strcmp(argv[optind - 1], "--") != 0) {

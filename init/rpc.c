@@ -41,7 +41,7 @@ int init_rpc_start(const struct init_config *cfg, enum init_role role, struct ev
 	int r, listening = 0;
 
 	*ret = NULL;
-	if (!want_unix && !vsock)
+	if (!want_unix && !vsock && !cfg->rpc_fd)
 		return 0;
 	rpc_server_config_defaults(&scfg);
 	if (cfg->rpc.max_conns)
@@ -90,6 +90,18 @@ int init_rpc_start(const struct init_config *cfg, enum init_role role, struct ev
 			log_warn("rpc: cannot listen on vsock port %u: %s", vsock, strerror(-r));
 		else {
 			log_info("rpc: listening on vsock port %u", vsock);
+			listening++;
+		}
+	}
+	if (cfg->rpc_fd) {
+		/* The parent kin's end of a socketpair: it made us, it may call. */
+		struct rpc_peer peer = {.transport = RPC_TRANSPORT_UNIX, .allowed = true};
+		fd_set_cloexec(cfg->rpc_fd, true); /* not for our workload */
+		r = rpc_server_add_conn(s, cfg->rpc_fd, &peer);
+		if (r < 0)
+			log_error("rpc: cannot serve fd %d: %s", cfg->rpc_fd, strerror(-r));
+		else {
+			log_info("rpc: serving the parent's channel on fd %d", cfg->rpc_fd);
 			listening++;
 		}
 	}

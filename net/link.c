@@ -1,12 +1,14 @@
-/* link: netlink requests through libnl-route. Each call opens its own
- * short-lived socket: these run at boot or on an RPC, never in a hot path,
- * and a socket per call keeps no state in PID 1 between them. */
+/* link: netlink requests through libnl-route: links, addresses, the
+ * default route, veth pairs. Each public call opens its own short-lived
+ * socket (these run at boot or on an RPC, never in a hot path, and keep no
+ * state in PID 1 between them); net_bring_up does all its steps on one. */
 #include "net/net.h"
 
 #include <arpa/inet.h>
 #include <netlink/netlink.h>
 #include <netlink/route/addr.h>
 #include <netlink/route/link.h>
+#include <netlink/route/link/veth.h>
 #include <netlink/route/route.h>
 #include <string.h>
 
@@ -79,13 +81,10 @@ static int ifindex_of(struct nl_sock *s, const char *ifname, int *ret)
 	return 0;
 }
 
-int net_link_up(const char *ifname)
+static int link_up(struct nl_sock *s, const char *ifname)
 {
-	_cleanup_nlsock_ struct nl_sock *s = NULL;
-	int r = nl_open(&s), ifindex;
-	if (r < 0)
-		return r;
-	r = ifindex_of(s, ifname, &ifindex);
+	int ifindex;
+	int r = ifindex_of(s, ifname, &ifindex);
 	if (r < 0)
 		return r;
 	struct rtnl_link *change = rtnl_link_alloc();
@@ -105,14 +104,11 @@ int net_link_up(const char *ifname)
 	return r < 0 ? nl_to_errno(r) : 0;
 }
 
-int net_addr_add(const char *ifname, const char *cidr)
+static int addr_add(struct nl_sock *s, const char *ifname, const char *cidr)
 {
-	_cleanup_nlsock_ struct nl_sock *s = NULL;
 	struct nl_addr *local = NULL;
-	int r = nl_open(&s), ifindex;
-	if (r < 0)
-		return r;
-	r = ifindex_of(s, ifname, &ifindex);
+	int ifindex;
+	int r = ifindex_of(s, ifname, &ifindex);
 	if (r < 0)
 		return r;
 	char ip[NET_ADDR_MAX];
@@ -141,14 +137,11 @@ int net_addr_add(const char *ifname, const char *cidr)
 	return r < 0 ? nl_to_errno(r) : 0;
 }
 
-int net_route_add_default(const char *ifname, const char *gateway)
+static int route_add_default(struct nl_sock *s, const char *ifname, const char *gateway)
 {
-	_cleanup_nlsock_ struct nl_sock *s = NULL;
 	struct nl_addr *gw = NULL, *dst = NULL;
-	int r = nl_open(&s), ifindex;
-	if (r < 0)
-		return r;
-	r = ifindex_of(s, ifname, &ifindex);
+	int ifindex;
+	int r = ifindex_of(s, ifname, &ifindex);
 	if (r < 0)
 		return r;
 	r = ipv4_addr(gateway, 32, &gw);
@@ -185,23 +178,89 @@ int net_route_add_default(const char *ifname, const char *gateway)
 	return r < 0 ? nl_to_errno(r) : 0;
 }
 
+/* The public calls: one short-lived socket each. */
+#define WITH_SOCK(call)                                                                            \
+	do {                                                                                       \
+		_cleanup_nlsock_ struct nl_sock *s_ = NULL;                                        \
+		int r_ = nl_open(&s_);                                                             \
+		return r_ < 0 ? r_ : (call);                                                       \
+	} while (0)
+
+int net_link_up(const char *ifname) { WITH_SOCK(link_up(s_, ifname)); }
+int net_addr_add(const char *ifname, const char *cidr) { WITH_SOCK(addr_add(s_, ifname, cidr)); }
+int net_route_add_default(const char *ifname, const char *gateway)
+{
+	WITH_SOCK(route_add_default(s_, ifname, gateway));
+}
+
+static int link_delete(struct nl_sock *s, const char *ifname)
+{
+	int ifindex;
+	int r = ifindex_of(s, ifname, &ifindex);
+	if (r < 0)
+		return r;
+	struct rtnl_link *link = rtnl_link_alloc();
+	if (!link)
+		return -ENOMEM;
+	rtnl_link_set_ifindex(link, ifindex);
+	r = rtnl_link_delete(s, link);
+	rtnl_link_put(link);
+	return r < 0 ? nl_to_errno(r) : 0;
+}
+int net_link_delete(const char *ifname) { WITH_SOCK(link_delete(s_, ifname)); }
+
+static int link_exists(struct nl_sock *s, const char *ifname)
+{
+	int ifindex;
+	int r = ifindex_of(s, ifname, &ifindex);
+	return r == -ENODEV ? 0 : r < 0 ? r : 1;
+}
+int net_link_exists(const char *ifname) { WITH_SOCK(link_exists(s_, ifname)); }
+
+static int veth_create(struct nl_sock *s, const char *host_if, const char *peer_if, pid_t pid)
+{
+	if (strlen(host_if) >= IF_NAMESIZE || strlen(peer_if) >= IF_NAMESIZE)
+		return -EINVAL;
+	int r = rtnl_link_veth_add(s, host_if, peer_if, pid ? pid : getpid());
+	return r < 0 ? nl_to_errno(r) : 0;
+}
+int net_veth_create(const char *host_if, const char *peer_if, pid_t peer_pid)
+{
+	WITH_SOCK(veth_create(s_, host_if, peer_if, peer_pid));
+}
+
+int net_veth_setup_host(const char *host_if, const char *cidr)
+{
+	_cleanup_nlsock_ struct nl_sock *s = NULL;
+	int r = nl_open(&s);
+	if (r == 0)
+		r = addr_add(s, host_if, cidr);
+	if (r == 0)
+		r = link_up(s, host_if);
+	return r;
+}
+
 int net_bring_up(const struct net_config *cfg)
 {
-	int r = net_link_up("lo");
+	_cleanup_nlsock_ struct nl_sock *s = NULL; /* one socket for every step */
+	int r = nl_open(&s);
+	if (r < 0)
+		return r;
+	r = link_up(s, "lo");
 	if (r < 0)
 		return r;
 	if (!cfg->ifname[0])
 		return 0;
-	r = net_link_up(cfg->ifname);
+	r = link_up(s, cfg->ifname);
 	if (r < 0)
 		return r;
 	if (cfg->addr[0]) {
-		r = net_addr_add(cfg->ifname, cfg->addr);
+		r = addr_add(s, cfg->ifname, cfg->addr);
 		if (r < 0 && r != -EEXIST)
 			return r;
 	}
 	if (cfg->gateway[0]) {
-		r = net_route_add_default(cfg->ifname, cfg->gateway);
+		r = route_add_default(s, cfg->ifname, cfg->gateway);
 		if (r < 0 && r != -EEXIST)
 			return r;
 	}

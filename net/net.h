@@ -1,6 +1,6 @@
 /* net: kin's network plumbing through netlink (libnl-route): links up,
  * addresses, routes; and the parsers for the kernel's ip= convention and
- * kin.net=. Later: veth, bridge, tap for zones and VMs. */
+ * kin.net=; veth pairs for zones. Later: bridge, tap for VMs. */
 #pragma once
 
 #include "lib/lib.h"
@@ -29,6 +29,16 @@ int net_netmask_to_prefix(const char *mask);
 int net_link_up(const char *ifname);
 int net_addr_add(const char *ifname, const char *cidr);
 int net_route_add_default(const char *ifname, const char *gateway);
+/* Deletes a link (a veth takes its peer with it); -ENODEV when absent. */
+int net_link_delete(const char *ifname);
+/* 1 when ifname exists here, 0 when not, or -errno. */
+int net_link_exists(const char *ifname);
+/* A veth pair: host_if in this network namespace, peer_if created straight
+ * in the network namespace of process peer_pid (0: here). Names are at most
+ * IF_NAMESIZE-1 bytes. */
+int net_veth_create(const char *host_if, const char *peer_if, pid_t peer_pid);
+/* The host end of a veth: address cidr, link up (one socket). */
+int net_veth_setup_host(const char *host_if, const char *cidr);
 /* lo up, then cfg's interface up with its address and default route.
  * Returns the first error; what failed is logged at debug level only. */
 int net_bring_up(const struct net_config *cfg);

@@ -1,0 +1,647 @@
+/* zone: the zones a kin runs — checks, the sealed copy of kin, the cell,
+ * the /30 subnet slots for --net zones, stop and kill, and the cleanup
+ * that leaves nothing behind when a zone ends. See zone.h. */
+#include "zone/zone-int.h"
+#include "net/net.h"
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+
+#define ZONE_ARGS_MAX 64
+
+struct zone {
+	struct zone_info info;
+	struct zones *z; /* NULL once zones_free forgot us */
+	struct child *child;
+	uint32_t slot;
+	zone_done_fn done;
+	void *done_data;
+	struct ev_source timer; /* stop timeout (cgroup.kill), then cleanup retries */
+	int status;
+	bool cleaning;	  /* reaped: removing what the zone kin made in its cell */
+	unsigned retries; /* of that removal */
+	struct zone *prev, *next;
+};
+
+struct zones {
+	struct ev_loop *loop;
+	struct child_table *children;
+	struct cells *cells;
+	char self[PATH_MAX];
+	unsigned depth, depth_max;
+	uint32_t subnet_base;
+	unsigned subnet_prefix;
+	char state_dir[PATH_MAX], scratch[PATH_MAX + 8];
+	char log_level[16];
+	uint64_t stop_timeout_ms;
+	int exe_fd;
+	bool self_dynamic;
+	struct zone_events ev;
+	struct zone *head, *tail;
+	size_t count;
+};
+
+static int zerr(struct cells_err *err, int r, enum cells_code code, const char *fmt, ...)
+	_printf_(4, 5);
+static int zerr(struct cells_err *err, int r, enum cells_code code, const char *fmt, ...)
+{
+	if (err) {
+		va_list ap;
+		va_start(ap, fmt);
+		err->err = r;
+		err->code = code;
+		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+		va_end(ap);
+	}
+	return r;
+}
+
+const char *zone_state_name(enum zone_state s)
+{
+	return s == ZONE_RUNNING ? "running" : s == ZONE_STOPPING ? "stopping" : "gone";
+}
+
+int zone_subnet_parse(const char *cidr, uint32_t *ret_base, unsigned *ret_prefix)
+{
+	char ip[32];
+	const char *slash = strchr(cidr, '/');
+	uint32_t prefix;
+	struct in_addr a;
+	if (!slash || (size_t)(slash - cidr) >= sizeof(ip))
+		return -EINVAL;
+	memcpy(ip, cidr, (size_t)(slash - cidr));
+	ip[slash - cidr] = '\0';
+	if (inet_pton(AF_INET, ip, &a) != 1 || str_to_u32(slash + 1, &prefix) < 0 || prefix < 8 ||
+	    prefix > 30)
+		return -EINVAL;
+	uint32_t base = ntohl(a.s_addr);
+	if (base & (uint32_t)((1ull << (32 - prefix)) - 1))
+		return -EINVAL; /* host bits set: say what you mean */
+	*ret_base = base;
+	*ret_prefix = prefix;
+	return 0;
+}
+
+static void ip_str(uint32_t host_order, char *buf, size_t size)
+{
+	struct in_addr a = {.s_addr = htonl(host_order)};
+	inet_ntop(AF_INET, &a, buf, (socklen_t)size);
+}
+
+int zone_subnet_slot(uint32_t base, unsigned prefix, uint32_t slot, char *ret_zone_cidr,
+		     size_t zsize, char *ret_gw, char *ret_host_cidr, size_t hsize)
+{
+	if (prefix > 30 || (uint64_t)slot >= (1ull << (30 - prefix)))
+		return -ERANGE;
+	char gw[INET_ADDRSTRLEN], zone[INET_ADDRSTRLEN];
+	uint32_t net = base + 4 * slot;
+	ip_str(net + 1, gw, sizeof(gw));
+	ip_str(net + 2, zone, sizeof(zone));
+	snprintf(ret_zone_cidr, zsize, "%s/30", zone);
+	snprintf(ret_host_cidr, hsize, "%s/30", gw);
+	strcpy(ret_gw, gw);
+	return 0;
+}
+
+/* Lowest /30 no live sibling holds: allocation never collides. */
+static int slot_alloc(struct zones *z, uint32_t *ret)
+{
+	uint64_t n = 1ull << (30 - z->subnet_prefix);
+	for (uint32_t s = 0; s < n; s++) {
+		bool used = false;
+		for (struct zone *x = z->head; x && !used; x = x->next)
+			used = x->info.net && x->slot == s;
+		if (!used) {
+			*ret = s;
+			return 0;
+		}
+	}
+	return -ENOSPC;
+}
+
+static bool elf_is_dynamic(const char *path)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf64_Ehdr eh;
+	if (fd < 0 || pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_phentsize != sizeof(Elf64_Phdr))
+		return false;
+	for (unsigned i = 0; i < eh.e_phnum && i < 64; i++) {
+		Elf64_Phdr ph;
+		if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + i * sizeof(ph))) !=
+		    (ssize_t)sizeof(ph))
+			return false;
+		if (ph.p_type == PT_INTERP)
+			return true;
+	}
+	return false;
+}
+
+/* Made once, reused: a sealed copy of kin that nothing can change. */
+static int exe_memfd(struct zones *z)
+{
+	if (z->exe_fd >= 0)
+		return 0;
+	_cleanup_close_ int src = open(z->self, O_RDONLY | O_CLOEXEC);
+	if (src < 0)
+		return -errno;
+	struct stat st;
+	if (fstat(src, &st) < 0)
+		return -errno;
+	_cleanup_close_ int mfd = memfd_create("kin", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (mfd < 0)
+		return -errno;
+	for (off_t off = 0; off < st.st_size;) {
+		ssize_t n = sendfile(mfd, src, &off, (size_t)(st.st_size - off));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+	}
+	if (fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0)
+		return -errno;
+	z->self_dynamic = elf_is_dynamic(z->self);
+	z->exe_fd = TAKE_FD(mfd);
+	return 0;
+}
+
+int zones_new(struct ev_loop *loop, struct child_table *children, struct cells *cells,
+	      const struct zones_config *cfg, const struct zone_events *ev, struct zones **ret,
+	      struct cells_err *err)
+{
+	struct zones_config def = {0};
+	if (!cfg)
+		cfg = &def;
+	struct zones *z = calloc(1, sizeof(*z));
+	if (!z)
+		return zerr(err, -ENOMEM, CELLS_INTERNAL, "zones: out of memory");
+	*z = (struct zones){.loop = loop,
+			    .children = children,
+			    .cells = cells,
+			    .depth = cfg->depth,
+			    .depth_max = cfg->depth_max ? cfg->depth_max : ZONE_DEPTH_MAX_DEFAULT,
+			    .stop_timeout_ms = cfg->stop_timeout_ms ? cfg->stop_timeout_ms
+								    : ZONE_STOP_TIMEOUT_MS,
+			    .exe_fd = -1};
+	if (ev)
+		z->ev = *ev;
+	const char *subnet = cfg->subnet ? cfg->subnet : ZONE_SUBNET_DEFAULT;
+	int r = zone_subnet_parse(subnet, &z->subnet_base, &z->subnet_prefix);
+	if (r < 0) {
+		free(z);
+		return zerr(err, r, CELLS_INVALID_ARGUMENT,
+			    "zones: subnet \"%s\" is not an IPv4 network a.b.c.d/8..30 with its "
+			    "host bits clear",
+			    subnet);
+	}
+	if (str_copy(z->self, sizeof(z->self), cfg->self ? cfg->self : "/proc/self/exe") < 0 ||
+	    str_copy(z->state_dir, sizeof(z->state_dir),
+		     cfg->state_dir ? cfg->state_dir : "/run/kin/zones") < 0 ||
+	    str_copy(z->log_level, sizeof(z->log_level), cfg->log_level ? cfg->log_level : "") <
+		    0) {
+		free(z);
+		return zerr(err, -ENAMETOOLONG, CELLS_INVALID_ARGUMENT,
+			    "zones: a configured path is too long");
+	}
+	snprintf(z->scratch, sizeof(z->scratch), "%s/.root", z->state_dir);
+	*ret = z;
+	return 0;
+}
+
+static void zone_unlink(struct zone *x)
+{
+	struct zones *z = x->z;
+	if (x->prev)
+		x->prev->next = x->next;
+	else
+		z->head = x->next;
+	if (x->next)
+		x->next->prev = x->prev;
+	else
+		z->tail = x->prev;
+	z->count--;
+}
+
+static void zone_free(struct zone *x)
+{
+	if (x->timer.fd >= 0) {
+		if (x->z)
+			ev_del(x->z->loop, &x->timer);
+		close(x->timer.fd);
+	}
+	if (x->info.rpc_fd >= 0)
+		close(x->info.rpc_fd);
+	free(x);
+}
+
+/* Everything the zone held, once its kin is reaped. */
+static void zone_finish(struct zone *x)
+{
+	struct zones *z = x->z;
+	if (x->info.net && x->info.host_if[0]) {
+		int r = net_link_delete(x->info.host_if);
+		if (r < 0 && r != -ENODEV)
+			log_warn("zone \"%s\": cannot delete veth %s: %s", x->info.name,
+				 x->info.host_if, strerror(-r));
+	}
+	x->info.state = ZONE_GONE;
+	zone_unlink(x);
+	if (z->count == 0) /* the last one: the zones cell goes too */
+		cell_delete(z->cells, ZONE_CELL_PARENT, true, NULL, NULL, NULL);
+	if (x->done)
+		x->done(x->status, x->done_data);
+	if (z->ev.gone)
+		z->ev.gone(&x->info, x->status, z->ev.data);
+	zone_free(x);
+}
+
+static void on_cell_deleted(int result, const struct cells_err *err, void *data)
+{
+	struct zone *x = data;
+	if (result < 0)
+		log_warn("zone \"%s\": %s", x->info.name, err ? err->msg : strerror(-result));
+	if (!x->z) {
+		zone_free(x);
+		return;
+	}
+	zone_finish(x);
+}
+
+/* The zone kin's own cgroups below its cell (its cells, its leaf): the
+ * cells library knows only ours. Depth first; -EBUSY while a dying
+ * process still holds one. */
+static int rmdir_below(int dfd, int depth)
+{
+	DIR *d = fdopendir(dfd);
+	int r = 0;
+	if (!d) {
+		close(dfd);
+		return -errno;
+	}
+	for (struct dirent *e; (e = readdir(d));) {
+		if (e->d_type != DT_DIR || !strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		int sub = depth < 32 ? openat(dirfd(d), e->d_name,
+					      O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)
+				     : -1;
+		if (sub >= 0 && rmdir_below(sub, depth + 1) < 0)
+			r = -EBUSY;
+		if (unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR) < 0)
+			r = -errno;
+	}
+	closedir(d);
+	return r;
+}
+
+static void zone_cleanup(struct zone *x)
+{
+	char dir[PATH_MAX];
+	cells_cgroup_dir(x->z->cells, x->info.cell, dir, sizeof(dir));
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int r = fd >= 0 ? rmdir_below(fd, 0) : 0;
+	if (r < 0 && x->retries++ < 250 && x->timer.fd >= 0) {
+		struct itimerspec its = {.it_value = {.tv_nsec = 20 * 1000 * 1000}};
+		if (timerfd_settime(x->timer.fd, 0, &its, NULL) == 0)
+			return; /* again in 20 ms */
+	}
+	if (r < 0)
+		log_warn("zone \"%s\": cgroups below %s: %s", x->info.name, dir, strerror(-r));
+	struct cells_err err = {0};
+	r = cell_delete(x->z->cells, x->info.cell, true, on_cell_deleted, x, &err);
+	if (r == 1)
+		return; /* on_cell_deleted finishes */
+	if (r < 0)
+		log_warn("zone \"%s\": %s", x->info.name, err.msg);
+	zone_finish(x);
+}
+
+static void on_timer(struct ev_source *src, uint32_t events);
+
+static void on_zone_exit(const siginfo_t *si, void *data)
+{
+	struct zone *x = data;
+	x->child = NULL;
+	x->status = child_status_code(si);
+	if (!x->z) { /* zones_free forgot us; nothing to clean through */
+		zone_free(x);
+		return;
+	}
+	log_debug("zone \"%s\": kin exited with status %d", x->info.name, x->status);
+	/* Anything that left the pid namespace's reach still dies here. */
+	cell_kill(x->z->cells, x->info.cell, NULL);
+	x->cleaning = true;
+	if (x->timer.fd < 0) {
+		x->timer = (struct ev_source){
+			.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC),
+			.fn = on_timer,
+			.data = x};
+		if (x->timer.fd >= 0 && ev_add(x->z->loop, &x->timer, EPOLLIN) < 0) {
+			close(x->timer.fd);
+			x->timer.fd = -1;
+		}
+	}
+	zone_cleanup(x);
+}
+
+static struct zone *zone_find(struct zones *z, const char *name)
+{
+	for (struct zone *x = z->head; x; x = x->next)
+		if (strcmp(x->info.name, name) == 0)
+			return x;
+	return NULL;
+}
+
+struct net_ctx {
+	struct zone *x;
+	char host_cidr[32];
+};
+
+static int zone_net_setup(void *data, pid_t pid)
+{
+	struct net_ctx *n = data;
+	int r = net_veth_create(n->x->info.host_if, "eth0", pid);
+	if (r < 0)
+		return r;
+	return net_veth_setup_host(n->x->info.host_if, n->host_cidr);
+}
+
+static int check_spec(struct zones *z, const struct zone_spec *spec, struct cells_err *err)
+{
+	if (!name_is_valid(spec->name))
+		return zerr(err, -EINVAL, CELLS_INVALID_ARGUMENT,
+			    "zone \"%.64s\": a name is 1-64 of [A-Za-z0-9_.-], not . or ..",
+			    spec->name);
+	if (!str_is_hostname(spec->name))
+		return zerr(err, -EINVAL, CELLS_INVALID_ARGUMENT,
+			    "zone \"%s\": the name is the zone's hostname and must be a valid one",
+			    spec->name);
+	if (zone_find(z, spec->name))
+		return zerr(err, -EEXIST, CELLS_ALREADY_EXISTS, "zone \"%s\" already exists",
+			    spec->name);
+	if (z->count >= ZONES_MAX)
+		return zerr(err, -ENOSPC, CELLS_RESOURCE_EXHAUSTED,
+			    "zone \"%s\": this kin already runs %d zones", spec->name, ZONES_MAX);
+	if (z->depth + 1 > z->depth_max)
+		return zerr(err, -ELOOP, CELLS_FAILED_PRECONDITION,
+			    "zone \"%s\": depth limit reached (this kin is at depth %u, the limit "
+			    "is %u)",
+			    spec->name, z->depth, z->depth_max);
+	if (spec->root) {
+		struct stat st;
+		if (spec->root[0] != '/' || strlen(spec->root) >= PATH_MAX - 64)
+			return zerr(err, -EINVAL, CELLS_INVALID_ARGUMENT,
+				    "zone \"%s\": root \"%s\" is not an absolute path", spec->name,
+				    spec->root);
+		if (stat(spec->root, &st) < 0)
+			return zerr(err, -errno, CELLS_NOT_FOUND, "zone \"%s\": root %s: %s",
+				    spec->name, spec->root, strerror(errno));
+		if (!S_ISDIR(st.st_mode))
+			return zerr(err, -ENOTDIR, CELLS_INVALID_ARGUMENT,
+				    "zone \"%s\": root %s is not a directory", spec->name,
+				    spec->root);
+	}
+	size_t n = 0;
+	for (char *const *a = spec->argv; a && *a; a++)
+		n++;
+	if (n + 16 > ZONE_ARGS_MAX)
+		return zerr(err, -E2BIG, CELLS_INVALID_ARGUMENT,
+			    "zone \"%s\": workload has more than %d arguments", spec->name,
+			    ZONE_ARGS_MAX - 16);
+	int r = cell_limits_validate(&spec->limits, err);
+	if (r < 0)
+		return r;
+	uint32_t slot;
+	if (spec->net && slot_alloc(z, &slot) < 0)
+		return zerr(err, -ENOSPC, CELLS_RESOURCE_EXHAUSTED,
+			    "zone \"%s\": no free /30 left in the zones' subnet", spec->name);
+	return 0;
+}
+
+int zone_create(struct zones *z, const struct zone_spec *spec, struct cells_err *err)
+{
+	int r = check_spec(z, spec, err);
+	if (r < 0)
+		return r;
+	r = exe_memfd(z);
+	if (r < 0)
+		return zerr(err, r, CELLS_INTERNAL, "zone \"%s\": a sealed copy of %s: %s",
+			    spec->name, z->self, strerror(-r));
+	r = mkdir_p(z->scratch, 0700);
+	if (r < 0)
+		return zerr(err, r, CELLS_INTERNAL, "zone \"%s\": %s: %s", spec->name, z->scratch,
+			    strerror(-r));
+	struct zone *x = calloc(1, sizeof(*x));
+	if (!x)
+		return zerr(err, -ENOMEM, CELLS_INTERNAL, "zone \"%s\": out of memory", spec->name);
+	*x = (struct zone){.z = z, .timer = {.fd = -1}};
+	x->info = (struct zone_info){.state = ZONE_RUNNING,
+				     .depth = z->depth + 1,
+				     .net = spec->net,
+				     .rpc_fd = -1,
+				     .started_ns = now_monotonic_ns()};
+	str_copy(x->info.name, sizeof(x->info.name), spec->name);
+	snprintf(x->info.cell, sizeof(x->info.cell), ZONE_CELL_PARENT "/%s", spec->name);
+	struct net_ctx nctx = {.x = x};
+	if (spec->net) {
+		slot_alloc(z, &x->slot);
+		zone_subnet_slot(z->subnet_base, z->subnet_prefix, x->slot, x->info.addr,
+				 sizeof(x->info.addr), x->info.gateway, nctx.host_cidr,
+				 sizeof(nctx.host_cidr));
+		snprintf(x->info.host_if, sizeof(x->info.host_if), "kz%d.%u",
+			 (int)(getpid() % 10000000), x->slot);
+	}
+
+	/* The cell: zones/NAME (zones made once, kept). */
+	struct cells_err cerr = {0};
+	r = cell_create(z->cells, ZONE_CELL_PARENT, NULL, &cerr);
+	if (r < 0 && r != -EEXIST) {
+		free(x);
+		if (err)
+			*err = cerr;
+		return r;
+	}
+	r = cell_create(z->cells, x->info.cell, &spec->limits, err);
+	if (r < 0) {
+		free(x);
+		return r;
+	}
+	char cgdir[PATH_MAX], depth[16];
+	cells_cgroup_dir(z->cells, x->info.cell, cgdir, sizeof(cgdir));
+	snprintf(depth, sizeof(depth), "%u", x->info.depth);
+	char *argv[ZONE_ARGS_MAX];
+	size_t n = 0;
+#define ARG(s) argv[n++] = (char *)(s)
+	ARG("kin");
+	ARG("init");
+	ARG("--zone");
+	ARG(x->info.name);
+	ARG("--zone-depth");
+	ARG(depth);
+	ARG("--rpc-fd");
+	ARG("3");
+	if (z->log_level[0]) {
+		ARG("--log-level");
+		ARG(z->log_level);
+	}
+	if (spec->net) {
+		ARG("--net-addr");
+		ARG(x->info.addr);
+		ARG("--net-gw");
+		ARG(x->info.gateway);
+	}
+	if (spec->argv && spec->argv[0]) {
+		ARG("--");
+		for (char *const *a = spec->argv; *a; a++)
+			ARG(*a);
+	}
+	argv[n] = NULL;
+#undef ARG
+	struct zone_spawn sp = {.name = x->info.name,
+				.cgroup_dir = cgdir,
+				.root = spec->root,
+				.scratch = z->scratch,
+				.self_dynamic = z->self_dynamic,
+				.exe_fd = z->exe_fd,
+				.argv = argv,
+				.net = spec->net,
+				.net_setup = zone_net_setup,
+				.net_data = &nctx};
+	struct zone_spawned out;
+	int step;
+	r = zone_spawn(&sp, &out, &step);
+	if (r < 0) {
+		zerr(err, r, r == -ENOENT && step == ZSTEP_EXEC ? CELLS_NOT_FOUND : CELLS_INTERNAL,
+		     "zone \"%s\": %s: %s", x->info.name, zone_step_name(step), strerror(-r));
+		if (spec->net)
+			net_link_delete(x->info.host_if);
+		cell_delete(z->cells, x->info.cell, true, NULL, NULL, NULL);
+		free(x);
+		return r;
+	}
+	x->info.pid = out.pid;
+	x->info.rpc_fd = out.rpc_fd;
+	r = child_track(z->children, out.pid, out.pidfd, on_zone_exit, x, &x->child);
+	if (r < 0) { /* cannot watch it: do not leave it running */
+		cell_kill(z->cells, x->info.cell, NULL);
+		close(out.rpc_fd);
+		free(x);
+		return zerr(err, r, CELLS_INTERNAL, "zone \"%s\": tracking its kin: %s",
+			    spec->name, strerror(-r));
+	}
+	x->prev = z->tail;
+	if (z->tail)
+		z->tail->next = x;
+	else
+		z->head = x;
+	z->tail = x;
+	z->count++;
+	log_debug("zone \"%s\": kin pid %d, depth %u%s%s", x->info.name, (int)out.pid,
+		  x->info.depth, spec->net ? ", eth0 " : "", x->info.addr);
+	return 0;
+}
+
+static void on_timer(struct ev_source *src, uint32_t events)
+{
+	struct zone *x = src->data;
+	uint64_t ticks;
+	(void)events;
+	if (read(src->fd, &ticks, sizeof(ticks)) < 0)
+		return;
+	if (x->cleaning) {
+		zone_cleanup(x);
+		return;
+	}
+	log_warn("zone \"%s\": still running %llu ms after SIGTERM; cgroup.kill", x->info.name,
+		 (unsigned long long)x->z->stop_timeout_ms);
+	cell_kill(x->z->cells, x->info.cell, NULL);
+}
+
+int zone_stop(struct zones *z, const char *name, zone_done_fn done, void *data,
+	      struct cells_err *err)
+{
+	struct zone *x = zone_find(z, name);
+	if (!x)
+		return zerr(err, -ENOENT, CELLS_NOT_FOUND, "zone \"%s\" not found", name);
+	if (x->info.state != ZONE_RUNNING || x->done)
+		return zerr(err, -EALREADY, CELLS_FAILED_PRECONDITION,
+			    "zone \"%s\" is already stopping", name);
+	x->timer = (struct ev_source){
+		.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC),
+		.fn = on_timer,
+		.data = x};
+	if (x->timer.fd >= 0) {
+		struct itimerspec its = {
+			.it_value = {.tv_sec = (time_t)(z->stop_timeout_ms / 1000),
+				     .tv_nsec = (long)(z->stop_timeout_ms % 1000) * 1000000}};
+		if (timerfd_settime(x->timer.fd, 0, &its, NULL) < 0 ||
+		    ev_add(z->loop, &x->timer, EPOLLIN) < 0) {
+			close(x->timer.fd);
+			x->timer.fd = -1;
+		}
+	}
+	x->info.state = ZONE_STOPPING;
+	x->done = done;
+	x->done_data = data;
+	if (x->child)
+		child_signal(x->child, SIGTERM);
+	return 1;
+}
+
+int zone_kill(struct zones *z, const char *name, struct cells_err *err)
+{
+	struct zone *x = zone_find(z, name);
+	if (!x)
+		return zerr(err, -ENOENT, CELLS_NOT_FOUND, "zone \"%s\" not found", name);
+	return cell_kill(z->cells, x->info.cell, err);
+}
+
+int zone_get(struct zones *z, const char *name, struct zone_info *ret, struct cells_err *err)
+{
+	struct zone *x = zone_find(z, name);
+	if (!x)
+		return zerr(err, -ENOENT, CELLS_NOT_FOUND, "zone \"%s\" not found", name);
+	*ret = x->info;
+	return 0;
+}
+
+void zone_foreach(struct zones *z, void (*fn)(const struct zone_info *info, void *data),
+		  void *data)
+{
+	for (struct zone *x = z->head, *next; x; x = next) {
+		next = x->next;
+		fn(&x->info, data);
+	}
+}
+
+size_t zone_count(const struct zones *z) { return z->count; }
+
+void zones_free(struct zones *z)
+{
+	if (!z)
+		return;
+	while (z->head) {
+		struct zone *x = z->head;
+		zone_unlink(x);
+		if (x->timer.fd >= 0) {
+			ev_del(z->loop, &x->timer);
+			close(x->timer.fd);
+			x->timer.fd = -1;
+		}
+		x->z = NULL;
+		if (!x->child) /* its cell delete is pending: freed there */
+			continue;
+		/* still running: freed when reaped (on_zone_exit) */
+	}
+	if (z->exe_fd >= 0)
+		close(z->exe_fd);
+	free(z);
+}

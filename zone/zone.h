@@ -1,0 +1,103 @@
+/* zone: nested kins in namespaces. A zone is a cell (cells/) running a
+ * copy of kin — exec'd from a sealed memfd of /proc/self/exe made once, so
+ * a replaced host binary cannot touch running zones — as PID 1 of new pid,
+ * mount, uts, ipc and cgroup namespaces (and net with a veth pair), on a
+ * given root or a minimal one (tmpfs with /proc, /sys, /dev, /run), as
+ * `kin init --zone NAME --zone-depth N --rpc-fd 3`. fd 3 is one end of a
+ * socketpair: the zone kin serves RPC on it, the parent keeps the other end
+ * for rpc/ to forward calls through (kin-target).
+ *
+ * When a zone ends — stopped (SIGTERM to its kin, which stops its own
+ * processes), killed (cgroup.kill) or on its own — its cell is killed and
+ * removed and its veth deleted: no process, cgroup, mount or link is left.
+ *
+ * Layer: rpc -> zone -> {cells, net} -> lib. Errors are -errno with a
+ * struct cells_err sentence and gRPC-numbered code, as in cells/. */
+#pragma once
+
+#include "cells/cells.h"
+#include "lib/lib.h"
+
+#include <net/if.h>
+
+#define ZONES_MAX 256		 /* zones one kin runs at once */
+#define ZONE_DEPTH_MAX_DEFAULT 4 /* nesting: a zone of a zone of ... */
+#define ZONE_SUBNET_DEFAULT "10.88.0.0/16"
+#define ZONE_STOP_TIMEOUT_MS 15000 /* SIGTERM -> cgroup.kill if still there */
+#define ZONE_CELL_PARENT "zones"   /* zones are cells zones/NAME */
+
+struct zones_config {
+	const char *self;	    /* kin's binary: default /proc/self/exe */
+	unsigned depth;		    /* ours: 0 for a machine or daemon kin */
+	unsigned depth_max;	    /* 0: ZONE_DEPTH_MAX_DEFAULT */
+	const char *subnet;	    /* split into /30s, one per --net zone */
+	const char *state_dir;	    /* default /run/kin/zones */
+	const char *log_level;	    /* passed to zone kins; NULL: theirs */
+	uint64_t stop_timeout_ms;   /* 0: ZONE_STOP_TIMEOUT_MS */
+};
+
+struct zone_spec {
+	char name[NAME_MAX_LEN + 1];
+	const char *root;	   /* a directory, or NULL: a minimal tmpfs root */
+	bool net;		   /* own network namespace with a veth pair */
+	struct cell_limits limits; /* of the zone's cell */
+	char *const *argv;	   /* the zone kin's workload, or NULL */
+};
+
+enum zone_state { ZONE_RUNNING, ZONE_STOPPING, ZONE_GONE };
+const char *zone_state_name(enum zone_state s);
+
+struct zone_info {
+	char name[NAME_MAX_LEN + 1];
+	enum zone_state state;
+	pid_t pid;	 /* the zone kin, in our pid namespace */
+	unsigned depth;	 /* the zone kin's: ours + 1 */
+	char cell[CELLS_PATH_MAX];
+	bool net;
+	char host_if[IF_NAMESIZE]; /* our end of the veth */
+	char addr[32];		   /* the zone's eth0, "10.88.0.2/30" */
+	char gateway[32];	   /* our end: "10.88.0.1" */
+	int rpc_fd;		   /* our end of the zone's RPC socketpair (owned by zones) */
+	uint64_t started_ns;
+};
+
+/* Called from the loop when a zone is gone and cleaned up: status is the
+ * zone kin's (exit code or 128+signal). */
+struct zone_events {
+	void (*gone)(const struct zone_info *info, int status, void *data);
+	void *data;
+};
+
+struct zones;
+/* Validates the config (subnet, depth) before anything. */
+int zones_new(struct ev_loop *loop, struct child_table *children, struct cells *cells,
+	      const struct zones_config *cfg, const struct zone_events *ev, struct zones **ret,
+	      struct cells_err *err);
+/* Forgets every zone (their processes go on; a later reap calls nothing). */
+void zones_free(struct zones *z);
+
+/* Checks everything first (name, duplicate, count, depth, root, limits,
+ * subnet room), then: cell zones/NAME, the zone kin cloned into it with its
+ * namespaces, its root and hostname set, the veth pair, exec. Returns once
+ * the zone kin runs; a failure names the step and leaves nothing behind. */
+int zone_create(struct zones *z, const struct zone_spec *spec, struct cells_err *err);
+/* SIGTERM to the zone kin; it stops what it runs and exits. done runs once
+ * the zone is gone and cleaned up (after stop_timeout, cgroup.kill).
+ * Returns 1 (pending) or -errno. */
+typedef void (*zone_done_fn)(int status, void *data);
+int zone_stop(struct zones *z, const char *name, zone_done_fn done, void *data,
+	      struct cells_err *err);
+/* cgroup.kill of the zone's cell: everything in it dies at once. The
+ * cleanup follows when the zone kin is reaped. */
+int zone_kill(struct zones *z, const char *name, struct cells_err *err);
+int zone_get(struct zones *z, const char *name, struct zone_info *ret, struct cells_err *err);
+/* Every live zone, in creation order. */
+void zone_foreach(struct zones *z, void (*fn)(const struct zone_info *info, void *data),
+		  void *data);
+size_t zone_count(const struct zones *z);
+
+/* "10.88.0.0/16": base address (host order) and prefix (8..28). */
+int zone_subnet_parse(const char *cidr, uint32_t *ret_base, unsigned *ret_prefix);
+/* Slot i of a subnet: our address, the zone's CIDR and the gateway. */
+int zone_subnet_slot(uint32_t base, unsigned prefix, uint32_t slot, char *ret_zone_cidr,
+		     size_t zsize, char *ret_gw, char *ret_host_cidr, size_t hsize);
