@@ -14,3 +14,8 @@ check-run: $(BUILD)/cells-driver
 $(BUILD)/cells-probe: tests/cells/probe.c
 	$(CC) -O2 -Wall -Werror -static -o $@ $<
 check-run: $(BUILD)/cells-probe
+# The cells benchmark's in-guest timing loop (tests/bench/cells.sh): static,
+# so the guest image carries it as a plain file.
+$(BUILD)/cells-bench: tests/cells/bench.c $$(LIB_OBJS)
+	$(CC) $(CFLAGS) $(LDFLAGS) $(KIN_LDFLAGS) -o $@ $< $(LIB_OBJS) $(LIBS)
+BENCH_DEPS += $(BUILD)/cells-bench

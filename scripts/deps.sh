@@ -12,6 +12,7 @@ PKGS=(
 	libprotobuf-c-dev protobuf-c-compiler         # RPC messages
 	golang-go golang-github-containerd-ttrpc-dev  # the Go ttrpc peer
 	tini                                          # the benchmark's peer
+	crun                                          # the cells benchmark's peer (run in a guest)
 	busybox-static                                # a static rootfs for the cells pivot_root test
 	kmod e2fsprogs cpio                           # kin image: depmod, mke2fs -d/debugfs, cpio -t in tests
 )
