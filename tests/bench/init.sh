@@ -14,8 +14,8 @@ for round in 1 2; do
 	printf '  kin  (round %d)  %s\n' $round "$($B start $((RUNS / 2)) "$HELPER" "$KIN" init --)"
 	[ -n "$TINI" ] && printf '  tini (round %d)  %s\n' $round "$($B start $((RUNS / 2)) "$HELPER" "$TINI" --)"
 done
-echo "== init: idle RSS of PID 1 supervising 'sleep 60'"
-printf '  kin   %s\n' "$($B rss "$KIN" init --)"
-[ -n "$TINI" ] && printf '  tini  %s\n' "$($B rss "$TINI" --)"
-printf '  sizes: kin %s KiB (static), tini %s KiB (%s)\n' "$(du -k "$KIN" | cut -f1)" \
-	"$(du -kL "$TINI" | cut -f1)" "$(file -bL "$TINI" | grep -o 'statically linked\|dynamically linked')"
+sync # a freshly built binary still has dirty page-cache pages, counted as private dirty
+echo "== init: idle memory of PID 1 supervising 'sleep 60'"
+printf '  kin (static)          %s   text %s KiB\n' "$($B rss "$KIN" init --)" "$(( $(size -A "$KIN" | awk '$1==".text"{print $2}') / 1024 ))"
+[ -n "$TINI" ] && printf '  tini (dynamic)        %s\n' "$($B rss "$TINI" --)"
+[ -x /usr/bin/tini-static ] && printf '  tini-static           %s   text %s KiB\n' "$($B rss /usr/bin/tini-static --)" "$(( $(size -A /usr/bin/tini-static | awk '$1==".text"{print $2}') / 1024 ))"
