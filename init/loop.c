@@ -296,7 +296,10 @@ int init_run(struct init_config *cfg, enum init_role role)
 		log_error("cannot set up the main loop: %s", strerror(-r));
 		return 1;
 	}
-	if (init_rpc_start(cfg, role, s.loop, s.started_ns, is_stopping, &s, &s.rpc) < 0)
+	/* Only a daemon told --socket explicitly gives up without RPC; PID 1
+	 * of a machine never returns from here. */
+	if (init_rpc_start(cfg, role, s.loop, s.started_ns, is_stopping, &s, &s.rpc) < 0 &&
+	    role != INIT_ROLE_MACHINE)
 		return 1;
 	/* Machine init is ready once RPC listens; its workload starts after
 	 * (a fork under TCG costs tens of ms, not part of being reachable). */

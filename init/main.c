@@ -106,7 +106,10 @@ int init_main(int argc, char **argv, bool as_kernel_init)
 			log_warn("cannot set hostname '%s': %s", cfg.hostname, strerror(-r));
 	}
 	log_debug("role %s", init_role_name(role));
-	return init_run(&cfg, role);
+	r = init_run(&cfg, role);
+	if (role == INIT_ROLE_MACHINE) /* never: the kernel panics when PID 1 exits */
+		init_panic(cfg.panic, "main loop ended with status %d", r);
+	return r;
 }
 
 static int cmd_version(void)
