@@ -59,6 +59,8 @@ printf '  VMM start -> busybox /init powered off (peer) %6s ms\n' "$b"
 printf '  ratio kin/peer                                %6s\n' "$(awk -v k="$k" -v b="$b" 'BEGIN{printf "%.2f", k/b}')"
 printf '  in guest: exec of /init -> ready              %6s ms   (runs: %s)\n' \
 	"$(printf '%s\n' "${kin_inner[@]}" | median)" "${kin_inner[*]}"
-printf '    of which finit_module (kernel work)         %6s ms\n' "$(printf '%s\n' "${kin_kern[@]:-?}" | median)"
-printf "    of which kin's own                          %6s ms   (runs: %s)\n" \
-	"$(printf '%s\n' "${kin_own[@]:-?}" | median)" "${kin_own[*]:-}"
+kk=$(printf '%s\n' "${kin_kern[@]}" | grep . | median)
+ko=$(printf '%s\n' "${kin_own[@]}" | grep . | median)
+printf '    of which finit_module (kernel work)         %6s ms\n' "${kk:-n/a}"
+printf "    of which kin's own                          %6s ms   (runs: %s)\n" "${ko:-n/a}" \
+	"$(printf '%s ' "${kin_own[@]}")"
