@@ -1,0 +1,35 @@
+/* Fuzz target: ip= and kin.net= parsers (kernel command line input). */
+#include "net/net.h"
+
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void check(const struct net_config *c)
+{
+	/* Whatever is accepted is terminated and fits its field. */
+	if (strnlen(c->ifname, sizeof(c->ifname)) == sizeof(c->ifname) ||
+	    strnlen(c->addr, sizeof(c->addr)) == sizeof(c->addr) ||
+	    strnlen(c->gateway, sizeof(c->gateway)) == sizeof(c->gateway))
+		__builtin_trap();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *s = malloc(size + 1);
+	struct net_config c;
+	if (!s)
+		return 0;
+	memcpy(s, data, size);
+	s[size] = '\0';
+	memset(&c, 0, sizeof(c));
+	if (net_parse_ip_option(s, &c) == 0)
+		check(&c);
+	memset(&c, 0, sizeof(c));
+	if (net_parse_kin_option(s, &c) == 0)
+		check(&c);
+	if (net_netmask_to_prefix(s) > 32)
+		__builtin_trap();
+	free(s);
+	return 0;
+}
