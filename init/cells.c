@@ -16,7 +16,7 @@ struct init_cells {
 };
 
 int init_cells_start(struct ev_loop *loop, struct child_table *children, struct rpc_server *rpc,
-		     struct init_cells **ret)
+                     struct init_cells **ret)
 {
 	struct cells_config cfg = {.own_leaf = true};
 	struct cells_err err = {0};

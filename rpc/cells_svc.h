@@ -25,7 +25,7 @@ struct cells_stream {
 	struct cells_stream *prev, *next;
 	struct rpc_cells_service *svc;
 	struct rpc_call *call;
-	struct exec_follower *follower; /* Logs */
+	struct exec_follower *follower;  /* Logs */
 	struct cells_listener *listener; /* Events */
 	unsigned streams;                /* Logs: bit per exec_stream wanted */
 	char filter[CELLS_PATH_MAX];     /* Events: a subtree, "" for all */
@@ -34,7 +34,7 @@ struct cells_stream {
 };
 
 struct rpc_cells_service {
-	struct cells *cells;       /* NULL: unavailable, why says so */
+	struct cells *cells; /* NULL: unavailable, why says so */
 	char why[256];
 	struct cells_pending *pending;
 	struct cells_stream *streams;

@@ -32,8 +32,9 @@ static int read_full(int fd, uint8_t *buf, size_t len)
 }
 
 int rpc_client_stream_open(const char *address, int timeout_ms, const char *service,
-			   const char *method, const ProtobufCMessage *in,
-			   const struct rpc_kv *metadata, size_t n_metadata, struct rpc_stream **ret)
+                           const char *method, const ProtobufCMessage *in,
+                           const struct rpc_kv *metadata, size_t n_metadata,
+                           struct rpc_stream **ret)
 {
 	struct rpc_address a;
 	_cleanup_free_ uint8_t *req = NULL;
@@ -41,8 +42,8 @@ int rpc_client_stream_open(const char *address, int timeout_ms, const char *serv
 	int r = rpc_address_parse(address, &a);
 	if (r < 0)
 		return r;
-	r = rpc_request_encode(1, RPC_FLAG_REMOTE_CLOSED, service, method, in, metadata,
-			       n_metadata, 0, &req, &len);
+	r = rpc_request_encode(1, RPC_FLAG_REMOTE_CLOSED, service, method, in, metadata, n_metadata,
+	                       0, &req, &len);
 	if (r < 0)
 		return r;
 	_cleanup_close_ int fd = rpc_address_connect(&a, timeout_ms);
@@ -67,7 +68,7 @@ int rpc_client_stream_open(const char *address, int timeout_ms, const char *serv
 }
 
 int rpc_client_stream_next(struct rpc_stream *s, const ProtobufCMessageDescriptor *desc,
-			   ProtobufCMessage **ret_msg, struct rpc_status *ret_status)
+                           ProtobufCMessage **ret_msg, struct rpc_status *ret_status)
 {
 	*ret_msg = NULL;
 	if (s->done) {

@@ -23,28 +23,30 @@ struct cc {
 };
 
 static const char usage_text[] =
-	"Cells:\n"
-	"  cell create PATH [KEY=VALUE...]   a cell with limits (memory.max=512M, cpu.max=\"50000 100000\",\n"
-	"                                    cpuset.cpus=0-1, pids.max=100, cpu.weight, io.weight, ...)\n"
-	"  cell update PATH KEY=VALUE...     change limits live\n"
-	"  cell list [PATH]                  the tree, parents first\n"
-	"  cell show PATH                    info, limits, cpu/memory/pids stats, PSI\n"
-	"  cell freeze|thaw|kill PATH\n"
-	"  cell delete [--force] PATH\n"
-	"Executables:\n"
-	"  exec start CELL NAME [OPTIONS] -- ARGV...\n"
-	"      --env K=V  --cwd DIR  --uid N  --gid N  --groups N,N  --umask 022\n"
-	"      --rlimit nofile=1024:4096  --caps LIST  --ambient LIST  --no-new-privs\n"
-	"      --seccomp default|none|FILE  --ns pid,mnt,net,uts,ipc,user,cgroup\n"
-	"      --uid-map IN:OUT:N  --gid-map IN:OUT:N  --hostname H  --root DIR  --read-only\n"
-	"      --stdin  --log-size SIZE  --restart no|on-failure|always  --backoff BASE[:CAP]\n"
-	"  exec list [CELL]\n"
-	"  exec status|wait|delete CELL NAME   (wait exits with the executable's status)\n"
-	"  exec signal CELL NAME SIGNAL        (TERM, SIGKILL, 9, ...)\n"
-	"  exec stop [--grace DURATION] CELL NAME\n"
-	"  exec logs [-f] [--stdout|--stderr] CELL NAME\n"
-	"  exec stdin [--close] CELL NAME      (sends kin ctl's stdin)\n"
-	"  events [--cell PATH]                follow events until interrupted\n";
+    "Cells:\n"
+    "  cell create PATH [KEY=VALUE...]   a cell with limits (memory.max=512M, cpu.max=\"50000 "
+    "100000\",\n"
+    "                                    cpuset.cpus=0-1, pids.max=100, cpu.weight, io.weight, "
+    "...)\n"
+    "  cell update PATH KEY=VALUE...     change limits live\n"
+    "  cell list [PATH]                  the tree, parents first\n"
+    "  cell show PATH                    info, limits, cpu/memory/pids stats, PSI\n"
+    "  cell freeze|thaw|kill PATH\n"
+    "  cell delete [--force] PATH\n"
+    "Executables:\n"
+    "  exec start CELL NAME [OPTIONS] -- ARGV...\n"
+    "      --env K=V  --cwd DIR  --uid N  --gid N  --groups N,N  --umask 022\n"
+    "      --rlimit nofile=1024:4096  --caps LIST  --ambient LIST  --no-new-privs\n"
+    "      --seccomp default|none|FILE  --ns pid,mnt,net,uts,ipc,user,cgroup\n"
+    "      --uid-map IN:OUT:N  --gid-map IN:OUT:N  --hostname H  --root DIR  --read-only\n"
+    "      --stdin  --log-size SIZE  --restart no|on-failure|always  --backoff BASE[:CAP]\n"
+    "  exec list [CELL]\n"
+    "  exec status|wait|delete CELL NAME   (wait exits with the executable's status)\n"
+    "  exec signal CELL NAME SIGNAL        (TERM, SIGKILL, 9, ...)\n"
+    "  exec stop [--grace DURATION] CELL NAME\n"
+    "  exec logs [-f] [--stdout|--stderr] CELL NAME\n"
+    "  exec stdin [--close] CELL NAME      (sends kin ctl's stdin)\n"
+    "  events [--cell PATH]                follow events until interrupted\n";
 
 /* ---- output --------------------------------------------------------------------- */
 
@@ -109,7 +111,7 @@ static void json_value(const ProtobufCFieldDescriptor *f, const void *p)
 		break;
 	case PROTOBUF_C_TYPE_ENUM: {
 		const ProtobufCEnumValue *v =
-			protobuf_c_enum_descriptor_get_value(f->descriptor, *(const int *)p);
+		    protobuf_c_enum_descriptor_get_value(f->descriptor, *(const int *)p);
 		if (v)
 			json_str(v->name, strlen(v->name));
 		else
@@ -199,7 +201,7 @@ static int print_error(struct cc *cc, const struct rpc_status *st)
 static int print_unreachable(struct cc *cc, int r)
 {
 	fprintf(stderr, "kin ctl: cannot reach kin at %s: %s\n", cc->o->address,
-		r == -EPROTO ? "not a ttrpc server" : strerror(-r));
+	        r == -EPROTO ? "not a ttrpc server" : strerror(-r));
 	if (cc->json) {
 		printf("{\"error\":{\"code\":\"UNAVAILABLE\",\"message\":");
 		json_str(strerror(-r), strlen(strerror(-r)));
@@ -211,9 +213,8 @@ static int print_unreachable(struct cc *cc, int r)
 /* ---- calls ------------------------------------------------------------------------ */
 
 /* One unary call; waits: no timeout unless --timeout was given. */
-static int call(struct cc *cc, const char *service, const char *method,
-		const ProtobufCMessage *in, const ProtobufCMessageDescriptor *out_desc,
-		ProtobufCMessage **ret_out, bool waits)
+static int call(struct cc *cc, const char *service, const char *method, const ProtobufCMessage *in,
+                const ProtobufCMessageDescriptor *out_desc, ProtobufCMessage **ret_out, bool waits)
 {
 	struct rpc_status st;
 	int timeout = waits && !cc->o->timeout_set ? 0 : cc->o->timeout_ms;
@@ -318,7 +319,7 @@ static void print_status_row(const Kin__V1__ExecStatus *s)
 /* ---- cell ---------------------------------------------------------------------------------- */
 
 static int add_limit(struct cc *cc, Kin__V1__CreateCellRequest *req, Kin__V1__Limit *lims,
-		     Kin__V1__Limit **ptrs, size_t max, char *kv)
+                     Kin__V1__Limit **ptrs, size_t max, char *kv)
 {
 	char *eq = strchr(kv, '=');
 	if (!eq || eq == kv)
@@ -337,9 +338,11 @@ static int add_limit(struct cc *cc, Kin__V1__CreateCellRequest *req, Kin__V1__Li
 static int cmd_cell(struct cc *cc, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"force", no_argument, NULL, 'f'},   {"limit", required_argument, NULL, 'l'},
-		{"output", required_argument, NULL, 'o'}, {"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"force", no_argument, NULL, 'f'},
+	    {"limit", required_argument, NULL, 'l'},
+	    {"output", required_argument, NULL, 'o'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	enum { MAXL = 64 };
 	Kin__V1__Limit lims[MAXL], *ptrs[MAXL];
@@ -350,7 +353,7 @@ static int cmd_cell(struct cc *cc, int argc, char **argv)
 
 	if (argc < 2)
 		return usage(cc, "needs a subcommand: create, update, list, show, freeze, thaw, "
-				 "kill, delete");
+		                 "kill, delete");
 	const char *sub = argv[1];
 	snprintf(what, sizeof(what), "cell %s", sub);
 	cc->what = what;
@@ -385,7 +388,7 @@ static int cmd_cell(struct cc *cc, int argc, char **argv)
 		creq.path = pos[0];
 		ProtobufCMessage *out;
 		r = call(cc, "kin.v1.Cells", is_create ? "Create" : "Update", &creq.base,
-			 &kin__v1__cell__descriptor, &out, false);
+		         &kin__v1__cell__descriptor, &out, false);
 		if (r != CTL_OK)
 			return r;
 		if (cc->json)
@@ -403,8 +406,8 @@ static int cmd_cell(struct cc *cc, int argc, char **argv)
 		Kin__V1__ListCellsRequest in = KIN__V1__LIST_CELLS_REQUEST__INIT;
 		ProtobufCMessage *out;
 		in.path = npos ? pos[0] : (char *)"";
-		r = call(cc, "kin.v1.Cells", "List", &in.base, &kin__v1__list_cells_response__descriptor,
-			 &out, false);
+		r = call(cc, "kin.v1.Cells", "List", &in.base,
+		         &kin__v1__list_cells_response__descriptor, &out, false);
 		if (r != CTL_OK)
 			return r;
 		const Kin__V1__ListCellsResponse *m = (Kin__V1__ListCellsResponse *)out;
@@ -424,8 +427,8 @@ static int cmd_cell(struct cc *cc, int argc, char **argv)
 	in.path = pos[0];
 	ProtobufCMessage *out = NULL;
 	if (!strcmp(sub, "show")) {
-		r = call(cc, "kin.v1.Cells", "Show", &in.base, &kin__v1__show_cell_response__descriptor,
-			 &out, false);
+		r = call(cc, "kin.v1.Cells", "Show", &in.base,
+		         &kin__v1__show_cell_response__descriptor, &out, false);
 		if (r != CTL_OK)
 			return r;
 		const Kin__V1__ShowCellResponse *m = (Kin__V1__ShowCellResponse *)out;
@@ -434,16 +437,18 @@ static int cmd_cell(struct cc *cc, int argc, char **argv)
 			json_line(out);
 		} else if (m->cell && s) {
 			const Kin__V1__Cell *cl = m->cell;
-			printf("path:        %s\ndepth:       %u\npopulated:   %s\nfrozen:      %s\n"
-			       "executables: %u\nprocesses:   %llu\ncontrollers:",
-			       cl->path, cl->depth, cl->populated ? "yes" : "no",
-			       cl->frozen ? "yes" : "no", cl->executables,
-			       (unsigned long long)s->procs);
+			printf(
+			    "path:        %s\ndepth:       %u\npopulated:   %s\nfrozen:      %s\n"
+			    "executables: %u\nprocesses:   %llu\ncontrollers:",
+			    cl->path, cl->depth, cl->populated ? "yes" : "no",
+			    cl->frozen ? "yes" : "no", cl->executables,
+			    (unsigned long long)s->procs);
 			for (size_t i = 0; i < cl->n_controllers; i++)
 				printf(" %s", cl->controllers[i]);
 			putchar('\n');
 			for (size_t i = 0; i < cl->n_limits; i++)
-				printf("limit:       %s = %s\n", cl->limits[i]->key, cl->limits[i]->value);
+				printf("limit:       %s = %s\n", cl->limits[i]->key,
+				       cl->limits[i]->value);
 			if (s->has_cpu)
 				printf("cpu:         usage %lluus (user %llu, system %llu), "
 				       "periods %llu, throttled %llu (%lluus)\n",
@@ -454,7 +459,8 @@ static int cmd_cell(struct cc *cc, int argc, char **argv)
 				       (unsigned long long)s->cpu_nr_throttled,
 				       (unsigned long long)s->cpu_throttled_us);
 			if (s->has_memory)
-				printf("memory:      current %llu, peak %llu; events high %llu max %llu "
+				printf("memory:      current %llu, peak %llu; events high %llu max "
+				       "%llu "
 				       "oom %llu oom_kill %llu\n",
 				       (unsigned long long)s->memory_current,
 				       (unsigned long long)s->memory_peak,
@@ -474,7 +480,7 @@ static int cmd_cell(struct cc *cc, int argc, char **argv)
 	if (!strcmp(sub, "freeze") || !strcmp(sub, "thaw")) {
 		bool fr = !strcmp(sub, "freeze");
 		r = call(cc, "kin.v1.Cells", fr ? "Freeze" : "Thaw", &in.base,
-			 &kin__v1__cell__descriptor, &out, true);
+		         &kin__v1__cell__descriptor, &out, true);
 		if (r != CTL_OK)
 			return r;
 		if (cc->json)
@@ -490,7 +496,7 @@ static int cmd_cell(struct cc *cc, int argc, char **argv)
 		din.path = in.path;
 		din.force = force;
 		r = del ? call(cc, "kin.v1.Cells", "Delete", &din.base, NULL, NULL, true)
-			: call(cc, "kin.v1.Cells", "Kill", &in.base, NULL, NULL, false);
+		        : call(cc, "kin.v1.Cells", "Kill", &in.base, NULL, NULL, false);
 		if (r != CTL_OK)
 			return r;
 		if (cc->json)
@@ -500,7 +506,7 @@ static int cmd_cell(struct cc *cc, int argc, char **argv)
 		return CTL_OK;
 	}
 	return usage(cc, "unknown subcommand (create, update, list, show, freeze, thaw, kill, "
-			 "delete)");
+	                 "delete)");
 }
 
 /* ---- exec ---------------------------------------------------------------------------------- */
@@ -511,10 +517,10 @@ static int parse_signal(const char *s)
 		const char *name;
 		int sig;
 	} names[] = {
-		{"HUP", SIGHUP},   {"INT", SIGINT},   {"QUIT", SIGQUIT}, {"KILL", SIGKILL},
-		{"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"TERM", SIGTERM}, {"CONT", SIGCONT},
-		{"STOP", SIGSTOP}, {"ALRM", SIGALRM}, {"PIPE", SIGPIPE}, {"WINCH", SIGWINCH},
-		{"TSTP", SIGTSTP},
+	    {"HUP", SIGHUP},   {"INT", SIGINT},   {"QUIT", SIGQUIT}, {"KILL", SIGKILL},
+	    {"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"TERM", SIGTERM}, {"CONT", SIGCONT},
+	    {"STOP", SIGSTOP}, {"ALRM", SIGALRM}, {"PIPE", SIGPIPE}, {"WINCH", SIGWINCH},
+	    {"TSTP", SIGTSTP},
 	};
 	uint32_t n;
 	if (str_to_u32(s, &n) == 0)
@@ -536,10 +542,20 @@ static int parse_size(const char *s, uint64_t *ret)
 		return -EINVAL;
 	memcpy(num, s, n + 1);
 	switch (num[n - 1]) {
-	case 'K': case 'k': mul = 1024; break;
-	case 'M': case 'm': mul = 1024 * 1024; break;
-	case 'G': case 'g': mul = 1024 * 1024 * 1024; break;
-	default: break;
+	case 'K':
+	case 'k':
+		mul = 1024;
+		break;
+	case 'M':
+	case 'm':
+		mul = 1024 * 1024;
+		break;
+	case 'G':
+	case 'g':
+		mul = 1024 * 1024 * 1024;
+		break;
+	default:
+		break;
 	}
 	if (mul > 1)
 		num[n - 1] = '\0';
@@ -563,42 +579,65 @@ static int parse_idmap(const char *s, Kin__V1__IdMap *m)
 }
 
 enum {
-	O_ENV = 256, O_CWD, O_UID, O_GID, O_GROUPS, O_UMASK, O_RLIMIT, O_CAPS, O_AMBIENT, O_NNP,
-	O_SECCOMP, O_NS, O_UIDMAP, O_GIDMAP, O_HOSTNAME, O_ROOT, O_RO, O_STDIN, O_LOGSIZE,
-	O_RESTART, O_BACKOFF, O_GRACE, O_STDOUT, O_STDERR, O_CLOSE, O_CELL,
+	O_ENV = 256,
+	O_CWD,
+	O_UID,
+	O_GID,
+	O_GROUPS,
+	O_UMASK,
+	O_RLIMIT,
+	O_CAPS,
+	O_AMBIENT,
+	O_NNP,
+	O_SECCOMP,
+	O_NS,
+	O_UIDMAP,
+	O_GIDMAP,
+	O_HOSTNAME,
+	O_ROOT,
+	O_RO,
+	O_STDIN,
+	O_LOGSIZE,
+	O_RESTART,
+	O_BACKOFF,
+	O_GRACE,
+	O_STDOUT,
+	O_STDERR,
+	O_CLOSE,
+	O_CELL,
 };
 
 static const struct option exec_longopts[] = {
-	{"env", required_argument, NULL, O_ENV},
-	{"cwd", required_argument, NULL, O_CWD},
-	{"uid", required_argument, NULL, O_UID},
-	{"gid", required_argument, NULL, O_GID},
-	{"groups", required_argument, NULL, O_GROUPS},
-	{"umask", required_argument, NULL, O_UMASK},
-	{"rlimit", required_argument, NULL, O_RLIMIT},
-	{"caps", required_argument, NULL, O_CAPS},
-	{"ambient", required_argument, NULL, O_AMBIENT},
-	{"no-new-privs", no_argument, NULL, O_NNP},
-	{"seccomp", required_argument, NULL, O_SECCOMP},
-	{"ns", required_argument, NULL, O_NS},
-	{"namespaces", required_argument, NULL, O_NS},
-	{"uid-map", required_argument, NULL, O_UIDMAP},
-	{"gid-map", required_argument, NULL, O_GIDMAP},
-	{"hostname", required_argument, NULL, O_HOSTNAME},
-	{"root", required_argument, NULL, O_ROOT},
-	{"read-only", no_argument, NULL, O_RO},
-	{"stdin", no_argument, NULL, O_STDIN},
-	{"log-size", required_argument, NULL, O_LOGSIZE},
-	{"restart", required_argument, NULL, O_RESTART},
-	{"backoff", required_argument, NULL, O_BACKOFF},
-	{"grace", required_argument, NULL, O_GRACE},
-	{"follow", no_argument, NULL, 'f'},
-	{"stdout", no_argument, NULL, O_STDOUT},
-	{"stderr", no_argument, NULL, O_STDERR},
-	{"close", no_argument, NULL, O_CLOSE},
-	{"output", required_argument, NULL, 'o'},
-	{"help", no_argument, NULL, 'h'},
-	{NULL, 0, NULL, 0},
+    {"env", required_argument, NULL, O_ENV},
+    {"cwd", required_argument, NULL, O_CWD},
+    {"uid", required_argument, NULL, O_UID},
+    {"gid", required_argument, NULL, O_GID},
+    {"groups", required_argument, NULL, O_GROUPS},
+    {"umask", required_argument, NULL, O_UMASK},
+    {"rlimit", required_argument, NULL, O_RLIMIT},
+    {"caps", required_argument, NULL, O_CAPS},
+    {"ambient", required_argument, NULL, O_AMBIENT},
+    {"no-new-privs", no_argument, NULL, O_NNP},
+    {"seccomp", required_argument, NULL, O_SECCOMP},
+    {"ns", required_argument, NULL, O_NS},
+    {"namespaces", required_argument, NULL, O_NS},
+    {"uid-map", required_argument, NULL, O_UIDMAP},
+    {"gid-map", required_argument, NULL, O_GIDMAP},
+    {"hostname", required_argument, NULL, O_HOSTNAME},
+    {"root", required_argument, NULL, O_ROOT},
+    {"read-only", no_argument, NULL, O_RO},
+    {"stdin", no_argument, NULL, O_STDIN},
+    {"log-size", required_argument, NULL, O_LOGSIZE},
+    {"restart", required_argument, NULL, O_RESTART},
+    {"backoff", required_argument, NULL, O_BACKOFF},
+    {"grace", required_argument, NULL, O_GRACE},
+    {"follow", no_argument, NULL, 'f'},
+    {"stdout", no_argument, NULL, O_STDOUT},
+    {"stderr", no_argument, NULL, O_STDERR},
+    {"close", no_argument, NULL, O_CLOSE},
+    {"output", required_argument, NULL, 'o'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
 };
 
 struct start_args {
@@ -617,7 +656,7 @@ static int exit_status_of(const Kin__V1__ExecStatus *s)
 }
 
 static int exec_logs(struct cc *cc, const char *cell, const char *name, bool follow,
-		     Kin__V1__LogStream which)
+                     Kin__V1__LogStream which)
 {
 	Kin__V1__LogsRequest in = KIN__V1__LOGS_REQUEST__INIT;
 	struct rpc_stream *s;
@@ -627,7 +666,7 @@ static int exec_logs(struct cc *cc, const char *cell, const char *name, bool fol
 	in.follow = follow;
 	in.stream = which;
 	int r = rpc_client_stream_open(cc->o->address, cc->o->timeout_ms, "kin.v1.Exec", "Logs",
-				       &in.base, NULL, 0, &s);
+	                               &in.base, NULL, 0, &s);
 	if (r < 0)
 		return print_unreachable(cc, r);
 	for (;;) {
@@ -640,8 +679,9 @@ static int exec_logs(struct cc *cc, const char *cell, const char *name, bool fol
 			json_line(m);
 		} else {
 			if (c->dropped)
-				fprintf(stderr, "kin ctl: [%llu bytes dropped: this reader was too slow]\n",
-					(unsigned long long)c->dropped);
+				fprintf(stderr,
+				        "kin ctl: [%llu bytes dropped: this reader was too slow]\n",
+				        (unsigned long long)c->dropped);
 			FILE *f = c->stream == KIN__V1__LOG_STREAM__STDERR ? stderr : stdout;
 			fwrite(c->data.data, 1, c->data.len, f);
 			fflush(f);
@@ -670,7 +710,7 @@ static int exec_stdin(struct cc *cc, const char *cell, const char *name, bool cl
 			in.data.len = n - off;
 			in.close = eof && close_at_eof;
 			int r = call(cc, "kin.v1.Exec", "Stdin", &in.base,
-				     &kin__v1__stdin_response__descriptor, &out, false);
+			             &kin__v1__stdin_response__descriptor, &out, false);
 			if (r != CTL_OK)
 				return r;
 			uint64_t w = ((Kin__V1__StdinResponse *)out)->written;
@@ -699,7 +739,7 @@ static int cmd_exec(struct cc *cc, int argc, char **argv)
 
 	if (argc < 2)
 		return usage(cc, "needs a subcommand: start, list, status, signal, stop, wait, "
-				 "logs, stdin, delete");
+		                 "logs, stdin, delete");
 	const char *sub = argv[1];
 	snprintf(what, sizeof(what), "exec %s", sub);
 	cc->what = what;
@@ -743,9 +783,10 @@ static int cmd_exec(struct cc *cc, int argc, char **argv)
 			break;
 		case O_GRACE:
 			if (str_to_duration_ms(optarg, 3600 * 1000, &grace) < 0 || !grace)
-				return usage(cc, "--grace '%s': expected a duration (10s, 500ms), at "
-						 "most 1h",
-					     optarg);
+				return usage(cc,
+				             "--grace '%s': expected a duration (10s, 500ms), at "
+				             "most 1h",
+				             optarg);
 			break;
 		case O_ENV:
 			if (sp->n_env == ARRAY_SIZE(sa.env) || !strchr(optarg, '='))
@@ -767,7 +808,8 @@ static int cmd_exec(struct cc *cc, int argc, char **argv)
 				s = NULL;
 				if (sp->n_groups == ARRAY_SIZE(sa.groups) ||
 				    str_to_u64(tok, UINT32_MAX - 1, &v) < 0)
-					return usage(cc, "--groups: expected at most 32 numeric ids");
+					return usage(cc,
+					             "--groups: expected at most 32 numeric ids");
 				sa.groups[sp->n_groups++] = (uint32_t)v;
 			}
 			break;
@@ -802,7 +844,7 @@ static int cmd_exec(struct cc *cc, int argc, char **argv)
 			Kin__V1__IdMap *m = u ? sa.umaps : sa.gmaps, **p = u ? sa.umapp : sa.gmapp;
 			if (*n == 8 || parse_idmap(optarg, &m[*n]) < 0)
 				return usage(cc, "'%s': expected INSIDE:OUTSIDE:COUNT (at most 8)",
-					     optarg);
+				             optarg);
 			p[*n] = &m[*n];
 			(*n)++;
 			break;
@@ -821,7 +863,8 @@ static int cmd_exec(struct cc *cc, int argc, char **argv)
 			break;
 		case O_LOGSIZE:
 			if (parse_size(optarg, &sp->log_bytes) < 0)
-				return usage(cc, "--log-size '%s': expected bytes, K, M or G", optarg);
+				return usage(cc, "--log-size '%s': expected bytes, K, M or G",
+				             optarg);
 			break;
 		case O_RESTART:
 			sp->restart = optarg;
@@ -833,7 +876,8 @@ static int cmd_exec(struct cc *cc, int argc, char **argv)
 			if (str_to_duration_ms(optarg, 3600 * 1000, &sp->backoff_base_ms) < 0 ||
 			    (colon &&
 			     str_to_duration_ms(colon + 1, 3600 * 1000, &sp->backoff_cap_ms) < 0))
-				return usage(cc, "--backoff: expected BASE[:CAP] durations (100ms:30s)");
+				return usage(
+				    cc, "--backoff: expected BASE[:CAP] durations (100ms:30s)");
 			break;
 		}
 		default:
@@ -855,16 +899,16 @@ static int cmd_exec(struct cc *cc, int argc, char **argv)
 		Kin__V1__ListExecRequest in = KIN__V1__LIST_EXEC_REQUEST__INIT;
 		ProtobufCMessage *out;
 		in.cell = npos ? pos[0] : (char *)"";
-		r = call(cc, "kin.v1.Exec", "List", &in.base, &kin__v1__list_exec_response__descriptor,
-			 &out, false);
+		r = call(cc, "kin.v1.Exec", "List", &in.base,
+		         &kin__v1__list_exec_response__descriptor, &out, false);
 		if (r != CTL_OK)
 			return r;
 		const Kin__V1__ListExecResponse *m = (Kin__V1__ListExecResponse *)out;
 		if (cc->json) {
 			json_line(out);
 		} else {
-			printf("%-24s %-16s %-9s %7s  %-10s %s\n", "CELL", "NAME", "STATE", "PID", "ENDED",
-			       "RESTARTS");
+			printf("%-24s %-16s %-9s %7s  %-10s %s\n", "CELL", "NAME", "STATE", "PID",
+			       "ENDED", "RESTARTS");
 			for (size_t i = 0; i < m->n_executables; i++)
 				print_status_row(m->executables[i]);
 		}
@@ -886,8 +930,8 @@ static int cmd_exec(struct cc *cc, int argc, char **argv)
 		in.spec = sp;
 		sp->argv = argv + dd + 1;
 		sp->n_argv = (size_t)(argc - dd - 1);
-		r = call(cc, "kin.v1.Exec", "Start", &in.base, &kin__v1__exec_status__descriptor, &out,
-			 false);
+		r = call(cc, "kin.v1.Exec", "Start", &in.base, &kin__v1__exec_status__descriptor,
+		         &out, false);
 		if (r != CTL_OK)
 			return r;
 		const Kin__V1__ExecStatus *s = (Kin__V1__ExecStatus *)out;
@@ -921,23 +965,24 @@ static int cmd_exec(struct cc *cc, int argc, char **argv)
 		sin.signal = parse_signal(pos[2]);
 		if (sin.signal < 0)
 			return usage(cc, "'%s': expected a signal name (TERM, SIGKILL) or number",
-				     pos[2]);
+			             pos[2]);
 		r = call(cc, "kin.v1.Exec", "Signal", &sin.base, &kin__v1__exec_status__descriptor,
-			 &out, false);
+		         &out, false);
 	} else if (!strcmp(sub, "stop")) {
 		Kin__V1__StopRequest sin = KIN__V1__STOP_REQUEST__INIT;
 		sin.cell = cell;
 		sin.name = name;
 		sin.grace_ms = grace;
-		r = call(cc, "kin.v1.Exec", "Stop", &sin.base, &kin__v1__exec_status__descriptor, &out,
-			 true);
+		r = call(cc, "kin.v1.Exec", "Stop", &sin.base, &kin__v1__exec_status__descriptor,
+		         &out, true);
 	} else if (!strcmp(sub, "wait") || !strcmp(sub, "status")) {
 		waits = !strcmp(sub, "wait");
 		r = call(cc, "kin.v1.Exec", waits ? "Wait" : "Status", &in.base,
-			 &kin__v1__exec_status__descriptor, &out, waits);
+		         &kin__v1__exec_status__descriptor, &out, waits);
 	} else {
-		return usage(cc, "unknown subcommand (start, list, status, signal, stop, wait, logs, "
-				 "stdin, delete)");
+		return usage(cc,
+		             "unknown subcommand (start, list, status, signal, stop, wait, logs, "
+		             "stdin, delete)");
 	}
 	if (r != CTL_OK)
 		return r;
@@ -960,10 +1005,10 @@ static int cmd_exec(struct cc *cc, int argc, char **argv)
 static int cmd_events(struct cc *cc, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"cell", required_argument, NULL, O_CELL},
-		{"output", required_argument, NULL, 'o'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"cell", required_argument, NULL, O_CELL},
+	    {"output", required_argument, NULL, 'o'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	Kin__V1__EventsRequest in = KIN__V1__EVENTS_REQUEST__INIT;
 	struct rpc_stream *s;
@@ -984,7 +1029,7 @@ static int cmd_events(struct cc *cc, int argc, char **argv)
 	if (optind < argc)
 		return usage(cc, "unexpected argument '%s'", argv[optind]);
 	r = rpc_client_stream_open(cc->o->address, cc->o->timeout_ms, "kin.v1.Events", "Subscribe",
-				   &in.base, NULL, 0, &s);
+	                           &in.base, NULL, 0, &s);
 	if (r < 0)
 		return print_unreachable(cc, r);
 	for (;;) {
@@ -999,9 +1044,10 @@ static int cmd_events(struct cc *cc, int argc, char **argv)
 			if (e->dropped)
 				printf("(%llu events dropped: this reader was too slow)\n",
 				       (unsigned long long)e->dropped);
-			printf("%llu.%06llu %-9s %s%s%s", (unsigned long long)(e->time_ns / 1000000000ull),
-			       (unsigned long long)(e->time_ns % 1000000000ull / 1000), e->name, e->cell,
-			       e->exec[0] ? "/" : "", e->exec);
+			printf("%llu.%06llu %-9s %s%s%s",
+			       (unsigned long long)(e->time_ns / 1000000000ull),
+			       (unsigned long long)(e->time_ns % 1000000000ull / 1000), e->name,
+			       e->cell, e->exec[0] ? "/" : "", e->exec);
 			if (e->pid)
 				printf(" pid=%d", e->pid);
 			if (e->type == KIN__V1__EVENT_TYPE__EXEC_EXIT)

@@ -9,7 +9,7 @@
 struct ctl_cells_opts {
 	const char *address;
 	bool json;
-	int timeout_ms;	  /* unary calls */
+	int timeout_ms;   /* unary calls */
 	bool timeout_set; /* given: also bounds waits (wait, stop, freeze, delete) */
 };
 

@@ -26,7 +26,7 @@ int cells_svc_fail(struct rpc_call *call, const struct cells_err *err)
 	if (code == RPC_OK)
 		code = RPC_INTERNAL;
 	return rpc_call_fail(call, code, "%s",
-			     err->msg[0] ? err->msg : strerror(err->err ? -err->err : EIO));
+	                     err->msg[0] ? err->msg : strerror(err->err ? -err->err : EIO));
 }
 
 struct cells_pending *cells_pending_new(struct rpc_cells_service *svc, struct rpc_call *call)
@@ -91,12 +91,12 @@ void cells_stream_free(struct cells_stream *st)
 /* Limits as a request gives them: parsed one by one (the sentence names the
  * key); range checks and controllers come from cell_create/cell_update. */
 static int limits_from(const char *path, Kin__V1__Limit **in, size_t n, struct cell_limits *l,
-		       struct cells_err *err)
+                       struct cells_err *err)
 {
 	*l = (struct cell_limits){0};
 	if (n > 2 * CELL_LIMIT_COUNT) {
-		snprintf(err->msg, sizeof(err->msg), "cell \"%s\": %zu limits given, at most %d", path,
-			 n, 2 * CELL_LIMIT_COUNT);
+		snprintf(err->msg, sizeof(err->msg), "cell \"%s\": %zu limits given, at most %d",
+		         path, n, 2 * CELL_LIMIT_COUNT);
 		err->code = CELLS_INVALID_ARGUMENT;
 		return -EINVAL;
 	}
@@ -163,7 +163,7 @@ static int reply_cell(struct rpc_cells_service *svc, struct rpc_call *call, cons
 /* ---- Cells ---------------------------------------------------------------------------- */
 
 static int cells_create_update(struct rpc_call *call, const ProtobufCMessage *in, void *userdata,
-			       bool create)
+                               bool create)
 {
 	struct rpc_cells_service *svc = userdata;
 	const Kin__V1__CreateCellRequest *req = (const Kin__V1__CreateCellRequest *)in;
@@ -174,7 +174,7 @@ static int cells_create_update(struct rpc_call *call, const ProtobufCMessage *in
 	if (cell_path_check(req->path, &err) < 0 ||
 	    limits_from(req->path, req->limits, req->n_limits, &l, &err) < 0 ||
 	    (create ? cell_create(svc->cells, req->path, &l, &err)
-		    : cell_update(svc->cells, req->path, &l, &err)) < 0)
+	            : cell_update(svc->cells, req->path, &l, &err)) < 0)
 		return cells_svc_fail(call, &err);
 	return reply_cell(svc, call, req->path);
 }
@@ -250,7 +250,7 @@ static int cells_list(struct rpc_call *call, const ProtobufCMessage *in, void *u
 }
 
 static void psi_fill(Kin__V1__Psi *m, Kin__V1__PsiLine *some, Kin__V1__PsiLine *full,
-		     const struct cell_psi *p)
+                     const struct cell_psi *p)
 {
 	kin__v1__psi__init(m);
 	kin__v1__psi_line__init(some);
@@ -331,7 +331,7 @@ static void freeze_done(int result, const struct cells_err *err, void *data)
 }
 
 static int cells_freeze_thaw(struct rpc_call *call, const ProtobufCMessage *in, void *userdata,
-			     bool freeze)
+                             bool freeze)
 {
 	struct rpc_cells_service *svc = userdata;
 	const Kin__V1__CellRequest *req = (const Kin__V1__CellRequest *)in;
@@ -456,8 +456,8 @@ static void events_closed(void *data)
 }
 
 static const struct cells_listener_ops events_ops = {
-	.event = events_event,
-	.closed = events_closed,
+    .event = events_event,
+    .closed = events_closed,
 };
 
 static void events_cancelled(struct rpc_call *call, void *data)
@@ -488,7 +488,7 @@ static int events_subscribe(struct rpc_call *call, const ProtobufCMessage *in, v
 		cells_stream_free(st);
 		if (r == -EUSERS)
 			return rpc_call_fail(call, RPC_RESOURCE_EXHAUSTED,
-					     "already %d event subscribers", CELLS_LISTENERS_MAX);
+			                     "already %d event subscribers", CELLS_LISTENERS_MAX);
 		return r;
 	}
 	rpc_call_on_cancel(call, events_cancelled, st);
@@ -498,7 +498,7 @@ static int events_subscribe(struct rpc_call *call, const ProtobufCMessage *in, v
 /* ---- registration ---------------------------------------------------------------------- */
 
 int rpc_cells_register(struct rpc_server *s, struct cells *cells, const char *why,
-		       struct rpc_cells_service **ret)
+                       struct rpc_cells_service **ret)
 {
 	struct rpc_cells_service *svc = calloc(1, sizeof(*svc));
 	if (!svc)
@@ -507,16 +507,19 @@ int rpc_cells_register(struct rpc_server *s, struct cells *cells, const char *wh
 	(void)str_copy(svc->why, sizeof(svc->why), why ? why : "no cgroup2");
 	/* Kept by pointer by the server: static, one cells service per process. */
 	static struct rpc_method methods[] = {
-		{"kin.v1.Cells", "Create", &kin__v1__create_cell_request__descriptor, cells_create, 0, NULL},
-		{"kin.v1.Cells", "Update", &kin__v1__create_cell_request__descriptor, cells_update, 0, NULL},
-		{"kin.v1.Cells", "List", &kin__v1__list_cells_request__descriptor, cells_list, 0, NULL},
-		{"kin.v1.Cells", "Show", &kin__v1__cell_request__descriptor, cells_show, 0, NULL},
-		{"kin.v1.Cells", "Freeze", &kin__v1__cell_request__descriptor, cells_freeze, 0, NULL},
-		{"kin.v1.Cells", "Thaw", &kin__v1__cell_request__descriptor, cells_thaw, 0, NULL},
-		{"kin.v1.Cells", "Kill", &kin__v1__cell_request__descriptor, cells_kill, 0, NULL},
-		{"kin.v1.Cells", "Delete", &kin__v1__delete_cell_request__descriptor, cells_delete, 0, NULL},
-		{"kin.v1.Events", "Subscribe", &kin__v1__events_request__descriptor, events_subscribe,
-		 RPC_METHOD_SERVER_STREAM, NULL},
+	    {"kin.v1.Cells", "Create", &kin__v1__create_cell_request__descriptor, cells_create, 0,
+	     NULL},
+	    {"kin.v1.Cells", "Update", &kin__v1__create_cell_request__descriptor, cells_update, 0,
+	     NULL},
+	    {"kin.v1.Cells", "List", &kin__v1__list_cells_request__descriptor, cells_list, 0, NULL},
+	    {"kin.v1.Cells", "Show", &kin__v1__cell_request__descriptor, cells_show, 0, NULL},
+	    {"kin.v1.Cells", "Freeze", &kin__v1__cell_request__descriptor, cells_freeze, 0, NULL},
+	    {"kin.v1.Cells", "Thaw", &kin__v1__cell_request__descriptor, cells_thaw, 0, NULL},
+	    {"kin.v1.Cells", "Kill", &kin__v1__cell_request__descriptor, cells_kill, 0, NULL},
+	    {"kin.v1.Cells", "Delete", &kin__v1__delete_cell_request__descriptor, cells_delete, 0,
+	     NULL},
+	    {"kin.v1.Events", "Subscribe", &kin__v1__events_request__descriptor, events_subscribe,
+	     RPC_METHOD_SERVER_STREAM, NULL},
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(methods); i++)
 		methods[i].userdata = svc;

@@ -15,9 +15,9 @@
 #define LOG_CHUNK (64 * 1024)
 
 static int spec_fail(struct cells_err *err, const char *cell, const char *name, const char *fmt,
-		     ...) _printf_(4, 5);
+                     ...) _printf_(4, 5);
 static int spec_fail(struct cells_err *err, const char *cell, const char *name, const char *fmt,
-		     ...)
+                     ...)
 {
 	char why[sizeof(err->msg)];
 	va_list ap;
@@ -39,7 +39,7 @@ struct spec_buf {
 };
 
 static int spec_from(const char *cell, const char *name, const Kin__V1__ExecSpec *in,
-		     struct spec_buf *b, struct cells_err *err)
+                     struct spec_buf *b, struct cells_err *err)
 {
 	struct exec_spec *s = &b->s;
 	struct cells_err e = {0};
@@ -48,25 +48,27 @@ static int spec_from(const char *cell, const char *name, const Kin__V1__ExecSpec
 		return spec_fail(err, cell, name, "no argv");
 	if (in->n_argv > EXEC_ARGS_MAX || in->n_env > EXEC_ENV_MAX)
 		return spec_fail(err, cell, name, "argv and env: at most %d entries each",
-				 EXEC_ARGS_MAX);
+		                 EXEC_ARGS_MAX);
 	if (in->n_groups > EXEC_GROUPS_MAX || in->n_rlimits > EXEC_RLIMITS_MAX ||
 	    in->n_uid_map > EXEC_IDMAP_MAX || in->n_gid_map > EXEC_IDMAP_MAX)
 		return spec_fail(err, cell, name,
-				 "at most %d groups, %d rlimits and %d id-map lines",
-				 EXEC_GROUPS_MAX, EXEC_RLIMITS_MAX, EXEC_IDMAP_MAX);
+		                 "at most %d groups, %d rlimits and %d id-map lines",
+		                 EXEC_GROUPS_MAX, EXEC_RLIMITS_MAX, EXEC_IDMAP_MAX);
 	b->argv = calloc(in->n_argv + 1, sizeof(char *));
 	b->env = calloc(in->n_env + 1, sizeof(char *));
 	if (!b->argv || !b->env)
 		return -ENOMEM;
 	memcpy(b->argv, in->argv, in->n_argv * sizeof(char *));
-	memcpy(b->env, in->env, in->n_env * sizeof(char *));
+	if (in->n_env) /* protobuf-c leaves an empty repeated field NULL */
+		memcpy(b->env, in->env, in->n_env * sizeof(char *));
 	s->argv = b->argv;
 	s->env = b->env;
 	if (in->cwd[0])
 		s->cwd = in->cwd;
 	s->uid = in->uid;
 	s->gid = in->gid;
-	memcpy(s->groups, in->groups, in->n_groups * sizeof(uint32_t));
+	if (in->n_groups)
+		memcpy(s->groups, in->groups, in->n_groups * sizeof(uint32_t));
 	s->ngroups = in->n_groups;
 	if (in->umask[0]) {
 		char *end;
@@ -74,7 +76,7 @@ static int spec_from(const char *cell, const char *name, const Kin__V1__ExecSpec
 		unsigned long m = strtoul(in->umask, &end, 8);
 		if (errno || *end || m > 0777 || in->umask[0] == '-')
 			return spec_fail(err, cell, name, "umask '%s': expected octal 0-0777",
-					 in->umask);
+			                 in->umask);
 		s->umask = (mode_t)m;
 	}
 	for (size_t i = 0; i < in->n_rlimits; i++)
@@ -94,16 +96,16 @@ static int spec_from(const char *cell, const char *name, const Kin__V1__ExecSpec
 		s->seccomp_file = in->seccomp;
 	} else
 		return spec_fail(err, cell, name,
-				 "seccomp '%s': expected default, none or an absolute path",
-				 in->seccomp);
+		                 "seccomp '%s': expected default, none or an absolute path",
+		                 in->seccomp);
 	if (in->namespaces[0] && exec_ns_parse(in->namespaces, &s->namespaces, &e) < 0)
 		return spec_fail(err, cell, name, "namespaces: %s", e.msg);
 	for (size_t i = 0; i < in->n_uid_map; i++)
 		s->uid_map[i] = (struct exec_idmap){in->uid_map[i]->inside, in->uid_map[i]->outside,
-						    in->uid_map[i]->count};
+		                                    in->uid_map[i]->count};
 	for (size_t i = 0; i < in->n_gid_map; i++)
 		s->gid_map[i] = (struct exec_idmap){in->gid_map[i]->inside, in->gid_map[i]->outside,
-						    in->gid_map[i]->count};
+		                                    in->gid_map[i]->count};
 	s->nuid_map = in->n_uid_map;
 	s->ngid_map = in->n_gid_map;
 	if (in->hostname[0])
@@ -120,8 +122,8 @@ static int spec_from(const char *cell, const char *name, const Kin__V1__ExecSpec
 	else if (!strcmp(in->restart, "always"))
 		s->restart = EXEC_RESTART_ALWAYS;
 	else
-		return spec_fail(err, cell, name,
-				 "restart '%s': expected no, on-failure or always", in->restart);
+		return spec_fail(err, cell, name, "restart '%s': expected no, on-failure or always",
+		                 in->restart);
 	s->backoff_base_ms = in->backoff_base_ms;
 	s->backoff_cap_ms = in->backoff_cap_ms;
 	return 0;
@@ -145,7 +147,7 @@ static void status_fill(Kin__V1__ExecStatus *m, const struct exec_status *st)
 }
 
 static int reply_status(struct rpc_cells_service *svc, struct rpc_call *call, const char *cell,
-			const char *name)
+                        const char *name)
 {
 	struct cells_err err = {0};
 	struct exec_status st;
@@ -167,7 +169,8 @@ static int exec_start_h(struct rpc_call *call, const ProtobufCMessage *in, void 
 	int r = cell_path_check(req->cell, &err);
 	if (r == 0 && !cell_name_valid(req->name))
 		r = spec_fail(&err, req->cell, req->name,
-			      "bad name: expected [A-Za-z0-9_.-]{1,%d}, not . or ..", CELLS_NAME_MAX);
+		              "bad name: expected [A-Za-z0-9_.-]{1,%d}, not . or ..",
+		              CELLS_NAME_MAX);
 	if (r == 0)
 		r = spec_from(req->cell, req->name, req->spec, &b, &err);
 	if (r == 0)
@@ -190,8 +193,8 @@ static int exec_signal_h(struct rpc_call *call, const ProtobufCMessage *in, void
 		return 0;
 	if (req->signal < 1 || req->signal > SIGRTMAX)
 		return rpc_call_fail(call, RPC_INVALID_ARGUMENT,
-				     "exec \"%s/%s\": signal %d: expected 1-%d", req->cell,
-				     req->name, req->signal, SIGRTMAX);
+		                     "exec \"%s/%s\": signal %d: expected 1-%d", req->cell,
+		                     req->name, req->signal, SIGRTMAX);
 	if (exec_signal(svc->cells, req->cell, req->name, req->signal, &err) < 0)
 		return cells_svc_fail(call, &err);
 	return reply_status(svc, call, req->cell, req->name);
@@ -203,8 +206,9 @@ static void exec_done(int result, const struct exec_status *st, void *data)
 	if (p->call) {
 		if (result < 0 || !st) {
 			rpc_call_fail(p->call, result == -ECANCELED ? RPC_CANCELLED : RPC_INTERNAL,
-				      "exec: %s", result == -ECANCELED ? "deleted before it ended"
-								   : strerror(-result));
+			              "exec: %s",
+			              result == -ECANCELED ? "deleted before it ended"
+			                                   : strerror(-result));
 		} else {
 			Kin__V1__ExecStatus m;
 			status_fill(&m, st);
@@ -222,7 +226,7 @@ static void pending_cancelled(struct rpc_call *call, void *data)
 }
 
 static int exec_stop_wait(struct rpc_call *call, const char *cell, const char *name,
-			  struct rpc_cells_service *svc, bool stop, uint64_t grace_ms)
+                          struct rpc_cells_service *svc, bool stop, uint64_t grace_ms)
 {
 	struct cells_err err = {0};
 	struct exec_status st;
@@ -232,7 +236,7 @@ static int exec_stop_wait(struct rpc_call *call, const char *cell, const char *n
 	if (!p)
 		return -ENOMEM;
 	int r = stop ? exec_stop(svc->cells, cell, name, grace_ms, exec_done, p, &err)
-		     : exec_wait(svc->cells, cell, name, exec_done, p, &st, &err);
+	             : exec_wait(svc->cells, cell, name, exec_done, p, &st, &err);
 	if (r == 1) {
 		rpc_call_on_cancel(call, pending_cancelled, p);
 		return 0;
@@ -252,10 +256,10 @@ static int exec_stop_h(struct rpc_call *call, const ProtobufCMessage *in, void *
 	const Kin__V1__StopRequest *req = (const Kin__V1__StopRequest *)in;
 	if (req->grace_ms > 3600 * 1000)
 		return rpc_call_fail(call, RPC_INVALID_ARGUMENT,
-				     "exec \"%s/%s\": grace %llu ms: at most 1 h", req->cell,
-				     req->name, (unsigned long long)req->grace_ms);
+		                     "exec \"%s/%s\": grace %llu ms: at most 1 h", req->cell,
+		                     req->name, (unsigned long long)req->grace_ms);
 	return exec_stop_wait(call, req->cell, req->name, userdata, true,
-			      req->grace_ms ? req->grace_ms : 10000);
+	                      req->grace_ms ? req->grace_ms : 10000);
 }
 
 static int exec_wait_h(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
@@ -349,8 +353,8 @@ static int exec_stdin_h(struct rpc_call *call, const ProtobufCMessage *in, void 
 	if (cells_svc_unavailable(svc, call))
 		return 0;
 	if (req->data.len) {
-		n = exec_stdin_write(svc->cells, req->cell, req->name, req->data.data, req->data.len,
-				     &err);
+		n = exec_stdin_write(svc->cells, req->cell, req->name, req->data.data,
+		                     req->data.len, &err);
 		if (n == -EAGAIN)
 			n = 0; /* the pipe is full: the client sends again */
 		else if (n < 0)
@@ -388,7 +392,8 @@ static void log_data(enum exec_stream s, const void *buf, size_t len, void *data
 		return;
 	/* The library hands at most 64 KiB at a time; keep frames small anyway. */
 	for (size_t off = 0; off < len; off += LOG_CHUNK)
-		log_send(st, s, (const uint8_t *)buf + off, len - off < LOG_CHUNK ? len - off : LOG_CHUNK);
+		log_send(st, s, (const uint8_t *)buf + off,
+		         len - off < LOG_CHUNK ? len - off : LOG_CHUNK);
 }
 
 /* The executable ended and its pipes closed, or it was deleted. */
@@ -426,8 +431,8 @@ static int exec_logs_h(struct rpc_call *call, const ProtobufCMessage *in, void *
 	if (cells_svc_unavailable(svc, call))
 		return 0;
 	unsigned want = req->stream == KIN__V1__LOG_STREAM__STDOUT   ? 1u << EXEC_STDOUT
-			: req->stream == KIN__V1__LOG_STREAM__STDERR ? 1u << EXEC_STDERR
-								     : 3u;
+	                : req->stream == KIN__V1__LOG_STREAM__STDERR ? 1u << EXEC_STDERR
+	                                                             : 3u;
 	if (exec_status(svc->cells, req->cell, req->name, &status, &err) < 0)
 		return cells_svc_fail(call, &err);
 	struct cells_stream *st = cells_stream_new(svc, call);
@@ -446,8 +451,8 @@ static int exec_logs_h(struct rpc_call *call, const ProtobufCMessage *in, void *
 			size_t n;
 			if (!(want & (1u << s)))
 				continue;
-			while (exec_log_read(svc->cells, req->cell, req->name, s, &pos, buf, LOG_CHUNK,
-					     &n, &dropped, &err) == 0 &&
+			while (exec_log_read(svc->cells, req->cell, req->name, s, &pos, buf,
+			                     LOG_CHUNK, &n, &dropped, &err) == 0 &&
 			       n > 0)
 				log_send(st, s, buf, n);
 		}
@@ -455,7 +460,8 @@ static int exec_logs_h(struct rpc_call *call, const ProtobufCMessage *in, void *
 		return rpc_call_close(call, RPC_OK, NULL);
 	}
 	st->in_setup = true;
-	int r = exec_log_follow(svc->cells, req->cell, req->name, &log_ops, st, &st->follower, &err);
+	int r =
+	    exec_log_follow(svc->cells, req->cell, req->name, &log_ops, st, &st->follower, &err);
 	st->in_setup = false;
 	if (r < 0) {
 		cells_stream_free(st);
@@ -472,16 +478,16 @@ static int exec_logs_h(struct rpc_call *call, const ProtobufCMessage *in, void *
 int cells_svc_register_exec(struct rpc_server *s, struct rpc_cells_service *svc)
 {
 	static struct rpc_method methods[] = {
-		{"kin.v1.Exec", "Start", &kin__v1__start_request__descriptor, exec_start_h, 0, NULL},
-		{"kin.v1.Exec", "Signal", &kin__v1__signal_request__descriptor, exec_signal_h, 0, NULL},
-		{"kin.v1.Exec", "Stop", &kin__v1__stop_request__descriptor, exec_stop_h, 0, NULL},
-		{"kin.v1.Exec", "Wait", &kin__v1__exec_request__descriptor, exec_wait_h, 0, NULL},
-		{"kin.v1.Exec", "Status", &kin__v1__exec_request__descriptor, exec_status_h, 0, NULL},
-		{"kin.v1.Exec", "List", &kin__v1__list_exec_request__descriptor, exec_list_h, 0, NULL},
-		{"kin.v1.Exec", "Delete", &kin__v1__exec_request__descriptor, exec_delete_h, 0, NULL},
-		{"kin.v1.Exec", "Logs", &kin__v1__logs_request__descriptor, exec_logs_h,
-		 RPC_METHOD_SERVER_STREAM, NULL},
-		{"kin.v1.Exec", "Stdin", &kin__v1__stdin_request__descriptor, exec_stdin_h, 0, NULL},
+	    {"kin.v1.Exec", "Start", &kin__v1__start_request__descriptor, exec_start_h, 0, NULL},
+	    {"kin.v1.Exec", "Signal", &kin__v1__signal_request__descriptor, exec_signal_h, 0, NULL},
+	    {"kin.v1.Exec", "Stop", &kin__v1__stop_request__descriptor, exec_stop_h, 0, NULL},
+	    {"kin.v1.Exec", "Wait", &kin__v1__exec_request__descriptor, exec_wait_h, 0, NULL},
+	    {"kin.v1.Exec", "Status", &kin__v1__exec_request__descriptor, exec_status_h, 0, NULL},
+	    {"kin.v1.Exec", "List", &kin__v1__list_exec_request__descriptor, exec_list_h, 0, NULL},
+	    {"kin.v1.Exec", "Delete", &kin__v1__exec_request__descriptor, exec_delete_h, 0, NULL},
+	    {"kin.v1.Exec", "Logs", &kin__v1__logs_request__descriptor, exec_logs_h,
+	     RPC_METHOD_SERVER_STREAM, NULL},
+	    {"kin.v1.Exec", "Stdin", &kin__v1__stdin_request__descriptor, exec_stdin_h, 0, NULL},
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(methods); i++)
 		methods[i].userdata = svc;

@@ -17,8 +17,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-
-
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -32,7 +30,7 @@ static uint64_t pct(uint64_t *v, size_t n, unsigned p)
 }
 
 static int call(struct rpc_client *c, const char *svc, const char *m, const ProtobufCMessage *in,
-		const ProtobufCMessageDescriptor *od)
+                const ProtobufCMessageDescriptor *od)
 {
 	struct rpc_status st;
 	ProtobufCMessage *out = NULL;
@@ -45,14 +43,14 @@ static int call(struct rpc_client *c, const char *svc, const char *m, const Prot
 	}
 	if (st.code) {
 		fprintf(stderr, "cells-bench: %s/%s: %s: %s\n", svc, m, rpc_code_name(st.code),
-			st.message);
+		        st.message);
 		return -1;
 	}
 	return 0;
 }
 
 static int bench_kin(const char *sock, size_t runs, const char *ns, const char *root,
-		     uint64_t *t_exit, uint64_t *t_del)
+                     uint64_t *t_exit, uint64_t *t_del)
 {
 	struct rpc_client *c;
 	int r = rpc_client_connect(sock, 30000, &c);
@@ -80,7 +78,8 @@ static int bench_kin(const char *sock, size_t runs, const char *ns, const char *
 		sr.spec = &spec;
 		uint64_t t0 = now_monotonic_ns();
 		if (call(c, "kin.v1.Cells", "Create", &cr.base, &kin__v1__cell__descriptor) < 0 ||
-		    call(c, "kin.v1.Exec", "Start", &sr.base, &kin__v1__exec_status__descriptor) < 0 ||
+		    call(c, "kin.v1.Exec", "Start", &sr.base, &kin__v1__exec_status__descriptor) <
+		        0 ||
 		    call(c, "kin.v1.Exec", "Wait", &wr.base, &kin__v1__exec_status__descriptor) < 0)
 			return 1;
 		uint64_t t1 = now_monotonic_ns();
@@ -102,8 +101,8 @@ static int bench_crun(const char *bundle, size_t runs, uint64_t *t)
 	for (size_t i = 0; i < runs; i++) {
 		char id[32];
 		snprintf(id, sizeof(id), "bench-%d-%zu", (int)getpid(), i);
-		char *argv[] = {(char *)"crun", (char *)"run", (char *)"--bundle", (char *)bundle, id,
-				NULL};
+		char *argv[] = {
+		    (char *)"crun", (char *)"run", (char *)"--bundle", (char *)bundle, id, NULL};
 		pid_t pid;
 		int status;
 		uint64_t t0 = now_monotonic_ns();
@@ -159,6 +158,6 @@ int main(int argc, char **argv)
 	return 0;
 usage:
 	fprintf(stderr, "usage: cells-bench kin SOCKET RUNS [--ns LIST] [--root DIR]\n"
-			"       cells-bench crun BUNDLE RUNS\n");
+	                "       cells-bench crun BUNDLE RUNS\n");
 	return 2;
 }
