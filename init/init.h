@@ -74,6 +74,7 @@ struct init_config {
 	struct init_rpc_config rpc;	  /* kin.rpc.*, --socket, --vsock, --allow-uid */
 	int rpc_fd;			  /* --rpc-fd: a parent's connected socket, 0: none */
 	unsigned zone_depth;		  /* --zone-depth: how deep this zone kin is nested */
+	const char *vm_dir;		  /* --vm-dir: VMs' state (default /run/kin/vm) */
 };
 
 void init_config_defaults(struct init_config *cfg);
@@ -135,6 +136,12 @@ struct rpc_server;
 int init_rpc_start(const struct init_config *cfg, enum init_role role, struct ev_loop *loop,
 		   uint64_t started_ns, bool (*stopping)(void *data), void *data,
 		   struct rpc_server **ret);
+
+/* The VM link (init/link.c), machine init only: RPC served on the
+ * virtio-serial port named org.kin.rpc, reopened while the host is away. */
+struct init_link;
+int init_link_start(struct ev_loop *loop, struct rpc_server *rpc, struct init_link **ret);
+void init_link_free(struct init_link *l);
 
 /* Cells (init/cells.c): made when rpc is serving and cgroup2 is there
  * (else the services answer FAILED_PRECONDITION). At stop: executables get

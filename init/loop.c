@@ -34,6 +34,8 @@ struct init_state {
 	uint64_t started_ns;
 	struct rpc_server *rpc;
 	struct init_cells *cells;
+	struct init_link *link;		/* machine: RPC on the VM link's port */
+	struct rpc_vm_service *vms;	/* kin.v1.Vm */
 	bool booted; /* machine: the late boot (network, modules) has ended */
 };
 
@@ -144,6 +146,37 @@ static void stop_begin(struct init_state *s, enum init_action act)
 		s->phase = PHASE_KILL;
 	}
 	check_done(s);
+}
+
+/* kin.v1.System: the signal table's stop, asked over RPC. */
+static int system_stop(bool reboot, bool dry_run, const char **ret_action, void *data)
+{
+	struct init_state *s = data;
+	enum init_action act = INIT_ACT_STOP;
+	if (s->role == INIT_ROLE_MACHINE)
+		act = reboot ? INIT_ACT_REBOOT : INIT_ACT_POWEROFF;
+	else if (reboot)
+		return -EOPNOTSUPP; /* nobody would start this kin again */
+	*ret_action = init_action_name(act);
+	if (!dry_run) {
+		log_info("%s asked over RPC", init_action_name(act));
+		stop_begin(s, act);
+	}
+	return 0;
+}
+
+static void start_services(struct init_state *s)
+{
+	if (!s->rpc)
+		return;
+	struct rpc_system_ops ops = {
+		.role = init_role_name(s->role), .stop = system_stop, .data = s};
+	int r = rpc_system_register(s->rpc, &ops);
+	if (r < 0)
+		log_error("rpc: cannot register the System service: %s", strerror(-r));
+	r = rpc_vm_register(s->rpc, s->children, s->cfg->vm_dir, &s->vms);
+	if (r < 0)
+		log_error("rpc: cannot register the Vm service: %s", strerror(-r));
 }
 
 static void on_timer(struct ev_source *src, uint32_t events)
@@ -306,6 +339,7 @@ int init_run(struct init_config *cfg, enum init_role role)
 	/* Before the workload: kin moves into its own leaf cgroup first. */
 	if (init_cells_start(s.loop, s.children, s.rpc, &s.cells) < 0)
 		log_error("cells: out of memory; going on without them");
+	start_services(&s);
 	if (cfg->argv && role != INIT_ROLE_MACHINE) {
 		r = start_workload(&s);
 		if (r < 0 && role != INIT_ROLE_MACHINE) {
@@ -325,6 +359,8 @@ int init_run(struct init_config *cfg, enum init_role role)
 		 init_role_name(role), (int)getpid(), (unsigned long long)(now / 1000000000ull),
 		 (unsigned long long)(now % 1000000000ull / 1000),
 		 (double)(now - cfg->exec_ns) / 1e6, split);
+	if (role == INIT_ROLE_MACHINE && init_link_start(s.loop, s.rpc, &s.link) < 0)
+		log_warn("rpc: cannot watch for the VM link: out of resources");
 	if (role == INIT_ROLE_MACHINE && cfg->argv)
 		start_workload(&s); /* a failure is logged; machine init goes on */
 	if (role == INIT_ROLE_MACHINE) {
@@ -346,9 +382,12 @@ int init_run(struct init_config *cfg, enum init_role role)
 	log_info("stopped; %llu orphans reaped in all",
 		 (unsigned long long)child_orphans_reaped(s.children));
 	init_cells_shutdown(s.cells);
+	rpc_vm_shutdown(s.vms);
 	if (role == INIT_ROLE_MACHINE)
 		shutdown_machine(s.stop_act);
 	rpc_server_free(s.rpc);
+	init_link_free(s.link);
+	rpc_vm_free(s.vms);
 	init_cells_free(s.cells);
 	return cfg->argv ? s.workload_status : 0;
 }

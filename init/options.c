@@ -268,6 +268,7 @@ void init_usage(FILE *f)
 	      "  --rpc-fd N          serve RPC on connected socket N >= 3 (the parent's channel)\n"
 	      "  --net-addr CIDR     bring eth0 up with this address (a zone's veth end)\n"
 	      "  --net-gw IP         default route via IP on eth0 (with --net-addr)\n"
+	      "  --vm-dir DIR        where VMs keep console logs and sockets (/run/kin/vm)\n"
 	      "  -h, --help          this text\n",
 	      f);
 }
@@ -288,6 +289,7 @@ int init_flags_parse(int argc, char **argv, struct init_config *cfg)
 		{"rpc-fd", required_argument, NULL, 'R'},
 		{"net-addr", required_argument, NULL, 'A'},
 		{"net-gw", required_argument, NULL, 'G'},
+		{"vm-dir", required_argument, NULL, 'M'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -354,6 +356,15 @@ int init_flags_parse(int argc, char **argv, struct init_config *cfg)
 			break;
 		case 'G':
 			net_gw = optarg;
+			break;
+		case 'M':
+			if (optarg[0] != '/' || strlen(optarg) > 200) {
+				fprintf(stderr, "kin init: --vm-dir '%s' is not valid (expected an "
+						"absolute path of at most 200 bytes)\n",
+					optarg);
+				return -EINVAL;
+			}
+			cfg->vm_dir = optarg;
 			break;
 		case 'h':
 			init_usage(stdout);

@@ -2,6 +2,7 @@
  * scripts rely on: 0 success, 1 the call failed (code and message
  * printed), 2 usage error, 3 kin could not be reached. */
 #include "rpc/ctl_cells.h"
+#include "rpc/ctl_vm.h"
 #include "rpc/internal.h"
 
 #include <getopt.h>
@@ -15,6 +16,8 @@ struct ctl {
 	bool json;
 	int timeout_ms;
 	bool timeout_set;
+	struct rpc_kv md[1]; /* kin-target */
+	size_t n_md;
 	struct rpc_client *client;
 };
 
@@ -28,15 +31,20 @@ static void ctl_usage(FILE *f)
 	      "  --connect ADDR      unix:PATH or vsock:CID:PORT\n"
 	      "  -o, --output FMT    text (default) or json\n"
 	      "  --timeout DURATION  per call: 5s (default), 1500ms, ...\n"
+	      "  --target PATH       a kin below this one: a zone NAME or vm/NAME, hops\n"
+	      "                      joined by '/' (pod1/vm/db); every command goes there\n"
 	      "  -h, --help          this text\n"
 	      "\n"
 	      "Commands:\n"
 	      "  health              is kin serving (SERVING, STOPPING)\n"
 	      "  version             kin's version, role, hostname, kernel, uptime\n"
+	      "  poweroff, reboot    stop kin: machine init powers off or reboots, other\n"
+	      "                      roles stop and exit (reboot: machine init only)\n"
 	      "\n"
 	      "Exit status: 0 ok, 1 RPC error, 2 usage error, 3 kin unreachable.\n\n",
 	      f);
 	fputs(rpc_ctl_cells_usage(), f);
+	fputs(rpc_ctl_vm_usage(), f);
 }
 
 static void json_string(FILE *f, const char *s)
@@ -54,15 +62,19 @@ static void json_string(FILE *f, const char *s)
 }
 
 /* Connects and calls; prints the failure and maps it to an exit code. */
-static int ctl_call(struct ctl *ctl, const char *method, const ProtobufCMessage *in,
-		    const ProtobufCMessageDescriptor *out_desc, ProtobufCMessage **ret_out)
+static int ctl_call(struct ctl *ctl, const char *service, const char *method,
+		    const ProtobufCMessage *in, const ProtobufCMessageDescriptor *out_desc,
+		    ProtobufCMessage **ret_out)
 {
 	struct rpc_status st;
 	int r = 0;
-	if (!ctl->client)
+	if (!ctl->client) {
 		r = rpc_client_connect(ctl->address, ctl->timeout_ms, &ctl->client);
+		if (r == 0)
+			r = rpc_client_set_metadata(ctl->client, ctl->md, ctl->n_md);
+	}
 	if (r == 0)
-		r = rpc_client_call(ctl->client, "kin.v1.Health", method, in, out_desc, &st, ret_out);
+		r = rpc_client_call(ctl->client, service, method, in, out_desc, &st, ret_out);
 	if (r < 0) {
 		fprintf(stderr, "kin ctl: cannot reach kin at %s: %s\n", ctl->address,
 			r == -EPROTO ? "not a ttrpc server" : strerror(-r));
@@ -101,7 +113,8 @@ static int cmd_health(struct ctl *ctl)
 {
 	Kin__V1__CheckRequest in = KIN__V1__CHECK_REQUEST__INIT;
 	ProtobufCMessage *out;
-	int r = ctl_call(ctl, "Check", &in.base, &kin__v1__check_response__descriptor, &out);
+	int r = ctl_call(ctl, "kin.v1.Health", "Check", &in.base,
+			 &kin__v1__check_response__descriptor, &out);
 	if (r != CTL_OK)
 		return r;
 	const Kin__V1__CheckResponse *m = (const Kin__V1__CheckResponse *)out;
@@ -117,7 +130,8 @@ static int cmd_version(struct ctl *ctl)
 {
 	Kin__V1__VersionRequest in = KIN__V1__VERSION_REQUEST__INIT;
 	ProtobufCMessage *out;
-	int r = ctl_call(ctl, "Version", &in.base, &kin__v1__version_response__descriptor, &out);
+	int r = ctl_call(ctl, "kin.v1.Health", "Version", &in.base,
+			 &kin__v1__version_response__descriptor, &out);
 	if (r != CTL_OK)
 		return r;
 	const Kin__V1__VersionResponse *m = (const Kin__V1__VersionResponse *)out;
@@ -142,6 +156,52 @@ static int cmd_version(struct ctl *ctl)
 	return CTL_OK;
 }
 
+static int cmd_power(struct ctl *ctl, bool reboot)
+{
+	Kin__V1__PoweroffRequest off = KIN__V1__POWEROFF_REQUEST__INIT;
+	Kin__V1__RebootRequest reb = KIN__V1__REBOOT_REQUEST__INIT;
+	ProtobufCMessage *out;
+	int r = ctl_call(ctl, "kin.v1.System", reboot ? "Reboot" : "Poweroff",
+			 reboot ? &reb.base : &off.base, &kin__v1__power_response__descriptor, &out);
+	if (r != CTL_OK)
+		return r;
+	const Kin__V1__PowerResponse *m = (const Kin__V1__PowerResponse *)out;
+	if (ctl->json) {
+		printf("{\"action\":");
+		json_string(stdout, m->action);
+		printf(",\"role\":");
+		json_string(stdout, m->role);
+		printf("}\n");
+	} else {
+		printf("%s (%s kin)\n", m->action, m->role);
+	}
+	protobuf_c_message_free_unpacked(out, NULL);
+	return CTL_OK;
+}
+
+/* "pod1/vm/db": hops of zone names or vm/NAME (the kin on the way checks
+ * them too; this catches typos before connecting). */
+static bool target_is_valid(const char *t)
+{
+	char buf[RPC_VALUE_MAX + 1];
+	if (str_copy(buf, sizeof(buf), t) < 0 || !*t)
+		return false;
+	char *save = NULL;
+	bool want_vm_name = false;
+	size_t len = strlen(t);
+	if (t[0] == '/' || t[len - 1] == '/' || strstr(t, "//"))
+		return false;
+	for (char *e = strtok_r(buf, "/", &save); e; e = strtok_r(NULL, "/", &save)) {
+		if (!name_is_valid(e))
+			return false;
+		if (want_vm_name)
+			want_vm_name = false;
+		else if (strcmp(e, "vm") == 0)
+			want_vm_name = true;
+	}
+	return !want_vm_name;
+}
+
 int rpc_ctl_main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -149,6 +209,7 @@ int rpc_ctl_main(int argc, char **argv)
 		{"connect", required_argument, NULL, 'c'},
 		{"output", required_argument, NULL, 'o'},
 		{"timeout", required_argument, NULL, 't'},
+		{"target", required_argument, NULL, 'T'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -189,6 +250,16 @@ int rpc_ctl_main(int argc, char **argv)
 			ctl.timeout_ms = (int)ms;
 			ctl.timeout_set = true;
 			break;
+		case 'T':
+			if (!target_is_valid(optarg)) {
+				fprintf(stderr, "kin ctl: --target '%s': expected hops joined by '/', "
+						"each a zone name or vm/NAME\n",
+					optarg);
+				return CTL_USAGE;
+			}
+			ctl.md[0] = (struct rpc_kv){RPC_TARGET_KEY, optarg};
+			ctl.n_md = 1;
+			break;
 		case 'h':
 			ctl_usage(stdout);
 			return CTL_OK;
@@ -207,8 +278,14 @@ int rpc_ctl_main(int argc, char **argv)
 	}
 	const char *cmd = argv[optind];
 	if (rpc_ctl_cells_is_command(cmd)) { /* cell, exec, events: rpc/ctl_cells.c */
-		struct ctl_cells_opts o = {ctl.address, ctl.json, ctl.timeout_ms, ctl.timeout_set};
+		struct ctl_cells_opts o = {ctl.address, ctl.json, ctl.timeout_ms, ctl.timeout_set,
+					   ctl.md, ctl.n_md};
 		return rpc_ctl_cells_main(&o, argc - optind, argv + optind);
+	}
+	if (strcmp(cmd, "vm") == 0) {
+		struct ctl_vm_opts o = {ctl.address, ctl.json, ctl.timeout_ms, ctl.timeout_set,
+					ctl.md, ctl.n_md};
+		return rpc_ctl_vm_main(&o, argc - optind, argv + optind);
 	}
 	if (optind + 1 < argc) {
 		fprintf(stderr, "kin ctl %s: unexpected argument '%s'\n", cmd, argv[optind + 1]);
@@ -219,6 +296,8 @@ int rpc_ctl_main(int argc, char **argv)
 		r = cmd_health(&ctl);
 	else if (strcmp(cmd, "version") == 0)
 		r = cmd_version(&ctl);
+	else if (strcmp(cmd, "poweroff") == 0 || strcmp(cmd, "reboot") == 0)
+		r = cmd_power(&ctl, strcmp(cmd, "reboot") == 0);
 	else {
 		fprintf(stderr, "kin ctl: unknown command '%s'\nTry 'kin ctl --help'.\n", cmd);
 		r = CTL_USAGE;

@@ -220,6 +220,8 @@ static int call(struct cc *cc, const char *service, const char *method, const Pr
 	int timeout = waits && !cc->o->timeout_set ? 0 : cc->o->timeout_ms;
 	int r = rpc_client_connect(cc->o->address, timeout, &cc->client);
 	if (r == 0)
+		r = rpc_client_set_metadata(cc->client, cc->o->metadata, cc->o->n_metadata);
+	if (r == 0)
 		r = rpc_client_call(cc->client, service, method, in, out_desc, &st, ret_out);
 	rpc_client_free(cc->client);
 	cc->client = NULL;
@@ -666,7 +668,7 @@ static int exec_logs(struct cc *cc, const char *cell, const char *name, bool fol
 	in.follow = follow;
 	in.stream = which;
 	int r = rpc_client_stream_open(cc->o->address, cc->o->timeout_ms, "kin.v1.Exec", "Logs",
-	                               &in.base, NULL, 0, &s);
+	                               &in.base, cc->o->metadata, cc->o->n_metadata, &s);
 	if (r < 0)
 		return print_unreachable(cc, r);
 	for (;;) {
@@ -1029,7 +1031,7 @@ static int cmd_events(struct cc *cc, int argc, char **argv)
 	if (optind < argc)
 		return usage(cc, "unexpected argument '%s'", argv[optind]);
 	r = rpc_client_stream_open(cc->o->address, cc->o->timeout_ms, "kin.v1.Events", "Subscribe",
-	                           &in.base, NULL, 0, &s);
+	                           &in.base, cc->o->metadata, cc->o->n_metadata, &s);
 	if (r < 0)
 		return print_unreachable(cc, r);
 	for (;;) {

@@ -5,12 +5,17 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
+
+struct rpc_kv;
 
 struct ctl_cells_opts {
 	const char *address;
 	bool json;
 	int timeout_ms;   /* unary calls */
 	bool timeout_set; /* given: also bounds waits (wait, stop, freeze, delete) */
+	const struct rpc_kv *metadata; /* --target: sent with every call */
+	size_t n_metadata;
 };
 
 bool rpc_ctl_cells_is_command(const char *cmd);

@@ -5,6 +5,8 @@
 #include "rpc/rpc.h"
 #include "rpc/kin.pb-c.h"
 #include "rpc/ttrpc.pb-c.h"
+#include "rpc/system.pb-c.h"
+#include "rpc/vm.pb-c.h"
 
 /* A Response frame, header included: status (code, msg) and an optional
  * payload message packed straight into out. */
@@ -17,3 +19,22 @@ int rpc_listen_unix(const char *path, mode_t mode, int *ret_fd);
 int rpc_listen_vsock(uint32_t port, int *ret_fd);
 /* Fills in who is on the other end of an accepted socket. */
 int rpc_peer_identify(int fd, enum rpc_transport transport, struct rpc_peer *ret);
+
+/* Routing (route.c) hooks into the server (server.c). */
+struct rpc_routes;
+struct ev_loop *rpc_server_loop(const struct rpc_server *s);
+struct rpc_routes **rpc_server_routes(struct rpc_server *s);
+const struct rpc_request *rpc_call_request(const struct rpc_call *call);
+/* Queues a raw frame (a child's answer) on call's stream: a Response, or
+ * a Data frame with remote-closed, finishes the call. A caller whose
+ * output is over its cap is cut (its calls get cancelled). */
+int rpc_call_relay(struct rpc_call *call, uint8_t type, uint8_t flags, const uint8_t *data,
+		   size_t len);
+/* The method routed calls carry (they match no registered one). */
+extern const struct rpc_method rpc_route_method;
+/* Forwards a call with a kin-target to the named child, or answers it
+ * (NOT_FOUND, UNAVAILABLE, ...). flags: the request frame's. */
+void rpc_route_forward(struct rpc_server *s, struct rpc_call *call, const char *target,
+		       uint8_t flags);
+/* Ends every route (calls through them UNAVAILABLE) at server free. */
+void rpc_routes_free(struct rpc_server *s);

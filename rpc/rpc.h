@@ -208,9 +208,15 @@ int rpc_server_listen_unix(struct rpc_server *s, const char *path);
 /* Listens on AF_VSOCK; -EAFNOSUPPORT when the kernel has no vsock. Peers:
  * the host (CID 2) and this machine (CID 1, loopback). */
 int rpc_server_listen_vsock(struct rpc_server *s, uint32_t port);
-/* Serves an already connected socket (tests, a parent's socketpair);
- * takes fd. */
+/* Serves an already connected socket (tests, a parent's socketpair), or
+ * a character device such as a virtio-serial port (read/write instead of
+ * recv/send); takes fd. */
 int rpc_server_add_conn(struct rpc_server *s, int fd, const struct rpc_peer *peer);
+/* The same, and on_close(data) runs once the connection has ended (not at
+ * rpc_server_free): the guest's VM link reopens its port from there. */
+typedef void (*rpc_conn_closed_fn)(void *data);
+int rpc_server_add_conn_notify(struct rpc_server *s, int fd, const struct rpc_peer *peer,
+			       rpc_conn_closed_fn on_close, void *data);
 
 struct rpc_server_stats {
 	size_t conns;	       /* open now */
@@ -267,6 +273,82 @@ struct rpc_health_info {
 	void *data;
 };
 int rpc_health_register(struct rpc_server *s, const struct rpc_health_info *info);
+
+/* ---- routes: reaching child kins (rpc/route.c) -------------------------------------- */
+
+/* A request whose metadata has RPC_TARGET_KEY = "a/b/c" is for a kin below
+ * this one: it is forwarded to this kin's route "a" with the target "b/c"
+ * (none at the last hop), and the answer — a Response, or a server
+ * stream's Data frames — relayed back. Each kin forwards one hop, so any
+ * depth works. Route names: a zone is reached as its name ("pod1"), a VM
+ * as "vm/NAME"; "vm" itself is reserved. A target is hops joined by '/':
+ * "pod1/vm/db/inner". A route is a connected fd to the child kin (a
+ * socketpair end, a VM's link socket) on which this kin multiplexes the
+ * calls of all its callers with stream ids of its own. Errors: an unknown
+ * hop NOT_FOUND naming it; a malformed target INVALID_ARGUMENT; a route
+ * whose child is gone or not answering yet UNAVAILABLE; more than
+ * RPC_ROUTE_INFLIGHT_MAX calls in flight on a route RESOURCE_EXHAUSTED. A
+ * caller that goes away is cancelled in the child (kin.v1.Route/Cancel).
+ * A child sending anything malformed (bad header, oversize frame, bad
+ * Response) has its route closed; nothing else is affected. */
+#define RPC_TARGET_KEY "kin-target"
+#define RPC_TARGET_VIA_KEY "kin-target-via" /* the hops already taken, for messages */
+#define RPC_ROUTE_NAME_MAX (3 + 64)
+#define RPC_ROUTES_MAX 512
+#define RPC_ROUTE_INFLIGHT_MAX 1024
+#define RPC_ROUTE_OUT_MAX (16u << 20) /* requests queued to one child */
+
+enum {
+	/* The child must answer a Health/Check before calls go through
+	 * (a VM link: QEMU accepts the connection long before the guest's
+	 * kin opens its port); until then calls answer UNAVAILABLE. */
+	RPC_ROUTE_PROBE = 0x1,
+};
+/* "vm/NAME" or a name (name_is_valid) other than "vm". */
+bool rpc_route_name_is_valid(const char *name);
+/* Adds route name over a dup of fd (the caller keeps fd). -EEXIST taken,
+ * -EINVAL a bad name, -ENOSPC past RPC_ROUTES_MAX. */
+int rpc_route_add(struct rpc_server *s, const char *name, int fd, unsigned flags);
+/* Closes it, keeping the name: calls in flight and later ones end
+ * UNAVAILABLE naming why (the child is gone). */
+int rpc_route_close(struct rpc_server *s, const char *name, const char *why);
+/* Removes it: its calls in flight end UNAVAILABLE naming why. */
+int rpc_route_remove(struct rpc_server *s, const char *name, const char *why);
+enum rpc_route_state { RPC_ROUTE_NONE, RPC_ROUTE_CONNECTING, RPC_ROUTE_READY, RPC_ROUTE_DOWN };
+enum rpc_route_state rpc_route_state(struct rpc_server *s, const char *name);
+/* A call this kin makes itself through a route (a VM's Poweroff). done
+ * gets the status; payload (status OK) is valid during the callback. It
+ * always runs once, later (also at route removal: UNAVAILABLE). */
+typedef void (*rpc_route_done_fn)(const struct rpc_status *st, const uint8_t *payload,
+				  size_t len, void *data);
+int rpc_route_call(struct rpc_server *s, const char *name, const char *service,
+		   const char *method, const ProtobufCMessage *in, rpc_route_done_fn done,
+		   void *data);
+
+/* ---- System: Poweroff, Reboot (rpc/system.c) ---------------------------------------- */
+
+/* What init does on Poweroff/Reboot. stop is called twice: dry_run to
+ * learn the action's name ("poweroff", "reboot", "stop") or an -errno
+ * (-EOPNOTSUPP: a zone cannot reboot), then, once the answer is queued,
+ * for real. */
+struct rpc_system_ops {
+	const char *role;
+	int (*stop)(bool reboot, bool dry_run, const char **ret_action, void *data);
+	void *data;
+};
+int rpc_system_register(struct rpc_server *s, const struct rpc_system_ops *ops);
+
+/* ---- Vm: microVMs run by this kin (rpc/vmsvc.c) ----------------------------------- */
+
+struct rpc_vm_service;
+struct child_table;
+/* Registers kin.v1.Vm with a VM manager (vm/) running in this kin's loop;
+ * each VM's link becomes route "vm/NAME". state_dir NULL: /run/kin/vm. */
+int rpc_vm_register(struct rpc_server *s, struct child_table *children, const char *state_dir,
+		    struct rpc_vm_service **ret);
+/* Pending Stop calls end UNAVAILABLE; before rpc_server_free. */
+void rpc_vm_shutdown(struct rpc_vm_service *svc);
+void rpc_vm_free(struct rpc_vm_service *svc);
 
 /* ---- client -------------------------------------------------------------------- */
 

@@ -50,6 +50,9 @@ struct rpc_conn {
 	uint32_t events; /* the epoll mask set now */
 	unsigned inflight;
 	bool in_event;	  /* inside its own handler: flush there, not via EPOLLOUT */
+	bool not_socket;  /* a character device (virtio-serial port): read/write */
+	rpc_conn_closed_fn on_close; /* told when the connection ends */
+	void *on_close_data;
 	bool read_closed; /* the client shut its side: answer, then close */
 	const char *broken; /* why it is closed at the next chance, or NULL */
 	struct rpc_call *calls;
@@ -79,7 +82,19 @@ struct rpc_server {
 	struct rpc_server_stats stats;
 	size_t in_total, out_total; /* bytes of every connection's buffers */
 	int reserve_fd; /* given up to accept-and-close when out of fds */
+	bool freeing;	/* rpc_server_free: no on_close callbacks */
+	struct rpc_routes *routes; /* children reached through kin-target (route.c) */
 };
+
+struct ev_loop *rpc_server_loop(const struct rpc_server *s)
+{
+	return s->loop;
+}
+
+struct rpc_routes **rpc_server_routes(struct rpc_server *s)
+{
+	return &s->routes;
+}
 
 void rpc_server_config_defaults(struct rpc_server_config *cfg)
 {
@@ -289,6 +304,39 @@ static int queue_data(struct rpc_conn *c, uint32_t stream_id, uint8_t flags,
 	return 0;
 }
 
+int rpc_call_relay(struct rpc_call *call, uint8_t type, uint8_t flags, const uint8_t *data,
+		   size_t len)
+{
+	if (call->cancelling)
+		return -EPIPE;
+	struct rpc_conn *c = call->conn;
+	bool last = type == RPC_TYPE_RESPONSE || (flags & RPC_FLAG_REMOTE_CLOSED);
+	int r = -EPIPE;
+	uint8_t *p;
+	if (c && !c->broken) {
+		r = out_reserve(c, RPC_HEADER_SIZE + len, &p);
+		if (r < 0) {
+			/* Not reading what it asked for: cut it, as a direct
+			 * answer would (the cancel reaches the child). */
+			c->broken = "output queue over its cap";
+			conn_output_queued(c);
+			return r;
+		}
+		struct rpc_header h = {.length = (uint32_t)len,
+				       .stream_id = call->stream_id,
+				       .type = type,
+				       .flags = flags};
+		rpc_header_encode(&h, p);
+		if (len)
+			memcpy(p + RPC_HEADER_SIZE, data, len);
+		c->out_len += RPC_HEADER_SIZE + len;
+		conn_output_queued(c);
+	}
+	if (last)
+		call_free(call);
+	return r;
+}
+
 int rpc_call_send(struct rpc_call *call, const ProtobufCMessage *msg)
 {
 	if (!(call->method->flags & RPC_METHOD_SERVER_STREAM) || !msg)
@@ -363,6 +411,11 @@ uint64_t rpc_call_deadline_ns(const struct rpc_call *call)
 	return call->deadline_ns;
 }
 
+const struct rpc_request *rpc_call_request(const struct rpc_call *call)
+{
+	return &call->req;
+}
+
 const struct rpc_peer *rpc_call_peer(const struct rpc_call *call)
 {
 	static const struct rpc_peer gone = {.transport = RPC_TRANSPORT_OTHER};
@@ -409,6 +462,49 @@ static struct rpc_call *call_find(struct rpc_conn *c, uint32_t stream_id)
 	return NULL;
 }
 
+/* A call in c's table, owning req. NULL when out of memory. */
+static struct rpc_call *call_new(struct rpc_conn *c, const struct rpc_method *m,
+				 const struct rpc_request *req, uint32_t id)
+{
+	struct rpc_call *call = calloc(1, sizeof(*call));
+	if (!call)
+		return NULL;
+	*call = (struct rpc_call){.conn = c, .method = m, .req = *req, .stream_id = id};
+	if (req->timeout_ns > 0)
+		call->deadline_ns = now_monotonic_ns() + (uint64_t)req->timeout_ns;
+	call->next = c->calls;
+	if (c->calls)
+		c->calls->prev = call;
+	c->calls = call;
+	c->inflight++;
+	c->server->stats.inflight++;
+	c->server->stats.calls++;
+	return call;
+}
+
+/* kin.v1.Route/Cancel: a parent kin relaying calls over this connection
+ * says the caller of one of them went away. The call is cancelled as if
+ * its own connection had closed, and its stream ended CANCELLED. */
+static int route_cancel(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
+{
+	const Kin__V1__CancelRequest *m = (const Kin__V1__CancelRequest *)in;
+	struct rpc_conn *c = call->conn;
+	(void)userdata;
+	struct rpc_call *victim = call_find(c, m->stream_id);
+	if (victim && victim != call) {
+		victim->cancelling = true;
+		if (victim->cancel)
+			victim->cancel(victim, victim->cancel_data);
+		victim->cancelling = false;
+		queue_status(c, victim->stream_id, RPC_CANCELLED, "stream %u: cancelled by the caller",
+			     victim->stream_id);
+		call_free(victim);
+	}
+	Kin__V1__CancelResponse out = KIN__V1__CANCEL_RESPONSE__INIT;
+	out.found = victim && victim != call;
+	return rpc_call_reply(call, &out.base);
+}
+
 static void handle_request(struct rpc_conn *c, const struct rpc_header *h, const uint8_t *data)
 {
 	struct rpc_server *s = c->server;
@@ -448,6 +544,34 @@ static void handle_request(struct rpc_conn *c, const struct rpc_header *h, const
 			     id);
 		return;
 	}
+	const char *target = NULL;
+	for (size_t i = 0; i < req.n_metadata && !target; i++) {
+		struct rpc_kv kv = rpc_request_metadata(&req, i);
+		if (strcmp(kv.key, RPC_TARGET_KEY) == 0)
+			target = kv.value;
+	}
+	if (target && *target) {
+		/* For a child kin: forwarded as it is, whatever the method. */
+		if (h->flags & RPC_FLAG_REMOTE_OPEN) {
+			queue_status(c, id, RPC_INVALID_ARGUMENT,
+				     "%s/%s: client streams are not relayed to a target",
+				     req.service, req.method);
+			rpc_request_done(&req);
+			return;
+		}
+		struct rpc_call *call = call_new(c, &rpc_route_method, &req, id);
+		if (!call) {
+			rpc_request_done(&req);
+			queue_status(c, id, RPC_RESOURCE_EXHAUSTED, "%s/%s: out of memory",
+				     req.service, req.method);
+			return;
+		}
+		s->dispatching = call;
+		rpc_route_forward(s, call, target, h->flags);
+		if (s->dispatching == call)
+			s->dispatching = NULL;
+		return;
+	}
 	bool service_known;
 	const struct rpc_method *m = method_find(s, req.service, req.method, &service_known);
 	if (!m) {
@@ -472,7 +596,7 @@ static void handle_request(struct rpc_conn *c, const struct rpc_header *h, const
 		rpc_request_done(&req);
 		return;
 	}
-	struct rpc_call *call = calloc(1, sizeof(*call));
+	struct rpc_call *call = call_new(c, m, &req, id);
 	if (!call) {
 		protobuf_c_message_free_unpacked(in, NULL);
 		rpc_request_done(&req);
@@ -480,16 +604,6 @@ static void handle_request(struct rpc_conn *c, const struct rpc_header *h, const
 			     m->method);
 		return;
 	}
-	*call = (struct rpc_call){.conn = c, .method = m, .req = req, .stream_id = id};
-	if (req.timeout_ns > 0)
-		call->deadline_ns = now_monotonic_ns() + (uint64_t)req.timeout_ns;
-	call->next = c->calls;
-	if (c->calls)
-		c->calls->prev = call;
-	c->calls = call;
-	c->inflight++;
-	s->stats.inflight++;
-	s->stats.calls++;
 
 	s->dispatching = call;
 	int r = m->handler(call, in, m->userdata);
@@ -514,7 +628,7 @@ static void handle_data(struct rpc_conn *c, const struct rpc_header *h)
 	if (h->flags == (RPC_FLAG_REMOTE_CLOSED | RPC_FLAG_NO_DATA))
 		return;
 	rpc_call_fail(call, RPC_INVALID_ARGUMENT, "%s/%s takes no stream data from the client",
-		      call->method->service, call->method->method);
+		      call->req.service, call->req.method);
 }
 
 /* ---- connections ------------------------------------------------------------------- */
@@ -548,14 +662,20 @@ static void conn_close(struct rpc_conn *c)
 	s->out_total -= c->out_cap;
 	free(c->in);
 	free(c->out);
+	rpc_conn_closed_fn fn = s->freeing ? NULL : c->on_close;
+	void *fn_data = c->on_close_data;
 	free(c);
+	if (fn)
+		fn(fn_data);
 }
 
 static int conn_flush(struct rpc_conn *c)
 {
 	while (out_pending(c)) {
-		ssize_t n = send(c->src.fd, c->out + c->out_off, out_pending(c),
-				 MSG_NOSIGNAL | MSG_DONTWAIT);
+		ssize_t n = c->not_socket
+				    ? write(c->src.fd, c->out + c->out_off, out_pending(c))
+				    : send(c->src.fd, c->out + c->out_off, out_pending(c),
+					   MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -689,7 +809,9 @@ static int conn_read(struct rpc_conn *c)
 	}
 	if (c->in_len == c->in_cap)
 		return 0; /* a full buffer holds a frame waiting for output room */
-	ssize_t n = recv(c->src.fd, c->in + c->in_len, c->in_cap - c->in_len, MSG_DONTWAIT);
+	ssize_t n = c->not_socket ? read(c->src.fd, c->in + c->in_len, c->in_cap - c->in_len)
+				  : recv(c->src.fd, c->in + c->in_len, c->in_cap - c->in_len,
+					 MSG_DONTWAIT);
 	if (n < 0)
 		return errno == EAGAIN || errno == EINTR ? 0 : -errno;
 	if (n == 0) {
@@ -736,6 +858,12 @@ static void conn_on_event(struct ev_source *src, uint32_t events)
 
 int rpc_server_add_conn(struct rpc_server *s, int fd, const struct rpc_peer *peer)
 {
+	return rpc_server_add_conn_notify(s, fd, peer, NULL, NULL);
+}
+
+int rpc_server_add_conn_notify(struct rpc_server *s, int fd, const struct rpc_peer *peer,
+			       rpc_conn_closed_fn on_close, void *data)
+{
 	if (s->stats.conns >= s->cfg.max_conns) {
 		s->stats.refused++;
 		close(fd);
@@ -746,10 +874,14 @@ int rpc_server_add_conn(struct rpc_server *s, int fd, const struct rpc_peer *pee
 		close(fd);
 		return -ENOMEM;
 	}
+	struct stat st;
 	*c = (struct rpc_conn){.src = {.fd = fd, .fn = conn_on_event, .data = c},
 			       .server = s,
 			       .peer = *peer,
-			       .events = EPOLLIN};
+			       .events = EPOLLIN,
+			       .not_socket = fstat(fd, &st) == 0 && !S_ISSOCK(st.st_mode),
+			       .on_close = on_close,
+			       .on_close_data = data};
 	int r = fd_set_nonblock(fd, true);
 	if (r == 0)
 		r = ev_add(s->loop, &c->src, c->events);
@@ -887,6 +1019,15 @@ int rpc_server_new(struct ev_loop *loop, const struct rpc_server_config *cfg,
 	if (s->cfg.out_max < RPC_MESSAGE_MAX + 64 * 1024)
 		s->cfg.out_max = RPC_MESSAGE_MAX + 64 * 1024;
 	s->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	static const struct rpc_method builtin[] = {
+		{"kin.v1.Route", "Cancel", &kin__v1__cancel_request__descriptor, route_cancel, 0,
+		 NULL},
+	};
+	int r = rpc_server_register(s, builtin, ARRAY_SIZE(builtin));
+	if (r < 0) {
+		rpc_server_free(s);
+		return r;
+	}
 	*ret = s;
 	return 0;
 }
@@ -895,6 +1036,8 @@ void rpc_server_free(struct rpc_server *s)
 {
 	if (!s)
 		return;
+	s->freeing = true;
+	rpc_routes_free(s); /* their calls end UNAVAILABLE while callers are still here */
 	while (s->conns)
 		conn_close(s->conns);
 	while (s->listeners) {

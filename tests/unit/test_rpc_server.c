@@ -35,7 +35,7 @@ static int h_defer(struct rpc_call *call, const ProtobufCMessage *in, void *u)
 {
 	(void)in;
 	(void)u;
-	const char *t = rpc_call_metadata(call, "kin-target");
+	const char *t = rpc_call_metadata(call, "x-trace");
 	str_copy(seen_target, sizeof(seen_target), t ? t : "");
 	kept[n_kept++ % 8] = call;
 	rpc_call_on_cancel(call, on_cancel, NULL);
@@ -414,7 +414,7 @@ TEST(rpc_server_inflight_limit_and_cancel)
 	rpc_server_config_defaults(&cfg);
 	cfg.max_inflight = 2;
 	srv_start(&cfg, true);
-	struct rpc_kv md[] = {{"kin-target", "zone-a/zone-b"}};
+	struct rpc_kv md[] = {{"x-trace", "zone-a/zone-b"}};
 	send_call(1, 0, "test.Svc", "Defer", md, 1);
 	send_call(3, 0, "test.Svc", "Defer", NULL, 0);
 	send_call(5, 0, "test.Svc", "Defer", NULL, 0);
@@ -423,7 +423,7 @@ TEST(rpc_server_inflight_limit_and_cancel)
 	CHECK_STR(seen_target, "");
 	/* a kept call answers later, from outside the connection's handler */
 	CHECK_EQ(rpc_call_metadata_count(kept[0]), 1);
-	CHECK_STR(rpc_call_metadata(kept[0], "kin-target"), "zone-a/zone-b");
+	CHECK_STR(rpc_call_metadata(kept[0], "x-trace"), "zone-a/zone-b");
 	CHECK_EQ(rpc_call_peer(kept[0])->uid, 1234);
 	Kin__V1__CheckResponse out = KIN__V1__CHECK_RESPONSE__INIT;
 	CHECK_EQ(rpc_call_reply(kept[0], &out.base), 0);

@@ -1,0 +1,265 @@
+/* ctl_vm: `kin ctl vm ...` — microVMs run by a kin (kin.v1.Vm). The guest
+ * itself is reached with `kin ctl --target vm/NAME ...`. */
+#include "rpc/ctl_vm.h"
+#include "rpc/internal.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+enum { CTL_OK = 0, CTL_RPC_ERROR = 1, CTL_USAGE = 2, CTL_UNREACHABLE = 3 };
+
+const char *rpc_ctl_vm_usage(void)
+{
+	return "\nMicroVMs (kin as the guest's PID 1; reach one with --target vm/NAME):\n"
+	       "  vm start NAME --kernel FILE --image FILE [--disk FILE] [--cpus N]\n"
+	       "           [--memory MIB] [--accel auto|kvm|tcg] [--append TEXT]\n"
+	       "  vm list                   every VM: state, pid, accel, link, console log\n"
+	       "  vm status NAME\n"
+	       "  vm stop [--timeout DUR] NAME   Poweroff over the link, then Ctrl-Alt-Del,\n"
+	       "                            then SIGKILL after DUR (default 30s); waits\n"
+	       "                            for the VMM to exit and prints its status\n";
+}
+
+static void json_str(const char *s)
+{
+	fputc('"', stdout);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			printf("\\%c", *p);
+		else if (*p < 0x20)
+			printf("\\u%04x", *p);
+		else
+			fputc(*p, stdout);
+	}
+	fputc('"', stdout);
+}
+
+static void print_info(const Kin__V1__VmInfo *m, bool json, bool one_line)
+{
+	if (json) {
+		printf("{\"name\":");
+		json_str(m->name);
+		printf(",\"state\":");
+		json_str(m->state);
+		printf(",\"pid\":%u,\"accel\":", m->pid);
+		json_str(m->accel);
+		printf(",\"cpus\":%u,\"memory_mb\":%u,\"exit_status\":%d,\"console_log\":", m->cpus,
+		       m->memory_mb, m->exit_status);
+		json_str(m->console_log);
+		printf(",\"link\":");
+		json_str(m->link);
+		printf(",\"route\":");
+		json_str(m->route);
+		printf(",\"link_ready\":%s,\"uptime_ns\":%llu}\n", m->link_ready ? "true" : "false",
+		       (unsigned long long)m->uptime_ns);
+		return;
+	}
+	char status[32] = "";
+	if (strcmp(m->state, "exited") == 0)
+		snprintf(status, sizeof(status), " (status %d)", m->exit_status);
+	if (one_line) {
+		printf("%-16s %-8s%-13s %7u %-4s %4u %6u  %-5s %s\n", m->name, m->state, status,
+		       m->pid, m->accel, m->cpus, m->memory_mb, m->link_ready ? "ready" : "-",
+		       m->console_log);
+		return;
+	}
+	printf("name:     %s\nstate:    %s%s\npid:      %u\naccel:    %s\ncpus:     %u\n"
+	       "memory:   %u MiB\nroute:    %s (%s)\nlink:     %s\nconsole:  %s\n"
+	       "uptime:   %llu.%03llus\n",
+	       m->name, m->state, status, m->pid, m->accel, m->cpus, m->memory_mb, m->route,
+	       m->link_ready ? "ready" : "not ready", m->link, m->console_log,
+	       (unsigned long long)(m->uptime_ns / 1000000000ull),
+	       (unsigned long long)(m->uptime_ns / 1000000ull % 1000));
+}
+
+static int call(const struct ctl_vm_opts *o, int timeout_ms, const char *method,
+		const ProtobufCMessage *in, const ProtobufCMessageDescriptor *out_desc,
+		ProtobufCMessage **ret_out)
+{
+	struct rpc_client *c = NULL;
+	struct rpc_status st;
+	int r = rpc_client_connect(o->address, timeout_ms, &c);
+	if (r == 0)
+		r = rpc_client_set_metadata(c, o->metadata, o->n_metadata);
+	if (r == 0)
+		r = rpc_client_call(c, "kin.v1.Vm", method, in, out_desc, &st, ret_out);
+	rpc_client_free(c);
+	if (r < 0) {
+		fprintf(stderr, "kin ctl: cannot reach kin at %s: %s\n", o->address,
+			r == -EPROTO ? "not a ttrpc server" : strerror(-r));
+		if (o->json) {
+			printf("{\"error\":{\"code\":\"UNAVAILABLE\",\"message\":");
+			json_str(strerror(-r));
+			printf("}}\n");
+		}
+		return CTL_UNREACHABLE;
+	}
+	if (st.code != RPC_OK) {
+		fprintf(stderr, "kin ctl: %s: %s\n", rpc_code_name(st.code), st.message);
+		if (o->json) {
+			printf("{\"error\":{\"code\":\"%s\",\"message\":", rpc_code_name(st.code));
+			json_str(st.message);
+			printf("}}\n");
+		}
+		return CTL_RPC_ERROR;
+	}
+	return CTL_OK;
+}
+
+static int usage(const char *fmt, const char *arg) _printf_(1, 0);
+static int usage(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "kin ctl vm: ");
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+	fprintf(stderr, fmt, arg);
+#pragma GCC diagnostic pop
+	fputs("\nTry 'kin ctl --help'.\n", stderr);
+	return CTL_USAGE;
+}
+
+static int cmd_start(const struct ctl_vm_opts *o, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"kernel", required_argument, NULL, 'k'}, {"image", required_argument, NULL, 'i'},
+		{"disk", required_argument, NULL, 'd'},	  {"cpus", required_argument, NULL, 'c'},
+		{"memory", required_argument, NULL, 'm'}, {"accel", required_argument, NULL, 'a'},
+		{"append", required_argument, NULL, 'A'}, {"output", required_argument, NULL, 'o'},
+		{NULL, 0, NULL, 0},
+	};
+	Kin__V1__VmStartRequest in = KIN__V1__VM_START_REQUEST__INIT;
+	struct ctl_vm_opts oo = *o;
+	uint32_t u;
+	int c;
+	char absk[PATH_MAX], absi[PATH_MAX], absd[PATH_MAX];
+
+	opterr = 0;
+	optind = 0; /* 0: glibc starts over (the "+" mode of kin ctl's own parse) */
+	/* Options before and after NAME. */
+	while ((c = getopt_long(argc, argv, ":o:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'k':
+		case 'i':
+		case 'd': {
+			/* The kin that starts QEMU may run elsewhere (cwd): absolute. */
+			char *dst = c == 'k' ? absk : c == 'i' ? absi : absd;
+			if (!realpath(optarg, dst))
+				return usage("%s: no such file", optarg);
+			if (c == 'k')
+				in.kernel = absk;
+			else if (c == 'i')
+				in.image = absi;
+			else
+				in.disk = absd;
+			break;
+		}
+		case 'c':
+		case 'm':
+			if (str_to_u32(optarg, &u) < 0 || u == 0)
+				return usage("'%s' is not a positive number", optarg);
+			if (c == 'c')
+				in.cpus = u;
+			else
+				in.memory_mb = u;
+			break;
+		case 'a':
+			in.accel = optarg;
+			break;
+		case 'A':
+			in.append = optarg;
+			break;
+		case 'o':
+			if (strcmp(optarg, "json") && strcmp(optarg, "text"))
+				return usage("-o '%s': expected text or json", optarg);
+			oo.json = strcmp(optarg, "json") == 0;
+			break;
+		case ':':
+			return usage("option '%s' needs a value", argv[optind - 1]);
+		default:
+			return usage("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind != argc - 1)
+		return usage("%s", optind >= argc ? "start needs a NAME" : "start takes one NAME");
+	in.name = argv[optind];
+	if (!in.kernel[0] || !in.image[0])
+		return usage("%s", "start needs --kernel FILE and --image FILE");
+	ProtobufCMessage *out;
+	int r = call(&oo, oo.timeout_ms, "Start", &in.base, &kin__v1__vm_info__descriptor, &out);
+	if (r != CTL_OK)
+		return r;
+	print_info((Kin__V1__VmInfo *)out, oo.json, false);
+	protobuf_c_message_free_unpacked(out, NULL);
+	return CTL_OK;
+}
+
+int rpc_ctl_vm_main(const struct ctl_vm_opts *o, int argc, char **argv)
+{
+	if (argc < 2)
+		return usage("%s", "expected start, list, status or stop");
+	const char *sub = argv[1];
+	struct ctl_vm_opts oo = *o;
+	argc--, argv++;
+	if (strcmp(sub, "start") == 0)
+		return cmd_start(o, argc, argv);
+	/* list, status, stop: [-o json] [--timeout DUR] [NAME] */
+	uint64_t stop_ms = 0;
+	const char *name = NULL;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
+			if (strcmp(argv[i + 1], "json") && strcmp(argv[i + 1], "text"))
+				return usage("-o '%s': expected text or json", argv[i + 1]);
+			oo.json = strcmp(argv[++i], "json") == 0;
+		} else if (strcmp(argv[i], "--timeout") == 0 && strcmp(sub, "stop") == 0 &&
+			   i + 1 < argc) {
+			if (str_to_duration_ms(argv[++i], 3600 * 1000, &stop_ms) < 0 || !stop_ms)
+				return usage("--timeout '%s': expected a duration such as 30s",
+					     argv[i]);
+		} else if (argv[i][0] == '-') {
+			return usage("unknown option or missing value '%s'", argv[i]);
+		} else if (!name) {
+			name = argv[i];
+		} else {
+			return usage("unexpected argument '%s'", argv[i]);
+		}
+	}
+	ProtobufCMessage *out;
+	int r;
+	if (strcmp(sub, "list") == 0) {
+		if (name)
+			return usage("list takes no NAME ('%s')", name);
+		Kin__V1__VmListRequest in = KIN__V1__VM_LIST_REQUEST__INIT;
+		r = call(&oo, oo.timeout_ms, "List", &in.base, &kin__v1__vm_list_response__descriptor,
+			 &out);
+		if (r != CTL_OK)
+			return r;
+		const Kin__V1__VmListResponse *m = (Kin__V1__VmListResponse *)out;
+		if (!oo.json)
+			printf("%-16s %-21s %7s %-4s %4s %6s  %-5s %s\n", "NAME", "STATE", "PID",
+			       "ACCEL", "CPUS", "MIB", "LINK", "CONSOLE");
+		for (size_t i = 0; i < m->n_vms; i++)
+			print_info(m->vms[i], oo.json, true);
+	} else if (strcmp(sub, "status") == 0 || strcmp(sub, "stop") == 0) {
+		if (!name)
+			return usage("%s needs a NAME", sub);
+		bool stop = strcmp(sub, "stop") == 0;
+		Kin__V1__VmRequest in = KIN__V1__VM_REQUEST__INIT;
+		Kin__V1__VmStopRequest sin = KIN__V1__VM_STOP_REQUEST__INIT;
+		in.name = sin.name = (char *)name;
+		sin.timeout_ms = stop_ms;
+		/* Stop waits for the VMM: the call outlasts the stop timeout. */
+		int t = stop ? (int)((stop_ms ? stop_ms : 30000) + 15000) : oo.timeout_ms;
+		if (stop && oo.timeout_set && oo.timeout_ms > t)
+			t = oo.timeout_ms;
+		r = call(&oo, t, stop ? "Stop" : "Status", stop ? &sin.base : &in.base,
+			 &kin__v1__vm_info__descriptor, &out);
+		if (r != CTL_OK)
+			return r;
+		print_info((Kin__V1__VmInfo *)out, oo.json, false);
+	} else {
+		return usage("unknown vm command '%s' (start, list, status, stop)", sub);
+	}
+	protobuf_c_message_free_unpacked(out, NULL);
+	return CTL_OK;
+}

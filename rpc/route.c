@@ -1,0 +1,693 @@
+/* route: reaching child kins. A call whose metadata names a target
+ * ("kin-target: pod1/inner") is forwarded one hop: to this kin's route
+ * "pod1" with the target "inner"; the child's answer — a Response, or a
+ * server stream's Data frames — is relayed back on the caller's stream.
+ * A route is a connected socket to a child kin (a socketpair end, a VM's
+ * link socket); the calls of every caller share it, each under a stream
+ * id this kin picks. A child is not trusted: its frames are checked like
+ * any peer's, and anything malformed closes that route only. */
+#include "rpc/internal.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+
+#define ROUTE_IN_MIN (64 * 1024)
+
+struct relay {
+	struct relay *prev, *next;
+	struct rpc_route *route;
+	uint32_t id;		/* the stream on the route */
+	struct rpc_call *call;	/* the caller's; NULL for this kin's own calls */
+	rpc_route_done_fn done; /* own calls */
+	void *data;
+};
+
+struct rpc_route {
+	struct rpc_route *next;
+	struct rpc_server *server;
+	char name[RPC_ROUTE_NAME_MAX + 1];
+	struct ev_source src;
+	enum rpc_route_state state;
+	char why[160]; /* why it is down */
+	uint8_t *in;
+	size_t in_len, in_cap;
+	uint8_t *out;
+	size_t out_off, out_len, out_cap;
+	uint32_t next_id;
+	uint32_t events;
+	struct relay *relays;
+	unsigned inflight;
+	unsigned busy; /* inside its handler or a callback: free later */
+	bool removed;
+};
+
+struct rpc_routes {
+	struct rpc_route *list;
+	size_t n;
+};
+
+static int route_method_unused(struct rpc_call *call, const ProtobufCMessage *in, void *data)
+{
+	(void)call, (void)in, (void)data;
+	return -ENOSYS;
+}
+
+const struct rpc_method rpc_route_method = {
+	.service = "kin.v1.Route",
+	.method = "Forward",
+	.input = &kin__v1__cancel_request__descriptor,
+	.handler = route_method_unused,
+	.flags = RPC_METHOD_SERVER_STREAM,
+};
+
+bool rpc_route_name_is_valid(const char *name)
+{
+	if (str_startswith(name, "vm/"))
+		return name_is_valid(name + 3);
+	return name_is_valid(name) && strcmp(name, "vm") != 0;
+}
+
+static struct rpc_routes *routes_of(struct rpc_server *s, bool create)
+{
+	struct rpc_routes **rs = rpc_server_routes(s);
+	if (!*rs && create)
+		*rs = calloc(1, sizeof(**rs));
+	return *rs;
+}
+
+static struct rpc_route *route_find(struct rpc_server *s, const char *name)
+{
+	struct rpc_routes *rs = routes_of(s, false);
+	for (struct rpc_route *r = rs ? rs->list : NULL; r; r = r->next)
+		if (!r->removed && strcmp(r->name, name) == 0)
+			return r;
+	return NULL;
+}
+
+/* ---- relays ----------------------------------------------------------------------- */
+
+static void relay_unlink(struct relay *rl)
+{
+	struct rpc_route *r = rl->route;
+	if (rl->prev)
+		rl->prev->next = rl->next;
+	else
+		r->relays = rl->next;
+	if (rl->next)
+		rl->next->prev = rl->prev;
+	r->inflight--;
+}
+
+static struct relay *relay_find(struct rpc_route *r, uint32_t id)
+{
+	for (struct relay *rl = r->relays; rl; rl = rl->next)
+		if (rl->id == id)
+			return rl;
+	return NULL;
+}
+
+/* Ends a relay with a status of this kin's making. */
+static void relay_fail(struct relay *rl, int code, const char *msg)
+{
+	relay_unlink(rl);
+	if (rl->call) {
+		rpc_call_on_cancel(rl->call, NULL, NULL);
+		rpc_call_fail(rl->call, code, "%s", msg);
+	} else if (rl->done) {
+		struct rpc_status st = {.code = code};
+		str_copy(st.message, sizeof(st.message), msg);
+		rl->done(&st, NULL, 0, rl->data);
+	}
+	free(rl);
+}
+
+/* ---- the route's socket ------------------------------------------------------------- */
+
+static void route_update_events(struct rpc_route *r)
+{
+	if (r->state == RPC_ROUTE_DOWN)
+		return;
+	uint32_t want = EPOLLIN | (r->out_len > r->out_off ? EPOLLOUT : 0);
+	if (want != r->events && ev_mod(rpc_server_loop(r->server), &r->src, want) == 0)
+		r->events = want;
+}
+
+static void route_down(struct rpc_route *r, const char *fmt, ...) _printf_(2, 3);
+static void route_down(struct rpc_route *r, const char *fmt, ...)
+{
+	char msg[RPC_STATUS_MESSAGE_MAX];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(r->why, sizeof(r->why), fmt, ap); /* a better reason may come later */
+	va_end(ap);
+	if (r->state == RPC_ROUTE_DOWN)
+		return;
+	log_info("rpc: route %s down: %s", r->name, r->why);
+	r->state = RPC_ROUTE_DOWN;
+	ev_del(rpc_server_loop(r->server), &r->src);
+	close(r->src.fd);
+	r->src.fd = -1;
+	free(r->in);
+	free(r->out);
+	r->in = r->out = NULL;
+	r->in_len = r->in_cap = r->out_len = r->out_off = r->out_cap = 0;
+	snprintf(msg, sizeof(msg), "%s: %s", r->name, r->why);
+	r->busy++;
+	while (r->relays)
+		relay_fail(r->relays, RPC_UNAVAILABLE, msg);
+	r->busy--;
+}
+
+/* may_down: from the route's own handler only; elsewhere a failed send
+ * is left for the handler (epoll reports the error), so a caller's relay
+ * is never freed under its feet. */
+static void route_flush(struct rpc_route *r, bool may_down)
+{
+	while (r->out_len > r->out_off) {
+		ssize_t n = send(r->src.fd, r->out + r->out_off, r->out_len - r->out_off,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN && may_down) {
+				route_down(r, "the child's channel failed: %s", strerror(errno));
+				return;
+			}
+			break;
+		}
+		r->out_off += (size_t)n;
+	}
+	if (r->out && r->out_off == r->out_len) {
+		r->out_off = r->out_len = 0;
+		if (r->out_cap > ROUTE_IN_MIN) {
+			free(r->out);
+			r->out = NULL;
+			r->out_cap = 0;
+		}
+	}
+	route_update_events(r);
+}
+
+/* Queues a whole frame (or nothing): -ENOBUFS past RPC_ROUTE_OUT_MAX. */
+static int route_queue(struct rpc_route *r, const uint8_t *frame, size_t len)
+{
+	if (r->state == RPC_ROUTE_DOWN)
+		return -EPIPE;
+	size_t pending = r->out_len - r->out_off;
+	if (pending + len > RPC_ROUTE_OUT_MAX)
+		return -ENOBUFS;
+	if (r->out_len + len > r->out_cap) {
+		memmove(r->out, r->out + r->out_off, pending);
+		r->out_off = 0;
+		r->out_len = pending;
+		if (r->out_len + len > r->out_cap) {
+			size_t cap = r->out_cap ? r->out_cap : 4096;
+			while (cap < r->out_len + len)
+				cap *= 2;
+			uint8_t *p = realloc(r->out, cap);
+			if (!p)
+				return -ENOMEM;
+			r->out = p;
+			r->out_cap = cap;
+		}
+	}
+	memcpy(r->out + r->out_len, frame, len);
+	r->out_len += len;
+	route_flush(r, false);
+	return 0;
+}
+
+static uint32_t route_next_id(struct rpc_route *r)
+{
+	uint32_t id = r->next_id;
+	if (id >= UINT32_MAX - 2)
+		return 0;
+	r->next_id += 2;
+	return id;
+}
+
+/* The caller of a relayed call went away: tell the child, forget it. */
+static void relay_cancelled(struct rpc_call *call, void *data)
+{
+	struct relay *rl = data;
+	struct rpc_route *r = rl->route;
+	(void)call;
+	relay_unlink(rl);
+	uint32_t id = route_next_id(r);
+	if (id && r->state == RPC_ROUTE_READY) {
+		Kin__V1__CancelRequest in = KIN__V1__CANCEL_REQUEST__INIT;
+		_cleanup_free_ uint8_t *frame = NULL;
+		size_t len;
+		in.stream_id = rl->id;
+		/* Its answer matches no relay and is dropped. */
+		if (rpc_request_encode(id, 0, "kin.v1.Route", "Cancel", &in.base, NULL, 0, 0, &frame,
+				       &len) == 0)
+			route_queue(r, frame, len);
+	}
+	free(rl);
+}
+
+static void route_free(struct rpc_route *r)
+{
+	struct rpc_routes *rs = routes_of(r->server, false);
+	for (struct rpc_route **pp = &rs->list; *pp; pp = &(*pp)->next)
+		if (*pp == r) {
+			*pp = r->next;
+			break;
+		}
+	rs->n--;
+	free(r);
+}
+
+/* One child frame, complete and with a checked header. */
+static void route_frame(struct rpc_route *r, const struct rpc_header *h, const uint8_t *data)
+{
+	struct relay *rl = relay_find(r, h->stream_id);
+	struct rpc_status st;
+	if (h->type == RPC_TYPE_RESPONSE) {
+		/* Checked before it goes anywhere: a caller gets a ttrpc
+		 * Response or nothing. */
+		Ttrpc__Response *m = ttrpc__response__unpack(NULL, h->length, data);
+		if (!m) {
+			route_down(r, "the child sent a malformed response");
+			return;
+		}
+		if (rl) {
+			relay_unlink(rl);
+			if (rl->call) {
+				rpc_call_on_cancel(rl->call, NULL, NULL);
+				rpc_call_relay(rl->call, h->type, h->flags, data, h->length);
+			} else if (rl->done) {
+				st = (struct rpc_status){.code = m->status ? m->status->code : RPC_OK};
+				if (m->status && m->status->message)
+					str_copy(st.message, sizeof(st.message), m->status->message);
+				rl->done(&st, m->payload.data, m->payload.len, rl->data);
+			}
+			free(rl);
+		}
+		ttrpc__response__free_unpacked(m, NULL);
+		return;
+	}
+	if (!rl)
+		return; /* a late frame of a cancelled call */
+	bool last = h->flags & RPC_FLAG_REMOTE_CLOSED;
+	if (last)
+		relay_unlink(rl);
+	if (rl->call) {
+		if (last)
+			rpc_call_on_cancel(rl->call, NULL, NULL);
+		rpc_call_relay(rl->call, h->type, h->flags, data, h->length);
+	} else if (last && rl->done) {
+		st = (struct rpc_status){.code = RPC_OK};
+		rl->done(&st, NULL, 0, rl->data);
+	}
+	if (last)
+		free(rl);
+}
+
+/* Every complete frame in the input buffer. */
+static void route_process(struct rpc_route *r)
+{
+	size_t pos = 0;
+	while (r->state != RPC_ROUTE_DOWN && r->in_len - pos >= RPC_HEADER_SIZE) {
+		struct rpc_header h;
+		rpc_header_decode(r->in + pos, &h);
+		int e = rpc_header_check(&h, false);
+		if (e < 0) {
+			route_down(r, "the child sent a malformed frame (%s)",
+				   e == -EMSGSIZE ? "over 4 MiB" :
+				   e == -EPROTO	  ? "bad header" :
+				   e == -EBADR	  ? "bad stream id" :
+						    "bad flags");
+			return;
+		}
+		size_t need = RPC_HEADER_SIZE + h.length;
+		if (r->in_len - pos < need) {
+			if (need > r->in_cap) { /* checked: at most 4 MiB + 10 */
+				memmove(r->in, r->in + pos, r->in_len - pos);
+				r->in_len -= pos;
+				pos = 0;
+				uint8_t *p = realloc(r->in, need);
+				if (!p) {
+					route_down(r, "out of memory");
+					return;
+				}
+				r->in = p;
+				r->in_cap = need;
+			}
+			break;
+		}
+		route_frame(r, &h, r->in + pos + RPC_HEADER_SIZE);
+		pos += need;
+	}
+	if (r->state == RPC_ROUTE_DOWN)
+		return;
+	memmove(r->in, r->in + pos, r->in_len - pos);
+	r->in_len -= pos;
+	if (r->in_len == 0 && r->in_cap > ROUTE_IN_MIN) {
+		uint8_t *p = realloc(r->in, ROUTE_IN_MIN);
+		if (p) {
+			r->in = p;
+			r->in_cap = ROUTE_IN_MIN;
+		}
+	}
+}
+
+static void route_on_event(struct ev_source *src, uint32_t events)
+{
+	struct rpc_route *r = src->data;
+	r->busy++;
+	if (events & (EPOLLOUT | EPOLLERR))
+		route_flush(r, true);
+	if (r->state != RPC_ROUTE_DOWN && (events & (EPOLLIN | EPOLLHUP | EPOLLERR))) {
+		/* One read per wakeup, like any connection. */
+		ssize_t n = r->in_len == r->in_cap ? -1 : /* cannot happen: frames fit */
+				    recv(r->src.fd, r->in + r->in_len, r->in_cap - r->in_len,
+					 MSG_DONTWAIT);
+		if (n < 0 && r->in_len == r->in_cap)
+			errno = EAGAIN;
+		if (n == 0)
+			route_down(r, "the child kin closed its channel");
+		else if (n < 0 && errno != EAGAIN && errno != EINTR)
+			route_down(r, "the child's channel failed: %s", strerror(errno));
+		else if (n > 0) {
+			r->in_len += (size_t)n;
+			route_process(r);
+		}
+	}
+	r->busy--;
+	if (r->removed && !r->busy)
+		route_free(r);
+}
+
+/* ---- registry ----------------------------------------------------------------------- */
+
+static void probe_done(const struct rpc_status *st, const uint8_t *payload, size_t len, void *data)
+{
+	struct rpc_route *r = data;
+	(void)payload, (void)len;
+	if (r->state != RPC_ROUTE_CONNECTING)
+		return;
+	if (st->code == RPC_OK) {
+		r->state = RPC_ROUTE_READY;
+		log_info("rpc: route %s ready", r->name);
+	}
+}
+
+static int route_send_request(struct rpc_route *r, struct relay *rl, uint8_t flags,
+			      const char *service, const char *method, const ProtobufCMessage *in)
+{
+	_cleanup_free_ uint8_t *frame = NULL;
+	size_t len;
+	int e = rpc_request_encode(rl->id, flags, service, method, in, NULL, 0, 0, &frame, &len);
+	if (e < 0)
+		return e;
+	return route_queue(r, frame, len);
+}
+
+static struct relay *relay_new(struct rpc_route *r)
+{
+	uint32_t id = route_next_id(r);
+	if (!id)
+		return NULL;
+	struct relay *rl = calloc(1, sizeof(*rl));
+	if (!rl)
+		return NULL;
+	rl->route = r;
+	rl->id = id;
+	rl->next = r->relays;
+	if (r->relays)
+		r->relays->prev = rl;
+	r->relays = rl;
+	r->inflight++;
+	return rl;
+}
+
+int rpc_route_add(struct rpc_server *s, const char *name, int fd, unsigned flags)
+{
+	if (!rpc_route_name_is_valid(name))
+		return -EINVAL;
+	if (route_find(s, name))
+		return -EEXIST;
+	struct rpc_routes *rs = routes_of(s, true);
+	if (!rs)
+		return -ENOMEM;
+	if (rs->n >= RPC_ROUTES_MAX)
+		return -ENOSPC;
+	struct rpc_route *r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	*r = (struct rpc_route){.server = s,
+				.state = flags & RPC_ROUTE_PROBE ? RPC_ROUTE_CONNECTING :
+								   RPC_ROUTE_READY,
+				.next_id = 1,
+				.events = EPOLLIN};
+	str_copy(r->name, sizeof(r->name), name);
+	r->in = malloc(ROUTE_IN_MIN);
+	r->in_cap = ROUTE_IN_MIN;
+	r->src = (struct ev_source){.fd = fcntl(fd, F_DUPFD_CLOEXEC, 3),
+				    .fn = route_on_event,
+				    .data = r};
+	int e = r->in && r->src.fd >= 0 ? fd_set_nonblock(r->src.fd, true) : -ENOMEM;
+	if (r->src.fd < 0)
+		e = -errno;
+	if (e == 0)
+		e = ev_add(rpc_server_loop(s), &r->src, EPOLLIN);
+	if (e < 0) {
+		if (r->src.fd >= 0)
+			close(r->src.fd);
+		free(r->in);
+		free(r);
+		return e;
+	}
+	r->next = rs->list;
+	rs->list = r;
+	rs->n++;
+	if (flags & RPC_ROUTE_PROBE) {
+		Kin__V1__CheckRequest in = KIN__V1__CHECK_REQUEST__INIT;
+		struct relay *rl = relay_new(r);
+		if (rl) {
+			rl->done = probe_done;
+			rl->data = r;
+			if (route_send_request(r, rl, 0, "kin.v1.Health", "Check", &in.base) < 0) {
+				relay_unlink(rl);
+				free(rl);
+			}
+		}
+	}
+	log_debug("rpc: route %s added", name);
+	return 0;
+}
+
+int rpc_route_remove(struct rpc_server *s, const char *name, const char *why)
+{
+	struct rpc_route *r = route_find(s, name);
+	if (!r)
+		return -ENOENT;
+	r->busy++;
+	route_down(r, "%s", why ? why : "removed");
+	r->busy--;
+	r->removed = true;
+	if (!r->busy)
+		route_free(r);
+	return 0;
+}
+
+int rpc_route_close(struct rpc_server *s, const char *name, const char *why)
+{
+	struct rpc_route *r = route_find(s, name);
+	if (!r)
+		return -ENOENT;
+	r->busy++;
+	route_down(r, "%s", why);
+	r->busy--;
+	if (r->removed && !r->busy)
+		route_free(r);
+	return 0;
+}
+
+enum rpc_route_state rpc_route_state(struct rpc_server *s, const char *name)
+{
+	struct rpc_route *r = route_find(s, name);
+	return r ? r->state : RPC_ROUTE_NONE;
+}
+
+void rpc_routes_free(struct rpc_server *s)
+{
+	struct rpc_routes *rs = routes_of(s, false);
+	if (!rs)
+		return;
+	while (rs->list) {
+		struct rpc_route *r = rs->list;
+		r->busy++;
+		route_down(r, "kin is stopping");
+		r->busy--;
+		rs->list = r->next;
+		free(r);
+	}
+	free(rs);
+	*rpc_server_routes(s) = NULL;
+}
+
+int rpc_route_call(struct rpc_server *s, const char *name, const char *service,
+		   const char *method, const ProtobufCMessage *in, rpc_route_done_fn done,
+		   void *data)
+{
+	struct rpc_route *r = route_find(s, name);
+	if (!r)
+		return -ENOENT;
+	if (r->state != RPC_ROUTE_READY)
+		return -EAGAIN;
+	if (r->inflight >= RPC_ROUTE_INFLIGHT_MAX)
+		return -EBUSY;
+	struct relay *rl = relay_new(r);
+	if (!rl)
+		return -ENOMEM;
+	rl->done = done;
+	rl->data = data;
+	int e = route_send_request(r, rl, 0, service, method, in);
+	if (e < 0) {
+		relay_unlink(rl);
+		free(rl);
+	}
+	return e;
+}
+
+/* ---- forwarding ---------------------------------------------------------------------- */
+
+/* Splits "vm/a/b" into hop "vm/a" and rest "b" (NULL at the last hop). */
+static int target_split(const char *target, char *hop, size_t hop_size, const char **ret_rest)
+{
+	const char *end = strchr(target, '/');
+	if (end && (size_t)(end - target) == 2 && strncmp(target, "vm", 2) == 0)
+		end = strchr(end + 1, '/');
+	size_t n = end ? (size_t)(end - target) : strlen(target);
+	if (n >= hop_size)
+		return -EINVAL;
+	memcpy(hop, target, n);
+	hop[n] = '\0';
+	*ret_rest = end ? end + 1 : NULL;
+	if (!rpc_route_name_is_valid(hop) || (end && !end[1]))
+		return -EINVAL;
+	return 0;
+}
+
+/* The Request again, for the child: the target cut by one hop. */
+static int encode_forward(const struct rpc_request *req, uint32_t id, uint8_t flags,
+			  const char *rest, const char *via, uint8_t **ret, size_t *ret_len)
+{
+	Ttrpc__KeyValue kvs[RPC_METADATA_MAX], *kvp[RPC_METADATA_MAX];
+	size_t n = 0;
+	for (size_t i = 0; i < req->n_metadata; i++) {
+		struct rpc_kv kv = rpc_request_metadata(req, i);
+		if (strcmp(kv.key, RPC_TARGET_KEY) == 0 || strcmp(kv.key, RPC_TARGET_VIA_KEY) == 0)
+			continue;
+		if (n + 2 >= RPC_METADATA_MAX)
+			return -E2BIG;
+		ttrpc__key_value__init(&kvs[n]);
+		kvs[n].key = (char *)kv.key;
+		kvs[n].value = (char *)kv.value;
+		kvp[n] = &kvs[n];
+		n++;
+	}
+	const char *extra[2][2] = {{RPC_TARGET_VIA_KEY, via}, {RPC_TARGET_KEY, rest}};
+	for (size_t i = 0; i < 2; i++) {
+		if (!extra[i][1])
+			continue;
+		ttrpc__key_value__init(&kvs[n]);
+		kvs[n].key = (char *)extra[i][0];
+		kvs[n].value = (char *)extra[i][1];
+		kvp[n] = &kvs[n];
+		n++;
+	}
+	Ttrpc__Request m = TTRPC__REQUEST__INIT;
+	m.service = (char *)req->service;
+	m.method = (char *)req->method;
+	m.payload = (ProtobufCBinaryData){.len = req->payload_len, .data = (uint8_t *)req->payload};
+	m.timeout_nano = req->timeout_ns;
+	m.n_metadata = n;
+	m.metadata = kvp;
+	size_t len = ttrpc__request__get_packed_size(&m);
+	if (len > RPC_MESSAGE_MAX)
+		return -EMSGSIZE;
+	uint8_t *buf = malloc(RPC_HEADER_SIZE + len);
+	if (!buf)
+		return -ENOMEM;
+	struct rpc_header h = {
+		.length = (uint32_t)len, .stream_id = id, .type = RPC_TYPE_REQUEST, .flags = flags};
+	rpc_header_encode(&h, buf);
+	ttrpc__request__pack(&m, buf + RPC_HEADER_SIZE);
+	*ret = buf;
+	*ret_len = RPC_HEADER_SIZE + len;
+	return 0;
+}
+
+void rpc_route_forward(struct rpc_server *s, struct rpc_call *call, const char *target,
+		       uint8_t flags)
+{
+	const char *via = rpc_call_metadata(call, RPC_TARGET_VIA_KEY);
+	const char *rest;
+	char hop[RPC_ROUTE_NAME_MAX + 1];
+	char full[2 * RPC_VALUE_MAX + 2];
+
+	snprintf(full, sizeof(full), "%s%s%s", via ? via : "", via ? "/" : "", target);
+	if (strlen(target) > RPC_VALUE_MAX || target_split(target, hop, sizeof(hop), &rest) < 0) {
+		rpc_call_fail(call, RPC_INVALID_ARGUMENT,
+			      "target \"%.200s\": expected hops joined by '/', each a zone name or "
+			      "vm/NAME ([A-Za-z0-9_.-], 1-64 bytes)",
+			      full);
+		return;
+	}
+	struct rpc_route *r = route_find(s, hop);
+	if (!r) {
+		rpc_call_fail(call, RPC_NOT_FOUND, "target \"%.200s\": no zone or VM \"%s\" %s%s%s",
+			      full, hop, via ? "in \"" : "in this kin", via ? via : "",
+			      via ? "\"" : "");
+		return;
+	}
+	if (r->state != RPC_ROUTE_READY) {
+		rpc_call_fail(call, RPC_UNAVAILABLE, "target \"%.200s\": %s: %s", full, r->name,
+			      r->state == RPC_ROUTE_CONNECTING ? "its kin has not answered yet" :
+								 r->why);
+		return;
+	}
+	if (r->inflight >= RPC_ROUTE_INFLIGHT_MAX) {
+		rpc_call_fail(call, RPC_RESOURCE_EXHAUSTED,
+			      "target \"%.200s\": %u calls in flight to %s already (the limit)",
+			      full, RPC_ROUTE_INFLIGHT_MAX, r->name);
+		return;
+	}
+	char new_via[RPC_VALUE_MAX + 1];
+	if (snprintf(new_via, sizeof(new_via), "%s%s%s", via ? via : "", via ? "/" : "", hop) >=
+	    (int)sizeof(new_via)) {
+		rpc_call_fail(call, RPC_INVALID_ARGUMENT, "target \"%.200s\": too deep", full);
+		return;
+	}
+	struct relay *rl = relay_new(r);
+	if (!rl) {
+		rpc_call_fail(call, RPC_RESOURCE_EXHAUSTED, "target \"%.200s\": %s: out of stream ids "
+			      "or memory", full, r->name);
+		return;
+	}
+	_cleanup_free_ uint8_t *frame = NULL;
+	size_t len;
+	int e = encode_forward(rpc_call_request(call), rl->id, flags, rest, new_via, &frame, &len);
+	if (e == 0)
+		e = route_queue(r, frame, len);
+	if (e < 0) {
+		relay_unlink(rl);
+		free(rl);
+		rpc_call_fail(call, e == -E2BIG ? RPC_INVALID_ARGUMENT : RPC_RESOURCE_EXHAUSTED,
+			      "target \"%.200s\": cannot relay to %s: %s", full, r->name,
+			      e == -E2BIG	 ? "too much metadata" :
+			      e == -EMSGSIZE ? "the request grows over 4 MiB" :
+			      e == -ENOBUFS  ? "its queue is full" :
+					       strerror(-e));
+		return;
+	}
+	rl->call = call;
+	rpc_call_on_cancel(call, relay_cancelled, rl);
+}

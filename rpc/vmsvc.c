@@ -1,0 +1,448 @@
+/* vmsvc: kin.v1.Vm — microVMs run by this kin. vm/'s manager starts each
+ * VMM as a child tracked by pidfd in kin's loop (not in a cell of its own
+ * yet); this file adds the RPC side: once QEMU has made the VM's link
+ * socket, kin connects to it and adds route "vm/NAME" (probed: it is ready
+ * when the guest's kin answers Health/Check), so `kin ctl --target
+ * vm/NAME ...` reaches the guest. Stop asks the guest's kin to power off
+ * over the link, falls back to Ctrl-Alt-Del through QEMU's monitor, and
+ * kills the VMM once the timeout has passed; it is answered when the VMM
+ * has exited, with its exit status. */
+#include "rpc/internal.h"
+#include "vm/vm.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/timerfd.h>
+#include <sys/un.h>
+
+#define VM_TICK_MS 100
+#define VM_STOP_TIMEOUT_DEFAULT_MS 30000
+#define VM_STOP_WAITERS_MAX 8
+#define VM_LINK_WAIT_MS 10000 /* QEMU makes link.sock at start; retry this long */
+
+struct vmsvc_vm {
+	bool used;
+	char name[NAME_MAX_LEN + 1];
+	char route[RPC_ROUTE_NAME_MAX + 1];
+	bool linking;	/* connecting to link.sock */
+	bool routed;
+	uint64_t link_deadline_ns;
+	bool stopping;
+	bool poweroff_sent, cad_sent, killed;
+	uint64_t stop_deadline_ns;
+	struct rpc_call *waiters[VM_STOP_WAITERS_MAX];
+	struct rpc_vm_service *svc;
+};
+
+struct rpc_vm_service {
+	struct rpc_server *rpc;
+	struct ev_loop *loop;
+	struct vm_manager *m;
+	struct ev_source timer;
+	bool ticking;
+	struct vmsvc_vm vms[VM_MAX];
+};
+
+static struct vmsvc_vm *slot_find(struct rpc_vm_service *svc, const char *name)
+{
+	for (size_t i = 0; i < VM_MAX; i++)
+		if (svc->vms[i].used && strcmp(svc->vms[i].name, name) == 0)
+			return &svc->vms[i];
+	return NULL;
+}
+
+static const char *state_name(enum vm_state s)
+{
+	return s == VM_STATE_RUNNING ? "running" : s == VM_STATE_STOPPING ? "stopping" : "exited";
+}
+
+/* Fills out from info; strings point into info and x. */
+static void info_fill(Kin__V1__VmInfo *out, const struct vm_info *info, struct rpc_vm_service *svc)
+{
+	struct vmsvc_vm *x = slot_find(svc, info->name);
+	kin__v1__vm_info__init(out);
+	out->name = (char *)info->name;
+	out->state = (char *)state_name(info->state);
+	out->pid = (uint32_t)info->pid;
+	out->accel = (char *)vm_accel_name(info->accel);
+	out->cpus = info->cpus;
+	out->memory_mb = info->memory_mb;
+	out->exit_status = info->exit_status;
+	out->console_log = (char *)info->paths.console;
+	out->link = (char *)info->paths.link;
+	out->route = x ? x->route : (char *)"";
+	out->link_ready = x && rpc_route_state(svc->rpc, x->route) == RPC_ROUTE_READY &&
+			  info->state != VM_STATE_EXITED;
+	out->uptime_ns = info->state == VM_STATE_EXITED ? 0 : now_monotonic_ns() - info->started_ns;
+}
+
+static void tick_arm(struct rpc_vm_service *svc, bool on)
+{
+	if (on == svc->ticking)
+		return;
+	struct itimerspec its = {0};
+	if (on)
+		its.it_value.tv_nsec = its.it_interval.tv_nsec = VM_TICK_MS * 1000000L;
+	if (timerfd_settime(svc->timer.fd, 0, &its, NULL) == 0)
+		svc->ticking = on;
+}
+
+static int link_connect(const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	if (str_copy(sa.sun_path, sizeof(sa.sun_path), path) < 0)
+		return -ENAMETOOLONG;
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int r = -errno;
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+static void link_try(struct rpc_vm_service *svc, struct vmsvc_vm *x, const struct vm_info *info)
+{
+	int fd = link_connect(info->paths.link);
+	if (fd < 0) {
+		if (now_monotonic_ns() > x->link_deadline_ns) {
+			x->linking = false;
+			log_warn("vm \"%s\": cannot connect to its link %s: %s; no route %s",
+				 x->name, info->paths.link, strerror(-fd), x->route);
+		}
+		return;
+	}
+	x->linking = false;
+	rpc_route_remove(svc->rpc, x->route, "replaced");
+	int r = rpc_route_add(svc->rpc, x->route, fd, RPC_ROUTE_PROBE);
+	close(fd);
+	if (r < 0)
+		log_warn("vm \"%s\": cannot add route %s: %s", x->name, x->route, strerror(-r));
+	else
+		x->routed = true;
+}
+
+static void poweroff_done(const struct rpc_status *st, const uint8_t *payload, size_t len,
+			  void *data);
+
+/* The next step of a stop: Poweroff over the link, else Ctrl-Alt-Del,
+ * and SIGKILL past the deadline. */
+static void stop_step(struct rpc_vm_service *svc, struct vmsvc_vm *x)
+{
+	struct vm_info info;
+	if (vm_get(svc->m, x->name, &info) < 0 || info.state == VM_STATE_EXITED)
+		return;
+	if (!x->poweroff_sent) {
+		x->poweroff_sent = true;
+		Kin__V1__PoweroffRequest in = KIN__V1__POWEROFF_REQUEST__INIT;
+		if (rpc_route_call(svc->rpc, x->route, "kin.v1.System", "Poweroff", &in.base,
+				   poweroff_done, x) == 0) {
+			log_info("vm \"%s\": asked its kin to power off", x->name);
+			return;
+		}
+	}
+	if (!x->cad_sent) {
+		x->cad_sent = true;
+		int r = vm_request_shutdown(svc->m, x->name);
+		log_info("vm \"%s\": Ctrl-Alt-Del through the VMM's monitor%s%s", x->name,
+			 r < 0 ? " failed: " : "", r < 0 ? strerror(-r) : "");
+	}
+	if (!x->killed && now_monotonic_ns() >= x->stop_deadline_ns) {
+		x->killed = true;
+		log_warn("vm \"%s\": still running after the stop timeout; killing the VMM", x->name);
+		vm_kill(svc->m, x->name, SIGKILL);
+	}
+}
+
+static void poweroff_done(const struct rpc_status *st, const uint8_t *payload, size_t len,
+			  void *data)
+{
+	struct vmsvc_vm *x = data;
+	(void)payload, (void)len;
+	if (!x->used || !x->stopping)
+		return;
+	if (st->code != RPC_OK) {
+		log_info("vm \"%s\": Poweroff over the link failed: %s", x->name, st->message);
+		stop_step(x->svc, x);
+	}
+}
+
+static void on_tick(struct ev_source *src, uint32_t events)
+{
+	struct rpc_vm_service *svc = src->data;
+	uint64_t ticks;
+	bool more = false;
+	(void)events;
+	if (read(src->fd, &ticks, sizeof(ticks)) < 0)
+		return;
+	for (size_t i = 0; i < VM_MAX; i++) {
+		struct vmsvc_vm *x = &svc->vms[i];
+		struct vm_info info;
+		if (!x->used || vm_get(svc->m, x->name, &info) < 0 || info.state == VM_STATE_EXITED)
+			continue;
+		if (x->linking)
+			link_try(svc, x, &info);
+		if (x->stopping && !x->killed && now_monotonic_ns() >= x->stop_deadline_ns)
+			stop_step(svc, x);
+		more |= x->linking || (x->stopping && !x->killed);
+	}
+	if (!more)
+		tick_arm(svc, false);
+}
+
+static void on_exited(void *data, const struct vm_info *info)
+{
+	struct rpc_vm_service *svc = data;
+	struct vmsvc_vm *x = slot_find(svc, info->name);
+	if (!x)
+		return;
+	if (!x->stopping)
+		log_warn("vm \"%s\": the VMM ended on its own with status %d", info->name,
+			 info->exit_status);
+	x->linking = false;
+	/* The route stays, down, so that callers hear UNAVAILABLE, not NOT_FOUND. */
+	if (x->routed) {
+		char why[96];
+		snprintf(why, sizeof(why), "the VM's VMM exited with status %d", info->exit_status);
+		rpc_route_close(svc->rpc, x->route, why);
+	}
+	Kin__V1__VmInfo out;
+	info_fill(&out, info, svc);
+	for (size_t i = 0; i < VM_STOP_WAITERS_MAX; i++) {
+		struct rpc_call *call = x->waiters[i];
+		if (!call)
+			continue;
+		x->waiters[i] = NULL;
+		rpc_call_on_cancel(call, NULL, NULL);
+		rpc_call_reply(call, &out.base);
+	}
+	x->stopping = false;
+}
+
+/* ---- handlers -------------------------------------------------------------------------- */
+
+static int vm_start_handler(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
+{
+	struct rpc_vm_service *svc = userdata;
+	const Kin__V1__VmStartRequest *m = (const Kin__V1__VmStartRequest *)in;
+	struct vm_spec spec;
+	char err[512];
+
+	vm_spec_defaults(&spec);
+	if (str_copy(spec.name, sizeof(spec.name), m->name) < 0 ||
+	    str_copy(spec.kernel, sizeof(spec.kernel), m->kernel) < 0 ||
+	    str_copy(spec.image, sizeof(spec.image), m->image) < 0 ||
+	    str_copy(spec.disk, sizeof(spec.disk), m->disk) < 0 ||
+	    str_copy(spec.cmdline, sizeof(spec.cmdline), m->append) < 0)
+		return rpc_call_fail(call, RPC_INVALID_ARGUMENT,
+				     "vm \"%.64s\": a name, path or the command line is too long",
+				     m->name);
+	if (m->cpus)
+		spec.cpus = m->cpus;
+	if (m->memory_mb)
+		spec.memory_mb = m->memory_mb;
+	if (m->accel[0] && vm_accel_parse(m->accel, &spec.accel) < 0)
+		return rpc_call_fail(call, RPC_INVALID_ARGUMENT,
+				     "vm \"%.64s\": accel \"%.32s\": expected auto, kvm or tcg",
+				     m->name, m->accel);
+	struct vmsvc_vm *x = slot_find(svc, m->name);
+	struct vm_info old;
+	if (x && vm_get(svc->m, m->name, &old) == 0 && old.state != VM_STATE_EXITED)
+		return rpc_call_fail(call, RPC_ALREADY_EXISTS, "vm \"%s\" already exists (%s)",
+				     m->name, state_name(old.state));
+	int r = vm_start(svc->m, &spec, err, sizeof(err));
+	if (r < 0)
+		return rpc_call_fail(call, rpc_code_from_errno(r), "%s", err);
+	if (!x)
+		for (size_t i = 0; i < VM_MAX && !x; i++)
+			if (!svc->vms[i].used)
+				x = &svc->vms[i];
+	if (!x) /* cannot happen: the manager holds as many */
+		return rpc_call_fail(call, RPC_RESOURCE_EXHAUSTED, "vm \"%s\": no slot", m->name);
+	rpc_route_remove(svc->rpc, x->route, "replaced");
+	*x = (struct vmsvc_vm){.used = true,
+			       .linking = true,
+			       .link_deadline_ns = now_monotonic_ns() + VM_LINK_WAIT_MS * 1000000ull,
+			       .svc = svc};
+	str_copy(x->name, sizeof(x->name), m->name);
+	snprintf(x->route, sizeof(x->route), "vm/%s", m->name);
+	struct vm_info info;
+	vm_get(svc->m, m->name, &info);
+	link_try(svc, x, &info);
+	if (x->linking)
+		tick_arm(svc, true);
+	Kin__V1__VmInfo out;
+	info_fill(&out, &info, svc);
+	return rpc_call_reply(call, &out.base);
+}
+
+static void list_one(const struct vm_info *info, void *data)
+{
+	void **ctx = data;
+	Kin__V1__VmListResponse *out = ctx[0];
+	struct rpc_vm_service *svc = ctx[1];
+	struct vm_info *infos = ctx[2];
+	Kin__V1__VmInfo *items = ctx[3];
+	size_t i = out->n_vms++;
+	infos[i] = *info;
+	info_fill(&items[i], &infos[i], svc);
+	out->vms[i] = &items[i];
+}
+
+static int vm_list_handler(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
+{
+	struct rpc_vm_service *svc = userdata;
+	Kin__V1__VmListResponse out = KIN__V1__VM_LIST_RESPONSE__INIT;
+	(void)in;
+	_cleanup_free_ struct vm_info *infos = calloc(VM_MAX, sizeof(*infos));
+	_cleanup_free_ Kin__V1__VmInfo *items = calloc(VM_MAX, sizeof(*items));
+	_cleanup_free_ Kin__V1__VmInfo **ptrs = calloc(VM_MAX, sizeof(*ptrs));
+	if (!infos || !items || !ptrs)
+		return -ENOMEM;
+	out.vms = ptrs;
+	void *ctx[] = {&out, svc, infos, items};
+	vm_foreach(svc->m, list_one, ctx);
+	return rpc_call_reply(call, &out.base);
+}
+
+static int vm_status_handler(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
+{
+	struct rpc_vm_service *svc = userdata;
+	const Kin__V1__VmRequest *m = (const Kin__V1__VmRequest *)in;
+	struct vm_info info;
+	if (vm_get(svc->m, m->name, &info) < 0)
+		return rpc_call_fail(call, RPC_NOT_FOUND, "vm \"%.64s\" does not exist", m->name);
+	Kin__V1__VmInfo out;
+	info_fill(&out, &info, svc);
+	return rpc_call_reply(call, &out.base);
+}
+
+static void stop_cancelled(struct rpc_call *call, void *data)
+{
+	struct vmsvc_vm *x = data;
+	for (size_t i = 0; i < VM_STOP_WAITERS_MAX; i++)
+		if (x->waiters[i] == call)
+			x->waiters[i] = NULL;
+}
+
+static int vm_stop_handler(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
+{
+	struct rpc_vm_service *svc = userdata;
+	const Kin__V1__VmStopRequest *m = (const Kin__V1__VmStopRequest *)in;
+	struct vm_info info;
+	struct vmsvc_vm *x = slot_find(svc, m->name);
+	if (!x || vm_get(svc->m, m->name, &info) < 0)
+		return rpc_call_fail(call, RPC_NOT_FOUND, "vm \"%.64s\" does not exist", m->name);
+	if (info.state == VM_STATE_EXITED) {
+		Kin__V1__VmInfo out;
+		info_fill(&out, &info, svc);
+		return rpc_call_reply(call, &out.base);
+	}
+	if (m->timeout_ms > 3600ull * 1000)
+		return rpc_call_fail(call, RPC_INVALID_ARGUMENT,
+				     "vm \"%s\": stop timeout over 1 h", m->name);
+	size_t i = 0;
+	while (i < VM_STOP_WAITERS_MAX && x->waiters[i])
+		i++;
+	if (i == VM_STOP_WAITERS_MAX)
+		return rpc_call_fail(call, RPC_RESOURCE_EXHAUSTED,
+				     "vm \"%s\": %d stop calls wait already", m->name,
+				     VM_STOP_WAITERS_MAX);
+	x->waiters[i] = call;
+	rpc_call_on_cancel(call, stop_cancelled, x);
+	uint64_t deadline = now_monotonic_ns() +
+			    (m->timeout_ms ? m->timeout_ms : VM_STOP_TIMEOUT_DEFAULT_MS) * 1000000ull;
+	if (!x->stopping) {
+		x->stopping = true;
+		x->poweroff_sent = x->cad_sent = x->killed = false;
+		x->stop_deadline_ns = deadline;
+		stop_step(svc, x);
+		tick_arm(svc, true);
+	} else if (deadline < x->stop_deadline_ns) {
+		x->stop_deadline_ns = deadline; /* the most impatient caller wins */
+	}
+	return 0;
+}
+
+int rpc_vm_register(struct rpc_server *s, struct child_table *children, const char *state_dir,
+		    struct rpc_vm_service **ret)
+{
+	struct rpc_vm_service *svc = calloc(1, sizeof(*svc));
+	if (!svc)
+		return -ENOMEM;
+	svc->rpc = s;
+	svc->loop = rpc_server_loop(s);
+	struct vm_events ev = {.exited = on_exited, .data = svc};
+	int r = vm_manager_new(svc->loop, children, state_dir, &ev, &svc->m);
+	if (r < 0) {
+		free(svc);
+		return r;
+	}
+	svc->timer = (struct ev_source){
+		.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC),
+		.fn = on_tick,
+		.data = svc};
+	if (svc->timer.fd < 0 || ev_add(svc->loop, &svc->timer, EPOLLIN) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	struct rpc_method methods[] = {
+		{"kin.v1.Vm", "Start", &kin__v1__vm_start_request__descriptor, vm_start_handler, 0,
+		 svc},
+		{"kin.v1.Vm", "List", &kin__v1__vm_list_request__descriptor, vm_list_handler, 0, svc},
+		{"kin.v1.Vm", "Status", &kin__v1__vm_request__descriptor, vm_status_handler, 0, svc},
+		{"kin.v1.Vm", "Stop", &kin__v1__vm_stop_request__descriptor, vm_stop_handler, 0, svc},
+	};
+	/* The server keeps the table by pointer: one Vm service per process. */
+	static struct rpc_method table[4];
+	memcpy(table, methods, sizeof(table));
+	r = rpc_server_register(s, table, ARRAY_SIZE(table));
+	if (r < 0)
+		goto fail;
+	*ret = svc;
+	return 0;
+fail:
+	if (svc->timer.fd >= 0) {
+		ev_del(svc->loop, &svc->timer);
+		close(svc->timer.fd);
+	}
+	vm_manager_free(svc->m);
+	free(svc);
+	return r;
+}
+
+void rpc_vm_shutdown(struct rpc_vm_service *svc)
+{
+	if (!svc)
+		return;
+	for (size_t i = 0; i < VM_MAX; i++) {
+		struct vmsvc_vm *x = &svc->vms[i];
+		for (size_t k = 0; k < VM_STOP_WAITERS_MAX; k++) {
+			struct rpc_call *call = x->waiters[k];
+			if (!call)
+				continue;
+			x->waiters[k] = NULL;
+			rpc_call_on_cancel(call, NULL, NULL);
+			rpc_call_fail(call, RPC_UNAVAILABLE, "vm \"%s\": kin is stopping", x->name);
+		}
+		x->stopping = false;
+		if (x->routed)
+			rpc_route_remove(svc->rpc, x->route, "kin is stopping");
+		x->routed = false;
+		x->used = false;
+	}
+}
+
+void rpc_vm_free(struct rpc_vm_service *svc)
+{
+	if (!svc)
+		return;
+	ev_del(svc->loop, &svc->timer);
+	close(svc->timer.fd);
+	vm_manager_free(svc->m);
+	free(svc);
+}
