@@ -31,5 +31,5 @@ $(BUILD)/ttrpc-peer: tests/interop/main.go
 	cd tests/interop && GOPATH=/usr/share/gocode GO111MODULE=off \
 		GOCACHE=$(abspath $(BUILD))/go-cache go build -o $(abspath $@) main.go
 
-CHECK_DEPS += $(BUILD)/rpc-load $(BUILD)/ttrpc-peer
+CHECK_DEPS += $(BUILD)/rpc-load $(BUILD)/rpc-route $(BUILD)/ttrpc-peer
 BENCH_DEPS += $(BUILD)/ttrpc-peer
