@@ -84,6 +84,17 @@ check:
 check-run: $(KIN) $(BUILD)/unit-tests $(BUILD)/ns-helper $(FUZZERS) $(CHECK_DEPS)
 	@BUILD=$(BUILD) FUZZ_SECONDS=$(FUZZ_SECONDS) tests/run-all.sh
 
+# Guest images always carry the static kin: an ASan build is dynamic and a
+# guest has none of its libraries. `kin image build` (any build) puts
+# $KIN_IMAGE_SELF into images when it is set.
+ifeq ($(SANITIZE),1)
+check-run bench-run demo-run: static-kin
+export KIN_IMAGE_SELF := $(abspath build/kin)
+endif
+.PHONY: static-kin demo-run
+static-kin:
+	@$(MAKE) --no-print-directory SANITIZE=0 BUILD=build build/kin
+
 unit: $(BUILD)/unit-tests
 	$(BUILD)/unit-tests
 
@@ -101,7 +112,8 @@ bench-run: $(KIN) $(BUILD)/ns-helper $(BENCH_BINS) $(BENCH_DEPS)
 
 demo:
 	@scripts/deps.sh
-	@$(MAKE) --no-print-directory $(KIN) $(BUILD)/ns-helper
+	@$(MAKE) --no-print-directory demo-run
+demo-run: $(KIN) $(BUILD)/ns-helper
 	@BUILD=$(BUILD) scripts/demo.sh
 
 deps:

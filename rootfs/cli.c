@@ -26,6 +26,8 @@ static void usage(FILE *f)
 	      "  --add-binary PATH      host binary with its interpreter and libraries\n"
 	      "  --label L              ext4 label (default kin-root); the UUID follows it\n"
 	      "  --size MB              ext4 size (default: computed)\n"
+	      "  --self FILE            the kin put in the image (default: this one, or\n"
+	      "                         $KIN_IMAGE_SELF); it must be static\n"
 	      "Times are SOURCE_DATE_EPOCH (default 0): the same inputs give the same bytes.\n"
 	      "\n"
 	      "kernel: fetch Debian's current kernel package into the cache (no install),\n"
@@ -54,6 +56,7 @@ static int cmd_build(int argc, char **argv)
 		{"modules", required_argument, NULL, 'M'},    {"add", required_argument, NULL, 'a'},
 		{"add-binary", required_argument, NULL, 'b'}, {"label", required_argument, NULL, 'L'},
 		{"size", required_argument, NULL, 's'},	   {"help", no_argument, NULL, 'h'},
+		{"self", required_argument, NULL, 'S'},
 		{NULL, 0, NULL, 0},
 	};
 	static struct rootfs_build_opts o;
@@ -61,6 +64,11 @@ static int cmd_build(int argc, char **argv)
 	int c;
 
 	memset(&o, 0, sizeof(o));
+	/* An ASan (dynamic) kin under test still builds images with the
+	 * static one: the guest has none of its libraries. */
+	o.self = getenv("KIN_IMAGE_SELF");
+	if (o.self && !*o.self)
+		o.self = NULL;
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+:o:h", longopts, NULL)) != -1) {
@@ -122,6 +130,11 @@ static int cmd_build(int argc, char **argv)
 			if (str_to_u64(optarg, 1 << 20, &o.size_mb) < 0 || o.size_mb < 8)
 				return usage_error("--size '%s': expected megabytes, 8 to 1048576",
 						   optarg);
+			break;
+		case 'S':
+			if (access(optarg, X_OK) < 0)
+				return usage_error("--self '%s': not an executable file", optarg);
+			o.self = optarg;
 			break;
 		case 'h':
 			usage(stdout);

@@ -41,6 +41,7 @@ struct rpc_route {
 	struct relay *relays;
 	unsigned inflight;
 	unsigned busy; /* inside its handler or a callback: free later */
+	bool probe;    /* attached later: probe then */
 	bool removed;
 };
 
@@ -135,6 +136,7 @@ static void route_update_events(struct rpc_route *r)
 		r->events = want;
 }
 
+static int route_attach(struct rpc_route *r, int fd, bool probe);
 static void route_down(struct rpc_route *r, const char *fmt, ...) _printf_(2, 3);
 static void route_down(struct rpc_route *r, const char *fmt, ...)
 {
@@ -147,8 +149,10 @@ static void route_down(struct rpc_route *r, const char *fmt, ...)
 		return;
 	log_info("rpc: route %s down: %s", r->name, r->why);
 	r->state = RPC_ROUTE_DOWN;
-	ev_del(rpc_server_loop(r->server), &r->src);
-	close(r->src.fd);
+	if (r->src.fd >= 0) {
+		ev_del(rpc_server_loop(r->server), &r->src);
+		close(r->src.fd);
+	}
 	r->src.fd = -1;
 	free(r->in);
 	free(r->out);
@@ -446,27 +450,55 @@ int rpc_route_add(struct rpc_server *s, const char *name, int fd, unsigned flags
 				.next_id = 1,
 				.events = EPOLLIN};
 	str_copy(r->name, sizeof(r->name), name);
-	r->in = malloc(ROUTE_IN_MIN);
-	r->in_cap = ROUTE_IN_MIN;
-	r->src = (struct ev_source){.fd = fcntl(fd, F_DUPFD_CLOEXEC, 3),
-				    .fn = route_on_event,
-				    .data = r};
-	int e = r->in && r->src.fd >= 0 ? fd_set_nonblock(r->src.fd, true) : -ENOMEM;
-	if (r->src.fd < 0)
-		e = -errno;
-	if (e == 0)
-		e = ev_add(rpc_server_loop(s), &r->src, EPOLLIN);
-	if (e < 0) {
-		if (r->src.fd >= 0)
-			close(r->src.fd);
-		free(r->in);
-		free(r);
-		return e;
-	}
+	r->src = (struct ev_source){.fd = -1, .fn = route_on_event, .data = r};
 	r->next = rs->list;
 	rs->list = r;
 	rs->n++;
-	if (flags & RPC_ROUTE_PROBE) {
+	log_debug("rpc: route %s added", name);
+	if (fd < 0) {
+		r->state = RPC_ROUTE_CONNECTING; /* rpc_route_attach gives the fd */
+		r->probe = flags & RPC_ROUTE_PROBE;
+		return 0;
+	}
+	int e = route_attach(r, fd, flags & RPC_ROUTE_PROBE);
+	if (e < 0) {
+		rs->list = r->next;
+		rs->n--;
+		free(r);
+	}
+	return e;
+}
+
+int rpc_route_attach(struct rpc_server *s, const char *name, int fd)
+{
+	struct rpc_route *r = route_find(s, name);
+	if (!r)
+		return -ENOENT;
+	if (r->src.fd >= 0 || r->state == RPC_ROUTE_DOWN)
+		return -EALREADY;
+	return route_attach(r, fd, r->probe);
+}
+
+static int route_attach(struct rpc_route *r, int fd, bool probe)
+{
+	r->in = malloc(ROUTE_IN_MIN);
+	r->in_cap = ROUTE_IN_MIN;
+	r->src.fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	int e = r->src.fd < 0 ? -errno : !r->in ? -ENOMEM : fd_set_nonblock(r->src.fd, true);
+	if (e == 0)
+		e = ev_add(rpc_server_loop(r->server), &r->src, EPOLLIN);
+	if (e < 0) {
+		if (r->src.fd >= 0)
+			close(r->src.fd);
+		r->src.fd = -1;
+		free(r->in);
+		r->in = NULL;
+		r->in_cap = 0;
+		return e;
+	}
+	r->events = EPOLLIN;
+	r->state = probe ? RPC_ROUTE_CONNECTING : RPC_ROUTE_READY;
+	if (probe) {
 		Kin__V1__CheckRequest in = KIN__V1__CHECK_REQUEST__INIT;
 		struct relay *rl = relay_new(r);
 		if (rl) {
@@ -478,7 +510,6 @@ int rpc_route_add(struct rpc_server *s, const char *name, int fd, unsigned flags
 			}
 		}
 	}
-	log_debug("rpc: route %s added", name);
 	return 0;
 }
 

@@ -307,8 +307,10 @@ enum {
 /* "vm/NAME" or a name (name_is_valid) other than "vm". */
 bool rpc_route_name_is_valid(const char *name);
 /* Adds route name over a dup of fd (the caller keeps fd). -EEXIST taken,
- * -EINVAL a bad name, -ENOSPC past RPC_ROUTES_MAX. */
+ * -EINVAL a bad name, -ENOSPC past RPC_ROUTES_MAX. fd < 0: the child is
+ * on its way (calls answer UNAVAILABLE) until rpc_route_attach gives it. */
 int rpc_route_add(struct rpc_server *s, const char *name, int fd, unsigned flags);
+int rpc_route_attach(struct rpc_server *s, const char *name, int fd);
 /* Closes it, keeping the name: calls in flight and later ones end
  * UNAVAILABLE naming why (the child is gone). */
 int rpc_route_close(struct rpc_server *s, const char *name, const char *why);

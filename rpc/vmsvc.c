@@ -110,20 +110,22 @@ static void link_try(struct rpc_vm_service *svc, struct vmsvc_vm *x, const struc
 	int fd = link_connect(info->paths.link);
 	if (fd < 0) {
 		if (now_monotonic_ns() > x->link_deadline_ns) {
+			char why[160];
 			x->linking = false;
-			log_warn("vm \"%s\": cannot connect to its link %s: %s; no route %s",
-				 x->name, info->paths.link, strerror(-fd), x->route);
+			snprintf(why, sizeof(why), "cannot connect to the VM's link: %s",
+				 strerror(-fd));
+			log_warn("vm \"%s\": %s (%s)", x->name, why, info->paths.link);
+			rpc_route_close(svc->rpc, x->route, why);
 		}
 		return;
 	}
 	x->linking = false;
-	rpc_route_remove(svc->rpc, x->route, "replaced");
-	int r = rpc_route_add(svc->rpc, x->route, fd, RPC_ROUTE_PROBE);
+	int r = rpc_route_attach(svc->rpc, x->route, fd);
 	close(fd);
-	if (r < 0)
-		log_warn("vm \"%s\": cannot add route %s: %s", x->name, x->route, strerror(-r));
-	else
-		x->routed = true;
+	if (r < 0) {
+		log_warn("vm \"%s\": cannot attach route %s: %s", x->name, x->route, strerror(-r));
+		rpc_route_close(svc->rpc, x->route, "cannot attach the VM's link");
+	}
 }
 
 static void poweroff_done(const struct rpc_status *st, const uint8_t *payload, size_t len,
@@ -270,6 +272,11 @@ static int vm_start_handler(struct rpc_call *call, const ProtobufCMessage *in, v
 			       .svc = svc};
 	str_copy(x->name, sizeof(x->name), m->name);
 	snprintf(x->route, sizeof(x->route), "vm/%s", m->name);
+	/* Named at once: callers hear UNAVAILABLE until the guest answers. */
+	r = rpc_route_add(svc->rpc, x->route, -1, RPC_ROUTE_PROBE);
+	if (r < 0)
+		log_warn("vm \"%s\": cannot add route %s: %s", x->name, x->route, strerror(-r));
+	x->routed = r == 0;
 	struct vm_info info;
 	vm_get(svc->m, m->name, &info);
 	link_try(svc, x, &info);

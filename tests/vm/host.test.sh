@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# A host kin runs a VM and reaches the guest's kin through the link: one
+# boot, every check over RPC through the host kin (kin ctl vm ..., kin ctl
+# --target vm/NAME ...). The guest: the Debian kernel under QEMU, an
+# initramfs from `kin image build`, kin as PID 1. Checks: ready over the
+# link, version (role machine, kernel release), modules loaded, cgroup2
+# controllers, vsock loopback from inside, exec status, logs and events
+# streamed through the host, vm list/status, errors, then `kin ctl vm
+# stop`: the guest's kin powers off cleanly and the VMM exits 0.
+cd "$(dirname "$0")/../.."
+. tests/vm/lib.sh
+vm_suite_begin host
+
+S=$T/host.sock
+C() { "$KIN" ctl --socket "$S" "$@"; }
+G() { "$KIN" ctl --socket "$S" --target vm/g1 "$@"; }
+
+"$KIN" image build -o "$T/guest.cpio" --add-binary /bin/busybox --modules vsock_loopback \
+	>"$T/build.log" 2>&1 || { bad image_build "kin image build failed" "$T/build.log"; vm_suite_end; exit; }
+ok image_build
+REL=$(basename "$(dirname "$(dirname "$KERNEL")")")
+
+# The host kin: a daemon in a cgroup of its own (its cells go below it).
+CG=$(awk '{for (i = 7; i < NF; i++) if ($i == "-") { if ($(i + 1) == "cgroup2") { print $5; exit } break }}' /proc/self/mountinfo)
+BASE=
+if [ -n "$CG" ] && mkdir "$CG/kin-vmhost-$$" 2>/dev/null; then BASE=$CG/kin-vmhost-$$; fi
+sh -c "${BASE:+echo \$\$ >'$BASE/cgroup.procs' && }exec '$KIN' init --log-level debug --grace 2s --socket '$S' --vm-dir '$T/vm'" \
+	>"$T/host.log" 2>&1 &
+HOST=$!
+cleanup() {
+	kill -TERM $HOST 2>/dev/null; wait $HOST 2>/dev/null
+	[ -n "$BASE" ] && find "$BASE" -depth -type d -exec rmdir {} + 2>/dev/null
+	rm -rf "$T"
+}
+trap cleanup EXIT
+for _ in $(seq 100); do [ -S "$S" ] && break; sleep 0.05; done
+
+t0=$(date +%s%N)
+out=$(C vm start g1 --kernel "$KERNEL" --image "$T/guest.cpio" --cpus 2 --memory 512 2>&1); rc=$?
+[ $rc -eq 0 ] && echo "$out" | grep -q "state:    running" && echo "$out" | grep -q "console:  $T/vm/g1/console.log" &&
+	ok vm_start || { bad vm_start "rc $rc: $out" "$T/host.log"; vm_suite_end; exit; }
+out=$(C vm start g1 --kernel "$KERNEL" --image "$T/guest.cpio" 2>&1); rc=$?
+[ $rc -eq 1 ] && echo "$out" | grep -q 'ALREADY_EXISTS: vm "g1" already exists' && ok duplicate_refused ||
+	bad duplicate_refused "rc $rc: $out"
+out=$(C vm start g2 --kernel /nonexistent --image "$T/guest.cpio" 2>&1); rc=$?
+[ $rc -eq 2 ] && ok missing_kernel_usage_error || bad missing_kernel_usage_error "rc $rc: $out"
+out=$(C vm start 'bad/name' --kernel "$KERNEL" --image "$T/guest.cpio" 2>&1); rc=$?
+[ $rc -eq 1 ] && echo "$out" | grep -q INVALID_ARGUMENT && ok bad_name_refused || bad bad_name_refused "rc $rc: $out"
+out=$(G health 2>&1)
+echo "$out" | grep -q "UNAVAILABLE: target \"vm/g1\": vm/g1: its kin has not answered yet" &&
+	ok unavailable_before_ready || bad unavailable_before_ready "$out"
+
+ready=
+for _ in $(seq 1200); do
+	[ "$(G --timeout 2s health 2>/dev/null)" = SERVING ] && { ready=1; break; }
+	sleep 0.1
+done
+t1=$(date +%s%N)
+[ -n "$ready" ] && ok guest_serving_through_link ||
+	{ bad guest_serving_through_link "no SERVING in 120 s" "$T/vm/g1/console.log"; vm_suite_end; exit; }
+echo "    (vm start -> guest SERVING through the host kin: $(( (t1 - t0) / 1000000 )) ms, TCG)"
+
+out=$(G -o json version 2>&1)
+echo "$out" | grep -q '"role":"machine"' && echo "$out" | grep -q "\"kernel_release\":\"$REL\"" &&
+	echo "$out" | grep -q '"pid":1}' && ok version_machine_kernel || bad version_machine_kernel "$out (want $REL)"
+out=$(C vm status g1 -o json 2>&1)
+echo "$out" | grep -q '"state":"running"' && echo "$out" | grep -q '"link_ready":true' &&
+	echo "$out" | grep -q '"route":"vm/g1"' && ok vm_status_json || bad vm_status_json "$out"
+out=$(C vm list 2>&1)
+echo "$out" | grep -qE '^g1 +running .* ready ' && ok vm_list || bad vm_list "$out"
+
+# In-guest facts, from executables started in a guest cell over the link.
+run() { # run NAME CMD...: start, wait, logs
+	local name=$1; shift
+	G exec start t "$name" -- "$@" >/dev/null 2>&1 || return 99
+	G exec wait t "$name" >/dev/null 2>&1; local rc=$?
+	G exec logs t "$name" 2>&1
+	return $rc
+}
+G cell create t pids.max=200 memory.max=128M >/dev/null 2>&1 && ok cell_created_in_guest || bad cell_created_in_guest "$(G cell create t 2>&1)"
+out=$(G cell show t 2>&1)
+echo "$out" | grep -q "memory.max = 134217728" && ok guest_limits_apply || bad guest_limits_apply "$out"
+# The modules not needed for RPC load after ready, in the late boot.
+for _ in $(seq 300); do grep -q "boot complete" "$T/vm/g1/console.log" && break; sleep 0.1; done
+out=$(run mods /bin/busybox cat /proc/modules)
+for m in virtio_console vmw_vsock_virtio_transport vsock_loopback virtio_net; do
+	echo "$out" | grep -q "^$m " && ok "module_$m" || bad "module_$m" "not in /proc/modules"
+done
+out=$(run ctrl /bin/busybox cat /sys/fs/cgroup/cgroup.controllers)
+missing=
+for c in cpu cpuset io memory pids; do echo " $out " | grep -q " $c " || missing="$missing $c"; done
+[ -z "$missing" ] && ok cgroup2_controllers || bad cgroup2_controllers "missing$missing in '$out'"
+out=$(run vs /usr/bin/kin ctl --connect vsock:1:1024 health)
+[ "$out" = SERVING ] && ok vsock_loopback_in_guest || bad vsock_loopback_in_guest "$out"
+run st /bin/busybox sh -c 'echo out; echo err >&2; exit 7' >/dev/null; rc=$?
+[ $rc -eq 7 ] && ok exec_status_through_link || bad exec_status_through_link "exec wait gave $rc"
+
+# Streams through the link: events and a followed log.
+timeout 20 "$KIN" ctl --socket "$S" --target vm/g1 -o json events --cell t >"$T/events" 2>&1 &
+EV=$!
+sleep 1
+G exec start t tick -- /bin/busybox sh -c 'for i in 1 2 3; do echo tick$i; sleep 0.3; done' >/dev/null 2>&1
+out=$(timeout 20 "$KIN" ctl --socket "$S" --target vm/g1 exec logs -f t tick 2>&1)
+[ "$(echo "$out" | tr '\n' ' ')" = "tick1 tick2 tick3 " ] && ok logs_follow_through_link ||
+	bad logs_follow_through_link "'$out'"
+for _ in $(seq 50); do grep -q '"type":"EXEC_EXIT".*"exec":"tick"' "$T/events" && break; sleep 0.1; done
+kill $EV 2>/dev/null; wait $EV 2>/dev/null
+grep -q '"type":"EXEC_START","cell":"t","exec":"tick"' "$T/events" &&
+	grep -q '"type":"EXEC_EXIT","cell":"t","exec":"tick"' "$T/events" && ok events_stream_through_link ||
+	bad events_stream_through_link "$(head -c 600 "$T/events")"
+
+# A clean stop: Poweroff over the link, the VMM exits 0.
+t2=$(date +%s%N)
+out=$(C vm stop --timeout 60s g1 2>&1); rc=$?
+t3=$(date +%s%N)
+[ $rc -eq 0 ] && echo "$out" | grep -q "state:    exited (status 0)" && ok vm_stop_vmm_exit_0 ||
+	bad vm_stop_vmm_exit_0 "rc $rc: $out" "$T/host.log"
+echo "    (vm stop -> VMM exited: $(( (t3 - t2) / 1000000 )) ms)"
+con=$T/vm/g1/console.log
+grep -q "poweroff asked over RPC" "$con" && grep -q "poweroff now" "$con" && grep -q "reboot: Power down" "$con" &&
+	ok console_shows_kin_shutdown || bad console_shows_kin_shutdown "no clean poweroff in the console" "$con"
+grep -q 'asked its kin to power off' "$T/host.log" && ! grep -q 'Ctrl-Alt-Del' "$T/host.log" &&
+	ok stopped_over_rpc_not_monitor || bad stopped_over_rpc_not_monitor "fallback used" "$T/host.log"
+out=$(G health 2>&1)
+echo "$out" | grep -q 'UNAVAILABLE: target "vm/g1": vm/g1: the VM.s VMM exited with status 0' &&
+	ok route_unavailable_after_exit || bad route_unavailable_after_exit "$out"
+out=$(C vm status g1 -o json 2>&1)
+echo "$out" | grep -q '"state":"exited"' && echo "$out" | grep -q '"exit_status":0' && ok status_reports_exit ||
+	bad status_reports_exit "$out"
+
+out=$(C poweroff 2>&1); rc=$?
+wait $HOST; hrc=$?
+[ $rc -eq 0 ] && [ $hrc -eq 0 ] && ok host_kin_poweroff || bad host_kin_poweroff "ctl $rc, kin $hrc: $out" "$T/host.log"
+grep -E "AddressSanitizer|runtime error|LeakSanitizer" "$T/host.log" && bad host_sanitizer_clean "see above" ||
+	ok host_sanitizer_clean
+vm_suite_end
