@@ -75,6 +75,7 @@ struct init_config {
 	int rpc_fd;			  /* --rpc-fd: a parent's connected socket, 0: none */
 	unsigned zone_depth;		  /* --zone-depth: how deep this zone kin is nested */
 	const char *vm_dir;		  /* --vm-dir: VMs' state (default /run/kin/vm) */
+	char zone_subnet[32];		  /* --zone-subnet: the range our parent delegated, "" none */
 };
 
 void init_config_defaults(struct init_config *cfg);

@@ -4,6 +4,7 @@
 #include "init/init.h"
 #include "rootfs/rootfs.h"
 #include "rpc/rpc.h"
+#include "zone/zone.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -265,6 +266,8 @@ void init_usage(FILE *f)
 	      "  --vsock PORT        RPC on vsock PORT (machine init: 1024), or off\n"
 	      "  --allow-uid LIST    uids allowed to call kin besides root (1000,1001)\n"
 	      "  --zone-depth N      a zone kin's nesting depth (set by the parent kin)\n"
+	      "  --zone-subnet CIDR  the range for this zone's own --net zones (set by the\n"
+	      "                      parent kin; without it a zone kin makes none)\n"
 	      "  --rpc-fd N          serve RPC on connected socket N >= 3 (the parent's channel)\n"
 	      "  --net-addr CIDR     bring eth0 up with this address (a zone's veth end)\n"
 	      "  --net-gw IP         default route via IP on eth0 (with --net-addr)\n"
@@ -286,6 +289,7 @@ int init_flags_parse(int argc, char **argv, struct init_config *cfg)
 		{"vsock", required_argument, NULL, 'V'},
 		{"allow-uid", required_argument, NULL, 'U'},
 		{"zone-depth", required_argument, NULL, 'D'},
+		{"zone-subnet", required_argument, NULL, 'N'},
 		{"rpc-fd", required_argument, NULL, 'R'},
 		{"net-addr", required_argument, NULL, 'A'},
 		{"net-gw", required_argument, NULL, 'G'},
@@ -342,6 +346,18 @@ int init_flags_parse(int argc, char **argv, struct init_config *cfg)
 			}
 			cfg->zone_depth = u;
 			break;
+		case 'N': {
+			uint32_t base;
+			unsigned prefix;
+			if (zone_subnet_parse(optarg, &base, &prefix) < 0 ||
+			    str_copy(cfg->zone_subnet, sizeof(cfg->zone_subnet), optarg) < 0) {
+				fprintf(stderr, "kin init: --zone-subnet '%s' is not valid (expected an "
+						"IPv4 network a.b.c.d/8..30 with its host bits clear)\n",
+					optarg);
+				return -EINVAL;
+			}
+			break;
+		}
 		case 'R':
 			if (str_to_u32(optarg, &u) < 0 || u < 3 || u > 65535) {
 				fprintf(stderr, "kin init: --rpc-fd '%s' is not valid (expected a file "

@@ -2,8 +2,8 @@
  * new pid, mount, uts, ipc, cgroup (and net) namespaces; the child makes
  * its root (the given directory bound onto itself, or a tmpfs), mounts
  * /proc, /sys, /sys/fs/cgroup, a small /dev and /run in it, pivots into
- * it, sets the hostname, puts its RPC end on fd 3 and execs kin from the
- * sealed memfd. A failed step is sent back on a pipe as (step, errno). */
+ * it, sets the hostname, puts its RPC end on fd 3, /dev/null on 0 and the
+ * log pipe on 1 and 2, and execs kin from the sealed memfd. A failed step is sent back on a pipe as (step, errno). */
 #include "zone/zone-int.h"
 
 #include <fcntl.h>
@@ -156,15 +156,22 @@ static _noreturn_ void zone_child(const struct zone_spawn *a, int errfd, int gof
 		child_fail(errfd, ZSTEP_PIVOT);
 	if (sethostname(a->name, strlen(a->name)) < 0)
 		child_fail(errfd, ZSTEP_HOSTNAME);
-	/* fd 3 is the RPC end; the exe memfd and errfd stay clear of it. */
+	/* fd 3 is the RPC end; the exe memfd, errfd and the log pipe stay
+	 * clear of it and of 0-2. */
 	int exe = fcntl(a->exe_fd, F_DUPFD_CLOEXEC, 10);
 	int err2 = fcntl(errfd, F_DUPFD_CLOEXEC, 10);
-	if (exe < 0 || err2 < 0)
+	int out = a->out_fd >= 0 ? fcntl(a->out_fd, F_DUPFD_CLOEXEC, 10) : -1;
+	if (exe < 0 || err2 < 0 || (a->out_fd >= 0 && out < 0))
 		child_fail(errfd, ZSTEP_FDS);
 	errfd = err2;
 	if (rpcfd == ZONE_RPC_FD ? fd_set_cloexec(rpcfd, false) < 0
 				 : dup2(rpcfd, ZONE_RPC_FD) < 0)
 		child_fail(errfd, ZSTEP_FDS);
+	if (out >= 0) {
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (null < 0 || dup2(null, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0)
+			child_fail(errfd, ZSTEP_FDS);
+	}
 	static char path_env[] = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 	char *const env[] = {path_env, NULL};
 	syscall(SYS_execveat, exe, "", a->argv, env, AT_EMPTY_PATH);

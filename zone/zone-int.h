@@ -31,6 +31,7 @@ struct zone_spawn {
 	int exe_fd;		/* the sealed memfd */
 	char *const *argv;
 	bool net;
+	int out_fd; /* the zone kin's stdout and stderr (stdin: /dev/null); -1: ours */
 	/* Runs in the parent once the child exists, before it goes on. */
 	int (*net_setup)(void *data, pid_t pid);
 	void *net_data;
@@ -43,3 +44,33 @@ struct zone_spawned {
 };
 
 int zone_spawn(const struct zone_spawn *a, struct zone_spawned *ret, int *ret_step);
+
+/* ---- log.c: a zone kin's output, in a capped, rotated file -------------- */
+struct zone_log {
+	struct ev_source src; /* the pipe's read end; fd -1: closed */
+	struct ev_loop *loop;
+	int file_fd;
+	char path[PATH_MAX];
+	size_t cap;	  /* bytes in NAME.log before it becomes NAME.log.1 */
+	uint64_t size;	  /* bytes in NAME.log now */
+	uint64_t dropped; /* bytes that could not be written */
+};
+void zone_log_init(struct zone_log *l);
+/* Truncates path (and removes path.1), makes the pipe and watches it:
+ * *ret_write_fd is the end for the zone kin's stdout and stderr. */
+int zone_log_open(struct zone_log *l, struct ev_loop *loop, const char *path, size_t cap,
+		  int *ret_write_fd);
+/* Appends, rotating to path.1 whenever path would pass cap. */
+void zone_log_write(struct zone_log *l, const void *buf, size_t len);
+/* Writes what the pipe still holds, then closes both. NULL-safe. */
+void zone_log_close(struct zone_log *l, struct ev_loop *loop);
+
+/* The logs of the last ZONE_LOGS_KEPT gone zones stay for a post-mortem;
+ * an older one is removed, so names never seen again cannot fill /run. */
+struct zone_logs_kept {
+	char path[ZONE_LOGS_KEPT][PATH_MAX];
+	unsigned n; /* oldest first */
+};
+void zone_logs_keep(struct zone_logs_kept *k, const char *path);
+/* A new zone of the same name owns path now: never remove it for the old. */
+void zone_logs_forget(struct zone_logs_kept *k, const char *path);

@@ -1,6 +1,7 @@
 /* zone: the zones a kin runs — checks, the sealed copy of kin, the cell,
- * the /30 subnet slots for --net zones, stop and kill, and the cleanup
- * that leaves nothing behind when a zone ends. See zone.h. */
+ * the /30 links and delegated sub-ranges of our subnet, stop and kill, and
+ * the cleanup that leaves nothing behind when a zone ends. The zone kins'
+ * output is in log.c. See zone.h. */
 #include "zone/zone-int.h"
 #include "net/net.h"
 
@@ -23,6 +24,8 @@ struct zone {
 	struct zones *z; /* NULL once zones_free forgot us */
 	struct child *child;
 	uint32_t slot;
+	int deleg; /* our delegation it holds, -1: none */
+	struct zone_log log;
 	zone_done_fn done;
 	void *done_data;
 	struct ev_source timer; /* stop timeout (cgroup.kill), then cleanup retries */
@@ -38,9 +41,12 @@ struct zones {
 	struct cells *cells;
 	char self[PATH_MAX];
 	unsigned depth, depth_max;
+	bool has_subnet;
 	uint32_t subnet_base;
 	unsigned subnet_prefix;
 	char state_dir[PATH_MAX], scratch[PATH_MAX + 8];
+	size_t log_bytes;
+	struct zone_logs_kept kept;
 	char log_level[16];
 	uint64_t stop_timeout_ms;
 	int exe_fd;
@@ -97,10 +103,36 @@ static void ip_str(uint32_t host_order, char *buf, size_t size)
 	inet_ntop(AF_INET, &a, buf, (socklen_t)size);
 }
 
+uint32_t zone_subnet_links(unsigned prefix)
+{
+	if (prefix < 8 || prefix > 30)
+		return 0;
+	/* The lower half when the upper one is delegated. */
+	return 1u << (30 - prefix - (prefix <= ZONE_SUBNET_DELEGATE_PREFIX));
+}
+
+uint32_t zone_subnet_delegations(unsigned prefix)
+{
+	return prefix >= 8 && prefix <= ZONE_SUBNET_DELEGATE_PREFIX ? ZONE_SUBNET_DELEGATIONS : 0;
+}
+
+int zone_subnet_delegation(uint32_t base, unsigned prefix, uint32_t i, char *ret_cidr,
+			   size_t size)
+{
+	if (i >= zone_subnet_delegations(prefix))
+		return -ERANGE;
+	char ip[INET_ADDRSTRLEN];
+	/* 16 = 2^4 equal parts of the upper half: /(P+1+4). */
+	ip_str(base + (1u << (31 - prefix)) + i * (1u << (27 - prefix)), ip, sizeof(ip));
+	if (snprintf(ret_cidr, size, "%s/%u", ip, prefix + 5) >= (int)size)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
 int zone_subnet_slot(uint32_t base, unsigned prefix, uint32_t slot, char *ret_zone_cidr,
 		     size_t zsize, char *ret_gw, char *ret_host_cidr, size_t hsize)
 {
-	if (prefix > 30 || (uint64_t)slot >= (1ull << (30 - prefix)))
+	if (slot >= zone_subnet_links(prefix))
 		return -ERANGE;
 	char gw[INET_ADDRSTRLEN], zone[INET_ADDRSTRLEN];
 	uint32_t net = base + 4 * slot;
@@ -115,7 +147,7 @@ int zone_subnet_slot(uint32_t base, unsigned prefix, uint32_t slot, char *ret_zo
 /* Lowest /30 no live sibling holds: allocation never collides. */
 static int slot_alloc(struct zones *z, uint32_t *ret)
 {
-	uint64_t n = 1ull << (30 - z->subnet_prefix);
+	uint32_t n = z->has_subnet ? zone_subnet_links(z->subnet_prefix) : 0;
 	for (uint32_t s = 0; s < n; s++) {
 		bool used = false;
 		for (struct zone *x = z->head; x && !used; x = x->next)
@@ -126,6 +158,21 @@ static int slot_alloc(struct zones *z, uint32_t *ret)
 		}
 	}
 	return -ENOSPC;
+}
+
+/* Lowest delegation no live sibling holds, or -1 when all are taken (the
+ * zone then makes no --net zones of its own). */
+static int deleg_alloc(struct zones *z)
+{
+	uint32_t n = z->has_subnet ? zone_subnet_delegations(z->subnet_prefix) : 0;
+	for (uint32_t d = 0; d < n; d++) {
+		bool used = false;
+		for (struct zone *x = z->head; x && !used; x = x->next)
+			used = x->deleg == (int)d;
+		if (!used)
+			return (int)d;
+	}
+	return -1;
 }
 
 static bool elf_is_dynamic(const char *path)
@@ -194,14 +241,28 @@ int zones_new(struct ev_loop *loop, struct child_table *children, struct cells *
 			    .exe_fd = -1};
 	if (ev)
 		z->ev = *ev;
-	const char *subnet = cfg->subnet ? cfg->subnet : ZONE_SUBNET_DEFAULT;
-	int r = zone_subnet_parse(subnet, &z->subnet_base, &z->subnet_prefix);
+	const char *subnet = cfg->subnet ? cfg->subnet : cfg->depth == 0 ? ZONE_SUBNET_DEFAULT : "none";
+	z->has_subnet = strcmp(subnet, "none") != 0;
+	int r = z->has_subnet ? zone_subnet_parse(subnet, &z->subnet_base, &z->subnet_prefix) : 0;
 	if (r < 0) {
 		free(z);
 		return zerr(err, r, CELLS_INVALID_ARGUMENT,
 			    "zones: subnet \"%s\" is not an IPv4 network a.b.c.d/8..30 with its "
 			    "host bits clear",
 			    subnet);
+	}
+	z->log_bytes = cfg->log_bytes ? cfg->log_bytes : ZONE_LOG_BYTES_DEFAULT;
+	if (z->log_bytes < ZONE_LOG_BYTES_MIN || z->log_bytes > ZONE_LOG_BYTES_MAX) {
+		free(z);
+		return zerr(err, -EINVAL, CELLS_INVALID_ARGUMENT,
+			    "zones: log size %zu is out of range (%d to %d bytes)", cfg->log_bytes,
+			    ZONE_LOG_BYTES_MIN, ZONE_LOG_BYTES_MAX);
+	}
+	if (z->depth > z->depth_max) {
+		unsigned depth = z->depth, max = z->depth_max;
+		free(z);
+		return zerr(err, -EINVAL, CELLS_INVALID_ARGUMENT,
+			    "zones: depth %u is past the limit %u", depth, max);
 	}
 	if (str_copy(z->self, sizeof(z->self), cfg->self ? cfg->self : "/proc/self/exe") < 0 ||
 	    str_copy(z->state_dir, sizeof(z->state_dir),
@@ -240,6 +301,7 @@ static void zone_free(struct zone *x)
 	}
 	if (x->info.rpc_fd >= 0)
 		close(x->info.rpc_fd);
+	zone_log_close(&x->log, x->z ? x->z->loop : NULL);
 	free(x);
 }
 
@@ -254,6 +316,8 @@ static void zone_finish(struct zone *x)
 				 x->info.host_if, strerror(-r));
 	}
 	x->info.state = ZONE_GONE;
+	zone_log_close(&x->log, z->loop); /* what is left in the pipe first */
+	zone_logs_keep(&z->kept, x->info.log);
 	zone_unlink(x);
 	if (z->count == 0) /* the last one: the zones cell goes too */
 		cell_delete(z->cells, ZONE_CELL_PARENT, true, NULL, NULL, NULL);
@@ -420,10 +484,24 @@ static int check_spec(struct zones *z, const struct zone_spec *spec, struct cell
 	if (r < 0)
 		return r;
 	uint32_t slot;
+	if (spec->net && !z->has_subnet)
+		return zerr(err, -ENOENT, CELLS_FAILED_PRECONDITION,
+			    "zone \"%s\": this kin has no subnet for --net zones (its parent "
+			    "delegated none)",
+			    spec->name);
 	if (spec->net && slot_alloc(z, &slot) < 0)
 		return zerr(err, -ENOSPC, CELLS_RESOURCE_EXHAUSTED,
 			    "zone \"%s\": no free /30 left in the zones' subnet", spec->name);
 	return 0;
+}
+
+/* A zone that did not start: nothing of it stays but its log file. */
+static void zone_abandon(struct zone *x, int out_fd)
+{
+	if (out_fd >= 0)
+		close(out_fd);
+	zone_log_close(&x->log, x->z->loop);
+	free(x);
 }
 
 int zone_create(struct zones *z, const struct zone_spec *spec, struct cells_err *err)
@@ -442,7 +520,8 @@ int zone_create(struct zones *z, const struct zone_spec *spec, struct cells_err 
 	struct zone *x = calloc(1, sizeof(*x));
 	if (!x)
 		return zerr(err, -ENOMEM, CELLS_INTERNAL, "zone \"%s\": out of memory", spec->name);
-	*x = (struct zone){.z = z, .timer = {.fd = -1}};
+	*x = (struct zone){.z = z, .timer = {.fd = -1}, .deleg = deleg_alloc(z)};
+	zone_log_init(&x->log);
 	x->info = (struct zone_info){.state = ZONE_RUNNING,
 				     .depth = z->depth + 1,
 				     .net = spec->net,
@@ -459,19 +538,36 @@ int zone_create(struct zones *z, const struct zone_spec *spec, struct cells_err 
 		snprintf(x->info.host_if, sizeof(x->info.host_if), "kz%d.%u",
 			 (int)(getpid() % 10000000), x->slot);
 	}
+	if (x->deleg >= 0)
+		zone_subnet_delegation(z->subnet_base, z->subnet_prefix, (uint32_t)x->deleg,
+				       x->info.subnet, sizeof(x->info.subnet));
+	if (snprintf(x->info.log, sizeof(x->info.log), "%s/%s.log", z->state_dir, x->info.name) >=
+	    (int)sizeof(x->info.log)) {
+		free(x);
+		return zerr(err, -ENAMETOOLONG, CELLS_INVALID_ARGUMENT,
+			    "zone \"%s\": log path too long", spec->name);
+	}
+	zone_logs_forget(&z->kept, x->info.log); /* a new zone of that name owns it now */
+	int out_fd = -1;
+	r = zone_log_open(&x->log, z->loop, x->info.log, z->log_bytes, &out_fd);
+	if (r < 0) {
+		zone_abandon(x, out_fd);
+		return zerr(err, r, CELLS_INTERNAL, "zone \"%s\": log %s: %s", spec->name,
+			    x->info.log, strerror(-r));
+	}
 
 	/* The cell: zones/NAME (zones made once, kept). */
 	struct cells_err cerr = {0};
 	r = cell_create(z->cells, ZONE_CELL_PARENT, NULL, &cerr);
 	if (r < 0 && r != -EEXIST) {
-		free(x);
+		zone_abandon(x, out_fd);
 		if (err)
 			*err = cerr;
 		return r;
 	}
 	r = cell_create(z->cells, x->info.cell, &spec->limits, err);
 	if (r < 0) {
-		free(x);
+		zone_abandon(x, out_fd);
 		return r;
 	}
 	char cgdir[PATH_MAX], depth[16];
@@ -491,6 +587,10 @@ int zone_create(struct zones *z, const struct zone_spec *spec, struct cells_err 
 	if (z->log_level[0]) {
 		ARG("--log-level");
 		ARG(z->log_level);
+	}
+	if (x->info.subnet[0]) {
+		ARG("--zone-subnet");
+		ARG(x->info.subnet);
 	}
 	if (spec->net) {
 		ARG("--net-addr");
@@ -513,6 +613,7 @@ int zone_create(struct zones *z, const struct zone_spec *spec, struct cells_err 
 				.exe_fd = z->exe_fd,
 				.argv = argv,
 				.net = spec->net,
+				.out_fd = out_fd,
 				.net_setup = zone_net_setup,
 				.net_data = &nctx};
 	struct zone_spawned out;
@@ -524,16 +625,18 @@ int zone_create(struct zones *z, const struct zone_spec *spec, struct cells_err 
 		if (spec->net)
 			net_link_delete(x->info.host_if);
 		cell_delete(z->cells, x->info.cell, true, NULL, NULL, NULL);
-		free(x);
+		zone_abandon(x, out_fd);
 		return r;
 	}
+	close(out_fd); /* the zone kin has it as its stdout and stderr */
+	out_fd = -1;
 	x->info.pid = out.pid;
 	x->info.rpc_fd = out.rpc_fd;
 	r = child_track(z->children, out.pid, out.pidfd, on_zone_exit, x, &x->child);
 	if (r < 0) { /* cannot watch it: do not leave it running */
 		cell_kill(z->cells, x->info.cell, NULL);
 		close(out.rpc_fd);
-		free(x);
+		zone_abandon(x, out_fd);
 		return zerr(err, r, CELLS_INTERNAL, "zone \"%s\": tracking its kin: %s",
 			    spec->name, strerror(-r));
 	}
@@ -636,6 +739,7 @@ void zones_free(struct zones *z)
 			close(x->timer.fd);
 			x->timer.fd = -1;
 		}
+		zone_log_close(&x->log, z->loop);
 		x->z = NULL;
 		if (!x->child) /* its cell delete is pending: freed there */
 			continue;

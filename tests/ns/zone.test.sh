@@ -5,7 +5,10 @@
 # kin is PID 1 of new namespaces in the zone's cell, role zone, exec'd from
 # a sealed memfd; a --net zone pings its parent over its veth; stop and kill
 # leave no process, cgroup, mount or veth; the depth limit and bad names
-# are refused before any side effect.
+# are refused before any side effect; a zone kin's output goes to its
+# capped log file, not ours; a zone's own --net zones take addresses from
+# the range its parent delegated (the driver run again inside a zone, as
+# the zone kin's workload, until the zone kin serves zone RPC).
 cd "$(dirname "$0")/../.."
 . tests/ns/lib.sh
 ns_suite_begin zone
@@ -35,13 +38,16 @@ mkdir -p "$BB/bin"
 cp /bin/busybox "$BB/bin/busybox"
 printf '#!/bin/busybox sh\n/bin/busybox sleep 1000 &\n/bin/busybox sleep 1000\n' >"$BB/bin/work"
 chmod +x "$BB/bin/work"
-if ldd "$KIN" >/dev/null 2>&1; then
-	for lib in $(ldd "$KIN" | awk '/=> \// {print $3} /^\t\/.*ld-linux/ {print $1}'); do
+# The driver goes in too (dynamic: its libraries with it), for two levels.
+cp "$DRIVER" "$BB/bin/zone-driver"
+for bin in "$KIN" "$DRIVER"; do
+	ldd "$bin" >/dev/null 2>&1 || continue
+	for lib in $(ldd "$bin" | awk '/=> \// {print $3} /^\t\/.*ld-linux/ {print $1}'); do
 		cp --parents -L "$lib" "$BB"
 	done
-	[ -d "$BB/usr/lib64" ] && ln -s usr/lib64 "$BB/lib64" 2>/dev/null
-	[ -d "$BB/usr/lib" ] && ln -s usr/lib "$BB/lib" 2>/dev/null
-fi
+done
+[ -d "$BB/usr/lib64" ] && ln -s usr/lib64 "$BB/lib64" 2>/dev/null
+[ -d "$BB/usr/lib" ] && ln -s usr/lib "$BB/lib" 2>/dev/null
 
 n=0
 # drive [DRIVER FLAGS --] COMMAND...: one driver run, output in $T/out.
@@ -177,7 +183,58 @@ t_bad_subnet() {
 		bad bad_subnet_refused "$(head -2 "$T/out" | tr '\n' ' ')"
 }
 
+t_log() {
+	printf '#!/bin/busybox sh\necho hello-from-zone\necho to-stderr >&2\n/bin/busybox seq 1 5000\n' >"$BB/bin/chatty"
+	chmod +x "$BB/bin/chatty"
+	drive --flags "--log-bytes 8192" "create c root=$BB -- /bin/busybox sh /bin/chatty" "wait c" "log c" \
+		"sh wc -c <$T/state/c.log | sed 's/^/SIZE /'; wc -c <$T/state/c.log.1 | sed 's/^/SIZE1 /'"
+	has '^gone c status 0$' || { bad zone_output_to_log "zone c did not end well: $(tail -3 "$T/out" | tr '\n' ' ')"; return; }
+	# Not on our stdout/stderr: only in the log (read back as "log| ").
+	! grep -q '^hello-from-zone\|^to-stderr\|^4999$' "$T/out" && has '^log| 5000$' &&
+		ok zone_output_to_log || bad zone_output_to_log "$(grep -v '^log|' "$T/out" | head -5 | tr '\n' ' ')"
+	local size size1
+	size=$(sed -n 's/^SIZE //p' "$T/out") size1=$(sed -n 's/^SIZE1 //p' "$T/out")
+	# 5000 numbers are 23893 bytes: rotated, each file at most the cap.
+	[ "${size:-99999}" -le 8192 ] && [ "${size1:-0}" -eq 8192 ] && ! has '^log| hello-from-zone' &&
+		ok zone_log_capped || bad zone_log_capped "log $size bytes, log.1 $size1 bytes"
+}
+
+t_two_level() {
+	# Outer zone: --net, its workload is the driver as the zone's own kin
+	# would be; it makes "in" (--net, pings its parent, the outer zone) and
+	# "in2" once "in" is gone (the delegation "in" held is free again),
+	# then prints its log of "in".
+	# The inner zones' root (not the outer's /: pivot_root needs a mount
+	# that is not the current root): busybox, and kin's libraries if any.
+	ln -sf busybox "$BB/bin/sh" # the driver's sh command is system(3)
+	mkdir -p "$BB/inroot/bin"
+	cp /bin/busybox "$BB/inroot/bin/"
+	for d in usr lib lib64; do [ -e "$BB/$d" ] && cp -a "$BB/$d" "$BB/inroot/"; done
+	cat >"$BB/inner.script" <<-'EOS'
+	create in net root=/inroot -- /bin/busybox ping -c 1 -W 5 10.88.128.1
+	sh /bin/busybox ip -o -4 addr show | /bin/busybox grep ' kz' | /bin/busybox sed 's/^/INNER-ADDR /'
+	wait in
+	create in2
+	stop in2
+	log in
+	EOS
+	printf '#!/bin/busybox sh\n/bin/busybox mkdir -p /sys/fs/cgroup/inner &&\n/bin/zone-driver --as-zone --base inner --state-dir /run/zd </inner.script\n' >"$BB/bin/inner"
+	drive "create outer net root=$BB -- /bin/busybox sh /bin/inner" \
+		"wait outer" "log outer"
+	has '^ok create outer .* addr 10.88.0.2/30 .* subnet 10.88.128.0/21 ' && has '^log| as-zone depth 1 subnet 10.88.128.0/21$' &&
+		ok subnet_delegated || bad subnet_delegated "$(grep '^ok create outer\|as-zone' "$T/out" | tr '\n' ' ')"
+	grep -q '^log| ok create in .* depth 2 .* addr 10.88.128.2/30 gw 10.88.128.1 subnet 10.88.132.0/26 ' "$T/out" &&
+		grep -q '^log| ok create in2 .* addr - gw - subnet 10.88.132.0/26 ' "$T/out" &&
+		grep -q '^log| INNER-ADDR .* 10.88.128.1/30 ' "$T/out" &&
+		ok nested_zone_uses_delegated_range || bad nested_zone_uses_delegated_range "$(grep '^log|' "$T/out" | head -12 | tr '\n' ' ')"
+	grep -q '^log| gone in status 0$' "$T/out" && has '^gone outer status 0$' &&
+		ok nested_net_zone_pings_its_parent_zone || bad nested_net_zone_pings_its_parent_zone "$(grep '^log|' "$T/out" | tail -8 | tr '\n' ' ')"
+	[ -z "$(leftovers "")" ] && ok two_levels_leave_nothing || bad two_levels_leave_nothing "$(leftovers "")"
+}
+
 t_minimal_root
+t_log
+t_two_level
 t_net
 t_kill
 t_stop_workload
