@@ -106,6 +106,26 @@ static int recv_all(int fd, uint8_t *buf, size_t len, uint64_t deadline)
 	return 0;
 }
 
+int rpc_client_read_frame(int fd, uint64_t deadline, bool strict, struct rpc_header *ret,
+			  uint8_t **ret_data)
+{
+	uint8_t hb[RPC_HEADER_SIZE];
+	int r = recv_all(fd, hb, sizeof(hb), deadline);
+	if (r < 0)
+		return r;
+	rpc_header_decode(hb, ret);
+	if (rpc_header_check(ret, false) < 0 && (strict || ret->length > RPC_MESSAGE_MAX))
+		return -EPROTO; /* never read what we would not accept */
+	_cleanup_free_ uint8_t *data = malloc(ret->length ? ret->length : 1);
+	if (!data)
+		return -ENOMEM;
+	r = recv_all(fd, data, ret->length, deadline);
+	if (r < 0)
+		return r;
+	*ret_data = TAKE_PTR(data);
+	return 0;
+}
+
 int rpc_client_call(struct rpc_client *c, const char *service, const char *method,
 		    const ProtobufCMessage *in, const ProtobufCMessageDescriptor *out_desc,
 		    struct rpc_status *ret_status, ProtobufCMessage **ret_out)
@@ -130,18 +150,9 @@ int rpc_client_call(struct rpc_client *c, const char *service, const char *metho
 	if (r < 0)
 		return r;
 	for (;;) {
-		uint8_t hb[RPC_HEADER_SIZE];
 		struct rpc_header h;
-		r = recv_all(c->fd, hb, sizeof(hb), deadline);
-		if (r < 0)
-			return r;
-		rpc_header_decode(hb, &h);
-		if (rpc_header_check(&h, false) < 0 && h.length > RPC_MESSAGE_MAX)
-			return -EPROTO; /* never read what we would not accept */
-		_cleanup_free_ uint8_t *data = malloc(h.length ? h.length : 1);
-		if (!data)
-			return -ENOMEM;
-		r = recv_all(c->fd, data, h.length, deadline);
+		_cleanup_free_ uint8_t *data = NULL;
+		r = rpc_client_read_frame(c->fd, deadline, false, &h, &data);
 		if (r < 0)
 			return r;
 		if (h.stream_id != id || h.type != RPC_TYPE_RESPONSE)

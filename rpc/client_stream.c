@@ -14,23 +14,6 @@ struct rpc_stream {
 	bool done;
 };
 
-static int read_full(int fd, uint8_t *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = recv(fd, buf, len, 0);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (n == 0)
-			return -ECONNRESET;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 int rpc_client_stream_open(const char *address, int timeout_ms, const char *service,
                            const char *method, const ProtobufCMessage *in,
                            const struct rpc_kv *metadata, size_t n_metadata,
@@ -76,18 +59,9 @@ int rpc_client_stream_next(struct rpc_stream *s, const ProtobufCMessageDescripto
 		return 0;
 	}
 	for (;;) {
-		uint8_t hb[RPC_HEADER_SIZE];
 		struct rpc_header h;
-		int r = read_full(s->fd, hb, sizeof(hb));
-		if (r < 0)
-			return r;
-		rpc_header_decode(hb, &h);
-		if (rpc_header_check(&h, false) < 0)
-			return -EPROTO;
-		_cleanup_free_ uint8_t *data = malloc(h.length ? h.length : 1);
-		if (!data)
-			return -ENOMEM;
-		r = read_full(s->fd, data, h.length);
+		_cleanup_free_ uint8_t *data = NULL;
+		int r = rpc_client_read_frame(s->fd, 0, true, &h, &data);
 		if (r < 0)
 			return r;
 		if (h.stream_id != s->id)

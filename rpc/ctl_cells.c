@@ -657,43 +657,56 @@ static int exit_status_of(const Kin__V1__ExecStatus *s)
 	return s->exit_code & 0xff;
 }
 
-static int exec_logs(struct cc *cc, const char *cell, const char *name, bool follow,
-                     Kin__V1__LogStream which)
+/* A server stream to its end: each message printed (as JSON with -o json)
+ * as it comes; the exit code says how the stream ended. */
+static int stream_run(struct cc *cc, const char *service, const char *method,
+                      const ProtobufCMessage *in, const ProtobufCMessageDescriptor *desc,
+                      void (*print)(const ProtobufCMessage *m))
 {
-	Kin__V1__LogsRequest in = KIN__V1__LOGS_REQUEST__INIT;
 	struct rpc_stream *s;
 	struct rpc_status st;
-	in.cell = (char *)cell;
-	in.name = (char *)name;
-	in.follow = follow;
-	in.stream = which;
-	int r = rpc_client_stream_open(cc->o->address, cc->o->timeout_ms, "kin.v1.Exec", "Logs",
-	                               &in.base, cc->o->metadata, cc->o->n_metadata, &s);
+	int r = rpc_client_stream_open(cc->o->address, cc->o->timeout_ms, service, method, in,
+	                               cc->o->metadata, cc->o->n_metadata, &s);
 	if (r < 0)
 		return print_unreachable(cc, r);
 	for (;;) {
 		ProtobufCMessage *m;
-		r = rpc_client_stream_next(s, &kin__v1__log_chunk__descriptor, &m, &st);
+		r = rpc_client_stream_next(s, desc, &m, &st);
 		if (r <= 0)
 			break;
-		const Kin__V1__LogChunk *c = (Kin__V1__LogChunk *)m;
-		if (cc->json) {
+		if (cc->json)
 			json_line(m);
-		} else {
-			if (c->dropped)
-				fprintf(stderr,
-				        "kin ctl: [%llu bytes dropped: this reader was too slow]\n",
-				        (unsigned long long)c->dropped);
-			FILE *f = c->stream == KIN__V1__LOG_STREAM__STDERR ? stderr : stdout;
-			fwrite(c->data.data, 1, c->data.len, f);
-			fflush(f);
-		}
+		else
+			print(m);
 		protobuf_c_message_free_unpacked(m, NULL);
 	}
 	rpc_client_stream_free(s);
 	if (r < 0)
 		return print_unreachable(cc, r);
 	return st.code == RPC_OK ? CTL_OK : print_error(cc, &st);
+}
+
+static void log_print(const ProtobufCMessage *m)
+{
+	const Kin__V1__LogChunk *c = (const Kin__V1__LogChunk *)m;
+	if (c->dropped)
+		fprintf(stderr, "kin ctl: [%llu bytes dropped: this reader was too slow]\n",
+		        (unsigned long long)c->dropped);
+	FILE *f = c->stream == KIN__V1__LOG_STREAM__STDERR ? stderr : stdout;
+	fwrite(c->data.data, 1, c->data.len, f);
+	fflush(f);
+}
+
+static int exec_logs(struct cc *cc, const char *cell, const char *name, bool follow,
+                     Kin__V1__LogStream which)
+{
+	Kin__V1__LogsRequest in = KIN__V1__LOGS_REQUEST__INIT;
+	in.cell = (char *)cell;
+	in.name = (char *)name;
+	in.follow = follow;
+	in.stream = which;
+	return stream_run(cc, "kin.v1.Exec", "Logs", &in.base, &kin__v1__log_chunk__descriptor,
+	                  log_print);
 }
 
 static int exec_stdin(struct cc *cc, const char *cell, const char *name, bool close_at_eof)
@@ -1004,6 +1017,29 @@ static int cmd_exec(struct cc *cc, int argc, char **argv)
 
 /* ---- events -------------------------------------------------------------------------------- */
 
+static void event_print(const ProtobufCMessage *m)
+{
+	const Kin__V1__Event *e = (const Kin__V1__Event *)m;
+	if (e->dropped)
+		printf("(%llu events dropped: this reader was too slow)\n",
+		       (unsigned long long)e->dropped);
+	printf("%llu.%06llu %-9s %s%s%s", (unsigned long long)(e->time_ns / 1000000000ull),
+	       (unsigned long long)(e->time_ns % 1000000000ull / 1000), e->name, e->cell,
+	       e->exec[0] ? "/" : "", e->exec);
+	if (e->pid)
+		printf(" pid=%d", e->pid);
+	if (e->type == KIN__V1__EVENT_TYPE__EXEC_EXIT)
+		printf(e->signal ? " signal=%d" : " status=%d",
+		       e->signal ? e->signal : e->exit_code);
+	if (e->type == KIN__V1__EVENT_TYPE__OOM_KILL ||
+	    e->type == KIN__V1__EVENT_TYPE__EXEC_RESTART)
+		printf(" count=%llu", (unsigned long long)e->count);
+	if (e->type == KIN__V1__EVENT_TYPE__EXEC_RESTART)
+		printf(" delay=%llums", (unsigned long long)e->delay_ms);
+	putchar('\n');
+	fflush(stdout);
+}
+
 static int cmd_events(struct cc *cc, int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -1013,8 +1049,6 @@ static int cmd_events(struct cc *cc, int argc, char **argv)
 	    {NULL, 0, NULL, 0},
 	};
 	Kin__V1__EventsRequest in = KIN__V1__EVENTS_REQUEST__INIT;
-	struct rpc_stream *s;
-	struct rpc_status st;
 	int c, r;
 	cc->what = "events";
 	optind = 1;
@@ -1030,45 +1064,8 @@ static int cmd_events(struct cc *cc, int argc, char **argv)
 	}
 	if (optind < argc)
 		return usage(cc, "unexpected argument '%s'", argv[optind]);
-	r = rpc_client_stream_open(cc->o->address, cc->o->timeout_ms, "kin.v1.Events", "Subscribe",
-	                           &in.base, cc->o->metadata, cc->o->n_metadata, &s);
-	if (r < 0)
-		return print_unreachable(cc, r);
-	for (;;) {
-		ProtobufCMessage *m;
-		r = rpc_client_stream_next(s, &kin__v1__event__descriptor, &m, &st);
-		if (r <= 0)
-			break;
-		const Kin__V1__Event *e = (Kin__V1__Event *)m;
-		if (cc->json) {
-			json_line(m);
-		} else {
-			if (e->dropped)
-				printf("(%llu events dropped: this reader was too slow)\n",
-				       (unsigned long long)e->dropped);
-			printf("%llu.%06llu %-9s %s%s%s",
-			       (unsigned long long)(e->time_ns / 1000000000ull),
-			       (unsigned long long)(e->time_ns % 1000000000ull / 1000), e->name,
-			       e->cell, e->exec[0] ? "/" : "", e->exec);
-			if (e->pid)
-				printf(" pid=%d", e->pid);
-			if (e->type == KIN__V1__EVENT_TYPE__EXEC_EXIT)
-				printf(e->signal ? " signal=%d" : " status=%d",
-				       e->signal ? e->signal : e->exit_code);
-			if (e->type == KIN__V1__EVENT_TYPE__OOM_KILL ||
-			    e->type == KIN__V1__EVENT_TYPE__EXEC_RESTART)
-				printf(" count=%llu", (unsigned long long)e->count);
-			if (e->type == KIN__V1__EVENT_TYPE__EXEC_RESTART)
-				printf(" delay=%llums", (unsigned long long)e->delay_ms);
-			putchar('\n');
-			fflush(stdout);
-		}
-		protobuf_c_message_free_unpacked(m, NULL);
-	}
-	rpc_client_stream_free(s);
-	if (r < 0)
-		return print_unreachable(cc, r);
-	return st.code == RPC_OK ? CTL_OK : print_error(cc, &st);
+	return stream_run(cc, "kin.v1.Events", "Subscribe", &in.base, &kin__v1__event__descriptor,
+	                  event_print);
 }
 
 bool rpc_ctl_cells_is_command(const char *cmd)

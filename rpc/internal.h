@@ -14,6 +14,13 @@ size_t rpc_response_frame_size(int code, size_t msg_len, size_t payload_len);
 void rpc_response_frame_write(uint8_t *out, uint32_t stream_id, int code, const char *msg,
 			      size_t msg_len, const ProtobufCMessage *payload, size_t payload_len);
 
+/* Reads one frame as a client (client.c): the header, then the data into
+ * a malloc'd buffer; deadline (CLOCK_MONOTONIC ns) 0 waits forever.
+ * -EPROTO for a frame over RPC_MESSAGE_MAX, or with strict any header a
+ * client must not receive. */
+int rpc_client_read_frame(int fd, uint64_t deadline, bool strict, struct rpc_header *ret,
+			  uint8_t **ret_data);
+
 /* Listening sockets (transport.c): non-blocking, O_CLOEXEC. */
 int rpc_listen_unix(const char *path, mode_t mode, int *ret_fd);
 int rpc_listen_vsock(uint32_t port, int *ret_fd);

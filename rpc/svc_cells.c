@@ -12,12 +12,25 @@
 
 /* ---- shared bookkeeping ------------------------------------------------------ */
 
-bool cells_svc_unavailable(struct rpc_cells_service *svc, struct rpc_call *call)
+static int cells_svc_dispatch(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
 {
-	if (svc->cells)
-		return false;
-	rpc_call_fail(call, RPC_FAILED_PRECONDITION, "cells are not available: %s", svc->why);
-	return true;
+	const struct cells_method *m = userdata;
+	if (!m->svc->cells)
+		return rpc_call_fail(call, RPC_FAILED_PRECONDITION, "cells are not available: %s",
+		                     m->svc->why);
+	return m->fn(m->svc, call, in);
+}
+
+int cells_svc_register(struct rpc_server *s, struct rpc_cells_service *svc,
+                       struct cells_method *methods, struct rpc_method *out, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		methods[i].svc = svc;
+		out[i] =
+		    (struct rpc_method){methods[i].service, methods[i].method, methods[i].input,
+		                        cells_svc_dispatch, methods[i].flags,  &methods[i]};
+	}
+	return rpc_server_register(s, out, n);
 }
 
 int cells_svc_fail(struct rpc_call *call, const struct cells_err *err)
@@ -29,6 +42,13 @@ int cells_svc_fail(struct rpc_call *call, const struct cells_err *err)
 	                     err->msg[0] ? err->msg : strerror(err->err ? -err->err : EIO));
 }
 
+int cells_svc_failed(struct rpc_call *call, int r, const struct cells_err *err)
+{
+	if (r == -ENOMEM && !err->msg[0])
+		return r;
+	return cells_svc_fail(call, err);
+}
+
 struct cells_pending *cells_pending_new(struct rpc_cells_service *svc, struct rpc_call *call)
 {
 	struct cells_pending *p = calloc(1, sizeof(*p));
@@ -36,21 +56,13 @@ struct cells_pending *cells_pending_new(struct rpc_cells_service *svc, struct rp
 		return NULL;
 	p->svc = svc;
 	p->call = call;
-	p->next = svc->pending;
-	if (p->next)
-		p->next->prev = p;
-	svc->pending = p;
+	CELLS_LIST_PUSH(svc->pending, p);
 	return p;
 }
 
 void cells_pending_free(struct cells_pending *p)
 {
-	if (p->prev)
-		p->prev->next = p->next;
-	else
-		p->svc->pending = p->next;
-	if (p->next)
-		p->next->prev = p->prev;
+	CELLS_LIST_UNLINK(p->svc->pending, p);
 	free(p);
 }
 
@@ -61,6 +73,15 @@ static void pending_cancelled(struct rpc_call *call, void *data)
 	p->call = NULL; /* the library still holds p: freed by its callback */
 }
 
+int cells_pending_settle(struct cells_pending *p, int r)
+{
+	if (r == 1)
+		rpc_call_on_cancel(p->call, pending_cancelled, p);
+	else
+		cells_pending_free(p);
+	return r;
+}
+
 struct cells_stream *cells_stream_new(struct rpc_cells_service *svc, struct rpc_call *call)
 {
 	struct cells_stream *st = calloc(1, sizeof(*st));
@@ -68,51 +89,58 @@ struct cells_stream *cells_stream_new(struct rpc_cells_service *svc, struct rpc_
 		return NULL;
 	st->svc = svc;
 	st->call = call;
-	st->next = svc->streams;
-	if (st->next)
-		st->next->prev = st;
-	svc->streams = st;
+	CELLS_LIST_PUSH(svc->streams, st);
 	return st;
 }
 
 void cells_stream_free(struct cells_stream *st)
 {
-	if (st->prev)
-		st->prev->next = st->next;
-	else
-		st->svc->streams = st->next;
-	if (st->next)
-		st->next->prev = st->prev;
+	CELLS_LIST_UNLINK(st->svc->streams, st);
 	free(st);
 }
 
-/* ---- messages ---------------------------------------------------------------------- */
-
-/* Limits as a request gives them: parsed one by one (the sentence names the
- * key); range checks and controllers come from cell_create/cell_update. */
-static int limits_from(const char *path, Kin__V1__Limit **in, size_t n, struct cell_limits *l,
-                       struct cells_err *err)
+int cells_vec_push(struct cells_vec *v, const void *item)
 {
-	*l = (struct cell_limits){0};
-	if (n > 2 * CELL_LIMIT_COUNT) {
-		snprintf(err->msg, sizeof(err->msg), "cell \"%s\": %zu limits given, at most %d",
-		         path, n, 2 * CELL_LIMIT_COUNT);
-		err->code = CELLS_INVALID_ARGUMENT;
-		return -EINVAL;
+	if (v->n == v->cap) {
+		size_t cap = v->cap ? v->cap * 2 : 16;
+		void *p = reallocarray(v->items, cap, v->size);
+		if (!p)
+			return -ENOMEM;
+		v->items = p;
+		v->cap = cap;
 	}
-	for (size_t i = 0; i < n; i++) {
-		struct cells_err e = {0};
-		int r = cell_limit_parse(l, in[i]->key, in[i]->value, &e);
-		if (r < 0) {
-			char full[sizeof(e.msg) + CELLS_PATH_MAX + 16];
-			snprintf(full, sizeof(full), "cell \"%s\": %s", path, e.msg);
-			*err = e;
-			(void)str_copy(err->msg, sizeof(err->msg), full);
-			return r;
-		}
-	}
+	memcpy((char *)v->items + v->n++ * v->size, item, v->size);
 	return 0;
 }
+
+int cells_svc_reply_list(struct rpc_call *call, int r, const struct cells_err *err,
+                         struct cells_vec *v, size_t msg_size, cells_fill_fn fill,
+                         ProtobufCMessage *out, size_t *ret_n, void ***ret_items)
+{
+	if (r < 0) {
+		free(v->items);
+		*v = (struct cells_vec){0};
+		return cells_svc_failed(call, r, err);
+	}
+	/* Messages only once the visit is over: records may move while growing. */
+	_cleanup_free_ char *msgs = calloc(v->n + 1, msg_size);
+	_cleanup_free_ void **ptrs = calloc(v->n + 1, sizeof(*ptrs));
+	r = -ENOMEM;
+	if (msgs && ptrs) {
+		for (size_t i = 0; i < v->n; i++) {
+			ptrs[i] = msgs + i * msg_size;
+			fill(ptrs[i], (const char *)v->items + i * v->size);
+		}
+		*ret_n = v->n;
+		*ret_items = ptrs;
+		r = rpc_call_reply(call, out);
+	}
+	free(v->items);
+	*v = (struct cells_vec){0};
+	return r;
+}
+
+/* ---- messages ---------------------------------------------------------------------- */
 
 /* A Cell message over info; strings point into info and bufs. */
 struct cell_msg {
@@ -122,10 +150,10 @@ struct cell_msg {
 	char *ctl[CELLS_CTL_COUNT];
 };
 
-static void cell_msg_fill(struct cell_msg *cm, struct cell_info *info)
+static void cell_msg_fill(struct cell_msg *cm, const struct cell_info *info)
 {
 	kin__v1__cell__init(&cm->m);
-	cm->m.path = info->path;
+	cm->m.path = (char *)info->path;
 	cm->m.depth = info->depth;
 	cm->m.populated = info->populated;
 	cm->m.frozen = info->frozen;
@@ -162,91 +190,48 @@ static int reply_cell(struct rpc_cells_service *svc, struct rpc_call *call, cons
 
 /* ---- Cells ---------------------------------------------------------------------------- */
 
-static int cells_create_update(struct rpc_call *call, const ProtobufCMessage *in, void *userdata,
+static int cells_create_update(struct rpc_cells_service *svc, struct rpc_call *call, const void *in,
                                bool create)
 {
-	struct rpc_cells_service *svc = userdata;
-	const Kin__V1__CreateCellRequest *req = (const Kin__V1__CreateCellRequest *)in;
+	const Kin__V1__CreateCellRequest *req = in;
 	struct cells_err err = {0};
 	struct cell_limits l;
-	if (cells_svc_unavailable(svc, call))
-		return 0;
-	if (cell_path_check(req->path, &err) < 0 ||
-	    limits_from(req->path, req->limits, req->n_limits, &l, &err) < 0 ||
+	if (cells_req_limits(req, &l, &err) < 0 ||
 	    (create ? cell_create(svc->cells, req->path, &l, &err)
 	            : cell_update(svc->cells, req->path, &l, &err)) < 0)
 		return cells_svc_fail(call, &err);
 	return reply_cell(svc, call, req->path);
 }
 
-static int cells_create(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
+static int cells_create(struct rpc_cells_service *svc, struct rpc_call *call, const void *in)
 {
-	return cells_create_update(call, in, userdata, true);
+	return cells_create_update(svc, call, in, true);
 }
 
-static int cells_update(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
+static int cells_update(struct rpc_cells_service *svc, struct rpc_call *call, const void *in)
 {
-	return cells_create_update(call, in, userdata, false);
+	return cells_create_update(svc, call, in, false);
 }
-
-struct list_ctx {
-	Kin__V1__Cell **cells;
-	struct cell_msg *msgs;
-	struct cell_info *infos;
-	size_t n, cap;
-};
 
 static int list_visit(const struct cell_info *info, void *data)
 {
-	struct list_ctx *lc = data;
-	if (lc->n == lc->cap) {
-		size_t cap = lc->cap ? lc->cap * 2 : 16;
-		struct cell_info *ni = realloc(lc->infos, cap * sizeof(*ni));
-		if (!ni)
-			return -ENOMEM;
-		lc->infos = ni;
-		lc->cap = cap;
-	}
-	lc->infos[lc->n++] = *info;
-	return 0;
+	return cells_vec_push(data, info);
 }
 
-static int cells_list(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
+static void list_fill(void *msg, const void *record)
 {
-	struct rpc_cells_service *svc = userdata;
-	const Kin__V1__ListCellsRequest *req = (const Kin__V1__ListCellsRequest *)in;
+	cell_msg_fill(msg, record);
+}
+
+static int cells_list(struct rpc_cells_service *svc, struct rpc_call *call, const void *in)
+{
+	const Kin__V1__ListCellsRequest *req = in;
 	struct cells_err err = {0};
-	struct list_ctx lc = {0};
-	if (cells_svc_unavailable(svc, call))
-		return 0;
-	int r = cell_list(svc->cells, req->path[0] ? req->path : NULL, list_visit, &lc, &err);
-	if (r < 0) {
-		free(lc.infos);
-		if (r == -ENOMEM && !err.msg[0])
-			return -ENOMEM;
-		return cells_svc_fail(call, &err);
-	}
-	/* Messages only once the visit is over: infos may move while growing. */
-	lc.msgs = calloc(lc.n ? lc.n : 1, sizeof(*lc.msgs));
-	lc.cells = calloc(lc.n ? lc.n : 1, sizeof(*lc.cells));
-	if (!lc.msgs || !lc.cells) {
-		free(lc.infos);
-		free(lc.msgs);
-		free(lc.cells);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < lc.n; i++) {
-		cell_msg_fill(&lc.msgs[i], &lc.infos[i]);
-		lc.cells[i] = &lc.msgs[i].m;
-	}
+	struct cells_vec v = {.size = sizeof(struct cell_info)};
+	int r = cell_list(svc->cells, req->path[0] ? req->path : NULL, list_visit, &v, &err);
 	Kin__V1__ListCellsResponse out = KIN__V1__LIST_CELLS_RESPONSE__INIT;
-	out.n_cells = lc.n;
-	out.cells = lc.cells;
-	r = rpc_call_reply(call, &out.base);
-	free(lc.infos);
-	free(lc.msgs);
-	free(lc.cells);
-	return r;
+	return cells_svc_reply_list(call, r, &err, &v, sizeof(struct cell_msg), list_fill,
+	                            &out.base, &out.n_cells, (void ***)&out.cells);
 }
 
 static void psi_fill(Kin__V1__Psi *m, Kin__V1__PsiLine *some, Kin__V1__PsiLine *full,
@@ -267,16 +252,13 @@ static void psi_fill(Kin__V1__Psi *m, Kin__V1__PsiLine *some, Kin__V1__PsiLine *
 	m->full = full;
 }
 
-static int cells_show(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
+static int cells_show(struct rpc_cells_service *svc, struct rpc_call *call, const void *in)
 {
-	struct rpc_cells_service *svc = userdata;
-	const Kin__V1__CellRequest *req = (const Kin__V1__CellRequest *)in;
+	const Kin__V1__CellRequest *req = in;
 	struct cells_err err = {0};
 	struct cell_info info;
 	struct cell_stats s;
 	struct cell_msg cm;
-	if (cells_svc_unavailable(svc, call))
-		return 0;
 	if (cell_show(svc->cells, req->path, &info, &s, &err) < 0)
 		return cells_svc_fail(call, &err);
 	cell_msg_fill(&cm, &info);
@@ -314,7 +296,8 @@ static int cells_show(struct rpc_call *call, const ProtobufCMessage *in, void *u
 	return rpc_call_reply(call, &out.base);
 }
 
-static void freeze_done(int result, const struct cells_err *err, void *data)
+/* Freeze, Thaw (p->path: answers the Cell) and Delete (answers Empty). */
+static void pending_cell_done(int result, const struct cells_err *err, void *data)
 {
 	struct cells_pending *p = data;
 	if (p->call) {
@@ -323,67 +306,8 @@ static void freeze_done(int result, const struct cells_err *err, void *data)
 			if (!e.err)
 				e.err = result;
 			cells_svc_fail(p->call, &e);
-		} else {
+		} else if (p->path[0]) {
 			reply_cell(p->svc, p->call, p->path);
-		}
-	}
-	cells_pending_free(p);
-}
-
-static int cells_freeze_thaw(struct rpc_call *call, const ProtobufCMessage *in, void *userdata,
-                             bool freeze)
-{
-	struct rpc_cells_service *svc = userdata;
-	const Kin__V1__CellRequest *req = (const Kin__V1__CellRequest *)in;
-	struct cells_err err = {0};
-	if (cells_svc_unavailable(svc, call))
-		return 0;
-	struct cells_pending *p = cells_pending_new(svc, call);
-	if (!p)
-		return -ENOMEM;
-	(void)str_copy(p->path, sizeof(p->path), req->path);
-	int r = cell_freeze(svc->cells, req->path, freeze, freeze_done, p, &err);
-	if (r == 1) {
-		rpc_call_on_cancel(call, pending_cancelled, p);
-		return 0;
-	}
-	cells_pending_free(p);
-	if (r < 0)
-		return cells_svc_fail(call, &err);
-	return reply_cell(svc, call, req->path);
-}
-
-static int cells_freeze(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
-{
-	return cells_freeze_thaw(call, in, userdata, true);
-}
-
-static int cells_thaw(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
-{
-	return cells_freeze_thaw(call, in, userdata, false);
-}
-
-static int cells_kill(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
-{
-	struct rpc_cells_service *svc = userdata;
-	const Kin__V1__CellRequest *req = (const Kin__V1__CellRequest *)in;
-	struct cells_err err = {0};
-	if (cells_svc_unavailable(svc, call))
-		return 0;
-	if (cell_kill(svc->cells, req->path, &err) < 0)
-		return cells_svc_fail(call, &err);
-	return rpc_call_reply(call, NULL);
-}
-
-static void delete_done(int result, const struct cells_err *err, void *data)
-{
-	struct cells_pending *p = data;
-	if (p->call) {
-		if (result < 0) {
-			struct cells_err e = err ? *err : (struct cells_err){.err = result};
-			if (!e.err)
-				e.err = result;
-			cells_svc_fail(p->call, &e);
 		} else {
 			rpc_call_reply(p->call, NULL);
 		}
@@ -391,22 +315,54 @@ static void delete_done(int result, const struct cells_err *err, void *data)
 	cells_pending_free(p);
 }
 
-static int cells_delete(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
+static int cells_freeze_thaw(struct rpc_cells_service *svc, struct rpc_call *call, const void *in,
+                             bool freeze)
 {
-	struct rpc_cells_service *svc = userdata;
-	const Kin__V1__DeleteCellRequest *req = (const Kin__V1__DeleteCellRequest *)in;
+	const Kin__V1__CellRequest *req = in;
 	struct cells_err err = {0};
-	if (cells_svc_unavailable(svc, call))
-		return 0;
 	struct cells_pending *p = cells_pending_new(svc, call);
 	if (!p)
 		return -ENOMEM;
-	int r = cell_delete(svc->cells, req->path, req->force, delete_done, p, &err);
-	if (r == 1) {
-		rpc_call_on_cancel(call, pending_cancelled, p);
+	(void)str_copy(p->path, sizeof(p->path), req->path);
+	int r = cells_pending_settle(
+	    p, cell_freeze(svc->cells, req->path, freeze, pending_cell_done, p, &err));
+	if (r == 1)
 		return 0;
-	}
-	cells_pending_free(p);
+	if (r < 0)
+		return cells_svc_fail(call, &err);
+	return reply_cell(svc, call, req->path);
+}
+
+static int cells_freeze(struct rpc_cells_service *svc, struct rpc_call *call, const void *in)
+{
+	return cells_freeze_thaw(svc, call, in, true);
+}
+
+static int cells_thaw(struct rpc_cells_service *svc, struct rpc_call *call, const void *in)
+{
+	return cells_freeze_thaw(svc, call, in, false);
+}
+
+static int cells_kill(struct rpc_cells_service *svc, struct rpc_call *call, const void *in)
+{
+	const Kin__V1__CellRequest *req = in;
+	struct cells_err err = {0};
+	if (cell_kill(svc->cells, req->path, &err) < 0)
+		return cells_svc_fail(call, &err);
+	return rpc_call_reply(call, NULL);
+}
+
+static int cells_delete(struct rpc_cells_service *svc, struct rpc_call *call, const void *in)
+{
+	const Kin__V1__DeleteCellRequest *req = in;
+	struct cells_err err = {0};
+	struct cells_pending *p = cells_pending_new(svc, call);
+	if (!p)
+		return -ENOMEM;
+	int r = cells_pending_settle(
+	    p, cell_delete(svc->cells, req->path, req->force, pending_cell_done, p, &err));
+	if (r == 1)
+		return 0;
 	if (r < 0)
 		return cells_svc_fail(call, &err);
 	return rpc_call_reply(call, NULL);
@@ -470,14 +426,11 @@ static void events_cancelled(struct rpc_call *call, void *data)
 	cells_stream_free(st);
 }
 
-static int events_subscribe(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
+static int events_subscribe(struct rpc_cells_service *svc, struct rpc_call *call, const void *in)
 {
-	struct rpc_cells_service *svc = userdata;
-	const Kin__V1__EventsRequest *req = (const Kin__V1__EventsRequest *)in;
+	const Kin__V1__EventsRequest *req = in;
 	struct cells_err err = {0};
-	if (cells_svc_unavailable(svc, call))
-		return 0;
-	if (req->cell[0] && cell_path_check(req->cell, &err) < 0)
+	if (cells_req_events(req, &err) < 0)
 		return cells_svc_fail(call, &err);
 	struct cells_stream *st = cells_stream_new(svc, call);
 	if (!st)
@@ -506,24 +459,20 @@ int rpc_cells_register(struct rpc_server *s, struct cells *cells, const char *wh
 	svc->cells = cells;
 	(void)str_copy(svc->why, sizeof(svc->why), why ? why : "no cgroup2");
 	/* Kept by pointer by the server: static, one cells service per process. */
-	static struct rpc_method methods[] = {
-	    {"kin.v1.Cells", "Create", &kin__v1__create_cell_request__descriptor, cells_create, 0,
-	     NULL},
-	    {"kin.v1.Cells", "Update", &kin__v1__create_cell_request__descriptor, cells_update, 0,
-	     NULL},
-	    {"kin.v1.Cells", "List", &kin__v1__list_cells_request__descriptor, cells_list, 0, NULL},
-	    {"kin.v1.Cells", "Show", &kin__v1__cell_request__descriptor, cells_show, 0, NULL},
-	    {"kin.v1.Cells", "Freeze", &kin__v1__cell_request__descriptor, cells_freeze, 0, NULL},
-	    {"kin.v1.Cells", "Thaw", &kin__v1__cell_request__descriptor, cells_thaw, 0, NULL},
-	    {"kin.v1.Cells", "Kill", &kin__v1__cell_request__descriptor, cells_kill, 0, NULL},
-	    {"kin.v1.Cells", "Delete", &kin__v1__delete_cell_request__descriptor, cells_delete, 0,
-	     NULL},
-	    {"kin.v1.Events", "Subscribe", &kin__v1__events_request__descriptor, events_subscribe,
-	     RPC_METHOD_SERVER_STREAM, NULL},
+	static struct cells_method methods[] = {
+	    CELLS_METHOD("Cells", "Create", create_cell_request, cells_create, 0),
+	    CELLS_METHOD("Cells", "Update", create_cell_request, cells_update, 0),
+	    CELLS_METHOD("Cells", "List", list_cells_request, cells_list, 0),
+	    CELLS_METHOD("Cells", "Show", cell_request, cells_show, 0),
+	    CELLS_METHOD("Cells", "Freeze", cell_request, cells_freeze, 0),
+	    CELLS_METHOD("Cells", "Thaw", cell_request, cells_thaw, 0),
+	    CELLS_METHOD("Cells", "Kill", cell_request, cells_kill, 0),
+	    CELLS_METHOD("Cells", "Delete", delete_cell_request, cells_delete, 0),
+	    CELLS_METHOD("Events", "Subscribe", events_request, events_subscribe,
+	                 RPC_METHOD_SERVER_STREAM),
 	};
-	for (size_t i = 0; i < ARRAY_SIZE(methods); i++)
-		methods[i].userdata = svc;
-	int r = rpc_server_register(s, methods, ARRAY_SIZE(methods));
+	static struct rpc_method out[ARRAY_SIZE(methods)];
+	int r = cells_svc_register(s, svc, methods, out, ARRAY_SIZE(methods));
 	if (r == 0)
 		r = cells_svc_register_exec(s, svc);
 	if (r < 0) {

@@ -1,133 +1,17 @@
 /* svc_exec: the kin.v1.Exec service — start executables in cells, signal,
  * stop, wait, status, list, delete, stdin, and their output as a server
- * stream (Logs). A spec is checked here only for what the wire adds
- * (counts, strings to parse); everything else is exec_start's, before any
- * side effect. Log streams: a client that reads too slowly loses output
+ * stream (Logs). A spec is checked (rpc/cells_req.c) only for what the
+ * wire adds (counts, strings to parse); everything else is exec_start's,
+ * before any side effect. Log streams: a client that reads too slowly loses output
  * (its connection's output is full); the next chunk it gets says how many
  * bytes it missed (LogChunk.dropped). Memory stays bounded by the server's
  * per-connection output cap; the ring keeps the bytes for a later read. */
 #include "rpc/cells_svc.h"
 
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
 #define LOG_CHUNK (64 * 1024)
-
-static int spec_fail(struct cells_err *err, const char *cell, const char *name, const char *fmt,
-                     ...) _printf_(4, 5);
-static int spec_fail(struct cells_err *err, const char *cell, const char *name, const char *fmt,
-                     ...)
-{
-	char why[sizeof(err->msg)];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(why, sizeof(why), fmt, ap);
-	va_end(ap);
-	char full[sizeof(why) + CELLS_PATH_MAX + CELLS_NAME_MAX + 16];
-	snprintf(full, sizeof(full), "exec \"%s/%s\": %s", cell, name, why);
-	(void)str_copy(err->msg, sizeof(err->msg), full);
-	err->code = CELLS_INVALID_ARGUMENT;
-	err->err = -EINVAL;
-	return -EINVAL;
-}
-
-/* What a spec points to, owned for the length of one Start. */
-struct spec_buf {
-	struct exec_spec s;
-	char **argv, **env;
-};
-
-static int spec_from(const char *cell, const char *name, const Kin__V1__ExecSpec *in,
-                     struct spec_buf *b, struct cells_err *err)
-{
-	struct exec_spec *s = &b->s;
-	struct cells_err e = {0};
-	exec_spec_init(s);
-	if (!in || in->n_argv == 0)
-		return spec_fail(err, cell, name, "no argv");
-	if (in->n_argv > EXEC_ARGS_MAX || in->n_env > EXEC_ENV_MAX)
-		return spec_fail(err, cell, name, "argv and env: at most %d entries each",
-		                 EXEC_ARGS_MAX);
-	if (in->n_groups > EXEC_GROUPS_MAX || in->n_rlimits > EXEC_RLIMITS_MAX ||
-	    in->n_uid_map > EXEC_IDMAP_MAX || in->n_gid_map > EXEC_IDMAP_MAX)
-		return spec_fail(err, cell, name,
-		                 "at most %d groups, %d rlimits and %d id-map lines",
-		                 EXEC_GROUPS_MAX, EXEC_RLIMITS_MAX, EXEC_IDMAP_MAX);
-	b->argv = calloc(in->n_argv + 1, sizeof(char *));
-	b->env = calloc(in->n_env + 1, sizeof(char *));
-	if (!b->argv || !b->env)
-		return -ENOMEM;
-	memcpy(b->argv, in->argv, in->n_argv * sizeof(char *));
-	if (in->n_env) /* protobuf-c leaves an empty repeated field NULL */
-		memcpy(b->env, in->env, in->n_env * sizeof(char *));
-	s->argv = b->argv;
-	s->env = b->env;
-	if (in->cwd[0])
-		s->cwd = in->cwd;
-	s->uid = in->uid;
-	s->gid = in->gid;
-	if (in->n_groups)
-		memcpy(s->groups, in->groups, in->n_groups * sizeof(uint32_t));
-	s->ngroups = in->n_groups;
-	if (in->umask[0]) {
-		char *end;
-		errno = 0;
-		unsigned long m = strtoul(in->umask, &end, 8);
-		if (errno || *end || m > 0777 || in->umask[0] == '-')
-			return spec_fail(err, cell, name, "umask '%s': expected octal 0-0777",
-			                 in->umask);
-		s->umask = (mode_t)m;
-	}
-	for (size_t i = 0; i < in->n_rlimits; i++)
-		if (exec_rlimit_parse(in->rlimits[i], &s->rlimits[s->nrlimits++], &e) < 0)
-			return spec_fail(err, cell, name, "%s", e.msg);
-	if (in->caps[0] && exec_caps_parse(in->caps, &s->caps, &e) < 0)
-		return spec_fail(err, cell, name, "caps: %s", e.msg);
-	if (in->ambient[0] && exec_caps_parse(in->ambient, &s->ambient, &e) < 0)
-		return spec_fail(err, cell, name, "ambient: %s", e.msg);
-	s->no_new_privs = in->no_new_privs;
-	if (!in->seccomp[0] || !strcmp(in->seccomp, "default"))
-		s->seccomp = EXEC_SECCOMP_DEFAULT;
-	else if (!strcmp(in->seccomp, "none"))
-		s->seccomp = EXEC_SECCOMP_NONE;
-	else if (in->seccomp[0] == '/') {
-		s->seccomp = EXEC_SECCOMP_FILE;
-		s->seccomp_file = in->seccomp;
-	} else
-		return spec_fail(err, cell, name,
-		                 "seccomp '%s': expected default, none or an absolute path",
-		                 in->seccomp);
-	if (in->namespaces[0] && exec_ns_parse(in->namespaces, &s->namespaces, &e) < 0)
-		return spec_fail(err, cell, name, "namespaces: %s", e.msg);
-	for (size_t i = 0; i < in->n_uid_map; i++)
-		s->uid_map[i] = (struct exec_idmap){in->uid_map[i]->inside, in->uid_map[i]->outside,
-		                                    in->uid_map[i]->count};
-	for (size_t i = 0; i < in->n_gid_map; i++)
-		s->gid_map[i] = (struct exec_idmap){in->gid_map[i]->inside, in->gid_map[i]->outside,
-		                                    in->gid_map[i]->count};
-	s->nuid_map = in->n_uid_map;
-	s->ngid_map = in->n_gid_map;
-	if (in->hostname[0])
-		s->hostname = in->hostname;
-	if (in->root[0])
-		s->root = in->root;
-	s->root_readonly = in->root_readonly;
-	s->stdin_pipe = in->stdin_pipe;
-	s->log_bytes = in->log_bytes;
-	if (!in->restart[0] || !strcmp(in->restart, "no"))
-		s->restart = EXEC_RESTART_NO;
-	else if (!strcmp(in->restart, "on-failure"))
-		s->restart = EXEC_RESTART_ON_FAILURE;
-	else if (!strcmp(in->restart, "always"))
-		s->restart = EXEC_RESTART_ALWAYS;
-	else
-		return spec_fail(err, cell, name, "restart '%s': expected no, on-failure or always",
-		                 in->restart);
-	s->backoff_base_ms = in->backoff_base_ms;
-	s->backoff_cap_ms = in->backoff_cap_ms;
-	return 0;
-}
 
 static void status_fill(Kin__V1__ExecStatus *m, const struct exec_status *st)
 {
@@ -158,44 +42,26 @@ static int reply_status(struct rpc_cells_service *svc, struct rpc_call *call, co
 	return rpc_call_reply(call, &m.base);
 }
 
-static int exec_start_h(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
+static int exec_start_h(struct rpc_cells_service *svc, struct rpc_call *call, const void *in)
 {
-	struct rpc_cells_service *svc = userdata;
-	const Kin__V1__StartRequest *req = (const Kin__V1__StartRequest *)in;
+	const Kin__V1__StartRequest *req = in;
 	struct cells_err err = {0};
-	struct spec_buf b = {0};
-	if (cells_svc_unavailable(svc, call))
-		return 0;
-	int r = cell_path_check(req->cell, &err);
-	if (r == 0 && !cell_name_valid(req->name))
-		r = spec_fail(&err, req->cell, req->name,
-		              "bad name: expected [A-Za-z0-9_.-]{1,%d}, not . or ..",
-		              CELLS_NAME_MAX);
-	if (r == 0)
-		r = spec_from(req->cell, req->name, req->spec, &b, &err);
+	struct cells_spec_buf b;
+	int r = cells_req_start(req, &b, &err);
 	if (r == 0)
 		r = exec_start(svc->cells, req->cell, req->name, &b.s, &err);
-	free(b.argv);
-	free(b.env);
-	if (r == -ENOMEM && !err.msg[0])
-		return r;
+	cells_spec_buf_free(&b);
 	if (r < 0)
-		return cells_svc_fail(call, &err);
+		return cells_svc_failed(call, r, &err);
 	return reply_status(svc, call, req->cell, req->name);
 }
 
-static int exec_signal_h(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
+static int exec_signal_h(struct rpc_cells_service *svc, struct rpc_call *call, const void *in)
 {
-	struct rpc_cells_service *svc = userdata;
-	const Kin__V1__SignalRequest *req = (const Kin__V1__SignalRequest *)in;
+	const Kin__V1__SignalRequest *req = in;
 	struct cells_err err = {0};
-	if (cells_svc_unavailable(svc, call))
-		return 0;
-	if (req->signal < 1 || req->signal > SIGRTMAX)
-		return rpc_call_fail(call, RPC_INVALID_ARGUMENT,
-		                     "exec \"%s/%s\": signal %d: expected 1-%d", req->cell,
-		                     req->name, req->signal, SIGRTMAX);
-	if (exec_signal(svc->cells, req->cell, req->name, req->signal, &err) < 0)
+	if (cells_req_signal(req, &err) < 0 ||
+	    exec_signal(svc->cells, req->cell, req->name, req->signal, &err) < 0)
 		return cells_svc_fail(call, &err);
 	return reply_status(svc, call, req->cell, req->name);
 }
@@ -218,30 +84,19 @@ static void exec_done(int result, const struct exec_status *st, void *data)
 	cells_pending_free(p);
 }
 
-static void pending_cancelled(struct rpc_call *call, void *data)
-{
-	struct cells_pending *p = data;
-	(void)call;
-	p->call = NULL;
-}
-
 static int exec_stop_wait(struct rpc_call *call, const char *cell, const char *name,
                           struct rpc_cells_service *svc, bool stop, uint64_t grace_ms)
 {
 	struct cells_err err = {0};
 	struct exec_status st;
-	if (cells_svc_unavailable(svc, call))
-		return 0;
 	struct cells_pending *p = cells_pending_new(svc, call);
 	if (!p)
 		return -ENOMEM;
-	int r = stop ? exec_stop(svc->cells, cell, name, grace_ms, exec_done, p, &err)
-	             : exec_wait(svc->cells, cell, name, exec_done, p, &st, &err);
-	if (r == 1) {
-		rpc_call_on_cancel(call, pending_cancelled, p);
+	int r = cells_pending_settle(
+	    p, stop ? exec_stop(svc->cells, cell, name, grace_ms, exec_done, p, &err)
+	            : exec_wait(svc->cells, cell, name, exec_done, p, &st, &err));
+	if (r == 1)
 		return 0;
-	}
-	cells_pending_free(p);
 	if (r < 0)
 		return cells_svc_fail(call, &err);
 	if (stop)
@@ -251,107 +106,63 @@ static int exec_stop_wait(struct rpc_call *call, const char *cell, const char *n
 	return rpc_call_reply(call, &m.base);
 }
 
-static int exec_stop_h(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
+static int exec_stop_h(struct rpc_cells_service *svc, struct rpc_call *call, const void *in)
 {
-	const Kin__V1__StopRequest *req = (const Kin__V1__StopRequest *)in;
-	if (req->grace_ms > 3600 * 1000)
-		return rpc_call_fail(call, RPC_INVALID_ARGUMENT,
-		                     "exec \"%s/%s\": grace %llu ms: at most 1 h", req->cell,
-		                     req->name, (unsigned long long)req->grace_ms);
-	return exec_stop_wait(call, req->cell, req->name, userdata, true,
-	                      req->grace_ms ? req->grace_ms : 10000);
+	const Kin__V1__StopRequest *req = in;
+	struct cells_err err = {0};
+	uint64_t grace_ms;
+	if (cells_req_stop(req, &grace_ms, &err) < 0)
+		return cells_svc_fail(call, &err);
+	return exec_stop_wait(call, req->cell, req->name, svc, true, grace_ms);
 }
 
-static int exec_wait_h(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
+static int exec_wait_h(struct rpc_cells_service *svc, struct rpc_call *call, const void *in)
 {
-	const Kin__V1__ExecRequest *req = (const Kin__V1__ExecRequest *)in;
-	return exec_stop_wait(call, req->cell, req->name, userdata, false, 0);
+	const Kin__V1__ExecRequest *req = in;
+	return exec_stop_wait(call, req->cell, req->name, svc, false, 0);
 }
 
-static int exec_status_h(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
+static int exec_status_h(struct rpc_cells_service *svc, struct rpc_call *call, const void *in)
 {
-	struct rpc_cells_service *svc = userdata;
-	const Kin__V1__ExecRequest *req = (const Kin__V1__ExecRequest *)in;
-	if (cells_svc_unavailable(svc, call))
-		return 0;
+	const Kin__V1__ExecRequest *req = in;
 	return reply_status(svc, call, req->cell, req->name);
 }
 
-struct exec_list_ctx {
-	struct exec_status *st;
-	size_t n, cap;
-};
-
 static int exec_list_visit(const struct exec_status *st, void *data)
 {
-	struct exec_list_ctx *lc = data;
-	if (lc->n == lc->cap) {
-		size_t cap = lc->cap ? lc->cap * 2 : 16;
-		struct exec_status *p = realloc(lc->st, cap * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		lc->st = p;
-		lc->cap = cap;
-	}
-	lc->st[lc->n++] = *st;
-	return 0;
+	return cells_vec_push(data, st);
 }
 
-static int exec_list_h(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
+static void exec_list_fill(void *msg, const void *record)
 {
-	struct rpc_cells_service *svc = userdata;
-	const Kin__V1__ListExecRequest *req = (const Kin__V1__ListExecRequest *)in;
+	status_fill(msg, record);
+}
+
+static int exec_list_h(struct rpc_cells_service *svc, struct rpc_call *call, const void *in)
+{
+	const Kin__V1__ListExecRequest *req = in;
 	struct cells_err err = {0};
-	struct exec_list_ctx lc = {0};
-	if (cells_svc_unavailable(svc, call))
-		return 0;
-	int r = exec_list(svc->cells, req->cell[0] ? req->cell : NULL, exec_list_visit, &lc, &err);
-	if (r < 0) {
-		free(lc.st);
-		return r == -ENOMEM && !err.msg[0] ? r : cells_svc_fail(call, &err);
-	}
-	Kin__V1__ExecStatus *msgs = calloc(lc.n + 1, sizeof(*msgs));
-	Kin__V1__ExecStatus **ptrs = calloc(lc.n + 1, sizeof(*ptrs));
-	if (!msgs || !ptrs) {
-		free(lc.st);
-		free(msgs);
-		free(ptrs);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < lc.n; i++) {
-		status_fill(&msgs[i], &lc.st[i]);
-		ptrs[i] = &msgs[i];
-	}
+	struct cells_vec v = {.size = sizeof(struct exec_status)};
+	int r = exec_list(svc->cells, req->cell[0] ? req->cell : NULL, exec_list_visit, &v, &err);
 	Kin__V1__ListExecResponse out = KIN__V1__LIST_EXEC_RESPONSE__INIT;
-	out.n_executables = lc.n;
-	out.executables = ptrs;
-	r = rpc_call_reply(call, &out.base);
-	free(lc.st);
-	free(msgs);
-	free(ptrs);
-	return r;
+	return cells_svc_reply_list(call, r, &err, &v, sizeof(Kin__V1__ExecStatus), exec_list_fill,
+	                            &out.base, &out.n_executables, (void ***)&out.executables);
 }
 
-static int exec_delete_h(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
+static int exec_delete_h(struct rpc_cells_service *svc, struct rpc_call *call, const void *in)
 {
-	struct rpc_cells_service *svc = userdata;
-	const Kin__V1__ExecRequest *req = (const Kin__V1__ExecRequest *)in;
+	const Kin__V1__ExecRequest *req = in;
 	struct cells_err err = {0};
-	if (cells_svc_unavailable(svc, call))
-		return 0;
 	if (exec_delete(svc->cells, req->cell, req->name, &err) < 0)
 		return cells_svc_fail(call, &err);
 	return rpc_call_reply(call, NULL);
 }
 
-static int exec_stdin_h(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
+static int exec_stdin_h(struct rpc_cells_service *svc, struct rpc_call *call, const void *in)
 {
-	struct rpc_cells_service *svc = userdata;
-	const Kin__V1__StdinRequest *req = (const Kin__V1__StdinRequest *)in;
+	const Kin__V1__StdinRequest *req = in;
 	struct cells_err err = {0};
 	ssize_t n = 0;
-	if (cells_svc_unavailable(svc, call))
-		return 0;
 	if (req->data.len) {
 		n = exec_stdin_write(svc->cells, req->cell, req->name, req->data.data,
 		                     req->data.len, &err);
@@ -422,18 +233,14 @@ static void log_cancelled(struct rpc_call *call, void *data)
 	cells_stream_free(st);
 }
 
-static int exec_logs_h(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
+static int exec_logs_h(struct rpc_cells_service *svc, struct rpc_call *call, const void *in)
 {
-	struct rpc_cells_service *svc = userdata;
-	const Kin__V1__LogsRequest *req = (const Kin__V1__LogsRequest *)in;
+	const Kin__V1__LogsRequest *req = in;
 	struct cells_err err = {0};
 	struct exec_status status;
-	if (cells_svc_unavailable(svc, call))
-		return 0;
-	unsigned want = req->stream == KIN__V1__LOG_STREAM__STDOUT   ? 1u << EXEC_STDOUT
-	                : req->stream == KIN__V1__LOG_STREAM__STDERR ? 1u << EXEC_STDERR
-	                                                             : 3u;
-	if (exec_status(svc->cells, req->cell, req->name, &status, &err) < 0)
+	unsigned want;
+	if (cells_req_logs(req, &want, &err) < 0 ||
+	    exec_status(svc->cells, req->cell, req->name, &status, &err) < 0)
 		return cells_svc_fail(call, &err);
 	struct cells_stream *st = cells_stream_new(svc, call);
 	if (!st)
@@ -477,19 +284,17 @@ static int exec_logs_h(struct rpc_call *call, const ProtobufCMessage *in, void *
 
 int cells_svc_register_exec(struct rpc_server *s, struct rpc_cells_service *svc)
 {
-	static struct rpc_method methods[] = {
-	    {"kin.v1.Exec", "Start", &kin__v1__start_request__descriptor, exec_start_h, 0, NULL},
-	    {"kin.v1.Exec", "Signal", &kin__v1__signal_request__descriptor, exec_signal_h, 0, NULL},
-	    {"kin.v1.Exec", "Stop", &kin__v1__stop_request__descriptor, exec_stop_h, 0, NULL},
-	    {"kin.v1.Exec", "Wait", &kin__v1__exec_request__descriptor, exec_wait_h, 0, NULL},
-	    {"kin.v1.Exec", "Status", &kin__v1__exec_request__descriptor, exec_status_h, 0, NULL},
-	    {"kin.v1.Exec", "List", &kin__v1__list_exec_request__descriptor, exec_list_h, 0, NULL},
-	    {"kin.v1.Exec", "Delete", &kin__v1__exec_request__descriptor, exec_delete_h, 0, NULL},
-	    {"kin.v1.Exec", "Logs", &kin__v1__logs_request__descriptor, exec_logs_h,
-	     RPC_METHOD_SERVER_STREAM, NULL},
-	    {"kin.v1.Exec", "Stdin", &kin__v1__stdin_request__descriptor, exec_stdin_h, 0, NULL},
+	static struct cells_method methods[] = {
+	    CELLS_METHOD("Exec", "Start", start_request, exec_start_h, 0),
+	    CELLS_METHOD("Exec", "Signal", signal_request, exec_signal_h, 0),
+	    CELLS_METHOD("Exec", "Stop", stop_request, exec_stop_h, 0),
+	    CELLS_METHOD("Exec", "Wait", exec_request, exec_wait_h, 0),
+	    CELLS_METHOD("Exec", "Status", exec_request, exec_status_h, 0),
+	    CELLS_METHOD("Exec", "List", list_exec_request, exec_list_h, 0),
+	    CELLS_METHOD("Exec", "Delete", exec_request, exec_delete_h, 0),
+	    CELLS_METHOD("Exec", "Logs", logs_request, exec_logs_h, RPC_METHOD_SERVER_STREAM),
+	    CELLS_METHOD("Exec", "Stdin", stdin_request, exec_stdin_h, 0),
 	};
-	for (size_t i = 0; i < ARRAY_SIZE(methods); i++)
-		methods[i].userdata = svc;
-	return rpc_server_register(s, methods, ARRAY_SIZE(methods));
+	static struct rpc_method out[ARRAY_SIZE(methods)];
+	return cells_svc_register(s, svc, methods, out, ARRAY_SIZE(methods));
 }
