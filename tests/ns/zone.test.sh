@@ -214,7 +214,7 @@ t_two_level() {
 	create in net root=/inroot -- /bin/busybox ping -c 1 -W 5 10.88.128.1
 	sh /bin/busybox ip -o -4 addr show | /bin/busybox grep ' kz' | /bin/busybox sed 's/^/INNER-ADDR /'
 	wait in
-	create in2
+	create in2 root=/inroot
 	stop in2
 	log in
 	EOS
