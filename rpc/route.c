@@ -204,7 +204,8 @@ static int route_queue(struct rpc_route *r, const uint8_t *frame, size_t len)
 	if (pending + len > RPC_ROUTE_OUT_MAX)
 		return -ENOBUFS;
 	if (r->out_len + len > r->out_cap) {
-		memmove(r->out, r->out + r->out_off, pending);
+		if (pending)
+			memmove(r->out, r->out + r->out_off, pending);
 		r->out_off = 0;
 		r->out_len = pending;
 		if (r->out_len + len > r->out_cap) {
