@@ -10,6 +10,12 @@ LIBS += -lseccomp -lcap
 $(BUILD)/cells-driver: tests/cells/driver.c $$(LIB_OBJS)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_OBJS) $(LIBS)
 check-run: $(BUILD)/cells-driver
+# The hostile client of tests/ns/cells-rpc.test.sh: random and extreme
+# requests to every Cells/Exec/Events method (string literals in messages).
+$(BUILD)/cells-hostile: tests/cells/hostile.c $$(LIB_OBJS)
+	$(CC) $(CFLAGS) -Wno-write-strings -Wno-discarded-qualifiers $(LDFLAGS) -o $@ $< \
+		$(LIB_OBJS) $(LIBS)
+check-run: $(BUILD)/cells-hostile
 # A static probe the executables run to report what isolation they got.
 $(BUILD)/cells-probe: tests/cells/probe.c
 	$(CC) -O2 -Wall -Werror -static -o $@ $<

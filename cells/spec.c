@@ -76,6 +76,14 @@ int exec_spec_validate(const struct exec_spec *s, struct cells_err *err)
 		return spec_fail(err, "root: \"%s\" is not absolute", s->root);
 	if (s->ngroups > EXEC_GROUPS_MAX)
 		return spec_fail(err, "%s: more than 32 supplementary groups", "groups");
+	/* (uid_t)-1 is "leave as is" to setresuid/setresgid: the child would
+	 * keep kin's ids (root) while the spec asked for another user. */
+	if (s->uid == (uint32_t)-1 || s->gid == (uint32_t)-1)
+		return spec_fail(err, "%s: 4294967295 is not an id (it means \"unchanged\")",
+		                 "uid/gid");
+	for (size_t i = 0; i < s->ngroups; i++)
+		if (s->groups[i] == (uint32_t)-1)
+			return spec_fail(err, "%s: 4294967295 is not an id", "groups");
 	if (s->umask & ~0777u)
 		return spec_fail(err, "%s: not an octal mode up to 0777", "umask");
 	if (s->nrlimits > EXEC_RLIMITS_MAX)

@@ -170,6 +170,11 @@ static int exec_stdin_h(struct rpc_cells_service *svc, struct rpc_call *call, co
 			n = 0; /* the pipe is full: the client sends again */
 		else if (n < 0)
 			return cells_svc_fail(call, &err);
+	} else if (!req->close) {
+		/* Nothing to do, but only for an executable that is there. */
+		struct exec_status st;
+		if (exec_status(svc->cells, req->cell, req->name, &st, &err) < 0)
+			return cells_svc_fail(call, &err);
 	}
 	if (req->close && (size_t)n == req->data.len &&
 	    exec_stdin_close(svc->cells, req->cell, req->name, &err) < 0)

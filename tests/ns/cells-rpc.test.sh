@@ -3,7 +3,8 @@
 # its own on the host's cgroup2) and as PID 1 of new namespaces, driven only
 # through `kin ctl`: every cell and exec operation, the events stream, logs
 # -f, `exec wait`'s exit status, bad input (names, NOT_FOUND, ALREADY_EXISTS,
-# limits refused naming the controller on this host, malformed flags), kin
+# limits refused naming the controller on this host, malformed flags),
+# hostile clients (random bytes, extreme values: tests/cells/hostile.c), kin
 # still serving after each, executables stopped with kin, no cgroup left.
 cd "$(dirname "$0")/../.."
 . tests/ns/lib.sh
@@ -377,6 +378,26 @@ t_delete_refused() {
 		bad delete_refused_while_running "exit $rc"
 }
 
+t_hostile_clients() {
+	# tests/cells/hostile.c: random bytes and extreme values to every
+	# Cells/Exec/Events method; a clean status each, Health after each
+	# batch, kin's fd count back where it was. One verdict per line.
+	local verdict name why
+	"$PWD/$BUILD/cells-hostile" "$S" "$DPID" >"$T/hostile" 2>&1
+	local r=$?
+	while read -r verdict name why; do
+		case $verdict in
+		ok) ok "hostile_$name" ;;
+		bad) bad "hostile_$name" "$why" ;;
+		'#') echo "    # $name $why" ;;
+		esac
+	done <"$T/hostile"
+	grep -q '^ok hostile_start' "$T/hostile" && [ $r -ne 0 ] && ! grep -q '^bad ' "$T/hostile" &&
+		bad hostile_exit "exit $r: $(tail -3 "$T/hostile")"
+	grep -q '^ok hostile_start' "$T/hostile" || bad hostile_start "$(tail -3 "$T/hostile")"
+	return 0
+}
+
 t_stop_kin_stops_executables() {
 	kc exec start a lingering -- sleep 1000
 	local pid
@@ -414,6 +435,7 @@ t_signal_stop_grace
 t_list_delete
 t_stdin
 t_delete_refused
+t_hostile_clients
 serving && ok still_serving_after_all || bad still_serving_after_all "kin stopped answering"
 t_stop_kin_stops_executables
 
