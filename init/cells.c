@@ -106,3 +106,8 @@ void init_cells_free(struct init_cells *ic)
 	rpc_cells_free(ic->svc);
 	free(ic);
 }
+
+struct cells *init_cells_lib(struct init_cells *ic)
+{
+	return ic ? ic->cells : NULL;
+}

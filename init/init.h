@@ -76,6 +76,8 @@ struct init_config {
 	unsigned zone_depth;		  /* --zone-depth: how deep this zone kin is nested */
 	const char *vm_dir;		  /* --vm-dir: VMs' state (default /run/kin/vm) */
 	char zone_subnet[32];		  /* --zone-subnet: the range our parent delegated, "" none */
+	unsigned zone_max_depth;	  /* --zone-max-depth, kin.zone.max-depth=: 0 default */
+	const char *zone_dir;		  /* --zone-dir: zone kins' logs (default /run/kin/zones) */
 };
 
 void init_config_defaults(struct init_config *cfg);
@@ -156,6 +158,8 @@ void init_cells_stop(struct init_cells *ic, uint64_t grace_ms);
 void init_cells_kill(struct init_cells *ic);
 void init_cells_shutdown(struct init_cells *ic);
 void init_cells_free(struct init_cells *ic);
+/* The cells library (NULL: none), for the zones made over it. */
+struct cells *init_cells_lib(struct init_cells *ic);
 
 /* `kin init ...` entry point, also used when kin is started as /init. */
 int init_main(int argc, char **argv, bool as_kernel_init);

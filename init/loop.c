@@ -4,6 +4,7 @@
  * recoverable error. */
 #include "init/init.h"
 #include "rpc/rpc.h"
+#include "zone/zone.h"
 
 #include <dirent.h>
 #include <stdio.h>
@@ -36,6 +37,7 @@ struct init_state {
 	struct init_cells *cells;
 	struct init_link *link;		/* machine: RPC on the VM link's port */
 	struct rpc_vm_service *vms;	/* kin.v1.Vm */
+	struct rpc_zones_service *zones; /* kin.v1.Zones */
 	bool booted; /* machine: the late boot (network, modules) has ended */
 };
 
@@ -120,7 +122,9 @@ static void signal_everyone(struct init_state *s, int sig)
 
 static void check_done(struct init_state *s)
 {
-	if (s->phase != PHASE_RUNNING && s->phase != PHASE_DONE && child_none_left()) {
+	/* Zones' cleanup (cgroups, veths) comes after their kins are reaped. */
+	if (s->phase != PHASE_RUNNING && s->phase != PHASE_DONE && child_none_left() &&
+	    rpc_zones_idle(s->zones)) {
 		log_debug("no process left");
 		s->phase = PHASE_DONE;
 	}
@@ -136,6 +140,7 @@ static void stop_begin(struct init_state *s, enum init_action act)
 	s->stop_act = act;
 	log_info("stopping (%s): SIGTERM to every process, SIGKILL after %llu ms",
 		 init_action_name(act), (unsigned long long)s->cfg->grace_ms);
+	rpc_zones_stop_all(s->zones); /* each zone kin stops its own cells */
 	init_cells_stop(s->cells, s->cfg->grace_ms); /* no restarts from now on */
 	signal_everyone(s, SIGTERM);
 	signal_everyone(s, SIGCONT);
@@ -165,6 +170,11 @@ static int system_stop(bool reboot, bool dry_run, const char **ret_action, void 
 	return 0;
 }
 
+static const char *level_name(enum log_level l)
+{
+	return l <= LOG_ERR_ ? "error" : l == LOG_WARN_ ? "warn" : l == LOG_INFO_ ? "info" : "debug";
+}
+
 static void start_services(struct init_state *s)
 {
 	if (!s->rpc)
@@ -177,6 +187,22 @@ static void start_services(struct init_state *s)
 	r = rpc_vm_register(s->rpc, s->children, s->cfg->vm_dir, &s->vms);
 	if (r < 0)
 		log_error("rpc: cannot register the Vm service: %s", strerror(-r));
+	/* A machine (a VM zone's guest too) has a network of its own: the
+	 * default subnet is its to use; a zone kin has what it was given. */
+	const struct init_config *c = s->cfg;
+	struct zones_config zcfg = {
+		.depth = c->zone_depth,
+		.depth_max = c->zone_max_depth,
+		.subnet = c->zone_subnet[0]		   ? c->zone_subnet
+			  : s->role == INIT_ROLE_MACHINE ? ZONE_SUBNET_DEFAULT
+							 : NULL,
+		.state_dir = c->zone_dir,
+		.log_level = c->log_level_set ? level_name(c->log_level) : NULL,
+	};
+	r = rpc_zones_register(s->rpc, s->children, init_cells_lib(s->cells), &zcfg, s->vms,
+			       "no cgroup2 here for zones' cells", &s->zones);
+	if (r < 0)
+		log_error("rpc: cannot register the Zones service: %s", strerror(-r));
 }
 
 static void on_timer(struct ev_source *src, uint32_t events)
@@ -343,8 +369,12 @@ int init_run(struct init_config *cfg, enum init_role role)
 	if (cfg->argv && role != INIT_ROLE_MACHINE) {
 		r = start_workload(&s);
 		if (r < 0 && role != INIT_ROLE_MACHINE) {
+			rpc_zones_shutdown(s.zones);
 			init_cells_shutdown(s.cells);
+			rpc_vm_shutdown(s.vms);
 			rpc_server_free(s.rpc);
+			rpc_zones_free(s.zones);
+			rpc_vm_free(s.vms);
 			init_cells_free(s.cells);
 			return r == -ENOENT ? 127 : 126;
 		}
@@ -381,12 +411,14 @@ int init_run(struct init_config *cfg, enum init_role role)
 	}
 	log_info("stopped; %llu orphans reaped in all",
 		 (unsigned long long)child_orphans_reaped(s.children));
+	rpc_zones_shutdown(s.zones);
 	init_cells_shutdown(s.cells);
 	rpc_vm_shutdown(s.vms);
 	if (role == INIT_ROLE_MACHINE)
 		shutdown_machine(s.stop_act);
 	rpc_server_free(s.rpc);
 	init_link_free(s.link);
+	rpc_zones_free(s.zones);
 	rpc_vm_free(s.vms);
 	init_cells_free(s.cells);
 	return cfg->argv ? s.workload_status : 0;

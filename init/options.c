@@ -115,6 +115,17 @@ int init_option_set(struct init_config *cfg, const char *key, const char *value)
 			return -EINVAL;
 		return str_copy(cfg->modules, sizeof(cfg->modules), value);
 	}
+	if (strcmp(key, "kin.zone.max-depth") == 0 || strcmp(key, "kin.zone.depth") == 0) {
+		uint32_t u;
+		bool max = strcmp(key, "kin.zone.max-depth") == 0;
+		if (str_to_u32(value, &u) < 0 || u > 64 || (max && u == 0))
+			return -EINVAL;
+		if (max)
+			cfg->zone_max_depth = u;
+		else
+			cfg->zone_depth = u;
+		return 0;
+	}
 	if (strcmp(key, "kin.net") == 0) {
 		struct net_config net;
 		if (net_parse_kin_option(value, &net) < 0)
@@ -170,6 +181,10 @@ static const char *option_expect(const char *key)
 		return "a comma-separated list of module names or aliases";
 	if (strcmp(key, "kin.net") == 0)
 		return "IFNAME[,ADDRESS/PREFIX[,GATEWAY]]";
+	if (strcmp(key, "kin.zone.max-depth") == 0)
+		return "a number from 1 to 64";
+	if (strcmp(key, "kin.zone.depth") == 0)
+		return "a number from 0 to 64";
 	return "a valid value";
 }
 
@@ -268,6 +283,9 @@ void init_usage(FILE *f)
 	      "  --zone-depth N      a zone kin's nesting depth (set by the parent kin)\n"
 	      "  --zone-subnet CIDR  the range for this zone's own --net zones (set by the\n"
 	      "                      parent kin; without it a zone kin makes none)\n"
+	      "  --zone-max-depth N  refuse zones nested deeper than N (default 8; passed on\n"
+	      "                      to zone kins)\n"
+	      "  --zone-dir DIR      zone kins' logs (default /run/kin/zones)\n"
 	      "  --rpc-fd N          serve RPC on connected socket N >= 3 (the parent's channel)\n"
 	      "  --net-addr CIDR     bring eth0 up with this address (a zone's veth end)\n"
 	      "  --net-gw IP         default route via IP on eth0 (with --net-addr)\n"
@@ -294,6 +312,8 @@ int init_flags_parse(int argc, char **argv, struct init_config *cfg)
 		{"net-addr", required_argument, NULL, 'A'},
 		{"net-gw", required_argument, NULL, 'G'},
 		{"vm-dir", required_argument, NULL, 'M'},
+		{"zone-max-depth", required_argument, NULL, 'X'},
+		{"zone-dir", required_argument, NULL, 'Z'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -381,6 +401,18 @@ int init_flags_parse(int argc, char **argv, struct init_config *cfg)
 				return -EINVAL;
 			}
 			cfg->vm_dir = optarg;
+			break;
+		case 'X':
+			key = "kin.zone.max-depth";
+			break;
+		case 'Z':
+			if (optarg[0] != '/' || strlen(optarg) > 200) {
+				fprintf(stderr, "kin init: --zone-dir '%s' is not valid (expected an "
+						"absolute path of at most 200 bytes)\n",
+					optarg);
+				return -EINVAL;
+			}
+			cfg->zone_dir = optarg;
 			break;
 		case 'h':
 			init_usage(stdout);

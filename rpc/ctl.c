@@ -3,6 +3,7 @@
  * printed), 2 usage error, 3 kin could not be reached. */
 #include "rpc/ctl_cells.h"
 #include "rpc/ctl_vm.h"
+#include "rpc/ctl_zone.h"
 #include "rpc/internal.h"
 
 #include <getopt.h>
@@ -45,6 +46,7 @@ static void ctl_usage(FILE *f)
 	      f);
 	fputs(rpc_ctl_cells_usage(), f);
 	fputs(rpc_ctl_vm_usage(), f);
+	fputs(rpc_ctl_zone_usage(), f);
 }
 
 static void json_string(FILE *f, const char *s)
@@ -286,6 +288,11 @@ int rpc_ctl_main(int argc, char **argv)
 		struct ctl_vm_opts o = {ctl.address, ctl.json, ctl.timeout_ms, ctl.timeout_set,
 					ctl.md, ctl.n_md};
 		return rpc_ctl_vm_main(&o, argc - optind, argv + optind);
+	}
+	if (strcmp(cmd, "zone") == 0) {
+		struct ctl_zone_opts o = {ctl.address, ctl.json, ctl.timeout_ms, ctl.timeout_set,
+					  ctl.md, ctl.n_md};
+		return rpc_ctl_zone_main(&o, argc - optind, argv + optind);
 	}
 	if (optind + 1 < argc) {
 		fprintf(stderr, "kin ctl %s: unexpected argument '%s'\n", cmd, argv[optind + 1]);

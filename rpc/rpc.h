@@ -352,6 +352,26 @@ int rpc_vm_register(struct rpc_server *s, struct child_table *children, const ch
 void rpc_vm_shutdown(struct rpc_vm_service *svc);
 void rpc_vm_free(struct rpc_vm_service *svc);
 
+/* ---- Zones: nested kins run by this kin (rpc/svc_zones.c) -------------------------- */
+
+struct cells;
+struct zones_config;
+struct rpc_zones_service;
+/* Registers kin.v1.Zones (rpc/zone.proto). Namespace zones come from
+ * zone/ over cells (NULL: they answer FAILED_PRECONDITION naming why), VM
+ * zones from the Vm service vms (NULL: none); each zone is route NAME. */
+int rpc_zones_register(struct rpc_server *s, struct child_table *children, struct cells *cells,
+		       const struct zones_config *cfg, struct rpc_vm_service *vms,
+		       const char *why, struct rpc_zones_service **ret);
+/* kin is stopping: every zone is asked to stop (its kin stops its cells). */
+void rpc_zones_stop_all(struct rpc_zones_service *svc);
+/* No namespace zone left, cleanup included (kin may exit). */
+bool rpc_zones_idle(const struct rpc_zones_service *svc);
+/* Pending calls end UNAVAILABLE, zone/ is freed: before cells_free. */
+void rpc_zones_shutdown(struct rpc_zones_service *svc);
+/* After rpc_server_free. NULL is fine. */
+void rpc_zones_free(struct rpc_zones_service *svc);
+
 /* ---- client -------------------------------------------------------------------- */
 
 struct rpc_client;

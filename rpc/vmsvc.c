@@ -34,6 +34,8 @@ struct vmsvc_vm {
 	uint64_t stop_deadline_ns;
 	struct rpc_call *waiters[VM_STOP_WAITERS_MAX];
 	struct rpc_vm_service *svc;
+	rpc_vm_exited_fn exited; /* a VM zone's owner (svc_zones.c), told at exit */
+	void *exited_data;
 };
 
 struct rpc_vm_service {
@@ -210,7 +212,12 @@ static void on_exited(void *data, const struct vm_info *info)
 	if (x->routed) {
 		char why[96];
 		snprintf(why, sizeof(why), "the VM's VMM exited with status %d", info->exit_status);
-		rpc_route_close(svc->rpc, x->route, why);
+		if (x->exited) { /* a VM zone: gone from the list, its name free again */
+			rpc_route_remove(svc->rpc, x->route, why);
+			x->routed = false;
+		} else {
+			rpc_route_close(svc->rpc, x->route, why);
+		}
 	}
 	Kin__V1__VmInfo out;
 	info_fill(&out, info, svc);
@@ -223,6 +230,8 @@ static void on_exited(void *data, const struct vm_info *info)
 		rpc_call_reply(call, &out.base);
 	}
 	x->stopping = false;
+	if (x->exited)
+		x->exited(info, x->exited_data);
 }
 
 /* ---- handlers -------------------------------------------------------------------------- */
@@ -251,40 +260,60 @@ static int vm_start_handler(struct rpc_call *call, const ProtobufCMessage *in, v
 		return rpc_call_fail(call, RPC_INVALID_ARGUMENT,
 				     "vm \"%.64s\": accel \"%.32s\": expected auto, kvm or tcg",
 				     m->name, m->accel);
-	struct vmsvc_vm *x = slot_find(svc, m->name);
+	char route[RPC_ROUTE_NAME_MAX + 1];
+	snprintf(route, sizeof(route), "vm/%s", spec.name);
+	int code = rpc_vm_start_as(svc, &spec, route, NULL, NULL, err, sizeof(err));
+	if (code != RPC_OK)
+		return rpc_call_fail(call, code, "%s", err);
+	struct vm_info info;
+	vm_get(svc->m, m->name, &info);
+	Kin__V1__VmInfo out;
+	info_fill(&out, &info, svc);
+	return rpc_call_reply(call, &out.base);
+}
+
+int rpc_vm_start_as(struct rpc_vm_service *svc, const struct vm_spec *spec, const char *route,
+		    rpc_vm_exited_fn exited, void *data, char *err, size_t size)
+{
+	struct vmsvc_vm *x = slot_find(svc, spec->name);
 	struct vm_info old;
-	if (x && vm_get(svc->m, m->name, &old) == 0 && old.state != VM_STATE_EXITED)
-		return rpc_call_fail(call, RPC_ALREADY_EXISTS, "vm \"%s\" already exists (%s)",
-				     m->name, state_name(old.state));
-	int r = vm_start(svc->m, &spec, err, sizeof(err));
+	if (x && vm_get(svc->m, spec->name, &old) == 0 && old.state != VM_STATE_EXITED) {
+		snprintf(err, size, "vm \"%s\" already exists (%s)", spec->name,
+			 state_name(old.state));
+		return RPC_ALREADY_EXISTS;
+	}
+	int r = vm_start(svc->m, spec, err, size);
 	if (r < 0)
-		return rpc_call_fail(call, rpc_code_from_errno(r), "%s", err);
+		return rpc_code_from_errno(r);
 	if (!x)
 		for (size_t i = 0; i < VM_MAX && !x; i++)
 			if (!svc->vms[i].used)
 				x = &svc->vms[i];
-	if (!x) /* cannot happen: the manager holds as many */
-		return rpc_call_fail(call, RPC_RESOURCE_EXHAUSTED, "vm \"%s\": no slot", m->name);
-	rpc_route_remove(svc->rpc, x->route, "replaced");
+	if (!x) { /* cannot happen: the manager holds as many */
+		snprintf(err, size, "vm \"%s\": no slot", spec->name);
+		return RPC_RESOURCE_EXHAUSTED;
+	}
+	if (x->routed)
+		rpc_route_remove(svc->rpc, x->route, "replaced");
 	*x = (struct vmsvc_vm){.used = true,
 			       .linking = true,
 			       .link_deadline_ns = now_monotonic_ns() + VM_LINK_WAIT_MS * 1000000ull,
-			       .svc = svc};
-	str_copy(x->name, sizeof(x->name), m->name);
-	snprintf(x->route, sizeof(x->route), "vm/%s", m->name);
+			       .svc = svc,
+			       .exited = exited,
+			       .exited_data = data};
+	str_copy(x->name, sizeof(x->name), spec->name);
+	str_copy(x->route, sizeof(x->route), route);
 	/* Named at once: callers hear UNAVAILABLE until the guest answers. */
 	r = rpc_route_add(svc->rpc, x->route, -1, RPC_ROUTE_PROBE);
 	if (r < 0)
 		log_warn("vm \"%s\": cannot add route %s: %s", x->name, x->route, strerror(-r));
 	x->routed = r == 0;
 	struct vm_info info;
-	vm_get(svc->m, m->name, &info);
+	vm_get(svc->m, spec->name, &info);
 	link_try(svc, x, &info);
 	if (x->linking)
 		tick_arm(svc, true);
-	Kin__V1__VmInfo out;
-	info_fill(&out, &info, svc);
-	return rpc_call_reply(call, &out.base);
+	return RPC_OK;
 }
 
 static void list_one(const struct vm_info *info, void *data)
@@ -328,6 +357,8 @@ static int vm_status_handler(struct rpc_call *call, const ProtobufCMessage *in, 
 	return rpc_call_reply(call, &out.base);
 }
 
+static void stop_begin(struct rpc_vm_service *svc, struct vmsvc_vm *x, uint64_t timeout_ms);
+
 static void stop_cancelled(struct rpc_call *call, void *data)
 {
 	struct vmsvc_vm *x = data;
@@ -361,8 +392,14 @@ static int vm_stop_handler(struct rpc_call *call, const ProtobufCMessage *in, vo
 				     VM_STOP_WAITERS_MAX);
 	x->waiters[i] = call;
 	rpc_call_on_cancel(call, stop_cancelled, x);
+	stop_begin(svc, x, m->timeout_ms);
+	return 0;
+}
+
+static void stop_begin(struct rpc_vm_service *svc, struct vmsvc_vm *x, uint64_t timeout_ms)
+{
 	uint64_t deadline = now_monotonic_ns() +
-			    (m->timeout_ms ? m->timeout_ms : VM_STOP_TIMEOUT_DEFAULT_MS) * 1000000ull;
+			    (timeout_ms ? timeout_ms : VM_STOP_TIMEOUT_DEFAULT_MS) * 1000000ull;
 	if (!x->stopping) {
 		x->stopping = true;
 		x->poweroff_sent = x->cad_sent = x->killed = false;
@@ -372,6 +409,46 @@ static int vm_stop_handler(struct rpc_call *call, const ProtobufCMessage *in, vo
 	} else if (deadline < x->stop_deadline_ns) {
 		x->stop_deadline_ns = deadline; /* the most impatient caller wins */
 	}
+}
+
+/* Running (not exited) VM of that name, or NULL. */
+static struct vmsvc_vm *live_find(struct rpc_vm_service *svc, const char *name,
+				  struct vm_info *ret)
+{
+	struct vmsvc_vm *x = slot_find(svc, name);
+	if (!x || vm_get(svc->m, name, ret) < 0 || ret->state == VM_STATE_EXITED)
+		return NULL;
+	return x;
+}
+
+int rpc_vm_stop_as(struct rpc_vm_service *svc, const char *name, uint64_t timeout_ms)
+{
+	struct vm_info info;
+	struct vmsvc_vm *x = live_find(svc, name, &info);
+	if (!x)
+		return -ENOENT;
+	stop_begin(svc, x, timeout_ms);
+	return 0;
+}
+
+int rpc_vm_kill_as(struct rpc_vm_service *svc, const char *name)
+{
+	struct vm_info info;
+	struct vmsvc_vm *x = live_find(svc, name, &info);
+	if (!x)
+		return -ENOENT;
+	x->killed = true;
+	return vm_kill(svc->m, name, SIGKILL);
+}
+
+int rpc_vm_get_as(struct rpc_vm_service *svc, const char *name, struct vm_info *ret,
+		  bool *ret_ready)
+{
+	struct vmsvc_vm *x = slot_find(svc, name);
+	if (!x || vm_get(svc->m, name, ret) < 0)
+		return -ENOENT;
+	*ret_ready = rpc_route_state(svc->rpc, x->route) == RPC_ROUTE_READY &&
+		     ret->state != VM_STATE_EXITED;
 	return 0;
 }
 

@@ -476,10 +476,10 @@ static int check_spec(struct zones *z, const struct zone_spec *spec, struct cell
 	size_t n = 0;
 	for (char *const *a = spec->argv; a && *a; a++)
 		n++;
-	if (n + 16 > ZONE_ARGS_MAX)
+	if (n + 21 > ZONE_ARGS_MAX) /* ours, with --zone-max-depth and NULL */
 		return zerr(err, -E2BIG, CELLS_INVALID_ARGUMENT,
 			    "zone \"%s\": workload has more than %d arguments", spec->name,
-			    ZONE_ARGS_MAX - 16);
+			    ZONE_ARGS_MAX - 21);
 	int r = cell_limits_validate(&spec->limits, err);
 	if (r < 0)
 		return r;
@@ -570,9 +570,10 @@ int zone_create(struct zones *z, const struct zone_spec *spec, struct cells_err 
 		zone_abandon(x, out_fd);
 		return r;
 	}
-	char cgdir[PATH_MAX], depth[16];
+	char cgdir[PATH_MAX], depth[16], depth_max[16];
 	cells_cgroup_dir(z->cells, x->info.cell, cgdir, sizeof(cgdir));
 	snprintf(depth, sizeof(depth), "%u", x->info.depth);
+	snprintf(depth_max, sizeof(depth_max), "%u", z->depth_max);
 	char *argv[ZONE_ARGS_MAX];
 	size_t n = 0;
 #define ARG(s) argv[n++] = (char *)(s)
@@ -582,6 +583,8 @@ int zone_create(struct zones *z, const struct zone_spec *spec, struct cells_err 
 	ARG(x->info.name);
 	ARG("--zone-depth");
 	ARG(depth);
+	ARG("--zone-max-depth"); /* the limit holds all the way down */
+	ARG(depth_max);
 	ARG("--rpc-fd");
 	ARG("3");
 	if (z->log_level[0]) {

@@ -22,7 +22,7 @@
 #include <net/if.h>
 
 #define ZONES_MAX 256		 /* zones one kin runs at once */
-#define ZONE_DEPTH_MAX_DEFAULT 4 /* nesting: a zone of a zone of ... */
+#define ZONE_DEPTH_MAX_DEFAULT 8 /* nesting: a zone of a zone of ... */
 #define ZONE_SUBNET_DEFAULT "10.88.0.0/16" /* a depth-0 kin's, when not given */
 #define ZONE_SUBNET_DELEGATIONS 16	   /* sub-ranges a subnet of /24 or more hands on */
 #define ZONE_SUBNET_DELEGATE_PREFIX 24	   /* subnets this size or larger delegate */
@@ -36,7 +36,7 @@
 struct zones_config {
 	const char *self;	    /* kin's binary: default /proc/self/exe */
 	unsigned depth;		    /* ours: 0 for a machine or daemon kin */
-	unsigned depth_max;	    /* 0: ZONE_DEPTH_MAX_DEFAULT */
+	unsigned depth_max;	    /* 0: ZONE_DEPTH_MAX_DEFAULT; zone kins get it too */
 	/* Where --net zones' addresses come from (see "Subnets" below).
 	 * NULL: ZONE_SUBNET_DEFAULT at depth 0, none deeper (a zone kin uses
 	 * only the range its parent delegated: --zone-subnet). "none": no

@@ -1,0 +1,557 @@
+/* svc_zones: kin.v1.Zones — nested kins run by this kin, reached as route
+ * NAME (kin-target "NAME/..."). A namespace zone comes from zone/: once its
+ * kin runs, our end of its socketpair becomes route NAME and Create is
+ * answered when the zone kin answers Health/Check through it. A VM zone is
+ * a VM of the Vm service (vmsvc.c) whose link is route NAME instead of
+ * vm/NAME; its guest learns its depth and the depth limit from the kernel
+ * command line (kin.zone.depth=, kin.zone.max-depth=). Either way the zone
+ * is gone from List, and its route removed, once nothing of it is left.
+ * This file keeps what outlives a handler: a record per zone with the
+ * Create call waiting for readiness and the Stop calls waiting for the end. */
+#include "rpc/internal.h"
+#include "rpc/zone.pb-c.h"
+#include "vm/vm.h"
+#include "zone/zone.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define ZONE_STOP_WAITERS_MAX 8
+#define ZONE_LIMITS_MAX       32
+
+struct zrec {
+	struct zrec *prev, *next;
+	struct rpc_zones_service *svc;
+	char name[NAME_MAX_LEN + 1];
+	bool vm;
+	bool checking; /* Health/Check in flight through the new route */
+	bool ready;    /* it answered */
+	bool gone;     /* nothing of it left; freed once not checking */
+	int exit_status;
+	uint64_t started_ns;
+	struct rpc_call *create_call; /* namespaces: answered when ready */
+	struct rpc_call *waiters[ZONE_STOP_WAITERS_MAX];
+};
+
+struct rpc_zones_service {
+	struct rpc_server *rpc;
+	struct zones *zones; /* NULL: namespace zones unavailable (why) */
+	struct rpc_vm_service *vms;
+	char why[400];
+	unsigned depth, depth_max;
+	struct zrec *head, *tail;
+};
+
+static struct zrec *rec_find(struct rpc_zones_service *svc, const char *name)
+{
+	for (struct zrec *r = svc->head; r; r = r->next)
+		if (strcmp(r->name, name) == 0)
+			return r;
+	return NULL;
+}
+
+static void rec_unlink_free(struct zrec *r)
+{
+	struct rpc_zones_service *svc = r->svc;
+	if (r->prev)
+		r->prev->next = r->next;
+	else
+		svc->head = r->next;
+	if (r->next)
+		r->next->prev = r->prev;
+	else
+		svc->tail = r->prev;
+	free(r);
+}
+
+/* Everything ZoneInfo points to, kept while it is packed. */
+struct zinfo_buf {
+	struct zone_info z;
+	struct vm_info v;
+	Kin__V1__ZoneInfo m;
+};
+
+static void info_fill(struct rpc_zones_service *svc, struct zrec *r, struct zinfo_buf *b)
+{
+	Kin__V1__ZoneInfo *m = &b->m;
+	kin__v1__zone_info__init(m);
+	m->name = r->name;
+	m->route = r->name;
+	m->depth = svc->depth + 1;
+	m->exit_status = r->exit_status;
+	m->kind = (char *)(r->vm ? "vm" : "namespace");
+	m->state = (char *)"gone";
+	if (r->gone)
+		return;
+	m->uptime_ns = now_monotonic_ns() - r->started_ns;
+	if (r->vm) {
+		bool ready = false;
+		if (rpc_vm_get_as(svc->vms, r->name, &b->v, &ready) < 0)
+			return;
+		m->pid = (uint32_t)b->v.pid;
+		m->ready = ready;
+		m->state = (char *)(b->v.state == VM_STATE_STOPPING ? "stopping"
+		                    : b->v.state == VM_STATE_EXITED ? "gone"
+		                    : ready                         ? "running"
+		                                                    : "starting");
+		m->log = b->v.paths.console;
+		return;
+	}
+	if (!svc->zones || zone_get(svc->zones, r->name, &b->z, NULL) < 0)
+		return;
+	m->pid = (uint32_t)b->z.pid;
+	m->depth = b->z.depth;
+	m->net = b->z.net;
+	m->address = b->z.addr;
+	m->gateway = b->z.gateway;
+	m->subnet = b->z.subnet;
+	m->log = b->z.log;
+	m->cell = b->z.cell;
+	m->ready = r->ready && rpc_route_state(svc->rpc, r->name) == RPC_ROUTE_READY;
+	m->state = (char *)(b->z.state == ZONE_STOPPING ? "stopping"
+	                    : b->z.state == ZONE_GONE   ? "gone"
+	                    : r->checking               ? "starting"
+	                                                : "running");
+}
+
+static int reply_info(struct rpc_zones_service *svc, struct zrec *r, struct rpc_call *call)
+{
+	_cleanup_free_ struct zinfo_buf *b = calloc(1, sizeof(*b));
+	if (!b)
+		return rpc_call_fail(call, RPC_RESOURCE_EXHAUSTED, "zone \"%s\": out of memory",
+		                     r->name);
+	info_fill(svc, r, b);
+	return rpc_call_reply(call, &b->m.base);
+}
+
+static void create_cancelled(struct rpc_call *call, void *data)
+{
+	struct zrec *r = data;
+	(void)call;
+	r->create_call = NULL;
+}
+
+static void stop_cancelled(struct rpc_call *call, void *data)
+{
+	struct zrec *r = data;
+	for (size_t i = 0; i < ZONE_STOP_WAITERS_MAX; i++)
+		if (r->waiters[i] == call)
+			r->waiters[i] = NULL;
+}
+
+/* The zone is gone: Stop callers hear how it ended, its name is free. */
+static void rec_gone(struct zrec *r, int status, const char *why)
+{
+	struct rpc_zones_service *svc = r->svc;
+	r->gone = true;
+	r->exit_status = status;
+	log_info("zone \"%s\": gone: %s", r->name, why);
+	for (size_t i = 0; i < ZONE_STOP_WAITERS_MAX; i++) {
+		struct rpc_call *call = r->waiters[i];
+		if (!call)
+			continue;
+		r->waiters[i] = NULL;
+		rpc_call_on_cancel(call, NULL, NULL);
+		reply_info(svc, r, call);
+	}
+	if (!r->vm) /* a VM zone's route went with its VMM (vmsvc.c) */
+		rpc_route_remove(svc->rpc, r->name, why);
+	if (!r->checking)
+		rec_unlink_free(r);
+}
+
+static void on_zone_gone(const struct zone_info *info, int status, void *data)
+{
+	struct rpc_zones_service *svc = data;
+	struct zrec *r = rec_find(svc, info->name);
+	char why[64];
+	snprintf(why, sizeof(why), "its kin exited with status %d", status);
+	if (r && !r->vm)
+		rec_gone(r, status, why);
+}
+
+static void on_vm_exited(const struct vm_info *info, void *data)
+{
+	struct zrec *r = data;
+	char why[64];
+	snprintf(why, sizeof(why), "its VMM exited with status %d", info->exit_status);
+	rec_gone(r, info->exit_status, why);
+}
+
+static void check_done(const struct rpc_status *st, const uint8_t *payload, size_t len, void *data)
+{
+	struct zrec *r = data;
+	struct rpc_call *call = r->create_call;
+	(void)payload, (void)len;
+	r->checking = false;
+	r->ready = st->code == RPC_OK;
+	if (call) {
+		r->create_call = NULL;
+		rpc_call_on_cancel(call, NULL, NULL);
+		if (r->gone)
+			rpc_call_fail(call, RPC_UNAVAILABLE,
+			              "zone \"%s\": its kin ended (status %d) before answering",
+			              r->name, r->exit_status);
+		else if (!r->ready)
+			rpc_call_fail(call, RPC_UNAVAILABLE,
+			              "zone \"%s\": its kin does not answer: %s", r->name,
+			              st->message);
+		else
+			reply_info(r->svc, r, call);
+	}
+	if (r->gone)
+		rec_unlink_free(r);
+}
+
+static struct zrec *rec_new(struct rpc_zones_service *svc, const char *name, bool vm)
+{
+	struct zrec *r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	r->svc = svc;
+	r->vm = vm;
+	r->started_ns = now_monotonic_ns();
+	str_copy(r->name, sizeof(r->name), name);
+	r->prev = svc->tail;
+	if (svc->tail)
+		svc->tail->next = r;
+	else
+		svc->head = r;
+	svc->tail = r;
+	return r;
+}
+
+static int fail_err(struct rpc_call *call, const struct cells_err *err, int r)
+{
+	int code = err->code != CELLS_OK ? (int)err->code : rpc_code_from_errno(r);
+	return rpc_call_fail(call, code == RPC_OK ? RPC_INTERNAL : code, "%s",
+	                     err->msg[0] ? err->msg : strerror(-r));
+}
+
+static int create_vm(struct rpc_zones_service *svc, struct rpc_call *call,
+                     const Kin__V1__ZoneCreateRequest *m)
+{
+	if (!svc->vms)
+		return rpc_call_fail(call, RPC_FAILED_PRECONDITION,
+		                     "zone \"%s\": this kin runs no VMs", m->name);
+	if (m->net || m->root[0] || m->n_limits)
+		return rpc_call_fail(call, RPC_INVALID_ARGUMENT,
+		                     "zone \"%s\": --net, --root and limits are for namespace "
+		                     "zones; a VM zone takes cpus and memory",
+		                     m->name);
+	if (!m->kernel[0] || !m->image[0])
+		return rpc_call_fail(call, RPC_INVALID_ARGUMENT,
+		                     "zone \"%s\": a VM zone needs a kernel and an image", m->name);
+	struct vm_spec spec;
+	char err[512];
+	vm_spec_defaults(&spec);
+	if (str_copy(spec.name, sizeof(spec.name), m->name) < 0 ||
+	    str_copy(spec.kernel, sizeof(spec.kernel), m->kernel) < 0 ||
+	    str_copy(spec.image, sizeof(spec.image), m->image) < 0)
+		return rpc_call_fail(call, RPC_INVALID_ARGUMENT, "zone \"%s\": a path is too long",
+		                     m->name);
+	if (m->cpus)
+		spec.cpus = m->cpus;
+	if (m->memory_mb)
+		spec.memory_mb = m->memory_mb;
+	if (m->accel[0] && vm_accel_parse(m->accel, &spec.accel) < 0)
+		return rpc_call_fail(call, RPC_INVALID_ARGUMENT,
+		                     "zone \"%s\": accel \"%.32s\": expected auto, kvm or tcg",
+		                     m->name, m->accel);
+	/* The guest's kin is a machine init one level down: same limit. */
+	snprintf(spec.cmdline, sizeof(spec.cmdline), "kin.zone.depth=%u kin.zone.max-depth=%u",
+	         svc->depth + 1, svc->depth_max);
+	struct zrec *r = rec_new(svc, m->name, true);
+	if (!r)
+		return -ENOMEM;
+	int code = rpc_vm_start_as(svc->vms, &spec, m->name, on_vm_exited, r, err, sizeof(err));
+	if (code != RPC_OK) {
+		rec_unlink_free(r);
+		return rpc_call_fail(call, code, "zone \"%s\": %s", m->name, err);
+	}
+	log_info("zone \"%s\": a VM zone, depth %u", m->name, svc->depth + 1);
+	return reply_info(svc, r, call);
+}
+
+static int create_ns(struct rpc_zones_service *svc, struct rpc_call *call,
+                     const Kin__V1__ZoneCreateRequest *m)
+{
+	if (!svc->zones)
+		return rpc_call_fail(call, RPC_FAILED_PRECONDITION, "zone \"%s\": %s", m->name,
+		                     svc->why);
+	if (m->kernel[0] || m->image[0] || m->cpus || m->memory_mb || m->accel[0])
+		return rpc_call_fail(call, RPC_INVALID_ARGUMENT,
+		                     "zone \"%s\": kernel, image, cpus, memory and accel are for "
+		                     "VM zones (--vm)",
+		                     m->name);
+	struct zone_spec spec = {.root = m->root[0] ? m->root : NULL, .net = m->net};
+	struct cells_err err = {0};
+	if (str_copy(spec.name, sizeof(spec.name), m->name) < 0)
+		return rpc_call_fail(call, RPC_INVALID_ARGUMENT,
+		                     "zone \"%.64s\": a name is 1-64 of [A-Za-z0-9_.-]", m->name);
+	if (m->n_limits > ZONE_LIMITS_MAX)
+		return rpc_call_fail(call, RPC_INVALID_ARGUMENT,
+		                     "zone \"%s\": %zu limits given, at most %d", m->name,
+		                     m->n_limits, ZONE_LIMITS_MAX);
+	for (size_t i = 0; i < m->n_limits; i++) {
+		int e =
+		    cell_limit_parse(&spec.limits, m->limits[i]->key, m->limits[i]->value, &err);
+		if (e < 0)
+			return fail_err(call, &err, e);
+	}
+	int e = zone_create(svc->zones, &spec, &err);
+	if (e < 0)
+		return fail_err(call, &err, e);
+	struct zone_info info;
+	zone_get(svc->zones, m->name, &info, NULL);
+	struct zrec *r = rec_new(svc, m->name, false);
+	e = r ? rpc_route_add(svc->rpc, m->name, info.rpc_fd, 0) : -ENOMEM;
+	if (e < 0) { /* unreachable, so not kept: the cleanup leaves nothing */
+		zone_kill(svc->zones, m->name, NULL);
+		if (r)
+			r->gone = true; /* freed when the zone is reaped */
+		return rpc_call_fail(call, RPC_INTERNAL, "zone \"%s\": route: %s", m->name,
+		                     strerror(-e));
+	}
+	Kin__V1__CheckRequest in = KIN__V1__CHECK_REQUEST__INIT;
+	r->checking = true;
+	e = rpc_route_call(svc->rpc, m->name, "kin.v1.Health", "Check", &in.base, check_done, r);
+	if (e < 0) {
+		r->checking = false;
+		return reply_info(svc, r, call);
+	}
+	r->create_call = call;
+	rpc_call_on_cancel(call, create_cancelled, r);
+	return 0;
+}
+
+static int h_create(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
+{
+	struct rpc_zones_service *svc = userdata;
+	const Kin__V1__ZoneCreateRequest *m = (const Kin__V1__ZoneCreateRequest *)in;
+	if (!name_is_valid(m->name) || !str_is_hostname(m->name))
+		return rpc_call_fail(call, RPC_INVALID_ARGUMENT,
+		                     "zone \"%.64s\": a name is 1-64 of [A-Za-z0-9-], a valid "
+		                     "hostname (it is the zone's)",
+		                     m->name);
+	if (strcmp(m->name, "vm") == 0)
+		return rpc_call_fail(
+		    call, RPC_INVALID_ARGUMENT,
+		    "zone \"vm\": the name is reserved (targets vm/NAME reach VMs)");
+	struct zrec *old = rec_find(svc, m->name);
+	if (old && !old->gone)
+		return rpc_call_fail(call, RPC_ALREADY_EXISTS, "zone \"%s\" already exists",
+		                     m->name);
+	if (old || rpc_route_state(svc->rpc, m->name) != RPC_ROUTE_NONE)
+		return rpc_call_fail(call, RPC_UNAVAILABLE,
+		                     "zone \"%s\": the previous zone of that name is still "
+		                     "being cleaned up",
+		                     m->name);
+	if (svc->depth + 1 > svc->depth_max)
+		return rpc_call_fail(call, RPC_FAILED_PRECONDITION,
+		                     "zone \"%s\": depth limit reached (this kin is at depth %u, "
+		                     "the limit is %u)",
+		                     m->name, svc->depth, svc->depth_max);
+	return m->vm ? create_vm(svc, call, m) : create_ns(svc, call, m);
+}
+
+static int h_list(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
+{
+	struct rpc_zones_service *svc = userdata;
+	Kin__V1__ZoneListResponse out = KIN__V1__ZONE_LIST_RESPONSE__INIT;
+	(void)in;
+	size_t n = 0;
+	for (struct zrec *r = svc->head; r; r = r->next)
+		n += !r->gone;
+	_cleanup_free_ struct zinfo_buf *bufs = calloc(n + 1, sizeof(*bufs));
+	_cleanup_free_ Kin__V1__ZoneInfo **ptrs = calloc(n + 1, sizeof(*ptrs));
+	if (!bufs || !ptrs)
+		return -ENOMEM;
+	for (struct zrec *r = svc->head; r; r = r->next) {
+		if (r->gone)
+			continue;
+		info_fill(svc, r, &bufs[out.n_zones]);
+		ptrs[out.n_zones] = &bufs[out.n_zones].m;
+		out.n_zones++;
+	}
+	out.zones = ptrs;
+	out.depth = svc->depth;
+	out.max_depth = svc->depth_max;
+	return rpc_call_reply(call, &out.base);
+}
+
+static struct zrec *live_rec(struct rpc_zones_service *svc, struct rpc_call *call, const char *name)
+{
+	struct zrec *r = rec_find(svc, name);
+	if (!r || r->gone) {
+		rpc_call_fail(call, RPC_NOT_FOUND, "zone \"%.64s\" does not exist", name);
+		return NULL;
+	}
+	return r;
+}
+
+static int h_status(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
+{
+	struct rpc_zones_service *svc = userdata;
+	struct zrec *r = live_rec(svc, call, ((const Kin__V1__ZoneRequest *)in)->name);
+	return r ? reply_info(svc, r, call) : 0;
+}
+
+static void zone_stopped(int status, void *data)
+{
+	(void)status, (void)data;
+}
+
+static int h_stop(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
+{
+	struct rpc_zones_service *svc = userdata;
+	const Kin__V1__ZoneStopRequest *m = (const Kin__V1__ZoneStopRequest *)in;
+	struct zrec *r = live_rec(svc, call, m->name);
+	if (!r)
+		return 0;
+	if (m->timeout_ms > 3600ull * 1000)
+		return rpc_call_fail(call, RPC_INVALID_ARGUMENT,
+		                     "zone \"%s\": stop timeout over 1 h", m->name);
+	size_t i = 0;
+	while (i < ZONE_STOP_WAITERS_MAX && r->waiters[i])
+		i++;
+	if (i == ZONE_STOP_WAITERS_MAX)
+		return rpc_call_fail(call, RPC_RESOURCE_EXHAUSTED,
+		                     "zone \"%s\": %d stop calls wait already", m->name,
+		                     ZONE_STOP_WAITERS_MAX);
+	if (r->vm) {
+		int e = rpc_vm_stop_as(svc->vms, r->name, m->timeout_ms);
+		if (e < 0)
+			return rpc_call_fail(call, RPC_NOT_FOUND, "zone \"%s\": its VM is gone",
+			                     r->name);
+	} else {
+		struct zone_info zi;
+		/* A second Stop waits for the first one's end. */
+		if (zone_get(svc->zones, r->name, &zi, NULL) == 0 && zi.state == ZONE_RUNNING) {
+			struct cells_err err = {0};
+			int e = zone_stop(svc->zones, r->name, zone_stopped, NULL, &err);
+			if (e < 0 && e != -EALREADY)
+				return fail_err(call, &err, e);
+		}
+	}
+	r->waiters[i] = call;
+	rpc_call_on_cancel(call, stop_cancelled, r);
+	return 0;
+}
+
+static int h_kill(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
+{
+	struct rpc_zones_service *svc = userdata;
+	struct zrec *r = live_rec(svc, call, ((const Kin__V1__ZoneRequest *)in)->name);
+	if (!r)
+		return 0;
+	if (r->vm) {
+		int e = rpc_vm_kill_as(svc->vms, r->name);
+		if (e < 0)
+			return rpc_call_fail(call, rpc_code_from_errno(e), "zone \"%s\": kill: %s",
+			                     r->name, strerror(-e));
+	} else {
+		struct cells_err err = {0};
+		int e = zone_kill(svc->zones, r->name, &err);
+		if (e < 0)
+			return fail_err(call, &err, e);
+	}
+	log_info("zone \"%s\": killed over RPC", r->name);
+	return reply_info(svc, r, call);
+}
+
+int rpc_zones_register(struct rpc_server *s, struct child_table *children, struct cells *cells,
+                       const struct zones_config *cfg, struct rpc_vm_service *vms, const char *why,
+                       struct rpc_zones_service **ret)
+{
+	struct rpc_zones_service *svc = calloc(1, sizeof(*svc));
+	if (!svc)
+		return -ENOMEM;
+	svc->rpc = s;
+	svc->vms = vms;
+	svc->depth = cfg->depth;
+	svc->depth_max = cfg->depth_max ? cfg->depth_max : ZONE_DEPTH_MAX_DEFAULT;
+	snprintf(svc->why, sizeof(svc->why), "%s", why && why[0] ? why : "no cells here");
+	if (cells) {
+		struct zone_events ev = {.gone = on_zone_gone, .data = svc};
+		struct cells_err err = {0};
+		int r = zones_new(rpc_server_loop(s), children, cells, cfg, &ev, &svc->zones, &err);
+		if (r < 0) {
+			snprintf(svc->why, sizeof(svc->why), "%s", err.msg);
+			log_warn("zones: not available: %s", err.msg);
+			svc->zones = NULL;
+		}
+	}
+	static const struct rpc_method methods[] = {
+	    {"kin.v1.Zones", "Create", &kin__v1__zone_create_request__descriptor, h_create, 0,
+	     NULL},
+	    {"kin.v1.Zones", "List", &kin__v1__zone_list_request__descriptor, h_list, 0, NULL},
+	    {"kin.v1.Zones", "Status", &kin__v1__zone_request__descriptor, h_status, 0, NULL},
+	    {"kin.v1.Zones", "Stop", &kin__v1__zone_stop_request__descriptor, h_stop, 0, NULL},
+	    {"kin.v1.Zones", "Kill", &kin__v1__zone_request__descriptor, h_kill, 0, NULL},
+	};
+	/* The server keeps the table by pointer: one Zones service per process. */
+	static struct rpc_method table[ARRAY_SIZE(methods)];
+	for (size_t i = 0; i < ARRAY_SIZE(methods); i++) {
+		table[i] = methods[i];
+		table[i].userdata = svc;
+	}
+	int r = rpc_server_register(s, table, ARRAY_SIZE(table));
+	if (r < 0) {
+		zones_free(svc->zones);
+		free(svc);
+		return r;
+	}
+	*ret = svc;
+	return 0;
+}
+
+void rpc_zones_stop_all(struct rpc_zones_service *svc)
+{
+	if (!svc)
+		return;
+	for (struct zrec *r = svc->head; r; r = r->next) {
+		if (r->gone)
+			continue;
+		if (r->vm)
+			rpc_vm_stop_as(svc->vms, r->name, 0);
+		else if (svc->zones)
+			zone_stop(svc->zones, r->name, zone_stopped, NULL, NULL);
+	}
+}
+
+bool rpc_zones_idle(const struct rpc_zones_service *svc)
+{
+	return !svc || !svc->zones || zone_count(svc->zones) == 0;
+}
+
+void rpc_zones_shutdown(struct rpc_zones_service *svc)
+{
+	if (!svc)
+		return;
+	for (struct zrec *r = svc->head; r; r = r->next) {
+		struct rpc_call *calls[ZONE_STOP_WAITERS_MAX + 1];
+		memcpy(calls, r->waiters, sizeof(r->waiters));
+		calls[ZONE_STOP_WAITERS_MAX] = r->create_call;
+		memset(r->waiters, 0, sizeof(r->waiters));
+		r->create_call = NULL;
+		for (size_t i = 0; i < ARRAY_SIZE(calls); i++) {
+			if (!calls[i])
+				continue;
+			rpc_call_on_cancel(calls[i], NULL, NULL);
+			rpc_call_fail(calls[i], RPC_UNAVAILABLE, "zone \"%s\": kin is stopping",
+			              r->name);
+		}
+	}
+	zones_free(svc->zones);
+	svc->zones = NULL;
+}
+
+void rpc_zones_free(struct rpc_zones_service *svc)
+{
+	if (!svc)
+		return;
+	while (svc->head)
+		rec_unlink_free(svc->head);
+	free(svc);
+}
