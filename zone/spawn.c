@@ -151,9 +151,18 @@ static _noreturn_ void zone_child(const struct zone_spawn *a, int errfd, int gof
 	char tmp[PATH_MAX];
 	snprintf(tmp, sizeof(tmp), "%s/tmp", root);
 	mkdir(tmp, 01777);
-	if (chdir(root) < 0 || syscall(SYS_pivot_root, ".", ".") < 0 ||
-	    umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
+	if (chdir(root) < 0)
 		child_fail(errfd, ZSTEP_PIVOT);
+	if (syscall(SYS_pivot_root, ".", ".") == 0) {
+		if (umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
+			child_fail(errfd, ZSTEP_PIVOT);
+	} else if (errno != EINVAL || mount(".", "/", NULL, MS_MOVE, NULL) < 0 ||
+		   chroot(".") < 0 || chdir("/") < 0) {
+		/* EINVAL: our root is the initramfs (a VM guest's), which
+		 * pivot_root cannot move; the new root is moved over it and
+		 * chroot'ed into instead, as container runtimes do there. */
+		child_fail(errfd, ZSTEP_PIVOT);
+	}
 	if (sethostname(a->name, strlen(a->name)) < 0)
 		child_fail(errfd, ZSTEP_HOSTNAME);
 	/* fd 3 is the RPC end; the exe memfd, errfd and the log pipe stay

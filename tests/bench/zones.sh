@@ -84,3 +84,36 @@ printf '  made %s: create total %s ms, delete total %s ms\n' "$(f "$s" made)" \
 grep '^RESULT band ' "$T/results" | while read -r _ _ band what _ n _ med _ p90 _; do
 	printf '  zones %-7s %-6s per zone median %6s ms  p90 %6s ms  (n %s)\n' "$band" "$what" "$(ms "$med")" "$(ms "$p90")" "$n"
 done
+
+# Through the RPC API: a root kin daemon, `kin ctl zone create` (answered
+# once the nested kin answers Health/Check through its route) and `kin ctl
+# zone stop` (answered once gone and cleaned up), each a whole kin ctl
+# process, next to `kin ctl health` (the client's own cost).
+CTL_RUNS=${BENCH_ZONES_CTL_RUNS:-50}
+mkdir -p "$CG/$TOP/ctl"
+S=$T/ctl.sock
+sh -c "echo \$\$ >'$CG/$TOP/ctl/cgroup.procs' && exec '$KIN' init --log-level warn --grace 2s --socket '$S' --zone-dir '$T/zones'" \
+	>"$T/ctl.log" 2>&1 &
+CTLD=$!
+for _ in $(seq 200); do [ -S "$S" ] && break; sleep 0.02; done
+now() { date +%s%N; }
+: >"$T/c" && : >"$T/s" && : >"$T/h"
+for i in $(seq "$CTL_RUNS"); do
+	t0=$(now); "$KIN" ctl --socket "$S" health >/dev/null 2>&1 || true; t1=$(now)
+	"$KIN" ctl --socket "$S" zone create "b$i" >/dev/null 2>&1 || { echo "error zone create b$i" >>"$T/c.err"; break; }
+	t2=$(now)
+	"$KIN" ctl --socket "$S" zone stop "b$i" >/dev/null 2>&1 || true
+	t3=$(now)
+	echo $(((t1 - t0) / 1000)) >>"$T/h"; echo $(((t2 - t1) / 1000)) >>"$T/c"; echo $(((t3 - t2) / 1000)) >>"$T/s"
+done
+"$KIN" ctl --socket "$S" poweroff >/dev/null 2>&1 || kill "$CTLD" 2>/dev/null
+wait "$CTLD" 2>/dev/null || true
+stat() { sort -n "$1" | awk '{v[NR]=$1} END{if (NR) printf "median %6.2f ms p90 %6.2f ms (n %d)", v[int((NR+1)/2)]/1000, v[int(NR*0.9+0.5)]/1000, NR}'; }
+printf '== zones: through RPC (a kin init daemon, one kin ctl process per call), %d runs\n' "$CTL_RUNS"
+if [ -s "$T/c.err" ] || [ ! -s "$T/c" ]; then
+	echo "  failed: $(cat "$T/c.err" 2>/dev/null) $(tail -3 "$T/ctl.log")"
+else
+	printf '  %-56s %s\n' "kin ctl zone create -> nested kin RPC-ready" "$(stat "$T/c")"
+	printf '  %-56s %s\n' "kin ctl zone stop -> gone and cleaned up" "$(stat "$T/s")"
+	printf '  %-56s %s\n' "peer: kin ctl health (client process + one call)" "$(stat "$T/h")"
+fi
