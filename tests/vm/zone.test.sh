@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# VM zones: a host kin daemon makes a zone that is a microVM (`kin ctl zone
+# create vmz --vm`), with kin as the guest's PID 1 — one boot. From the
+# host, through route vmz: the guest's kin answers (role machine, told its
+# depth), makes a namespace zone of its own (inner), and inner answers as
+# role zone at depth 2 (`--target vmz/inner`);
+# `zone list` draws the tree across the VM; the depth limit reaches into
+# the guest; `zone stop vmz` powers the guest off over RPC (status 0) and
+# the zone and its route are gone.
+cd "$(dirname "$0")/../.."
+. tests/vm/lib.sh
+vm_suite_begin zone
+
+S=$T/host.sock
+C() { "$KIN" ctl --socket "$S" "$@"; }
+
+"$KIN" image build -o "$T/guest.cpio" --add-binary /bin/busybox \
+	>"$T/build.log" 2>&1 || { bad image_build "kin image build failed" "$T/build.log"; vm_suite_end; exit; }
+ok image_build
+
+CG=$(awk '{for (i = 7; i < NF; i++) if ($i == "-") { if ($(i + 1) == "cgroup2") { print $5; exit } break }}' /proc/self/mountinfo)
+BASE=
+if [ -n "$CG" ] && mkdir "$CG/kin-vmzone-$$" 2>/dev/null; then BASE=$CG/kin-vmzone-$$; fi
+# A depth limit of 2: the guest (depth 1) may make inner (2), and inner
+# (told the limit through the guest's command line) refuses a third level.
+sh -c "${BASE:+echo \$\$ >'$BASE/cgroup.procs' && }exec '$KIN' init --log-level debug --grace 2s --socket '$S' --vm-dir '$T/vm' --zone-dir '$T/zones' --zone-max-depth 2" \
+	>"$T/host.log" 2>&1 &
+HOST=$!
+cleanup() {
+	kill -TERM $HOST 2>/dev/null; wait $HOST 2>/dev/null
+	[ -n "$BASE" ] && find "$BASE" -depth -type d -exec rmdir {} + 2>/dev/null
+	rm -rf "$T"
+}
+trap cleanup EXIT
+for _ in $(seq 100); do [ -S "$S" ] && break; sleep 0.05; done
+
+out=$(C zone create vmz --vm --kernel "$KERNEL" --image "$T/guest.cpio" --cpus 2 --memory 512 2>&1); rc=$?
+[ $rc -eq 0 ] && echo "$out" | grep -q "kind:     vm" && echo "$out" | grep -q "route:    vmz (not ready)" &&
+	ok vm_zone_created || { bad vm_zone_created "rc $rc: $out" "$T/host.log"; vm_suite_end; exit; }
+out=$(C zone create vmz --vm --kernel "$KERNEL" --image "$T/guest.cpio" 2>&1); rc=$?
+[ $rc -eq 1 ] && echo "$out" | grep -q 'ALREADY_EXISTS' && ok duplicate_refused || bad duplicate_refused "rc $rc: $out"
+
+ready=
+for _ in $(seq 1200); do
+	[ "$(C --target vmz --timeout 2s health 2>/dev/null)" = SERVING ] && { ready=1; break; }
+	sleep 0.1
+done
+[ -n "$ready" ] && ok guest_serving_through_route_vmz ||
+	{ bad guest_serving_through_route_vmz "no SERVING in 120 s" "$T/vm/vmz/console.log"; vm_suite_end; exit; }
+out=$(C --target vmz -o json version 2>&1)
+echo "$out" | grep -q '"role":"machine"' && echo "$out" | grep -q '"pid":1}' && ok guest_is_machine_init ||
+	bad guest_is_machine_init "$out"
+out=$(C zone status vmz -o json 2>&1)
+echo "$out" | grep -q '"kind":"vm"' && echo "$out" | grep -q '"state":"running"' &&
+	echo "$out" | grep -q '"ready":true' && echo "$out" | grep -q '"depth":1' && ok zone_status_vm ||
+	bad zone_status_vm "$out"
+
+# A namespace zone inside the VM zone, addressed from the host.
+out=$(C --target vmz zone create inner 2>&1); rc=$?
+[ $rc -eq 0 ] && echo "$out" | grep -q "depth:    2" && echo "$out" | grep -q "route:    inner (ready)" &&
+	ok namespace_zone_in_vm_zone || bad namespace_zone_in_vm_zone "rc $rc: $out" "$T/vm/vmz/console.log"
+out=$(C --target vmz/inner -o json version 2>&1)
+echo "$out" | grep -q '"role":"zone"' && echo "$out" | grep -q '"zone":"inner"' && echo "$out" | grep -q '"pid":1}' &&
+	ok inner_answers_role_zone || bad inner_answers_role_zone "$out"
+out=$(C -o json zone list 2>&1)
+echo "$out" | grep -q '"path":"vmz","level":1,.*"kind":"vm"' &&
+	echo "$out" | grep -q '"path":"vmz/inner","level":2,.*"kind":"namespace"' && ok list_tree_across_vm ||
+	bad list_tree_across_vm "$out"
+out=$(C --target vmz/inner zone create l3 2>&1); rc=$?
+[ $rc -eq 1 ] && echo "$out" | grep -q 'FAILED_PRECONDITION: zone "l3": depth limit reached (this kin is at depth 2, the limit is 2)' &&
+	ok depth_limit_holds_in_guest || bad depth_limit_holds_in_guest "rc $rc: $out"
+
+# Stop: the guest's kin powers off (its zones first), the VMM exits 0.
+out=$(C zone stop --timeout 60s vmz 2>&1); rc=$?
+[ $rc -eq 0 ] && echo "$out" | grep -q "state:    gone (status 0)" && ok zone_stop_vm_status_0 ||
+	bad zone_stop_vm_status_0 "rc $rc: $out" "$T/host.log"
+grep -q 'zone "inner": gone: its kin exited with status 0' "$T/vm/vmz/console.log" && ok guest_stopped_its_zones ||
+	bad guest_stopped_its_zones "no graceful end of inner in the console" "$T/vm/vmz/console.log"
+out=$(C --target vmz health 2>&1); rc=$?
+[ $rc -eq 1 ] && echo "$out" | grep -q 'NOT_FOUND: target "vmz"' && ok gone_route_not_found || bad gone_route_not_found "rc $rc: $out"
+out=$(C zone list 2>&1)
+! echo "$out" | grep -q vmz && ok gone_from_list || bad gone_from_list "$out"
+
+out=$(C poweroff 2>&1); rc=$?
+wait $HOST; hrc=$?
+[ $rc -eq 0 ] && [ $hrc -eq 0 ] && ok host_kin_poweroff || bad host_kin_poweroff "ctl $rc, kin $hrc: $out" "$T/host.log"
+grep -E "AddressSanitizer|runtime error|LeakSanitizer" "$T/host.log" && bad host_sanitizer_clean "see above" ||
+	ok host_sanitizer_clean
+vm_suite_end
