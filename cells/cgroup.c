@@ -246,10 +246,18 @@ int cells_new(struct ev_loop *loop, struct child_table *children, const struct c
 	r = mkdir_p(basedir, 0755);
 	if (r < 0)
 		return cells_fail_errno(err, r, "cells: cannot make %s: %s", basedir, strerror(-r));
-	/* The mount's root may hold processes and still enable controllers
-	 * (it is exempt from the no-internal-processes rule); elsewhere kin
-	 * must leave <base> for a leaf of its own first. */
-	if (cfg->own_leaf && *base) {
+	/* The hierarchy's real root may hold processes and still enable
+	 * controllers (it is exempt from the no-internal-processes rule);
+	 * elsewhere kin must leave <base> for a leaf of its own first. The
+	 * root of a cgroup namespace looks like "/" from inside but is not
+	 * exempt: only the real root lacks cgroup.type. Left in place there,
+	 * kin would make <base> a thread root once a threaded controller (cpu,
+	 * pids, cpuset) is enabled, and every clone into a cell below would
+	 * fail with EOPNOTSUPP. */
+	char type_file[PATH_MAX + 16];
+	snprintf(type_file, sizeof(type_file), "%s/cgroup.type", basedir);
+	bool real_root = access(type_file, F_OK) < 0 && errno == ENOENT;
+	if (cfg->own_leaf && !real_root) {
 		char leaf[PATH_MAX + 8];
 		snprintf(leaf, sizeof(leaf), "%s/init", basedir);
 		if (mkdir(leaf, 0755) < 0 && errno != EEXIST)

@@ -14,7 +14,8 @@ vm_suite_begin zone
 S=$T/host.sock
 C() { "$KIN" ctl --socket "$S" "$@"; }
 
-"$KIN" image build -o "$T/guest.cpio" --add-binary /bin/busybox \
+mkdir -p "$T/zroot/bin" && cp /bin/busybox "$T/zroot/bin/busybox" # a static busybox: a zone root
+"$KIN" image build -o "$T/guest.cpio" --add-binary /bin/busybox --add "$T/zroot:/srv/zroot" \
 	>"$T/build.log" 2>&1 || { bad image_build "kin image build failed" "$T/build.log"; vm_suite_end; exit; }
 ok image_build
 
@@ -62,6 +63,16 @@ out=$(C --target vmz zone create inner 2>&1); rc=$?
 out=$(C --target vmz/inner -o json version 2>&1)
 echo "$out" | grep -q '"role":"zone"' && echo "$out" | grep -q '"zone":"inner"' && echo "$out" | grep -q '"pid":1}' &&
 	ok inner_answers_role_zone || bad inner_answers_role_zone "$out"
+# An executable in a namespace zone inside the guest (cgroup2 with every
+# controller there: the zone kin must sit in a leaf of its own cell).
+C --target vmz zone create rooted --root /srv/zroot >/dev/null 2>&1 &&
+	C --target vmz/rooted cell create w >/dev/null 2>&1 &&
+	C --target vmz/rooted exec start w hello -- /bin/busybox echo hello-from-vmz-rooted >/dev/null 2>&1 &&
+	C --target vmz/rooted exec wait w hello >/dev/null 2>&1; rc=$?
+out=$(C --target vmz/rooted exec logs w hello 2>&1)
+[ $rc -eq 0 ] && echo "$out" | grep -q hello-from-vmz-rooted && ok exec_in_zone_in_vm ||
+	bad exec_in_zone_in_vm "rc $rc: $out" "$T/vm/vmz/console.log"
+C --target vmz zone stop rooted >/dev/null 2>&1
 out=$(C -o json zone list 2>&1)
 echo "$out" | grep -q '"path":"vmz","level":1,.*"kind":"vm"' &&
 	echo "$out" | grep -q '"path":"vmz/inner","level":2,.*"kind":"namespace"' && ok list_tree_across_vm ||
