@@ -68,9 +68,16 @@ $(BUILD)/ns-helper: tests/ns/helper.c
 # instrumentation. tests/fuzz/replay.c gives each target a plain main too.
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined \
 	$(filter-out -D_FORTIFY_SOURCE%,$(filter -I% -D%,$(CFLAGS)))
-build/fuzz/%: tests/fuzz/%.c $(filter-out init/main.c,$(SRCS))
+# Module objects are built once with the fuzzer's instrumentation and
+# shared by every target (compiling all of kin per target took minutes).
+FUZZ_OBJS := $(patsubst %.c,build/fuzz/obj/%.o,$(filter-out init/main.c,$(SRCS)))
+build/fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(filter-out init/main.c,$(SRCS)) $(LIBS)
+	@echo "  CC-FUZZ $<"; $(CLANG) $(FUZZ_CFLAGS:-fsanitize=fuzzer,%=-fsanitize=fuzzer-no-link,%) -MMD -MP -c $< -o $@
+$(FUZZ_OBJS): | $(GEN_SRCS)
+build/fuzz/%: tests/fuzz/%.c $(FUZZ_OBJS)
+	@mkdir -p $(dir $@)
+	$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_OBJS) $(LIBS)
 build/fuzz/%-replay: tests/fuzz/%.c tests/fuzz/replay.c $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< tests/fuzz/replay.c $(LIB_OBJS) $(LIBS)
@@ -125,4 +132,4 @@ format:
 clean:
 	rm -rf build
 
--include $(OBJS:.o=.d)
+-include $(OBJS:.o=.d) $(FUZZ_OBJS:.o=.d)
