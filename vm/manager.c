@@ -1,5 +1,6 @@
 /* manager: the VMs one kin runs. Each VMM is a child tracked by pidfd in the
- * loop; its end is recorded and reported, never missed. */
+ * loop, or started by the owner's runner (in a cell) which reports its end;
+ * either way the end is recorded and reported, never missed. */
 #include "vm/vm.h"
 
 #include <stdio.h>
@@ -11,7 +12,8 @@
 struct vm_entry {
 	bool used;
 	struct vm_info info;
-	struct child *child; /* NULL once exited */
+	struct child *child; /* plain child; NULL once exited */
+	bool by_runner;	     /* started through the runner */
 	struct vm_manager *m;
 	uint64_t seq; /* start order */
 };
@@ -21,6 +23,7 @@ struct vm_manager {
 	struct child_table *children;
 	char state_dir[PATH_MAX];
 	struct vm_events events;
+	struct vm_runner runner; /* start NULL: plain children */
 	struct vm_entry vms[VM_MAX];
 	uint64_t next_seq;
 };
@@ -44,9 +47,30 @@ int vm_manager_new(struct ev_loop *loop, struct child_table *children, const cha
 	return 0;
 }
 
+void vm_manager_set_runner(struct vm_manager *m, const struct vm_runner *r)
+{
+	m->runner = r ? *r : (struct vm_runner){0};
+}
+
 void vm_manager_free(struct vm_manager *m)
 {
 	free(m);
+}
+
+int vm_cid_pick(const uint32_t *live, size_t n, uint32_t *ret)
+{
+	/* n live CIDs leave a free one among the first n + 1. */
+	for (uint64_t cid = VM_CID_FIRST; cid <= (uint64_t)VM_CID_FIRST + n && cid < UINT32_MAX;
+	     cid++) {
+		bool used = false;
+		for (size_t i = 0; i < n && !used; i++)
+			used = live[i] == cid;
+		if (!used) {
+			*ret = (uint32_t)cid;
+			return 0;
+		}
+	}
+	return -ENOSPC;
 }
 
 static struct vm_entry *find(struct vm_manager *m, const char *name)
@@ -57,15 +81,47 @@ static struct vm_entry *find(struct vm_manager *m, const char *name)
 	return NULL;
 }
 
-static void on_vmm_exit(const siginfo_t *si, void *data)
+static void vmm_ended(struct vm_entry *e, int status)
 {
-	struct vm_entry *e = data;
 	e->child = NULL;
 	e->info.state = VM_STATE_EXITED;
-	e->info.exit_status = child_status_code(si);
+	e->info.exit_status = status;
 	log_info("vm \"%s\": VMM exited with status %d", e->info.name, e->info.exit_status);
 	if (e->m->events.exited)
 		e->m->events.exited(e->m->events.data, &e->info);
+}
+
+static void on_vmm_exit(const siginfo_t *si, void *data)
+{
+	vmm_ended(data, child_status_code(si));
+}
+
+void vm_vmm_exited(struct vm_manager *m, const char *name, pid_t pid, int status)
+{
+	struct vm_entry *e = find(m, name);
+	if (e && e->by_runner && e->info.pid == pid && e->info.state != VM_STATE_EXITED)
+		vmm_ended(e, status);
+}
+
+static void entry_drop(struct vm_entry *e)
+{
+	if (e->by_runner && e->m->runner.release)
+		e->m->runner.release(e->m->runner.data, e->info.name);
+	e->used = false;
+}
+
+/* Where the host has vhost-vsock: the lowest CID no live VM of ours holds. */
+static uint32_t cid_for_new(struct vm_manager *m)
+{
+	uint32_t live[VM_MAX], cid = 0;
+	size_t n = 0;
+	if (access(VM_VHOST_VSOCK, R_OK | W_OK) < 0)
+		return 0;
+	for (size_t i = 0; i < VM_MAX; i++)
+		if (m->vms[i].used && m->vms[i].info.state != VM_STATE_EXITED &&
+		    m->vms[i].info.vsock_cid)
+			live[n++] = m->vms[i].info.vsock_cid;
+	return vm_cid_pick(live, n, &cid) < 0 ? 0 : cid;
 }
 
 int vm_start(struct vm_manager *m, const struct vm_spec *spec, char *err, size_t err_len)
@@ -85,7 +141,7 @@ int vm_start(struct vm_manager *m, const struct vm_spec *spec, char *err, size_t
 		return -EEXIST;
 	}
 	if (old) /* an exited VM of the same name is replaced */
-		old->used = false;
+		entry_drop(old);
 	for (size_t i = 0; i < VM_MAX && !slot; i++)
 		if (!m->vms[i].used)
 			slot = &m->vms[i];
@@ -112,32 +168,43 @@ int vm_start(struct vm_manager *m, const struct vm_spec *spec, char *err, size_t
 	}
 	unlink(paths.link);
 	unlink(paths.monitor);
+	struct vm_spec sp = *spec;
+	sp.vsock_cid = cid_for_new(m);
 	_cleanup_free_ char **argv = NULL;
-	r = vm_backend_qemu.build_argv(spec, accel, &paths, &argv);
+	r = vm_backend_qemu.build_argv(&sp, accel, &paths, &argv);
 	if (r < 0) {
 		snprintf(err, err_len, "vm \"%s\": cannot build the %s command: %s%s", spec->name,
 			 vm_backend_qemu.name, strerror(-r),
 			 r == -EINVAL ? " (a path contains ',')" : "");
 		return r;
 	}
-	*slot = (struct vm_entry){.used = true, .m = m, .seq = m->next_seq++};
-	r = child_spawn(m->children, argv, on_vmm_exit, slot, &slot->child);
+	struct vm_info info = {.state = VM_STATE_RUNNING,
+			       .accel = accel,
+			       .cpus = spec->cpus,
+			       .memory_mb = spec->memory_mb,
+			       .vsock_cid = sp.vsock_cid,
+			       .paths = paths};
+	str_copy(info.name, sizeof(info.name), spec->name);
+	*slot = (struct vm_entry){.used = true, .m = m, .seq = m->next_seq++, .info = info};
+	if (m->runner.start) {
+		slot->by_runner = true;
+		r = m->runner.start(m->runner.data, spec->name, argv, &slot->info.pid,
+				    slot->info.cell, sizeof(slot->info.cell), err, err_len);
+	} else {
+		r = child_spawn(m->children, argv, on_vmm_exit, slot, &slot->child);
+		if (r < 0)
+			snprintf(err, err_len, "vm \"%s\": cannot run %s: %s", spec->name, argv[0],
+				 strerror(-r));
+		else
+			slot->info.pid = child_pid(slot->child);
+	}
 	if (r < 0) {
 		slot->used = false;
-		snprintf(err, err_len, "vm \"%s\": cannot run %s: %s", spec->name, argv[0],
-			 strerror(-r));
 		return r;
 	}
-	slot->info = (struct vm_info){.state = VM_STATE_RUNNING,
-				      .pid = child_pid(slot->child),
-				      .accel = accel,
-				      .cpus = spec->cpus,
-				      .memory_mb = spec->memory_mb,
-				      .started_ns = now_monotonic_ns(),
-				      .paths = paths};
-	str_copy(slot->info.name, sizeof(slot->info.name), spec->name);
-	log_info("vm \"%s\": started (%s, %s), pid %d", spec->name, vm_backend_qemu.name, why,
-		 (int)slot->info.pid);
+	slot->info.started_ns = now_monotonic_ns();
+	log_info("vm \"%s\": started (%s, %s), pid %d%s%s", spec->name, vm_backend_qemu.name, why,
+		 (int)slot->info.pid, slot->info.cell[0] ? ", in " : "", slot->info.cell);
 	return 0;
 }
 
@@ -232,9 +299,12 @@ int vm_kill(struct vm_manager *m, const char *name, int sig)
 	struct vm_entry *e = find(m, name);
 	if (!e)
 		return -ENOENT;
-	if (!e->child)
+	if (e->info.state == VM_STATE_EXITED)
 		return -ESRCH;
 	e->info.state = VM_STATE_STOPPING;
+	if (e->by_runner)
+		return e->m->runner.signal ? e->m->runner.signal(e->m->runner.data, name, sig)
+					   : -EOPNOTSUPP;
 	return child_signal(e->child, sig);
 }
 
@@ -243,8 +313,8 @@ int vm_forget(struct vm_manager *m, const char *name)
 	struct vm_entry *e = find(m, name);
 	if (!e)
 		return -ENOENT;
-	if (e->child)
+	if (e->info.state != VM_STATE_EXITED)
 		return -EBUSY;
-	e->used = false;
+	entry_drop(e);
 	return 0;
 }

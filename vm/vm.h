@@ -1,8 +1,10 @@
 /* vm: microVMs with kin as the guest's PID 1. A VMM backend turns a vm_spec
  * into a command (QEMU first; cloud-hypervisor or Firecracker can join by
- * filling a struct vm_backend); the manager starts it as a tracked child,
- * keeps its console log and host<->guest link paths, and reports its exit.
- * Talking RPC over the link is rpc/'s job: vm/ knows nothing of RPC. */
+ * filling a struct vm_backend); the manager starts it (as a tracked child,
+ * or through a struct vm_runner its owner gives: the host kin's runs it in
+ * a cell), keeps its console log and host<->guest link paths, hands out
+ * vsock CIDs, and reports its exit. Talking RPC over the link is rpc/'s
+ * job, cells are cells/': vm/ knows nothing of either. */
 #pragma once
 
 #include "lib/lib.h"
@@ -28,6 +30,8 @@ struct vm_spec {
 	enum vm_accel accel;
 	char console_log[PATH_MAX]; /* "" = STATE_DIR/NAME/console.log */
 	char cmdline[VM_CMDLINE_MAX]; /* appended to kin's guest command line */
+	uint32_t vsock_cid; /* the backend adds a vhost-vsock device with this
+			     * guest CID when non-zero; vm_start sets it */
 };
 
 /* Where a VM's files live: console.log, link.sock (the RPC link, a
@@ -50,6 +54,12 @@ struct vm_backend {
 			  const struct vm_paths *paths, char ***ret_argv);
 };
 extern const struct vm_backend vm_backend_qemu;
+
+/* Guest CIDs: 0-2 are reserved (hypervisor, local, host). */
+#define VM_CID_FIRST 3u
+#define VM_VHOST_VSOCK "/dev/vhost-vsock"
+/* The lowest CID from VM_CID_FIRST up that is not in live[0..n). */
+int vm_cid_pick(const uint32_t *live, size_t n, uint32_t *ret);
 
 const char *vm_accel_name(enum vm_accel a);
 int vm_accel_parse(const char *s, enum vm_accel *ret);
@@ -74,6 +84,9 @@ struct vm_info {
 	unsigned cpus, memory_mb;
 	int exit_status; /* once exited: exit code or 128+signal */
 	uint64_t started_ns;
+	uint32_t vsock_cid; /* 0: no vsock device */
+	char cell[128];	    /* the runner's word on where the VMM runs, "" for a
+			     * plain child (e.g. "vms/NAME") */
 	struct vm_paths paths;
 };
 
@@ -84,11 +97,32 @@ struct vm_events {
 	void *data;
 };
 
+/* How VMMs are started when not as plain children of the child table: the
+ * owner decides (the host kin starts each in a cell of its own). start
+ * runs argv for VM name and reports its end, later, through vm_vmm_exited
+ * (never from inside start); where gets a few words for vm_info.cell.
+ * signal sends sig to the VMM. release: the VM is forgotten or replaced,
+ * what start made for it may go (called with the VMM ended). */
+struct vm_runner {
+	int (*start)(void *data, const char *name, char *const *argv, pid_t *ret_pid,
+		     char *where, size_t where_len, char *err, size_t err_len);
+	int (*signal)(void *data, const char *name, int sig);
+	void (*release)(void *data, const char *name);
+	void *data;
+};
+
 int vm_manager_new(struct ev_loop *loop, struct child_table *children, const char *state_dir,
 		   const struct vm_events *events, struct vm_manager **ret);
+/* From now on VMMs start through r (NULL: plain children again). */
+void vm_manager_set_runner(struct vm_manager *m, const struct vm_runner *r);
+/* A runner's report: the VMM pid of VM name ended with status (exit code or
+ * 128+signal; -1 when its end could not be seen). Stale reports (another
+ * pid, a VM already exited) are ignored. */
+void vm_vmm_exited(struct vm_manager *m, const char *name, pid_t pid, int status);
 void vm_manager_free(struct vm_manager *m);
-/* Validates, resolves the accelerator, creates the state dir, starts the
- * VMM. -EEXIST for a name in use, -ENOSPC past VM_MAX. */
+/* Validates, resolves the accelerator, creates the state dir, picks a free
+ * vsock CID where the host has vhost-vsock, starts the VMM. -EEXIST for a
+ * name in use, -ENOSPC past VM_MAX. */
 int vm_start(struct vm_manager *m, const struct vm_spec *spec, char *err, size_t err_len);
 int vm_get(struct vm_manager *m, const char *name, struct vm_info *ret);
 /* Calls fn for each VM, in start order. */

@@ -1,0 +1,179 @@
+/* vm: the vsock CID allocator, the QEMU argv (vhost-vsock only with a CID),
+ * and the manager driving a runner (how the host kin starts VMMs in cells)
+ * without a real VMM: start, signal, stale and real end reports, release
+ * on replace. Real guests run in tests/vm/. */
+#include "vm/vm.h"
+#include "unit.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+TEST(vm_cid_pick)
+{
+	uint32_t cid = 0;
+	CHECK_EQ(vm_cid_pick(NULL, 0, &cid), 0);
+	CHECK_EQ(cid, 3);
+	uint32_t a[] = {3, 4, 6};
+	CHECK_EQ(vm_cid_pick(a, 3, &cid), 0);
+	CHECK_EQ(cid, 5); /* the lowest free one, never a live one */
+	uint32_t b[] = {5, 3, 4};
+	CHECK_EQ(vm_cid_pick(b, 3, &cid), 0);
+	CHECK_EQ(cid, 6);
+	uint32_t c[] = {7, 9}; /* freed ones below are taken again */
+	CHECK_EQ(vm_cid_pick(c, 2, &cid), 0);
+	CHECK_EQ(cid, 3);
+	uint32_t full[VM_MAX];
+	for (size_t i = 0; i < VM_MAX; i++)
+		full[i] = VM_CID_FIRST + (uint32_t)(VM_MAX - 1 - i);
+	CHECK_EQ(vm_cid_pick(full, VM_MAX, &cid), 0);
+	CHECK_EQ(cid, VM_CID_FIRST + VM_MAX);
+}
+
+static const char *argv_find(char **argv, const char *prefix)
+{
+	for (size_t i = 0; argv[i]; i++)
+		if (strncmp(argv[i], prefix, strlen(prefix)) == 0)
+			return argv[i];
+	return NULL;
+}
+
+TEST(vm_qemu_argv_vsock_cid)
+{
+	struct vm_spec spec;
+	struct vm_paths paths;
+	char **argv = NULL;
+	vm_spec_defaults(&spec);
+	strcpy(spec.name, "g1");
+	strcpy(spec.kernel, "/k/vmlinuz");
+	strcpy(spec.image, "/k/img.cpio");
+	CHECK_EQ(vm_paths_for("/run/kin/vm", &spec, &paths), 0);
+	CHECK_EQ(vm_backend_qemu.build_argv(&spec, VM_ACCEL_TCG, &paths, &argv), 0);
+	CHECK(argv && !argv_find(argv, "vhost-vsock-pci"));
+	CHECK_STR(argv_find(argv, "q35,"), "q35,accel=tcg");
+	free(argv);
+	argv = NULL;
+	spec.vsock_cid = 17;
+	CHECK_EQ(vm_backend_qemu.build_argv(&spec, VM_ACCEL_TCG, &paths, &argv), 0);
+	CHECK_STR(argv ? argv_find(argv, "vhost-vsock-pci") : NULL, "vhost-vsock-pci,guest-cid=17");
+	free(argv);
+}
+
+struct fake_runner {
+	int starts, signals, releases, exits;
+	int last_sig, last_status;
+	char released[NAME_MAX_LEN + 1];
+	char argv0[64];
+};
+
+static int fake_start(void *data, const char *name, char *const *argv, pid_t *ret_pid,
+		      char *where, size_t where_len, char *err, size_t err_len)
+{
+	struct fake_runner *f = data;
+	(void)err, (void)err_len;
+	f->starts++;
+	snprintf(f->argv0, sizeof(f->argv0), "%s", argv[0]);
+	*ret_pid = 1000 + f->starts;
+	snprintf(where, where_len, "vms/%s", name);
+	return 0;
+}
+
+static int fake_signal(void *data, const char *name, int sig)
+{
+	struct fake_runner *f = data;
+	(void)name;
+	f->signals++;
+	f->last_sig = sig;
+	return 0;
+}
+
+static void fake_release(void *data, const char *name)
+{
+	struct fake_runner *f = data;
+	f->releases++;
+	snprintf(f->released, sizeof(f->released), "%s", name);
+}
+
+static void fake_exited(void *data, const struct vm_info *info)
+{
+	struct fake_runner *f = data;
+	f->exits++;
+	f->last_status = info->exit_status;
+}
+
+TEST(vm_manager_runner)
+{
+	char dir[] = "/tmp/kin-unit-vm.XXXXXX";
+	CHECK(mkdtemp(dir) != NULL);
+	char kernel[64], image[64], state[64];
+	snprintf(kernel, sizeof(kernel), "%s/k", dir);
+	snprintf(image, sizeof(image), "%s/i", dir);
+	snprintf(state, sizeof(state), "%s/state", dir);
+	close(open(kernel, O_CREAT | O_WRONLY | O_CLOEXEC, 0600));
+	close(open(image, O_CREAT | O_WRONLY | O_CLOEXEC, 0600));
+
+	struct fake_runner f = {0};
+	struct vm_events ev = {.exited = fake_exited, .data = &f};
+	struct vm_runner runner = {.start = fake_start,
+				   .signal = fake_signal,
+				   .release = fake_release,
+				   .data = &f};
+	struct ev_loop *loop = NULL;
+	struct child_table *children = NULL;
+	struct vm_manager *m = NULL;
+	CHECK_EQ(ev_loop_new(&loop), 0);
+	CHECK_EQ(child_table_new(loop, &children), 0);
+	CHECK_EQ(vm_manager_new(loop, children, state, &ev, &m), 0);
+	vm_manager_set_runner(m, &runner);
+
+	struct vm_spec spec;
+	char err[256];
+	vm_spec_defaults(&spec);
+	strcpy(spec.name, "g1");
+	strcpy(spec.kernel, kernel);
+	strcpy(spec.image, image);
+	spec.accel = VM_ACCEL_TCG;
+	CHECK_EQ(vm_start(m, &spec, err, sizeof(err)), 0);
+	CHECK_EQ(f.starts, 1);
+	CHECK_STR(f.argv0, "qemu-system-x86_64");
+	struct vm_info info;
+	CHECK_EQ(vm_get(m, "g1", &info), 0);
+	CHECK_EQ(info.pid, 1001);
+	CHECK_STR(info.cell, "vms/g1");
+	CHECK_EQ(info.state, VM_STATE_RUNNING);
+	CHECK_EQ(vm_start(m, &spec, err, sizeof(err)), -EEXIST);
+	CHECK_EQ(vm_forget(m, "g1"), -EBUSY);
+
+	CHECK_EQ(vm_kill(m, "g1", SIGTERM), 0);
+	CHECK_EQ(f.signals, 1);
+	CHECK_EQ(f.last_sig, SIGTERM);
+	vm_vmm_exited(m, "g1", 999, 0); /* another pid: stale, ignored */
+	vm_vmm_exited(m, "nope", 1001, 0);
+	CHECK_EQ(f.exits, 0);
+	vm_vmm_exited(m, "g1", 1001, 143);
+	CHECK_EQ(f.exits, 1);
+	CHECK_EQ(f.last_status, 143);
+	CHECK_EQ(vm_get(m, "g1", &info), 0);
+	CHECK_EQ(info.state, VM_STATE_EXITED);
+	vm_vmm_exited(m, "g1", 1001, 0); /* reported once */
+	CHECK_EQ(f.exits, 1);
+	CHECK_EQ(vm_kill(m, "g1", SIGKILL), -ESRCH);
+
+	/* Starting the name again replaces the exited VM: release first. */
+	CHECK_EQ(vm_start(m, &spec, err, sizeof(err)), 0);
+	CHECK_EQ(f.releases, 1);
+	CHECK_STR(f.released, "g1");
+	CHECK_EQ(vm_get(m, "g1", &info), 0);
+	CHECK_EQ(info.pid, 1002);
+	vm_vmm_exited(m, "g1", 1002, 0);
+	CHECK_EQ(vm_forget(m, "g1"), 0);
+	CHECK_EQ(f.releases, 2);
+	CHECK_EQ(vm_get(m, "g1", &info), -ENOENT);
+
+	vm_manager_free(m);
+	child_table_free(children);
+	ev_loop_free(loop);
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	CHECK_EQ(system(cmd), 0);
+}
