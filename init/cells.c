@@ -13,6 +13,7 @@
 struct init_cells {
 	struct cells *cells;
 	struct rpc_cells_service *svc;
+	char why[sizeof(((struct cells_err *)0)->msg) + 32]; /* no cells: why */
 };
 
 int init_cells_start(struct ev_loop *loop, struct child_table *children, struct rpc_server *rpc,
@@ -37,6 +38,7 @@ int init_cells_start(struct ev_loop *loop, struct child_table *children, struct 
 	} else {
 		log_info("cells: cgroup2 at %s", cells_mount(ic->cells));
 	}
+	snprintf(ic->why, sizeof(ic->why), "%s", why);
 	r = rpc_cells_register(rpc, ic->cells, why, &ic->svc);
 	if (r < 0)
 		log_error("rpc: cannot register the cells services: %s", strerror(-r));
@@ -110,4 +112,9 @@ void init_cells_free(struct init_cells *ic)
 struct cells *init_cells_lib(struct init_cells *ic)
 {
 	return ic ? ic->cells : NULL;
+}
+
+const char *init_cells_why(struct init_cells *ic)
+{
+	return !ic ? "no RPC server to reach cells" : ic->cells ? "" : ic->why;
 }

@@ -158,8 +158,10 @@ void init_cells_stop(struct init_cells *ic, uint64_t grace_ms);
 void init_cells_kill(struct init_cells *ic);
 void init_cells_shutdown(struct init_cells *ic);
 void init_cells_free(struct init_cells *ic);
-/* The cells library (NULL: none), for the zones made over it. */
+/* The cells library (NULL: none), for the zones and VMMs made over it. */
 struct cells *init_cells_lib(struct init_cells *ic);
+/* Why there is none ("" when there is). */
+const char *init_cells_why(struct init_cells *ic);
 
 /* `kin init ...` entry point, also used when kin is started as /init. */
 int init_main(int argc, char **argv, bool as_kernel_init);

@@ -18,7 +18,10 @@
 #define KILL_WAIT_MS 5000 /* after SIGKILL, how long to wait for D-state stragglers */
 #define DESCENDANTS_MAX 65536
 
-enum init_phase { PHASE_RUNNING, PHASE_TERM, PHASE_KILL, PHASE_DONE };
+/* VMS: running VMs power off over their links first (a SIGTERM would end
+ * their VMMs, and the guests with them, at once), within the grace period;
+ * then TERM and KILL as ever. */
+enum init_phase { PHASE_RUNNING, PHASE_VMS, PHASE_TERM, PHASE_KILL, PHASE_DONE };
 
 struct init_state {
 	struct init_config *cfg;
@@ -123,24 +126,18 @@ static void signal_everyone(struct init_state *s, int sig)
 static void check_done(struct init_state *s)
 {
 	/* Zones' cleanup (cgroups, veths) comes after their kins are reaped. */
-	if (s->phase != PHASE_RUNNING && s->phase != PHASE_DONE && child_none_left() &&
+	if ((s->phase == PHASE_TERM || s->phase == PHASE_KILL) && child_none_left() &&
 	    rpc_zones_idle(s->zones)) {
 		log_debug("no process left");
 		s->phase = PHASE_DONE;
 	}
 }
 
-static void stop_begin(struct init_state *s, enum init_action act)
+static void term_begin(struct init_state *s)
 {
-	if (s->phase != PHASE_RUNNING) {
-		log_debug("already stopping; %s ignored", init_action_name(act));
-		return;
-	}
 	s->phase = PHASE_TERM;
-	s->stop_act = act;
 	log_info("stopping (%s): SIGTERM to every process, SIGKILL after %llu ms",
-		 init_action_name(act), (unsigned long long)s->cfg->grace_ms);
-	rpc_zones_stop_all(s->zones); /* each zone kin stops its own cells */
+		 init_action_name(s->stop_act), (unsigned long long)s->cfg->grace_ms);
 	init_cells_stop(s->cells, s->cfg->grace_ms); /* no restarts from now on */
 	signal_everyone(s, SIGTERM);
 	signal_everyone(s, SIGCONT);
@@ -151,6 +148,33 @@ static void stop_begin(struct init_state *s, enum init_action act)
 		s->phase = PHASE_KILL;
 	}
 	check_done(s);
+}
+
+static void stop_begin(struct init_state *s, enum init_action act)
+{
+	if (s->phase != PHASE_RUNNING) {
+		log_debug("already stopping; %s ignored", init_action_name(act));
+		return;
+	}
+	s->stop_act = act;
+	rpc_zones_stop_all(s->zones); /* each zone kin stops its own cells */
+	size_t vms = rpc_vm_stop_all(s->vms, s->cfg->grace_ms);
+	if (vms && timer_arm(s, s->cfg->grace_ms) == 0) {
+		s->phase = PHASE_VMS;
+		log_info("stopping (%s): %zu VMs power off first, for at most %llu ms",
+			 init_action_name(act), vms, (unsigned long long)s->cfg->grace_ms);
+		return;
+	}
+	term_begin(s);
+}
+
+/* The loop's turn: the VMs are down, the rest may stop. */
+static void vms_check(struct init_state *s)
+{
+	if (s->phase == PHASE_VMS && rpc_vm_running(s->vms) == 0) {
+		log_info("VMs stopped");
+		term_begin(s);
+	}
 }
 
 /* kin.v1.System: the signal table's stop, asked over RPC. */
@@ -187,6 +211,7 @@ static void start_services(struct init_state *s)
 	r = rpc_vm_register(s->rpc, s->children, s->cfg->vm_dir, &s->vms);
 	if (r < 0)
 		log_error("rpc: cannot register the Vm service: %s", strerror(-r));
+	rpc_vm_use_cells(s->vms, init_cells_lib(s->cells), init_cells_why(s->cells));
 	/* A machine (a VM zone's guest too) has a network of its own: the
 	 * default subnet is its to use; a zone kin has what it was given. */
 	const struct init_config *c = s->cfg;
@@ -212,7 +237,11 @@ static void on_timer(struct ev_source *src, uint32_t events)
 	(void)events;
 	if (read(src->fd, &ticks, sizeof(ticks)) < 0)
 		return;
-	if (s->phase == PHASE_TERM) {
+	if (s->phase == PHASE_VMS) {
+		log_warn("grace period over with %zu VMs still running; stopping the rest",
+			 rpc_vm_running(s->vms));
+		term_begin(s);
+	} else if (s->phase == PHASE_TERM) {
 		log_warn("grace period over: SIGKILL to the processes still running");
 		init_cells_kill(s->cells); /* cgroup.kill: also what left kin's tree */
 		signal_everyone(s, SIGKILL);
@@ -370,8 +399,8 @@ int init_run(struct init_config *cfg, enum init_role role)
 		r = start_workload(&s);
 		if (r < 0 && role != INIT_ROLE_MACHINE) {
 			rpc_zones_shutdown(s.zones);
-			init_cells_shutdown(s.cells);
 			rpc_vm_shutdown(s.vms);
+			init_cells_shutdown(s.cells);
 			rpc_server_free(s.rpc);
 			rpc_zones_free(s.zones);
 			rpc_vm_free(s.vms);
@@ -402,6 +431,7 @@ int init_run(struct init_config *cfg, enum init_role role)
 
 	while (s.phase != PHASE_DONE) {
 		r = ev_run_once(s.loop, -1);
+		vms_check(&s);
 		if (r < 0) {
 			if (role == INIT_ROLE_MACHINE)
 				init_panic(cfg->panic, "main loop: epoll_wait: %s", strerror(-r));
@@ -412,8 +442,8 @@ int init_run(struct init_config *cfg, enum init_role role)
 	log_info("stopped; %llu orphans reaped in all",
 		 (unsigned long long)child_orphans_reaped(s.children));
 	rpc_zones_shutdown(s.zones);
-	init_cells_shutdown(s.cells);
 	rpc_vm_shutdown(s.vms);
+	init_cells_shutdown(s.cells);
 	if (role == INIT_ROLE_MACHINE)
 		shutdown_machine(s.stop_act);
 	rpc_server_free(s.rpc);

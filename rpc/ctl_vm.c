@@ -8,12 +8,15 @@
 #include <string.h>
 
 enum { CTL_OK = 0, CTL_RPC_ERROR = 1, CTL_USAGE = 2, CTL_UNREACHABLE = 3 };
+#define CTL_VM_LIMITS_MAX 32
 
 const char *rpc_ctl_vm_usage(void)
 {
 	return "\nMicroVMs (kin as the guest's PID 1; reach one with --target vm/NAME):\n"
 	       "  vm start NAME --kernel FILE --image FILE [--disk FILE] [--cpus N]\n"
-	       "           [--memory MIB] [--accel auto|kvm|tcg] [--append TEXT]\n"
+	       "           [--memory MIB] [--accel auto|kvm|tcg] [--append TEXT] [KEY=VALUE...]\n"
+	       "                            the VMM runs as exec vmm of cell vms/NAME (logs:\n"
+	       "                            exec logs vms/NAME vmm); KEY=VALUE: its limits\n"
 	       "  vm list                   every VM: state, pid, accel, link, console log\n"
 	       "  vm status NAME\n"
 	       "  vm stop [--timeout DUR] NAME   Poweroff over the link, then Ctrl-Alt-Del,\n"
@@ -51,8 +54,12 @@ static void print_info(const Kin__V1__VmInfo *m, bool json, bool one_line)
 		json_str(m->link);
 		printf(",\"route\":");
 		json_str(m->route);
-		printf(",\"link_ready\":%s,\"uptime_ns\":%llu}\n", m->link_ready ? "true" : "false",
+		printf(",\"link_ready\":%s,\"uptime_ns\":%llu,\"cell\":", m->link_ready ? "true" : "false",
 		       (unsigned long long)m->uptime_ns);
+		json_str(m->cell);
+		printf(",\"vmm_note\":");
+		json_str(m->vmm_note);
+		printf(",\"vsock_cid\":%u}\n", m->vsock_cid);
 		return;
 	}
 	char status[32] = "";
@@ -65,11 +72,16 @@ static void print_info(const Kin__V1__VmInfo *m, bool json, bool one_line)
 		return;
 	}
 	printf("name:     %s\nstate:    %s%s\npid:      %u\naccel:    %s\ncpus:     %u\n"
-	       "memory:   %u MiB\nroute:    %s (%s)\nlink:     %s\nconsole:  %s\n"
-	       "uptime:   %llu.%03llus\n",
+	       "memory:   %u MiB\nroute:    %s (%s)\nlink:     %s\nconsole:  %s\n",
 	       m->name, m->state, status, m->pid, m->accel, m->cpus, m->memory_mb, m->route,
-	       m->link_ready ? "ready" : "not ready", m->link, m->console_log,
-	       (unsigned long long)(m->uptime_ns / 1000000000ull),
+	       m->link_ready ? "ready" : "not ready", m->link, m->console_log);
+	if (m->cell[0])
+		printf("vmm:      cell %s, exec vmm\n", m->cell);
+	else
+		printf("vmm:      %s\n", m->vmm_note[0] ? m->vmm_note : "a plain child of kin");
+	if (m->vsock_cid)
+		printf("vsock:    cid %u\n", m->vsock_cid);
+	printf("uptime:   %llu.%03llus\n", (unsigned long long)(m->uptime_ns / 1000000000ull),
 	       (unsigned long long)(m->uptime_ns / 1000000ull % 1000));
 }
 
@@ -129,6 +141,7 @@ static int cmd_start(const struct ctl_vm_opts *o, int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	Kin__V1__VmStartRequest in = KIN__V1__VM_START_REQUEST__INIT;
+	Kin__V1__VmLimit lims[CTL_VM_LIMITS_MAX], *lptr[CTL_VM_LIMITS_MAX];
 	struct ctl_vm_opts oo = *o;
 	uint32_t u;
 	int c;
@@ -180,9 +193,24 @@ static int cmd_start(const struct ctl_vm_opts *o, int argc, char **argv)
 			return usage("unknown option '%s'", argv[optind - 1]);
 		}
 	}
-	if (optind != argc - 1)
-		return usage("%s", optind >= argc ? "start needs a NAME" : "start takes one NAME");
+	if (optind >= argc)
+		return usage("%s", "start needs a NAME");
 	in.name = argv[optind];
+	/* KEY=VALUE after NAME: the VMM cell's limits. */
+	for (int i = optind + 1; i < argc; i++) {
+		char *eq = strchr(argv[i], '=');
+		if (!eq || eq == argv[i])
+			return usage("'%s': start takes one NAME, then KEY=VALUE limits", argv[i]);
+		if (in.n_limits == CTL_VM_LIMITS_MAX)
+			return usage("too many limits ('%s')", argv[i]);
+		*eq = '\0';
+		kin__v1__vm_limit__init(&lims[in.n_limits]);
+		lims[in.n_limits].key = argv[i];
+		lims[in.n_limits].value = eq + 1;
+		lptr[in.n_limits] = &lims[in.n_limits];
+		in.n_limits++;
+	}
+	in.limits = lptr;
 	if (!in.kernel[0] || !in.image[0])
 		return usage("%s", "start needs --kernel FILE and --image FILE");
 	ProtobufCMessage *out;

@@ -348,7 +348,17 @@ struct child_table;
  * each VM's link becomes route "vm/NAME". state_dir NULL: /run/kin/vm. */
 int rpc_vm_register(struct rpc_server *s, struct child_table *children, const char *state_dir,
 		    struct rpc_vm_service **ret);
-/* Pending Stop calls end UNAVAILABLE; before rpc_server_free. */
+/* VMMs start in cells of their own (vms/NAME, executable "vmm") from now
+ * on; cells NULL: as plain children of kin, why says so in VmInfo. */
+struct cells;
+void rpc_vm_use_cells(struct rpc_vm_service *svc, struct cells *cells, const char *why);
+/* kin is stopping: every running VM is asked to power off over its link
+ * (then Ctrl-Alt-Del, SIGKILL after timeout_ms). Returns how many. */
+size_t rpc_vm_stop_all(struct rpc_vm_service *svc, uint64_t timeout_ms);
+/* VMs whose VMM has not exited yet. */
+size_t rpc_vm_running(struct rpc_vm_service *svc);
+/* Pending Stop calls end UNAVAILABLE, VMM ends are no longer reported;
+ * before the cells library goes (init_cells_shutdown) and rpc_server_free. */
 void rpc_vm_shutdown(struct rpc_vm_service *svc);
 void rpc_vm_free(struct rpc_vm_service *svc);
 

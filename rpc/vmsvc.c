@@ -1,6 +1,6 @@
 /* vmsvc: kin.v1.Vm — microVMs run by this kin. vm/'s manager starts each
- * VMM as a child tracked by pidfd in kin's loop (not in a cell of its own
- * yet); this file adds the RPC side: once QEMU has made the VM's link
+ * VMM, in a cell of its own (vms/NAME, vm_cells.c) where kin has cells,
+ * else as a plain child tracked by pidfd; this file adds the RPC side: once QEMU has made the VM's link
  * socket, kin connects to it and adds route "vm/NAME" (probed: it is ready
  * when the guest's kin answers Health/Check), so `kin ctl --target
  * vm/NAME ...` reaches the guest. Stop asks the guest's kin to power off
@@ -8,6 +8,7 @@
  * kills the VMM once the timeout has passed; it is answered when the VMM
  * has exited, with its exit status. */
 #include "rpc/internal.h"
+#include "rpc/vm_cells.h"
 #include "vm/vm.h"
 
 #include <stdio.h>
@@ -21,6 +22,7 @@
 #define VM_STOP_TIMEOUT_DEFAULT_MS 30000
 #define VM_STOP_WAITERS_MAX 8
 #define VM_LINK_WAIT_MS 10000 /* QEMU makes link.sock at start; retry this long */
+#define VM_LIMITS_MAX 32
 
 struct vmsvc_vm {
 	bool used;
@@ -31,6 +33,7 @@ struct vmsvc_vm {
 	uint64_t link_deadline_ns;
 	bool stopping;
 	bool poweroff_sent, cad_sent, killed;
+	bool cell_gone; /* the VMM was asked to end and did: its cell went */
 	uint64_t stop_deadline_ns;
 	struct rpc_call *waiters[VM_STOP_WAITERS_MAX];
 	struct rpc_vm_service *svc;
@@ -42,6 +45,8 @@ struct rpc_vm_service {
 	struct rpc_server *rpc;
 	struct ev_loop *loop;
 	struct vm_manager *m;
+	struct rpc_vm_cells *vc; /* NULL: VMMs are plain children (cells_why) */
+	char cells_why[200];
 	struct ev_source timer;
 	bool ticking;
 	struct vmsvc_vm vms[VM_MAX];
@@ -78,6 +83,12 @@ static void info_fill(Kin__V1__VmInfo *out, const struct vm_info *info, struct r
 	out->link_ready = x && rpc_route_state(svc->rpc, x->route) == RPC_ROUTE_READY &&
 			  info->state != VM_STATE_EXITED;
 	out->uptime_ns = info->state == VM_STATE_EXITED ? 0 : now_monotonic_ns() - info->started_ns;
+	bool gone = x && x->cell_gone;
+	out->cell = gone ? (char *)"" : (char *)info->cell;
+	out->vmm_note = gone ? (char *)"ended; its cell was deleted"
+			: info->cell[0] ? (char *)""
+					: svc->cells_why;
+	out->vsock_cid = info->vsock_cid;
 }
 
 static void tick_arm(struct rpc_vm_service *svc, bool on)
@@ -205,8 +216,14 @@ static void on_exited(void *data, const struct vm_info *info)
 	if (!x)
 		return;
 	if (!x->stopping)
-		log_warn("vm \"%s\": the VMM ended on its own with status %d", info->name,
-			 info->exit_status);
+		log_warn("vm \"%s\": the VMM ended on its own with status %d%s%s%s", info->name,
+			 info->exit_status, info->cell[0] ? " (its cell " : "", info->cell,
+			 info->cell[0] ? " stays for its logs)" : "");
+	/* Asked to end (or a VM zone, gone with it): nothing to look back at. */
+	if (info->cell[0] && (x->stopping || x->exited)) {
+		x->cell_gone = true;
+		rpc_vm_cells_release(svc->vc, x->name);
+	}
 	x->linking = false;
 	/* The route stays, down, so that callers hear UNAVAILABLE, not NOT_FOUND. */
 	if (x->routed) {
@@ -260,9 +277,26 @@ static int vm_start_handler(struct rpc_call *call, const ProtobufCMessage *in, v
 		return rpc_call_fail(call, RPC_INVALID_ARGUMENT,
 				     "vm \"%.64s\": accel \"%.32s\": expected auto, kvm or tcg",
 				     m->name, m->accel);
+	struct cell_limits limits = {0};
+	if (m->n_limits > VM_LIMITS_MAX)
+		return rpc_call_fail(call, RPC_INVALID_ARGUMENT, "vm \"%.64s\": %zu limits, at most %d",
+				     m->name, m->n_limits, VM_LIMITS_MAX);
+	if (m->n_limits && !svc->vc)
+		return rpc_call_fail(call, RPC_FAILED_PRECONDITION,
+				     "vm \"%.64s\": limits need the VMM in a cell: %s", m->name,
+				     svc->cells_why);
+	for (size_t i = 0; i < m->n_limits; i++) {
+		struct cells_err ce = {0};
+		int r = cell_limit_parse(&limits, m->limits[i]->key, m->limits[i]->value, &ce);
+		if (r < 0)
+			return rpc_call_fail(call, RPC_INVALID_ARGUMENT, "vm \"%.64s\": %s", m->name,
+					     ce.msg[0] ? ce.msg : strerror(-r));
+	}
 	char route[RPC_ROUTE_NAME_MAX + 1];
 	snprintf(route, sizeof(route), "vm/%s", spec.name);
+	rpc_vm_cells_set_limits(svc->vc, m->n_limits ? &limits : NULL);
 	int code = rpc_vm_start_as(svc, &spec, route, NULL, NULL, err, sizeof(err));
+	rpc_vm_cells_set_limits(svc->vc, NULL);
 	if (code != RPC_OK)
 		return rpc_call_fail(call, code, "%s", err);
 	struct vm_info info;
@@ -376,6 +410,11 @@ static int vm_stop_handler(struct rpc_call *call, const ProtobufCMessage *in, vo
 	if (!x || vm_get(svc->m, m->name, &info) < 0)
 		return rpc_call_fail(call, RPC_NOT_FOUND, "vm \"%.64s\" does not exist", m->name);
 	if (info.state == VM_STATE_EXITED) {
+		/* It ended on its own: its cell, kept for its logs, goes now. */
+		if (info.cell[0] && !x->cell_gone) {
+			x->cell_gone = true;
+			rpc_vm_cells_release(svc->vc, x->name);
+		}
 		Kin__V1__VmInfo out;
 		info_fill(&out, &info, svc);
 		return rpc_call_reply(call, &out.base);
@@ -452,6 +491,47 @@ int rpc_vm_get_as(struct rpc_vm_service *svc, const char *name, struct vm_info *
 	return 0;
 }
 
+size_t rpc_vm_stop_all(struct rpc_vm_service *svc, uint64_t timeout_ms)
+{
+	size_t n = 0;
+	for (size_t i = 0; svc && i < VM_MAX; i++) {
+		struct vm_info info;
+		struct vmsvc_vm *x = &svc->vms[i];
+		if (x->used && live_find(svc, x->name, &info)) {
+			stop_begin(svc, x, timeout_ms);
+			n++;
+		}
+	}
+	return n;
+}
+
+size_t rpc_vm_running(struct rpc_vm_service *svc)
+{
+	size_t n = 0;
+	for (size_t i = 0; svc && i < VM_MAX; i++) {
+		struct vm_info info;
+		if (svc->vms[i].used && live_find(svc, svc->vms[i].name, &info))
+			n++;
+	}
+	return n;
+}
+
+void rpc_vm_use_cells(struct rpc_vm_service *svc, struct cells *cells, const char *why)
+{
+	if (!svc)
+		return;
+	snprintf(svc->cells_why, sizeof(svc->cells_why), "a plain child of kin: %s",
+		 why && why[0] ? why : "no cells here");
+	if (!cells || rpc_vm_cells_new(svc->loop, cells, svc->m, &svc->vc) < 0) {
+		if (cells)
+			log_warn("vm: out of memory; VMMs run as plain children");
+		return;
+	}
+	struct vm_runner runner;
+	rpc_vm_cells_runner(svc->vc, &runner);
+	vm_manager_set_runner(svc->m, &runner);
+}
+
 int rpc_vm_register(struct rpc_server *s, struct child_table *children, const char *state_dir,
 		    struct rpc_vm_service **ret)
 {
@@ -460,6 +540,7 @@ int rpc_vm_register(struct rpc_server *s, struct child_table *children, const ch
 		return -ENOMEM;
 	svc->rpc = s;
 	svc->loop = rpc_server_loop(s);
+	snprintf(svc->cells_why, sizeof(svc->cells_why), "a plain child of kin: no cells here");
 	struct vm_events ev = {.exited = on_exited, .data = svc};
 	int r = vm_manager_new(svc->loop, children, state_dir, &ev, &svc->m);
 	if (r < 0) {
@@ -503,6 +584,8 @@ void rpc_vm_shutdown(struct rpc_vm_service *svc)
 {
 	if (!svc)
 		return;
+	rpc_vm_cells_close(svc->vc); /* the cells go with kin */
+	vm_manager_set_runner(svc->m, NULL);
 	for (size_t i = 0; i < VM_MAX; i++) {
 		struct vmsvc_vm *x = &svc->vms[i];
 		for (size_t k = 0; k < VM_STOP_WAITERS_MAX; k++) {
@@ -528,5 +611,6 @@ void rpc_vm_free(struct rpc_vm_service *svc)
 	ev_del(svc->loop, &svc->timer);
 	close(svc->timer.fd);
 	vm_manager_free(svc->m);
+	rpc_vm_cells_free(svc->vc);
 	free(svc);
 }

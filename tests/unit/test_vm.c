@@ -121,6 +121,8 @@ TEST(vm_manager_runner)
 	struct ev_loop *loop = NULL;
 	struct child_table *children = NULL;
 	struct vm_manager *m = NULL;
+	enum log_level level = log_get_level();
+	log_set_level(LOG_WARN_); /* the manager's start/exit lines */
 	CHECK_EQ(ev_loop_new(&loop), 0);
 	CHECK_EQ(child_table_new(loop, &children), 0);
 	CHECK_EQ(vm_manager_new(loop, children, state, &ev, &m), 0);
@@ -173,6 +175,7 @@ TEST(vm_manager_runner)
 	vm_manager_free(m);
 	child_table_free(children);
 	ev_loop_free(loop);
+	log_set_level(level);
 	char cmd[128];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	CHECK_EQ(system(cmd), 0);

@@ -6,7 +6,7 @@
 # role zone at depth 2 (`--target vmz/inner`);
 # `zone list` draws the tree across the VM; the depth limit reaches into
 # the guest; `zone stop vmz` powers the guest off over RPC (status 0) and
-# the zone and its route are gone.
+# the zone, its route and its VMM's cell (vms/vmz) are gone.
 cd "$(dirname "$0")/../.."
 . tests/vm/lib.sh
 vm_suite_begin zone
@@ -85,6 +85,11 @@ out=$(C --target vmz/inner zone create l3 2>&1); rc=$?
 out=$(C zone stop --timeout 60s vmz 2>&1); rc=$?
 [ $rc -eq 0 ] && echo "$out" | grep -q "state:    gone (status 0)" && ok zone_stop_vm_status_0 ||
 	bad zone_stop_vm_status_0 "rc $rc: $out" "$T/host.log"
+# Its VMM ran as exec vmm of cell vms/vmz; the cell went with the zone.
+if [ -n "$BASE" ]; then
+	grep -q 'vm "vmz": started (.*), pid [0-9]*, in vms/vmz' "$T/host.log" && [ ! -e "$BASE/cells/vms/vmz" ] &&
+		ok vm_zone_vmm_cell_gone || bad vm_zone_vmm_cell_gone "$(ls "$BASE/cells/vms" 2>&1)" "$T/host.log"
+fi
 grep -q 'zone "inner": gone: its kin exited with status 0' "$T/vm/vmz/console.log" && ok guest_stopped_its_zones ||
 	bad guest_stopped_its_zones "no graceful end of inner in the console" "$T/vm/vmz/console.log"
 out=$(C --target vmz health 2>&1); rc=$?
