@@ -132,17 +132,27 @@ int file_read_small(const char *path, size_t max, char **ret_buf, size_t *ret_le
 {
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	_cleanup_free_ char *buf = NULL;
-	size_t len = 0;
+	size_t len = 0, cap = 0;
 
 	if (fd < 0)
 		return -errno;
-	buf = malloc(max + 1);
-	if (!buf)
-		return -ENOMEM;
+	/* Grow as the file does: max is a bound, not a size to allocate. A
+	 * megabyte allocated per read would raise glibc's mmap threshold and
+	 * leave PID 1 with a heap it never gives back. */
 	for (;;) {
-		if (len == max)
-			return -EFBIG;
-		ssize_t n = read(fd, buf + len, max - len);
+		if (len == cap) {
+			if (cap >= max)
+				return -EFBIG;
+			size_t ncap = cap ? cap * 2 : 4096;
+			if (ncap > max)
+				ncap = max;
+			char *p = realloc(buf, ncap + 1);
+			if (!p)
+				return -ENOMEM;
+			buf = p;
+			cap = ncap;
+		}
+		ssize_t n = read(fd, buf + len, cap - len);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;

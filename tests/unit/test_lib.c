@@ -2,6 +2,8 @@
 #include "lib/lib.h"
 #include "unit.h"
 
+#include <fcntl.h>
+#include <string.h>
 #include <sys/epoll.h>
 #include <sys/wait.h>
 
@@ -78,6 +80,18 @@ TEST(file_read_small_bounds)
 	CHECK_STR(buf, "hello");
 	free(buf);
 	CHECK_EQ(file_read_small(path, 4, &buf, &len), -EFBIG);
+	/* Past the first 4 KiB the buffer grows; the bound still holds. */
+	fd = open(path, O_WRONLY | O_TRUNC);
+	CHECK(fd >= 0);
+	static char big[10000];
+	memset(big, 'x', sizeof(big));
+	CHECK_EQ(write_all(fd, big, sizeof(big)), 0);
+	close(fd);
+	CHECK_EQ(file_read_small(path, 20000, &buf, &len), 0);
+	CHECK_EQ(len, 10000);
+	CHECK(buf[9999] == 'x' && buf[10000] == '\0');
+	free(buf);
+	CHECK_EQ(file_read_small(path, 9999, &buf, &len), -EFBIG);
 	unlink(path);
 	CHECK_EQ(file_read_small(path, 4, &buf, &len), -ENOENT);
 }
