@@ -1,0 +1,420 @@
+/* server_call: calls in flight and their dispatch. A call lives from its
+ * Request frame until its answer is queued, or until its connection
+ * closes and cancels it; a handler holds it through rpc.h's rpc_call_*
+ * and may answer from any later event. A Request naming a kin-target is
+ * route.c's to forward, whatever its method. */
+#include "rpc/server_priv.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- calls --------------------------------------------------------------------- */
+
+void rpc_call_free(struct rpc_call *call)
+{
+	struct rpc_conn *c = call->conn;
+	if (c) {
+		if (call->prev)
+			call->prev->next = call->next;
+		else
+			c->calls = call->next;
+		if (call->next)
+			call->next->prev = call->prev;
+		c->inflight--;
+		c->server->stats.inflight--;
+		if (c->server->dispatching == call)
+			c->server->dispatching = NULL;
+	}
+	rpc_request_done(&call->req);
+	free(call);
+}
+
+int rpc_call_reply(struct rpc_call *call, const ProtobufCMessage *out)
+{
+	if (call->cancelling)
+		return -EPIPE;
+	struct rpc_conn *c = call->conn;
+	int r = c ? rpc_conn_queue_response(c, call->stream_id, RPC_OK, NULL, out) : -EPIPE;
+	rpc_call_free(call);
+	return r;
+}
+
+static int call_fail_v(struct rpc_call *call, int code, const char *fmt, va_list ap)
+{
+	if (call->cancelling)
+		return -EPIPE;
+	char msg[RPC_STATUS_MESSAGE_MAX];
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	struct rpc_conn *c = call->conn;
+	int r = c ? rpc_conn_queue_response(c, call->stream_id, code, msg, NULL) : -EPIPE;
+	rpc_call_free(call);
+	return r;
+}
+
+int rpc_call_fail(struct rpc_call *call, int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int r = call_fail_v(call, code == RPC_OK ? RPC_UNKNOWN : code, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+static int queue_data(struct rpc_conn *c, uint32_t stream_id, uint8_t flags,
+                      const ProtobufCMessage *msg)
+{
+	size_t plen = msg ? protobuf_c_message_get_packed_size(msg) : 0;
+	uint8_t *p;
+	if (plen > RPC_MESSAGE_MAX)
+		return -EMSGSIZE;
+	if (!msg)
+		flags |= RPC_FLAG_NO_DATA;
+	int r = rpc_conn_out_reserve(c, RPC_HEADER_SIZE + plen, &p);
+	if (r < 0)
+		return r;
+	struct rpc_header h = {.length = (uint32_t)plen,
+	                       .stream_id = stream_id,
+	                       .type = RPC_TYPE_DATA,
+	                       .flags = flags};
+	rpc_header_encode(&h, p);
+	if (plen)
+		protobuf_c_message_pack(msg, p + RPC_HEADER_SIZE);
+	c->out_len += RPC_HEADER_SIZE + plen;
+	rpc_conn_output_queued(c);
+	return 0;
+}
+
+int rpc_call_relay(struct rpc_call *call, uint8_t type, uint8_t flags, const uint8_t *data,
+                   size_t len)
+{
+	if (call->cancelling)
+		return -EPIPE;
+	struct rpc_conn *c = call->conn;
+	bool last = type == RPC_TYPE_RESPONSE || (flags & RPC_FLAG_REMOTE_CLOSED);
+	int r = -EPIPE;
+	uint8_t *p;
+	if (c && !c->broken) {
+		r = rpc_conn_out_reserve(c, RPC_HEADER_SIZE + len, &p);
+		if (r < 0) {
+			/* Not reading what it asked for: cut it, as a direct
+			 * answer would (the cancel reaches the child). */
+			c->broken = "output queue over its cap";
+			rpc_conn_output_queued(c);
+			return r;
+		}
+		struct rpc_header h = {.length = (uint32_t)len,
+		                       .stream_id = call->stream_id,
+		                       .type = type,
+		                       .flags = flags};
+		rpc_header_encode(&h, p);
+		if (len)
+			memcpy(p + RPC_HEADER_SIZE, data, len);
+		c->out_len += RPC_HEADER_SIZE + len;
+		rpc_conn_output_queued(c);
+	}
+	if (last)
+		rpc_call_free(call);
+	return r;
+}
+
+int rpc_call_send(struct rpc_call *call, const ProtobufCMessage *msg)
+{
+	if (!(call->method->flags & RPC_METHOD_SERVER_STREAM) || !msg)
+		return -EINVAL;
+	if (!call->conn || call->conn->broken || call->cancelling)
+		return -EPIPE;
+	return queue_data(call->conn, call->stream_id, 0, msg);
+}
+
+int rpc_call_close(struct rpc_call *call, int code, const char *fmt, ...)
+{
+	if (code != RPC_OK) {
+		va_list ap;
+		va_start(ap, fmt);
+		int r = call_fail_v(call, code, fmt, ap);
+		va_end(ap);
+		return r;
+	}
+	if (call->cancelling)
+		return -EPIPE;
+	struct rpc_conn *c = call->conn;
+	int r = -EPIPE;
+	if (c) {
+		r = queue_data(c, call->stream_id, RPC_FLAG_REMOTE_CLOSED, NULL);
+		if (r < 0) {
+			c->broken =
+			    "output queue over its cap"; /* a stream's end must not be lost */
+			rpc_conn_output_queued(c);
+		}
+	}
+	rpc_call_free(call);
+	return r;
+}
+
+void rpc_call_on_cancel(struct rpc_call *call, rpc_cancel_fn fn, void *data)
+{
+	call->cancel = fn;
+	call->cancel_data = data;
+}
+
+const char *rpc_call_service(const struct rpc_call *call)
+{
+	return call->req.service;
+}
+
+const char *rpc_call_method(const struct rpc_call *call)
+{
+	return call->req.method;
+}
+
+const char *rpc_call_metadata(const struct rpc_call *call, const char *key)
+{
+	for (size_t i = 0; i < call->req.n_metadata; i++) {
+		struct rpc_kv kv = rpc_request_metadata(&call->req, i);
+		if (strcmp(kv.key, key) == 0)
+			return kv.value;
+	}
+	return NULL;
+}
+
+size_t rpc_call_metadata_count(const struct rpc_call *call)
+{
+	return call->req.n_metadata;
+}
+
+struct rpc_kv rpc_call_metadata_at(const struct rpc_call *call, size_t i)
+{
+	return rpc_request_metadata(&call->req, i);
+}
+
+uint64_t rpc_call_deadline_ns(const struct rpc_call *call)
+{
+	return call->deadline_ns;
+}
+
+const struct rpc_request *rpc_call_request(const struct rpc_call *call)
+{
+	return &call->req;
+}
+
+const struct rpc_peer *rpc_call_peer(const struct rpc_call *call)
+{
+	static const struct rpc_peer gone = {.transport = RPC_TRANSPORT_OTHER};
+	return call->conn ? &call->conn->peer : &gone;
+}
+
+/* ---- dispatch -------------------------------------------------------------------- */
+
+int rpc_server_register(struct rpc_server *s, const struct rpc_method *methods, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct rpc_method *m = &methods[i];
+		if (!m->service || !m->method || !m->input || !m->handler)
+			return -EINVAL;
+		for (size_t j = 0; j < s->n_methods; j++)
+			if (strcmp(s->methods[j]->service, m->service) == 0 &&
+			    strcmp(s->methods[j]->method, m->method) == 0)
+				return -EEXIST;
+		if (s->n_methods == RPC_METHODS_MAX)
+			return -E2BIG;
+		s->methods[s->n_methods++] = m;
+	}
+	return 0;
+}
+
+static const struct rpc_method *method_find(const struct rpc_server *s, const char *service,
+                                            const char *method, bool *ret_service_known)
+{
+	*ret_service_known = false;
+	for (size_t i = 0; i < s->n_methods; i++)
+		if (strcmp(s->methods[i]->service, service) == 0) {
+			*ret_service_known = true;
+			if (strcmp(s->methods[i]->method, method) == 0)
+				return s->methods[i];
+		}
+	return NULL;
+}
+
+static struct rpc_call *call_find(struct rpc_conn *c, uint32_t stream_id)
+{
+	for (struct rpc_call *call = c->calls; call; call = call->next)
+		if (call->stream_id == stream_id)
+			return call;
+	return NULL;
+}
+
+/* A call in c's table, owning req. NULL when out of memory. */
+static struct rpc_call *call_new(struct rpc_conn *c, const struct rpc_method *m,
+                                 const struct rpc_request *req, uint32_t id)
+{
+	struct rpc_call *call = calloc(1, sizeof(*call));
+	if (!call)
+		return NULL;
+	*call = (struct rpc_call){.conn = c, .method = m, .req = *req, .stream_id = id};
+	if (req->timeout_ns > 0)
+		call->deadline_ns = now_monotonic_ns() + (uint64_t)req->timeout_ns;
+	call->next = c->calls;
+	if (c->calls)
+		c->calls->prev = call;
+	c->calls = call;
+	c->inflight++;
+	c->server->stats.inflight++;
+	c->server->stats.calls++;
+	return call;
+}
+
+/* kin.v1.Route/Cancel: a parent kin relaying calls over this connection
+ * says the caller of one of them went away. The call is cancelled as if
+ * its own connection had closed, and its stream ended CANCELLED. */
+int rpc_server_route_cancel(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
+{
+	const Kin__V1__CancelRequest *m = (const Kin__V1__CancelRequest *)in;
+	struct rpc_conn *c = call->conn;
+	(void)userdata;
+	struct rpc_call *victim = call_find(c, m->stream_id);
+	if (victim && victim != call) {
+		victim->cancelling = true;
+		if (victim->cancel)
+			victim->cancel(victim, victim->cancel_data);
+		victim->cancelling = false;
+		rpc_conn_queue_status(c, victim->stream_id, RPC_CANCELLED,
+		                      "stream %u: cancelled by the caller", victim->stream_id);
+		rpc_call_free(victim);
+	}
+	Kin__V1__CancelResponse out = KIN__V1__CANCEL_RESPONSE__INIT;
+	out.found = victim && victim != call;
+	return rpc_call_reply(call, &out.base);
+}
+
+void rpc_conn_handle_request(struct rpc_conn *c, const struct rpc_header *h, const uint8_t *data)
+{
+	struct rpc_server *s = c->server;
+	uint32_t id = h->stream_id;
+
+	if (!c->peer.allowed) {
+		if (c->peer.transport == RPC_TRANSPORT_VSOCK)
+			rpc_conn_queue_status(
+			    c, id, RPC_PERMISSION_DENIED,
+			    "vsock peer cid %u is not allowed to call kin (the host, cid 2, "
+			    "and this machine, cid 1, are)",
+			    c->peer.cid);
+		else
+			rpc_conn_queue_status(
+			    c, id, RPC_PERMISSION_DENIED,
+			    "uid %u is not allowed to call kin (root, kin's own uid and "
+			    "those in kin.rpc.uids=/kin.rpc.gids= are)",
+			    (unsigned)c->peer.uid);
+		return;
+	}
+	if (id <= c->last_stream) {
+		rpc_conn_queue_status(c, id, RPC_INVALID_ARGUMENT,
+		                      "stream %u: stream ids must increase (last was %u)", id,
+		                      c->last_stream);
+		return;
+	}
+	c->last_stream = id;
+	if (c->inflight >= s->cfg.max_inflight) {
+		rpc_conn_queue_status(
+		    c, id, RPC_RESOURCE_EXHAUSTED,
+		    "stream %u: too many calls in flight on this connection (at most %u)", id,
+		    s->cfg.max_inflight);
+		return;
+	}
+	struct rpc_request req;
+	if (rpc_request_decode(data, h->length, &req) < 0) {
+		rpc_conn_queue_status(
+		    c, id, RPC_INVALID_ARGUMENT,
+		    "stream %u: malformed request (not a ttrpc Request, or names, "
+		    "metadata or timeout out of range)",
+		    id);
+		return;
+	}
+	const char *target = NULL;
+	for (size_t i = 0; i < req.n_metadata && !target; i++) {
+		struct rpc_kv kv = rpc_request_metadata(&req, i);
+		if (strcmp(kv.key, RPC_TARGET_KEY) == 0)
+			target = kv.value;
+	}
+	if (target && *target) {
+		/* For a child kin: forwarded as it is, whatever the method. */
+		if (h->flags & RPC_FLAG_REMOTE_OPEN) {
+			rpc_conn_queue_status(c, id, RPC_INVALID_ARGUMENT,
+			                      "%s/%s: client streams are not relayed to a target",
+			                      req.service, req.method);
+			rpc_request_done(&req);
+			return;
+		}
+		struct rpc_call *call = call_new(c, &rpc_route_method, &req, id);
+		if (!call) {
+			rpc_request_done(&req);
+			rpc_conn_queue_status(c, id, RPC_RESOURCE_EXHAUSTED, "%s/%s: out of memory",
+			                      req.service, req.method);
+			return;
+		}
+		s->dispatching = call;
+		rpc_route_forward(s, call, target, h->flags);
+		if (s->dispatching == call)
+			s->dispatching = NULL;
+		return;
+	}
+	bool service_known;
+	const struct rpc_method *m = method_find(s, req.service, req.method, &service_known);
+	if (!m) {
+		rpc_conn_queue_status(
+		    c, id, RPC_UNIMPLEMENTED, "%s %s: %s", service_known ? "method" : "service",
+		    service_known ? req.method : req.service,
+		    service_known ? "no such method in this service" : "no such service");
+		rpc_request_done(&req);
+		return;
+	}
+	if (h->flags & RPC_FLAG_REMOTE_OPEN) {
+		rpc_conn_queue_status(c, id, RPC_INVALID_ARGUMENT,
+		                      "%s/%s takes no stream of requests (remote-open flag set)",
+		                      m->service, m->method);
+		rpc_request_done(&req);
+		return;
+	}
+	ProtobufCMessage *in =
+	    protobuf_c_message_unpack(m->input, NULL, req.payload_len, req.payload);
+	if (!in) {
+		rpc_conn_queue_status(c, id, RPC_INVALID_ARGUMENT,
+		                      "%s/%s: payload is not a valid %s", m->service, m->method,
+		                      m->input->name);
+		rpc_request_done(&req);
+		return;
+	}
+	struct rpc_call *call = call_new(c, m, &req, id);
+	if (!call) {
+		protobuf_c_message_free_unpacked(in, NULL);
+		rpc_request_done(&req);
+		rpc_conn_queue_status(c, id, RPC_RESOURCE_EXHAUSTED, "%s/%s: out of memory",
+		                      m->service, m->method);
+		return;
+	}
+
+	s->dispatching = call;
+	int r = m->handler(call, in, m->userdata);
+	protobuf_c_message_free_unpacked(in, NULL);
+	if (s->dispatching == call) {
+		s->dispatching = NULL;
+		if (r < 0)
+			rpc_call_fail(call, rpc_code_from_errno(r), "%s/%s: %s", m->service,
+			              m->method, strerror(-r));
+	}
+}
+
+void rpc_conn_handle_data(struct rpc_conn *c, const struct rpc_header *h)
+{
+	struct rpc_call *call = call_find(c, h->stream_id);
+	if (!call) {
+		rpc_conn_queue_status(c, h->stream_id, RPC_INVALID_ARGUMENT,
+		                      "stream %u is not active", h->stream_id);
+		return;
+	}
+	/* A server stream's client may only confirm it sends nothing more. */
+	if (h->flags == (RPC_FLAG_REMOTE_CLOSED | RPC_FLAG_NO_DATA))
+		return;
+	rpc_call_fail(call, RPC_INVALID_ARGUMENT, "%s/%s takes no stream data from the client",
+	              call->req.service, call->req.method);
+}

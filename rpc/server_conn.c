@@ -1,0 +1,374 @@
+/* server_conn: one ttrpc connection — a read per wakeup, the input cut
+ * into frames (a bad or oversize one refused on its stream and skipped
+ * unread), and the output queue with its caps. Only a connection's own
+ * event handler and rpc_server_free close it, so answers queued from
+ * anywhere else never free what a caller still holds. */
+#include "rpc/server_priv.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+/* ---- output queue ------------------------------------------------------------ */
+
+int rpc_conn_out_reserve(struct rpc_conn *c, size_t n, uint8_t **ret)
+{
+	if (rpc_conn_out_pending(c) + n > c->server->cfg.out_max)
+		return -ENOBUFS;
+	if (c->out_len + n > c->out_cap && c->out_off) {
+		memmove(c->out, c->out + c->out_off, rpc_conn_out_pending(c));
+		c->out_len -= c->out_off;
+		c->out_off = 0;
+	}
+	if (c->out_len + n > c->out_cap) {
+		size_t cap = c->out_cap ? c->out_cap : 4096;
+		while (cap < c->out_len + n)
+			cap *= 2;
+		if (cap > RPC_IN_KEEP && c->server->out_total - c->out_cap + cap > RPC_OUT_BUDGET)
+			return -ENOBUFS;
+		uint8_t *p = realloc(c->out, cap);
+		if (!p)
+			return -ENOMEM;
+		c->server->out_total += cap - c->out_cap;
+		c->out = p;
+		c->out_cap = cap;
+	}
+	*ret = c->out + c->out_len;
+	return 0;
+}
+
+static void conn_update_events(struct rpc_conn *c)
+{
+	uint32_t want = 0;
+	if (!c->read_closed && !c->broken && rpc_conn_out_pending(c) < RPC_OUT_HIGH)
+		want |= EPOLLIN;
+	if (rpc_conn_out_pending(c) || c->broken)
+		want |= EPOLLOUT;
+	if (want != c->events && ev_mod(c->server->loop, &c->src, want) == 0)
+		c->events = want;
+}
+
+void rpc_conn_output_queued(struct rpc_conn *c)
+{
+	if (c->in_event)
+		return;
+	/* To be cut: shutting the socket down makes it report a hang-up, so
+	 * its handler runs even if the client reads nothing. */
+	if (c->broken)
+		shutdown(c->src.fd, SHUT_RDWR);
+	conn_update_events(c);
+}
+
+int rpc_conn_queue_response(struct rpc_conn *c, uint32_t stream_id, int code, const char *msg,
+                            const ProtobufCMessage *payload)
+{
+	size_t msg_len = msg ? strlen(msg) : 0;
+	size_t plen = payload ? protobuf_c_message_get_packed_size(payload) : 0;
+	uint8_t *p;
+	if (plen > RPC_MESSAGE_MAX) {
+		/* Our own answer is too big: say so rather than send it. */
+		msg = "response exceeds the 4 MiB message limit";
+		msg_len = strlen(msg);
+		code = RPC_RESOURCE_EXHAUSTED;
+		payload = NULL;
+		plen = 0;
+	}
+	size_t n = rpc_response_frame_size(code, msg_len, plen);
+	int r = rpc_conn_out_reserve(c, n, &p);
+	if (r < 0) {
+		/* Not reading its answers while asking more: cut it. */
+		c->broken = "output queue over its cap";
+		rpc_conn_output_queued(c);
+		return r;
+	}
+	rpc_response_frame_write(p, stream_id, code, msg, msg_len, payload, plen);
+	c->out_len += n;
+	rpc_conn_output_queued(c);
+	return 0;
+}
+
+void rpc_conn_queue_status(struct rpc_conn *c, uint32_t stream_id, int code, const char *fmt, ...)
+{
+	char msg[RPC_STATUS_MESSAGE_MAX];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	rpc_conn_queue_response(c, stream_id, code, msg, NULL);
+}
+
+/* ---- connections ------------------------------------------------------------------- */
+
+void rpc_conn_close(struct rpc_conn *c)
+{
+	struct rpc_server *s = c->server;
+	/* Cancel what is still running; a cancel callback may answer other
+	 * connections' calls, never this one's (conn is already NULL). */
+	while (c->calls) {
+		struct rpc_call *call = c->calls;
+		c->calls = call->next;
+		call->conn = NULL;
+		c->inflight--;
+		s->stats.inflight--;
+		call->cancelling = true; /* the callback may not finish it itself */
+		if (call->cancel)
+			call->cancel(call, call->cancel_data);
+		rpc_call_free(call);
+	}
+	ev_del(s->loop, &c->src);
+	close(c->src.fd);
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		s->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	s->stats.conns--;
+	s->in_total -= c->in_cap;
+	s->out_total -= c->out_cap;
+	free(c->in);
+	free(c->out);
+	rpc_conn_closed_fn fn = s->freeing ? NULL : c->on_close;
+	void *fn_data = c->on_close_data;
+	free(c);
+	if (fn)
+		fn(fn_data);
+}
+
+static int conn_flush(struct rpc_conn *c)
+{
+	while (rpc_conn_out_pending(c)) {
+		ssize_t n = c->not_socket
+		                ? write(c->src.fd, c->out + c->out_off, rpc_conn_out_pending(c))
+		                : send(c->src.fd, c->out + c->out_off, rpc_conn_out_pending(c),
+		                       MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return errno == EAGAIN ? 0 : -errno;
+		}
+		c->out_off += (size_t)n;
+	}
+	c->out_off = c->out_len = 0;
+	if (c->out_cap > RPC_IN_KEEP) {
+		c->server->out_total -= c->out_cap;
+		free(c->out);
+		c->out = NULL;
+		c->out_cap = 0;
+	}
+	return 0;
+}
+
+/* Handles every complete frame in the input buffer while the output has
+ * room. Returns -EPROTO when the stream cannot be trusted any more. */
+static int conn_process(struct rpc_conn *c)
+{
+	size_t pos = 0;
+	int r = 0;
+
+	while (!c->broken && rpc_conn_out_pending(c) < RPC_OUT_HIGH) {
+		if (c->skip) {
+			size_t n = c->in_len - pos < c->skip ? c->in_len - pos : (size_t)c->skip;
+			pos += n;
+			c->skip -= n;
+			if (c->skip)
+				break;
+		}
+		if (c->in_len - pos < RPC_HEADER_SIZE)
+			break;
+		struct rpc_header h;
+		rpc_header_decode(c->in + pos, &h);
+		r = rpc_header_check(&h, true);
+		if (r == -EPROTO) {
+			c->server->stats.proto_errors++;
+			break;
+		}
+		if (r < 0) {
+			/* Answer on the stream, drop the data unread, as ttrpc does. */
+			if (r == -EMSGSIZE)
+				rpc_conn_queue_status(
+				    c, h.stream_id, RPC_RESOURCE_EXHAUSTED,
+				    "message of %u bytes exceeds the maximum of %u bytes", h.length,
+				    RPC_MESSAGE_MAX);
+			else if (r == -EBADR)
+				rpc_conn_queue_status(
+				    c, h.stream_id, RPC_INVALID_ARGUMENT,
+				    "stream id %u: client streams must have odd ids", h.stream_id);
+			else
+				rpc_conn_queue_status(
+				    c, h.stream_id, RPC_INVALID_ARGUMENT,
+				    "stream %u: flags 0x%x are not valid for message type %u",
+				    h.stream_id, h.flags, h.type);
+			pos += RPC_HEADER_SIZE;
+			c->skip = h.length;
+			r = 0;
+			continue;
+		}
+		if (c->in_len - pos < RPC_HEADER_SIZE + (size_t)h.length) {
+			/* Incomplete: make room for exactly this frame (checked above). */
+			size_t need = RPC_HEADER_SIZE + h.length;
+			if (need > c->in_cap - pos) {
+				memmove(c->in, c->in + pos, c->in_len - pos);
+				c->in_len -= pos;
+				pos = 0;
+				if (need > c->in_cap && need > RPC_IN_KEEP &&
+				    c->server->in_total - c->in_cap + need > RPC_IN_BUDGET) {
+					/* Too many big frames arriving at once: refuse this
+					 * one like an oversize one, unread. */
+					rpc_conn_queue_status(
+					    c, h.stream_id, RPC_RESOURCE_EXHAUSTED,
+					    "message of %u bytes refused: kin is receiving "
+					    "too many large messages at once; retry",
+					    h.length);
+					pos += RPC_HEADER_SIZE;
+					c->skip = h.length;
+					continue;
+				}
+				if (need > c->in_cap) {
+					uint8_t *p = realloc(c->in, need);
+					if (!p) {
+						r = -ENOMEM;
+						break;
+					}
+					c->server->in_total += need - c->in_cap;
+					c->in = p;
+					c->in_cap = need;
+				}
+			}
+			break;
+		}
+		const uint8_t *data = c->in + pos + RPC_HEADER_SIZE;
+		pos += RPC_HEADER_SIZE + h.length;
+		if (h.type == RPC_TYPE_REQUEST)
+			rpc_conn_handle_request(c, &h, data);
+		else
+			rpc_conn_handle_data(c, &h);
+	}
+	if (pos) {
+		memmove(c->in, c->in + pos, c->in_len - pos);
+		c->in_len -= pos;
+	}
+	if (c->in_len == 0 && c->in_cap > RPC_IN_KEEP) {
+		c->server->in_total -= c->in_cap;
+		free(c->in);
+		c->in = NULL;
+		c->in_cap = 0;
+	}
+	return r;
+}
+
+static bool in_has_frame(const struct rpc_conn *c)
+{
+	struct rpc_header h;
+	if (c->skip || c->in_len < RPC_HEADER_SIZE)
+		return false;
+	rpc_header_decode(c->in, &h);
+	return c->in_len - RPC_HEADER_SIZE >= h.length;
+}
+
+/* One read(2) per wakeup. Returns 0, or -errno to close. */
+static int conn_read(struct rpc_conn *c)
+{
+	if (!c->in) {
+		c->in = malloc(RPC_IN_MIN);
+		if (!c->in)
+			return -ENOMEM;
+		c->in_cap = RPC_IN_MIN;
+		c->server->in_total += RPC_IN_MIN;
+	}
+	if (c->in_len == c->in_cap)
+		return 0; /* a full buffer holds a frame waiting for output room */
+	ssize_t n = c->not_socket
+	                ? read(c->src.fd, c->in + c->in_len, c->in_cap - c->in_len)
+	                : recv(c->src.fd, c->in + c->in_len, c->in_cap - c->in_len, MSG_DONTWAIT);
+	if (n < 0)
+		return errno == EAGAIN || errno == EINTR ? 0 : -errno;
+	if (n == 0) {
+		c->read_closed = true;
+		return 0;
+	}
+	c->in_len += (size_t)n;
+	return 0;
+}
+
+static void conn_on_event(struct ev_source *src, uint32_t events)
+{
+	struct rpc_conn *c = src->data;
+	int r = 0;
+
+	c->in_event = true;
+	/* A hang-up is the peer gone both ways: nobody to answer. */
+	if (events & (EPOLLERR | EPOLLHUP))
+		c->broken = events & EPOLLERR ? "socket error" : "hung up";
+	if (!c->broken && (events & EPOLLIN) && !c->read_closed)
+		r = conn_read(c);
+	/* Frames held back by a full output go as soon as it drains. */
+	do {
+		if (r == 0 && !c->broken)
+			r = conn_process(c);
+		if (r == 0 && !c->broken)
+			r = conn_flush(c);
+	} while (r == 0 && !c->broken && !rpc_conn_out_pending(c) && in_has_frame(c));
+	c->in_event = false;
+	if (r < 0 || c->broken) {
+		log_debug("rpc: closing connection (uid %u): %s", (unsigned)c->peer.uid,
+		          r == -EPROTO ? "malformed frame"
+		          : r < 0      ? strerror(-r)
+		                       : c->broken);
+		rpc_conn_close(c);
+		return;
+	}
+	/* Half-closed and nothing left to answer: done. Leftover bytes there
+	 * are a truncated frame that can never complete. */
+	if (c->read_closed && !c->inflight && !rpc_conn_out_pending(c)) {
+		rpc_conn_close(c);
+		return;
+	}
+	conn_update_events(c);
+}
+
+int rpc_server_add_conn(struct rpc_server *s, int fd, const struct rpc_peer *peer)
+{
+	return rpc_server_add_conn_notify(s, fd, peer, NULL, NULL);
+}
+
+int rpc_server_add_conn_notify(struct rpc_server *s, int fd, const struct rpc_peer *peer,
+                               rpc_conn_closed_fn on_close, void *data)
+{
+	if (s->stats.conns >= s->cfg.max_conns) {
+		s->stats.refused++;
+		close(fd);
+		return -EMFILE;
+	}
+	struct rpc_conn *c = calloc(1, sizeof(*c));
+	if (!c) {
+		close(fd);
+		return -ENOMEM;
+	}
+	struct stat st;
+	*c = (struct rpc_conn){.src = {.fd = fd, .fn = conn_on_event, .data = c},
+	                       .server = s,
+	                       .peer = *peer,
+	                       .events = EPOLLIN,
+	                       .not_socket = fstat(fd, &st) == 0 && !S_ISSOCK(st.st_mode),
+	                       .on_close = on_close,
+	                       .on_close_data = data};
+	int r = fd_set_nonblock(fd, true);
+	if (r == 0)
+		r = ev_add(s->loop, &c->src, c->events);
+	if (r < 0) {
+		close(fd);
+		free(c);
+		return r;
+	}
+	c->next = s->conns;
+	if (s->conns)
+		s->conns->prev = c;
+	s->conns = c;
+	s->stats.conns++;
+	s->stats.accepted++;
+	return 0;
+}

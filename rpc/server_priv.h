@@ -1,0 +1,96 @@
+/* server_priv: the ttrpc server's state, shared by rpc/server.c (the
+ * server and its listeners), rpc/server_conn.c (connections: reading,
+ * framing, the output queue) and rpc/server_call.c (calls and dispatch);
+ * never included outside them. The three meet only here: a connection
+ * hands complete frames to dispatch, a call queues its answer on its
+ * connection, and a connection that closes cancels its calls. */
+#pragma once
+
+#include "rpc/internal.h"
+
+#define RPC_METHODS_MAX 256
+#define RPC_IN_MIN      4096         /* first input buffer; grows to a frame's size */
+#define RPC_IN_KEEP     (64 * 1024)  /* larger buffers are freed once empty */
+#define RPC_OUT_HIGH    (256 * 1024) /* stop reading requests past this */
+/* All connections together: big frames being received, answers queued.
+ * Per-connection caps alone would let 4096 clients claim 4 MiB each. */
+#define RPC_IN_BUDGET  (64u << 20)
+#define RPC_OUT_BUDGET (64u << 20)
+
+struct rpc_conn {
+	struct ev_source src;
+	struct rpc_server *server;
+	struct rpc_peer peer;
+	uint8_t *in;
+	size_t in_len, in_cap;
+	uint64_t skip; /* bytes of a refused frame still to discard */
+	uint8_t *out;
+	size_t out_off, out_len, out_cap;
+	uint32_t last_stream;
+	uint32_t events; /* the epoll mask set now */
+	unsigned inflight;
+	bool in_event;               /* inside its own handler: flush there, not via EPOLLOUT */
+	bool not_socket;             /* a character device (virtio-serial port): read/write */
+	rpc_conn_closed_fn on_close; /* told when the connection ends */
+	void *on_close_data;
+	bool read_closed;   /* the client shut its side: answer, then close */
+	const char *broken; /* why it is closed at the next chance, or NULL */
+	struct rpc_call *calls;
+	struct rpc_conn *prev, *next;
+};
+
+struct rpc_call {
+	struct rpc_conn *conn;
+	struct rpc_call *prev, *next;
+	const struct rpc_method *method;
+	struct rpc_request req;
+	uint32_t stream_id;
+	uint64_t deadline_ns;
+	rpc_cancel_fn cancel;
+	void *cancel_data;
+	bool cancelling; /* inside its cancel callback: answers are no-ops */
+};
+
+struct rpc_server {
+	struct ev_loop *loop;
+	struct rpc_server_config cfg;
+	const struct rpc_method *methods[RPC_METHODS_MAX];
+	size_t n_methods;
+	struct rpc_listener *listeners;
+	struct rpc_conn *conns;
+	struct rpc_call *dispatching; /* the call whose handler runs now */
+	struct rpc_server_stats stats;
+	size_t in_total, out_total; /* bytes of every connection's buffers */
+	int reserve_fd;             /* given up to accept-and-close when out of fds */
+	bool freeing;               /* rpc_server_free: no on_close callbacks */
+	struct rpc_routes *routes;  /* children reached through kin-target (route.c) */
+};
+
+static inline size_t rpc_conn_out_pending(const struct rpc_conn *c)
+{
+	return c->out_len - c->out_off;
+}
+
+/* ---- server_conn.c ---- */
+/* Room for n more bytes at out + out_len; -ENOBUFS past the cap. */
+int rpc_conn_out_reserve(struct rpc_conn *c, size_t n, uint8_t **ret);
+/* Called after queueing output: inside the connection's handler the flush
+ * happens on the way out; from elsewhere, EPOLLOUT brings us back. */
+void rpc_conn_output_queued(struct rpc_conn *c);
+/* A Response frame on c; a connection over its output cap is cut. */
+int rpc_conn_queue_response(struct rpc_conn *c, uint32_t stream_id, int code, const char *msg,
+                            const ProtobufCMessage *payload);
+void rpc_conn_queue_status(struct rpc_conn *c, uint32_t stream_id, int code, const char *fmt, ...)
+    _printf_(4, 5);
+/* Cancels what still runs on c, then frees it; its on_close is told
+ * unless the whole server is being freed. */
+void rpc_conn_close(struct rpc_conn *c);
+
+/* ---- server_call.c ---- */
+/* Ends a call: unlinked from its connection, if it still has one. */
+void rpc_call_free(struct rpc_call *call);
+/* One complete frame from c: a Request (data: its payload), or Data. */
+void rpc_conn_handle_request(struct rpc_conn *c, const struct rpc_header *h, const uint8_t *data);
+void rpc_conn_handle_data(struct rpc_conn *c, const struct rpc_header *h);
+/* kin.v1.Route/Cancel, every server's built-in method. */
+int rpc_server_route_cancel(struct rpc_call *call, const ProtobufCMessage *in, void *userdata);
