@@ -27,7 +27,7 @@ int rpc_listen_vsock(uint32_t port, int *ret_fd);
 /* Fills in who is on the other end of an accepted socket. */
 int rpc_peer_identify(int fd, enum rpc_transport transport, struct rpc_peer *ret);
 
-/* Routing (route.c) hooks into the server (server.c). */
+/* Routing (route.c) hooks into the server (server*.c). */
 struct rpc_routes;
 struct ev_loop *rpc_server_loop(const struct rpc_server *s);
 struct rpc_routes **rpc_server_routes(struct rpc_server *s);
