@@ -1,6 +1,7 @@
 /* ctl: `kin ctl`, the command-line client. Exit codes are the contract
  * scripts rely on: 0 success, 1 the call failed (code and message
  * printed), 2 usage error, 3 kin could not be reached. */
+#include "rpc/ctl.h"
 #include "rpc/ctl_cells.h"
 #include "rpc/ctl_vm.h"
 #include "rpc/ctl_zone.h"
@@ -9,8 +10,6 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
-
-enum { CTL_OK = 0, CTL_RPC_ERROR = 1, CTL_USAGE = 2, CTL_UNREACHABLE = 3 };
 
 struct ctl {
 	const char *address;
@@ -49,18 +48,53 @@ static void ctl_usage(FILE *f)
 	fputs(rpc_ctl_zone_usage(), f);
 }
 
-static void json_string(FILE *f, const char *s)
+void rpc_ctl_json_str(const char *s)
 {
-	fputc('"', f);
+	fputc('"', stdout);
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
 		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
+			printf("\\%c", *p);
 		else if (*p < 0x20)
-			fprintf(f, "\\u%04x", *p);
+			printf("\\u%04x", *p);
 		else
-			fputc(*p, f);
+			fputc(*p, stdout);
 	}
-	fputc('"', f);
+	fputc('"', stdout);
+}
+
+int rpc_ctl_usage(const char *cmd, const char *fmt, const char *arg)
+{
+	fprintf(stderr, "kin ctl %s: ", cmd);
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+	fprintf(stderr, fmt, arg);
+#pragma GCC diagnostic pop
+	fputs("\nTry 'kin ctl --help'.\n", stderr);
+	return CTL_USAGE;
+}
+
+int rpc_ctl_call_end(const char *address, bool json, int r, const struct rpc_status *st)
+{
+	if (r < 0) {
+		fprintf(stderr, "kin ctl: cannot reach kin at %s: %s\n", address,
+		        r == -EPROTO ? "not a ttrpc server" : strerror(-r));
+		if (json) {
+			printf("{\"error\":{\"code\":\"UNAVAILABLE\",\"message\":");
+			rpc_ctl_json_str(strerror(-r));
+			printf("}}\n");
+		}
+		return CTL_UNREACHABLE;
+	}
+	if (st->code != RPC_OK) {
+		fprintf(stderr, "kin ctl: %s: %s\n", rpc_code_name(st->code), st->message);
+		if (json) {
+			printf("{\"error\":{\"code\":\"%s\",\"message\":", rpc_code_name(st->code));
+			rpc_ctl_json_str(st->message);
+			printf("}}\n");
+		}
+		return CTL_RPC_ERROR;
+	}
+	return CTL_OK;
 }
 
 /* Connects and calls; prints the failure and maps it to an exit code. */
@@ -77,26 +111,7 @@ static int ctl_call(struct ctl *ctl, const char *service, const char *method,
 	}
 	if (r == 0)
 		r = rpc_client_call(ctl->client, service, method, in, out_desc, &st, ret_out);
-	if (r < 0) {
-		fprintf(stderr, "kin ctl: cannot reach kin at %s: %s\n", ctl->address,
-			r == -EPROTO ? "not a ttrpc server" : strerror(-r));
-		if (ctl->json) {
-			printf("{\"error\":{\"code\":\"UNAVAILABLE\",\"message\":");
-			json_string(stdout, strerror(-r));
-			printf("}}\n");
-		}
-		return CTL_UNREACHABLE;
-	}
-	if (st.code != RPC_OK) {
-		fprintf(stderr, "kin ctl: %s: %s\n", rpc_code_name(st.code), st.message);
-		if (ctl->json) {
-			printf("{\"error\":{\"code\":\"%s\",\"message\":", rpc_code_name(st.code));
-			json_string(stdout, st.message);
-			printf("}}\n");
-		}
-		return CTL_RPC_ERROR;
-	}
-	return CTL_OK;
+	return rpc_ctl_call_end(ctl->address, ctl->json, r, &st);
 }
 
 static const char *serving_name(int status)
@@ -143,7 +158,7 @@ static int cmd_version(struct ctl *ctl)
 		fputc('{', stdout);
 		for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
 			printf("\"%s\":", keys[i]);
-			json_string(stdout, vals[i]);
+			rpc_ctl_json_str(vals[i]);
 			fputc(',', stdout);
 		}
 		printf("\"uptime_ns\":%llu,\"pid\":%u}\n", (unsigned long long)m->uptime_ns, m->pid);
@@ -170,9 +185,9 @@ static int cmd_power(struct ctl *ctl, bool reboot)
 	const Kin__V1__PowerResponse *m = (const Kin__V1__PowerResponse *)out;
 	if (ctl->json) {
 		printf("{\"action\":");
-		json_string(stdout, m->action);
+		rpc_ctl_json_str(m->action);
 		printf(",\"role\":");
-		json_string(stdout, m->role);
+		rpc_ctl_json_str(m->role);
 		printf("}\n");
 	} else {
 		printf("%s (%s kin)\n", m->action, m->role);
@@ -279,21 +294,14 @@ int rpc_ctl_main(int argc, char **argv)
 		return CTL_USAGE;
 	}
 	const char *cmd = argv[optind];
-	if (rpc_ctl_cells_is_command(cmd)) { /* cell, exec, events: rpc/ctl_cells.c */
-		struct ctl_cells_opts o = {ctl.address, ctl.json, ctl.timeout_ms, ctl.timeout_set,
-					   ctl.md, ctl.n_md};
+	struct ctl_opts o = {ctl.address,     ctl.json, ctl.timeout_ms,
+	                     ctl.timeout_set, ctl.md,   ctl.n_md};
+	if (rpc_ctl_cells_is_command(cmd)) /* cell, exec, events: rpc/ctl_cells.c */
 		return rpc_ctl_cells_main(&o, argc - optind, argv + optind);
-	}
-	if (strcmp(cmd, "vm") == 0) {
-		struct ctl_vm_opts o = {ctl.address, ctl.json, ctl.timeout_ms, ctl.timeout_set,
-					ctl.md, ctl.n_md};
+	if (strcmp(cmd, "vm") == 0)
 		return rpc_ctl_vm_main(&o, argc - optind, argv + optind);
-	}
-	if (strcmp(cmd, "zone") == 0) {
-		struct ctl_zone_opts o = {ctl.address, ctl.json, ctl.timeout_ms, ctl.timeout_set,
-					  ctl.md, ctl.n_md};
+	if (strcmp(cmd, "zone") == 0)
 		return rpc_ctl_zone_main(&o, argc - optind, argv + optind);
-	}
 	if (optind + 1 < argc) {
 		fprintf(stderr, "kin ctl %s: unexpected argument '%s'\n", cmd, argv[optind + 1]);
 		return CTL_USAGE;

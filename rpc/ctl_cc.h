@@ -5,14 +5,13 @@
  * exit code to end with, so a command only passes codes on. */
 #pragma once
 
+#include "rpc/ctl.h"
 #include "rpc/ctl_cells.h"
 #include "rpc/cells.pb-c.h"
 #include "rpc/internal.h"
 
-enum { CTL_OK = 0, CTL_RPC_ERROR = 1, CTL_USAGE = 2, CTL_UNREACHABLE = 3 };
-
 struct cc {
-	const struct ctl_cells_opts *o;
+	const struct ctl_opts *o;
 	bool json;
 	struct rpc_client *client;
 	const char *what; /* "cell create", for messages */

@@ -293,7 +293,7 @@ bool rpc_ctl_cells_is_command(const char *cmd)
 	return !strcmp(cmd, "cell") || !strcmp(cmd, "exec") || !strcmp(cmd, "events");
 }
 
-int rpc_ctl_cells_main(const struct ctl_cells_opts *o, int argc, char **argv)
+int rpc_ctl_cells_main(const struct ctl_opts *o, int argc, char **argv)
 {
 	struct cc cc = {.o = o, .json = o->json, .what = argv[0]};
 	int r;

@@ -5,20 +5,10 @@
 #pragma once
 
 #include <stdbool.h>
-#include <stddef.h>
 
-struct rpc_kv;
-
-struct ctl_cells_opts {
-	const char *address;
-	bool json;
-	int timeout_ms;   /* unary calls */
-	bool timeout_set; /* given: also bounds waits (wait, stop, freeze, delete) */
-	const struct rpc_kv *metadata; /* --target: sent with every call */
-	size_t n_metadata;
-};
+struct ctl_opts; /* rpc/ctl.h */
 
 bool rpc_ctl_cells_is_command(const char *cmd);
-int rpc_ctl_cells_main(const struct ctl_cells_opts *o, int argc, char **argv);
+int rpc_ctl_cells_main(const struct ctl_opts *o, int argc, char **argv);
 /* The commands' part of `kin ctl --help`. */
 const char *rpc_ctl_cells_usage(void);

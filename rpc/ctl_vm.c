@@ -1,13 +1,13 @@
 /* ctl_vm: `kin ctl vm ...` — microVMs run by a kin (kin.v1.Vm). The guest
  * itself is reached with `kin ctl --target vm/NAME ...`. */
 #include "rpc/ctl_vm.h"
+#include "rpc/ctl.h"
 #include "rpc/internal.h"
 
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
-enum { CTL_OK = 0, CTL_RPC_ERROR = 1, CTL_USAGE = 2, CTL_UNREACHABLE = 3 };
 #define CTL_VM_LIMITS_MAX 32
 
 const char *rpc_ctl_vm_usage(void)
@@ -24,41 +24,27 @@ const char *rpc_ctl_vm_usage(void)
 	       "                            for the VMM to exit and prints its status\n";
 }
 
-static void json_str(const char *s)
-{
-	fputc('"', stdout);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			printf("\\%c", *p);
-		else if (*p < 0x20)
-			printf("\\u%04x", *p);
-		else
-			fputc(*p, stdout);
-	}
-	fputc('"', stdout);
-}
-
 static void print_info(const Kin__V1__VmInfo *m, bool json, bool one_line)
 {
 	if (json) {
 		printf("{\"name\":");
-		json_str(m->name);
+		rpc_ctl_json_str(m->name);
 		printf(",\"state\":");
-		json_str(m->state);
+		rpc_ctl_json_str(m->state);
 		printf(",\"pid\":%u,\"accel\":", m->pid);
-		json_str(m->accel);
+		rpc_ctl_json_str(m->accel);
 		printf(",\"cpus\":%u,\"memory_mb\":%u,\"exit_status\":%d,\"console_log\":", m->cpus,
 		       m->memory_mb, m->exit_status);
-		json_str(m->console_log);
+		rpc_ctl_json_str(m->console_log);
 		printf(",\"link\":");
-		json_str(m->link);
+		rpc_ctl_json_str(m->link);
 		printf(",\"route\":");
-		json_str(m->route);
+		rpc_ctl_json_str(m->route);
 		printf(",\"link_ready\":%s,\"uptime_ns\":%llu,\"cell\":", m->link_ready ? "true" : "false",
 		       (unsigned long long)m->uptime_ns);
-		json_str(m->cell);
+		rpc_ctl_json_str(m->cell);
 		printf(",\"vmm_note\":");
-		json_str(m->vmm_note);
+		rpc_ctl_json_str(m->vmm_note);
 		printf(",\"vsock_cid\":%u}\n", m->vsock_cid);
 		return;
 	}
@@ -85,9 +71,9 @@ static void print_info(const Kin__V1__VmInfo *m, bool json, bool one_line)
 	       (unsigned long long)(m->uptime_ns / 1000000ull % 1000));
 }
 
-static int call(const struct ctl_vm_opts *o, int timeout_ms, const char *method,
-		const ProtobufCMessage *in, const ProtobufCMessageDescriptor *out_desc,
-		ProtobufCMessage **ret_out)
+static int call(const struct ctl_opts *o, int timeout_ms, const char *method,
+                const ProtobufCMessage *in, const ProtobufCMessageDescriptor *out_desc,
+                ProtobufCMessage **ret_out)
 {
 	struct rpc_client *c = NULL;
 	struct rpc_status st;
@@ -97,41 +83,44 @@ static int call(const struct ctl_vm_opts *o, int timeout_ms, const char *method,
 	if (r == 0)
 		r = rpc_client_call(c, "kin.v1.Vm", method, in, out_desc, &st, ret_out);
 	rpc_client_free(c);
-	if (r < 0) {
-		fprintf(stderr, "kin ctl: cannot reach kin at %s: %s\n", o->address,
-			r == -EPROTO ? "not a ttrpc server" : strerror(-r));
-		if (o->json) {
-			printf("{\"error\":{\"code\":\"UNAVAILABLE\",\"message\":");
-			json_str(strerror(-r));
-			printf("}}\n");
-		}
-		return CTL_UNREACHABLE;
-	}
-	if (st.code != RPC_OK) {
-		fprintf(stderr, "kin ctl: %s: %s\n", rpc_code_name(st.code), st.message);
-		if (o->json) {
-			printf("{\"error\":{\"code\":\"%s\",\"message\":", rpc_code_name(st.code));
-			json_str(st.message);
-			printf("}}\n");
-		}
-		return CTL_RPC_ERROR;
-	}
-	return CTL_OK;
+	return rpc_ctl_call_end(o->address, o->json, r, &st);
 }
 
 static int usage(const char *fmt, const char *arg) _printf_(1, 0);
 static int usage(const char *fmt, const char *arg)
 {
-	fprintf(stderr, "kin ctl vm: ");
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wformat-nonliteral"
-	fprintf(stderr, fmt, arg);
-#pragma GCC diagnostic pop
-	fputs("\nTry 'kin ctl --help'.\n", stderr);
-	return CTL_USAGE;
+	return rpc_ctl_usage("vm", fmt, arg);
 }
 
-static int cmd_start(const struct ctl_vm_opts *o, int argc, char **argv)
+int rpc_ctl_vm_opt(struct ctl_vm_args *a, const char *cmd, int c, const char *arg)
+{
+	uint32_t u;
+	switch (c) {
+	case 'k':
+	case 'i':
+	case 'd':
+		if (!realpath(arg, c == 'k' ? a->kernel : c == 'i' ? a->image : a->disk))
+			return rpc_ctl_usage(cmd, "%s: no such file", arg);
+		return CTL_OK;
+	case 'c':
+	case 'm':
+		if (str_to_u32(arg, &u) < 0 || u == 0)
+			return rpc_ctl_usage(cmd, "'%s' is not a positive number", arg);
+		if (c == 'c')
+			a->cpus = u;
+		else
+			a->memory_mb = u;
+		return CTL_OK;
+	case 'a':
+		a->accel = arg;
+		return CTL_OK;
+	default: /* 'A' */
+		a->append = arg;
+		return CTL_OK;
+	}
+}
+
+static int cmd_start(const struct ctl_opts *o, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{"kernel", required_argument, NULL, 'k'}, {"image", required_argument, NULL, 'i'},
@@ -142,10 +131,9 @@ static int cmd_start(const struct ctl_vm_opts *o, int argc, char **argv)
 	};
 	Kin__V1__VmStartRequest in = KIN__V1__VM_START_REQUEST__INIT;
 	Kin__V1__VmLimit lims[CTL_VM_LIMITS_MAX], *lptr[CTL_VM_LIMITS_MAX];
-	struct ctl_vm_opts oo = *o;
-	uint32_t u;
-	int c;
-	char absk[PATH_MAX], absi[PATH_MAX], absd[PATH_MAX];
+	struct ctl_vm_args vm = CTL_VM_ARGS_INIT;
+	struct ctl_opts oo = *o;
+	int c, r;
 
 	opterr = 0;
 	optind = 0; /* 0: glibc starts over (the "+" mode of kin ctl's own parse) */
@@ -154,33 +142,13 @@ static int cmd_start(const struct ctl_vm_opts *o, int argc, char **argv)
 		switch (c) {
 		case 'k':
 		case 'i':
-		case 'd': {
-			/* The kin that starts QEMU may run elsewhere (cwd): absolute. */
-			char *dst = c == 'k' ? absk : c == 'i' ? absi : absd;
-			if (!realpath(optarg, dst))
-				return usage("%s: no such file", optarg);
-			if (c == 'k')
-				in.kernel = absk;
-			else if (c == 'i')
-				in.image = absi;
-			else
-				in.disk = absd;
-			break;
-		}
+		case 'd':
 		case 'c':
 		case 'm':
-			if (str_to_u32(optarg, &u) < 0 || u == 0)
-				return usage("'%s' is not a positive number", optarg);
-			if (c == 'c')
-				in.cpus = u;
-			else
-				in.memory_mb = u;
-			break;
 		case 'a':
-			in.accel = optarg;
-			break;
 		case 'A':
-			in.append = optarg;
+			if ((r = rpc_ctl_vm_opt(&vm, "vm", c, optarg)) != CTL_OK)
+				return r;
 			break;
 		case 'o':
 			if (strcmp(optarg, "json") && strcmp(optarg, "text"))
@@ -211,10 +179,17 @@ static int cmd_start(const struct ctl_vm_opts *o, int argc, char **argv)
 		in.n_limits++;
 	}
 	in.limits = lptr;
+	in.kernel = vm.kernel;
+	in.image = vm.image;
+	in.disk = vm.disk;
+	in.cpus = vm.cpus;
+	in.memory_mb = vm.memory_mb;
+	in.accel = (char *)vm.accel;
+	in.append = (char *)vm.append;
 	if (!in.kernel[0] || !in.image[0])
 		return usage("%s", "start needs --kernel FILE and --image FILE");
 	ProtobufCMessage *out;
-	int r = call(&oo, oo.timeout_ms, "Start", &in.base, &kin__v1__vm_info__descriptor, &out);
+	r = call(&oo, oo.timeout_ms, "Start", &in.base, &kin__v1__vm_info__descriptor, &out);
 	if (r != CTL_OK)
 		return r;
 	print_info((Kin__V1__VmInfo *)out, oo.json, false);
@@ -222,12 +197,12 @@ static int cmd_start(const struct ctl_vm_opts *o, int argc, char **argv)
 	return CTL_OK;
 }
 
-int rpc_ctl_vm_main(const struct ctl_vm_opts *o, int argc, char **argv)
+int rpc_ctl_vm_main(const struct ctl_opts *o, int argc, char **argv)
 {
 	if (argc < 2)
 		return usage("%s", "expected start, list, status or stop");
 	const char *sub = argv[1];
-	struct ctl_vm_opts oo = *o;
+	struct ctl_opts oo = *o;
 	argc--, argv++;
 	if (strcmp(sub, "start") == 0)
 		return cmd_start(o, argc, argv);

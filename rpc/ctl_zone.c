@@ -3,14 +3,14 @@
  * calling List again through each zone's target, to --depth levels (each
  * kin answers only for its own zones; see rpc/zone.proto). */
 #include "rpc/ctl_zone.h"
+#include "rpc/ctl.h"
+#include "rpc/ctl_vm.h"
 #include "rpc/internal.h"
 #include "rpc/zone.pb-c.h"
 
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
-
-enum { CTL_OK = 0, CTL_RPC_ERROR = 1, CTL_USAGE = 2, CTL_UNREACHABLE = 3 };
 
 #define ZONE_LIST_DEPTH_DEFAULT 16
 #define ZONE_CREATE_LIMITS_MAX  32
@@ -31,36 +31,16 @@ const char *rpc_ctl_zone_usage(void)
 	       "  zone kill NAME            cgroup.kill of the zone (a VM zone: its VMM)\n";
 }
 
-static void json_str(const char *s)
-{
-	fputc('"', stdout);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			printf("\\%c", *p);
-		else if (*p < 0x20)
-			printf("\\u%04x", *p);
-		else
-			fputc(*p, stdout);
-	}
-	fputc('"', stdout);
-}
-
 static int usage(const char *fmt, const char *arg) _printf_(1, 0);
 static int usage(const char *fmt, const char *arg)
 {
-	fprintf(stderr, "kin ctl zone: ");
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wformat-nonliteral"
-	fprintf(stderr, fmt, arg);
-#pragma GCC diagnostic pop
-	fputs("\nTry 'kin ctl --help'.\n", stderr);
-	return CTL_USAGE;
+	return rpc_ctl_usage("zone", fmt, arg);
 }
 
 /* One call, with target (NULL: none) as kin-target. quiet: no message on
  * an RPC error (list's subtrees print their own). */
-static int call(const struct ctl_zone_opts *o, struct rpc_client **c, int timeout_ms,
-                const char *target, const char *method, const ProtobufCMessage *in,
+static int call(const struct ctl_opts *o, struct rpc_client **c, int timeout_ms, const char *target,
+                const char *method, const ProtobufCMessage *in,
                 const ProtobufCMessageDescriptor *out_desc, ProtobufCMessage **ret_out,
                 struct rpc_status *st, bool quiet)
 {
@@ -76,31 +56,12 @@ static int call(const struct ctl_zone_opts *o, struct rpc_client **c, int timeou
 	if (r == 0)
 		r = rpc_client_call(*c, "kin.v1.Zones", method, in, out_desc, st, ret_out);
 	rpc_client_free(own);
-	if (r < 0) {
-		fprintf(stderr, "kin ctl: cannot reach kin at %s: %s\n", o->address,
-		        r == -EPROTO ? "not a ttrpc server" : strerror(-r));
-		if (o->json) {
-			printf("{\"error\":{\"code\":\"UNAVAILABLE\",\"message\":");
-			json_str(strerror(-r));
-			printf("}}\n");
-		}
-		return CTL_UNREACHABLE;
-	}
-	if (st->code != RPC_OK) {
-		if (quiet)
-			return CTL_RPC_ERROR;
-		fprintf(stderr, "kin ctl: %s: %s\n", rpc_code_name(st->code), st->message);
-		if (o->json) {
-			printf("{\"error\":{\"code\":\"%s\",\"message\":", rpc_code_name(st->code));
-			json_str(st->message);
-			printf("}}\n");
-		}
+	if (r >= 0 && st->code != RPC_OK && quiet)
 		return CTL_RPC_ERROR;
-	}
-	return CTL_OK;
+	return rpc_ctl_call_end(o->address, o->json, r, st);
 }
 
-static const char *base_target(const struct ctl_zone_opts *o)
+static const char *base_target(const struct ctl_opts *o)
 {
 	return o->n_metadata ? o->metadata[0].value : NULL;
 }
@@ -110,7 +71,7 @@ static void print_json(const Kin__V1__ZoneInfo *m, const char *path, unsigned le
 	printf("{");
 	if (path) {
 		printf("\"path\":");
-		json_str(path);
+		rpc_ctl_json_str(path);
 		printf(",\"level\":%u,", level);
 	}
 	const char *keys[] = {"name",   "kind", "state", "address", "gateway",
@@ -119,7 +80,7 @@ static void print_json(const Kin__V1__ZoneInfo *m, const char *path, unsigned le
 	                      m->subnet, m->log,  m->route, m->cell};
 	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
 		printf("\"%s\":", keys[i]);
-		json_str(vals[i]);
+		rpc_ctl_json_str(vals[i]);
 		fputc(',', stdout);
 	}
 	printf("\"pid\":%u,\"depth\":%u,\"net\":%s,\"ready\":%s,\"uptime_ns\":%llu,"
@@ -152,7 +113,7 @@ static void print_info(const Kin__V1__ZoneInfo *m, bool json)
 	       (unsigned long long)(m->uptime_ns / 1000000ull % 1000));
 }
 
-static int cmd_create(const struct ctl_zone_opts *o, int argc, char **argv)
+static int cmd_create(const struct ctl_opts *o, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 	    {"vm", no_argument, NULL, 'v'},           {"net", no_argument, NULL, 'n'},
@@ -163,11 +124,10 @@ static int cmd_create(const struct ctl_zone_opts *o, int argc, char **argv)
 	};
 	Kin__V1__ZoneCreateRequest in = KIN__V1__ZONE_CREATE_REQUEST__INIT;
 	Kin__V1__ZoneLimit lims[ZONE_CREATE_LIMITS_MAX], *lptr[ZONE_CREATE_LIMITS_MAX];
-	struct ctl_zone_opts oo = *o;
-	char absk[PATH_MAX], absi[PATH_MAX];
+	struct ctl_vm_args vm = CTL_VM_ARGS_INIT;
+	struct ctl_opts oo = *o;
 	const char *name = NULL;
-	uint32_t u;
-	int c;
+	int c, r;
 
 	opterr = 0;
 	optind = 0; /* 0: glibc starts over */
@@ -203,28 +163,12 @@ static int cmd_create(const struct ctl_zone_opts *o, int argc, char **argv)
 			in.root = optarg; /* a path on the zone's parent kin: as given */
 			break;
 		case 'k':
-		case 'i': {
-			/* The kin that starts QEMU may run elsewhere (cwd): absolute. */
-			char *dst = c == 'k' ? absk : absi;
-			if (!realpath(optarg, dst))
-				return usage("%s: no such file", optarg);
-			if (c == 'k')
-				in.kernel = absk;
-			else
-				in.image = absi;
-			break;
-		}
+		case 'i':
 		case 'c':
 		case 'm':
-			if (str_to_u32(optarg, &u) < 0 || u == 0)
-				return usage("'%s' is not a positive number", optarg);
-			if (c == 'c')
-				in.cpus = u;
-			else
-				in.memory_mb = u;
-			break;
 		case 'a':
-			in.accel = optarg;
+			if ((r = rpc_ctl_vm_opt(&vm, "zone", c, optarg)) != CTL_OK)
+				return r;
 			break;
 		case 'o':
 			if (strcmp(optarg, "json") && strcmp(optarg, "text"))
@@ -241,14 +185,19 @@ static int cmd_create(const struct ctl_zone_opts *o, int argc, char **argv)
 		return usage("%s", "create needs a NAME");
 	in.name = (char *)name;
 	in.limits = lptr;
+	in.kernel = vm.kernel;
+	in.image = vm.image;
+	in.cpus = vm.cpus;
+	in.memory_mb = vm.memory_mb;
+	in.accel = (char *)vm.accel;
 	if (in.vm && (!in.kernel[0] || !in.image[0]))
 		return usage("%s", "create --vm needs --kernel FILE and --image FILE");
 	ProtobufCMessage *out;
 	struct rpc_status st;
 	/* Answered once the zone's kin answers: more than a unary call's time. */
 	int t = oo.timeout_set ? oo.timeout_ms : 30000;
-	int r = call(&oo, NULL, t, base_target(&oo), "Create", &in.base,
-	             &kin__v1__zone_info__descriptor, &out, &st, false);
+	r = call(&oo, NULL, t, base_target(&oo), "Create", &in.base,
+	         &kin__v1__zone_info__descriptor, &out, &st, false);
 	if (r != CTL_OK)
 		return r;
 	print_info((Kin__V1__ZoneInfo *)out, oo.json);
@@ -257,7 +206,7 @@ static int cmd_create(const struct ctl_zone_opts *o, int argc, char **argv)
 }
 
 /* One kin's zones, then each zone's own through its target. */
-static int list_level(const struct ctl_zone_opts *o, struct rpc_client **c, const char *target,
+static int list_level(const struct ctl_opts *o, struct rpc_client **c, const char *target,
                       unsigned level, unsigned max_level)
 {
 	Kin__V1__ZoneListRequest in = KIN__V1__ZONE_LIST_REQUEST__INIT;
@@ -269,10 +218,10 @@ static int list_level(const struct ctl_zone_opts *o, struct rpc_client **c, cons
 		if (level > 0 && r == CTL_RPC_ERROR) { /* a subtree we cannot see: say so */
 			if (o->json) {
 				printf("{\"path\":");
-				json_str(target);
+				rpc_ctl_json_str(target);
 				printf(",\"level\":%u,\"error\":{\"code\":\"%s\",\"message\":",
 				       level, rpc_code_name(st.code));
-				json_str(st.message);
+				rpc_ctl_json_str(st.message);
 				printf("}}\n");
 			} else {
 				printf("%*s(%s: %s)\n", 2 * (int)level, "", rpc_code_name(st.code),
@@ -305,12 +254,12 @@ static int list_level(const struct ctl_zone_opts *o, struct rpc_client **c, cons
 	return r;
 }
 
-int rpc_ctl_zone_main(const struct ctl_zone_opts *o, int argc, char **argv)
+int rpc_ctl_zone_main(const struct ctl_opts *o, int argc, char **argv)
 {
 	if (argc < 2)
 		return usage("%s", "expected create, list, status, stop or kill");
 	const char *sub = argv[1];
-	struct ctl_zone_opts oo = *o;
+	struct ctl_opts oo = *o;
 	argc--, argv++;
 	if (strcmp(sub, "create") == 0)
 		return cmd_create(o, argc, argv);

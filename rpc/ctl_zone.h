@@ -3,19 +3,7 @@
  * `kin ctl`'s. */
 #pragma once
 
-#include <stdbool.h>
-#include <stddef.h>
+struct ctl_opts; /* rpc/ctl.h */
 
-struct rpc_kv;
-
-struct ctl_zone_opts {
-	const char *address;
-	bool json;
-	int timeout_ms;
-	bool timeout_set;
-	const struct rpc_kv *metadata; /* --target */
-	size_t n_metadata;
-};
-
-int rpc_ctl_zone_main(const struct ctl_zone_opts *o, int argc, char **argv);
+int rpc_ctl_zone_main(const struct ctl_opts *o, int argc, char **argv);
 const char *rpc_ctl_zone_usage(void);
