@@ -5,6 +5,7 @@
 # runs there, its output comes back, and the VM is powered off.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. tests/common.sh
 BUILD=${BUILD:-build}
 KIN=$PWD/$BUILD/kin
 
@@ -29,7 +30,7 @@ show "$KIN" image build -o "$T/guest.cpio" --add-binary /bin/busybox
 ls -l "$T/guest.cpio" | awk '{print "image:  " $NF ", " $5 " bytes"}'
 
 step "a host kin (a daemon here; PID 1 on a real host) with its RPC socket"
-CG=$(awk '{for (i = 7; i < NF; i++) if ($i == "-") { if ($(i + 1) == "cgroup2") { print $5; exit } break }}' /proc/self/mountinfo)
+CG=$(cgroup2_mount)
 BASE=
 if [ -n "$CG" ] && mkdir "$CG/kin-demo-$$" 2>/dev/null; then BASE=$CG/kin-demo-$$; fi
 S=$T/kin.sock

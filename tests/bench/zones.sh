@@ -14,13 +14,14 @@
 #     other: totals, and the per-zone cost at 1-10, 11-50, 51-100
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. tests/common.sh
 BUILD=${BUILD:-build}
 KIN=$PWD/$BUILD/kin
 DRIVER=$PWD/$BUILD/zone-driver
 RUNS=${BENCH_ZONES_RUNS:-200}
 SIBLINGS=${BENCH_ZONES_SIBLINGS:-100}
 [ -x "$DRIVER" ] || { echo "== zones: skipped (no $DRIVER; make $DRIVER)"; exit 0; }
-CG=$(awk '{for (i = 7; i < NF; i++) if ($i == "-") { if ($(i + 1) == "cgroup2") { print $5; exit } break }}' /proc/self/mountinfo)
+CG=$(cgroup2_mount)
 [ -n "$CG" ] || { echo "== zones: skipped (no cgroup2 mount)"; exit 0; }
 T=$(mktemp -d /tmp/kin-bench-zones.XXXXXX)
 TOP=kin-zbench-$$

@@ -10,7 +10,7 @@ ns_suite_begin cells
 DRIVER=$PWD/$BUILD/cells-driver
 PROBE=$PWD/$BUILD/cells-probe
 
-CG=$(awk '{for (i = 7; i < NF; i++) if ($i == "-") { if ($(i + 1) == "cgroup2") { print $5; exit } break }}' /proc/self/mountinfo)
+CG=$(cgroup2_mount)
 if [ -z "$CG" ]; then
 	echo "SKIP ns/cells: no cgroup2 mount in /proc/self/mountinfo"
 	echo "0 passed, 0 failed"

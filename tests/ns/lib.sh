@@ -1,6 +1,7 @@
 # Shared by the namespace tests (tests/ns/*.test.sh, one suite per file, each
 # run by tests/run-all.sh) and the demo: run kin as PID 1 of fresh PID+mount
 # namespaces on the host, find and signal it, and count PASS/FAIL.
+. tests/common.sh
 set -uo pipefail
 BUILD=${BUILD:-build}
 KIN=${KIN:-$PWD/$BUILD/kin}

@@ -13,7 +13,7 @@ cd "$(dirname "$0")/../.."
 . tests/ns/lib.sh
 ns_suite_begin zones-rpc
 
-CG=$(awk '{for (i = 7; i < NF; i++) if ($i == "-") { if ($(i + 1) == "cgroup2") { print $5; exit } break }}' /proc/self/mountinfo)
+CG=$(cgroup2_mount)
 if [ -z "$CG" ]; then
 	echo "SKIP ns/zones-rpc: no cgroup2 mount in /proc/self/mountinfo"
 	echo "0 passed, 0 failed"

@@ -26,19 +26,7 @@ ok image_build
 REL=$(basename "$(dirname "$(dirname "$KERNEL")")")
 
 # The host kin: a daemon in a cgroup of its own (its cells go below it).
-CG=$(awk '{for (i = 7; i < NF; i++) if ($i == "-") { if ($(i + 1) == "cgroup2") { print $5; exit } break }}' /proc/self/mountinfo)
-BASE=
-if [ -n "$CG" ] && mkdir "$CG/kin-vmhost-$$" 2>/dev/null; then BASE=$CG/kin-vmhost-$$; fi
-sh -c "${BASE:+echo \$\$ >'$BASE/cgroup.procs' && }exec '$KIN' init --log-level debug --grace 2s --socket '$S' --vm-dir '$T/vm'" \
-	>"$T/host.log" 2>&1 &
-HOST=$!
-cleanup() {
-	kill -TERM $HOST 2>/dev/null; wait $HOST 2>/dev/null
-	[ -n "$BASE" ] && find "$BASE" -depth -type d -exec rmdir {} + 2>/dev/null
-	rm -rf "$T"
-}
-trap cleanup EXIT
-for _ in $(seq 100); do [ -S "$S" ] && break; sleep 0.05; done
+host_kin_start vmhost
 
 t0=$(date +%s%N)
 out=$(C vm start g1 --kernel "$KERNEL" --image "$T/guest.cpio" --cpus 2 --memory 512 2>&1); rc=$?

@@ -1,6 +1,7 @@
 # Shared by the VM suites (tests/vm/*.test.sh): the guest kernel from kin's
 # kernel cache (fetched once by `kin image kernel`), images made by
 # `kin image build`, guests booted under QEMU (TCG where KVM is unusable).
+. tests/common.sh
 BUILD=${BUILD:-build}
 KIN=${KIN:-$PWD/$BUILD/kin}
 
@@ -38,4 +39,29 @@ bad() {
 vm_suite_end() {
 	echo "$pass passed, $fail failed"
 	[ "$fail" -eq 0 ]
+}
+
+# host_kin_start TAG [KIN-INIT-FLAGS...]: a host kin daemon on socket $S with
+# its VMs under $T/vm, in a cgroup of its own (BASE, under the cgroup2
+# mount) when one can be made, so its cells are its own. Sets HOST (its
+# pid); at exit it is stopped, BASE removed and $T deleted. Flags must not
+# hold blanks.
+host_kin_start() {
+	local tag=$1
+	shift
+	local cg
+	cg=$(cgroup2_mount)
+	BASE=
+	if [ -n "$cg" ] && mkdir "$cg/kin-$tag-$$" 2>/dev/null; then BASE=$cg/kin-$tag-$$; fi
+	sh -c "${BASE:+echo \$\$ >'$BASE/cgroup.procs' && }exec '$KIN' init --log-level debug --grace 2s --socket '$S' --vm-dir '$T/vm' $*" \
+		>"$T/host.log" 2>&1 &
+	HOST=$!
+	trap host_kin_cleanup EXIT
+	for _ in $(seq 100); do [ -S "$S" ] && break; sleep 0.05; done
+}
+host_kin_cleanup() {
+	kill -TERM "$HOST" 2>/dev/null
+	wait "$HOST" 2>/dev/null
+	[ -n "$BASE" ] && find "$BASE" -depth -type d -exec rmdir {} + 2>/dev/null
+	rm -rf "$T"
 }

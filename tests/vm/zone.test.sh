@@ -19,21 +19,9 @@ mkdir -p "$T/zroot/bin" && cp /bin/busybox "$T/zroot/bin/busybox" # a static bus
 	>"$T/build.log" 2>&1 || { bad image_build "kin image build failed" "$T/build.log"; vm_suite_end; exit; }
 ok image_build
 
-CG=$(awk '{for (i = 7; i < NF; i++) if ($i == "-") { if ($(i + 1) == "cgroup2") { print $5; exit } break }}' /proc/self/mountinfo)
-BASE=
-if [ -n "$CG" ] && mkdir "$CG/kin-vmzone-$$" 2>/dev/null; then BASE=$CG/kin-vmzone-$$; fi
 # A depth limit of 2: the guest (depth 1) may make inner (2), and inner
 # (told the limit through the guest's command line) refuses a third level.
-sh -c "${BASE:+echo \$\$ >'$BASE/cgroup.procs' && }exec '$KIN' init --log-level debug --grace 2s --socket '$S' --vm-dir '$T/vm' --zone-dir '$T/zones' --zone-max-depth 2" \
-	>"$T/host.log" 2>&1 &
-HOST=$!
-cleanup() {
-	kill -TERM $HOST 2>/dev/null; wait $HOST 2>/dev/null
-	[ -n "$BASE" ] && find "$BASE" -depth -type d -exec rmdir {} + 2>/dev/null
-	rm -rf "$T"
-}
-trap cleanup EXIT
-for _ in $(seq 100); do [ -S "$S" ] && break; sleep 0.05; done
+host_kin_start vmzone --zone-dir "$T/zones" --zone-max-depth 2
 
 out=$(C zone create vmz --vm --kernel "$KERNEL" --image "$T/guest.cpio" --cpus 2 --memory 512 2>&1); rc=$?
 [ $rc -eq 0 ] && echo "$out" | grep -q "kind:     vm" && echo "$out" | grep -q "route:    vmz (not ready)" &&
