@@ -10,10 +10,6 @@
 #include <string.h>
 #include <sys/utsname.h>
 
-#ifndef KIN_VERSION
-#define KIN_VERSION "0.1.0"
-#endif
-
 static void cmdline_diag(void *userdata, const char *fmt, ...)
 {
 	va_list ap;

@@ -64,7 +64,6 @@ enum log_level log_get_level(void);
 int log_parse_level(const char *s, enum log_level *ret_level);
 /* Opens /dev/kmsg; falls back to stderr if it cannot. */
 void log_set_target(enum log_target target);
-void log_set_ident(const char *ident);
 void log_msg(enum log_level level, const char *fmt, ...) _printf_(2, 3);
 void log_vmsg(enum log_level level, const char *fmt, va_list ap);
 

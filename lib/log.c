@@ -10,11 +10,10 @@
 
 static enum log_level log_level = LOG_INFO_;
 static int log_fd = -1; /* kmsg fd when the target is kmsg */
-static const char *log_ident = "kin";
+static const char *const log_ident = "kin";
 
 void log_set_level(enum log_level level) { log_level = level; }
 enum log_level log_get_level(void) { return log_level; }
-void log_set_ident(const char *ident) { log_ident = ident; }
 
 int log_parse_level(const char *s, enum log_level *ret_level)
 {
