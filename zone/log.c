@@ -10,6 +10,7 @@
 
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 
@@ -150,24 +151,40 @@ static void log_remove(const char *path)
 	(void)unlink(old);
 }
 
+static void kept_drop(struct zone_logs_kept *k, unsigned i)
+{
+	free(k->path[i]);
+	memmove(&k->path[i], &k->path[i + 1], (size_t)(k->n - i - 1) * sizeof(k->path[0]));
+	k->n--;
+}
+
 void zone_logs_forget(struct zone_logs_kept *k, const char *path)
 {
 	for (unsigned i = 0; i < k->n; i++) {
-		if (strcmp(k->path[i], path) != 0)
-			continue;
-		memmove(k->path[i], k->path[i + 1], (size_t)(k->n - i - 1) * sizeof(k->path[0]));
-		k->n--;
-		return;
+		if (strcmp(k->path[i], path) == 0) {
+			kept_drop(k, i);
+			return;
+		}
 	}
 }
 
 void zone_logs_keep(struct zone_logs_kept *k, const char *path)
 {
 	zone_logs_forget(k, path);
+	char *copy = strdup(path);
+	if (!copy) { /* cannot remember it, so cannot remove it later: now */
+		log_remove(path);
+		return;
+	}
 	if (k->n == ZONE_LOGS_KEPT) {
 		log_remove(k->path[0]);
-		memmove(k->path[0], k->path[1], (size_t)(k->n - 1) * sizeof(k->path[0]));
-		k->n--;
+		kept_drop(k, 0);
 	}
-	str_copy(k->path[k->n++], sizeof(k->path[0]), path);
+	k->path[k->n++] = copy;
+}
+
+void zone_logs_kept_free(struct zone_logs_kept *k)
+{
+	while (k->n)
+		kept_drop(k, k->n - 1);
 }

@@ -68,9 +68,11 @@ void zone_log_close(struct zone_log *l, struct ev_loop *loop);
 /* The logs of the last ZONE_LOGS_KEPT gone zones stay for a post-mortem;
  * an older one is removed, so names never seen again cannot fill /run. */
 struct zone_logs_kept {
-	char path[ZONE_LOGS_KEPT][PATH_MAX];
-	unsigned n; /* oldest first */
+	char *path[ZONE_LOGS_KEPT]; /* malloc'd; oldest first */
+	unsigned n;
 };
 void zone_logs_keep(struct zone_logs_kept *k, const char *path);
 /* A new zone of the same name owns path now: never remove it for the old. */
 void zone_logs_forget(struct zone_logs_kept *k, const char *path);
+/* Frees the list; the logs stay on disk. */
+void zone_logs_kept_free(struct zone_logs_kept *k);

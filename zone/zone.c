@@ -750,5 +750,6 @@ void zones_free(struct zones *z)
 	}
 	if (z->exe_fd >= 0)
 		close(z->exe_fd);
+	zone_logs_kept_free(&z->kept);
 	free(z);
 }

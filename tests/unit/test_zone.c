@@ -324,6 +324,8 @@ TEST(zone_logs_kept_bounded)
 		unlink(path);
 	}
 	CHECK_EQ(rmdir(dir), 0);
+	zone_logs_kept_free(&k);
+	CHECK_EQ(k.n, 0);
 }
 
 TEST(zone_init_flag_subnet)
