@@ -202,22 +202,31 @@ int cells_new(struct ev_loop *loop, struct child_table *children, const struct c
               struct cells **ret, struct cells_err *err)
 {
 	struct cells_config none = {0};
-	char mount_root[PATH_MAX] = "/", self[PATH_MAX], basedir[PATH_MAX];
+	/* The paths live on the heap: on the stack they made a 29 KiB frame,
+	 * every page of it probed (stack clash protection), so dirty for good
+	 * in every kin. */
+	struct paths {
+		char mount_root[PATH_MAX], self[PATH_MAX], basedir[PATH_MAX];
+		char type_file[PATH_MAX + 16], leaf[PATH_MAX + 8];
+	};
+	_cleanup_free_ struct paths *p = malloc(sizeof(*p));
 	const char *base;
 	int r;
 
 	if (!cfg)
 		cfg = &none;
 	_cleanup_free_ struct cells *c = calloc(1, sizeof(*c));
-	if (!c)
+	if (!c || !p)
 		return cells_fail(err, -ENOMEM, CELLS_RESOURCE_EXHAUSTED, "cells: out of memory");
+	char *mount_root = p->mount_root, *self = p->self, *basedir = p->basedir;
+	strcpy(mount_root, "/");
 	c->loop = loop;
 	c->children = children;
 	c->inotify.fd = -1;
 	if (cfg->mount)
 		r = str_copy(c->mount, sizeof(c->mount), cfg->mount);
 	else
-		r = find_mount(c->mount, sizeof(c->mount), mount_root, sizeof(mount_root));
+		r = find_mount(c->mount, sizeof(c->mount), mount_root, sizeof(p->mount_root));
 	if (r < 0)
 		return cells_fail(err, r, CELLS_FAILED_PRECONDITION,
 		                  "cells: no cgroup2 mount in /proc/self/mountinfo: %s",
@@ -225,7 +234,7 @@ int cells_new(struct ev_loop *loop, struct child_table *children, const struct c
 	if (cfg->base) {
 		base = cfg->base;
 	} else {
-		r = cells_self_cgroup(self, sizeof(self));
+		r = cells_self_cgroup(self, sizeof(p->self));
 		if (r < 0)
 			return cells_fail(err, r, CELLS_FAILED_PRECONDITION,
 			                  "cells: no cgroup2 line in /proc/self/cgroup: %s",
@@ -238,8 +247,8 @@ int cells_new(struct ev_loop *loop, struct child_table *children, const struct c
 	}
 	while (*base == '/')
 		base++;
-	if (snprintf(basedir, sizeof(basedir), "%s%s%s", c->mount, *base ? "/" : "", base) >=
-	        (int)sizeof(basedir) ||
+	if (snprintf(basedir, sizeof(p->basedir), "%s%s%s", c->mount, *base ? "/" : "", base) >=
+	        (int)sizeof(p->basedir) ||
 	    snprintf(c->root, sizeof(c->root), "%s/cells", basedir) >= (int)sizeof(c->root))
 		return cells_fail(err, -ENAMETOOLONG, CELLS_INVALID_ARGUMENT,
 		                  "cells: cgroup path too long");
@@ -254,12 +263,12 @@ int cells_new(struct ev_loop *loop, struct child_table *children, const struct c
 	 * kin would make <base> a thread root once a threaded controller (cpu,
 	 * pids, cpuset) is enabled, and every clone into a cell below would
 	 * fail with EOPNOTSUPP. */
-	char type_file[PATH_MAX + 16];
-	snprintf(type_file, sizeof(type_file), "%s/cgroup.type", basedir);
+	char *type_file = p->type_file;
+	snprintf(type_file, sizeof(p->type_file), "%s/cgroup.type", basedir);
 	bool real_root = access(type_file, F_OK) < 0 && errno == ENOENT;
 	if (cfg->own_leaf && !real_root) {
-		char leaf[PATH_MAX + 8];
-		snprintf(leaf, sizeof(leaf), "%s/init", basedir);
+		char *leaf = p->leaf;
+		snprintf(leaf, sizeof(p->leaf), "%s/init", basedir);
 		if (mkdir(leaf, 0755) < 0 && errno != EEXIST)
 			return cells_fail_errno(err, -errno, "cells: cannot make %s: %m", leaf);
 		r = move_into_leaf(basedir);
