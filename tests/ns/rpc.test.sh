@@ -217,7 +217,7 @@ t_slow_client() {
 	after=$(fds $DPID)
 	local cut; cut=$(grep -c "rpc: closing the connection of pid [0-9]* uid 0: a frame stayed incomplete for 1000 ms" "$T/sl.log")
 	daemon_stop $DPID
-	[ $rc -eq 0 ] && [ "$after" -eq "$before" ] && [ "$cut" -eq 2 ] &&
+	[ $rc -eq 0 ] && [ "$after" -eq "$before" ] && [ "$cut" -eq 2 ] && clean_log "$T/sl.log" &&
 		ok "slow_client_cut ($(sed -n 's/^slow: //p' "$T/out" | cut -d';' -f1))" ||
 		bad slow_client_cut "exit $rc, fds $before -> $after, $cut warnings (want 2)"
 }
