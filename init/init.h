@@ -51,6 +51,7 @@ struct init_rpc_config {
 	bool vsock_set;
 	uint32_t vsock_port; /* 0: off */
 	uint32_t max_conns;  /* 0: rpc's default */
+	uint32_t frame_timeout_ms; /* 0: rpc's default */
 	size_t n_uids, n_gids;
 	uint32_t uids[INIT_RPC_IDS_MAX]; /* allowed besides root and kin's uid */
 	uint32_t gids[INIT_RPC_IDS_MAX];

@@ -79,6 +79,13 @@ static int opt_rpc_set(struct init_rpc_config *rpc, const char *key, const char 
 		rpc->max_conns = u;
 		return 0;
 	}
+	if (strcmp(key, "frame-timeout") == 0) {
+		uint64_t ms;
+		if (str_to_duration_ms(value, 3600 * 1000, &ms) < 0 || ms < 100)
+			return -EINVAL;
+		rpc->frame_timeout_ms = (uint32_t)ms;
+		return 0;
+	}
 	return -ENOENT;
 }
 
@@ -177,6 +184,8 @@ static const char *option_expect(const char *key)
 		return "a comma-separated list of at most 16 numeric ids";
 	if (strcmp(key, "kin.rpc.max-conns") == 0)
 		return "a number from 1 to 65536";
+	if (strcmp(key, "kin.rpc.frame-timeout") == 0)
+		return "a duration from 100ms to 60m, such as 10s";
 	if (strcmp(key, "kin.modules") == 0)
 		return "a comma-separated list of module names or aliases";
 	if (strcmp(key, "kin.net") == 0)

@@ -46,6 +46,8 @@ int init_rpc_start(const struct init_config *cfg, enum init_role role, struct ev
 	rpc_server_config_defaults(&scfg);
 	if (cfg->rpc.max_conns)
 		scfg.max_conns = cfg->rpc.max_conns;
+	if (cfg->rpc.frame_timeout_ms)
+		scfg.frame_timeout_ms = cfg->rpc.frame_timeout_ms;
 	for (size_t i = 0; i < cfg->rpc.n_uids; i++)
 		scfg.allow_uids[scfg.allow_n_uids++] = cfg->rpc.uids[i];
 	for (size_t i = 0; i < cfg->rpc.n_gids; i++)

@@ -21,6 +21,29 @@ void rpc_response_frame_write(uint8_t *out, uint32_t stream_id, int code, const 
 int rpc_client_read_frame(int fd, uint64_t deadline, bool strict, struct rpc_header *ret,
 			  uint8_t **ret_data);
 
+/* Deadlines (timers.c): a binary min-heap of entries embedded in what
+ * they time (a call, a connection). The server arms one timerfd for the
+ * first and runs each entry's fn once its time has come. */
+struct rpc_timer;
+typedef void (*rpc_timer_fn)(struct rpc_timer *e, uint64_t now_ns);
+struct rpc_timer {
+	uint64_t when_ns; /* CLOCK_MONOTONIC */
+	size_t slot;	  /* 1 + index in the heap; 0: not queued */
+	rpc_timer_fn fn;
+};
+struct rpc_timers {
+	struct rpc_timer **heap;
+	size_t n, cap;
+};
+/* Queues e for when_ns, or moves it there if queued already. -ENOMEM. */
+int rpc_timers_add(struct rpc_timers *t, struct rpc_timer *e, uint64_t when_ns);
+/* Takes e out; nothing if it is not queued. */
+void rpc_timers_remove(struct rpc_timers *t, struct rpc_timer *e);
+/* The earliest entry, or NULL. */
+struct rpc_timer *rpc_timers_first(const struct rpc_timers *t);
+/* Frees the heap; entries still in it are left unqueued. */
+void rpc_timers_done(struct rpc_timers *t);
+
 /* Listening sockets (transport.c): non-blocking, O_CLOEXEC. */
 int rpc_listen_unix(const char *path, mode_t mode, int *ret_fd);
 int rpc_listen_vsock(uint32_t port, int *ret_fd);

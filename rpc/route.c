@@ -609,7 +609,8 @@ static int target_split(const char *target, char *hop, size_t hop_size, const ch
 
 /* The Request again, for the child: the target cut by one hop. */
 static int encode_forward(const struct rpc_request *req, uint32_t id, uint8_t flags,
-			  const char *rest, const char *via, uint8_t **ret, size_t *ret_len)
+			  const char *rest, const char *via, int64_t timeout_ns, uint8_t **ret,
+			  size_t *ret_len)
 {
 	Ttrpc__KeyValue kvs[RPC_METADATA_MAX], *kvp[RPC_METADATA_MAX];
 	size_t n = 0;
@@ -639,7 +640,7 @@ static int encode_forward(const struct rpc_request *req, uint32_t id, uint8_t fl
 	m.service = (char *)req->service;
 	m.method = (char *)req->method;
 	m.payload = (ProtobufCBinaryData){.len = req->payload_len, .data = (uint8_t *)req->payload};
-	m.timeout_nano = req->timeout_ns;
+	m.timeout_nano = timeout_ns;
 	m.n_metadata = n;
 	m.metadata = kvp;
 	size_t len = ttrpc__request__get_packed_size(&m);
@@ -698,6 +699,20 @@ void rpc_route_forward(struct rpc_server *s, struct rpc_call *call, const char *
 		rpc_call_fail(call, RPC_INVALID_ARGUMENT, "target \"%.200s\": too deep", full);
 		return;
 	}
+	/* The child gets what is left of the caller's timeout, not all of it
+	 * again: each hop's deadline then falls no later than the caller's. */
+	int64_t timeout_ns = 0;
+	uint64_t deadline = rpc_call_deadline_ns(call), now = now_monotonic_ns();
+	if (deadline) {
+		if (deadline <= now) {
+			rpc_call_fail(call, RPC_DEADLINE_EXCEEDED,
+				      "target \"%.200s\": %s/%s: deadline exceeded before it "
+				      "could be relayed to %s",
+				      full, rpc_call_service(call), rpc_call_method(call), r->name);
+			return;
+		}
+		timeout_ns = (int64_t)(deadline - now);
+	}
 	struct relay *rl = relay_new(r);
 	if (!rl) {
 		rpc_call_fail(call, RPC_RESOURCE_EXHAUSTED, "target \"%.200s\": %s: out of stream ids "
@@ -706,7 +721,8 @@ void rpc_route_forward(struct rpc_server *s, struct rpc_call *call, const char *
 	}
 	_cleanup_free_ uint8_t *frame = NULL;
 	size_t len;
-	int e = encode_forward(rpc_call_request(call), rl->id, flags, rest, new_via, &frame, &len);
+	int e = encode_forward(rpc_call_request(call), rl->id, flags, rest, new_via, timeout_ns,
+			       &frame, &len);
 	if (e == 0)
 		e = route_queue(r, frame, len);
 	if (e < 0) {

@@ -158,6 +158,10 @@ struct rpc_server_config {
 	unsigned max_conns;    /* connections at once; more are closed at accept */
 	unsigned max_inflight; /* calls in flight per connection */
 	size_t out_max;	       /* bytes queued to one connection before it is cut */
+	/* A frame that has started arriving must be complete within this
+	 * (0: the default); else its connection is closed. Idle connections
+	 * between frames are never timed out. */
+	unsigned frame_timeout_ms;
 	size_t allow_n_uids, allow_n_gids;
 	uid_t allow_uids[RPC_ALLOW_MAX]; /* besides root and kin's own uid */
 	gid_t allow_gids[RPC_ALLOW_MAX];
@@ -165,6 +169,7 @@ struct rpc_server_config {
 #define RPC_MAX_CONNS_DEFAULT 4096
 #define RPC_MAX_INFLIGHT_DEFAULT 128
 #define RPC_OUT_MAX_DEFAULT (2 * RPC_MESSAGE_MAX + 64 * 1024)
+#define RPC_FRAME_TIMEOUT_DEFAULT_MS 10000
 
 void rpc_server_config_defaults(struct rpc_server_config *cfg);
 /* "1000,1001": up to RPC_ALLOW_MAX ids; -EINVAL if malformed or too many. */
@@ -225,6 +230,8 @@ struct rpc_server_stats {
 	uint64_t calls;	       /* requests dispatched */
 	uint64_t inflight;     /* calls alive now */
 	uint64_t proto_errors; /* connections closed for bad framing */
+	uint64_t frame_timeouts;    /* connections closed for a frame left incomplete */
+	uint64_t deadlines_passed;  /* calls ended DEADLINE_EXCEEDED by the server */
 };
 void rpc_server_get_stats(const struct rpc_server *s, struct rpc_server_stats *ret);
 
@@ -256,7 +263,9 @@ const char *rpc_call_method(const struct rpc_call *call);
 const char *rpc_call_metadata(const struct rpc_call *call, const char *key);
 size_t rpc_call_metadata_count(const struct rpc_call *call);
 struct rpc_kv rpc_call_metadata_at(const struct rpc_call *call, size_t i);
-/* CLOCK_MONOTONIC ns when the client stops waiting; 0 without a timeout. */
+/* CLOCK_MONOTONIC ns when the client stops waiting; 0 without a timeout.
+ * A call still in flight then is ended by the server: its cancel callback
+ * runs, and the client gets DEADLINE_EXCEEDED naming the method. */
 uint64_t rpc_call_deadline_ns(const struct rpc_call *call);
 const struct rpc_peer *rpc_call_peer(const struct rpc_call *call);
 

@@ -19,6 +19,7 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/timerfd.h>
 
 #define RPC_ACCEPT_BATCH 64
 
@@ -48,6 +49,7 @@ void rpc_server_config_defaults(struct rpc_server_config *cfg)
 	    .max_conns = RPC_MAX_CONNS_DEFAULT,
 	    .max_inflight = RPC_MAX_INFLIGHT_DEFAULT,
 	    .out_max = RPC_OUT_MAX_DEFAULT,
+	    .frame_timeout_ms = RPC_FRAME_TIMEOUT_DEFAULT_MS,
 	};
 }
 
@@ -74,6 +76,57 @@ int rpc_parse_id_list(const char *s, uint32_t *ids, size_t max, size_t *ret_n)
 	}
 	*ret_n = n;
 	return 0;
+}
+
+/* ---- timers ----------------------------------------------------------------------- */
+
+static void timer_arm(struct rpc_server *s, uint64_t when_ns)
+{
+	struct itimerspec its = {0};
+	if (when_ns) {
+		its.it_value.tv_sec = (time_t)(when_ns / 1000000000ull);
+		its.it_value.tv_nsec = (long)(when_ns % 1000000000ull);
+	}
+	if (timerfd_settime(s->timer_src.fd, TFD_TIMER_ABSTIME, &its, NULL) == 0)
+		s->timer_armed_ns = when_ns;
+}
+
+int rpc_server_timer_add(struct rpc_server *s, struct rpc_timer *t, uint64_t when_ns)
+{
+	int r = rpc_timers_add(&s->timers, t, when_ns ? when_ns : 1);
+	if (r < 0)
+		return r;
+	/* Only ever armed earlier here; a timer removed or moved later leaves
+	 * at most one early wakeup, which rearms for the real first. */
+	if (!s->timer_armed_ns || t->when_ns < s->timer_armed_ns)
+		timer_arm(s, t->when_ns);
+	return 0;
+}
+
+void rpc_server_timer_remove(struct rpc_server *s, struct rpc_timer *t)
+{
+	rpc_timers_remove(&s->timers, t);
+}
+
+static void timer_on_event(struct ev_source *src, uint32_t events)
+{
+	struct rpc_server *s = src->data;
+	uint64_t ticks;
+	(void)events;
+	(void)!read(src->fd, &ticks, sizeof(ticks));
+	s->timer_armed_ns = 0;
+	uint64_t now = now_monotonic_ns();
+	/* An entry's fn may add, move or remove others: take the first anew
+	 * each time. Every fn unqueues or requeues its own entry later than
+	 * now, so this ends. */
+	struct rpc_timer *t;
+	while ((t = rpc_timers_first(&s->timers)) && t->when_ns <= now) {
+		rpc_timers_remove(&s->timers, t);
+		t->fn(t, now);
+	}
+	t = rpc_timers_first(&s->timers);
+	if (t && (!s->timer_armed_ns || t->when_ns < s->timer_armed_ns))
+		timer_arm(s, t->when_ns);
 }
 
 /* ---- listeners ------------------------------------------------------------------------- */
@@ -196,12 +249,26 @@ int rpc_server_new(struct ev_loop *loop, const struct rpc_server_config *cfg,
 	/* Room for at least one largest answer, or no big answer could go. */
 	if (s->cfg.out_max < RPC_MESSAGE_MAX + 64 * 1024)
 		s->cfg.out_max = RPC_MESSAGE_MAX + 64 * 1024;
+	if (!s->cfg.frame_timeout_ms)
+		s->cfg.frame_timeout_ms = RPC_FRAME_TIMEOUT_DEFAULT_MS;
 	s->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	s->timer_src = (struct ev_source){
+	    .fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC),
+	    .fn = timer_on_event,
+	    .data = s};
+	int r = s->timer_src.fd < 0 ? -errno : ev_add(loop, &s->timer_src, EPOLLIN);
+	if (r < 0) {
+		if (s->timer_src.fd >= 0)
+			close(s->timer_src.fd);
+		s->timer_src.fd = -1;
+		rpc_server_free(s);
+		return r;
+	}
 	static const struct rpc_method builtin[] = {
 	    {"kin.v1.Route", "Cancel", &kin__v1__cancel_request__descriptor,
 	     rpc_server_route_cancel, 0, NULL},
 	};
-	int r = rpc_server_register(s, builtin, ARRAY_SIZE(builtin));
+	r = rpc_server_register(s, builtin, ARRAY_SIZE(builtin));
 	if (r < 0) {
 		rpc_server_free(s);
 		return r;
@@ -232,6 +299,11 @@ void rpc_server_free(struct rpc_server *s)
 	}
 	if (s->reserve_fd >= 0)
 		close(s->reserve_fd);
+	if (s->timer_src.fd >= 0) {
+		ev_del(s->loop, &s->timer_src);
+		close(s->timer_src.fd);
+	}
+	rpc_timers_done(&s->timers);
 	free(s);
 }
 

@@ -25,6 +25,7 @@ void rpc_call_free(struct rpc_call *call)
 		c->server->stats.inflight--;
 		if (c->server->dispatching == call)
 			c->server->dispatching = NULL;
+		rpc_server_timer_remove(c->server, &call->deadline);
 	}
 	rpc_request_done(&call->req);
 	free(call);
@@ -59,6 +60,51 @@ int rpc_call_fail(struct rpc_call *call, int code, const char *fmt, ...)
 	int r = call_fail_v(call, code == RPC_OK ? RPC_UNKNOWN : code, fmt, ap);
 	va_end(ap);
 	return r;
+}
+
+void rpc_call_abort(struct rpc_call *call, int code, const char *fmt, ...)
+{
+	struct rpc_conn *c = call->conn;
+	char msg[RPC_STATUS_MESSAGE_MAX];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	call->cancelling = true;
+	if (call->cancel)
+		call->cancel(call, call->cancel_data);
+	call->cancelling = false;
+	rpc_conn_queue_response(c, call->stream_id, code, msg, NULL);
+	rpc_call_free(call);
+}
+
+/* "250 ms", "1.5 s": a client's timeout, for messages. */
+static void duration_str(uint64_t ns, char *buf, size_t size)
+{
+	if (ns < 1000000000ull)
+		snprintf(buf, size, "%llu ms", (unsigned long long)(ns / 1000000));
+	else
+		snprintf(buf, size, "%.1f s", (double)ns / 1e9);
+}
+
+/* A call's deadline passed before it was answered: the client has
+ * stopped waiting, so whatever it waits for is cancelled (a relayed
+ * call's child is told through Route/Cancel). */
+static void call_deadline_passed(struct rpc_timer *t, uint64_t now_ns)
+{
+	struct rpc_call *call = rpc_container_of(t, struct rpc_call, deadline);
+	const char *target = rpc_call_metadata(call, RPC_TARGET_KEY);
+	char took[32];
+	(void)now_ns;
+	duration_str((uint64_t)call->req.timeout_ns, took, sizeof(took));
+	call->conn->server->stats.deadlines_passed++;
+	log_debug("rpc: stream %u: %s/%s: deadline of %s passed", call->stream_id,
+	          call->req.service, call->req.method, took);
+	rpc_call_abort(call, RPC_DEADLINE_EXCEEDED,
+	               "%s%.200s%s%s/%s: deadline exceeded: no answer within the caller's "
+	               "timeout of %s",
+	               target ? "target \"" : "", target ? target : "", target ? "\": " : "",
+	               call->req.service, call->req.method, took);
 }
 
 static int queue_data(struct rpc_conn *c, uint32_t stream_id, uint8_t flags,
@@ -252,8 +298,14 @@ static struct rpc_call *call_new(struct rpc_conn *c, const struct rpc_method *m,
 	if (!call)
 		return NULL;
 	*call = (struct rpc_call){.conn = c, .method = m, .req = *req, .stream_id = id};
-	if (req->timeout_ns > 0)
+	call->deadline.fn = call_deadline_passed;
+	if (req->timeout_ns > 0) {
 		call->deadline_ns = now_monotonic_ns() + (uint64_t)req->timeout_ns;
+		if (rpc_server_timer_add(c->server, &call->deadline, call->deadline_ns) < 0) {
+			free(call);
+			return NULL;
+		}
+	}
 	call->next = c->calls;
 	if (c->calls)
 		c->calls->prev = call;
@@ -273,15 +325,9 @@ int rpc_server_route_cancel(struct rpc_call *call, const ProtobufCMessage *in, v
 	struct rpc_conn *c = call->conn;
 	(void)userdata;
 	struct rpc_call *victim = call_find(c, m->stream_id);
-	if (victim && victim != call) {
-		victim->cancelling = true;
-		if (victim->cancel)
-			victim->cancel(victim, victim->cancel_data);
-		victim->cancelling = false;
-		rpc_conn_queue_status(c, victim->stream_id, RPC_CANCELLED,
-		                      "stream %u: cancelled by the caller", victim->stream_id);
-		rpc_call_free(victim);
-	}
+	if (victim && victim != call)
+		rpc_call_abort(victim, RPC_CANCELLED, "stream %u: cancelled by the caller",
+		               victim->stream_id);
 	Kin__V1__CancelResponse out = KIN__V1__CANCEL_RESPONSE__INIT;
 	out.found = victim && victim != call;
 	return rpc_call_reply(call, &out.base);

@@ -40,6 +40,70 @@ int rpc_conn_out_reserve(struct rpc_conn *c, size_t n, uint8_t **ret)
 	return 0;
 }
 
+/* Who is on the other end, for a log line. */
+static void conn_describe(const struct rpc_conn *c, char *buf, size_t size)
+{
+	if (c->peer.transport == RPC_TRANSPORT_VSOCK)
+		snprintf(buf, size, "vsock cid %u", c->peer.cid);
+	else if (c->peer.transport == RPC_TRANSPORT_UNIX && c->peer.pid > 0)
+		snprintf(buf, size, "pid %d uid %u", (int)c->peer.pid, (unsigned)c->peer.uid);
+	else
+		snprintf(buf, size, "fd %d (%s)", c->src.fd, c->not_socket ? "device" : "socket");
+}
+
+/* The frame time limit ran out: cut the connection. Only its own handler
+ * closes it; shutting the socket down brings that handler here. */
+static void conn_frame_late(struct rpc_timer *t, uint64_t now_ns)
+{
+	struct rpc_conn *c = rpc_container_of(t, struct rpc_conn, frame_timer);
+	struct rpc_server *s = c->server;
+	if (c->broken)
+		return;
+	if (c->frame_deadline_ns > now_ns) {
+		/* A frame completed since: the limit runs for the next one. */
+		if (rpc_server_timer_add(s, t, c->frame_deadline_ns) == 0)
+			return;
+	}
+	char who[64];
+	conn_describe(c, who, sizeof(who));
+	size_t have = c->in_len;
+	if (!c->skip && have >= RPC_HEADER_SIZE) {
+		struct rpc_header h;
+		rpc_header_decode(c->in, &h);
+		log_warn("rpc: closing the connection of %s: a frame stayed incomplete for "
+		         "%u ms (%zu of %u bytes received)",
+		         who, s->cfg.frame_timeout_ms, have, RPC_HEADER_SIZE + h.length);
+	} else {
+		log_warn("rpc: closing the connection of %s: a frame stayed incomplete for "
+		         "%u ms (%s)",
+		         who, s->cfg.frame_timeout_ms,
+		         c->skip ? "the data of a refused frame" : "a partial header");
+	}
+	s->stats.frame_timeouts++;
+	c->broken = "a frame stayed incomplete past the time limit";
+	rpc_conn_output_queued(c);
+}
+
+/* Times the frame being received, if one has started and the connection
+ * is being read (one held back by its unread answers is the client's to
+ * drain, not late). A new limit starts with each frame. */
+static void conn_watch_frame(struct rpc_conn *c, bool reading)
+{
+	struct rpc_server *s = c->server;
+	if (!reading || (c->in_len == 0 && !c->skip)) {
+		rpc_server_timer_remove(s, &c->frame_timer);
+		return;
+	}
+	if (c->frame_timer.slot && c->frames == c->frames_at_arm)
+		return; /* the same frame: its limit stands */
+	c->frame_deadline_ns = now_monotonic_ns() + (uint64_t)s->cfg.frame_timeout_ms * 1000000;
+	c->frames_at_arm = c->frames;
+	/* Queued already: left early, moved on when it fires. Out of memory:
+	 * the frame goes untimed, as before there were limits. */
+	if (!c->frame_timer.slot)
+		rpc_server_timer_add(s, &c->frame_timer, c->frame_deadline_ns);
+}
+
 static void conn_update_events(struct rpc_conn *c)
 {
 	uint32_t want = 0;
@@ -49,6 +113,7 @@ static void conn_update_events(struct rpc_conn *c)
 		want |= EPOLLOUT;
 	if (want != c->events && ev_mod(c->server->loop, &c->src, want) == 0)
 		c->events = want;
+	conn_watch_frame(c, want & EPOLLIN);
 }
 
 void rpc_conn_output_queued(struct rpc_conn *c)
@@ -110,6 +175,7 @@ void rpc_conn_close(struct rpc_conn *c)
 	while (c->calls) {
 		struct rpc_call *call = c->calls;
 		c->calls = call->next;
+		rpc_server_timer_remove(s, &call->deadline);
 		call->conn = NULL;
 		c->inflight--;
 		s->stats.inflight--;
@@ -118,6 +184,7 @@ void rpc_conn_close(struct rpc_conn *c)
 			call->cancel(call, call->cancel_data);
 		rpc_call_free(call);
 	}
+	rpc_server_timer_remove(s, &c->frame_timer);
 	ev_del(s->loop, &c->src);
 	close(c->src.fd);
 	if (c->prev)
@@ -176,6 +243,7 @@ static int conn_process(struct rpc_conn *c)
 			c->skip -= n;
 			if (c->skip)
 				break;
+			c->frames++;
 		}
 		if (c->in_len - pos < RPC_HEADER_SIZE)
 			break;
@@ -242,6 +310,7 @@ static int conn_process(struct rpc_conn *c)
 		}
 		const uint8_t *data = c->in + pos + RPC_HEADER_SIZE;
 		pos += RPC_HEADER_SIZE + h.length;
+		c->frames++;
 		if (h.type == RPC_TYPE_REQUEST)
 			rpc_conn_handle_request(c, &h, data);
 		else
@@ -355,7 +424,8 @@ int rpc_server_add_conn_notify(struct rpc_server *s, int fd, const struct rpc_pe
 	                       .events = EPOLLIN,
 	                       .not_socket = fstat(fd, &st) == 0 && !S_ISSOCK(st.st_mode),
 	                       .on_close = on_close,
-	                       .on_close_data = data};
+	                       .on_close_data = data,
+	                       .frame_timer = {.fn = conn_frame_late}};
 	int r = fd_set_nonblock(fd, true);
 	if (r == 0)
 		r = ev_add(s->loop, &c->src, c->events);

@@ -8,6 +8,8 @@
 
 #include "rpc/internal.h"
 
+#include <stddef.h>
+
 #define RPC_METHODS_MAX 256
 #define RPC_IN_MIN      4096         /* first input buffer; grows to a frame's size */
 #define RPC_IN_KEEP     (64 * 1024)  /* larger buffers are freed once empty */
@@ -35,6 +37,13 @@ struct rpc_conn {
 	void *on_close_data;
 	bool read_closed;   /* the client shut its side: answer, then close */
 	const char *broken; /* why it is closed at the next chance, or NULL */
+	/* A frame that started arriving must be complete by frame_deadline_ns.
+	 * frame_timer is queued while one is partly read; it may sit earlier
+	 * than frame_deadline_ns (moved lazily when a frame completes, so a
+	 * busy connection touches the heap only when its timer fires). */
+	struct rpc_timer frame_timer;
+	uint64_t frame_deadline_ns;
+	uint64_t frames, frames_at_arm; /* frames taken in; the count when armed */
 	struct rpc_call *calls;
 	struct rpc_conn *prev, *next;
 };
@@ -46,6 +55,7 @@ struct rpc_call {
 	struct rpc_request req;
 	uint32_t stream_id;
 	uint64_t deadline_ns;
+	struct rpc_timer deadline; /* queued while a deadline_ns is pending */
 	rpc_cancel_fn cancel;
 	void *cancel_data;
 	bool cancelling; /* inside its cancel callback: answers are no-ops */
@@ -64,12 +74,23 @@ struct rpc_server {
 	int reserve_fd;             /* given up to accept-and-close when out of fds */
 	bool freeing;               /* rpc_server_free: no on_close callbacks */
 	struct rpc_routes *routes;  /* children reached through kin-target (route.c) */
+	struct rpc_timers timers;   /* call deadlines, frame time limits */
+	struct ev_source timer_src; /* a timerfd armed for the first of timers */
+	uint64_t timer_armed_ns;    /* when it fires; 0: disarmed */
 };
+
+#define rpc_container_of(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
 
 static inline size_t rpc_conn_out_pending(const struct rpc_conn *c)
 {
 	return c->out_len - c->out_off;
 }
+
+/* ---- server.c ---- */
+/* Queues t for when_ns on s's timers, arming the timerfd if it is the
+ * first now. -ENOMEM. */
+int rpc_server_timer_add(struct rpc_server *s, struct rpc_timer *t, uint64_t when_ns);
+void rpc_server_timer_remove(struct rpc_server *s, struct rpc_timer *t);
 
 /* ---- server_conn.c ---- */
 /* Room for n more bytes at out + out_len; -ENOBUFS past the cap. */
@@ -87,6 +108,11 @@ void rpc_conn_queue_status(struct rpc_conn *c, uint32_t stream_id, int code, con
 void rpc_conn_close(struct rpc_conn *c);
 
 /* ---- server_call.c ---- */
+/* Ends a call that is still in flight on its live connection with code
+ * and a sentence: its cancel callback runs first (answers from it are
+ * refused), then the answer is queued and the call freed. Route/Cancel
+ * and deadlines end calls this way. */
+void rpc_call_abort(struct rpc_call *call, int code, const char *fmt, ...) _printf_(3, 4);
 /* Ends a call: unlinked from its connection, if it still has one. */
 void rpc_call_free(struct rpc_call *call);
 /* One complete frame from c: a Request (data: its payload), or Data. */

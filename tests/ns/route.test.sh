@@ -75,6 +75,38 @@ wait_for "[ \$(grep -c 'cancel seen' '$T/out') -ge 1025 ]" 150 && ok flood_calle
 	bad flood_callers_cancelled "$(grep -c 'cancel seen' "$T/out") cancels seen, expected 1025"
 out=$(C --target kid health 2>&1)
 [ "$out" = SERVING ] && ok serving_after_flood || bad serving_after_flood "$out"
+
+# Deadlines (a Request's timeout): a call kept for later ends
+# DEADLINE_EXCEEDED in about its timeout, its cancel callback runs, and
+# the kin keeps serving meanwhile. rpc-route waits 5 s past the timeout,
+# so the answer is the server's, not the client giving up.
+out=$("$R" deadline "$S" - test.Stall Wait 600 2>&1)
+echo "$out" | grep -q '^DEADLINE_EXCEEDED after .*: test.Stall/Wait: deadline exceeded: no answer within the caller.s timeout of 600 ms$' &&
+	wait_for "grep -q 'rpc-route parent: a stall was cancelled' '$T/err'" 50 && ok deadline_local ||
+	bad deadline_local "$out; cancel callback: $(grep -c 'parent: a stall' "$T/err")"
+cancels=$(grep -c 'cancel seen' "$T/out")
+"$R" deadline "$S" slow kin.v1.Health Check 1500 >"$T/dl" 2>&1 &
+dl=$!
+t0=$(date +%s%N)
+h1=$(C health 2>&1); h2=$(C --target mid/kid health 2>&1)
+t1=$(( ($(date +%s%N) - t0) / 1000000 ))
+wait $dl; rc=$?
+[ $rc -eq 0 ] && grep -q 'DEADLINE_EXCEEDED after .*: target "slow": kin.v1.Health/Check: deadline exceeded' "$T/dl" &&
+	ok deadline_relayed || bad deadline_relayed "rc $rc: $(cat "$T/dl")"
+[ "$h1 $h2" = "SERVING SERVING" ] && [ $t1 -lt 1200 ] && ok served_while_deadline_pending ||
+	bad served_while_deadline_pending "'$h1' '$h2' in $t1 ms"
+wait_for "[ \$(grep -c 'cancel seen' '$T/out') -gt $cancels ]" 100 && ok deadline_cancel_reaches_child ||
+	bad deadline_cancel_reaches_child "the slow child saw no Route/Cancel after the deadline"
+# The child was given what was left of 1500 ms, not 1500 ms again.
+left=$(sed -nE 's/^slow: kin.v1.Health\/Check timeout ([0-9]+) ms$/\1/p' "$T/out" | tail -1)
+[ -n "$left" ] && [ "$left" -le 1499 ] && [ "$left" -ge 1000 ] && ok remaining_timeout_relayed ||
+	bad remaining_timeout_relayed "the child got a timeout of '${left}' ms for a 1500 ms call"
+# Two hops: the middle kin's stalled call is cancelled too (by the
+# parent's Route/Cancel or its own deadline, whichever comes first).
+out=$("$R" deadline "$S" mid test.Stall Wait 700 2>&1)
+echo "$out" | grep -q '^DEADLINE_EXCEEDED after .*test.Stall/Wait: deadline exceeded' &&
+	wait_for "grep -q 'rpc-route mid: a stall was cancelled' '$T/err'" 50 && ok deadline_two_hops ||
+	bad deadline_two_hops "$out; mid cancel: $(grep -c 'mid: a stall' "$T/err")"
 fds_after=$(ls /proc/$PARENT/fd | wc -l)
 # evil1..4 were closed: four fewer fds than before them, nothing leaked.
 [ "$fds_after" -le "$fds_before" ] && ok no_fd_leak || bad no_fd_leak "$fds_before fds before, $fds_after after"

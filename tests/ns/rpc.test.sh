@@ -2,7 +2,8 @@
 # RPC against the real kin: as a daemon and as PID 1 of new namespaces, a
 # socket in a temp dir. kin ctl and its exit codes, permissions, Go ttrpc
 # interop, 1000 connections x 100 calls, hostile clients (no fd leak; with
-# SANITIZE=1 no ASan/LSan report), stale and busy sockets, vsock.
+# SANITIZE=1 no ASan/LSan report), slow clients cut by the frame time
+# limit, stale and busy sockets, vsock.
 cd "$(dirname "$0")/../.."
 . tests/ns/lib.sh
 ns_suite_begin rpc
@@ -203,6 +204,25 @@ t_vsock() {
 	fi
 }
 
+t_slow_client() {
+	# kin.rpc.frame-timeout=: a frame left half sent is cut after the
+	# limit, one warning naming the peer each; an idle connection and a
+	# good client are untouched; no fd left behind.
+	echo "kin.rpc.frame-timeout=1s" >"$T/sl.cmdline"
+	daemon_start sl --socket "$T/sl/kin.sock" --cmdline "$T/sl.cmdline"
+	local before after
+	before=$(fds $DPID)
+	"$LOAD" slow "$T/sl/kin.sock" 1000 >"$T/out" 2>&1; local rc=$?
+	wait_for "[ \$(fds $DPID) -eq $before ]" 100
+	after=$(fds $DPID)
+	local cut; cut=$(grep -c "rpc: closing the connection of pid [0-9]* uid 0: a frame stayed incomplete for 1000 ms" "$T/sl.log")
+	daemon_stop $DPID
+	[ $rc -eq 0 ] && [ "$after" -eq "$before" ] && [ "$cut" -eq 2 ] && clean_log "$T/sl.log" &&
+		ok "slow_client_cut ($(sed -n 's/^slow: //p' "$T/out" | cut -d';' -f1))" ||
+		bad slow_client_cut "exit $rc, fds $before -> $after, $cut warnings (want 2)"
+}
+
+t_slow_client
 t_stale_socket
 t_permissions
 t_stopping

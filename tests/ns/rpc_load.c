@@ -8,6 +8,11 @@
  *                            while a good client keeps calling; exit 0 if
  *                            each hostile one got what it deserved and the
  *                            good one never failed
+ *   slow SOCKET LIMIT_MS     half a frame, and part of a header, then
+ *                            nothing: each must be cut after about
+ *                            LIMIT_MS (kin.rpc.frame-timeout=) while a good
+ *                            client keeps calling and an idle connection
+ *                            (between frames) stays open and answers
  * Prints one line of figures and, on failure, what went wrong. */
 #include "rpc/internal.h"
 
@@ -363,6 +368,65 @@ static int bad(void)
 	return failures ? 1 : 0;
 }
 
+/* ---- slow ------------------------------------------------------------------ */
+
+/* ms until fd is closed by the server (-1: still open after max_ms); the
+ * good client calls every 100 ms meanwhile. */
+static long cut_after(int fd, uint64_t t0, long max_ms)
+{
+	uint8_t buf[256];
+	for (;;) {
+		long ms = (long)((now_monotonic_ns() - t0) / 1000000);
+		if (ms > max_ms)
+			return -1;
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		if (poll(&p, 1, 100) == 1) {
+			ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+			if (n == 0 || (n < 0 && errno != EAGAIN))
+				return (long)((now_monotonic_ns() - t0) / 1000000);
+		}
+		good_call("while a slow client is timed");
+	}
+}
+
+static int slow(long limit)
+{
+	uint8_t req[256];
+	good_fd = dial(false);
+	int idle = dial(false), half = dial(false), head = dial(false);
+	if (good_fd < 0 || idle < 0 || half < 0 || head < 0) {
+		fprintf(stderr, "cannot connect\n");
+		return 1;
+	}
+	good_call("first");
+	size_t n = check_frame(1, req);
+	uint64_t t0 = now_monotonic_ns();
+	EXPECT(send(half, req, n / 2, MSG_NOSIGNAL) == (ssize_t)(n / 2), "half: send");
+	EXPECT(send(head, req, 5, MSG_NOSIGNAL) == 5, "head: send");
+	long t_half = cut_after(half, t0, limit + 3000);
+	long t_head = cut_after(head, t0, limit + 3000);
+	EXPECT(t_half >= limit - 50 && t_half < limit + 1500, "half a frame: cut after %ld ms", t_half);
+	EXPECT(t_head >= limit - 50 && t_head < limit + 1500, "part of a header: cut after %ld ms",
+	       t_head);
+	/* The idle one, older than the limit by now, still answers. */
+	int saved = good_fd;
+	uint32_t saved_id = good_id;
+	good_fd = idle;
+	good_id = 1;
+	good_call("on the idle connection");
+	good_fd = saved;
+	good_id = saved_id;
+	good_call("last");
+	printf("slow: half a frame cut after %ld ms, part of a header after %ld ms; the idle "
+	       "connection answered; %d failures, %u good calls\n",
+	       t_half, t_head, failures, (good_id - 1) / 2);
+	close(idle);
+	close(half);
+	close(head);
+	close(good_fd);
+	return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct rlimit rl;
@@ -378,6 +442,10 @@ int main(int argc, char **argv)
 		sock_path = argv[2];
 		return bad();
 	}
-	fprintf(stderr, "usage: rpc-load load SOCKET CONNS REQS | bad SOCKET\n");
+	if (argc == 4 && strcmp(argv[1], "slow") == 0) {
+		sock_path = argv[2];
+		return slow(atol(argv[3]));
+	}
+	fprintf(stderr, "usage: rpc-load load SOCKET CONNS REQS | bad SOCKET | slow SOCKET MS\n");
 	return 2;
 }

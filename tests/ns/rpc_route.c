@@ -12,6 +12,14 @@
  *                             then poll test.Stream/Active until it is 0
  *   flood SOCK TARGET CONNS N CONNS connections with N calls each in
  *                             flight; prints how many got RESOURCE_EXHAUSTED
+ *   deadline SOCK TARGET|- SERVICE METHOD MS   one call with a timeout of
+ *                             MS, waiting MS + 5 s for the server's answer;
+ *                             prints the code, the time it took and the
+ *                             message; exit 0 on DEADLINE_EXCEEDED within
+ *                             [MS, MS + 1 s)
+ * Both serving roles also answer test.Stall/Wait never (the call is kept
+ * with a cancel callback that says so on stderr); slow prints the timeout
+ * each request it gets carries.
  * Exit 0 on the expected outcome; lines on stdout say what was seen. */
 #include "rpc/internal.h"
 
@@ -71,7 +79,23 @@ static int t_active(struct rpc_call *call, const ProtobufCMessage *in, void *dat
 	return rpc_call_reply(call, &out.base);
 }
 
+static const char *role_name = "parent";
+
+static void stall_cancelled(struct rpc_call *call, void *data)
+{
+	(void)call, (void)data;
+	fprintf(stderr, "rpc-route %s: a stall was cancelled\n", role_name);
+}
+
+static int t_stall(struct rpc_call *call, const ProtobufCMessage *in, void *data)
+{
+	(void)in, (void)data;
+	rpc_call_on_cancel(call, stall_cancelled, NULL);
+	return 0;
+}
+
 static const struct rpc_method test_methods[] = {
+	{"test.Stall", "Wait", &kin__v1__cancel_request__descriptor, t_stall, 0, NULL},
 	{"test.Stream", "Count", &kin__v1__cancel_request__descriptor, t_count,
 	 RPC_METHOD_SERVER_STREAM, NULL},
 	{"test.Stream", "Follow", &kin__v1__cancel_request__descriptor, t_follow,
@@ -104,6 +128,22 @@ static void fake_on_event(struct ev_source *src, uint32_t events)
 		for (ssize_t i = 0; i + 6 <= n; i++)
 			if (memcmp(buf + i, "Cancel", 6) == 0)
 				printf("slow: cancel seen\n");
+		/* The timeouts relayed (whole frames; a socketpair keeps small
+		 * writes together). */
+		for (size_t pos = 0; pos + RPC_HEADER_SIZE <= (size_t)n;) {
+			struct rpc_header h;
+			struct rpc_request req;
+			rpc_header_decode(buf + pos, &h);
+			if (h.length > (size_t)n - pos - RPC_HEADER_SIZE)
+				break;
+			if (rpc_request_decode(buf + pos + RPC_HEADER_SIZE, h.length, &req) == 0) {
+				if (req.timeout_ns)
+					printf("slow: %s/%s timeout %lld ms\n", req.service, req.method,
+					       (long long)(req.timeout_ns / 1000000));
+				rpc_request_done(&req);
+			}
+			pos += RPC_HEADER_SIZE + h.length;
+		}
 		fflush(stdout);
 		return;
 	}
@@ -196,6 +236,7 @@ static int serve(const char *sock, const char *kin, const char *self)
 	if (ev_loop_new(&loop) < 0 || rpc_server_new(loop, NULL, &server) < 0)
 		return 1;
 	loop_ = loop;
+	role_name = sock ? "parent" : "mid";
 	struct rpc_health_info info = {.version = "test", .role = sock ? "parent" : "mid"};
 	rpc_health_register(server, &info);
 	rpc_server_register(server, test_methods, ARRAY_SIZE(test_methods));
@@ -373,6 +414,42 @@ static int flood_main(const char *sock, const char *target, int conns, int n)
 	return 0;
 }
 
+static int deadline_main(const char *sock, const char *target, const char *service,
+			 const char *method, uint32_t ms)
+{
+	Kin__V1__CancelRequest in = KIN__V1__CANCEL_REQUEST__INIT;
+	struct rpc_kv md[] = {{RPC_TARGET_KEY, target}};
+	bool routed = strcmp(target, "-") != 0;
+	struct rpc_address a;
+	uint8_t *buf;
+	size_t len;
+	if (rpc_address_parse(sock, &a) < 0 ||
+	    rpc_request_encode(1, 0, service, method, &in.base, md, routed ? 1 : 0,
+			       (int64_t)ms * 1000000, &buf, &len) < 0)
+		return 2;
+	_cleanup_close_ int fd = rpc_address_connect(&a, 5000);
+	if (fd < 0)
+		return printf("connect: %s\n", strerror(-fd)), 1;
+	uint64_t t0 = now_monotonic_ns();
+	int r = write_all(fd, buf, len);
+	free(buf);
+	struct rpc_header h;
+	uint8_t *data = NULL;
+	if (r == 0)
+		r = rpc_client_read_frame(fd, t0 + ((uint64_t)ms + 5000) * 1000000, true, &h, &data);
+	uint64_t took = (now_monotonic_ns() - t0) / 1000000;
+	if (r < 0)
+		return printf("no answer after %llu ms: %s\n", (unsigned long long)took, strerror(-r)), 1;
+	struct rpc_status st;
+	r = rpc_response_decode(data, h.length, NULL, &st, NULL);
+	free(data);
+	if (r < 0 || h.type != RPC_TYPE_RESPONSE || h.stream_id != 1)
+		return printf("not a response on stream 1\n"), 1;
+	printf("%s after %llu ms: %s\n", rpc_code_name(st.code), (unsigned long long)took,
+	       st.message);
+	return st.code == RPC_DEADLINE_EXCEEDED && took >= ms && took < ms + 1000 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	uint32_t n;
@@ -387,6 +464,8 @@ int main(int argc, char **argv)
 		return cancel_main(argv[2], argv[3]);
 	if (argc == 6 && strcmp(argv[1], "flood") == 0)
 		return flood_main(argv[2], argv[3], atoi(argv[4]), atoi(argv[5]));
+	if (argc == 7 && strcmp(argv[1], "deadline") == 0 && str_to_u32(argv[6], &n) == 0)
+		return deadline_main(argv[2], argv[3], argv[4], argv[5], n);
 	fprintf(stderr, "usage: see tests/ns/rpc_route.c\n");
 	return 2;
 }

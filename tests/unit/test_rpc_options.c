@@ -19,7 +19,8 @@ TEST(rpc_options_cmdline)
 	CHECK(!cfg.rpc.vsock_set);
 	diags = 0;
 	CHECK_EQ(init_cmdline_parse("kin.rpc.vsock=2048 kin.rpc.uids=1000,1001 kin.rpc.gids=100 "
-				    "kin.rpc.max-conns=64 kin.rpc.socket=/run/k.sock",
+				    "kin.rpc.max-conns=64 kin.rpc.socket=/run/k.sock "
+				    "kin.rpc.frame-timeout=1500ms",
 				    &cfg, count_diag, NULL),
 		 0);
 	CHECK(cfg.rpc.vsock_set);
@@ -29,6 +30,7 @@ TEST(rpc_options_cmdline)
 	CHECK_EQ(cfg.rpc.n_gids, 1);
 	CHECK_EQ(cfg.rpc.gids[0], 100);
 	CHECK_EQ(cfg.rpc.max_conns, 64);
+	CHECK_EQ(cfg.rpc.frame_timeout_ms, 1500);
 	CHECK_STR(cfg.rpc.socket, "/run/k.sock");
 	CHECK_EQ(init_option_set(&cfg, "kin.rpc.vsock", "off"), 0);
 	CHECK(cfg.rpc.vsock_set);
@@ -50,7 +52,9 @@ TEST(rpc_options_bad_values_kept)
 		{"kin.rpc.uids", "root"},	       {"kin.rpc.uids", "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17"},
 		{"kin.rpc.gids", ""},	       {"kin.rpc.max-conns", "0"},
 		{"kin.rpc.max-conns", "65537"},  {"kin.rpc.socket", "relative.sock"},
-		{"kin.rpc.socket", ""},
+		{"kin.rpc.socket", ""},	       {"kin.rpc.frame-timeout", "0"},
+		{"kin.rpc.frame-timeout", "50ms"}, {"kin.rpc.frame-timeout", "61m"},
+		{"kin.rpc.frame-timeout", "soon"},
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
 		if (init_option_set(&cfg, bad[i][0], bad[i][1]) != -EINVAL) {
@@ -65,6 +69,7 @@ TEST(rpc_options_bad_values_kept)
 	CHECK_EQ(cfg.rpc.n_uids, 1);
 	CHECK_EQ(cfg.rpc.uids[0], 7);
 	CHECK_STR(cfg.rpc.socket, "");
+	CHECK_EQ(cfg.rpc.frame_timeout_ms, 0);
 }
 
 TEST(rpc_options_flags)

@@ -179,6 +179,18 @@ static void send_call(uint32_t id, uint8_t flags, const char *svc, const char *m
 	free(buf);
 }
 
+/* A call whose client waits timeout_ms. */
+static void send_call_timeout(uint32_t id, const char *svc, const char *method, uint64_t timeout_ms)
+{
+	Kin__V1__CheckRequest in = KIN__V1__CHECK_REQUEST__INIT;
+	uint8_t *buf;
+	size_t len;
+	rpc_request_encode(id, 0, svc, method, &in.base, NULL, 0, (int64_t)timeout_ms * 1000000,
+			   &buf, &len);
+	send_raw(buf, len);
+	free(buf);
+}
+
 /* Takes the next frame from what the server sent, pumping as needed. */
 static bool next_frame(struct rpc_header *h, uint8_t **data)
 {
@@ -511,5 +523,128 @@ TEST(rpc_server_slow_reader_bounded)
 	CHECK_EQ(h.flags, RPC_FLAG_REMOTE_CLOSED | RPC_FLAG_NO_DATA);
 	CHECK_EQ(next_status(3, NULL, 0), RPC_OK);
 	CHECK_EQ(conns(), 1);
+	srv_stop();
+}
+
+static struct rpc_server_stats stats(void)
+{
+	struct rpc_server_stats st;
+	rpc_server_get_stats(S.s, &st);
+	return st;
+}
+
+TEST(rpc_server_deadline_ends_deferred_call)
+{
+	srv_start(NULL, true);
+	char msg[512];
+	uint64_t t0 = now_monotonic_ns();
+	send_call_timeout(1, "test.Svc", "Defer", 60);
+	send_call_timeout(3, "test.Svc", "Defer", 5000); /* answered in time */
+	send_call(5, 0, "test.Svc", "Defer", NULL, 0);	 /* no timeout: waits */
+	pump(5);
+	CHECK_EQ(n_kept, 3);
+	CHECK_EQ(rpc_call_reply(kept[1], NULL), 0);
+	CHECK_EQ(next_status(3, NULL, 0), RPC_OK);
+	/* Others are served while the first waits for its deadline. */
+	send_call(7, 0, "kin.v1.Health", "Check", NULL, 0);
+	CHECK_EQ(next_status(7, NULL, 0), RPC_OK);
+	CHECK_EQ(next_status(1, msg, sizeof(msg)), RPC_DEADLINE_EXCEEDED);
+	uint64_t ms = (now_monotonic_ns() - t0) / 1000000;
+	CHECK(ms >= 60 && ms < 1000);
+	CHECK(strstr(msg, "test.Svc/Defer: deadline exceeded") != NULL);
+	CHECK(strstr(msg, "60 ms") != NULL);
+	CHECK_EQ(n_cancelled, 1); /* its cancel callback ran, once */
+	CHECK_EQ(stats().deadlines_passed, 1);
+	CHECK_EQ(stats().inflight, 1);
+	/* Nothing more comes: the answered call is not answered again, the
+	 * call without a timeout still waits. */
+	pump(100);
+	CHECK_EQ(S.len, 0);
+	CHECK_EQ(n_cancelled, 1);
+	CHECK_EQ(rpc_call_reply(kept[2], NULL), 0);
+	CHECK_EQ(next_status(5, NULL, 0), RPC_OK);
+	CHECK_EQ(stats().inflight, 0);
+	srv_stop();
+	CHECK_EQ(n_cancelled, 1);
+}
+
+TEST(rpc_server_deadline_many_in_any_order)
+{
+	/* Deadlines given out of order end in their own order, each once. */
+	struct rpc_server_config cfg;
+	rpc_server_config_defaults(&cfg);
+	srv_start(&cfg, true);
+	static const int ms[] = {90, 30, 150, 60, 120};
+	for (uint32_t i = 0; i < 5; i++)
+		send_call_timeout(1 + 2 * i, "test.Svc", "Defer", (uint64_t)ms[i]);
+	uint32_t want[] = {3, 7, 1, 9, 5};
+	for (int i = 0; i < 5; i++)
+		CHECK_EQ(next_status(want[i], NULL, 0), RPC_DEADLINE_EXCEEDED);
+	CHECK_EQ(n_cancelled, 5);
+	CHECK_EQ(stats().inflight, 0);
+	/* A connection closing first takes its deadlines with it. */
+	send_call_timeout(11, "test.Svc", "Defer", 50);
+	pump(3);
+	close(S.fd);
+	S.fd = -1;
+	for (int i = 0; i < 100; i++)
+		ev_run_once(S.loop, 1);
+	CHECK_EQ(n_cancelled, 6);
+	CHECK_EQ(stats().deadlines_passed, 5);
+	rpc_server_free(S.s);
+	ev_loop_free(S.loop);
+}
+
+TEST(rpc_server_frame_time_limit)
+{
+	struct rpc_server_config cfg;
+	rpc_server_config_defaults(&cfg);
+	cfg.frame_timeout_ms = 100;
+	srv_start(&cfg, true);
+	Kin__V1__CheckRequest in = KIN__V1__CHECK_REQUEST__INIT;
+	uint8_t *buf;
+	size_t len;
+	/* Idle between frames: never cut. */
+	for (int i = 0; i < 200; i++)
+		ev_run_once(S.loop, 1);
+	CHECK_EQ(conns(), 1);
+	/* Frames trickling in, each within the limit though all together take
+	 * longer: kept. */
+	uint32_t id = 1;
+	for (int k = 0; k < 4; k++, id += 2) {
+		rpc_request_encode(id, 0, "kin.v1.Health", "Check", &in.base, NULL, 0, 0, &buf, &len);
+		send_raw(buf, len / 2);
+		uint64_t until = now_monotonic_ns() + 60000000;
+		while (now_monotonic_ns() < until)
+			ev_run_once(S.loop, 5);
+		send_raw(buf + len / 2, len - len / 2);
+		free(buf);
+		CHECK_EQ(next_status(id, NULL, 0), RPC_OK);
+	}
+	CHECK_EQ(conns(), 1);
+	/* Half a frame, then nothing: cut after the limit. */
+	rpc_request_encode(id, 0, "kin.v1.Health", "Check", &in.base, NULL, 0, 0, &buf, &len);
+	send_raw(buf, len / 2);
+	free(buf);
+	uint64_t t0 = now_monotonic_ns();
+	CHECK(closed_by_server() || closed_by_server());
+	uint64_t ms = (now_monotonic_ns() - t0) / 1000000;
+	CHECK(ms >= 90 && ms < 1000);
+	for (int i = 0; i < 5; i++)
+		ev_run_once(S.loop, 1); /* its handler frees it */
+	CHECK_EQ(conns(), 0);
+	CHECK_EQ(stats().frame_timeouts, 1);
+	srv_stop();
+
+	/* The data of a refused (oversize) frame is timed too. */
+	srv_start(&cfg, true);
+	struct rpc_header h = {RPC_MESSAGE_MAX + 1, 1, RPC_TYPE_REQUEST, 0};
+	uint8_t hb[RPC_HEADER_SIZE];
+	rpc_header_encode(&h, hb);
+	send_raw(hb, sizeof(hb));
+	send_raw("abc", 3);
+	CHECK_EQ(next_status(1, NULL, 0), RPC_RESOURCE_EXHAUSTED);
+	CHECK(closed_by_server() || closed_by_server());
+	CHECK_EQ(stats().frame_timeouts, 1);
 	srv_stop();
 }
