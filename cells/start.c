@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/capability.h>
 #include <sys/epoll.h>
+#include <sys/stat.h>
 
 #define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
@@ -215,6 +216,23 @@ static int build_caps(const struct exec_spec *s, cap_t *ret)
 	return 0;
 }
 
+/* The profile is read by kin itself: a FIFO (or a device) named there
+ * must not block the loop, so only a regular file is read. */
+static int read_profile(const char *path, char **ret_text)
+{
+	char fdpath[64];
+	struct stat st;
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
+	return file_read_small(fdpath, EXEC_SC_FILE_MAX, ret_text, NULL);
+}
+
 static int build_seccomp(struct exec *e, struct sock_fprog *prog, struct cells_err *err)
 {
 	const struct exec_spec *s = e->spec;
@@ -226,10 +244,11 @@ static int build_seccomp(struct exec *e, struct sock_fprog *prog, struct cells_e
 	_cleanup_free_ struct exec_sc_profile *p = malloc(sizeof(*p));
 	if (!p)
 		return cells_fail(err, -ENOMEM, CELLS_RESOURCE_EXHAUSTED, "out of memory");
-	int r = file_read_small(s->seccomp_file, EXEC_SC_FILE_MAX, &text, NULL);
+	int r = read_profile(s->seccomp_file, &text);
 	if (r < 0)
 		return cells_fail(err, r, CELLS_INVALID_ARGUMENT, "seccomp profile %s: %s",
-		                  s->seccomp_file, strerror(-r));
+		                  s->seccomp_file,
+		                  r == -EINVAL ? "not a regular file" : strerror(-r));
 	r = exec_sc_parse(text, p, err);
 	if (r < 0)
 		return r;
