@@ -102,8 +102,14 @@ struct spawn_req {
 	char *envp[EXEC_ENV_MAX + 2];
 	const char *path; /* PATH to search */
 };
-/* clone3 into the cell's cgroup; on success the child has exec'd. */
-int exec_spawn(struct spawn_req *req, pid_t *ret_pid, int *ret_pidfd, struct cells_err *err);
+/* clone3 into the cell's cgroup (user namespace maps written); the child
+ * then runs its setup on its own. *ret_status_fd: the non-blocking read end
+ * of its report pipe, for exec_spawn_result. The child is not tracked yet. */
+int exec_spawn(struct spawn_req *req, pid_t *ret_pid, int *ret_pidfd, int *ret_status_fd,
+               struct cells_err *err);
+/* Reads the report: 0 the child reached execve (EOF), -EAGAIN nothing yet,
+ * else the failed step and errno as -errno and a sentence in err. */
+int exec_spawn_result(int status_fd, const char *label, struct cells_err *err);
 
 /* ---- spec copies (spec.c) ---------------------------------------------- */
 
@@ -227,6 +233,14 @@ struct exec {
 	struct ev_source timer; /* backoff or stop grace; fd -1 until needed */
 	struct exec_follower followers[EXEC_FOLLOWERS_MAX];
 	struct exec_waiter waiters[EXEC_WAITERS_MAX];
+	bool ran; /* a run of this record reached execve (later failures restart) */
+	/* A start in progress (state EXEC_STARTING; start.c). */
+	struct ev_source status;   /* the child's report pipe; fd -1 when none */
+	exec_start_fn start_done;  /* NULL for restarts, or once called */
+	void *start_data;
+	struct exec *replaces;     /* the name's ended run, unlinked until the start is over */
+	bool start_failed;         /* verdict reached; answered once the child is reaped */
+	struct cells_err start_err;
 };
 
 /* output.c */
@@ -241,8 +255,30 @@ int exec_get(struct cells *c, const char *cell, const char *name, struct exec **
              struct cells_err *err);
 
 /* exec.c */
+void exec_fill_status(const struct exec *e, struct exec_status *st);
+void exec_waiters_finish(struct exec *e, int result);
+int exec_timer_arm(struct exec *e, uint64_t ms);
+void exec_timer_disarm(struct exec *e);
+/* A run ended (reaped, or failed to start on a restart). */
+void exec_run_ended(struct exec *e);
+void exec_on_child_exit(const siginfo_t *si, void *data);
+void exec_free(struct exec *e);
 void exec_free_all(struct cells *c, struct cell *cell);
 size_t exec_count(const struct cell *cell);
 /* Stops restarts of every executable in the cell's subtree (forced delete). */
 void exec_no_restart_subtree(struct cell *cell);
 bool exec_any_running(const struct cell *cell);
+
+/* start.c: a run from prepare to the child's report, through the loop. */
+/* Begins a run of e (state EXEC_STARTING, child tracked, report pipe and
+ * timeout in the loop); < 0 when it failed before any child existed. */
+int exec_run(struct exec *e, struct cells_err *err);
+/* The start timeout fired (e->timer while EXEC_STARTING). */
+void exec_start_timeout(struct exec *e);
+/* exec_stop of a starting executable: the child is killed, the start fails. */
+void exec_start_cancel(struct exec *e);
+/* The child of a starting e was reaped (si): settles the start. Returns
+ * false when e was freed (a first start that failed). */
+bool exec_start_reaped(struct exec *e, const siginfo_t *si);
+/* exec_free of a starting e: kill the child, cancel the start's callback. */
+void exec_start_forget(struct exec *e);

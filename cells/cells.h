@@ -12,7 +12,7 @@
  * captured in bounded ring buffers and an optional restart policy.
  *
  * Everything runs on lib's ev_loop: no threads, no blocking waits. Work that
- * completes later (freeze, forced delete, stop, wait) reports through a
+ * completes later (start, freeze, forced delete, stop, wait) reports through a
  * callback. Events and log streams go to consumers through small function
  * pointer interfaces owned here, so rpc/ can turn them into server streams.
  *
@@ -47,7 +47,7 @@
 #define EXEC_BACKOFF_BASE_MS    100
 #define EXEC_BACKOFF_CAP_MS     30000
 #define EXEC_BACKOFF_RESET_MS   10000 /* a run this long resets the backoff */
-#define EXEC_START_TIMEOUT_MS   5000  /* child setup before execve, at most */
+#define EXEC_START_TIMEOUT_MS   5000  /* child setup before execve, at most (kin goes on) */
 #define CELLS_FREEZE_TIMEOUT_MS 10000
 #define CELLS_DELETE_TIMEOUT_MS 10000
 
@@ -341,16 +341,43 @@ int exec_ns_parse(const char *list, uint32_t *ret, struct cells_err *err);
 /* Delay before restart number attempt+1: base * 2^attempt, at most cap. */
 uint64_t exec_backoff_ms(uint32_t attempt, uint64_t base_ms, uint64_t cap_ms);
 
-/* Starts name in cell; returns once the child has exec'd (or failed, with the
- * failed setup step and errno in err: `exec "web/nginx": execve: No such file
- * or directory`). A failure leaves no process, record or fd behind. Starting
- * a name whose previous run ended replaces it. */
+/* Completion of a start that returned 1: result 0 once the child reached
+ * execve, or -errno with err saying why. Called exactly once, from the
+ * loop, never from inside exec_start. */
+typedef void (*exec_start_fn)(int result, const struct cells_err *err, void *data);
+
+/* Starts name in cell without waiting for the child: every check, then
+ * clone3 into the cell, and returns 1 (pending) with the executable listed
+ * as "starting"; done reports later, from the loop, once the child's setup
+ * reached execve (0), or failed (the step and errno in err: `exec
+ * "web/nginx": execve: No such file or directory`), or did not reach
+ * execve within EXEC_START_TIMEOUT_MS (-ETIMEDOUT, DEADLINE_EXCEEDED: `exec
+ * "web/nginx": setup did not reach execve within 5000 ms`). A failure is
+ * reported once the child is reaped, and leaves no process, record or fd
+ * behind. -errno (done never called) when it failed before any child.
+ *
+ * While it is starting: another start of the name is ALREADY_EXISTS;
+ * exec_stop kills the child at once (the start fails CANCELLED, the stop is
+ * answered with the run's end); exec_delete and a plain cell_delete are
+ * refused as for a running one; exec_wait waits for the run's end; a cell
+ * kill or forced delete kills the child (seen as a run that ended at once).
+ * Starting a name whose previous run ended replaces that record once the
+ * new run reached execve; a failed start leaves the old one. If the library
+ * is freed first, done gets -ECANCELED and the child is killed. */
 int exec_start(struct cells *c, const char *cell, const char *name, const struct exec_spec *spec,
-               struct cells_err *err);
+               exec_start_fn done, void *data, struct cells_err *err);
+/* exec_start, then a blocking wait (at most EXEC_START_TIMEOUT_MS) for the
+ * child's report alone: returns 0 once it reached execve, or the error.
+ * It stalls the caller's loop for as long as the child's setup takes: for
+ * callers with a plain spec (no namespaces, no root), e.g. the VMM of
+ * rpc/vm_cells.c, or before the loop serves. On failure the child is
+ * killed; its record is gone once the loop reaps it. */
+int exec_start_sync(struct cells *c, const char *cell, const char *name,
+                    const struct exec_spec *spec, struct cells_err *err);
 int exec_signal(struct cells *c, const char *cell, const char *name, int sig,
                 struct cells_err *err);
 
-enum exec_state { EXEC_RUNNING, EXEC_STOPPING, EXEC_BACKOFF, EXEC_EXITED };
+enum exec_state { EXEC_STARTING, EXEC_RUNNING, EXEC_STOPPING, EXEC_BACKOFF, EXEC_EXITED };
 const char *exec_state_name(enum exec_state s);
 
 struct exec_status {

@@ -2,7 +2,9 @@
  * starting an executable: namespaces, root, ids, capabilities, seccomp,
  * execve. The child reports the step that failed and its errno through a
  * CLOEXEC pipe (EOF means execve succeeded), so a failure reaches the caller
- * as an error, not as a silent child death, and the parent reaps it at once. */
+ * as an error, not as a silent child death. The parent never waits on that
+ * pipe here: exec_spawn returns its read end, and start.c reads it from the
+ * loop (a setup that hangs must not stall kin). */
 #include "cells/cells-int.h"
 
 #include <fcntl.h>
@@ -12,7 +14,6 @@
 #include <linux/sched.h>
 #include <linux/seccomp.h>
 #include <net/if.h>
-#include <poll.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
@@ -311,7 +312,8 @@ static uint64_t clone_ns_flags(uint32_t ns)
 	return f; /* the cgroup namespace is made by the child, once in the cell */
 }
 
-int exec_spawn(struct spawn_req *req, pid_t *ret_pid, int *ret_pidfd, struct cells_err *err)
+int exec_spawn(struct spawn_req *req, pid_t *ret_pid, int *ret_pidfd, int *ret_status_fd,
+               struct cells_err *err)
 {
 	const struct exec_spec *s = req->spec;
 	_cleanup_close_ int err_r = -1, err_w = -1, sync_r = -1, sync_w = -1;
@@ -352,53 +354,48 @@ int exec_spawn(struct spawn_req *req, pid_t *ret_pid, int *ret_pidfd, struct cel
 	if (sync_r >= 0)
 		close(TAKE_FD(sync_r));
 	if (s->namespaces & EXEC_NS_USER) {
+		/* Writes to /proc, no waiting on the child: it blocks on sync_r. */
 		r = write_map((pid_t)pid, "uid_map", s->uid_map, s->nuid_map);
 		if (r == 0)
 			r = write_map((pid_t)pid, "gid_map", s->gid_map, s->ngid_map);
 		if (r == 0 && write(sync_w, "g", 1) != 1)
 			r = -errno;
 		if (r < 0) {
+			/* Not tracked yet: the child dies at once (it waits for us). */
 			kill_and_reap(pidfd);
 			close(pidfd);
 			return cells_fail_errno(err, r, "exec \"%s\": uid/gid map: %s", req->label,
 			                        strerror(-r));
 		}
-		close(TAKE_FD(sync_w));
 	}
-	/* A bounded wait, the only one in cells/: the child runs nothing but
-	 * its own setup syscalls before execve. */
-	struct pollfd pfd = {.fd = err_r, .events = POLLIN};
-	uint64_t deadline = now_monotonic_ns() + EXEC_START_TIMEOUT_MS * 1000000ull;
-	for (;;) {
-		uint64_t now = now_monotonic_ns();
-		int left = now >= deadline ? 0 : (int)((deadline - now) / 1000000 + 1);
-		r = poll(&pfd, 1, left);
-		if (r > 0 || (r < 0 && errno != EINTR) || left == 0)
-			break;
-	}
-	if (r <= 0) {
+	r = fd_set_nonblock(err_r, true);
+	if (r < 0) {
 		kill_and_reap(pidfd);
 		close(pidfd);
-		return cells_fail(err, -ETIMEDOUT, CELLS_DEADLINE_EXCEEDED,
-		                  "exec \"%s\": setup did not reach execve within %d ms",
-		                  req->label, EXEC_START_TIMEOUT_MS);
+		return cells_fail_errno(err, r, "exec \"%s\": status pipe: %s", req->label,
+		                        strerror(-r));
 	}
+	*ret_pid = (pid_t)pid;
+	*ret_pidfd = pidfd;
+	*ret_status_fd = TAKE_FD(err_r);
+	return 0;
+}
+
+int exec_spawn_result(int status_fd, const char *label, struct cells_err *err)
+{
 	struct exec_report rep;
 	ssize_t n;
 	do
-		n = read(err_r, &rep, sizeof(rep));
+		n = read(status_fd, &rep, sizeof(rep));
 	while (n < 0 && errno == EINTR);
-	if (n == 0) {
-		*ret_pid = (pid_t)pid;
-		*ret_pidfd = pidfd;
+	if (n < 0 && errno == EAGAIN)
+		return -EAGAIN;
+	if (n == 0)
 		return 0;
-	}
-	kill_and_reap(pidfd);
-	close(pidfd);
 	if (n != (ssize_t)sizeof(rep))
 		return cells_fail(err, -EIO, CELLS_INTERNAL, "exec \"%s\": the child died in setup",
-		                  req->label);
-	r = -rep.err;
-	return cells_fail_errno(err, r, "exec \"%s\": %s: %s", req->label,
+		                  label);
+	int r = -rep.err;
+	return cells_fail_errno(err, r, "exec \"%s\": %s: %s", label,
 	                        exec_step_name((enum exec_step)rep.step), strerror(-r));
 }

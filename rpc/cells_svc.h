@@ -2,7 +2,7 @@
  * outside rpc/ and its tests). The services keep no cells state of their
  * own: every answer comes from the cells library. What they do keep is
  * what outlives a handler — open streams (log followers, event listeners)
- * and pending calls (freeze, thaw, forced delete, stop, wait) — so a client
+ * and pending calls (start, freeze, thaw, forced delete, stop, wait) — so a client
  * that goes away can be detached and kin's stop can end them all. What a
  * request must be before the library sees it is rpc/cells_req.c's, apart
  * from the rest so it can be fuzzed without a cells library. */
@@ -39,6 +39,7 @@ struct cells_pending {
 	struct rpc_cells_service *svc;
 	struct rpc_call *call;
 	char path[CELLS_PATH_MAX]; /* freeze, thaw: the cell to describe; "" answers Empty */
+	char name[CELLS_NAME_MAX + 1]; /* start: the executable (in cell path) */
 };
 
 /* An open server stream (Logs with follow, Events Subscribe). */

@@ -4,6 +4,7 @@
  * refused with a sentence, never allocated for. `exec wait` exits with the
  * executable's own status, as a shell would. */
 #include "rpc/ctl_cc.h"
+#include "cells/cells.h" /* EXEC_START_TIMEOUT_MS */
 
 #include <getopt.h>
 #include <signal.h>
@@ -443,8 +444,17 @@ int rpc_cc_cmd_exec(struct cc *cc, int argc, char **argv)
 		in.spec = sp;
 		sp->argv = argv + dd + 1;
 		sp->n_argv = (size_t)(argc - dd - 1);
+		/* kin answers a start within its setup deadline (then kills the
+		 * child): by default wait that long, and a little more, so a
+		 * setup that times out is told as such, not as an unreachable kin. */
+		struct ctl_opts o = *cc->o;
+		const struct ctl_opts *given = cc->o;
+		if (!o.timeout_set && o.timeout_ms < EXEC_START_TIMEOUT_MS + 5000)
+			o.timeout_ms = EXEC_START_TIMEOUT_MS + 5000;
+		cc->o = &o;
 		r = rpc_cc_call(cc, "kin.v1.Exec", "Start", &in.base,
 		                &kin__v1__exec_status__descriptor, &out, false);
+		cc->o = given;
 		if (r != CTL_OK)
 			return r;
 		const Kin__V1__ExecStatus *s = (Kin__V1__ExecStatus *)out;

@@ -42,18 +42,43 @@ static int reply_status(struct rpc_cells_service *svc, struct rpc_call *call, co
 	return rpc_call_reply(call, &m.base);
 }
 
+/* The child reached execve or failed (or the start was cancelled). */
+static void exec_started(int result, const struct cells_err *err, void *data)
+{
+	struct cells_pending *p = data;
+	struct rpc_call *call = p->call;
+	if (call) {
+		/* The name is the call's until answered (a second start of it is
+		 * ALREADY_EXISTS meanwhile): its status now is this run's. */
+		if (result < 0)
+			cells_svc_fail(call, err);
+		else
+			reply_status(p->svc, call, p->path, p->name);
+	}
+	cells_pending_free(p);
+}
+
+/* Answered once the child reached execve or failed: the loop serves
+ * everyone else meanwhile. A client that leaves does not stop the start. */
 static int exec_start_h(struct rpc_cells_service *svc, struct rpc_call *call, const void *in)
 {
 	const Kin__V1__StartRequest *req = in;
 	struct cells_err err = {0};
 	struct cells_spec_buf b;
+	struct cells_pending *p = NULL;
 	int r = cells_req_start(req, &b, &err);
-	if (r == 0)
-		r = exec_start(svc->cells, req->cell, req->name, &b.s, &err);
+	if (r == 0 && !(p = cells_pending_new(svc, call)))
+		r = -ENOMEM;
+	if (p) {
+		(void)str_copy(p->path, sizeof(p->path), req->cell);
+		(void)str_copy(p->name, sizeof(p->name), req->name);
+		r = cells_pending_settle(
+		    p, exec_start(svc->cells, req->cell, req->name, &b.s, exec_started, p, &err));
+	}
 	cells_spec_buf_free(&b);
 	if (r < 0)
 		return cells_svc_failed(call, r, &err);
-	return reply_status(svc, call, req->cell, req->name);
+	return 0;
 }
 
 static int exec_signal_h(struct rpc_cells_service *svc, struct rpc_call *call, const void *in)

@@ -178,7 +178,9 @@ static int vmm_start(void *data, const char *name, char *const *argv, pid_t *ret
 	spec.seccomp = EXEC_SECCOMP_NONE;
 	spec.log_bytes = VMM_LOG_BYTES;
 	e = (struct cells_err){0};
-	r = exec_start(vc->cells, cell, RPC_VM_CELLS_EXEC, &spec, &e);
+	/* Synchronous: vm/'s backend answers with the pid. The VMM's setup is
+	 * a plain child's (no namespaces, no root), so the wait is short. */
+	r = exec_start_sync(vc->cells, cell, RPC_VM_CELLS_EXEC, &spec, &e);
 	if (r < 0) {
 		cell_delete(vc->cells, cell, true, NULL, NULL, NULL);
 		return fail(err, err_len, &e, r, name, "cannot start the VMM");

@@ -331,7 +331,16 @@ static void command(char **w, int n)
 		if (r == 0) {
 			w[n] = NULL;
 			spec.argv = w + 3 + argi;
-			r = exec_start(cells, w[1], w[2], &spec, &err);
+			r = exec_start(cells, w[1], w[2], &spec, on_done, NULL, &err);
+		}
+		if (r == 1) { /* answered from the loop: the child exec'd or failed */
+			run_until(&op_done, 20000);
+			r = !op_done ? -ETIMEDOUT : op_result;
+			if (!op_done)
+				err = (struct cells_err){.code = CELLS_DEADLINE_EXCEEDED,
+				                         .msg = "start never completed"};
+			else if (r < 0)
+				err = op_err;
 		}
 		finish("start", r, &err);
 	} else if (!strcmp(cmd, "wait") && n == 3) {

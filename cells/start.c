@@ -1,0 +1,516 @@
+/* start: one run of an executable, from preparing what its child needs to
+ * the child's report that its setup reached execve (or which step failed),
+ * without ever waiting in the loop: the report pipe and a deadline
+ * (e->timer) are loop sources, and the child is tracked by its pidfd from
+ * clone on. A start is settled by exactly one of: the report (EOF: exec'd),
+ * the deadline, a stop, or the child's reap. A failure kills the child and
+ * is answered only once it is reaped, so it leaves no process behind; the
+ * record of a first start that failed goes too (the name's previous ended
+ * run, unlinked meanwhile, comes back). A failed restart counts as a run
+ * that exited 127, and the restart policy goes on. */
+#include "cells/cells-int.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/capability.h>
+#include <sys/epoll.h>
+#include <sys/stat.h>
+
+#define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+static void exec_unlink(struct exec *e)
+{
+	for (struct exec **p = &e->cell->execs; *p; p = &(*p)->next)
+		if (*p == e) {
+			*p = e->next;
+			e->next = NULL;
+			return;
+		}
+}
+
+/* A first start failed: the ended run it would have replaced is back. */
+static void exec_restore_replaced(struct exec *e)
+{
+	struct exec *old = e->replaces;
+	if (!old)
+		return;
+	e->replaces = NULL;
+	old->next = old->cell->execs;
+	old->cell->execs = old;
+}
+
+static void status_close(struct exec *e)
+{
+	if (e->status.fd < 0)
+		return;
+	ev_del(e->owner->loop, &e->status);
+	close(e->status.fd);
+	e->status.fd = -1;
+}
+
+/* The start failed: kill the child (the pid is ours until reaped); the
+ * answer waits for the reap. The first verdict stands. */
+static void verdict_err(struct exec *e, const struct cells_err *err)
+{
+	if (e->start_failed)
+		return;
+	e->start_failed = true;
+	e->start_err = *err;
+	status_close(e);
+	exec_timer_disarm(e);
+	if (e->token)
+		kill(e->pid, SIGKILL); /* not reaped yet: the pid is still ours */
+}
+
+static void verdict(struct exec *e, int err_no, enum cells_code code, const char *fmt, ...)
+    _printf_(4, 5);
+static void verdict(struct exec *e, int err_no, enum cells_code code, const char *fmt, ...)
+{
+	struct cells_err err;
+	char what[sizeof(err.msg)];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	cells_fail(&err, -err_no, code, "exec \"%s\": %s", e->label, what);
+	verdict_err(e, &err);
+}
+
+static void start_answer(struct exec *e, int result, const struct cells_err *err)
+{
+	exec_start_fn done = e->start_done;
+	e->start_done = NULL;
+	if (done)
+		done(result, err, e->start_data);
+}
+
+/* The child reached execve: the run is on. */
+static void start_succeeded(struct exec *e)
+{
+	status_close(e);
+	exec_timer_disarm(e);
+	e->state = EXEC_RUNNING;
+	e->ran = true;
+	e->started_ns = now_monotonic_ns();
+	if (e->replaces) {
+		struct exec *old = e->replaces;
+		e->replaces = NULL;
+		exec_free(old);
+	}
+	cells_emit(e->owner, &(struct cells_event){.type = CELLS_EV_EXEC_START,
+	                                           .cell = e->cell->path,
+	                                           .exec = e->name,
+	                                           .pid = e->pid,
+	                                           .count = e->restarts});
+	start_answer(e, 0, NULL);
+}
+
+/* Reads whatever the child reported; false when nothing yet. */
+static bool status_check(struct exec *e)
+{
+	struct cells_err err = {0};
+	if (e->start_failed || e->status.fd < 0)
+		return false;
+	int r = exec_spawn_result(e->status.fd, e->label, &err);
+	if (r == -EAGAIN)
+		return false;
+	if (r == 0)
+		start_succeeded(e);
+	else
+		verdict_err(e, &err);
+	return true;
+}
+
+static void on_status(struct ev_source *src, uint32_t events)
+{
+	(void)events;
+	status_check(src->data);
+}
+
+void exec_start_timeout(struct exec *e)
+{
+	if (e->state != EXEC_STARTING || status_check(e))
+		return; /* its report came in the same turn: it stands */
+	verdict(e, ETIMEDOUT, CELLS_DEADLINE_EXCEEDED, "setup did not reach execve within %d ms",
+	        EXEC_START_TIMEOUT_MS);
+}
+
+void exec_start_cancel(struct exec *e)
+{
+	if (e->state != EXEC_STARTING || status_check(e))
+		return;
+	verdict(e, ECANCELED, CELLS_CANCELLED, "stopped before its setup reached execve");
+}
+
+bool exec_start_reaped(struct exec *e, const siginfo_t *si)
+{
+	/* Killed by someone else (a cell kill, a signal) with no report: the
+	 * same as before it was asynchronous, a run that began and ended. */
+	if (!e->start_failed && !status_check(e))
+		start_succeeded(e);
+	if (!e->start_failed)
+		return true;
+	struct cells_err err = e->start_err;
+	status_close(e);
+	exec_timer_disarm(e);
+	if (e->ran) { /* a restart: a run that could not start, as exit 127 */
+		log_warn("%s", err.msg);
+		e->exit_code = 127;
+		e->signal = 0;
+		return true;
+	}
+	/* A first start: waits and stops learn the run's end, then the
+	 * record goes. */
+	e->state = EXEC_EXITED;
+	e->exited = true;
+	e->exit_code = si->si_code == CLD_EXITED ? si->si_status : 0;
+	e->signal = si->si_code == CLD_EXITED ? 0 : si->si_status;
+	e->exited_ns = now_monotonic_ns();
+	exec_waiters_finish(e, 0);
+	start_answer(e, err.err, &err);
+	exec_restore_replaced(e);
+	exec_free(e);
+	return false;
+}
+
+void exec_start_forget(struct exec *e)
+{
+	struct cells_err err;
+	if (e->state == EXEC_STARTING && e->token)
+		kill(e->pid, SIGKILL); /* nobody will see it run: its reap is silent */
+	status_close(e);
+	if (e->start_done) {
+		cells_fail(&err, -ECANCELED, CELLS_CANCELLED, "exec \"%s\": start cancelled",
+		           e->label);
+		start_answer(e, -ECANCELED, &err);
+	}
+	if (e->replaces) {
+		struct exec *old = e->replaces;
+		e->replaces = NULL;
+		exec_free(old);
+	}
+}
+
+/* ---- preparing the child ---------------------------------------------------- */
+
+static int build_caps(const struct exec_spec *s, cap_t *ret)
+{
+	cap_t caps = cap_init();
+	if (!caps)
+		return -ENOMEM;
+	cap_value_t list[64];
+	int n = 0;
+	for (int cap = 0; cap < 64 && cap <= CAP_LAST_CAP; cap++)
+		if ((s->caps >> cap) & 1)
+			list[n++] = cap;
+	if (n && (cap_set_flag(caps, CAP_PERMITTED, n, list, CAP_SET) < 0 ||
+	          cap_set_flag(caps, CAP_EFFECTIVE, n, list, CAP_SET) < 0 ||
+	          cap_set_flag(caps, CAP_INHERITABLE, n, list, CAP_SET) < 0)) {
+		cap_free(caps);
+		return -EINVAL;
+	}
+	*ret = caps;
+	return 0;
+}
+
+/* The profile is read by kin itself: a FIFO (or a device) named there
+ * must not block the loop, so only a regular file is read. */
+static int read_profile(const char *path, char **ret_text)
+{
+	char fdpath[64];
+	struct stat st;
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
+	return file_read_small(fdpath, EXEC_SC_FILE_MAX, ret_text, NULL);
+}
+
+static int build_seccomp(struct exec *e, struct sock_fprog *prog, struct cells_err *err)
+{
+	const struct exec_spec *s = e->spec;
+	if (s->seccomp == EXEC_SECCOMP_NONE)
+		return 0;
+	if (s->seccomp == EXEC_SECCOMP_DEFAULT)
+		return exec_sc_build(NULL, s->caps, prog, err);
+	_cleanup_free_ char *text = NULL;
+	_cleanup_free_ struct exec_sc_profile *p = malloc(sizeof(*p));
+	if (!p)
+		return cells_fail(err, -ENOMEM, CELLS_RESOURCE_EXHAUSTED, "out of memory");
+	int r = read_profile(s->seccomp_file, &text);
+	if (r < 0)
+		return cells_fail(err, r, CELLS_INVALID_ARGUMENT, "seccomp profile %s: %s",
+		                  s->seccomp_file,
+		                  r == -EINVAL ? "not a regular file" : strerror(-r));
+	r = exec_sc_parse(text, p, err);
+	if (r < 0)
+		return r;
+	return exec_sc_build(p, s->caps, prog, err);
+}
+
+/* Prefixes err's message with the executable's name. */
+static int exec_fail_prefix(struct exec *e, int r, struct cells_err *err)
+{
+	cells_err_prefix(err, "exec", e->label);
+	return r;
+}
+
+/* Begins one run of e: everything that can fail before the child exists
+ * is prepared first; whatever failed is undone by the cleanups. The child
+ * is tracked from the start, so its exit is never lost to the orphan sweep
+ * while its setup runs. */
+int exec_run(struct exec *e, struct cells_err *err)
+{
+	const struct exec_spec *s = e->spec;
+	struct spawn_req req = {.spec = s, .label = e->label};
+	_cleanup_close_ int cg = -1, in_r = -1, in_w = -1, out_r = -1, out_w = -1, err_r = -1,
+	                    err_w = -1, status_fd = -1;
+	_cleanup_free_ struct sock_filter *filter = NULL;
+	char dir[PATH_MAX];
+	cap_t caps = NULL;
+	int fds[2], r;
+
+	r = build_seccomp(e, &req.seccomp, err);
+	if (r < 0)
+		return exec_fail_prefix(e, r, err);
+	filter = req.seccomp.filter;
+	if ((r = build_caps(s, &caps)) < 0)
+		return cells_fail_errno(err, r, "exec \"%s\": capabilities: %s", e->label,
+		                        strerror(-r));
+	req.caps_state = caps;
+	cells_cell_dir(e->owner, e->cell, dir, sizeof(dir));
+	if ((cg = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		r = cells_fail_errno(err, -errno, "exec \"%s\": %s: %m", e->label, dir);
+		goto out;
+	}
+	if (s->stdin_pipe ? pipe2(fds, O_CLOEXEC)
+	                  : (fds[0] = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
+		r = cells_fail_errno(err, -errno, "exec \"%s\": stdin: %m", e->label);
+		goto out;
+	}
+	in_r = fds[0], in_w = s->stdin_pipe ? fds[1] : -1;
+	if (pipe2(fds, O_CLOEXEC) < 0 ||
+	    (out_r = fds[0], out_w = fds[1], pipe2(fds, O_CLOEXEC) < 0)) {
+		r = cells_fail_errno(err, -errno, "exec \"%s\": output pipes: %m", e->label);
+		goto out;
+	}
+	err_r = fds[0], err_w = fds[1];
+	req.cgroup_fd = cg;
+	req.stdio[0] = in_r, req.stdio[1] = out_w, req.stdio[2] = err_w;
+	const char *path = exec_env_get(s->env, "PATH");
+	size_t n = 0;
+	if (!path)
+		req.envp[n++] = (char *)"PATH=" DEFAULT_PATH;
+	for (size_t i = 0; s->env && s->env[i]; i++)
+		req.envp[n++] = s->env[i];
+	req.envp[n] = NULL;
+	req.path = path ? path : DEFAULT_PATH;
+
+	struct exec_token *token = calloc(1, sizeof(*token));
+	if (!token) {
+		r = cells_fail(err, -ENOMEM, CELLS_RESOURCE_EXHAUSTED, "out of memory");
+		goto out;
+	}
+	pid_t pid;
+	int pidfd;
+	r = exec_spawn(&req, &pid, &pidfd, &status_fd, err);
+	if (r < 0) {
+		free(token);
+		goto out;
+	}
+	token->e = e;
+	r = child_track(e->owner->children, pid, pidfd, exec_on_child_exit, token, NULL);
+	if (r < 0) {
+		/* Untracked, it would never be reaped: kill it now, reap it later
+		 * through the owner's orphan sweep. */
+		kill(pid, SIGKILL);
+		free(token);
+		cells_fail_errno(err, r, "exec \"%s\": cannot track pid %d: %s", e->label, (int)pid,
+		                 strerror(-r));
+		goto out;
+	}
+	e->token = token;
+	e->pid = pid;
+	e->state = EXEC_STARTING;
+	e->start_failed = false;
+	e->exited = false;
+	e->exit_code = e->signal = 0;
+	e->started_ns = now_monotonic_ns();
+	if (e->stdin_fd >= 0)
+		close(e->stdin_fd);
+	e->stdin_fd = TAKE_FD(in_w);
+	if (e->stdin_fd >= 0)
+		fd_set_nonblock(e->stdin_fd, true);
+	r = exec_output_attach(e, TAKE_FD(out_r), TAKE_FD(err_r));
+	if (r < 0)
+		log_warn("exec \"%s\": output not captured: %s", e->label, strerror(-r));
+	/* Without its report in the loop, or without a deadline, the start
+	 * could never settle: kill the child, the reap settles it. */
+	e->status = (struct ev_source){.fd = TAKE_FD(status_fd), .fn = on_status, .data = e};
+	r = ev_add(e->owner->loop, &e->status, EPOLLIN);
+	if (r < 0) {
+		close(e->status.fd);
+		e->status.fd = -1;
+	}
+	if (r == 0)
+		r = exec_timer_arm(e, EXEC_START_TIMEOUT_MS);
+	if (r < 0)
+		verdict(e, -r, CELLS_INTERNAL, "cannot watch its setup: %s", strerror(-r));
+	r = 0;
+out:
+	cap_free(caps);
+	return r;
+}
+
+/* ---- exec_start ------------------------------------------------------------ */
+
+static struct exec *oldest_ended(struct cell *cell, struct exec *best)
+{
+	for (struct exec *e = cell->execs; e; e = e->next)
+		if (e->state == EXEC_EXITED && !e->token && (!best || e->seq < best->seq))
+			best = e;
+	for (struct cell *ch = cell->first_child; ch; ch = ch->next_sibling)
+		best = oldest_ended(ch, best);
+	return best;
+}
+
+int exec_start(struct cells *c, const char *cell, const char *name, const struct exec_spec *spec,
+               exec_start_fn done, void *data, struct cells_err *err)
+{
+	struct cell *ce;
+	struct exec *old = NULL;
+	int r = cells_get(c, cell, &ce, err);
+	if (r < 0)
+		return r;
+	if (!cell_name_valid(name))
+		return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT,
+		                  "exec \"%s/%s\": names are 1-%d of [A-Za-z0-9_.-], not . or ..",
+		                  cell, name ? name : "", CELLS_NAME_MAX);
+	if (!spec)
+		return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT, "exec \"%s/%s\": no spec",
+		                  cell, name);
+	if ((r = exec_spec_validate(spec, err)) < 0) {
+		char label[CELLS_PATH_MAX + CELLS_NAME_MAX + 2];
+		snprintf(label, sizeof(label), "%s/%s", cell, name);
+		cells_err_prefix(err, "exec", label);
+		return r;
+	}
+	for (struct exec *e = ce->execs; e; e = e->next)
+		if (strcmp(e->name, name) == 0)
+			old = e;
+	if (!done)
+		return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT,
+		                  "exec \"%s/%s\": start without a callback", cell, name);
+	if (old && old->state != EXEC_EXITED)
+		return cells_fail(err, -EEXIST, CELLS_ALREADY_EXISTS,
+		                  "exec \"%s/%s\" is already %s", cell, name,
+		                  exec_state_name(old->state));
+	if (ce->delete_op.active)
+		return cells_fail(err, -EBUSY, CELLS_FAILED_PRECONDITION,
+		                  "exec \"%s/%s\": the cell is being deleted", cell, name);
+	bool populated, frozen = ce->frozen;
+	cells_read_events(c, ce, &populated, &frozen);
+	if (frozen)
+		return cells_fail(err, -EBUSY, CELLS_FAILED_PRECONDITION,
+		                  "exec \"%s/%s\": the cell is frozen (thaw it first)", cell, name);
+	if (!old && c->nexecs >= CELLS_EXEC_MAX) {
+		struct exec *victim = oldest_ended(&c->top, NULL);
+		if (!victim)
+			return cells_fail(err, -ENOSPC, CELLS_RESOURCE_EXHAUSTED,
+			                  "exec \"%s/%s\": %d executables are running", cell, name,
+			                  CELLS_EXEC_MAX);
+		exec_free(victim);
+	}
+
+	struct exec *e = calloc(1, sizeof(*e));
+	if (!e)
+		return cells_fail(err, -ENOMEM, CELLS_RESOURCE_EXHAUSTED, "out of memory");
+	*e = (struct exec){.owner = c,
+	                   .cell = ce,
+	                   .stdin_fd = -1,
+	                   .timer = {.fd = -1},
+	                   .status = {.fd = -1},
+	                   .state = EXEC_EXITED};
+	str_copy(e->name, sizeof(e->name), name);
+	snprintf(e->label, sizeof(e->label), "%s/%s", cell, name);
+	r = exec_spec_copy(spec, &e->spec);
+	if (r == 0)
+		r = exec_output_init(e, spec->log_bytes ? spec->log_bytes : EXEC_LOG_DEFAULT);
+	if (r < 0) {
+		exec_output_free(e);
+		exec_spec_free(e->spec);
+		free(e);
+		return cells_fail(err, r, CELLS_RESOURCE_EXHAUSTED, "exec \"%s/%s\": %s", cell,
+		                  name, strerror(-r));
+	}
+	/* Linked before the run so a second start of the name finds it; the
+	 * ended run it replaces is unlinked until the start is over (put back
+	 * if it fails, freed once the new run reached execve). */
+	if (old)
+		exec_unlink(old);
+	e->replaces = old;
+	e->seq = ++c->exec_seq;
+	e->next = ce->execs;
+	ce->execs = e;
+	c->nexecs++;
+	r = exec_run(e, err);
+	if (r < 0) {
+		exec_restore_replaced(e);
+		exec_free(e);
+		return r;
+	}
+	e->start_done = done;
+	e->start_data = data;
+	return 1;
+}
+
+static void sync_done(int result, const struct cells_err *err, void *data)
+{
+	(void)err;
+	*(int *)data = result;
+}
+
+int exec_start_sync(struct cells *c, const char *cell, const char *name,
+                    const struct exec_spec *spec, struct cells_err *err)
+{
+	struct exec *e;
+	int result = 1;
+	int r = exec_start(c, cell, name, spec, sync_done, &result, err);
+	if (r < 0)
+		return r;
+	if (exec_get(c, cell, name, &e, err) < 0 || e->state != EXEC_STARTING)
+		return cells_fail(err, -EIO, CELLS_INTERNAL, "exec \"%s/%s\": lost its start",
+		                  cell, name);
+	/* The only wait on a child's setup in cells/, bounded. */
+	uint64_t deadline = now_monotonic_ns() + EXEC_START_TIMEOUT_MS * 1000000ull;
+	while (e->status.fd >= 0 && !e->start_failed && result == 1) {
+		struct pollfd pfd = {.fd = e->status.fd, .events = POLLIN};
+		uint64_t now = now_monotonic_ns();
+		if (now >= deadline) {
+			exec_start_timeout(e);
+			break;
+		}
+		int n = poll(&pfd, 1, (int)((deadline - now) / 1000000 + 1));
+		if (n < 0 && errno != EINTR) {
+			verdict(e, errno, CELLS_INTERNAL, "poll: %s", strerror(errno));
+			break;
+		}
+		if (n > 0)
+			status_check(e);
+	}
+	if (result == 0)
+		return 0;
+	/* Failed: the loop reaps the killed child and drops the record; the
+	 * answer is the verdict, told now. */
+	e->start_done = NULL;
+	if (err)
+		*err = e->start_err;
+	return e->start_err.err < 0 ? e->start_err.err : -EIO;
+}
