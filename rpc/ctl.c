@@ -236,7 +236,7 @@ int rpc_ctl_main(int argc, char **argv)
 	int c;
 
 	opterr = 0;
-	optind = 1;
+	optind = 0; /* 0: glibc starts over (not the state an earlier parse left) */
 	while ((c = getopt_long(argc, argv, "+:o:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 's':

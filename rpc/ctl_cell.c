@@ -69,7 +69,7 @@ int rpc_cc_cmd_cell(struct cc *cc, int argc, char **argv)
 	snprintf(what, sizeof(what), "cell %s", sub);
 	cc->what = what;
 	creq.limits = ptrs;
-	optind = 1;
+	optind = 0; /* 0: glibc starts over, in its default (permuting) order */
 	opterr = 0;
 	while ((c = getopt_long(argc - 1, argv + 1, ":fl:o:h", longopts, NULL)) != -1) {
 		int k = rpc_cc_common_opt(cc, c, argv + 1, &r);

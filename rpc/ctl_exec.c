@@ -269,7 +269,7 @@ int rpc_cc_cmd_exec(struct cc *cc, int argc, char **argv)
 		}
 	if (is_start && dd == argc)
 		return rpc_cc_usage(cc, "needs '-- ARGV...' after the options");
-	optind = 1;
+	optind = 0; /* 0: glibc starts over, in its default (permuting) order */
 	opterr = 0;
 	while ((c = getopt_long(dd - 1, argv + 1, ":fo:h", exec_longopts, NULL)) != -1) {
 		int k = rpc_cc_common_opt(cc, c, argv + 1, &r);
@@ -559,7 +559,7 @@ int rpc_cc_cmd_events(struct cc *cc, int argc, char **argv)
 	Kin__V1__EventsRequest in = KIN__V1__EVENTS_REQUEST__INIT;
 	int c, r;
 	cc->what = "events";
-	optind = 1;
+	optind = 0; /* 0: glibc starts over, in its default (permuting) order */
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
 		int k = rpc_cc_common_opt(cc, c, argv, &r);

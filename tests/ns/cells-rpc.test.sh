@@ -87,6 +87,19 @@ t_duplicate() {
 	kc exec delete a d1
 }
 
+# Options may follow CELL NAME, as the README writes them.
+t_options_after_names() {
+	kc exec start a o1 --env K=v1 --log-size 64K -- /bin/sh -c 'echo "$K"'
+	[ $rc -eq 0 ] || { bad options_after_names "start: exit $rc: $(cat "$T/out")"; return; }
+	kc exec wait a o1 -o json
+	[ $rc -eq 0 ] && out_has '"exit_code":0' || { bad options_after_names "wait: exit $rc: $(cat "$T/out")"; return; }
+	kc exec logs a o1
+	[ "$(cat "$T/out")" = v1 ] || { bad options_after_names "logs: '$(cat "$T/out")'"; return; }
+	kc cell show a -o json
+	out_has '"cell":\{"path":"a"' && ok options_after_names || bad options_after_names "show: $(cat "$T/out")"
+	kc exec delete a o1
+}
+
 t_bad_names() {
 	local n fails=""
 	for n in 'bad name' '../x' 'a//b' '/a' 'a/' '.' "$(printf 'x%.0s' $(seq 65))"; do
@@ -417,6 +430,7 @@ t_stop_kin_stops_executables() {
 t_own_leaf
 t_create_list_show
 t_duplicate
+t_options_after_names
 t_bad_names
 t_not_found
 t_limits_refused
