@@ -110,8 +110,8 @@ static void info_fill(struct rpc_zones_service *svc, struct zrec *r, struct zinf
 	m->ready = r->ready && rpc_route_state(svc->rpc, r->name) == RPC_ROUTE_READY;
 	m->state = (char *)(b->z.state == ZONE_STOPPING ? "stopping"
 	                    : b->z.state == ZONE_GONE   ? "gone"
-	                    : r->checking               ? "starting"
-	                                                : "running");
+	                    : b->z.state == ZONE_STARTING || r->checking ? "starting"
+	                                                                 : "running");
 }
 
 static int reply_info(struct rpc_zones_service *svc, struct zrec *r, struct rpc_call *call)
@@ -273,6 +273,49 @@ static int create_vm(struct rpc_zones_service *svc, struct rpc_call *call,
 	return reply_info(svc, r, call);
 }
 
+/* The zone kin was exec'd (route it, then ask it Health/Check; Create is
+ * answered by check_done), or its start failed, nothing of it left. */
+static void zone_created(int result, const struct cells_err *err, void *data)
+{
+	struct zrec *r = data;
+	struct rpc_zones_service *svc = r->svc;
+	struct rpc_call *call = r->create_call;
+	if (result < 0) {
+		if (call) {
+			r->create_call = NULL;
+			rpc_call_on_cancel(call, NULL, NULL);
+			fail_err(call, err, result);
+		}
+		rec_gone(r, -1, err && err->msg[0] ? err->msg : strerror(-result));
+		return;
+	}
+	struct zone_info info;
+	zone_get(svc->zones, r->name, &info, NULL);
+	int e = rpc_route_add(svc->rpc, r->name, info.rpc_fd, 0);
+	if (e < 0) { /* unreachable, so not kept: the cleanup leaves nothing */
+		zone_kill(svc->zones, r->name, NULL);
+		r->gone = true; /* freed when the zone is reaped */
+		if (call) {
+			r->create_call = NULL;
+			rpc_call_on_cancel(call, NULL, NULL);
+			rpc_call_fail(call, RPC_INTERNAL, "zone \"%s\": route: %s", r->name,
+			              strerror(-e));
+		}
+		return;
+	}
+	Kin__V1__CheckRequest in = KIN__V1__CHECK_REQUEST__INIT;
+	r->checking = true;
+	e = rpc_route_call(svc->rpc, r->name, "kin.v1.Health", "Check", &in.base, check_done, r);
+	if (e < 0) {
+		r->checking = false;
+		if (call) {
+			r->create_call = NULL;
+			rpc_call_on_cancel(call, NULL, NULL);
+			reply_info(svc, r, call);
+		}
+	}
+}
+
 static int create_ns(struct rpc_zones_service *svc, struct rpc_call *call,
                      const Kin__V1__ZoneCreateRequest *m)
 {
@@ -299,27 +342,15 @@ static int create_ns(struct rpc_zones_service *svc, struct rpc_call *call,
 		if (e < 0)
 			return fail_err(call, &err, e);
 	}
-	int e = zone_create(svc->zones, &spec, &err);
-	if (e < 0)
-		return fail_err(call, &err, e);
-	struct zone_info info;
-	zone_get(svc->zones, m->name, &info, NULL);
 	struct zrec *r = rec_new(svc, m->name, false);
-	e = r ? rpc_route_add(svc->rpc, m->name, info.rpc_fd, 0) : -ENOMEM;
-	if (e < 0) { /* unreachable, so not kept: the cleanup leaves nothing */
-		zone_kill(svc->zones, m->name, NULL);
-		if (r)
-			r->gone = true; /* freed when the zone is reaped */
-		return rpc_call_fail(call, RPC_INTERNAL, "zone \"%s\": route: %s", m->name,
-		                     strerror(-e));
-	}
-	Kin__V1__CheckRequest in = KIN__V1__CHECK_REQUEST__INIT;
-	r->checking = true;
-	e = rpc_route_call(svc->rpc, m->name, "kin.v1.Health", "Check", &in.base, check_done, r);
+	if (!r)
+		return -ENOMEM;
+	int e = zone_create(svc->zones, &spec, zone_created, r, &err);
 	if (e < 0) {
-		r->checking = false;
-		return reply_info(svc, r, call);
+		rec_unlink_free(r);
+		return fail_err(call, &err, e);
 	}
+	/* Its setup runs on; zone_created goes on from the loop. */
 	r->create_call = call;
 	rpc_call_on_cancel(call, create_cancelled, r);
 	return 0;
@@ -427,7 +458,8 @@ static int h_stop(struct rpc_call *call, const ProtobufCMessage *in, void *userd
 	} else {
 		struct zone_info zi;
 		/* A second Stop waits for the first one's end. */
-		if (zone_get(svc->zones, r->name, &zi, NULL) == 0 && zi.state == ZONE_RUNNING) {
+		if (zone_get(svc->zones, r->name, &zi, NULL) == 0 &&
+		    (zi.state == ZONE_RUNNING || zi.state == ZONE_STARTING)) {
 			struct cells_err err = {0};
 			int e = zone_stop(svc->zones, r->name, zone_stopped, NULL, &err);
 			if (e < 0 && e != -EALREADY)

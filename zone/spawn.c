@@ -3,12 +3,13 @@
  * its root (the given directory bound onto itself, or a tmpfs), mounts
  * /proc, /sys, /sys/fs/cgroup, a small /dev and /run in it, pivots into
  * it, sets the hostname, puts its RPC end on fd 3, /dev/null on 0 and the
- * log pipe on 1 and 2, and execs kin from the sealed memfd. A failed step is sent back on a pipe as (step, errno). */
+ * log pipe on 1 and 2, and execs kin from the sealed memfd. A failed step is
+ * sent back on a pipe as (step, errno); EOF means it exec'd. The parent
+ * never waits on that pipe here: zone.c watches it from the loop. */
 #include "zone/zone-int.h"
 
 #include <fcntl.h>
 #include <linux/sched.h>
-#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -200,6 +201,9 @@ int zone_spawn(const struct zone_spawn *a, struct zone_spawned *ret, int *ret_st
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return -errno;
 	errr = p[0], errw = p[1];
+	r = fd_set_nonblock(errr, true);
+	if (r < 0)
+		return r;
 	if (a->net) {
 		if (pipe2(p, O_CLOEXEC) < 0)
 			return -errno;
@@ -233,8 +237,11 @@ int zone_spawn(const struct zone_spawn *a, struct zone_spawned *ret, int *ret_st
 	close(TAKE_FD(errw));
 	if (gor >= 0)
 		close(TAKE_FD(gor));
-	*ret = (struct zone_spawned){.pid = (pid_t)pid, .pidfd = pidfd, .rpc_fd = sv[0]};
+	*ret = (struct zone_spawned){
+		.pid = (pid_t)pid, .pidfd = pidfd, .rpc_fd = sv[0], .report_fd = -1};
 	if (a->net) {
+		/* The child waits for this (it reads gofd), so a failure
+		 * here kills a process that is not in any setup yet. */
 		r = a->net_setup(a->net_data, (pid_t)pid);
 		if (r < 0) {
 			*ret_step = ZSTEP_NET;
@@ -245,20 +252,8 @@ int zone_spawn(const struct zone_spawn *a, struct zone_spawned *ret, int *ret_st
 			goto fail;
 		}
 	}
-	/* EOF: exec'd. (step, errno): a setup step failed. Bounded wait. */
-	struct pollfd pfd = {.fd = errr, .events = POLLIN};
-	int n = poll(&pfd, 1, EXEC_START_TIMEOUT_MS);
-	if (n <= 0) {
-		r = n == 0 ? -ETIMEDOUT : -errno;
-		goto fail;
-	}
-	int msg[2];
-	ssize_t got = read(errr, msg, sizeof(msg));
-	if (got == (ssize_t)sizeof(msg)) {
-		*ret_step = msg[0];
-		r = -msg[1];
-		goto fail;
-	}
+	/* The rest of the setup is the caller's to watch, from its loop. */
+	ret->report_fd = TAKE_FD(errr);
 	return 0;
 fail:
 	syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
@@ -266,6 +261,22 @@ fail:
 	waitid((idtype_t)3 /* P_PIDFD */, (id_t)pidfd, &si, WEXITED);
 	close(pidfd);
 	close(ret->rpc_fd);
-	*ret = (struct zone_spawned){.pidfd = -1, .rpc_fd = -1};
+	*ret = (struct zone_spawned){.pidfd = -1, .rpc_fd = -1, .report_fd = -1};
 	return r < 0 ? r : -EIO;
+}
+
+int zone_spawn_report(int report_fd, int *ret_step)
+{
+	int msg[2];
+	ssize_t got = read(report_fd, msg, sizeof(msg));
+	if (got < 0)
+		return errno == EAGAIN ? 0 : -errno;
+	if (got == 0)
+		return 1;
+	if (got != (ssize_t)sizeof(msg)) { /* one write of 8 bytes: never split */
+		*ret_step = -1;
+		return -EIO;
+	}
+	*ret_step = msg[0];
+	return msg[1] > 0 ? -msg[1] : -EIO;
 }

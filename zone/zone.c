@@ -28,7 +28,14 @@ struct zone {
 	struct zone_log log;
 	zone_done_fn done;
 	void *done_data;
-	struct ev_source timer; /* stop timeout (cgroup.kill), then cleanup retries */
+	struct ev_source timer; /* setup deadline or stop timeout (cgroup.kill), then
+				   cleanup retries */
+	struct ev_source report; /* the setup's report pipe while starting; fd -1 after */
+	bool starting;		 /* created not called yet */
+	zone_created_fn created;
+	void *created_data;
+	int spawn_r; /* the first reason the start failed, 0: none yet */
+	struct cells_err spawn_err;
 	int status;
 	bool cleaning;	  /* reaped: removing what the zone kin made in its cell */
 	unsigned retries; /* of that removal */
@@ -73,7 +80,10 @@ static int zerr(struct cells_err *err, int r, enum cells_code code, const char *
 
 const char *zone_state_name(enum zone_state s)
 {
-	return s == ZONE_RUNNING ? "running" : s == ZONE_STOPPING ? "stopping" : "gone";
+	return s == ZONE_RUNNING    ? "running"
+	       : s == ZONE_STOPPING ? "stopping"
+	       : s == ZONE_STARTING ? "starting"
+				    : "gone";
 }
 
 int zone_subnet_parse(const char *cidr, uint32_t *ret_base, unsigned *ret_prefix)
@@ -292,8 +302,19 @@ static void zone_unlink(struct zone *x)
 	z->count--;
 }
 
+static void report_close(struct zone *x)
+{
+	if (x->report.fd < 0)
+		return;
+	if (x->z)
+		ev_del(x->z->loop, &x->report);
+	close(x->report.fd);
+	x->report.fd = -1;
+}
+
 static void zone_free(struct zone *x)
 {
+	report_close(x);
 	if (x->timer.fd >= 0) {
 		if (x->z)
 			ev_del(x->z->loop, &x->timer);
@@ -323,8 +344,14 @@ static void zone_finish(struct zone *x)
 		cell_delete(z->cells, ZONE_CELL_PARENT, true, NULL, NULL, NULL);
 	if (x->done)
 		x->done(x->status, x->done_data);
-	if (z->ev.gone)
+	if (x->starting) { /* it never ran: its create hears why, nothing is gone */
+		x->starting = false;
+		if (x->created)
+			x->created(x->spawn_r < 0 ? x->spawn_r : -EIO, &x->spawn_err,
+				   x->created_data);
+	} else if (z->ev.gone) {
 		z->ev.gone(&x->info, x->status, z->ev.data);
+	}
 	zone_free(x);
 }
 
@@ -390,6 +417,89 @@ static void zone_cleanup(struct zone *x)
 
 static void on_timer(struct ev_source *src, uint32_t events);
 
+/* x->timer, made on first use and kept until the zone is freed. */
+static int timer_arm(struct zone *x, uint64_t ms)
+{
+	if (x->timer.fd < 0) {
+		x->timer = (struct ev_source){
+			.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC),
+			.fn = on_timer,
+			.data = x};
+		if (x->timer.fd < 0)
+			return -errno;
+		if (ev_add(x->z->loop, &x->timer, EPOLLIN) < 0) {
+			int r = -errno;
+			close(x->timer.fd);
+			x->timer.fd = -1;
+			return r;
+		}
+	}
+	struct itimerspec its = {.it_value = {.tv_sec = (time_t)(ms / 1000),
+					      .tv_nsec = (long)(ms % 1000) * 1000000}};
+	return timerfd_settime(x->timer.fd, 0, &its, NULL) < 0 ? -errno : 0;
+}
+
+static void timer_close(struct zone *x)
+{
+	if (x->timer.fd < 0)
+		return;
+	ev_del(x->z->loop, &x->timer);
+	close(x->timer.fd);
+	x->timer.fd = -1;
+}
+
+/* The start failed (the first reason wins): the child is killed now; its
+ * create hears why once it is reaped and cleaned up (zone_finish). */
+static void spawn_abort(struct zone *x, int r, enum cells_code code, const char *fmt, ...)
+	_printf_(4, 5);
+static void spawn_abort(struct zone *x, int r, enum cells_code code, const char *fmt, ...)
+{
+	if (!x->starting || x->spawn_r < 0)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	x->spawn_r = r;
+	x->spawn_err.err = r;
+	x->spawn_err.code = code;
+	vsnprintf(x->spawn_err.msg, sizeof(x->spawn_err.msg), fmt, ap);
+	va_end(ap);
+	log_debug("%s", x->spawn_err.msg);
+	report_close(x);
+	timer_close(x);
+	if (x->child)
+		child_signal(x->child, SIGKILL);
+	cell_kill(x->z->cells, x->info.cell, NULL);
+}
+
+static void spawn_step_failed(struct zone *x, int r, int step)
+{
+	spawn_abort(x, r, r == -ENOENT && step == ZSTEP_EXEC ? CELLS_NOT_FOUND : CELLS_INTERNAL,
+		    "zone \"%s\": %s: %s", x->info.name, zone_step_name(step), strerror(-r));
+}
+
+/* The report pipe: EOF once the zone kin is exec'd, or the failed step. */
+static void on_report(struct ev_source *src, uint32_t events)
+{
+	struct zone *x = src->data;
+	int step = -1;
+	int r = zone_spawn_report(src->fd, &step);
+	(void)events;
+	if (r == 0)
+		return;
+	if (r < 0) {
+		spawn_step_failed(x, r, step);
+		return;
+	}
+	report_close(x);
+	timer_close(x); /* zone_stop and the cleanup make their own */
+	x->starting = false;
+	if (x->info.state == ZONE_STARTING)
+		x->info.state = ZONE_RUNNING;
+	log_debug("zone \"%s\": kin exec'd, pid %d", x->info.name, (int)x->info.pid);
+	if (x->created)
+		x->created(0, NULL, x->created_data);
+}
+
 static void on_zone_exit(const siginfo_t *si, void *data)
 {
 	struct zone *x = data;
@@ -398,6 +508,17 @@ static void on_zone_exit(const siginfo_t *si, void *data)
 	if (!x->z) { /* zones_free forgot us; nothing to clean through */
 		zone_free(x);
 		return;
+	}
+	if (x->starting && x->spawn_r == 0) {
+		/* Ended before we saw its report: a failed step says so. */
+		int step = -1;
+		int r = x->report.fd >= 0 ? zone_spawn_report(x->report.fd, &step) : 0;
+		if (r < 0)
+			spawn_step_failed(x, r, step);
+		else
+			spawn_abort(x, -ECHILD, CELLS_UNAVAILABLE,
+				    "zone \"%s\": its kin ended (status %d) before answering",
+				    x->info.name, x->status);
 	}
 	log_debug("zone \"%s\": kin exited with status %d", x->info.name, x->status);
 	/* Anything that left the pid namespace's reach still dies here. */
@@ -504,7 +625,8 @@ static void zone_abandon(struct zone *x, int out_fd)
 	free(x);
 }
 
-int zone_create(struct zones *z, const struct zone_spec *spec, struct cells_err *err)
+int zone_create(struct zones *z, const struct zone_spec *spec, zone_created_fn created,
+		void *data, struct cells_err *err)
 {
 	int r = check_spec(z, spec, err);
 	if (r < 0)
@@ -520,7 +642,8 @@ int zone_create(struct zones *z, const struct zone_spec *spec, struct cells_err 
 	struct zone *x = calloc(1, sizeof(*x));
 	if (!x)
 		return zerr(err, -ENOMEM, CELLS_INTERNAL, "zone \"%s\": out of memory", spec->name);
-	*x = (struct zone){.z = z, .timer = {.fd = -1}, .deleg = deleg_alloc(z)};
+	*x = (struct zone){
+		.z = z, .timer = {.fd = -1}, .report = {.fd = -1}, .deleg = deleg_alloc(z)};
 	zone_log_init(&x->log);
 	x->info = (struct zone_info){.state = ZONE_RUNNING,
 				     .depth = z->depth + 1,
@@ -623,8 +746,8 @@ int zone_create(struct zones *z, const struct zone_spec *spec, struct cells_err 
 	int step;
 	r = zone_spawn(&sp, &out, &step);
 	if (r < 0) {
-		zerr(err, r, r == -ENOENT && step == ZSTEP_EXEC ? CELLS_NOT_FOUND : CELLS_INTERNAL,
-		     "zone \"%s\": %s: %s", x->info.name, zone_step_name(step), strerror(-r));
+		zerr(err, r, CELLS_INTERNAL, "zone \"%s\": %s: %s", x->info.name,
+		     zone_step_name(step), strerror(-r));
 		if (spec->net)
 			net_link_delete(x->info.host_if);
 		cell_delete(z->cells, x->info.cell, true, NULL, NULL, NULL);
@@ -639,10 +762,12 @@ int zone_create(struct zones *z, const struct zone_spec *spec, struct cells_err 
 	if (r < 0) { /* cannot watch it: do not leave it running */
 		cell_kill(z->cells, x->info.cell, NULL);
 		close(out.rpc_fd);
+		close(out.report_fd);
 		zone_abandon(x, out_fd);
 		return zerr(err, r, CELLS_INTERNAL, "zone \"%s\": tracking its kin: %s",
 			    spec->name, strerror(-r));
 	}
+	/* Listed from here: its name is taken, stop and kill reach it. */
 	x->prev = z->tail;
 	if (z->tail)
 		z->tail->next = x;
@@ -650,9 +775,20 @@ int zone_create(struct zones *z, const struct zone_spec *spec, struct cells_err 
 		z->head = x;
 	z->tail = x;
 	z->count++;
-	log_debug("zone \"%s\": kin pid %d, depth %u%s%s", x->info.name, (int)out.pid,
-		  x->info.depth, spec->net ? ", eth0 " : "", x->info.addr);
-	return 0;
+	x->info.state = ZONE_STARTING;
+	x->starting = true;
+	x->created = created;
+	x->created_data = data;
+	x->report = (struct ev_source){.fd = out.report_fd, .fn = on_report, .data = x};
+	r = ev_add(z->loop, &x->report, EPOLLIN);
+	if (r >= 0)
+		r = timer_arm(x, EXEC_START_TIMEOUT_MS);
+	if (r < 0) /* still pending: answered once it is reaped */
+		spawn_abort(x, r, CELLS_INTERNAL, "zone \"%s\": watching its setup: %s",
+			    x->info.name, strerror(-r));
+	log_debug("zone \"%s\": kin pid %d, depth %u%s%s; setting up", x->info.name,
+		  (int)out.pid, x->info.depth, spec->net ? ", eth0 " : "", x->info.addr);
+	return 1;
 }
 
 static void on_timer(struct ev_source *src, uint32_t events)
@@ -666,6 +802,14 @@ static void on_timer(struct ev_source *src, uint32_t events)
 		zone_cleanup(x);
 		return;
 	}
+	if (x->starting) { /* its setup is stuck (a root on a hung mount, say) */
+		log_warn("zone \"%s\": setup still running after %d ms; killed", x->info.name,
+			 EXEC_START_TIMEOUT_MS);
+		spawn_abort(x, -ETIMEDOUT, CELLS_DEADLINE_EXCEEDED,
+			    "zone \"%s\": setup did not reach execve within %d ms", x->info.name,
+			    EXEC_START_TIMEOUT_MS);
+		return;
+	}
 	log_warn("zone \"%s\": still running %llu ms after SIGTERM; cgroup.kill", x->info.name,
 		 (unsigned long long)x->z->stop_timeout_ms);
 	cell_kill(x->z->cells, x->info.cell, NULL);
@@ -677,26 +821,20 @@ int zone_stop(struct zones *z, const char *name, zone_done_fn done, void *data,
 	struct zone *x = zone_find(z, name);
 	if (!x)
 		return zerr(err, -ENOENT, CELLS_NOT_FOUND, "zone \"%s\" not found", name);
-	if (x->info.state != ZONE_RUNNING || x->done)
+	if ((x->info.state != ZONE_RUNNING && x->info.state != ZONE_STARTING) || x->done)
 		return zerr(err, -EALREADY, CELLS_FAILED_PRECONDITION,
 			    "zone \"%s\" is already stopping", name);
-	x->timer = (struct ev_source){
-		.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC),
-		.fn = on_timer,
-		.data = x};
-	if (x->timer.fd >= 0) {
-		struct itimerspec its = {
-			.it_value = {.tv_sec = (time_t)(z->stop_timeout_ms / 1000),
-				     .tv_nsec = (long)(z->stop_timeout_ms % 1000) * 1000000}};
-		if (timerfd_settime(x->timer.fd, 0, &its, NULL) < 0 ||
-		    ev_add(z->loop, &x->timer, EPOLLIN) < 0) {
-			close(x->timer.fd);
-			x->timer.fd = -1;
-		}
-	}
-	x->info.state = ZONE_STOPPING;
 	x->done = done;
 	x->done_data = data;
+	if (x->starting) { /* no kin to ask yet: its setup is killed */
+		x->info.state = ZONE_STOPPING;
+		spawn_abort(x, -ECANCELED, CELLS_CANCELLED,
+			    "zone \"%s\": stopped before its kin started", name);
+		return 1;
+	}
+	if (timer_arm(x, z->stop_timeout_ms) < 0)
+		timer_close(x);
+	x->info.state = ZONE_STOPPING;
 	if (x->child)
 		child_signal(x->child, SIGTERM);
 	return 1;
@@ -707,6 +845,8 @@ int zone_kill(struct zones *z, const char *name, struct cells_err *err)
 	struct zone *x = zone_find(z, name);
 	if (!x)
 		return zerr(err, -ENOENT, CELLS_NOT_FOUND, "zone \"%s\" not found", name);
+	spawn_abort(x, -ECANCELED, CELLS_CANCELLED, "zone \"%s\": killed before its kin started",
+		    name);
 	return cell_kill(z->cells, x->info.cell, err);
 }
 
@@ -743,6 +883,10 @@ void zones_free(struct zones *z)
 			x->timer.fd = -1;
 		}
 		zone_log_close(&x->log, z->loop);
+		report_close(x);
+		if (x->starting && x->child) /* half set up, no kin yet: not left running */
+			child_signal(x->child, SIGKILL);
+		x->created = NULL;
 		x->z = NULL;
 		if (!x->child) /* its cell delete is pending: freed there */
 			continue;

@@ -56,7 +56,8 @@ struct zone_spec {
 	char *const *argv;	   /* the zone kin's workload, or NULL */
 };
 
-enum zone_state { ZONE_RUNNING, ZONE_STOPPING, ZONE_GONE };
+/* STARTING: cloned, its own setup (root, mounts, exec) not done yet. */
+enum zone_state { ZONE_RUNNING, ZONE_STOPPING, ZONE_GONE, ZONE_STARTING };
 const char *zone_state_name(enum zone_state s);
 
 struct zone_info {
@@ -87,14 +88,24 @@ struct zones;
 int zones_new(struct ev_loop *loop, struct child_table *children, struct cells *cells,
 	      const struct zones_config *cfg, const struct zone_events *ev, struct zones **ret,
 	      struct cells_err *err);
-/* Forgets every zone (their processes go on; a later reap calls nothing). */
+/* Forgets every zone (their processes go on, but one still in its setup
+ * is killed; a later reap calls nothing, nor any created). */
 void zones_free(struct zones *z);
 
 /* Checks everything first (name, duplicate, count, depth, root, limits,
  * subnet room), then: cell zones/NAME, the zone kin cloned into it with its
- * namespaces, its root and hostname set, the veth pair, exec. Returns once
- * the zone kin runs; a failure names the step and leaves nothing behind. */
-int zone_create(struct zones *z, const struct zone_spec *spec, struct cells_err *err);
+ * namespaces, the veth pair; the child sets its root and hostname and
+ * execs. That setup is watched from the loop, never waited for: returns
+ * 1 (pending; the zone is listed as starting and its name taken) or
+ * -errno with err set and nothing made. created runs once from the loop:
+ * result 0 when the zone kin was exec'd, or -errno with err naming the
+ * failed step, a setup that took over EXEC_START_TIMEOUT_MS, or a stop or
+ * kill that came first; by then the child is killed and reaped and its
+ * cell and veth are gone (no gone event follows a failed start). Not
+ * called after zones_free. */
+typedef void (*zone_created_fn)(int result, const struct cells_err *err, void *data);
+int zone_create(struct zones *z, const struct zone_spec *spec, zone_created_fn created,
+		void *data, struct cells_err *err);
 /* SIGTERM to the zone kin; it stops what it runs and exits. done runs once
  * the zone is gone and cleaned up (after stop_timeout, cgroup.kill).
  * Returns 1 (pending) or -errno. */
@@ -102,7 +113,8 @@ typedef void (*zone_done_fn)(int status, void *data);
 int zone_stop(struct zones *z, const char *name, zone_done_fn done, void *data,
 	      struct cells_err *err);
 /* cgroup.kill of the zone's cell: everything in it dies at once. The
- * cleanup follows when the zone kin is reaped. */
+ * cleanup follows when the zone kin is reaped. A zone still starting is
+ * killed by either, and its create fails (CANCELLED). */
 int zone_kill(struct zones *z, const char *name, struct cells_err *err);
 int zone_get(struct zones *z, const char *name, struct zone_info *ret, struct cells_err *err);
 /* Every live zone, in creation order. */

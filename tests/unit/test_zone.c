@@ -174,7 +174,7 @@ TEST(zone_create_checks_first)
 	if (!z)
 		return;
 	struct zone_spec spec = {.name = "deep"};
-	CHECK_EQ(zone_create(z, &spec, &err), -ELOOP);
+	CHECK_EQ(zone_create(z, &spec, NULL, NULL, &err), -ELOOP);
 	CHECK_EQ(err.code, CELLS_FAILED_PRECONDITION);
 	CHECK_STR(err.msg,
 		  "zone \"deep\": depth limit reached (this kin is at depth 4, the limit is 4)");
@@ -183,7 +183,7 @@ TEST(zone_create_checks_first)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		str_copy(spec.name, sizeof(spec.name), bad[i]);
 		err = (struct cells_err){0};
-		int r = zone_create(z, &spec, &err);
+		int r = zone_create(z, &spec, NULL, NULL, &err);
 		if (r != -EINVAL)
 			printf("    name \"%s\": %d %s\n", bad[i], r, err.msg);
 		CHECK_EQ(r, -EINVAL);
@@ -191,7 +191,7 @@ TEST(zone_create_checks_first)
 	}
 	/* Names are checked before the depth: a bad one says so at any depth. */
 	str_copy(spec.name, sizeof(spec.name), "a/b");
-	CHECK_EQ(zone_create(z, &spec, &err), -EINVAL);
+	CHECK_EQ(zone_create(z, &spec, NULL, NULL, &err), -EINVAL);
 	CHECK_EQ(zone_count(z), 0);
 	zones_free(z);
 	/* Below the limit: a bad root is refused before anything is made. */
@@ -201,9 +201,9 @@ TEST(zone_create_checks_first)
 	if (!z)
 		return;
 	spec = (struct zone_spec){.name = "r", .root = "relative"};
-	CHECK_EQ(zone_create(z, &spec, &err), -EINVAL);
+	CHECK_EQ(zone_create(z, &spec, NULL, NULL, &err), -EINVAL);
 	spec = (struct zone_spec){.name = "r", .root = "/etc/hostname"};
-	CHECK_EQ(zone_create(z, &spec, &err), -ENOTDIR);
+	CHECK_EQ(zone_create(z, &spec, NULL, NULL, &err), -ENOTDIR);
 	CHECK_EQ(zone_count(z), 0);
 	zones_free(z);
 }
@@ -219,7 +219,7 @@ TEST(zone_net_needs_a_subnet)
 	if (!z)
 		return;
 	struct zone_spec spec = {.name = "n", .net = true};
-	CHECK_EQ(zone_create(z, &spec, &err), -ENOENT);
+	CHECK_EQ(zone_create(z, &spec, NULL, NULL, &err), -ENOENT);
 	CHECK_EQ(err.code, CELLS_FAILED_PRECONDITION);
 	CHECK(strstr(err.msg, "no subnet for --net zones") != NULL);
 	zones_free(z);
@@ -227,7 +227,7 @@ TEST(zone_net_needs_a_subnet)
 	z = zones_for(&cfg, &err);
 	CHECK(z != NULL);
 	if (z) {
-		CHECK_EQ(zone_create(z, &spec, &err), -ENOENT);
+		CHECK_EQ(zone_create(z, &spec, NULL, NULL, &err), -ENOENT);
 		zones_free(z);
 	}
 }

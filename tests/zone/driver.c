@@ -156,6 +156,39 @@ static void export_info(const struct zone_info *info)
 	setenv("ZCELLDIR", dir, 1);
 }
 
+/* zone_create answers from the loop: run it until created is called. */
+static bool created_flag;
+static int created_r;
+static struct cells_err created_err;
+
+static void on_created(int result, const struct cells_err *err, void *data)
+{
+	(void)data;
+	created_r = result;
+	if (err)
+		created_err = *err;
+	created_flag = true;
+}
+
+static int create_wait(const struct zone_spec *spec, struct cells_err *err)
+{
+	created_flag = false;
+	created_err = (struct cells_err){0};
+	int r = zone_create(zones, spec, on_created, NULL, err);
+	if (r < 0)
+		return r;
+	run_until(&created_flag, 30000);
+	if (!created_flag) {
+		*err = (struct cells_err){.err = -ETIMEDOUT, .code = CELLS_DEADLINE_EXCEEDED};
+		snprintf(err->msg, sizeof(err->msg), "zone \"%s\": not created after 30 s",
+			 spec->name);
+		return -ETIMEDOUT;
+	}
+	if (created_r < 0)
+		*err = created_err;
+	return created_r;
+}
+
 static void cmd_create(char **w, int n)
 {
 	struct zone_spec spec = {0};
@@ -180,7 +213,7 @@ static void cmd_create(char **w, int n)
 			break;
 		}
 	}
-	if (zone_create(zones, &spec, &err) < 0) {
+	if (create_wait(&spec, &err) < 0) {
 		print_err(&err);
 		return;
 	}
@@ -252,7 +285,7 @@ static int create_ready(const char *name, bool net, uint64_t *ret_ns)
 	struct rpc_status st;
 	str_copy(spec.name, sizeof(spec.name), name);
 	uint64_t t0 = now_monotonic_ns();
-	if (zone_create(zones, &spec, &err) < 0) {
+	if (create_wait(&spec, &err) < 0) {
 		print_err(&err);
 		return -1;
 	}
