@@ -108,10 +108,11 @@ static void info_fill(struct rpc_zones_service *svc, struct zrec *r, struct zinf
 	m->log = b->z.log;
 	m->cell = b->z.cell;
 	m->ready = r->ready && rpc_route_state(svc->rpc, r->name) == RPC_ROUTE_READY;
+	bool starting = b->z.state == ZONE_STARTING || r->checking;
 	m->state = (char *)(b->z.state == ZONE_STOPPING ? "stopping"
 	                    : b->z.state == ZONE_GONE   ? "gone"
-	                    : b->z.state == ZONE_STARTING || r->checking ? "starting"
-	                                                                 : "running");
+	                    : starting                  ? "starting"
+	                                                : "running");
 }
 
 static int reply_info(struct rpc_zones_service *svc, struct zrec *r, struct rpc_call *call)
