@@ -41,7 +41,7 @@ KIN_LINK_DEPS := $(KIN_ORDER) init/kin.ld
 endif
 endif
 
-MODULES  := lib init cells vm net rpc rootfs zone
+MODULES  := lib proto init api ctl cells vm net rpc rootfs zone
 # A module may add a MODULE/module.mk: LIBS it links, GEN_SRCS it generates
 # (into $(BUILD)/gen), and rules for them. Keeps this file free of module detail.
 # CHECK_DEPS and BENCH_DEPS: test programs make check / make bench need.

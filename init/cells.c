@@ -5,7 +5,7 @@
  * and the services answer FAILED_PRECONDITION naming why. */
 #include "init/init.h"
 #include "cells/cells.h"
-#include "rpc/rpc.h"
+#include "api/api.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -9,7 +9,7 @@
  * disconnected. Where no such port shows up within 10 s (bare metal, a
  * VMM without it) kin stops looking. */
 #include "init/init.h"
-#include "rpc/rpc.h"
+#include "api/api.h"
 #include "vm/vm.h"
 
 #include <dirent.h>

@@ -3,7 +3,7 @@
  * timerfd for the stop sequence. Nothing here blocks and nothing exits on a
  * recoverable error. */
 #include "init/init.h"
-#include "rpc/rpc.h"
+#include "api/api.h"
 #include "zone/zone.h"
 
 #include <dirent.h>

@@ -3,7 +3,8 @@
  * ctl and image — and hands over. */
 #include "init/init.h"
 #include "rootfs/rootfs.h"
-#include "rpc/rpc.h"
+#include "api/api.h"
+#include "ctl/ctl.h"
 #include "vm/vm.h"
 
 #include <stdio.h>
@@ -150,7 +151,7 @@ int main(int argc, char **argv)
 	if (strcmp(cmd, "vm") == 0 && argc >= 3 && strcmp(argv[2], "run") == 0)
 		return vm_run_main(argc - 2, argv + 2);
 	if (strcmp(cmd, "ctl") == 0)
-		return rpc_ctl_main(argc - 1, argv + 1);
+		return ctl_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "image") == 0)
 		return rootfs_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0)

@@ -2,7 +2,7 @@
  * what the Health service reports, and which listen failures stop kin.
  * The server itself is rpc/ (init → rpc, never back). */
 #include "init/init.h"
-#include "rpc/rpc.h"
+#include "api/api.h"
 
 #include <string.h>
 #include <sys/resource.h>

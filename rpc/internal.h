@@ -3,10 +3,9 @@
 #pragma once
 
 #include "rpc/rpc.h"
-#include "rpc/kin.pb-c.h"
-#include "rpc/ttrpc.pb-c.h"
-#include "rpc/system.pb-c.h"
-#include "rpc/vm.pb-c.h"
+#include "proto/kin.pb-c.h"
+#include "proto/ttrpc.pb-c.h"
+#include "proto/system.pb-c.h"
 
 /* A Response frame, header included: status (code, msg) and an optional
  * payload message packed straight into out. */
@@ -69,17 +68,3 @@ void rpc_route_forward(struct rpc_server *s, struct rpc_call *call, const char *
 /* Ends every route (calls through them UNAVAILABLE) at server free. */
 void rpc_routes_free(struct rpc_server *s);
 
-/* VM zones (svc_zones.c) are VMs of the Vm service (vmsvc.c) reached by a
- * route of their own name instead of vm/NAME. Start answers an RPC code
- * (err: the sentence); exited runs once the VMM has exited, after the
- * route was closed. Stop begins Poweroff, Ctrl-Alt-Del, SIGKILL. */
-struct vm_spec;
-struct vm_info;
-struct rpc_vm_service;
-typedef void (*rpc_vm_exited_fn)(const struct vm_info *info, void *data);
-int rpc_vm_start_as(struct rpc_vm_service *svc, const struct vm_spec *spec, const char *route,
-		    rpc_vm_exited_fn exited, void *data, char *err, size_t size);
-int rpc_vm_stop_as(struct rpc_vm_service *svc, const char *name, uint64_t timeout_ms);
-int rpc_vm_kill_as(struct rpc_vm_service *svc, const char *name);
-int rpc_vm_get_as(struct rpc_vm_service *svc, const char *name, struct vm_info *ret,
-		  bool *ret_ready);

@@ -1,23 +1,5 @@
-# rpc: ttrpc framing, server, client, transports, handlers. Messages come
-# from rpc/*.proto through protoc-c into $(BUILD)/gen/rpc and are encoded
-# by libprotobuf-c (static archive from libprotobuf-c-dev).
-# Pattern rules only below: no explicit target may become make's default.
-RPC_PROTOS   := $(wildcard rpc/*.proto)
-RPC_GEN_C    := $(patsubst %.proto,$(BUILD)/gen/%.pb-c.c,$(RPC_PROTOS))
-RPC_GEN_H    := $(RPC_GEN_C:.c=.h)
-GEN_SRCS     += $(RPC_GEN_C)
-LIBS         += -lprotobuf-c
-CFLAGS       += -I$(BUILD)/gen
-
-$(BUILD)/gen/rpc/%.pb-c.c $(BUILD)/gen/rpc/%.pb-c.h: rpc/%.proto
-	@mkdir -p $(BUILD)/gen
-	@echo "  PROTOC-C $<"; protoc-c --c_out=$(BUILD)/gen -I. $<
-
-# Any module's object may include a generated header: all wait for them.
-# (An explicit rule here would become make's default goal; keep it `all`.)
-.DEFAULT_GOAL := all
-$(patsubst %.c,$(BUILD)/obj/%.o,$(foreach m,$(MODULES),$(wildcard $(m)/*.c))): | $(RPC_GEN_H)
-
+# rpc: ttrpc framing, server, client, transports, routing. Its messages
+# come from proto/ (proto/module.mk).
 # Test programs that link the modules: the load and bad-input client.
 # LIB_OBJS is only known after every module.mk: expand it a second time.
 .SECONDEXPANSION:

@@ -3,10 +3,11 @@
  * frames), so any ttrpc client can call kin. This module owns the frame
  * codec, the server that lives in PID 1's epoll loop (no threads, every
  * table and buffer bounded), the unix and vsock transports, a small
- * blocking client, the Health service and `kin ctl`.
+ * blocking client, deadlines and routing to child kins. It knows no
+ * service: api/ registers the kin.v1 services, ctl/ calls them.
  *
- * Messages are protobuf-c structs generated from the .proto files in rpc/ into
- * $(BUILD)/gen/rpc/ (include "rpc/kin.pb-c.h"). Services register
+ * Messages are protobuf-c structs generated from the .proto files in proto/
+ * into $(BUILD)/gen/proto/ (include "proto/kin.pb-c.h"). Services register
  * methods by (service, method); a handler answers at once, later (it keeps
  * the call), or streams Data frames until it closes the call.
  * Read this header first; README.md documents the user-facing side. */
@@ -269,20 +270,6 @@ struct rpc_kv rpc_call_metadata_at(const struct rpc_call *call, size_t i);
 uint64_t rpc_call_deadline_ns(const struct rpc_call *call);
 const struct rpc_peer *rpc_call_peer(const struct rpc_call *call);
 
-/* ---- services ------------------------------------------------------------------ */
-
-/* What Health reports; init fills it in (rpc never includes init). Strings
- * and data must outlive the server. */
-struct rpc_health_info {
-	const char *version;
-	const char *role;
-	const char *zone;    /* "" unless role is zone */
-	uint64_t started_ns; /* CLOCK_MONOTONIC when kin started */
-	bool (*stopping)(void *data);
-	void *data;
-};
-int rpc_health_register(struct rpc_server *s, const struct rpc_health_info *info);
-
 /* ---- routes: reaching child kins (rpc/route.c) -------------------------------------- */
 
 /* A request whose metadata has RPC_TARGET_KEY = "a/b/c" is for a kin below
@@ -336,61 +323,6 @@ int rpc_route_call(struct rpc_server *s, const char *name, const char *service,
 		   const char *method, const ProtobufCMessage *in, rpc_route_done_fn done,
 		   void *data);
 
-/* ---- System: Poweroff, Reboot (rpc/system.c) ---------------------------------------- */
-
-/* What init does on Poweroff/Reboot. stop is called twice: dry_run to
- * learn the action's name ("poweroff", "reboot", "stop") or an -errno
- * (-EOPNOTSUPP: a zone cannot reboot), then, once the answer is queued,
- * for real. */
-struct rpc_system_ops {
-	const char *role;
-	int (*stop)(bool reboot, bool dry_run, const char **ret_action, void *data);
-	void *data;
-};
-int rpc_system_register(struct rpc_server *s, const struct rpc_system_ops *ops);
-
-/* ---- Vm: microVMs run by this kin (rpc/vmsvc.c) ----------------------------------- */
-
-struct rpc_vm_service;
-struct child_table;
-/* Registers kin.v1.Vm with a VM manager (vm/) running in this kin's loop;
- * each VM's link becomes route "vm/NAME". state_dir NULL: /run/kin/vm. */
-int rpc_vm_register(struct rpc_server *s, struct child_table *children, const char *state_dir,
-		    struct rpc_vm_service **ret);
-/* VMMs start in cells of their own (vms/NAME, executable "vmm") from now
- * on; cells NULL: as plain children of kin, why says so in VmInfo. */
-struct cells;
-void rpc_vm_use_cells(struct rpc_vm_service *svc, struct cells *cells, const char *why);
-/* kin is stopping: every running VM is asked to power off over its link
- * (then Ctrl-Alt-Del, SIGKILL after timeout_ms). Returns how many. */
-size_t rpc_vm_stop_all(struct rpc_vm_service *svc, uint64_t timeout_ms);
-/* VMs whose VMM has not exited yet. */
-size_t rpc_vm_running(struct rpc_vm_service *svc);
-/* Pending Stop calls end UNAVAILABLE, VMM ends are no longer reported;
- * before the cells library goes (init_cells_shutdown) and rpc_server_free. */
-void rpc_vm_shutdown(struct rpc_vm_service *svc);
-void rpc_vm_free(struct rpc_vm_service *svc);
-
-/* ---- Zones: nested kins run by this kin (rpc/svc_zones.c) -------------------------- */
-
-struct cells;
-struct zones_config;
-struct rpc_zones_service;
-/* Registers kin.v1.Zones (rpc/zone.proto). Namespace zones come from
- * zone/ over cells (NULL: they answer FAILED_PRECONDITION naming why), VM
- * zones from the Vm service vms (NULL: none); each zone is route NAME. */
-int rpc_zones_register(struct rpc_server *s, struct child_table *children, struct cells *cells,
-		       const struct zones_config *cfg, struct rpc_vm_service *vms,
-		       const char *why, struct rpc_zones_service **ret);
-/* kin is stopping: every zone is asked to stop (its kin stops its cells). */
-void rpc_zones_stop_all(struct rpc_zones_service *svc);
-/* No namespace zone left, cleanup included (kin may exit). */
-bool rpc_zones_idle(const struct rpc_zones_service *svc);
-/* Pending calls end UNAVAILABLE, zone/ is freed: before cells_free. */
-void rpc_zones_shutdown(struct rpc_zones_service *svc);
-/* After rpc_server_free. NULL is fine. */
-void rpc_zones_free(struct rpc_zones_service *svc);
-
 /* ---- client -------------------------------------------------------------------- */
 
 struct rpc_client;
@@ -421,20 +353,3 @@ int rpc_client_stream_next(struct rpc_stream *s, const ProtobufCMessageDescripto
 			   ProtobufCMessage **ret_msg, struct rpc_status *ret_status);
 void rpc_client_stream_free(struct rpc_stream *s);
 
-/* ---- cells services (rpc/cells.proto: Cells, Exec, Events) --------------------- */
-
-struct cells;
-struct rpc_cells_service;
-/* Registers Cells, Exec and Events over a cells library. cells NULL: every
- * call answers FAILED_PRECONDITION naming why ("no cgroup2 mount"). */
-int rpc_cells_register(struct rpc_server *s, struct cells *cells, const char *why,
-		       struct rpc_cells_service **ret);
-/* Ends every open stream and pending call (UNAVAILABLE: kin is stopping) and
- * stops using cells: call it before cells_free. */
-void rpc_cells_shutdown(struct rpc_cells_service *svc);
-/* After rpc_server_free and cells_free. NULL is fine. */
-void rpc_cells_free(struct rpc_cells_service *svc);
-
-/* `kin ctl [--socket PATH|--connect ADDR] [-o json] COMMAND`: exit 0 ok,
- * 1 RPC error, 2 usage error, 3 unreachable. */
-int rpc_ctl_main(int argc, char **argv);

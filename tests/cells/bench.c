@@ -6,7 +6,7 @@
  *   cells-bench crun BUNDLE RUNS
  * Prints "RESULT median_us p90_us runs" (and, for kin, the median with the
  * cell deleted afterwards too). */
-#include "rpc/cells.pb-c.h"
+#include "proto/cells.pb-c.h"
 #include "rpc/rpc.h"
 
 #include <fcntl.h>

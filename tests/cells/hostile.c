@@ -10,7 +10,7 @@
  * Health must answer and kin's fd count must be back to where it was.
  * Prints "ok NAME" or "bad NAME WHY" per check; exits 0 if all were ok.
  * Deterministic (a fixed seed), so a failure replays. */
-#include "rpc/cells_svc.h"
+#include "api/cells_svc.h"
 #include "rpc/internal.h"
 
 #include <dirent.h>

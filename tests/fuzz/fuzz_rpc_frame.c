@@ -5,6 +5,7 @@
  *         in-process server (Health registered), which must answer or
  *         close without crashing, leaking or growing past its bounds. */
 #include "rpc/internal.h"
+#include "api/api-int.h"
 
 #include <string.h>
 #include <sys/socket.h>

@@ -22,6 +22,7 @@
  * each request it gets carries.
  * Exit 0 on the expected outcome; lines on stdout say what was seen. */
 #include "rpc/internal.h"
+#include "api/api-int.h"
 
 #include <fcntl.h>
 #include <poll.h>

@@ -3,6 +3,7 @@
  * deferred calls and their cancellation, pipelining, partial frames,
  * half-close, garbage. */
 #include "rpc/internal.h"
+#include "api/api-int.h"
 #include "unit.h"
 
 #include <fcntl.h>

@@ -23,7 +23,7 @@
  *                     last zone created in the environment
  * Errors print "error CODE: sentence". */
 #include "cells/cells.h"
-#include "rpc/kin.pb-c.h"
+#include "proto/kin.pb-c.h"
 #include "rpc/rpc.h"
 #include "zone/zone.h"
 

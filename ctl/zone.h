@@ -5,5 +5,5 @@
 
 struct ctl_opts; /* rpc/ctl.h */
 
-int rpc_ctl_zone_main(const struct ctl_opts *o, int argc, char **argv);
-const char *rpc_ctl_zone_usage(void);
+int ctl_zone_main(const struct ctl_opts *o, int argc, char **argv);
+const char *ctl_zone_usage(void);

@@ -1,11 +1,11 @@
 /* ctl: `kin ctl`, the command-line client. Exit codes are the contract
  * scripts rely on: 0 success, 1 the call failed (code and message
  * printed), 2 usage error, 3 kin could not be reached. */
-#include "rpc/ctl.h"
-#include "rpc/ctl_cells.h"
-#include "rpc/ctl_vm.h"
-#include "rpc/ctl_zone.h"
-#include "rpc/internal.h"
+#include "ctl/ctl.h"
+#include "ctl/ctl-int.h"
+#include "ctl/cells.h"
+#include "ctl/vm.h"
+#include "ctl/zone.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -21,7 +21,7 @@ struct ctl {
 	struct rpc_client *client;
 };
 
-static void ctl_usage(FILE *f)
+static void ctl_help(FILE *f)
 {
 	fputs("usage: kin ctl [OPTIONS] COMMAND\n"
 	      "\n"
@@ -43,12 +43,12 @@ static void ctl_usage(FILE *f)
 	      "\n"
 	      "Exit status: 0 ok, 1 RPC error, 2 usage error, 3 kin unreachable.\n\n",
 	      f);
-	fputs(rpc_ctl_cells_usage(), f);
-	fputs(rpc_ctl_vm_usage(), f);
-	fputs(rpc_ctl_zone_usage(), f);
+	fputs(ctl_cells_usage(), f);
+	fputs(ctl_vm_usage(), f);
+	fputs(ctl_zone_usage(), f);
 }
 
-void rpc_ctl_json_str(const char *s)
+void ctl_json_str(const char *s)
 {
 	fputc('"', stdout);
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
@@ -62,7 +62,7 @@ void rpc_ctl_json_str(const char *s)
 	fputc('"', stdout);
 }
 
-int rpc_ctl_usage(const char *cmd, const char *fmt, const char *arg)
+int ctl_usage(const char *cmd, const char *fmt, const char *arg)
 {
 	fprintf(stderr, "kin ctl %s: ", cmd);
 #pragma GCC diagnostic push
@@ -73,14 +73,14 @@ int rpc_ctl_usage(const char *cmd, const char *fmt, const char *arg)
 	return CTL_USAGE;
 }
 
-int rpc_ctl_call_end(const char *address, bool json, int r, const struct rpc_status *st)
+int ctl_call_end(const char *address, bool json, int r, const struct rpc_status *st)
 {
 	if (r < 0) {
 		fprintf(stderr, "kin ctl: cannot reach kin at %s: %s\n", address,
 		        r == -EPROTO ? "not a ttrpc server" : strerror(-r));
 		if (json) {
 			printf("{\"error\":{\"code\":\"UNAVAILABLE\",\"message\":");
-			rpc_ctl_json_str(strerror(-r));
+			ctl_json_str(strerror(-r));
 			printf("}}\n");
 		}
 		return CTL_UNREACHABLE;
@@ -89,7 +89,7 @@ int rpc_ctl_call_end(const char *address, bool json, int r, const struct rpc_sta
 		fprintf(stderr, "kin ctl: %s: %s\n", rpc_code_name(st->code), st->message);
 		if (json) {
 			printf("{\"error\":{\"code\":\"%s\",\"message\":", rpc_code_name(st->code));
-			rpc_ctl_json_str(st->message);
+			ctl_json_str(st->message);
 			printf("}}\n");
 		}
 		return CTL_RPC_ERROR;
@@ -111,7 +111,7 @@ static int ctl_call(struct ctl *ctl, const char *service, const char *method,
 	}
 	if (r == 0)
 		r = rpc_client_call(ctl->client, service, method, in, out_desc, &st, ret_out);
-	return rpc_ctl_call_end(ctl->address, ctl->json, r, &st);
+	return ctl_call_end(ctl->address, ctl->json, r, &st);
 }
 
 static const char *serving_name(int status)
@@ -158,7 +158,7 @@ static int cmd_version(struct ctl *ctl)
 		fputc('{', stdout);
 		for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
 			printf("\"%s\":", keys[i]);
-			rpc_ctl_json_str(vals[i]);
+			ctl_json_str(vals[i]);
 			fputc(',', stdout);
 		}
 		printf("\"uptime_ns\":%llu,\"pid\":%u}\n", (unsigned long long)m->uptime_ns, m->pid);
@@ -185,9 +185,9 @@ static int cmd_power(struct ctl *ctl, bool reboot)
 	const Kin__V1__PowerResponse *m = (const Kin__V1__PowerResponse *)out;
 	if (ctl->json) {
 		printf("{\"action\":");
-		rpc_ctl_json_str(m->action);
+		ctl_json_str(m->action);
 		printf(",\"role\":");
-		rpc_ctl_json_str(m->role);
+		ctl_json_str(m->role);
 		printf("}\n");
 	} else {
 		printf("%s (%s kin)\n", m->action, m->role);
@@ -219,7 +219,7 @@ static bool target_is_valid(const char *t)
 	return !want_vm_name;
 }
 
-int rpc_ctl_main(int argc, char **argv)
+int ctl_main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{"socket", required_argument, NULL, 's'},
@@ -278,7 +278,7 @@ int rpc_ctl_main(int argc, char **argv)
 			ctl.n_md = 1;
 			break;
 		case 'h':
-			ctl_usage(stdout);
+			ctl_help(stdout);
 			return CTL_OK;
 		case ':':
 			fprintf(stderr, "kin ctl: option '%s' needs a value\n", argv[optind - 1]);
@@ -290,18 +290,18 @@ int rpc_ctl_main(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
-		ctl_usage(stderr);
+		ctl_help(stderr);
 		return CTL_USAGE;
 	}
 	const char *cmd = argv[optind];
 	struct ctl_opts o = {ctl.address,     ctl.json, ctl.timeout_ms,
 	                     ctl.timeout_set, ctl.md,   ctl.n_md};
-	if (rpc_ctl_cells_is_command(cmd)) /* cell, exec, events: rpc/ctl_cells.c */
-		return rpc_ctl_cells_main(&o, argc - optind, argv + optind);
+	if (ctl_cells_is_command(cmd)) /* cell, exec, events: rpc/ctl_cells.c */
+		return ctl_cells_main(&o, argc - optind, argv + optind);
 	if (strcmp(cmd, "vm") == 0)
-		return rpc_ctl_vm_main(&o, argc - optind, argv + optind);
+		return ctl_vm_main(&o, argc - optind, argv + optind);
 	if (strcmp(cmd, "zone") == 0)
-		return rpc_ctl_zone_main(&o, argc - optind, argv + optind);
+		return ctl_zone_main(&o, argc - optind, argv + optind);
 	if (optind + 1 < argc) {
 		fprintf(stderr, "kin ctl %s: unexpected argument '%s'\n", cmd, argv[optind + 1]);
 		return CTL_USAGE;

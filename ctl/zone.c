@@ -2,11 +2,10 @@
  * reached with `kin ctl --target NAME ...`; `zone list` draws the tree by
  * calling List again through each zone's target, to --depth levels (each
  * kin answers only for its own zones; see rpc/zone.proto). */
-#include "rpc/ctl_zone.h"
-#include "rpc/ctl.h"
-#include "rpc/ctl_vm.h"
-#include "rpc/internal.h"
-#include "rpc/zone.pb-c.h"
+#include "ctl/zone.h"
+#include "ctl/ctl-int.h"
+#include "ctl/vm.h"
+#include "proto/zone.pb-c.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -15,7 +14,7 @@
 #define ZONE_LIST_DEPTH_DEFAULT 16
 #define ZONE_CREATE_LIMITS_MAX  32
 
-const char *rpc_ctl_zone_usage(void)
+const char *ctl_zone_usage(void)
 {
 	return "\nZones (nested kins; reach one with --target NAME, deeper NAME/INNER):\n"
 	       "  zone create NAME [--net] [--root DIR] [KEY=VALUE...]   namespaces: own\n"
@@ -34,7 +33,7 @@ const char *rpc_ctl_zone_usage(void)
 static int usage(const char *fmt, const char *arg) _printf_(1, 0);
 static int usage(const char *fmt, const char *arg)
 {
-	return rpc_ctl_usage("zone", fmt, arg);
+	return ctl_usage("zone", fmt, arg);
 }
 
 /* One call, with target (NULL: none) as kin-target. quiet: no message on
@@ -58,7 +57,7 @@ static int call(const struct ctl_opts *o, struct rpc_client **c, int timeout_ms,
 	rpc_client_free(own);
 	if (r >= 0 && st->code != RPC_OK && quiet)
 		return CTL_RPC_ERROR;
-	return rpc_ctl_call_end(o->address, o->json, r, st);
+	return ctl_call_end(o->address, o->json, r, st);
 }
 
 static const char *base_target(const struct ctl_opts *o)
@@ -71,7 +70,7 @@ static void print_json(const Kin__V1__ZoneInfo *m, const char *path, unsigned le
 	printf("{");
 	if (path) {
 		printf("\"path\":");
-		rpc_ctl_json_str(path);
+		ctl_json_str(path);
 		printf(",\"level\":%u,", level);
 	}
 	const char *keys[] = {"name",   "kind", "state", "address", "gateway",
@@ -80,7 +79,7 @@ static void print_json(const Kin__V1__ZoneInfo *m, const char *path, unsigned le
 	                      m->subnet, m->log,  m->route, m->cell};
 	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
 		printf("\"%s\":", keys[i]);
-		rpc_ctl_json_str(vals[i]);
+		ctl_json_str(vals[i]);
 		fputc(',', stdout);
 	}
 	printf("\"pid\":%u,\"depth\":%u,\"net\":%s,\"ready\":%s,\"uptime_ns\":%llu,"
@@ -167,7 +166,7 @@ static int cmd_create(const struct ctl_opts *o, int argc, char **argv)
 		case 'c':
 		case 'm':
 		case 'a':
-			if ((r = rpc_ctl_vm_opt(&vm, "zone", c, optarg)) != CTL_OK)
+			if ((r = ctl_vm_opt(&vm, "zone", c, optarg)) != CTL_OK)
 				return r;
 			break;
 		case 'o':
@@ -218,10 +217,10 @@ static int list_level(const struct ctl_opts *o, struct rpc_client **c, const cha
 		if (level > 0 && r == CTL_RPC_ERROR) { /* a subtree we cannot see: say so */
 			if (o->json) {
 				printf("{\"path\":");
-				rpc_ctl_json_str(target);
+				ctl_json_str(target);
 				printf(",\"level\":%u,\"error\":{\"code\":\"%s\",\"message\":",
 				       level, rpc_code_name(st.code));
-				rpc_ctl_json_str(st.message);
+				ctl_json_str(st.message);
 				printf("}}\n");
 			} else {
 				printf("%*s(%s: %s)\n", 2 * (int)level, "", rpc_code_name(st.code),
@@ -254,7 +253,7 @@ static int list_level(const struct ctl_opts *o, struct rpc_client **c, const cha
 	return r;
 }
 
-int rpc_ctl_zone_main(const struct ctl_opts *o, int argc, char **argv)
+int ctl_zone_main(const struct ctl_opts *o, int argc, char **argv)
 {
 	if (argc < 2)
 		return usage("%s", "expected create, list, status, stop or kill");

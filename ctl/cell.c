@@ -1,7 +1,7 @@
 /* ctl_cell: `kin ctl cell create|update|list|show|freeze|thaw|kill|delete`
  * over kin.v1.Cells. Limits go to kin as the KEY=VALUE words they were
  * typed as: kin knows which keys a cell has and says what is wrong. */
-#include "rpc/ctl_cc.h"
+#include "ctl/cc.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -33,9 +33,9 @@ static int add_limit(struct cc *cc, Kin__V1__CreateCellRequest *req, Kin__V1__Li
 {
 	char *eq = strchr(kv, '=');
 	if (!eq || eq == kv)
-		return rpc_cc_usage(cc, "'%s': expected KEY=VALUE (memory.max=512M)", kv);
+		return ctl_cc_usage(cc, "'%s': expected KEY=VALUE (memory.max=512M)", kv);
 	if (req->n_limits == max)
-		return rpc_cc_usage(cc, "too many limits (at most %zu)", max);
+		return ctl_cc_usage(cc, "too many limits (at most %zu)", max);
 	*eq = '\0';
 	kin__v1__limit__init(&lims[req->n_limits]);
 	lims[req->n_limits].key = kv;
@@ -45,7 +45,7 @@ static int add_limit(struct cc *cc, Kin__V1__CreateCellRequest *req, Kin__V1__Li
 	return CTL_OK;
 }
 
-int rpc_cc_cmd_cell(struct cc *cc, int argc, char **argv)
+int ctl_cc_cmd_cell(struct cc *cc, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 	    {"force", no_argument, NULL, 'f'},
@@ -62,7 +62,7 @@ int rpc_cc_cmd_cell(struct cc *cc, int argc, char **argv)
 	static char what[64];
 
 	if (argc < 2)
-		return rpc_cc_usage(cc,
+		return ctl_cc_usage(cc,
 		                    "needs a subcommand: create, update, list, show, freeze, thaw, "
 		                    "kill, delete");
 	const char *sub = argv[1];
@@ -72,7 +72,7 @@ int rpc_cc_cmd_cell(struct cc *cc, int argc, char **argv)
 	optind = 0; /* 0: glibc starts over, in its default (permuting) order */
 	opterr = 0;
 	while ((c = getopt_long(argc - 1, argv + 1, ":fl:o:h", longopts, NULL)) != -1) {
-		int k = rpc_cc_common_opt(cc, c, argv + 1, &r);
+		int k = ctl_cc_common_opt(cc, c, argv + 1, &r);
 		if (k > 0)
 			return r;
 		if (k == 0)
@@ -88,42 +88,42 @@ int rpc_cc_cmd_cell(struct cc *cc, int argc, char **argv)
 
 	if (is_create || is_update) {
 		if (npos < 1)
-			return rpc_cc_usage(cc, "needs a cell PATH");
+			return ctl_cc_usage(cc, "needs a cell PATH");
 		for (int i = 1; i < npos; i++)
 			if ((r = add_limit(cc, &creq, lims, ptrs, MAXL, pos[i])) != CTL_OK)
 				return r;
 		if (force)
-			return rpc_cc_usage(cc, "--force is for delete");
+			return ctl_cc_usage(cc, "--force is for delete");
 		if (is_update && creq.n_limits == 0)
-			return rpc_cc_usage(cc, "needs at least one KEY=VALUE");
+			return ctl_cc_usage(cc, "needs at least one KEY=VALUE");
 		creq.path = pos[0];
 		ProtobufCMessage *out;
-		r = rpc_cc_call(cc, "kin.v1.Cells", is_create ? "Create" : "Update", &creq.base,
+		r = ctl_cc_call(cc, "kin.v1.Cells", is_create ? "Create" : "Update", &creq.base,
 		                &kin__v1__cell__descriptor, &out, false);
 		if (r != CTL_OK)
 			return r;
 		if (cc->json)
-			rpc_cc_json_line(out);
+			ctl_cc_json_line(out);
 		else
 			print_cell_line((Kin__V1__Cell *)out, false);
 		protobuf_c_message_free_unpacked(out, NULL);
 		return CTL_OK;
 	}
 	if (creq.n_limits)
-		return rpc_cc_usage(cc, "limits are for create and update");
+		return ctl_cc_usage(cc, "limits are for create and update");
 	if (!strcmp(sub, "list")) {
 		if (npos > 1 || force)
-			return rpc_cc_usage(cc, "takes at most one PATH");
+			return ctl_cc_usage(cc, "takes at most one PATH");
 		Kin__V1__ListCellsRequest in = KIN__V1__LIST_CELLS_REQUEST__INIT;
 		ProtobufCMessage *out;
 		in.path = npos ? pos[0] : (char *)"";
-		r = rpc_cc_call(cc, "kin.v1.Cells", "List", &in.base,
+		r = ctl_cc_call(cc, "kin.v1.Cells", "List", &in.base,
 		                &kin__v1__list_cells_response__descriptor, &out, false);
 		if (r != CTL_OK)
 			return r;
 		const Kin__V1__ListCellsResponse *m = (Kin__V1__ListCellsResponse *)out;
 		if (cc->json)
-			rpc_cc_json_line(out);
+			ctl_cc_json_line(out);
 		else
 			for (size_t i = 0; i < m->n_cells; i++)
 				print_cell_line(m->cells[i], true);
@@ -131,21 +131,21 @@ int rpc_cc_cmd_cell(struct cc *cc, int argc, char **argv)
 		return CTL_OK;
 	}
 	if (npos != 1)
-		return rpc_cc_usage(cc, "needs exactly one cell PATH");
+		return ctl_cc_usage(cc, "needs exactly one cell PATH");
 	if (force && strcmp(sub, "delete"))
-		return rpc_cc_usage(cc, "--force is for delete");
+		return ctl_cc_usage(cc, "--force is for delete");
 	Kin__V1__CellRequest in = KIN__V1__CELL_REQUEST__INIT;
 	in.path = pos[0];
 	ProtobufCMessage *out = NULL;
 	if (!strcmp(sub, "show")) {
-		r = rpc_cc_call(cc, "kin.v1.Cells", "Show", &in.base,
+		r = ctl_cc_call(cc, "kin.v1.Cells", "Show", &in.base,
 		                &kin__v1__show_cell_response__descriptor, &out, false);
 		if (r != CTL_OK)
 			return r;
 		const Kin__V1__ShowCellResponse *m = (Kin__V1__ShowCellResponse *)out;
 		const Kin__V1__CellStats *s = m->stats;
 		if (cc->json) {
-			rpc_cc_json_line(out);
+			ctl_cc_json_line(out);
 		} else if (m->cell && s) {
 			const Kin__V1__Cell *cl = m->cell;
 			printf(
@@ -190,12 +190,12 @@ int rpc_cc_cmd_cell(struct cc *cc, int argc, char **argv)
 	}
 	if (!strcmp(sub, "freeze") || !strcmp(sub, "thaw")) {
 		bool fr = !strcmp(sub, "freeze");
-		r = rpc_cc_call(cc, "kin.v1.Cells", fr ? "Freeze" : "Thaw", &in.base,
+		r = ctl_cc_call(cc, "kin.v1.Cells", fr ? "Freeze" : "Thaw", &in.base,
 		                &kin__v1__cell__descriptor, &out, true);
 		if (r != CTL_OK)
 			return r;
 		if (cc->json)
-			rpc_cc_json_line(out);
+			ctl_cc_json_line(out);
 		else
 			printf("%s %s\n", fr ? "frozen" : "thawed", in.path);
 		protobuf_c_message_free_unpacked(out, NULL);
@@ -206,8 +206,8 @@ int rpc_cc_cmd_cell(struct cc *cc, int argc, char **argv)
 		Kin__V1__DeleteCellRequest din = KIN__V1__DELETE_CELL_REQUEST__INIT;
 		din.path = in.path;
 		din.force = force;
-		r = del ? rpc_cc_call(cc, "kin.v1.Cells", "Delete", &din.base, NULL, NULL, true)
-		        : rpc_cc_call(cc, "kin.v1.Cells", "Kill", &in.base, NULL, NULL, false);
+		r = del ? ctl_cc_call(cc, "kin.v1.Cells", "Delete", &din.base, NULL, NULL, true)
+		        : ctl_cc_call(cc, "kin.v1.Cells", "Kill", &in.base, NULL, NULL, false);
 		if (r != CTL_OK)
 			return r;
 		if (cc->json)
@@ -216,7 +216,7 @@ int rpc_cc_cmd_cell(struct cc *cc, int argc, char **argv)
 			printf("%s %s\n", del ? "deleted" : "killed", in.path);
 		return CTL_OK;
 	}
-	return rpc_cc_usage(cc,
+	return ctl_cc_usage(cc,
 	                    "unknown subcommand (create, update, list, show, freeze, thaw, kill, "
 	                    "delete)");
 }

@@ -5,7 +5,7 @@
  * events (the connection's output is full), and the next event it gets
  * says how many it missed (Event.dropped): memory stays bounded by the
  * server's per-connection output cap. */
-#include "rpc/cells_svc.h"
+#include "api/cells_svc.h"
 
 #include <stdio.h>
 #include <string.h>

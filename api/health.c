@@ -1,7 +1,7 @@
 /* health: the kin.v1.Health service — is this kin alive (Check) and what
  * is it (Version). What only init knows comes in rpc_health_info; the
  * hostname and kernel come from uname(2) at each call (they can change). */
-#include "rpc/internal.h"
+#include "api/api-int.h"
 
 #include <string.h>
 #include <sys/utsname.h>

@@ -8,7 +8,7 @@
  * This file holds what every command shares: the help text, JSON output,
  * errors, calls and the entry points; the commands themselves are in
  * rpc/ctl_cell.c (cell) and rpc/ctl_exec.c (exec, events). */
-#include "rpc/ctl_cc.h"
+#include "ctl/cc.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -172,14 +172,14 @@ static void json_msg(const ProtobufCMessage *m)
 	putchar('}');
 }
 
-void rpc_cc_json_line(const ProtobufCMessage *m)
+void ctl_cc_json_line(const ProtobufCMessage *m)
 {
 	json_msg(m);
 	putchar('\n');
 	fflush(stdout);
 }
 
-int rpc_cc_print_error(struct cc *cc, const struct rpc_status *st)
+int ctl_cc_print_error(struct cc *cc, const struct rpc_status *st)
 {
 	fprintf(stderr, "kin ctl: %s: %s\n", rpc_code_name(st->code), st->message);
 	if (cc->json) {
@@ -190,7 +190,7 @@ int rpc_cc_print_error(struct cc *cc, const struct rpc_status *st)
 	return CTL_RPC_ERROR;
 }
 
-int rpc_cc_print_unreachable(struct cc *cc, int r)
+int ctl_cc_print_unreachable(struct cc *cc, int r)
 {
 	fprintf(stderr, "kin ctl: cannot reach kin at %s: %s\n", cc->o->address,
 	        r == -EPROTO ? "not a ttrpc server" : strerror(-r));
@@ -204,7 +204,7 @@ int rpc_cc_print_unreachable(struct cc *cc, int r)
 
 /* ---- calls ------------------------------------------------------------------------ */
 
-int rpc_cc_call(struct cc *cc, const char *service, const char *method, const ProtobufCMessage *in,
+int ctl_cc_call(struct cc *cc, const char *service, const char *method, const ProtobufCMessage *in,
                 const ProtobufCMessageDescriptor *out_desc, ProtobufCMessage **ret_out, bool waits)
 {
 	struct rpc_status st;
@@ -217,13 +217,13 @@ int rpc_cc_call(struct cc *cc, const char *service, const char *method, const Pr
 	rpc_client_free(cc->client);
 	cc->client = NULL;
 	if (r < 0)
-		return rpc_cc_print_unreachable(cc, r);
+		return ctl_cc_print_unreachable(cc, r);
 	if (st.code != RPC_OK)
-		return rpc_cc_print_error(cc, &st);
+		return ctl_cc_print_error(cc, &st);
 	return CTL_OK;
 }
 
-int rpc_cc_usage(struct cc *cc, const char *fmt, ...)
+int ctl_cc_usage(struct cc *cc, const char *fmt, ...)
 {
 	va_list ap;
 	fprintf(stderr, "kin ctl %s: ", cc->what);
@@ -234,12 +234,12 @@ int rpc_cc_usage(struct cc *cc, const char *fmt, ...)
 	return CTL_USAGE;
 }
 
-int rpc_cc_common_opt(struct cc *cc, int c, char **av, int *ret)
+int ctl_cc_common_opt(struct cc *cc, int c, char **av, int *ret)
 {
 	switch (c) {
 	case 'o':
 		if (strcmp(optarg, "json") && strcmp(optarg, "text")) {
-			*ret = rpc_cc_usage(cc, "-o '%s': expected text or json", optarg);
+			*ret = ctl_cc_usage(cc, "-o '%s': expected text or json", optarg);
 			return 1;
 		}
 		cc->json = !strcmp(optarg, "json");
@@ -249,10 +249,10 @@ int rpc_cc_common_opt(struct cc *cc, int c, char **av, int *ret)
 		*ret = CTL_OK;
 		return 1;
 	case ':':
-		*ret = rpc_cc_usage(cc, "option '%s' needs a value", av[optind - 1]);
+		*ret = ctl_cc_usage(cc, "option '%s' needs a value", av[optind - 1]);
 		return 1;
 	case '?':
-		*ret = rpc_cc_usage(cc, "unknown option '%s'", av[optind - 1]);
+		*ret = ctl_cc_usage(cc, "unknown option '%s'", av[optind - 1]);
 		return 1;
 	default:
 		return -1;
@@ -261,7 +261,7 @@ int rpc_cc_common_opt(struct cc *cc, int c, char **av, int *ret)
 
 /* ---- streams ---------------------------------------------------------------------- */
 
-int rpc_cc_stream_run(struct cc *cc, const char *service, const char *method,
+int ctl_cc_stream_run(struct cc *cc, const char *service, const char *method,
                       const ProtobufCMessage *in, const ProtobufCMessageDescriptor *desc,
                       void (*print)(const ProtobufCMessage *m))
 {
@@ -270,44 +270,44 @@ int rpc_cc_stream_run(struct cc *cc, const char *service, const char *method,
 	int r = rpc_client_stream_open(cc->o->address, cc->o->timeout_ms, service, method, in,
 	                               cc->o->metadata, cc->o->n_metadata, &s);
 	if (r < 0)
-		return rpc_cc_print_unreachable(cc, r);
+		return ctl_cc_print_unreachable(cc, r);
 	for (;;) {
 		ProtobufCMessage *m;
 		r = rpc_client_stream_next(s, desc, &m, &st);
 		if (r <= 0)
 			break;
 		if (cc->json)
-			rpc_cc_json_line(m);
+			ctl_cc_json_line(m);
 		else
 			print(m);
 		protobuf_c_message_free_unpacked(m, NULL);
 	}
 	rpc_client_stream_free(s);
 	if (r < 0)
-		return rpc_cc_print_unreachable(cc, r);
-	return st.code == RPC_OK ? CTL_OK : rpc_cc_print_error(cc, &st);
+		return ctl_cc_print_unreachable(cc, r);
+	return st.code == RPC_OK ? CTL_OK : ctl_cc_print_error(cc, &st);
 }
 
-bool rpc_ctl_cells_is_command(const char *cmd)
+bool ctl_cells_is_command(const char *cmd)
 {
 	return !strcmp(cmd, "cell") || !strcmp(cmd, "exec") || !strcmp(cmd, "events");
 }
 
-int rpc_ctl_cells_main(const struct ctl_opts *o, int argc, char **argv)
+int ctl_cells_main(const struct ctl_opts *o, int argc, char **argv)
 {
 	struct cc cc = {.o = o, .json = o->json, .what = argv[0]};
 	int r;
 	if (!strcmp(argv[0], "cell"))
-		r = rpc_cc_cmd_cell(&cc, argc, argv);
+		r = ctl_cc_cmd_cell(&cc, argc, argv);
 	else if (!strcmp(argv[0], "exec"))
-		r = rpc_cc_cmd_exec(&cc, argc, argv);
+		r = ctl_cc_cmd_exec(&cc, argc, argv);
 	else
-		r = rpc_cc_cmd_events(&cc, argc, argv);
+		r = ctl_cc_cmd_events(&cc, argc, argv);
 	fflush(stdout);
 	return r;
 }
 
-const char *rpc_ctl_cells_usage(void)
+const char *ctl_cells_usage(void)
 {
 	return usage_text;
 }

@@ -9,8 +9,8 @@
 #pragma once
 
 #include "cells/cells.h"
-#include "rpc/cells.pb-c.h"
-#include "rpc/internal.h"
+#include "proto/cells.pb-c.h"
+#include "api/api-int.h"
 
 /* Both tables below: newest first, doubly linked, unlinked in O(1). */
 #define CELLS_LIST_PUSH(head, n)                                                                   \

@@ -1,8 +1,7 @@
 /* ctl_vm: `kin ctl vm ...` — microVMs run by a kin (kin.v1.Vm). The guest
  * itself is reached with `kin ctl --target vm/NAME ...`. */
-#include "rpc/ctl_vm.h"
-#include "rpc/ctl.h"
-#include "rpc/internal.h"
+#include "ctl/vm.h"
+#include "ctl/ctl-int.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -10,7 +9,7 @@
 
 #define CTL_VM_LIMITS_MAX 32
 
-const char *rpc_ctl_vm_usage(void)
+const char *ctl_vm_usage(void)
 {
 	return "\nMicroVMs (kin as the guest's PID 1; reach one with --target vm/NAME):\n"
 	       "  vm start NAME --kernel FILE --image FILE [--disk FILE] [--cpus N]\n"
@@ -28,23 +27,23 @@ static void print_info(const Kin__V1__VmInfo *m, bool json, bool one_line)
 {
 	if (json) {
 		printf("{\"name\":");
-		rpc_ctl_json_str(m->name);
+		ctl_json_str(m->name);
 		printf(",\"state\":");
-		rpc_ctl_json_str(m->state);
+		ctl_json_str(m->state);
 		printf(",\"pid\":%u,\"accel\":", m->pid);
-		rpc_ctl_json_str(m->accel);
+		ctl_json_str(m->accel);
 		printf(",\"cpus\":%u,\"memory_mb\":%u,\"exit_status\":%d,\"console_log\":", m->cpus,
 		       m->memory_mb, m->exit_status);
-		rpc_ctl_json_str(m->console_log);
+		ctl_json_str(m->console_log);
 		printf(",\"link\":");
-		rpc_ctl_json_str(m->link);
+		ctl_json_str(m->link);
 		printf(",\"route\":");
-		rpc_ctl_json_str(m->route);
+		ctl_json_str(m->route);
 		printf(",\"link_ready\":%s,\"uptime_ns\":%llu,\"cell\":", m->link_ready ? "true" : "false",
 		       (unsigned long long)m->uptime_ns);
-		rpc_ctl_json_str(m->cell);
+		ctl_json_str(m->cell);
 		printf(",\"vmm_note\":");
-		rpc_ctl_json_str(m->vmm_note);
+		ctl_json_str(m->vmm_note);
 		printf(",\"vsock_cid\":%u}\n", m->vsock_cid);
 		return;
 	}
@@ -83,16 +82,16 @@ static int call(const struct ctl_opts *o, int timeout_ms, const char *method,
 	if (r == 0)
 		r = rpc_client_call(c, "kin.v1.Vm", method, in, out_desc, &st, ret_out);
 	rpc_client_free(c);
-	return rpc_ctl_call_end(o->address, o->json, r, &st);
+	return ctl_call_end(o->address, o->json, r, &st);
 }
 
 static int usage(const char *fmt, const char *arg) _printf_(1, 0);
 static int usage(const char *fmt, const char *arg)
 {
-	return rpc_ctl_usage("vm", fmt, arg);
+	return ctl_usage("vm", fmt, arg);
 }
 
-int rpc_ctl_vm_opt(struct ctl_vm_args *a, const char *cmd, int c, const char *arg)
+int ctl_vm_opt(struct ctl_vm_args *a, const char *cmd, int c, const char *arg)
 {
 	uint32_t u;
 	switch (c) {
@@ -100,12 +99,12 @@ int rpc_ctl_vm_opt(struct ctl_vm_args *a, const char *cmd, int c, const char *ar
 	case 'i':
 	case 'd':
 		if (!realpath(arg, c == 'k' ? a->kernel : c == 'i' ? a->image : a->disk))
-			return rpc_ctl_usage(cmd, "%s: no such file", arg);
+			return ctl_usage(cmd, "%s: no such file", arg);
 		return CTL_OK;
 	case 'c':
 	case 'm':
 		if (str_to_u32(arg, &u) < 0 || u == 0)
-			return rpc_ctl_usage(cmd, "'%s' is not a positive number", arg);
+			return ctl_usage(cmd, "'%s' is not a positive number", arg);
 		if (c == 'c')
 			a->cpus = u;
 		else
@@ -147,7 +146,7 @@ static int cmd_start(const struct ctl_opts *o, int argc, char **argv)
 		case 'm':
 		case 'a':
 		case 'A':
-			if ((r = rpc_ctl_vm_opt(&vm, "vm", c, optarg)) != CTL_OK)
+			if ((r = ctl_vm_opt(&vm, "vm", c, optarg)) != CTL_OK)
 				return r;
 			break;
 		case 'o':
@@ -197,7 +196,7 @@ static int cmd_start(const struct ctl_opts *o, int argc, char **argv)
 	return CTL_OK;
 }
 
-int rpc_ctl_vm_main(const struct ctl_opts *o, int argc, char **argv)
+int ctl_vm_main(const struct ctl_opts *o, int argc, char **argv)
 {
 	if (argc < 2)
 		return usage("%s", "expected start, list, status or stop");

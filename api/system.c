@@ -1,7 +1,7 @@
 /* system: kin.v1.System — Poweroff and Reboot. The answer is queued first,
  * then init's stop runs (the same sequence as the signal table), so the
  * caller hears what happens before the connections go. */
-#include "rpc/internal.h"
+#include "api/api-int.h"
 
 #include <string.h>
 

@@ -7,8 +7,8 @@
 
 struct ctl_opts; /* rpc/ctl.h */
 
-int rpc_ctl_vm_main(const struct ctl_opts *o, int argc, char **argv);
-const char *rpc_ctl_vm_usage(void);
+int ctl_vm_main(const struct ctl_opts *o, int argc, char **argv);
+const char *ctl_vm_usage(void);
 
 /* The VM options `vm start` and `zone create --vm` share: --kernel 'k',
  * --image 'i', --cpus 'c', --memory 'm', --accel 'a' (`vm start` also
@@ -27,4 +27,4 @@ struct ctl_vm_args {
 
 /* One of those options (c, with its value arg) into a. Returns CTL_OK, or
  * CTL_USAGE once "kin ctl CMD: ..." has said what is wrong with it. */
-int rpc_ctl_vm_opt(struct ctl_vm_args *a, const char *cmd, int c, const char *arg);
+int ctl_vm_opt(struct ctl_vm_args *a, const char *cmd, int c, const char *arg);

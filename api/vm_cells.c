@@ -7,7 +7,7 @@
  * and working directory): the cell is for accounting, limits and logs.
  * Ends are reported from the loop's next turn, not from inside the cells
  * library's callback, so that the report's handlers may delete the cell. */
-#include "rpc/vm_cells.h"
+#include "api/vm_cells.h"
 
 #include <stdio.h>
 #include <stdlib.h>

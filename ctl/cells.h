@@ -8,7 +8,7 @@
 
 struct ctl_opts; /* rpc/ctl.h */
 
-bool rpc_ctl_cells_is_command(const char *cmd);
-int rpc_ctl_cells_main(const struct ctl_opts *o, int argc, char **argv);
+bool ctl_cells_is_command(const char *cmd);
+int ctl_cells_main(const struct ctl_opts *o, int argc, char **argv);
 /* The commands' part of `kin ctl --help`. */
-const char *rpc_ctl_cells_usage(void);
+const char *ctl_cells_usage(void);

@@ -3,8 +3,7 @@
  * tables (static: one command per process), so a long command line is
  * refused with a sentence, never allocated for. `exec wait` exits with the
  * executable's own status, as a shell would. */
-#include "rpc/ctl_cc.h"
-#include "cells/cells.h" /* EXEC_START_TIMEOUT_MS */
+#include "ctl/cc.h"
 
 #include <getopt.h>
 #include <signal.h>
@@ -201,7 +200,7 @@ static int exec_logs(struct cc *cc, const char *cell, const char *name, bool fol
 	in.name = (char *)name;
 	in.follow = follow;
 	in.stream = which;
-	return rpc_cc_stream_run(cc, "kin.v1.Exec", "Logs", &in.base,
+	return ctl_cc_stream_run(cc, "kin.v1.Exec", "Logs", &in.base,
 	                         &kin__v1__log_chunk__descriptor, log_print);
 }
 
@@ -220,7 +219,7 @@ static int exec_stdin(struct cc *cc, const char *cell, const char *name, bool cl
 			in.data.data = buf + off;
 			in.data.len = n - off;
 			in.close = eof && close_at_eof;
-			int r = rpc_cc_call(cc, "kin.v1.Exec", "Stdin", &in.base,
+			int r = ctl_cc_call(cc, "kin.v1.Exec", "Stdin", &in.base,
 			                    &kin__v1__stdin_response__descriptor, &out, false);
 			if (r != CTL_OK)
 				return r;
@@ -238,7 +237,7 @@ static int exec_stdin(struct cc *cc, const char *cell, const char *name, bool cl
 	return CTL_OK;
 }
 
-int rpc_cc_cmd_exec(struct cc *cc, int argc, char **argv)
+int ctl_cc_cmd_exec(struct cc *cc, int argc, char **argv)
 {
 	static char what[64];
 	static struct start_args sa;
@@ -249,7 +248,7 @@ int rpc_cc_cmd_exec(struct cc *cc, int argc, char **argv)
 	int c, r, dd = argc;
 
 	if (argc < 2)
-		return rpc_cc_usage(cc,
+		return ctl_cc_usage(cc,
 		                    "needs a subcommand: start, list, status, signal, stop, wait, "
 		                    "logs, stdin, delete");
 	const char *sub = argv[1];
@@ -268,18 +267,18 @@ int rpc_cc_cmd_exec(struct cc *cc, int argc, char **argv)
 			break;
 		}
 	if (is_start && dd == argc)
-		return rpc_cc_usage(cc, "needs '-- ARGV...' after the options");
+		return ctl_cc_usage(cc, "needs '-- ARGV...' after the options");
 	optind = 0; /* 0: glibc starts over, in its default (permuting) order */
 	opterr = 0;
 	while ((c = getopt_long(dd - 1, argv + 1, ":fo:h", exec_longopts, NULL)) != -1) {
-		int k = rpc_cc_common_opt(cc, c, argv + 1, &r);
+		int k = ctl_cc_common_opt(cc, c, argv + 1, &r);
 		if (k > 0)
 			return r;
 		if (k == 0)
 			continue;
 		bool start_only = c >= O_ENV && c <= O_BACKOFF;
 		if (start_only && !is_start)
-			return rpc_cc_usage(cc, "option '%s' is for exec start", argv[optind]);
+			return ctl_cc_usage(cc, "option '%s' is for exec start", argv[optind]);
 		switch (c) {
 		case 'f':
 			follow = true;
@@ -295,7 +294,7 @@ int rpc_cc_cmd_exec(struct cc *cc, int argc, char **argv)
 			break;
 		case O_GRACE:
 			if (str_to_duration_ms(optarg, 3600 * 1000, &grace) < 0 || !grace)
-				return rpc_cc_usage(
+				return ctl_cc_usage(
 				    cc,
 				    "--grace '%s': expected a duration (10s, 500ms), at "
 				    "most 1h",
@@ -303,7 +302,7 @@ int rpc_cc_cmd_exec(struct cc *cc, int argc, char **argv)
 			break;
 		case O_ENV:
 			if (sp->n_env == ARRAY_SIZE(sa.env) || !strchr(optarg, '='))
-				return rpc_cc_usage(cc, "--env '%s': expected K=V (at most 256)",
+				return ctl_cc_usage(cc, "--env '%s': expected K=V (at most 256)",
 				                    optarg);
 			sa.env[sp->n_env++] = optarg;
 			break;
@@ -313,7 +312,7 @@ int rpc_cc_cmd_exec(struct cc *cc, int argc, char **argv)
 		case O_UID:
 		case O_GID:
 			if (str_to_u64(optarg, UINT32_MAX - 1, &v) < 0)
-				return rpc_cc_usage(cc, "'%s': expected a numeric id", optarg);
+				return ctl_cc_usage(cc, "'%s': expected a numeric id", optarg);
 			*(c == O_UID ? &sp->uid : &sp->gid) = (uint32_t)v;
 			break;
 		case O_GROUPS: {
@@ -322,7 +321,7 @@ int rpc_cc_cmd_exec(struct cc *cc, int argc, char **argv)
 				s = NULL;
 				if (sp->n_groups == ARRAY_SIZE(sa.groups) ||
 				    str_to_u64(tok, UINT32_MAX - 1, &v) < 0)
-					return rpc_cc_usage(
+					return ctl_cc_usage(
 					    cc, "--groups: expected at most 32 numeric ids");
 				sa.groups[sp->n_groups++] = (uint32_t)v;
 			}
@@ -333,7 +332,7 @@ int rpc_cc_cmd_exec(struct cc *cc, int argc, char **argv)
 			break;
 		case O_RLIMIT:
 			if (sp->n_rlimits == ARRAY_SIZE(sa.rlimits))
-				return rpc_cc_usage(cc, "at most 16 --rlimit");
+				return ctl_cc_usage(cc, "at most 16 --rlimit");
 			sa.rlimits[sp->n_rlimits++] = optarg;
 			break;
 		case O_CAPS:
@@ -357,7 +356,7 @@ int rpc_cc_cmd_exec(struct cc *cc, int argc, char **argv)
 			size_t *n = u ? &sp->n_uid_map : &sp->n_gid_map;
 			Kin__V1__IdMap *m = u ? sa.umaps : sa.gmaps, **p = u ? sa.umapp : sa.gmapp;
 			if (*n == 8 || parse_idmap(optarg, &m[*n]) < 0)
-				return rpc_cc_usage(
+				return ctl_cc_usage(
 				    cc, "'%s': expected INSIDE:OUTSIDE:COUNT (at most 8)", optarg);
 			p[*n] = &m[*n];
 			(*n)++;
@@ -377,7 +376,7 @@ int rpc_cc_cmd_exec(struct cc *cc, int argc, char **argv)
 			break;
 		case O_LOGSIZE:
 			if (parse_size(optarg, &sp->log_bytes) < 0)
-				return rpc_cc_usage(
+				return ctl_cc_usage(
 				    cc, "--log-size '%s': expected bytes, K, M or G", optarg);
 			break;
 		case O_RESTART:
@@ -390,7 +389,7 @@ int rpc_cc_cmd_exec(struct cc *cc, int argc, char **argv)
 			if (str_to_duration_ms(optarg, 3600 * 1000, &sp->backoff_base_ms) < 0 ||
 			    (colon &&
 			     str_to_duration_ms(colon + 1, 3600 * 1000, &sp->backoff_cap_ms) < 0))
-				return rpc_cc_usage(
+				return ctl_cc_usage(
 				    cc, "--backoff: expected BASE[:CAP] durations (100ms:30s)");
 			break;
 		}
@@ -399,27 +398,27 @@ int rpc_cc_cmd_exec(struct cc *cc, int argc, char **argv)
 		}
 	}
 	if ((follow || which != KIN__V1__LOG_STREAM__BOTH) && strcmp(sub, "logs"))
-		return rpc_cc_usage(cc, "-f, --stdout and --stderr are for exec logs");
+		return ctl_cc_usage(cc, "-f, --stdout and --stderr are for exec logs");
 	if (grace && strcmp(sub, "stop"))
-		return rpc_cc_usage(cc, "--grace is for exec stop");
+		return ctl_cc_usage(cc, "--grace is for exec stop");
 	if (close_at_eof && strcmp(sub, "stdin"))
-		return rpc_cc_usage(cc, "--close is for exec stdin");
+		return ctl_cc_usage(cc, "--close is for exec stdin");
 	char **pos = argv + 1 + optind;
 	int npos = dd - 1 - optind;
 
 	if (!strcmp(sub, "list")) {
 		if (npos > 1)
-			return rpc_cc_usage(cc, "takes at most one CELL");
+			return ctl_cc_usage(cc, "takes at most one CELL");
 		Kin__V1__ListExecRequest in = KIN__V1__LIST_EXEC_REQUEST__INIT;
 		ProtobufCMessage *out;
 		in.cell = npos ? pos[0] : (char *)"";
-		r = rpc_cc_call(cc, "kin.v1.Exec", "List", &in.base,
+		r = ctl_cc_call(cc, "kin.v1.Exec", "List", &in.base,
 		                &kin__v1__list_exec_response__descriptor, &out, false);
 		if (r != CTL_OK)
 			return r;
 		const Kin__V1__ListExecResponse *m = (Kin__V1__ListExecResponse *)out;
 		if (cc->json) {
-			rpc_cc_json_line(out);
+			ctl_cc_json_line(out);
 		} else {
 			printf("%-24s %-16s %-9s %7s  %-10s %s\n", "CELL", "NAME", "STATE", "PID",
 			       "ENDED", "RESTARTS");
@@ -431,14 +430,14 @@ int rpc_cc_cmd_exec(struct cc *cc, int argc, char **argv)
 	}
 	bool is_signal = !strcmp(sub, "signal");
 	if (npos != (is_signal ? 3 : 2))
-		return rpc_cc_usage(cc, is_signal ? "needs CELL NAME SIGNAL" : "needs CELL NAME");
+		return ctl_cc_usage(cc, is_signal ? "needs CELL NAME SIGNAL" : "needs CELL NAME");
 	char *cell = pos[0], *name = pos[1];
 	ProtobufCMessage *out = NULL;
 
 	if (is_start) {
 		Kin__V1__StartRequest in = KIN__V1__START_REQUEST__INIT;
 		if (dd + 1 >= argc)
-			return rpc_cc_usage(cc, "needs a command after '--'");
+			return ctl_cc_usage(cc, "needs a command after '--'");
 		in.cell = cell;
 		in.name = name;
 		in.spec = sp;
@@ -449,24 +448,24 @@ int rpc_cc_cmd_exec(struct cc *cc, int argc, char **argv)
 		 * setup that times out is told as such, not as an unreachable kin. */
 		struct ctl_opts o = *cc->o;
 		const struct ctl_opts *given = cc->o;
-		if (!o.timeout_set && o.timeout_ms < EXEC_START_TIMEOUT_MS + 5000)
-			o.timeout_ms = EXEC_START_TIMEOUT_MS + 5000;
+		if (!o.timeout_set && o.timeout_ms < CTL_EXEC_START_WAIT_MS)
+			o.timeout_ms = CTL_EXEC_START_WAIT_MS;
 		cc->o = &o;
-		r = rpc_cc_call(cc, "kin.v1.Exec", "Start", &in.base,
+		r = ctl_cc_call(cc, "kin.v1.Exec", "Start", &in.base,
 		                &kin__v1__exec_status__descriptor, &out, false);
 		cc->o = given;
 		if (r != CTL_OK)
 			return r;
 		const Kin__V1__ExecStatus *s = (Kin__V1__ExecStatus *)out;
 		if (cc->json)
-			rpc_cc_json_line(out);
+			ctl_cc_json_line(out);
 		else
 			printf("started %s/%s pid %d\n", s->cell, s->name, s->pid);
 		protobuf_c_message_free_unpacked(out, NULL);
 		return CTL_OK;
 	}
 	if (dd != argc)
-		return rpc_cc_usage(cc, "'--' is for exec start");
+		return ctl_cc_usage(cc, "'--' is for exec start");
 	if (!strcmp(sub, "logs"))
 		return exec_logs(cc, cell, name, follow, which);
 	if (!strcmp(sub, "stdin"))
@@ -475,7 +474,7 @@ int rpc_cc_cmd_exec(struct cc *cc, int argc, char **argv)
 	in.cell = cell;
 	in.name = name;
 	if (!strcmp(sub, "delete")) {
-		r = rpc_cc_call(cc, "kin.v1.Exec", "Delete", &in.base, NULL, NULL, false);
+		r = ctl_cc_call(cc, "kin.v1.Exec", "Delete", &in.base, NULL, NULL, false);
 		if (r == CTL_OK)
 			printf(cc->json ? "{}\n" : "deleted %s/%s\n", cell, name);
 		return r;
@@ -487,23 +486,23 @@ int rpc_cc_cmd_exec(struct cc *cc, int argc, char **argv)
 		sin.name = name;
 		sin.signal = parse_signal(pos[2]);
 		if (sin.signal < 0)
-			return rpc_cc_usage(
+			return ctl_cc_usage(
 			    cc, "'%s': expected a signal name (TERM, SIGKILL) or number", pos[2]);
-		r = rpc_cc_call(cc, "kin.v1.Exec", "Signal", &sin.base,
+		r = ctl_cc_call(cc, "kin.v1.Exec", "Signal", &sin.base,
 		                &kin__v1__exec_status__descriptor, &out, false);
 	} else if (!strcmp(sub, "stop")) {
 		Kin__V1__StopRequest sin = KIN__V1__STOP_REQUEST__INIT;
 		sin.cell = cell;
 		sin.name = name;
 		sin.grace_ms = grace;
-		r = rpc_cc_call(cc, "kin.v1.Exec", "Stop", &sin.base,
+		r = ctl_cc_call(cc, "kin.v1.Exec", "Stop", &sin.base,
 		                &kin__v1__exec_status__descriptor, &out, true);
 	} else if (!strcmp(sub, "wait") || !strcmp(sub, "status")) {
 		waits = !strcmp(sub, "wait");
-		r = rpc_cc_call(cc, "kin.v1.Exec", waits ? "Wait" : "Status", &in.base,
+		r = ctl_cc_call(cc, "kin.v1.Exec", waits ? "Wait" : "Status", &in.base,
 		                &kin__v1__exec_status__descriptor, &out, waits);
 	} else {
-		return rpc_cc_usage(
+		return ctl_cc_usage(
 		    cc, "unknown subcommand (start, list, status, signal, stop, wait, logs, "
 		        "stdin, delete)");
 	}
@@ -511,7 +510,7 @@ int rpc_cc_cmd_exec(struct cc *cc, int argc, char **argv)
 		return r;
 	const Kin__V1__ExecStatus *s = (Kin__V1__ExecStatus *)out;
 	if (cc->json)
-		rpc_cc_json_line(out);
+		ctl_cc_json_line(out);
 	else if (waits && s->signal)
 		printf("%s/%s killed by signal %d\n", s->cell, s->name, s->signal);
 	else if (waits)
@@ -548,7 +547,7 @@ static void event_print(const ProtobufCMessage *m)
 	fflush(stdout);
 }
 
-int rpc_cc_cmd_events(struct cc *cc, int argc, char **argv)
+int ctl_cc_cmd_events(struct cc *cc, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 	    {"cell", required_argument, NULL, O_CELL},
@@ -562,7 +561,7 @@ int rpc_cc_cmd_events(struct cc *cc, int argc, char **argv)
 	optind = 0; /* 0: glibc starts over, in its default (permuting) order */
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
-		int k = rpc_cc_common_opt(cc, c, argv, &r);
+		int k = ctl_cc_common_opt(cc, c, argv, &r);
 		if (k > 0)
 			return r;
 		if (k == 0)
@@ -571,7 +570,7 @@ int rpc_cc_cmd_events(struct cc *cc, int argc, char **argv)
 			in.cell = optarg;
 	}
 	if (optind < argc)
-		return rpc_cc_usage(cc, "unexpected argument '%s'", argv[optind]);
-	return rpc_cc_stream_run(cc, "kin.v1.Events", "Subscribe", &in.base,
+		return ctl_cc_usage(cc, "unexpected argument '%s'", argv[optind]);
+	return ctl_cc_stream_run(cc, "kin.v1.Events", "Subscribe", &in.base,
 	                         &kin__v1__event__descriptor, event_print);
 }

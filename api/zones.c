@@ -8,8 +8,8 @@
  * is gone from List, and its route removed, once nothing of it is left.
  * This file keeps what outlives a handler: a record per zone with the
  * Create call waiting for readiness and the Stop calls waiting for the end. */
-#include "rpc/internal.h"
-#include "rpc/zone.pb-c.h"
+#include "api/api-int.h"
+#include "proto/zone.pb-c.h"
 #include "vm/vm.h"
 #include "zone/zone.h"
 

@@ -7,8 +7,8 @@
  * over the link, falls back to Ctrl-Alt-Del through QEMU's monitor, and
  * kills the VMM once the timeout has passed; it is answered when the VMM
  * has exited, with its exit status. */
-#include "rpc/internal.h"
-#include "rpc/vm_cells.h"
+#include "api/api-int.h"
+#include "api/vm_cells.h"
 #include "vm/vm.h"
 
 #include <stdio.h>
