@@ -18,8 +18,8 @@ struct vm_info;
 struct rpc_vm_service;
 typedef void (*rpc_vm_exited_fn)(const struct vm_info *info, void *data);
 int rpc_vm_start_as(struct rpc_vm_service *svc, const struct vm_spec *spec, const char *route,
-		    rpc_vm_exited_fn exited, void *data, char *err, size_t size);
+                    rpc_vm_exited_fn exited, void *data, char *err, size_t size);
 int rpc_vm_stop_as(struct rpc_vm_service *svc, const char *name, uint64_t timeout_ms);
 int rpc_vm_kill_as(struct rpc_vm_service *svc, const char *name);
 int rpc_vm_get_as(struct rpc_vm_service *svc, const char *name, struct vm_info *ret,
-		  bool *ret_ready);
+                  bool *ret_ready);

@@ -41,7 +41,7 @@ struct child_table;
 /* Registers kin.v1.Vm with a VM manager (vm/) running in this kin's loop;
  * each VM's link becomes route "vm/NAME". state_dir NULL: /run/kin/vm. */
 int rpc_vm_register(struct rpc_server *s, struct child_table *children, const char *state_dir,
-		    struct rpc_vm_service **ret);
+                    struct rpc_vm_service **ret);
 /* VMMs start in cells of their own (vms/NAME, executable "vmm") from now
  * on; cells NULL: as plain children of kin, why says so in VmInfo. */
 struct cells;
@@ -65,8 +65,8 @@ struct rpc_zones_service;
  * zone/ over cells (NULL: they answer FAILED_PRECONDITION naming why), VM
  * zones from the Vm service vms (NULL: none); each zone is route NAME. */
 int rpc_zones_register(struct rpc_server *s, struct child_table *children, struct cells *cells,
-		       const struct zones_config *cfg, struct rpc_vm_service *vms,
-		       const char *why, struct rpc_zones_service **ret);
+                       const struct zones_config *cfg, struct rpc_vm_service *vms, const char *why,
+                       struct rpc_zones_service **ret);
 /* kin is stopping: every zone is asked to stop (its kin stops its cells). */
 void rpc_zones_stop_all(struct rpc_zones_service *svc);
 /* No namespace zone left, cleanup included (kin may exit). */
@@ -83,10 +83,9 @@ struct rpc_cells_service;
 /* Registers Cells, Exec and Events over a cells library. cells NULL: every
  * call answers FAILED_PRECONDITION naming why ("no cgroup2 mount"). */
 int rpc_cells_register(struct rpc_server *s, struct cells *cells, const char *why,
-		       struct rpc_cells_service **ret);
+                       struct rpc_cells_service **ret);
 /* Ends every open stream and pending call (UNAVAILABLE: kin is stopping) and
  * stops using cells: call it before cells_free. */
 void rpc_cells_shutdown(struct rpc_cells_service *svc);
 /* After rpc_server_free and cells_free. NULL is fine. */
 void rpc_cells_free(struct rpc_cells_service *svc);
-

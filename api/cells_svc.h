@@ -38,7 +38,7 @@ struct cells_pending {
 	struct cells_pending *prev, *next;
 	struct rpc_cells_service *svc;
 	struct rpc_call *call;
-	char path[CELLS_PATH_MAX]; /* freeze, thaw: the cell to describe; "" answers Empty */
+	char path[CELLS_PATH_MAX];     /* freeze, thaw: the cell to describe; "" answers Empty */
 	char name[CELLS_NAME_MAX + 1]; /* start: the executable (in cell path) */
 };
 

@@ -12,8 +12,8 @@ static int health_check(struct rpc_call *call, const ProtobufCMessage *in, void 
 	Kin__V1__CheckResponse out = KIN__V1__CHECK_RESPONSE__INIT;
 	(void)in;
 	out.status = info->stopping && info->stopping(info->data)
-			     ? KIN__V1__CHECK_RESPONSE__SERVING_STATUS__STOPPING
-			     : KIN__V1__CHECK_RESPONSE__SERVING_STATUS__SERVING;
+	                 ? KIN__V1__CHECK_RESPONSE__SERVING_STATUS__STOPPING
+	                 : KIN__V1__CHECK_RESPONSE__SERVING_STATUS__SERVING;
 	return rpc_call_reply(call, &out.base);
 }
 
@@ -40,10 +40,10 @@ int rpc_health_register(struct rpc_server *s, const struct rpc_health_info *info
 	/* Static: the server keeps the table by pointer; one Health per process. */
 	static struct rpc_health_info saved;
 	static struct rpc_method methods[] = {
-		{"kin.v1.Health", "Check", &kin__v1__check_request__descriptor, health_check, 0,
-		 &saved},
-		{"kin.v1.Health", "Version", &kin__v1__version_request__descriptor, health_version,
-		 0, &saved},
+	    {"kin.v1.Health", "Check", &kin__v1__check_request__descriptor, health_check, 0,
+	     &saved},
+	    {"kin.v1.Health", "Version", &kin__v1__version_request__descriptor, health_version, 0,
+	     &saved},
 	};
 	saved = *info;
 	return rpc_server_register(s, methods, ARRAY_SIZE(methods));

@@ -13,8 +13,8 @@ static int system_power(struct rpc_call *call, bool reboot, const struct rpc_sys
 	int r = ops->stop(reboot, true, &action, ops->data);
 	if (r < 0)
 		return rpc_call_fail(call, RPC_FAILED_PRECONDITION,
-				     "%s: not for a %s kin: it can only stop (use poweroff)",
-				     reboot ? "reboot" : "poweroff", ops->role);
+		                     "%s: not for a %s kin: it can only stop (use poweroff)",
+		                     reboot ? "reboot" : "poweroff", ops->role);
 	out.action = (char *)action;
 	out.role = (char *)ops->role;
 	r = rpc_call_reply(call, &out.base);
@@ -40,10 +40,10 @@ int rpc_system_register(struct rpc_server *s, const struct rpc_system_ops *ops)
 	/* Static: the server keeps the table by pointer; one System per process. */
 	static struct rpc_system_ops saved;
 	static const struct rpc_method methods[] = {
-		{"kin.v1.System", "Poweroff", &kin__v1__poweroff_request__descriptor,
-		 system_poweroff, 0, &saved},
-		{"kin.v1.System", "Reboot", &kin__v1__reboot_request__descriptor, system_reboot, 0,
-		 &saved},
+	    {"kin.v1.System", "Poweroff", &kin__v1__poweroff_request__descriptor, system_poweroff,
+	     0, &saved},
+	    {"kin.v1.System", "Reboot", &kin__v1__reboot_request__descriptor, system_reboot, 0,
+	     &saved},
 	};
 	saved = *ops;
 	return rpc_server_register(s, methods, ARRAY_SIZE(methods));

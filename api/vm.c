@@ -1,10 +1,9 @@
 /* vmsvc: kin.v1.Vm — microVMs run by this kin. vm/'s manager starts each
  * VMM, in a cell of its own (vms/NAME, vm_cells.c) where kin has cells,
- * else as a plain child tracked by pidfd; this file adds the RPC side: once QEMU has made the VM's link
- * socket, kin connects to it and adds route "vm/NAME" (probed: it is ready
- * when the guest's kin answers Health/Check), so `kin ctl --target
- * vm/NAME ...` reaches the guest. Stop asks the guest's kin to power off
- * over the link, falls back to Ctrl-Alt-Del through QEMU's monitor, and
+ * else as a plain child tracked by pidfd; this file adds the RPC side: once QEMU has made the VM's
+ * link socket, kin connects to it and adds route "vm/NAME" (probed: it is ready when the guest's
+ * kin answers Health/Check), so `kin ctl --target vm/NAME ...` reaches the guest. Stop asks the
+ * guest's kin to power off over the link, falls back to Ctrl-Alt-Del through QEMU's monitor, and
  * kills the VMM once the timeout has passed; it is answered when the VMM
  * has exited, with its exit status. */
 #include "api/api-int.h"
@@ -18,17 +17,17 @@
 #include <sys/timerfd.h>
 #include <sys/un.h>
 
-#define VM_TICK_MS 100
+#define VM_TICK_MS                 100
 #define VM_STOP_TIMEOUT_DEFAULT_MS 30000
-#define VM_STOP_WAITERS_MAX 8
-#define VM_LINK_WAIT_MS 10000 /* QEMU makes link.sock at start; retry this long */
-#define VM_LIMITS_MAX 32
+#define VM_STOP_WAITERS_MAX        8
+#define VM_LINK_WAIT_MS            10000 /* QEMU makes link.sock at start; retry this long */
+#define VM_LIMITS_MAX              32
 
 struct vmsvc_vm {
 	bool used;
 	char name[NAME_MAX_LEN + 1];
 	char route[RPC_ROUTE_NAME_MAX + 1];
-	bool linking;	/* connecting to link.sock */
+	bool linking; /* connecting to link.sock */
 	bool routed;
 	uint64_t link_deadline_ns;
 	bool stopping;
@@ -81,13 +80,13 @@ static void info_fill(Kin__V1__VmInfo *out, const struct vm_info *info, struct r
 	out->link = (char *)info->paths.link;
 	out->route = x ? x->route : (char *)"";
 	out->link_ready = x && rpc_route_state(svc->rpc, x->route) == RPC_ROUTE_READY &&
-			  info->state != VM_STATE_EXITED;
+	                  info->state != VM_STATE_EXITED;
 	out->uptime_ns = info->state == VM_STATE_EXITED ? 0 : now_monotonic_ns() - info->started_ns;
 	bool gone = x && x->cell_gone;
 	out->cell = gone ? (char *)"" : (char *)info->cell;
-	out->vmm_note = gone ? (char *)"ended; its cell was deleted"
-			: info->cell[0] ? (char *)""
-					: svc->cells_why;
+	out->vmm_note = gone            ? (char *)"ended; its cell was deleted"
+	                : info->cell[0] ? (char *)""
+	                                : svc->cells_why;
 	out->vsock_cid = info->vsock_cid;
 }
 
@@ -126,7 +125,7 @@ static void link_try(struct rpc_vm_service *svc, struct vmsvc_vm *x, const struc
 			char why[160];
 			x->linking = false;
 			snprintf(why, sizeof(why), "cannot connect to the VM's link: %s",
-				 strerror(-fd));
+			         strerror(-fd));
 			log_warn("vm \"%s\": %s (%s)", x->name, why, info->paths.link);
 			rpc_route_close(svc->rpc, x->route, why);
 		}
@@ -142,7 +141,7 @@ static void link_try(struct rpc_vm_service *svc, struct vmsvc_vm *x, const struc
 }
 
 static void poweroff_done(const struct rpc_status *st, const uint8_t *payload, size_t len,
-			  void *data);
+                          void *data);
 
 /* The next step of a stop: Poweroff over the link, else Ctrl-Alt-Del,
  * and SIGKILL past the deadline. */
@@ -155,7 +154,7 @@ static void stop_step(struct rpc_vm_service *svc, struct vmsvc_vm *x)
 		x->poweroff_sent = true;
 		Kin__V1__PoweroffRequest in = KIN__V1__POWEROFF_REQUEST__INIT;
 		if (rpc_route_call(svc->rpc, x->route, "kin.v1.System", "Poweroff", &in.base,
-				   poweroff_done, x) == 0) {
+		                   poweroff_done, x) == 0) {
 			log_info("vm \"%s\": asked its kin to power off", x->name);
 			return;
 		}
@@ -164,17 +163,18 @@ static void stop_step(struct rpc_vm_service *svc, struct vmsvc_vm *x)
 		x->cad_sent = true;
 		int r = vm_request_shutdown(svc->m, x->name);
 		log_info("vm \"%s\": Ctrl-Alt-Del through the VMM's monitor%s%s", x->name,
-			 r < 0 ? " failed: " : "", r < 0 ? strerror(-r) : "");
+		         r < 0 ? " failed: " : "", r < 0 ? strerror(-r) : "");
 	}
 	if (!x->killed && now_monotonic_ns() >= x->stop_deadline_ns) {
 		x->killed = true;
-		log_warn("vm \"%s\": still running after the stop timeout; killing the VMM", x->name);
+		log_warn("vm \"%s\": still running after the stop timeout; killing the VMM",
+		         x->name);
 		vm_kill(svc->m, x->name, SIGKILL);
 	}
 }
 
 static void poweroff_done(const struct rpc_status *st, const uint8_t *payload, size_t len,
-			  void *data)
+                          void *data)
 {
 	struct vmsvc_vm *x = data;
 	(void)payload, (void)len;
@@ -217,8 +217,8 @@ static void on_exited(void *data, const struct vm_info *info)
 		return;
 	if (!x->stopping)
 		log_warn("vm \"%s\": the VMM ended on its own with status %d%s%s%s", info->name,
-			 info->exit_status, info->cell[0] ? " (its cell " : "", info->cell,
-			 info->cell[0] ? " stays for its logs)" : "");
+		         info->exit_status, info->cell[0] ? " (its cell " : "", info->cell,
+		         info->cell[0] ? " stays for its logs)" : "");
 	/* Asked to end (or a VM zone, gone with it): nothing to look back at. */
 	if (info->cell[0] && (x->stopping || x->exited)) {
 		x->cell_gone = true;
@@ -267,30 +267,31 @@ static int vm_start_handler(struct rpc_call *call, const ProtobufCMessage *in, v
 	    str_copy(spec.disk, sizeof(spec.disk), m->disk) < 0 ||
 	    str_copy(spec.cmdline, sizeof(spec.cmdline), m->append) < 0)
 		return rpc_call_fail(call, RPC_INVALID_ARGUMENT,
-				     "vm \"%.64s\": a name, path or the command line is too long",
-				     m->name);
+		                     "vm \"%.64s\": a name, path or the command line is too long",
+		                     m->name);
 	if (m->cpus)
 		spec.cpus = m->cpus;
 	if (m->memory_mb)
 		spec.memory_mb = m->memory_mb;
 	if (m->accel[0] && vm_accel_parse(m->accel, &spec.accel) < 0)
 		return rpc_call_fail(call, RPC_INVALID_ARGUMENT,
-				     "vm \"%.64s\": accel \"%.32s\": expected auto, kvm or tcg",
-				     m->name, m->accel);
+		                     "vm \"%.64s\": accel \"%.32s\": expected auto, kvm or tcg",
+		                     m->name, m->accel);
 	struct cell_limits limits = {0};
 	if (m->n_limits > VM_LIMITS_MAX)
-		return rpc_call_fail(call, RPC_INVALID_ARGUMENT, "vm \"%.64s\": %zu limits, at most %d",
-				     m->name, m->n_limits, VM_LIMITS_MAX);
+		return rpc_call_fail(call, RPC_INVALID_ARGUMENT,
+		                     "vm \"%.64s\": %zu limits, at most %d", m->name, m->n_limits,
+		                     VM_LIMITS_MAX);
 	if (m->n_limits && !svc->vc)
 		return rpc_call_fail(call, RPC_FAILED_PRECONDITION,
-				     "vm \"%.64s\": limits need the VMM in a cell: %s", m->name,
-				     svc->cells_why);
+		                     "vm \"%.64s\": limits need the VMM in a cell: %s", m->name,
+		                     svc->cells_why);
 	for (size_t i = 0; i < m->n_limits; i++) {
 		struct cells_err ce = {0};
 		int r = cell_limit_parse(&limits, m->limits[i]->key, m->limits[i]->value, &ce);
 		if (r < 0)
-			return rpc_call_fail(call, RPC_INVALID_ARGUMENT, "vm \"%.64s\": %s", m->name,
-					     ce.msg[0] ? ce.msg : strerror(-r));
+			return rpc_call_fail(call, RPC_INVALID_ARGUMENT, "vm \"%.64s\": %s",
+			                     m->name, ce.msg[0] ? ce.msg : strerror(-r));
 	}
 	char route[RPC_ROUTE_NAME_MAX + 1];
 	snprintf(route, sizeof(route), "vm/%s", spec.name);
@@ -307,13 +308,13 @@ static int vm_start_handler(struct rpc_call *call, const ProtobufCMessage *in, v
 }
 
 int rpc_vm_start_as(struct rpc_vm_service *svc, const struct vm_spec *spec, const char *route,
-		    rpc_vm_exited_fn exited, void *data, char *err, size_t size)
+                    rpc_vm_exited_fn exited, void *data, char *err, size_t size)
 {
 	struct vmsvc_vm *x = slot_find(svc, spec->name);
 	struct vm_info old;
 	if (x && vm_get(svc->m, spec->name, &old) == 0 && old.state != VM_STATE_EXITED) {
 		snprintf(err, size, "vm \"%s\" already exists (%s)", spec->name,
-			 state_name(old.state));
+		         state_name(old.state));
 		return RPC_ALREADY_EXISTS;
 	}
 	int r = vm_start(svc->m, spec, err, size);
@@ -329,12 +330,13 @@ int rpc_vm_start_as(struct rpc_vm_service *svc, const struct vm_spec *spec, cons
 	}
 	if (x->routed)
 		rpc_route_remove(svc->rpc, x->route, "replaced");
-	*x = (struct vmsvc_vm){.used = true,
-			       .linking = true,
-			       .link_deadline_ns = now_monotonic_ns() + VM_LINK_WAIT_MS * 1000000ull,
-			       .svc = svc,
-			       .exited = exited,
-			       .exited_data = data};
+	*x =
+	    (struct vmsvc_vm){.used = true,
+	                      .linking = true,
+	                      .link_deadline_ns = now_monotonic_ns() + VM_LINK_WAIT_MS * 1000000ull,
+	                      .svc = svc,
+	                      .exited = exited,
+	                      .exited_data = data};
 	str_copy(x->name, sizeof(x->name), spec->name);
 	str_copy(x->route, sizeof(x->route), route);
 	/* Named at once: callers hear UNAVAILABLE until the guest answers. */
@@ -420,15 +422,15 @@ static int vm_stop_handler(struct rpc_call *call, const ProtobufCMessage *in, vo
 		return rpc_call_reply(call, &out.base);
 	}
 	if (m->timeout_ms > 3600ull * 1000)
-		return rpc_call_fail(call, RPC_INVALID_ARGUMENT,
-				     "vm \"%s\": stop timeout over 1 h", m->name);
+		return rpc_call_fail(call, RPC_INVALID_ARGUMENT, "vm \"%s\": stop timeout over 1 h",
+		                     m->name);
 	size_t i = 0;
 	while (i < VM_STOP_WAITERS_MAX && x->waiters[i])
 		i++;
 	if (i == VM_STOP_WAITERS_MAX)
 		return rpc_call_fail(call, RPC_RESOURCE_EXHAUSTED,
-				     "vm \"%s\": %d stop calls wait already", m->name,
-				     VM_STOP_WAITERS_MAX);
+		                     "vm \"%s\": %d stop calls wait already", m->name,
+		                     VM_STOP_WAITERS_MAX);
 	x->waiters[i] = call;
 	rpc_call_on_cancel(call, stop_cancelled, x);
 	stop_begin(svc, x, m->timeout_ms);
@@ -438,7 +440,7 @@ static int vm_stop_handler(struct rpc_call *call, const ProtobufCMessage *in, vo
 static void stop_begin(struct rpc_vm_service *svc, struct vmsvc_vm *x, uint64_t timeout_ms)
 {
 	uint64_t deadline = now_monotonic_ns() +
-			    (timeout_ms ? timeout_ms : VM_STOP_TIMEOUT_DEFAULT_MS) * 1000000ull;
+	                    (timeout_ms ? timeout_ms : VM_STOP_TIMEOUT_DEFAULT_MS) * 1000000ull;
 	if (!x->stopping) {
 		x->stopping = true;
 		x->poweroff_sent = x->cad_sent = x->killed = false;
@@ -451,8 +453,7 @@ static void stop_begin(struct rpc_vm_service *svc, struct vmsvc_vm *x, uint64_t 
 }
 
 /* Running (not exited) VM of that name, or NULL. */
-static struct vmsvc_vm *live_find(struct rpc_vm_service *svc, const char *name,
-				  struct vm_info *ret)
+static struct vmsvc_vm *live_find(struct rpc_vm_service *svc, const char *name, struct vm_info *ret)
 {
 	struct vmsvc_vm *x = slot_find(svc, name);
 	if (!x || vm_get(svc->m, name, ret) < 0 || ret->state == VM_STATE_EXITED)
@@ -481,13 +482,13 @@ int rpc_vm_kill_as(struct rpc_vm_service *svc, const char *name)
 }
 
 int rpc_vm_get_as(struct rpc_vm_service *svc, const char *name, struct vm_info *ret,
-		  bool *ret_ready)
+                  bool *ret_ready)
 {
 	struct vmsvc_vm *x = slot_find(svc, name);
 	if (!x || vm_get(svc->m, name, ret) < 0)
 		return -ENOENT;
-	*ret_ready = rpc_route_state(svc->rpc, x->route) == RPC_ROUTE_READY &&
-		     ret->state != VM_STATE_EXITED;
+	*ret_ready =
+	    rpc_route_state(svc->rpc, x->route) == RPC_ROUTE_READY && ret->state != VM_STATE_EXITED;
 	return 0;
 }
 
@@ -521,7 +522,7 @@ void rpc_vm_use_cells(struct rpc_vm_service *svc, struct cells *cells, const cha
 	if (!svc)
 		return;
 	snprintf(svc->cells_why, sizeof(svc->cells_why), "a plain child of kin: %s",
-		 why && why[0] ? why : "no cells here");
+	         why && why[0] ? why : "no cells here");
 	if (!cells || rpc_vm_cells_new(svc->loop, cells, svc->m, &svc->vc) < 0) {
 		if (cells)
 			log_warn("vm: out of memory; VMMs run as plain children");
@@ -533,7 +534,7 @@ void rpc_vm_use_cells(struct rpc_vm_service *svc, struct cells *cells, const cha
 }
 
 int rpc_vm_register(struct rpc_server *s, struct child_table *children, const char *state_dir,
-		    struct rpc_vm_service **ret)
+                    struct rpc_vm_service **ret)
 {
 	struct rpc_vm_service *svc = calloc(1, sizeof(*svc));
 	if (!svc)
@@ -547,20 +548,20 @@ int rpc_vm_register(struct rpc_server *s, struct child_table *children, const ch
 		free(svc);
 		return r;
 	}
-	svc->timer = (struct ev_source){
-		.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC),
-		.fn = on_tick,
-		.data = svc};
+	svc->timer =
+	    (struct ev_source){.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC),
+	                       .fn = on_tick,
+	                       .data = svc};
 	if (svc->timer.fd < 0 || ev_add(svc->loop, &svc->timer, EPOLLIN) < 0) {
 		r = -errno;
 		goto fail;
 	}
 	struct rpc_method methods[] = {
-		{"kin.v1.Vm", "Start", &kin__v1__vm_start_request__descriptor, vm_start_handler, 0,
-		 svc},
-		{"kin.v1.Vm", "List", &kin__v1__vm_list_request__descriptor, vm_list_handler, 0, svc},
-		{"kin.v1.Vm", "Status", &kin__v1__vm_request__descriptor, vm_status_handler, 0, svc},
-		{"kin.v1.Vm", "Stop", &kin__v1__vm_stop_request__descriptor, vm_stop_handler, 0, svc},
+	    {"kin.v1.Vm", "Start", &kin__v1__vm_start_request__descriptor, vm_start_handler, 0,
+	     svc},
+	    {"kin.v1.Vm", "List", &kin__v1__vm_list_request__descriptor, vm_list_handler, 0, svc},
+	    {"kin.v1.Vm", "Status", &kin__v1__vm_request__descriptor, vm_status_handler, 0, svc},
+	    {"kin.v1.Vm", "Stop", &kin__v1__vm_stop_request__descriptor, vm_stop_handler, 0, svc},
 	};
 	/* The server keeps the table by pointer: one Vm service per process. */
 	static struct rpc_method table[4];

@@ -62,7 +62,7 @@ static void on_wake(struct ev_source *src, uint32_t events)
 }
 
 int rpc_vm_cells_new(struct ev_loop *loop, struct cells *cells, struct vm_manager *m,
-		     struct rpc_vm_cells **ret)
+                     struct rpc_vm_cells **ret)
 {
 	struct rpc_vm_cells *vc = calloc(1, sizeof(*vc));
 	if (!vc)
@@ -71,7 +71,7 @@ int rpc_vm_cells_new(struct ev_loop *loop, struct cells *cells, struct vm_manage
 	vc->m = m;
 	vc->loop = loop;
 	vc->wake = (struct ev_source){
-		.fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC), .fn = on_wake, .data = vc};
+	    .fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC), .fn = on_wake, .data = vc};
 	if (vc->wake.fd < 0 || ev_add(loop, &vc->wake, EPOLLIN) < 0) {
 		int r = -errno;
 		if (vc->wake.fd >= 0)
@@ -100,8 +100,8 @@ static void on_vmm_end(int result, const struct exec_status *st, void *data)
 			status = st->signal ? 128 + st->signal : st->exit_code;
 		else
 			log_warn("vm \"%s\": its cell's executable was deleted; the VMM's end is "
-				 "not seen",
-				 w->name);
+			         "not seen",
+			         w->name);
 		if (vc->nends < VM_MAX) {
 			struct vmm_end *end = &vc->ends[vc->nends++];
 			*end = (struct vmm_end){.pid = w->pid, .status = status};
@@ -110,7 +110,7 @@ static void on_vmm_end(int result, const struct exec_status *st, void *data)
 			(void)!write(vc->wake.fd, &one, sizeof(one));
 		} else { /* cannot happen (one end per running VMM) */
 			log_error("vm \"%s\": too many VMM ends pending; this one is lost",
-				  w->name);
+			          w->name);
 		}
 	}
 	free(w);
@@ -131,14 +131,14 @@ static uint64_t own_caps(void)
 }
 
 static int fail(char *err, size_t len, const struct cells_err *e, int r, const char *name,
-		const char *what)
+                const char *what)
 {
 	snprintf(err, len, "vm \"%s\": %s: %s", name, what, e->msg[0] ? e->msg : strerror(-r));
 	return r;
 }
 
-static int vmm_start(void *data, const char *name, char *const *argv, pid_t *ret_pid,
-		     char *where, size_t where_len, char *err, size_t err_len)
+static int vmm_start(void *data, const char *name, char *const *argv, pid_t *ret_pid, char *where,
+                     size_t where_len, char *err, size_t err_len)
 {
 	struct rpc_vm_cells *vc = data;
 	const struct cell_limits *limits = vc->limits;
@@ -170,7 +170,7 @@ static int vmm_start(void *data, const char *name, char *const *argv, pid_t *ret
 	spec.argv = argv;
 	const char *path = getenv("PATH");
 	snprintf(path_env, sizeof(path_env), "PATH=%s",
-		 path ? path : "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+	         path ? path : "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
 	char *env[] = {path_env, NULL};
 	spec.env = env;
 	spec.cwd = getcwd(cwd, sizeof(cwd)) ? cwd : "/"; /* relative --vm-dir paths */
@@ -197,7 +197,9 @@ static int vmm_start(void *data, const char *name, char *const *argv, pid_t *ret
 		free(w);
 		exec_signal(vc->cells, cell, RPC_VM_CELLS_EXEC, SIGKILL, NULL);
 		snprintf(err, err_len, "vm \"%s\": cannot wait for the VMM: %s", name,
-			 !w ? strerror(ENOMEM) : r == 0 ? "it ended at once" : e.msg);
+		         !w       ? strerror(ENOMEM)
+		         : r == 0 ? "it ended at once"
+		                  : e.msg);
 		return !w ? -ENOMEM : r == 0 ? -ECHILD : r;
 	}
 	vc->waits++;
@@ -224,7 +226,7 @@ void rpc_vm_cells_release(struct rpc_vm_cells *vc, const char *name)
 	int r = cell_delete(vc->cells, cell, false, NULL, NULL, &e);
 	if (r < 0 && r != -ENOENT)
 		log_warn("vm \"%s\": cannot delete its cell: %s", name,
-			 e.msg[0] ? e.msg : strerror(-r));
+		         e.msg[0] ? e.msg : strerror(-r));
 }
 
 static void vmm_release(void *data, const char *name)
@@ -235,7 +237,7 @@ static void vmm_release(void *data, const char *name)
 void rpc_vm_cells_runner(struct rpc_vm_cells *vc, struct vm_runner *ret)
 {
 	*ret = (struct vm_runner){
-		.start = vmm_start, .signal = vmm_signal, .release = vmm_release, .data = vc};
+	    .start = vmm_start, .signal = vmm_signal, .release = vmm_release, .data = vc};
 }
 
 void rpc_vm_cells_set_limits(struct rpc_vm_cells *vc, const struct cell_limits *l)

@@ -10,7 +10,7 @@
 
 struct rpc_vm_cells;
 int rpc_vm_cells_new(struct ev_loop *loop, struct cells *cells, struct vm_manager *m,
-		     struct rpc_vm_cells **ret);
+                     struct rpc_vm_cells **ret);
 /* The runner to give the manager (vm_manager_set_runner). */
 void rpc_vm_cells_runner(struct rpc_vm_cells *vc, struct vm_runner *ret);
 /* Limits for the next start only (NULL: none); kept by pointer until then. */

@@ -235,11 +235,11 @@ struct exec {
 	struct exec_waiter waiters[EXEC_WAITERS_MAX];
 	bool ran; /* a run of this record reached execve (later failures restart) */
 	/* A start in progress (state EXEC_STARTING; start.c). */
-	struct ev_source status;   /* the child's report pipe; fd -1 when none */
-	exec_start_fn start_done;  /* NULL for restarts, or once called */
+	struct ev_source status;  /* the child's report pipe; fd -1 when none */
+	exec_start_fn start_done; /* NULL for restarts, or once called */
 	void *start_data;
-	struct exec *replaces;     /* the name's ended run, unlinked until the start is over */
-	bool start_failed;         /* verdict reached; answered once the child is reaped */
+	struct exec *replaces; /* the name's ended run, unlinked until the start is over */
+	bool start_failed;     /* verdict reached; answered once the child is reaped */
 	struct cells_err start_err;
 };
 

@@ -486,8 +486,8 @@ int exec_start_sync(struct cells *c, const char *cell, const char *name,
 	if (r < 0)
 		return r;
 	if (exec_get(c, cell, name, &e, err) < 0 || e->state != EXEC_STARTING)
-		return cells_fail(err, -EIO, CELLS_INTERNAL, "exec \"%s/%s\": lost its start",
-		                  cell, name);
+		return cells_fail(err, -EIO, CELLS_INTERNAL, "exec \"%s/%s\": lost its start", cell,
+		                  name);
 	/* The only wait on a child's setup in cells/, bounded. */
 	uint64_t deadline = now_monotonic_ns() + EXEC_START_TIMEOUT_MS * 1000000ull;
 	while (e->status.fd >= 0 && !e->start_failed && result == 1) {

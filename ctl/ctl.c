@@ -99,8 +99,8 @@ int ctl_call_end(const char *address, bool json, int r, const struct rpc_status 
 
 /* Connects and calls; prints the failure and maps it to an exit code. */
 static int ctl_call(struct ctl *ctl, const char *service, const char *method,
-		    const ProtobufCMessage *in, const ProtobufCMessageDescriptor *out_desc,
-		    ProtobufCMessage **ret_out)
+                    const ProtobufCMessage *in, const ProtobufCMessageDescriptor *out_desc,
+                    ProtobufCMessage **ret_out)
 {
 	struct rpc_status st;
 	int r = 0;
@@ -131,7 +131,7 @@ static int cmd_health(struct ctl *ctl)
 	Kin__V1__CheckRequest in = KIN__V1__CHECK_REQUEST__INIT;
 	ProtobufCMessage *out;
 	int r = ctl_call(ctl, "kin.v1.Health", "Check", &in.base,
-			 &kin__v1__check_response__descriptor, &out);
+	                 &kin__v1__check_response__descriptor, &out);
 	if (r != CTL_OK)
 		return r;
 	const Kin__V1__CheckResponse *m = (const Kin__V1__CheckResponse *)out;
@@ -148,7 +148,7 @@ static int cmd_version(struct ctl *ctl)
 	Kin__V1__VersionRequest in = KIN__V1__VERSION_REQUEST__INIT;
 	ProtobufCMessage *out;
 	int r = ctl_call(ctl, "kin.v1.Health", "Version", &in.base,
-			 &kin__v1__version_response__descriptor, &out);
+	                 &kin__v1__version_response__descriptor, &out);
 	if (r != CTL_OK)
 		return r;
 	const Kin__V1__VersionResponse *m = (const Kin__V1__VersionResponse *)out;
@@ -161,7 +161,8 @@ static int cmd_version(struct ctl *ctl)
 			ctl_json_str(vals[i]);
 			fputc(',', stdout);
 		}
-		printf("\"uptime_ns\":%llu,\"pid\":%u}\n", (unsigned long long)m->uptime_ns, m->pid);
+		printf("\"uptime_ns\":%llu,\"pid\":%u}\n", (unsigned long long)m->uptime_ns,
+		       m->pid);
 	} else {
 		printf("version:  %s\nrole:     %s%s%s\nhostname: %s\nkernel:   %s\n"
 		       "uptime:   %llu.%03llus\npid:      %u\n",
@@ -178,8 +179,9 @@ static int cmd_power(struct ctl *ctl, bool reboot)
 	Kin__V1__PoweroffRequest off = KIN__V1__POWEROFF_REQUEST__INIT;
 	Kin__V1__RebootRequest reb = KIN__V1__REBOOT_REQUEST__INIT;
 	ProtobufCMessage *out;
-	int r = ctl_call(ctl, "kin.v1.System", reboot ? "Reboot" : "Poweroff",
-			 reboot ? &reb.base : &off.base, &kin__v1__power_response__descriptor, &out);
+	int r =
+	    ctl_call(ctl, "kin.v1.System", reboot ? "Reboot" : "Poweroff",
+	             reboot ? &reb.base : &off.base, &kin__v1__power_response__descriptor, &out);
 	if (r != CTL_OK)
 		return r;
 	const Kin__V1__PowerResponse *m = (const Kin__V1__PowerResponse *)out;
@@ -222,13 +224,13 @@ static bool target_is_valid(const char *t)
 int ctl_main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"socket", required_argument, NULL, 's'},
-		{"connect", required_argument, NULL, 'c'},
-		{"output", required_argument, NULL, 'o'},
-		{"timeout", required_argument, NULL, 't'},
-		{"target", required_argument, NULL, 'T'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"socket", required_argument, NULL, 's'},
+	    {"connect", required_argument, NULL, 'c'},
+	    {"output", required_argument, NULL, 'o'},
+	    {"timeout", required_argument, NULL, 't'},
+	    {"target", required_argument, NULL, 'T'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct ctl ctl = {.address = RPC_SOCKET_DEFAULT, .timeout_ms = 5000};
 	struct rpc_address a;
@@ -244,24 +246,26 @@ int ctl_main(int argc, char **argv)
 			if ((c == 's' && (str_startswith(optarg, "vsock:") || !*optarg)) ||
 			    rpc_address_parse(optarg, &a) < 0) {
 				fprintf(stderr, "kin ctl: '%s' is not a valid %s\n", optarg,
-					c == 's' ? "socket path" :
-						   "address (unix:PATH or vsock:CID:PORT)");
+				        c == 's' ? "socket path"
+				                 : "address (unix:PATH or vsock:CID:PORT)");
 				return CTL_USAGE;
 			}
 			ctl.address = optarg;
 			break;
 		case 'o':
 			if (strcmp(optarg, "json") != 0 && strcmp(optarg, "text") != 0) {
-				fprintf(stderr, "kin ctl: -o '%s': expected text or json\n", optarg);
+				fprintf(stderr, "kin ctl: -o '%s': expected text or json\n",
+				        optarg);
 				return CTL_USAGE;
 			}
 			ctl.json = strcmp(optarg, "json") == 0;
 			break;
 		case 't':
 			if (str_to_duration_ms(optarg, 3600 * 1000, &ms) < 0 || ms == 0) {
-				fprintf(stderr, "kin ctl: --timeout '%s': expected a duration such "
-						"as 5s or 1500ms, at most 1h\n",
-					optarg);
+				fprintf(stderr,
+				        "kin ctl: --timeout '%s': expected a duration such "
+				        "as 5s or 1500ms, at most 1h\n",
+				        optarg);
 				return CTL_USAGE;
 			}
 			ctl.timeout_ms = (int)ms;
@@ -269,9 +273,10 @@ int ctl_main(int argc, char **argv)
 			break;
 		case 'T':
 			if (!target_is_valid(optarg)) {
-				fprintf(stderr, "kin ctl: --target '%s': expected hops joined by '/', "
-						"each a zone name or vm/NAME\n",
-					optarg);
+				fprintf(stderr,
+				        "kin ctl: --target '%s': expected hops joined by '/', "
+				        "each a zone name or vm/NAME\n",
+				        optarg);
 				return CTL_USAGE;
 			}
 			ctl.md[0] = (struct rpc_kv){RPC_TARGET_KEY, optarg};
@@ -285,7 +290,7 @@ int ctl_main(int argc, char **argv)
 			return CTL_USAGE;
 		default:
 			fprintf(stderr, "kin ctl: unknown option '%s'\nTry 'kin ctl --help'.\n",
-				argv[optind - 1]);
+			        argv[optind - 1]);
 			return CTL_USAGE;
 		}
 	}

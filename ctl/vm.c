@@ -39,8 +39,8 @@ static void print_info(const Kin__V1__VmInfo *m, bool json, bool one_line)
 		ctl_json_str(m->link);
 		printf(",\"route\":");
 		ctl_json_str(m->route);
-		printf(",\"link_ready\":%s,\"uptime_ns\":%llu,\"cell\":", m->link_ready ? "true" : "false",
-		       (unsigned long long)m->uptime_ns);
+		printf(",\"link_ready\":%s,\"uptime_ns\":%llu,\"cell\":",
+		       m->link_ready ? "true" : "false", (unsigned long long)m->uptime_ns);
 		ctl_json_str(m->cell);
 		printf(",\"vmm_note\":");
 		ctl_json_str(m->vmm_note);
@@ -122,11 +122,15 @@ int ctl_vm_opt(struct ctl_vm_args *a, const char *cmd, int c, const char *arg)
 static int cmd_start(const struct ctl_opts *o, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"kernel", required_argument, NULL, 'k'}, {"image", required_argument, NULL, 'i'},
-		{"disk", required_argument, NULL, 'd'},	  {"cpus", required_argument, NULL, 'c'},
-		{"memory", required_argument, NULL, 'm'}, {"accel", required_argument, NULL, 'a'},
-		{"append", required_argument, NULL, 'A'}, {"output", required_argument, NULL, 'o'},
-		{NULL, 0, NULL, 0},
+	    {"kernel", required_argument, NULL, 'k'},
+	    {"image", required_argument, NULL, 'i'},
+	    {"disk", required_argument, NULL, 'd'},
+	    {"cpus", required_argument, NULL, 'c'},
+	    {"memory", required_argument, NULL, 'm'},
+	    {"accel", required_argument, NULL, 'a'},
+	    {"append", required_argument, NULL, 'A'},
+	    {"output", required_argument, NULL, 'o'},
+	    {NULL, 0, NULL, 0},
 	};
 	Kin__V1__VmStartRequest in = KIN__V1__VM_START_REQUEST__INIT;
 	Kin__V1__VmLimit lims[CTL_VM_LIMITS_MAX], *lptr[CTL_VM_LIMITS_MAX];
@@ -214,10 +218,10 @@ int ctl_vm_main(const struct ctl_opts *o, int argc, char **argv)
 				return usage("-o '%s': expected text or json", argv[i + 1]);
 			oo.json = strcmp(argv[++i], "json") == 0;
 		} else if (strcmp(argv[i], "--timeout") == 0 && strcmp(sub, "stop") == 0 &&
-			   i + 1 < argc) {
+		           i + 1 < argc) {
 			if (str_to_duration_ms(argv[++i], 3600 * 1000, &stop_ms) < 0 || !stop_ms)
 				return usage("--timeout '%s': expected a duration such as 30s",
-					     argv[i]);
+				             argv[i]);
 		} else if (argv[i][0] == '-') {
 			return usage("unknown option or missing value '%s'", argv[i]);
 		} else if (!name) {
@@ -232,8 +236,8 @@ int ctl_vm_main(const struct ctl_opts *o, int argc, char **argv)
 		if (name)
 			return usage("list takes no NAME ('%s')", name);
 		Kin__V1__VmListRequest in = KIN__V1__VM_LIST_REQUEST__INIT;
-		r = call(&oo, oo.timeout_ms, "List", &in.base, &kin__v1__vm_list_response__descriptor,
-			 &out);
+		r = call(&oo, oo.timeout_ms, "List", &in.base,
+		         &kin__v1__vm_list_response__descriptor, &out);
 		if (r != CTL_OK)
 			return r;
 		const Kin__V1__VmListResponse *m = (Kin__V1__VmListResponse *)out;
@@ -255,7 +259,7 @@ int ctl_vm_main(const struct ctl_opts *o, int argc, char **argv)
 		if (stop && oo.timeout_set && oo.timeout_ms > t)
 			t = oo.timeout_ms;
 		r = call(&oo, t, stop ? "Stop" : "Status", stop ? &sin.base : &in.base,
-			 &kin__v1__vm_info__descriptor, &out);
+		         &kin__v1__vm_info__descriptor, &out);
 		if (r != CTL_OK)
 			return r;
 		print_info((Kin__V1__VmInfo *)out, oo.json, false);

@@ -21,25 +21,23 @@ struct boot_mount {
 };
 
 static const struct boot_mount boot_mounts[] = {
-	{"proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL, true},
-	{"sysfs", "/sys", "sysfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL, true},
-	{"devtmpfs", "/dev", "devtmpfs", MS_NOSUID, "mode=0755", true},
-	/* gid 5 is Debian's tty group; numeric, since kin makes no NSS calls. */
-	{"devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "gid=5,mode=0620,ptmxmode=0666",
-	 false},
-	{"shm", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777", false},
-	{"tmpfs", "/run", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755", false},
-	{"cgroup2", "/sys/fs/cgroup", "cgroup2", MS_NOSUID | MS_NODEV | MS_NOEXEC, "nsdelegate",
-	 false},
+    {"proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL, true},
+    {"sysfs", "/sys", "sysfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL, true},
+    {"devtmpfs", "/dev", "devtmpfs", MS_NOSUID, "mode=0755", true},
+    /* gid 5 is Debian's tty group; numeric, since kin makes no NSS calls. */
+    {"devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "gid=5,mode=0620,ptmxmode=0666", false},
+    {"shm", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777", false},
+    {"tmpfs", "/run", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755", false},
+    {"cgroup2", "/sys/fs/cgroup", "cgroup2", MS_NOSUID | MS_NODEV | MS_NOEXEC, "nsdelegate", false},
 };
 
 static const struct {
 	const char *target, *link;
 } boot_links[] = {
-	{"/proc/self/fd", "/dev/fd"},
-	{"/proc/self/fd/0", "/dev/stdin"},
-	{"/proc/self/fd/1", "/dev/stdout"},
-	{"/proc/self/fd/2", "/dev/stderr"},
+    {"/proc/self/fd", "/dev/fd"},
+    {"/proc/self/fd/0", "/dev/stdin"},
+    {"/proc/self/fd/1", "/dev/stdout"},
+    {"/proc/self/fd/2", "/dev/stderr"},
 };
 
 /* A mountpoint sits on another device than its parent directory. */
@@ -150,7 +148,7 @@ int boot_machine_mounts(void)
 		if (r < 0) {
 			if (m->fatal) {
 				log_error("cannot mount %s on %s: %s", m->type, m->target,
-					  strerror(-r));
+				          strerror(-r));
 				return r;
 			}
 			log_warn("cannot mount %s on %s: %s", m->type, m->target, strerror(-r));
@@ -222,20 +220,20 @@ static _noreturn_ void boot_late_child(const struct init_config *cfg)
 	if (r < 0) {
 		failed++;
 		log_warn("network: %s%s: %s", cfg->net.ifname[0] ? "bringing up " : "lo",
-			 cfg->net.ifname, strerror(-r));
+		         cfg->net.ifname, strerror(-r));
 	} else if (cfg->net.ifname[0]) {
 		log_info("network: %s up%s%s%s%s", cfg->net.ifname, cfg->net.addr[0] ? " " : "",
-			 cfg->net.addr, cfg->net.gateway[0] ? " via " : "", cfg->net.gateway);
+		         cfg->net.addr, cfg->net.gateway[0] ? " via " : "", cfg->net.gateway);
 	}
 	r = modules_load_boot(MODULES_BOOT_REST, NULL, &st);
 	failed += r > 0 ? r : 0;
 	log_info("boot: late modules: %u loaded in %.1f ms (%.1f ms in the kernel)", st.loaded,
-		 (double)(now_monotonic_ns() - t0) / 1e6, (double)st.kernel_ns / 1e6);
+	         (double)(now_monotonic_ns() - t0) / 1e6, (double)st.kernel_ns / 1e6);
 	_exit(failed > 125 ? 125 : failed);
 }
 
-int boot_machine_late(const struct init_config *cfg, struct child_table *t,
-		      child_exit_fn on_exit, void *data)
+int boot_machine_late(const struct init_config *cfg, struct child_table *t, child_exit_fn on_exit,
+                      void *data)
 {
 	pid_t pid = fork();
 	if (pid < 0)

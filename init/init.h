@@ -39,18 +39,18 @@ enum init_action {
 #define KIN_VERSION "0.1.0"
 #endif
 
-#define INIT_HOSTNAME_MAX 64
+#define INIT_HOSTNAME_MAX     64
 #define INIT_GRACE_DEFAULT_MS 10000ull
-#define INIT_GRACE_MAX_MS (3600ull * 1000)
+#define INIT_GRACE_MAX_MS     (3600ull * 1000)
 
 /* The RPC server's settings (init/rpc.c starts it; rpc/rpc.h serves). */
 #define INIT_RPC_PATH_MAX 107
-#define INIT_RPC_IDS_MAX 16
+#define INIT_RPC_IDS_MAX  16
 struct init_rpc_config {
 	char socket[INIT_RPC_PATH_MAX + 1]; /* "" until set; "none" disables */
 	bool vsock_set;
-	uint32_t vsock_port; /* 0: off */
-	uint32_t max_conns;  /* 0: rpc's default */
+	uint32_t vsock_port;       /* 0: off */
+	uint32_t max_conns;        /* 0: rpc's default */
 	uint32_t frame_timeout_ms; /* 0: rpc's default */
 	size_t n_uids, n_gids;
 	uint32_t uids[INIT_RPC_IDS_MAX]; /* allowed besides root and kin's uid */
@@ -64,21 +64,21 @@ struct init_config {
 	uint64_t grace_ms;
 	char hostname[INIT_HOSTNAME_MAX + 1];
 	char zone[INIT_HOSTNAME_MAX + 1]; /* set by --zone: the parent kin made us */
-	const char *cmdline_file;	  /* kin.* options from here, any role */
-	char **argv;			  /* workload after "--", or NULL */
-	char modules[4096];		  /* kin.modules=: loaded after the image's defaults */
-	struct net_config net;		  /* ip= or kin.net= (kin.net= wins) */
+	const char *cmdline_file;         /* kin.* options from here, any role */
+	char **argv;                      /* workload after "--", or NULL */
+	char modules[4096];               /* kin.modules=: loaded after the image's defaults */
+	struct net_config net;            /* ip= or kin.net= (kin.net= wins) */
 	bool net_from_kin;
-	uint64_t exec_ns; /* CLOCK_MONOTONIC when kin's main() began */
-	uint64_t boot_kernel_ns;	  /* machine: in finit_module before ready */
-	unsigned boot_modules;		  /* machine: modules loaded before ready */
-	struct init_rpc_config rpc;	  /* kin.rpc.*, --socket, --vsock, --allow-uid */
-	int rpc_fd;			  /* --rpc-fd: a parent's connected socket, 0: none */
-	unsigned zone_depth;		  /* --zone-depth: how deep this zone kin is nested */
-	const char *vm_dir;		  /* --vm-dir: VMs' state (default /run/kin/vm) */
-	char zone_subnet[32];		  /* --zone-subnet: the range our parent delegated, "" none */
-	unsigned zone_max_depth;	  /* --zone-max-depth, kin.zone.max-depth=: 0 default */
-	const char *zone_dir;		  /* --zone-dir: zone kins' logs (default /run/kin/zones) */
+	uint64_t exec_ns;           /* CLOCK_MONOTONIC when kin's main() began */
+	uint64_t boot_kernel_ns;    /* machine: in finit_module before ready */
+	unsigned boot_modules;      /* machine: modules loaded before ready */
+	struct init_rpc_config rpc; /* kin.rpc.*, --socket, --vsock, --allow-uid */
+	int rpc_fd;                 /* --rpc-fd: a parent's connected socket, 0: none */
+	unsigned zone_depth;        /* --zone-depth: how deep this zone kin is nested */
+	const char *vm_dir;         /* --vm-dir: VMs' state (default /run/kin/vm) */
+	char zone_subnet[32];       /* --zone-subnet: the range our parent delegated, "" none */
+	unsigned zone_max_depth;    /* --zone-max-depth, kin.zone.max-depth=: 0 default */
+	const char *zone_dir;       /* --zone-dir: zone kins' logs (default /run/kin/zones) */
 };
 
 void init_config_defaults(struct init_config *cfg);
@@ -90,7 +90,7 @@ typedef void (*init_diag_fn)(void *userdata, const char *fmt, ...) _printf_(2, 3
 /* Parses the kin.* options of a kernel command line (other words ignored,
  * nothing after "--"). Returns the number of problems reported. */
 int init_cmdline_parse(const char *cmdline, struct init_config *cfg, init_diag_fn diag,
-		       void *userdata);
+                       void *userdata);
 /* Applies one "kin.key=value" option; -ENOENT unknown key, -EINVAL bad value. */
 int init_option_set(struct init_config *cfg, const char *key, const char *value);
 
@@ -116,8 +116,8 @@ void boot_machine_setup(struct init_config *cfg);
 /* After ready: the network and the remaining modules, in a child tracked
  * in t (PID 1's loop never waits on them); on_exit gets its status, the
  * number of failed steps. */
-int boot_machine_late(const struct init_config *cfg, struct child_table *t,
-		      child_exit_fn on_exit, void *data);
+int boot_machine_late(const struct init_config *cfg, struct child_table *t, child_exit_fn on_exit,
+                      void *data);
 int boot_set_hostname(const char *name);
 
 /* Runs the main loop until kin is told to stop; returns the exit status for
@@ -138,8 +138,8 @@ void init_install_fault_handlers(enum init_panic policy);
  * a --socket given explicitly to a daemon that cannot listen there. */
 struct rpc_server;
 int init_rpc_start(const struct init_config *cfg, enum init_role role, struct ev_loop *loop,
-		   uint64_t started_ns, bool (*stopping)(void *data), void *data,
-		   struct rpc_server **ret);
+                   uint64_t started_ns, bool (*stopping)(void *data), void *data,
+                   struct rpc_server **ret);
 
 /* The VM link (init/link.c), machine init only: RPC served on the
  * virtio-serial port named org.kin.rpc, reopened while the host is away. */
@@ -154,7 +154,7 @@ void init_link_free(struct init_link *l);
  * rpc_server_free; free comes after. */
 struct init_cells;
 int init_cells_start(struct ev_loop *loop, struct child_table *children, struct rpc_server *rpc,
-		     struct init_cells **ret);
+                     struct init_cells **ret);
 void init_cells_stop(struct init_cells *ic, uint64_t grace_ms);
 void init_cells_kill(struct init_cells *ic);
 void init_cells_shutdown(struct init_cells *ic);

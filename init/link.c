@@ -22,7 +22,7 @@
 
 #define LINK_RETRY_MIN_MS 200
 #define LINK_RETRY_MAX_MS 1000
-#define LINK_SEARCH_MS 10000 /* give up when no port by that name appears */
+#define LINK_SEARCH_MS    10000 /* give up when no port by that name appears */
 
 struct init_link {
 	struct rpc_server *rpc;
@@ -62,7 +62,7 @@ static int link_find(char *dev, size_t size)
 static void link_retry(struct init_link *l)
 {
 	struct itimerspec its = {.it_value = {.tv_sec = l->delay_ms / 1000,
-					      .tv_nsec = (long)(l->delay_ms % 1000) * 1000000}};
+	                                      .tv_nsec = (long)(l->delay_ms % 1000) * 1000000}};
 	timerfd_settime(l->timer.fd, 0, &its, NULL);
 	l->delay_ms = l->delay_ms * 2 > LINK_RETRY_MAX_MS ? LINK_RETRY_MAX_MS : l->delay_ms * 2;
 }
@@ -131,13 +131,13 @@ int init_link_start(struct ev_loop *loop, struct rpc_server *rpc, struct init_li
 	if (!l)
 		return -ENOMEM;
 	*l = (struct init_link){.rpc = rpc,
-				.loop = loop,
-				.started_ns = now_monotonic_ns(),
-				.delay_ms = LINK_RETRY_MIN_MS};
-	l->timer = (struct ev_source){.fd = timerfd_create(CLOCK_MONOTONIC,
-							   TFD_NONBLOCK | TFD_CLOEXEC),
-				      .fn = link_on_timer,
-				      .data = l};
+	                        .loop = loop,
+	                        .started_ns = now_monotonic_ns(),
+	                        .delay_ms = LINK_RETRY_MIN_MS};
+	l->timer =
+	    (struct ev_source){.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC),
+	                       .fn = link_on_timer,
+	                       .data = l};
 	if (l->timer.fd < 0 || ev_add(loop, &l->timer, EPOLLIN) < 0) {
 		int r = -errno;
 		if (l->timer.fd >= 0)

@@ -15,7 +15,7 @@
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
 
-#define KILL_WAIT_MS 5000 /* after SIGKILL, how long to wait for D-state stragglers */
+#define KILL_WAIT_MS    5000 /* after SIGKILL, how long to wait for D-state stragglers */
 #define DESCENDANTS_MAX 65536
 
 /* VMS: running VMs power off over their links first (a SIGTERM would end
@@ -38,10 +38,10 @@ struct init_state {
 	uint64_t started_ns;
 	struct rpc_server *rpc;
 	struct init_cells *cells;
-	struct init_link *link;		/* machine: RPC on the VM link's port */
-	struct rpc_vm_service *vms;	/* kin.v1.Vm */
+	struct init_link *link;          /* machine: RPC on the VM link's port */
+	struct rpc_vm_service *vms;      /* kin.v1.Vm */
 	struct rpc_zones_service *zones; /* kin.v1.Zones */
-	bool booted; /* machine: the late boot (network, modules) has ended */
+	bool booted;                     /* machine: the late boot (network, modules) has ended */
 };
 
 static bool is_stopping(void *data)
@@ -57,8 +57,8 @@ static bool has_workload(const struct init_state *s)
 
 static int timer_arm(struct init_state *s, uint64_t ms)
 {
-	struct itimerspec its = {.it_value = {.tv_sec = (time_t)(ms / 1000),
-					      .tv_nsec = (long)(ms % 1000) * 1000000}};
+	struct itimerspec its = {
+	    .it_value = {.tv_sec = (time_t)(ms / 1000), .tv_nsec = (long)(ms % 1000) * 1000000}};
 	if (ms == 0)
 		its.it_value.tv_nsec = 1; /* zero would disarm */
 	return timerfd_settime(s->timer_src.fd, 0, &its, NULL) < 0 ? -errno : 0;
@@ -137,7 +137,7 @@ static void term_begin(struct init_state *s)
 {
 	s->phase = PHASE_TERM;
 	log_info("stopping (%s): SIGTERM to every process, SIGKILL after %llu ms",
-		 init_action_name(s->stop_act), (unsigned long long)s->cfg->grace_ms);
+	         init_action_name(s->stop_act), (unsigned long long)s->cfg->grace_ms);
 	init_cells_stop(s->cells, s->cfg->grace_ms); /* no restarts from now on */
 	signal_everyone(s, SIGTERM);
 	signal_everyone(s, SIGCONT);
@@ -162,7 +162,7 @@ static void stop_begin(struct init_state *s, enum init_action act)
 	if (vms && timer_arm(s, s->cfg->grace_ms) == 0) {
 		s->phase = PHASE_VMS;
 		log_info("stopping (%s): %zu VMs power off first, for at most %llu ms",
-			 init_action_name(act), vms, (unsigned long long)s->cfg->grace_ms);
+		         init_action_name(act), vms, (unsigned long long)s->cfg->grace_ms);
 		return;
 	}
 	term_begin(s);
@@ -196,7 +196,10 @@ static int system_stop(bool reboot, bool dry_run, const char **ret_action, void 
 
 static const char *level_name(enum log_level l)
 {
-	return l <= LOG_ERR_ ? "error" : l == LOG_WARN_ ? "warn" : l == LOG_INFO_ ? "info" : "debug";
+	return l <= LOG_ERR_    ? "error"
+	       : l == LOG_WARN_ ? "warn"
+	       : l == LOG_INFO_ ? "info"
+	                        : "debug";
 }
 
 static void start_services(struct init_state *s)
@@ -204,7 +207,7 @@ static void start_services(struct init_state *s)
 	if (!s->rpc)
 		return;
 	struct rpc_system_ops ops = {
-		.role = init_role_name(s->role), .stop = system_stop, .data = s};
+	    .role = init_role_name(s->role), .stop = system_stop, .data = s};
 	int r = rpc_system_register(s->rpc, &ops);
 	if (r < 0)
 		log_error("rpc: cannot register the System service: %s", strerror(-r));
@@ -216,16 +219,16 @@ static void start_services(struct init_state *s)
 	 * default subnet is its to use; a zone kin has what it was given. */
 	const struct init_config *c = s->cfg;
 	struct zones_config zcfg = {
-		.depth = c->zone_depth,
-		.depth_max = c->zone_max_depth,
-		.subnet = c->zone_subnet[0]		   ? c->zone_subnet
-			  : s->role == INIT_ROLE_MACHINE ? ZONE_SUBNET_DEFAULT
-							 : NULL,
-		.state_dir = c->zone_dir,
-		.log_level = c->log_level_set ? level_name(c->log_level) : NULL,
+	    .depth = c->zone_depth,
+	    .depth_max = c->zone_max_depth,
+	    .subnet = c->zone_subnet[0]              ? c->zone_subnet
+	              : s->role == INIT_ROLE_MACHINE ? ZONE_SUBNET_DEFAULT
+	                                             : NULL,
+	    .state_dir = c->zone_dir,
+	    .log_level = c->log_level_set ? level_name(c->log_level) : NULL,
 	};
 	r = rpc_zones_register(s->rpc, s->children, init_cells_lib(s->cells), &zcfg, s->vms,
-			       "no cgroup2 here for zones' cells", &s->zones);
+	                       "no cgroup2 here for zones' cells", &s->zones);
 	if (r < 0)
 		log_error("rpc: cannot register the Zones service: %s", strerror(-r));
 }
@@ -239,7 +242,7 @@ static void on_timer(struct ev_source *src, uint32_t events)
 		return;
 	if (s->phase == PHASE_VMS) {
 		log_warn("grace period over with %zu VMs still running; stopping the rest",
-			 rpc_vm_running(s->vms));
+		         rpc_vm_running(s->vms));
 		term_begin(s);
 	} else if (s->phase == PHASE_TERM) {
 		log_warn("grace period over: SIGKILL to the processes still running");
@@ -249,7 +252,7 @@ static void on_timer(struct ev_source *src, uint32_t events)
 		timer_arm(s, KILL_WAIT_MS);
 	} else if (s->phase == PHASE_KILL) {
 		log_error("processes survive SIGKILL for %d ms (uninterruptible?); going on",
-			  KILL_WAIT_MS);
+		          KILL_WAIT_MS);
 		s->phase = PHASE_DONE;
 	}
 }
@@ -267,7 +270,7 @@ static void on_workload_exit(const siginfo_t *si, void *data)
 	if (s->role == INIT_ROLE_MACHINE) {
 		if (s->phase == PHASE_RUNNING)
 			log_warn("workload ended with status %d; kin keeps running",
-				 s->workload_status);
+			         s->workload_status);
 		return;
 	}
 	stop_begin(s, INIT_ACT_STOP);
@@ -284,7 +287,7 @@ static void on_signal(struct ev_source *src, uint32_t events)
 		enum init_action act = init_signal_action(s->role, has_workload(s), sig);
 		if (act != INIT_ACT_REAP)
 			log_debug("signal %d from pid %u: %s", sig, si.ssi_pid,
-				  init_action_name(act));
+			          init_action_name(act));
 		switch (act) {
 		case INIT_ACT_IGNORE:
 			break;
@@ -311,10 +314,10 @@ static void on_late_boot_exit(const siginfo_t *si, void *data)
 		log_info("boot complete, %llu ms after exec", (unsigned long long)ms);
 	else if (si->si_code == CLD_EXITED)
 		log_warn("boot complete, %llu ms after exec; %d steps failed (named above)",
-			 (unsigned long long)ms, si->si_status);
+		         (unsigned long long)ms, si->si_status);
 	else
 		log_warn("boot complete, %llu ms after exec; the late boot was killed by signal %d",
-			 (unsigned long long)ms, si->si_status);
+		         (unsigned long long)ms, si->si_status);
 }
 
 static int setup(struct init_state *s)
@@ -340,16 +343,16 @@ static int setup(struct init_state *s)
 	if (r < 0)
 		return r;
 	s->sig_src = (struct ev_source){
-		.fd = signalfd(-1, &all, SFD_NONBLOCK | SFD_CLOEXEC), .fn = on_signal, .data = s};
+	    .fd = signalfd(-1, &all, SFD_NONBLOCK | SFD_CLOEXEC), .fn = on_signal, .data = s};
 	if (s->sig_src.fd < 0)
 		return -errno;
 	r = ev_add(s->loop, &s->sig_src, EPOLLIN);
 	if (r < 0)
 		return r;
-	s->timer_src = (struct ev_source){
-		.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC),
-		.fn = on_timer,
-		.data = s};
+	s->timer_src =
+	    (struct ev_source){.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC),
+	                       .fn = on_timer,
+	                       .data = s};
 	if (s->timer_src.fd < 0)
 		return -errno;
 	return ev_add(s->loop, &s->timer_src, EPOLLIN);
@@ -411,13 +414,14 @@ int init_run(struct init_config *cfg, enum init_role role)
 	uint64_t now = now_monotonic_ns();
 	char split[128] = "";
 	if (cfg->boot_modules) /* the kernel's work apart from kin's own */
-		snprintf(split, sizeof(split), " (%.1f ms in the kernel loading %u modules, %.1f ms kin's own)",
-			 (double)cfg->boot_kernel_ns / 1e6, cfg->boot_modules,
-			 (double)(now - cfg->exec_ns - cfg->boot_kernel_ns) / 1e6);
+		snprintf(split, sizeof(split),
+		         " (%.1f ms in the kernel loading %u modules, %.1f ms kin's own)",
+		         (double)cfg->boot_kernel_ns / 1e6, cfg->boot_modules,
+		         (double)(now - cfg->exec_ns - cfg->boot_kernel_ns) / 1e6);
 	log_info("ready: role %s, pid %d, monotonic %llu.%06llu, %.1f ms after exec%s",
-		 init_role_name(role), (int)getpid(), (unsigned long long)(now / 1000000000ull),
-		 (unsigned long long)(now % 1000000000ull / 1000),
-		 (double)(now - cfg->exec_ns) / 1e6, split);
+	         init_role_name(role), (int)getpid(), (unsigned long long)(now / 1000000000ull),
+	         (unsigned long long)(now % 1000000000ull / 1000),
+	         (double)(now - cfg->exec_ns) / 1e6, split);
 	if (role == INIT_ROLE_MACHINE && init_link_start(s.loop, s.rpc, &s.link) < 0)
 		log_warn("rpc: cannot watch for the VM link: out of resources");
 	if (role == INIT_ROLE_MACHINE && cfg->argv)
@@ -426,7 +430,7 @@ int init_run(struct init_config *cfg, enum init_role role)
 		r = boot_machine_late(cfg, s.children, on_late_boot_exit, &s);
 		if (r < 0)
 			log_warn("boot: cannot start the late boot (network, modules): %s",
-				 strerror(-r));
+			         strerror(-r));
 	}
 
 	while (s.phase != PHASE_DONE) {
@@ -440,7 +444,7 @@ int init_run(struct init_config *cfg, enum init_role role)
 		}
 	}
 	log_info("stopped; %llu orphans reaped in all",
-		 (unsigned long long)child_orphans_reaped(s.children));
+	         (unsigned long long)child_orphans_reaped(s.children));
 	rpc_zones_shutdown(s.zones);
 	rpc_vm_shutdown(s.vms);
 	init_cells_shutdown(s.cells);

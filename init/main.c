@@ -82,8 +82,9 @@ int init_main(int argc, char **argv, bool as_kernel_init)
 	if (cmdline) {
 		apply_cmdline_file(&cfg, cmdline);
 		/* Flags given on our own command line win over kin.* options. */
-		log_set_level(level_from_flags ? flag_level : cfg.log_level_set ? cfg.log_level
-										     : log_get_level());
+		log_set_level(level_from_flags    ? flag_level
+		              : cfg.log_level_set ? cfg.log_level
+		                                  : log_get_level());
 	}
 	if (role == INIT_ROLE_MACHINE) {
 		init_install_fault_handlers(cfg.panic); /* kin.panic= may have changed it */
@@ -95,7 +96,7 @@ int init_main(int argc, char **argv, bool as_kernel_init)
 			log_warn("network: bringing up %s: %s", cfg.net.ifname, strerror(-r));
 		else
 			log_info("network: %s up %s%s%s", cfg.net.ifname, cfg.net.addr,
-				 cfg.net.gateway[0] ? " via " : "", cfg.net.gateway);
+			         cfg.net.gateway[0] ? " via " : "", cfg.net.gateway);
 	}
 	if (role != INIT_ROLE_MACHINE && cfg.hostname[0]) {
 		r = boot_set_hostname(cfg.hostname);

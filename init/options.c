@@ -15,9 +15,9 @@
 void init_config_defaults(struct init_config *cfg)
 {
 	*cfg = (struct init_config){
-		.log_level = LOG_INFO_,
-		.panic = INIT_PANIC_FREEZE,
-		.grace_ms = INIT_GRACE_DEFAULT_MS,
+	    .log_level = LOG_INFO_,
+	    .panic = INIT_PANIC_FREEZE,
+	    .grace_ms = INIT_GRACE_DEFAULT_MS,
 	};
 }
 
@@ -147,18 +147,20 @@ int init_option_set(struct init_config *cfg, const char *key, const char *value)
 /* The kernel's own ip= (kin brings the interface up itself: the Debian
  * kernel has no IP autoconfiguration, and eth0 is a module anyway). */
 static void cmdline_ip(struct init_config *cfg, const char *value, init_diag_fn diag,
-		       void *userdata, int *problems)
+                       void *userdata, int *problems)
 {
 	struct net_config net;
 	int r = net_parse_ip_option(value, &net);
 	if (r == -EOPNOTSUPP) {
-		diag(userdata, "kernel command line: ip='%s': kin configures static addresses only "
-			       "(no DHCP); ignored",
+		diag(userdata,
+		     "kernel command line: ip='%s': kin configures static addresses only "
+		     "(no DHCP); ignored",
 		     value);
 		(*problems)++;
 	} else if (r < 0) {
-		diag(userdata, "kernel command line: ip='%s' is not valid (expected "
-			       "CLIENT::GATEWAY:NETMASK::DEVICE:off); ignored",
+		diag(userdata,
+		     "kernel command line: ip='%s' is not valid (expected "
+		     "CLIENT::GATEWAY:NETMASK::DEVICE:off); ignored",
 		     value);
 		(*problems)++;
 	} else if (!cfg->net_from_kin) {
@@ -226,7 +228,7 @@ static const char *cmdline_next_word(const char *p, char *word, size_t size, boo
 }
 
 int init_cmdline_parse(const char *cmdline, struct init_config *cfg, init_diag_fn diag,
-		       void *userdata)
+                       void *userdata)
 {
 	_cleanup_free_ char *word = malloc(CMDLINE_MAX_WORD);
 	const char *p = cmdline;
@@ -245,14 +247,17 @@ int init_cmdline_parse(const char *cmdline, struct init_config *cfg, init_diag_f
 		if (!str_startswith(word, "kin."))
 			continue;
 		if (cut) {
-			diag(userdata, "kernel command line: option '%.40s...' is longer than %d bytes; ignored",
+			diag(userdata,
+			     "kernel command line: option '%.40s...' is longer than %d bytes; "
+			     "ignored",
 			     word, CMDLINE_MAX_WORD - 1);
 			problems++;
 			continue;
 		}
 		char *eq = strchr(word, '=');
 		if (!eq) {
-			diag(userdata, "kernel command line: '%s' has no value (expected %s=VALUE); ignored",
+			diag(userdata,
+			     "kernel command line: '%s' has no value (expected %s=VALUE); ignored",
 			     word, word);
 			problems++;
 			continue;
@@ -263,7 +268,8 @@ int init_cmdline_parse(const char *cmdline, struct init_config *cfg, init_diag_f
 			diag(userdata, "kernel command line: unknown option '%s'; ignored", word);
 			problems++;
 		} else if (r < 0) {
-			diag(userdata, "kernel command line: %s='%s' is not valid (expected %s); ignored",
+			diag(userdata,
+			     "kernel command line: %s='%s' is not valid (expected %s); ignored",
 			     word, eq + 1, option_expect(word));
 			problems++;
 		}
@@ -306,25 +312,25 @@ void init_usage(FILE *f)
 int init_flags_parse(int argc, char **argv, struct init_config *cfg)
 {
 	static const struct option longopts[] = {
-		{"log-level", required_argument, NULL, 'l'},
-		{"grace", required_argument, NULL, 'g'},
-		{"hostname", required_argument, NULL, 'H'},
-		{"panic", required_argument, NULL, 'p'},
-		{"zone", required_argument, NULL, 'z'},
-		{"cmdline", required_argument, NULL, 'c'},
-		{"socket", required_argument, NULL, 'S'},
-		{"vsock", required_argument, NULL, 'V'},
-		{"allow-uid", required_argument, NULL, 'U'},
-		{"zone-depth", required_argument, NULL, 'D'},
-		{"zone-subnet", required_argument, NULL, 'N'},
-		{"rpc-fd", required_argument, NULL, 'R'},
-		{"net-addr", required_argument, NULL, 'A'},
-		{"net-gw", required_argument, NULL, 'G'},
-		{"vm-dir", required_argument, NULL, 'M'},
-		{"zone-max-depth", required_argument, NULL, 'X'},
-		{"zone-dir", required_argument, NULL, 'Z'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"log-level", required_argument, NULL, 'l'},
+	    {"grace", required_argument, NULL, 'g'},
+	    {"hostname", required_argument, NULL, 'H'},
+	    {"panic", required_argument, NULL, 'p'},
+	    {"zone", required_argument, NULL, 'z'},
+	    {"cmdline", required_argument, NULL, 'c'},
+	    {"socket", required_argument, NULL, 'S'},
+	    {"vsock", required_argument, NULL, 'V'},
+	    {"allow-uid", required_argument, NULL, 'U'},
+	    {"zone-depth", required_argument, NULL, 'D'},
+	    {"zone-subnet", required_argument, NULL, 'N'},
+	    {"rpc-fd", required_argument, NULL, 'R'},
+	    {"net-addr", required_argument, NULL, 'A'},
+	    {"net-gw", required_argument, NULL, 'G'},
+	    {"vm-dir", required_argument, NULL, 'M'},
+	    {"zone-max-depth", required_argument, NULL, 'X'},
+	    {"zone-dir", required_argument, NULL, 'Z'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	int c, idx = 0;
 	const char *net_addr = NULL, *net_gw = NULL;
@@ -350,7 +356,8 @@ int init_flags_parse(int argc, char **argv, struct init_config *cfg)
 			break;
 		case 'z':
 			if (!str_is_hostname(optarg)) {
-				fprintf(stderr, "kin init: --zone '%s' is not a valid zone name\n", optarg);
+				fprintf(stderr, "kin init: --zone '%s' is not a valid zone name\n",
+				        optarg);
 				return -EINVAL;
 			}
 			str_copy(cfg->zone, sizeof(cfg->zone), optarg);
@@ -369,8 +376,10 @@ int init_flags_parse(int argc, char **argv, struct init_config *cfg)
 			break;
 		case 'D':
 			if (str_to_u32(optarg, &u) < 0 || u > 64) {
-				fprintf(stderr, "kin init: --zone-depth '%s' is not valid (expected 0-64)\n",
-					optarg);
+				fprintf(
+				    stderr,
+				    "kin init: --zone-depth '%s' is not valid (expected 0-64)\n",
+				    optarg);
 				return -EINVAL;
 			}
 			cfg->zone_depth = u;
@@ -380,18 +389,20 @@ int init_flags_parse(int argc, char **argv, struct init_config *cfg)
 			unsigned prefix;
 			if (zone_subnet_parse(optarg, &base, &prefix) < 0 ||
 			    str_copy(cfg->zone_subnet, sizeof(cfg->zone_subnet), optarg) < 0) {
-				fprintf(stderr, "kin init: --zone-subnet '%s' is not valid (expected an "
-						"IPv4 network a.b.c.d/8..30 with its host bits clear)\n",
-					optarg);
+				fprintf(stderr,
+				        "kin init: --zone-subnet '%s' is not valid (expected an "
+				        "IPv4 network a.b.c.d/8..30 with its host bits clear)\n",
+				        optarg);
 				return -EINVAL;
 			}
 			break;
 		}
 		case 'R':
 			if (str_to_u32(optarg, &u) < 0 || u < 3 || u > 65535) {
-				fprintf(stderr, "kin init: --rpc-fd '%s' is not valid (expected a file "
-						"descriptor number from 3)\n",
-					optarg);
+				fprintf(stderr,
+				        "kin init: --rpc-fd '%s' is not valid (expected a file "
+				        "descriptor number from 3)\n",
+				        optarg);
 				return -EINVAL;
 			}
 			cfg->rpc_fd = (int)u;
@@ -404,9 +415,10 @@ int init_flags_parse(int argc, char **argv, struct init_config *cfg)
 			break;
 		case 'M':
 			if (optarg[0] != '/' || strlen(optarg) > 200) {
-				fprintf(stderr, "kin init: --vm-dir '%s' is not valid (expected an "
-						"absolute path of at most 200 bytes)\n",
-					optarg);
+				fprintf(stderr,
+				        "kin init: --vm-dir '%s' is not valid (expected an "
+				        "absolute path of at most 200 bytes)\n",
+				        optarg);
 				return -EINVAL;
 			}
 			cfg->vm_dir = optarg;
@@ -416,9 +428,10 @@ int init_flags_parse(int argc, char **argv, struct init_config *cfg)
 			break;
 		case 'Z':
 			if (optarg[0] != '/' || strlen(optarg) > 200) {
-				fprintf(stderr, "kin init: --zone-dir '%s' is not valid (expected an "
-						"absolute path of at most 200 bytes)\n",
-					optarg);
+				fprintf(stderr,
+				        "kin init: --zone-dir '%s' is not valid (expected an "
+				        "absolute path of at most 200 bytes)\n",
+				        optarg);
 				return -EINVAL;
 			}
 			cfg->zone_dir = optarg;
@@ -430,16 +443,17 @@ int init_flags_parse(int argc, char **argv, struct init_config *cfg)
 			fprintf(stderr, "kin init: option '%s' needs a value\n", argv[optind - 1]);
 			return -EINVAL;
 		default:
-			fprintf(stderr, "kin init: unknown option '%s'\n"
-					"Try 'kin init --help'.\n",
-				argv[optind - 1]);
+			fprintf(stderr,
+			        "kin init: unknown option '%s'\n"
+			        "Try 'kin init --help'.\n",
+			        argv[optind - 1]);
 			return -EINVAL;
 		}
 		if (key) {
 			r = init_option_set(cfg, key, optarg);
 			if (r < 0) {
 				fprintf(stderr, "kin init: --%s '%s' is not valid (expected %s)\n",
-					longopts[idx].name, optarg, option_expect(key));
+				        longopts[idx].name, optarg, option_expect(key));
 				return -EINVAL;
 			}
 		}
@@ -451,11 +465,12 @@ int init_flags_parse(int argc, char **argv, struct init_config *cfg)
 	if (net_addr) {
 		char spec[3 * NET_ADDR_MAX];
 		snprintf(spec, sizeof(spec), "eth0,%s%s%s", net_addr, net_gw ? "," : "",
-			 net_gw ? net_gw : "");
+		         net_gw ? net_gw : "");
 		if (net_parse_kin_option(spec, &cfg->net) < 0) {
-			fprintf(stderr, "kin init: --net-addr '%s'%s%s is not valid (expected "
-					"A.B.C.D/PREFIX and a gateway address)\n",
-				net_addr, net_gw ? " --net-gw " : "", net_gw ? net_gw : "");
+			fprintf(stderr,
+			        "kin init: --net-addr '%s'%s%s is not valid (expected "
+			        "A.B.C.D/PREFIX and a gateway address)\n",
+			        net_addr, net_gw ? " --net-gw " : "", net_gw ? net_gw : "");
 			return -EINVAL;
 		}
 		cfg->net_from_kin = true;
@@ -463,8 +478,8 @@ int init_flags_parse(int argc, char **argv, struct init_config *cfg)
 	if (optind < argc) {
 		if (strcmp(argv[optind - 1], "--") != 0) {
 			fprintf(stderr,
-				"kin init: unexpected argument '%s' (a command goes after '--')\n",
-				argv[optind]);
+			        "kin init: unexpected argument '%s' (a command goes after '--')\n",
+			        argv[optind]);
 			return -EINVAL;
 		}
 		cfg->argv = &argv[optind];

@@ -62,10 +62,10 @@ const char *init_role_name(enum init_role role)
 const char *init_action_name(enum init_action act)
 {
 	static const char *const names[] = {
-		[INIT_ACT_IGNORE] = "ignore", [INIT_ACT_REAP] = "reap",
-		[INIT_ACT_FORWARD] = "forward", [INIT_ACT_STOP] = "stop",
-		[INIT_ACT_REBOOT] = "reboot", [INIT_ACT_POWEROFF] = "poweroff",
-		[INIT_ACT_HALT] = "halt",
+	    [INIT_ACT_IGNORE] = "ignore",   [INIT_ACT_REAP] = "reap",
+	    [INIT_ACT_FORWARD] = "forward", [INIT_ACT_STOP] = "stop",
+	    [INIT_ACT_REBOOT] = "reboot",   [INIT_ACT_POWEROFF] = "poweroff",
+	    [INIT_ACT_HALT] = "halt",
 	};
 	return (unsigned)act < ARRAY_SIZE(names) ? names[act] : "?";
 }

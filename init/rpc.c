@@ -21,8 +21,8 @@ static void raise_nofile(unsigned max_conns)
 }
 
 int init_rpc_start(const struct init_config *cfg, enum init_role role, struct ev_loop *loop,
-		   uint64_t started_ns, bool (*stopping)(void *data), void *data,
-		   struct rpc_server **ret)
+                   uint64_t started_ns, bool (*stopping)(void *data), void *data,
+                   struct rpc_server **ret)
 {
 	static struct rpc_health_info info;
 	struct rpc_server_config scfg;
@@ -31,12 +31,12 @@ int init_rpc_start(const struct init_config *cfg, enum init_role role, struct ev
 	/* A container init is tini: no socket unless asked (its /run may be
 	 * the host's). The vsock port is machine-wide: only machine init
 	 * takes the default; nested kins would fight over it. */
-	const char *path = explicit			  ? cfg->rpc.socket
-			   : role == INIT_ROLE_CONTAINER ? "none"
-							 : RPC_SOCKET_DEFAULT;
-	uint32_t vsock = cfg->rpc.vsock_set		 ? cfg->rpc.vsock_port
-			 : role == INIT_ROLE_MACHINE ? RPC_VSOCK_PORT_DEFAULT
-						     : 0;
+	const char *path = explicit                      ? cfg->rpc.socket
+	                   : role == INIT_ROLE_CONTAINER ? "none"
+	                                                 : RPC_SOCKET_DEFAULT;
+	uint32_t vsock = cfg->rpc.vsock_set          ? cfg->rpc.vsock_port
+	                 : role == INIT_ROLE_MACHINE ? RPC_VSOCK_PORT_DEFAULT
+	                                             : 0;
 	bool want_unix = strcmp(path, "none") != 0;
 	int r, listening = 0;
 
@@ -60,12 +60,12 @@ int init_rpc_start(const struct init_config *cfg, enum init_role role, struct ev
 		return role == INIT_ROLE_DAEMON && explicit ? r : 0;
 	}
 	info = (struct rpc_health_info){
-		.version = KIN_VERSION,
-		.role = init_role_name(role),
-		.zone = cfg->zone,
-		.started_ns = started_ns,
-		.stopping = stopping,
-		.data = data,
+	    .version = KIN_VERSION,
+	    .role = init_role_name(role),
+	    .zone = cfg->zone,
+	    .started_ns = started_ns,
+	    .stopping = stopping,
+	    .data = data,
 	};
 	r = rpc_health_register(s, &info);
 	if (r < 0)
@@ -74,7 +74,7 @@ int init_rpc_start(const struct init_config *cfg, enum init_role role, struct ev
 		r = rpc_server_listen_unix(s, path);
 		if (r < 0) {
 			log_error("rpc: cannot listen on %s: %s%s", path, strerror(-r),
-				  r == -EADDRINUSE ? " (another kin serves there)" : "");
+			          r == -EADDRINUSE ? " (another kin serves there)" : "");
 			if (role == INIT_ROLE_DAEMON && explicit) {
 				rpc_server_free(s);
 				return r;
@@ -87,7 +87,8 @@ int init_rpc_start(const struct init_config *cfg, enum init_role role, struct ev
 	if (vsock) {
 		r = rpc_server_listen_vsock(s, vsock);
 		if (r == -EAFNOSUPPORT)
-			log_info("rpc: no vsock in this kernel; not listening on vsock port %u", vsock);
+			log_info("rpc: no vsock in this kernel; not listening on vsock port %u",
+			         vsock);
 		else if (r < 0)
 			log_warn("rpc: cannot listen on vsock port %u: %s", vsock, strerror(-r));
 		else {

@@ -35,9 +35,9 @@ static void unmount_all(void)
 
 _noreturn_ void shutdown_machine(enum init_action act)
 {
-	int cmd = act == INIT_ACT_REBOOT	 ? RB_AUTOBOOT
-		  : act == INIT_ACT_POWEROFF ? RB_POWER_OFF
-					     : RB_HALT_SYSTEM;
+	int cmd = act == INIT_ACT_REBOOT     ? RB_AUTOBOOT
+	          : act == INIT_ACT_POWEROFF ? RB_POWER_OFF
+	                                     : RB_HALT_SYSTEM;
 	log_info("%s: syncing and unmounting", init_action_name(act));
 	sync();
 	unmount_all();

@@ -86,8 +86,8 @@ static void child_on_pidfd(struct ev_source *src, uint32_t events)
 	child_reap_one(src->data);
 }
 
-int child_track(struct child_table *t, pid_t pid, int pidfd, child_exit_fn on_exit,
-		void *data, struct child **ret)
+int child_track(struct child_table *t, pid_t pid, int pidfd, child_exit_fn on_exit, void *data,
+                struct child **ret)
 {
 	struct child *c = calloc(1, sizeof(*c));
 	if (!c) {
@@ -95,11 +95,11 @@ int child_track(struct child_table *t, pid_t pid, int pidfd, child_exit_fn on_ex
 		return -ENOMEM;
 	}
 	*c = (struct child){.src = {.fd = pidfd, .fn = child_on_pidfd, .data = c},
-			    .pid = pid,
-			    .on_exit = on_exit,
-			    .data = data,
-			    .table = t,
-			    .next = t->head};
+	                    .pid = pid,
+	                    .on_exit = on_exit,
+	                    .data = data,
+	                    .table = t,
+	                    .next = t->head};
 	int r = ev_add(t->loop, &c->src, EPOLLIN);
 	if (r < 0) {
 		close(pidfd);
@@ -130,7 +130,7 @@ static _noreturn_ void child_exec(char *const argv[], int errfd)
 }
 
 int child_spawn(struct child_table *t, char *const argv[], child_exit_fn on_exit, void *data,
-		struct child **ret)
+                struct child **ret)
 {
 	int pipefd[2], pidfd = -1;
 
@@ -138,9 +138,8 @@ int child_spawn(struct child_table *t, char *const argv[], child_exit_fn on_exit
 		return -EINVAL;
 	if (pipe2(pipefd, O_CLOEXEC) < 0)
 		return -errno;
-	struct clone_args args = {.flags = CLONE_PIDFD,
-				  .pidfd = (uint64_t)(uintptr_t)&pidfd,
-				  .exit_signal = SIGCHLD};
+	struct clone_args args = {
+	    .flags = CLONE_PIDFD, .pidfd = (uint64_t)(uintptr_t)&pidfd, .exit_signal = SIGCHLD};
 	long pid = syscall(SYS_clone3, &args, sizeof(args));
 	if (pid < 0) {
 		int r = -errno;
@@ -168,7 +167,10 @@ int child_spawn(struct child_table *t, char *const argv[], child_exit_fn on_exit
 	return child_track(t, (pid_t)pid, pidfd, on_exit, data, ret);
 }
 
-pid_t child_pid(const struct child *c) { return c->pid; }
+pid_t child_pid(const struct child *c)
+{
+	return c->pid;
+}
 
 int child_signal(struct child *c, int sig)
 {
@@ -205,8 +207,14 @@ size_t child_reap(struct child_table *t)
 	return n;
 }
 
-size_t child_count(const struct child_table *t) { return t->count; }
-uint64_t child_orphans_reaped(const struct child_table *t) { return t->orphans; }
+size_t child_count(const struct child_table *t)
+{
+	return t->count;
+}
+uint64_t child_orphans_reaped(const struct child_table *t)
+{
+	return t->orphans;
+}
 
 bool child_none_left(void)
 {

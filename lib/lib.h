@@ -14,7 +14,10 @@
 
 /* ---- ownership ------------------------------------------------------- */
 
-static inline void freep(void *p) { free(*(void **)p); }
+static inline void freep(void *p)
+{
+	free(*(void **)p);
+}
 static inline void closep(int *fd)
 {
 	if (*fd >= 0) {
@@ -24,30 +27,30 @@ static inline void closep(int *fd)
 	}
 }
 
-#define _cleanup_(f) __attribute__((cleanup(f)))
-#define _cleanup_free_ _cleanup_(freep)
+#define _cleanup_(f)    __attribute__((cleanup(f)))
+#define _cleanup_free_  _cleanup_(freep)
 #define _cleanup_close_ _cleanup_(closep)
-#define _unused_ __attribute__((unused))
-#define _printf_(a, b) __attribute__((format(printf, a, b)))
-#define _noreturn_ __attribute__((noreturn))
+#define _unused_        __attribute__((unused))
+#define _printf_(a, b)  __attribute__((format(printf, a, b)))
+#define _noreturn_      __attribute__((noreturn))
 
 /* Hand ownership on: returns the value and clears the variable so its
  * cleanup handler does nothing. */
-#define TAKE_PTR(p)                                                            \
-	({                                                                     \
-		__typeof__(p) _p = (p);                                        \
-		(p) = NULL;                                                    \
-		_p;                                                            \
+#define TAKE_PTR(p)                                                                                \
+	({                                                                                         \
+		__typeof__(p) _p = (p);                                                            \
+		(p) = NULL;                                                                        \
+		_p;                                                                                \
 	})
-#define TAKE_FD(fd)                                                            \
-	({                                                                     \
-		int _fd = (fd);                                                \
-		(fd) = -1;                                                     \
-		_fd;                                                           \
+#define TAKE_FD(fd)                                                                                \
+	({                                                                                         \
+		int _fd = (fd);                                                                    \
+		(fd) = -1;                                                                         \
+		_fd;                                                                               \
 	})
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-#define STRLEN(s) (sizeof(s) - 1)
+#define STRLEN(s)     (sizeof(s) - 1)
 
 /* ---- logging ----------------------------------------------------------- */
 
@@ -68,12 +71,12 @@ void log_msg(enum log_level level, const char *fmt, ...) _printf_(2, 3);
 void log_vmsg(enum log_level level, const char *fmt, va_list ap);
 
 #define log_error(...) log_msg(LOG_ERR_, __VA_ARGS__)
-#define log_warn(...) log_msg(LOG_WARN_, __VA_ARGS__)
-#define log_info(...) log_msg(LOG_INFO_, __VA_ARGS__)
-#define log_debug(...)                                                         \
-	do {                                                                   \
-		if (log_get_level() >= LOG_DEBUG_)                             \
-			log_msg(LOG_DEBUG_, __VA_ARGS__);                      \
+#define log_warn(...)  log_msg(LOG_WARN_, __VA_ARGS__)
+#define log_info(...)  log_msg(LOG_INFO_, __VA_ARGS__)
+#define log_debug(...)                                                                             \
+	do {                                                                                       \
+		if (log_get_level() >= LOG_DEBUG_)                                                 \
+			log_msg(LOG_DEBUG_, __VA_ARGS__);                                          \
 	} while (0)
 
 /* ---- strings ----------------------------------------------------------- */
@@ -147,10 +150,10 @@ void child_table_free(struct child_table *t);
 /* fork+exec argv (PATH searched) with an empty signal mask. An exec failure
  * returns its -errno here, with the failed child already reaped. */
 int child_spawn(struct child_table *t, char *const argv[], child_exit_fn on_exit, void *data,
-		struct child **ret);
+                struct child **ret);
 /* Tracks a child started elsewhere (clone3 into a cgroup); takes pidfd. */
-int child_track(struct child_table *t, pid_t pid, int pidfd, child_exit_fn on_exit,
-		void *data, struct child **ret);
+int child_track(struct child_table *t, pid_t pid, int pidfd, child_exit_fn on_exit, void *data,
+                struct child **ret);
 pid_t child_pid(const struct child *c);
 int child_signal(struct child *c, int sig);
 /* Signals every tracked child. */

@@ -12,8 +12,14 @@ static enum log_level log_level = LOG_INFO_;
 static int log_fd = -1; /* kmsg fd when the target is kmsg */
 static const char *const log_ident = "kin";
 
-void log_set_level(enum log_level level) { log_level = level; }
-enum log_level log_get_level(void) { return log_level; }
+void log_set_level(enum log_level level)
+{
+	log_level = level;
+}
+enum log_level log_get_level(void)
+{
+	return log_level;
+}
 
 int log_parse_level(const char *s, enum log_level *ret_level)
 {
@@ -21,8 +27,8 @@ int log_parse_level(const char *s, enum log_level *ret_level)
 		const char *name;
 		enum log_level level;
 	} names[] = {
-		{"error", LOG_ERR_}, {"err", LOG_ERR_},	 {"warn", LOG_WARN_},
-		{"warning", LOG_WARN_}, {"info", LOG_INFO_}, {"debug", LOG_DEBUG_},
+	    {"error", LOG_ERR_},    {"err", LOG_ERR_},   {"warn", LOG_WARN_},
+	    {"warning", LOG_WARN_}, {"info", LOG_INFO_}, {"debug", LOG_DEBUG_},
 	};
 	if (!s)
 		return -EINVAL;
@@ -33,7 +39,10 @@ int log_parse_level(const char *s, enum log_level *ret_level)
 		}
 	if (s[0] >= '0' && s[0] <= '7' && s[1] == '\0') {
 		int n = s[0] - '0';
-		*ret_level = n <= 3 ? LOG_ERR_ : n <= 5 ? LOG_WARN_ : n == 6 ? LOG_INFO_ : LOG_DEBUG_;
+		*ret_level = n <= 3   ? LOG_ERR_
+		             : n <= 5 ? LOG_WARN_
+		             : n == 6 ? LOG_INFO_
+		                      : LOG_DEBUG_;
 		return 0;
 	}
 	return -EINVAL;
@@ -51,8 +60,8 @@ void log_set_target(enum log_target target)
 
 void log_vmsg(enum log_level level, const char *fmt, va_list ap)
 {
-	static const char *const tags[8] = {"error", "error", "error", "error",
-					    "warning", "notice", "info", "debug"};
+	static const char *const tags[8] = {"error",   "error",  "error", "error",
+	                                    "warning", "notice", "info",  "debug"};
 	char buf[1024];
 	int n, saved = errno;
 
@@ -60,13 +69,13 @@ void log_vmsg(enum log_level level, const char *fmt, va_list ap)
 		return;
 	if (log_fd >= 0)
 		n = snprintf(buf, sizeof(buf), "<%d>%s[%d]: ", (int)level, log_ident,
-			     (int)getpid());
+		             (int)getpid());
 	else if (log_level >= LOG_DEBUG_) /* timestamps when looking closely */
 		n = snprintf(buf, sizeof(buf), "%s[%d]: %.6f %s: ", log_ident, (int)getpid(),
-			     (double)now_monotonic_ns() / 1e9, tags[level & 7]);
+		             (double)now_monotonic_ns() / 1e9, tags[level & 7]);
 	else
 		n = snprintf(buf, sizeof(buf), "%s[%d]: %s: ", log_ident, (int)getpid(),
-			     tags[level & 7]);
+		             tags[level & 7]);
 	if (n < 0 || (size_t)n >= sizeof(buf))
 		n = 0;
 	int m = vsnprintf(buf + n, sizeof(buf) - (size_t)n - 1, fmt, ap);

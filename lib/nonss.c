@@ -13,7 +13,7 @@
 #include <stddef.h>
 
 int getaddrinfo(const char *node, const char *service, const struct addrinfo *hints,
-		struct addrinfo **res)
+                struct addrinfo **res)
 {
 	(void)node, (void)service, (void)hints;
 	*res = NULL;
@@ -26,7 +26,7 @@ void freeaddrinfo(struct addrinfo *res)
 }
 
 int getnameinfo(const struct sockaddr *sa, socklen_t salen, char *host, socklen_t hostlen,
-		char *serv, socklen_t servlen, int flags)
+                char *serv, socklen_t servlen, int flags)
 {
 	(void)sa, (void)salen, (void)host, (void)hostlen, (void)serv, (void)servlen, (void)flags;
 	return EAI_FAIL;
@@ -58,8 +58,7 @@ int getpwuid_r(uid_t uid, struct passwd *pwd, char *buf, size_t len, struct pass
 	return 0;
 }
 
-int getpwnam_r(const char *name, struct passwd *pwd, char *buf, size_t len,
-	       struct passwd **result)
+int getpwnam_r(const char *name, struct passwd *pwd, char *buf, size_t len, struct passwd **result)
 {
 	(void)name, (void)pwd, (void)buf, (void)len;
 	*result = NULL;

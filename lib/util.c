@@ -100,8 +100,8 @@ bool str_is_hostname(const char *s)
 			label = 0;
 			continue;
 		}
-		bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-			     (c >= '0' && c <= '9');
+		bool alnum =
+		    (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
 		if (!alnum && !(c == '-' && label > 0))
 			return false;
 		if (++label > 63)
@@ -230,8 +230,8 @@ bool name_is_valid(const char *s)
 		return false;
 	for (; s[n]; n++) {
 		char c = s[n];
-		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-			  c == '_' || c == '.' || c == '-';
+		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		          (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
 		if (!ok || n >= NAME_MAX_LEN)
 			return false;
 	}

@@ -186,8 +186,14 @@ static int route_add_default(struct nl_sock *s, const char *ifname, const char *
 		return r_ < 0 ? r_ : (call);                                                       \
 	} while (0)
 
-int net_link_up(const char *ifname) { WITH_SOCK(link_up(s_, ifname)); }
-int net_addr_add(const char *ifname, const char *cidr) { WITH_SOCK(addr_add(s_, ifname, cidr)); }
+int net_link_up(const char *ifname)
+{
+	WITH_SOCK(link_up(s_, ifname));
+}
+int net_addr_add(const char *ifname, const char *cidr)
+{
+	WITH_SOCK(addr_add(s_, ifname, cidr));
+}
 int net_route_add_default(const char *ifname, const char *gateway)
 {
 	WITH_SOCK(route_add_default(s_, ifname, gateway));
@@ -207,7 +213,10 @@ static int link_delete(struct nl_sock *s, const char *ifname)
 	rtnl_link_put(link);
 	return r < 0 ? nl_to_errno(r) : 0;
 }
-int net_link_delete(const char *ifname) { WITH_SOCK(link_delete(s_, ifname)); }
+int net_link_delete(const char *ifname)
+{
+	WITH_SOCK(link_delete(s_, ifname));
+}
 
 static int link_exists(struct nl_sock *s, const char *ifname)
 {
@@ -215,7 +224,10 @@ static int link_exists(struct nl_sock *s, const char *ifname)
 	int r = ifindex_of(s, ifname, &ifindex);
 	return r == -ENODEV ? 0 : r < 0 ? r : 1;
 }
-int net_link_exists(const char *ifname) { WITH_SOCK(link_exists(s_, ifname)); }
+int net_link_exists(const char *ifname)
+{
+	WITH_SOCK(link_exists(s_, ifname));
+}
 
 static int veth_create(struct nl_sock *s, const char *host_if, const char *peer_if, pid_t pid)
 {

@@ -11,8 +11,8 @@
 
 /* One interface's static configuration. */
 struct net_config {
-	char ifname[IF_NAMESIZE]; /* "" = none (only lo) */
-	char addr[NET_ADDR_MAX];  /* "10.0.2.15/24", "" = leave unaddressed */
+	char ifname[IF_NAMESIZE];   /* "" = none (only lo) */
+	char addr[NET_ADDR_MAX];    /* "10.0.2.15/24", "" = leave unaddressed */
 	char gateway[NET_ADDR_MAX]; /* "10.0.2.2", "" = no default route */
 };
 

@@ -77,7 +77,7 @@ int net_parse_ip_option(const char *value, struct net_config *cfg)
 	}
 	size_t n = split(buf, ':', f, 9);
 	if (n == 1 && (strcmp(buf, "dhcp") == 0 || strcmp(buf, "on") == 0 ||
-		       strcmp(buf, "any") == 0 || strcmp(buf, "bootp") == 0))
+	               strcmp(buf, "any") == 0 || strcmp(buf, "bootp") == 0))
 		return -EOPNOTSUPP;
 	if (n < 4)
 		return -EINVAL;

@@ -13,8 +13,10 @@
 #include <sys/sysmacros.h>
 
 const char *const rootfs_default_modules[] = {
-	"virtio_pci", "virtio_blk", "virtio_net", "virtio_console", "virtio_rng",
-	"vmw_vsock_virtio_transport", "ext4", "overlay", "veth", "bridge", "tun", NULL,
+    "virtio_pci",     "virtio_blk", "virtio_net",
+    "virtio_console", "virtio_rng", "vmw_vsock_virtio_transport",
+    "ext4",           "overlay",    "veth",
+    "bridge",         "tun",        NULL,
 };
 
 static void note(const struct rootfs_build_opts *o, const char *fmt, ...) _printf_(2, 3);
@@ -34,16 +36,19 @@ static int base_layout(struct rootfs_tree *t, const char *self, struct rootfs_di
 {
 	/* Debian bookworm's merged /usr: one name per file in the image. */
 	static const char *const links[][2] = {
-		{"bin", "usr/bin"}, {"sbin", "usr/sbin"}, {"lib", "usr/lib"}, {"lib64", "usr/lib64"},
+	    {"bin", "usr/bin"},
+	    {"sbin", "usr/sbin"},
+	    {"lib", "usr/lib"},
+	    {"lib64", "usr/lib64"},
 	};
 	static const struct {
 		const char *path;
 		mode_t perm;
 	} dirs[] = {
-		{"usr", 0755},	{"usr/bin", 0755}, {"usr/sbin", 0755}, {"usr/lib", 0755},
-		{"usr/lib64", 0755}, {"dev", 0755}, {"proc", 0555},	  {"sys", 0555},
-		{"run", 0755},	{"tmp", 01777},	   {"root", 0700},	  {"etc", 0755},
-		{"etc/kin", 0755}, {"mnt", 0755},
+	    {"usr", 0755},       {"usr/bin", 0755}, {"usr/sbin", 0755}, {"usr/lib", 0755},
+	    {"usr/lib64", 0755}, {"dev", 0755},     {"proc", 0555},     {"sys", 0555},
+	    {"run", 0755},       {"tmp", 01777},    {"root", 0700},     {"etc", 0755},
+	    {"etc/kin", 0755},   {"mnt", 0755},
 	};
 	int r;
 	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++)
@@ -71,7 +76,7 @@ static int base_layout(struct rootfs_tree *t, const char *self, struct rootfs_di
 /* Where the modules come from: a directory holding modules.dep, and the
  * kernel release it is for. */
 static int find_moddir(const struct rootfs_build_opts *o, char *moddir, size_t size, char *rel,
-		       size_t rel_size, struct rootfs_diag *d)
+                       size_t rel_size, struct rootfs_diag *d)
 {
 	char root[ROOTFS_PATH_MAX], base[ROOTFS_PATH_MAX + 32];
 	int r;
@@ -92,9 +97,10 @@ static int find_moddir(const struct rootfs_build_opts *o, char *moddir, size_t s
 		const char *cache = o->cache_dir ? o->cache_dir : rootfs_kernel_cache_dir();
 		r = rootfs_kernel_cached(cache, root, sizeof(root), rel, rel_size);
 		if (r < 0) {
-			rootfs_diag_set(d, "no kernel in the cache %s: run 'kin image kernel' first, "
-					   "or give --kernel-dir, --modules-dir or --no-modules",
-					cache);
+			rootfs_diag_set(d,
+			                "no kernel in the cache %s: run 'kin image kernel' first, "
+			                "or give --kernel-dir, --modules-dir or --no-modules",
+			                cache);
 			return r;
 		}
 	}
@@ -131,7 +137,7 @@ static int add_stream(struct rootfs_tree *t, const char *path, FILE *f, char **b
 }
 
 static int add_modules(struct rootfs_tree *t, const struct rootfs_build_opts *o,
-		       struct rootfs_diag *d)
+                       struct rootfs_diag *d)
 {
 	char moddir[ROOTFS_PATH_MAX], rel[256], img[ROOTFS_PATH_MAX + 300];
 	char csv[MODULES_CSV_MAX + 1];
@@ -186,7 +192,7 @@ static int add_modules(struct rootfs_tree *t, const struct rootfs_build_opts *o,
 			r = -ENOMEM;
 		if (r == 0)
 			r = modules_write_subset(idx, order, n_order, fd, fa, fs);
-#define SUBSET(f, file, b, l)                                                                     \
+#define SUBSET(f, file, b, l)                                                                      \
 	if (r == 0) {                                                                              \
 		snprintf(img, sizeof(img), "usr/lib/modules/%s/" file, rel);                       \
 		r = add_stream(t, img, f, &b, &l);                                                 \
@@ -215,7 +221,7 @@ static int add_modules(struct rootfs_tree *t, const struct rootfs_build_opts *o,
 	/* What boot loads (the lead's machine init reads these two). */
 	char text[MODULES_LIST_MAX * 2 * (MODULES_NAME_MAX + 2) + 128];
 	size_t len = (size_t)snprintf(text, sizeof(text),
-				      "# Modules kin loads at boot (kin.modules= adds to them).\n");
+	                              "# Modules kin loads at boot (kin.modules= adds to them).\n");
 	for (size_t i = 0; i < n && len < sizeof(text); i++)
 		len += (size_t)snprintf(text + len, sizeof(text) - len, "%s\n", names[i]);
 	r = rootfs_tree_add_data(t, "etc/kin/modules", 0644, text, strlen(text));
@@ -245,10 +251,9 @@ static void label_uuid(const char *label, char *out, size_t size)
 	memcpy(u + 8, &h2, 8);
 	u[6] = (u[6] & 0x0f) | 0x40;
 	u[8] = (u[8] & 0x3f) | 0x80;
-	snprintf(out, size,
-		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0],
-		 u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
-		 u[14], u[15]);
+	snprintf(out, size, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+	         u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12],
+	         u[13], u[14], u[15]);
 }
 
 static uint64_t tree_bytes(const struct rootfs_tree *t)
@@ -262,7 +267,7 @@ static uint64_t tree_bytes(const struct rootfs_tree *t)
 /* mke2fs -d copies each staged file's ctime, which no one can set; debugfs
  * rewrites them to the image's time so a rebuild gives the same bytes. */
 static int fix_ctimes(const struct rootfs_tree *t, const char *staging, const char *img,
-		      uint64_t mtime, const char *const env[], struct rootfs_diag *d)
+                      uint64_t mtime, const char *const env[], struct rootfs_diag *d)
 {
 	char script[64];
 	snprintf(script, sizeof(script), "%s/ctimes", staging);
@@ -270,11 +275,11 @@ static int fix_ctimes(const struct rootfs_tree *t, const char *staging, const ch
 	if (!f)
 		return -errno;
 	fprintf(f, "sif / ctime @%llu\nsif /lost+found ctime @%llu\n", (unsigned long long)mtime,
-		(unsigned long long)mtime);
+	        (unsigned long long)mtime);
 	for (size_t i = 0; i < t->n; i++)
 		if (!strpbrk(t->e[i].path, "\"\n\\"))
 			fprintf(f, "sif \"/%s\" ctime @%llu\n", t->e[i].path,
-				(unsigned long long)mtime);
+			        (unsigned long long)mtime);
 	if (fclose(f) != 0)
 		return -EIO;
 	_cleanup_close_ int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
@@ -282,17 +287,17 @@ static int fix_ctimes(const struct rootfs_tree *t, const char *staging, const ch
 	int r = rootfs_run(argv, env, NULL, null);
 	if (r != 0) {
 		rootfs_diag_set(d, "debugfs failed (%s %d)", r < 0 ? "error" : "exit status",
-				r < 0 ? -r : r);
+		                r < 0 ? -r : r);
 		return r < 0 ? r : -EIO;
 	}
 	return 0;
 }
 
 static int write_ext4(const struct rootfs_tree *t, const struct rootfs_build_opts *o,
-		      const char *tmp_out, struct rootfs_diag *d)
+                      const char *tmp_out, struct rootfs_diag *d)
 {
-	char staging[] = "/tmp/kin-image.XXXXXX", root[64], uuid[40], size[32],
-	     fake[64], label[32], extended[160];
+	char staging[] = "/tmp/kin-image.XXXXXX", root[64], uuid[40], size[32], fake[64], label[32],
+	     extended[160];
 	if (!mkdtemp(staging))
 		return -errno;
 	snprintf(root, sizeof(root), "%s/root", staging);
@@ -307,15 +312,15 @@ static int write_ext4(const struct rootfs_tree *t, const struct rootfs_build_opt
 		snprintf(extended, sizeof(extended), "hash_seed=%s,root_owner=0:0,nodiscard", uuid);
 		/* mke2fs reads the clock through E2FSPROGS_FAKE_TIME. */
 		snprintf(fake, sizeof(fake), "E2FSPROGS_FAKE_TIME=%llu",
-			 (unsigned long long)(o->mtime ? o->mtime : 1));
+		         (unsigned long long)(o->mtime ? o->mtime : 1));
 		const char *const env[] = {fake, NULL};
-		const char *const argv[] = {"mke2fs", "-q",	 "-F", "-t",	 "ext4",	"-b", "4096", "-I", "256",
-				"-L",	  label, "-U", uuid, "-E", extended, "-d", root, tmp_out,
-				size,	  NULL};
+		const char *const argv[] = {"mke2fs", "-q",  "-F", "-t",    "ext4", "-b", "4096",
+		                            "-I",     "256", "-L", label,   "-U",   uuid, "-E",
+		                            extended, "-d",  root, tmp_out, size,   NULL};
 		r = rootfs_run(argv, env, NULL, -1);
 		if (r != 0) {
 			rootfs_diag_set(d, "mke2fs failed (%s %d)", r < 0 ? "error" : "exit status",
-					r < 0 ? -r : r);
+			                r < 0 ? -r : r);
 			r = r < 0 ? r : -EIO;
 		}
 		if (r == 0)
@@ -333,8 +338,8 @@ int rootfs_build(const struct rootfs_build_opts *o, struct rootfs_diag *d)
 
 	if (d)
 		d->msg[0] = '\0';
-	if (!o->output || snprintf(tmp_out, sizeof(tmp_out), "%s.tmp", o->output) >=
-				  (int)sizeof(tmp_out))
+	if (!o->output ||
+	    snprintf(tmp_out, sizeof(tmp_out), "%s.tmp", o->output) >= (int)sizeof(tmp_out))
 		return -EINVAL;
 	r = rootfs_tree_new(&t);
 	if (r < 0)
@@ -351,7 +356,7 @@ int rootfs_build(const struct rootfs_build_opts *o, struct rootfs_diag *d)
 	unlink(tmp_out);
 	if (o->format == ROOTFS_FORMAT_CPIO) {
 		_cleanup_close_ int fd =
-			open(tmp_out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
+		    open(tmp_out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
 		if (fd < 0) {
 			r = -errno;
 			rootfs_diag_set(d, "%s: %s", tmp_out, strerror(-r));

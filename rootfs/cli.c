@@ -50,14 +50,20 @@ static int usage_error(const char *fmt, ...)
 static int cmd_build(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"output", required_argument, NULL, 'o'},  {"format", required_argument, NULL, 'f'},
-		{"kernel-dir", required_argument, NULL, 'k'}, {"modules-dir", required_argument, NULL, 'm'},
-		{"no-modules", no_argument, NULL, 'n'},	   {"cache", required_argument, NULL, 'c'},
-		{"modules", required_argument, NULL, 'M'},    {"add", required_argument, NULL, 'a'},
-		{"add-binary", required_argument, NULL, 'b'}, {"label", required_argument, NULL, 'L'},
-		{"size", required_argument, NULL, 's'},	   {"help", no_argument, NULL, 'h'},
-		{"self", required_argument, NULL, 'S'},
-		{NULL, 0, NULL, 0},
+	    {"output", required_argument, NULL, 'o'},
+	    {"format", required_argument, NULL, 'f'},
+	    {"kernel-dir", required_argument, NULL, 'k'},
+	    {"modules-dir", required_argument, NULL, 'm'},
+	    {"no-modules", no_argument, NULL, 'n'},
+	    {"cache", required_argument, NULL, 'c'},
+	    {"modules", required_argument, NULL, 'M'},
+	    {"add", required_argument, NULL, 'a'},
+	    {"add-binary", required_argument, NULL, 'b'},
+	    {"label", required_argument, NULL, 'L'},
+	    {"size", required_argument, NULL, 's'},
+	    {"help", no_argument, NULL, 'h'},
+	    {"self", required_argument, NULL, 'S'},
+	    {NULL, 0, NULL, 0},
 	};
 	static struct rootfs_build_opts o;
 	struct rootfs_diag d = {""};
@@ -98,9 +104,10 @@ static int cmd_build(int argc, char **argv)
 			break;
 		case 'M':
 			if (!modules_csv_valid(optarg))
-				return usage_error("--modules '%s': expected a comma list of module "
-						   "names",
-						   optarg);
+				return usage_error(
+				    "--modules '%s': expected a comma list of module "
+				    "names",
+				    optarg);
 			o.modules_csv = optarg;
 			break;
 		case 'a': {
@@ -116,7 +123,8 @@ static int cmd_build(int argc, char **argv)
 		}
 		case 'b':
 			if (optarg[0] != '/')
-				return usage_error("--add-binary '%s': expected an absolute path", optarg);
+				return usage_error("--add-binary '%s': expected an absolute path",
+				                   optarg);
 			if (o.n_binaries == ROOTFS_ADDS_MAX)
 				return usage_error("--add-binary: more than %s", "256");
 			o.binaries[o.n_binaries++] = optarg;
@@ -129,7 +137,7 @@ static int cmd_build(int argc, char **argv)
 		case 's':
 			if (str_to_u64(optarg, 1 << 20, &o.size_mb) < 0 || o.size_mb < 8)
 				return usage_error("--size '%s': expected megabytes, 8 to 1048576",
-						   optarg);
+				                   optarg);
 			break;
 		case 'S':
 			if (access(optarg, X_OK) < 0)
@@ -150,7 +158,8 @@ static int cmd_build(int argc, char **argv)
 	if (!o.output)
 		return usage_error("%s", "build needs -o FILE");
 	if (!!o.kernel_dir + !!o.modules_dir + o.no_modules > 1)
-		return usage_error("%s", "--kernel-dir, --modules-dir and --no-modules exclude each other");
+		return usage_error(
+		    "%s", "--kernel-dir, --modules-dir and --no-modules exclude each other");
 	if (o.no_modules && o.modules_csv)
 		return usage_error("%s", "--modules makes no sense with --no-modules");
 	if (o.label && o.format != ROOTFS_FORMAT_EXT4)
@@ -170,9 +179,9 @@ static int cmd_build(int argc, char **argv)
 static int cmd_kernel(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"cache", required_argument, NULL, 'c'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"cache", required_argument, NULL, 'c'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	const char *cache = rootfs_kernel_cache_dir();
 	struct rootfs_diag d = {""};

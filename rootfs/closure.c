@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define WALK_DEPTH_MAX 64
+#define WALK_DEPTH_MAX    64
 #define ALIAS_MATCHES_MAX 64
 
 int modules_walk_init(struct modules_walk *w, const struct modules_index *idx)
@@ -57,7 +57,8 @@ static void walk_softdeps(struct modules_walk *w, const char *name, bool pre, in
 			size_t m[ALIAS_MATCHES_MAX];
 			int n = modules_resolve(w->idx, t, m, ARRAY_SIZE(m));
 			/* crc32c_intel refuses CPUs without SSE4.2: not news. */
-			void (*fail)(struct modules_walk *, const char *, int, const char *) = w->fail;
+			void (*fail)(struct modules_walk *, const char *, int, const char *) =
+			    w->fail;
 			w->fail = NULL;
 			for (int k = 0; k < n; k++)
 				if (w->state[m[k]] != MOD_VISITING)
@@ -99,7 +100,7 @@ int modules_walk_mod(struct modules_walk *w, size_t mod, int depth)
 			if (r != -ELOOP && w->fail) {
 				char why[96];
 				snprintf(why, sizeof(why), "needs %s, which failed",
-					 w->idx->mods[m->deps[i]].name);
+				         w->idx->mods[m->deps[i]].name);
 				w->fail(w, m->name, r, why);
 			}
 			w->state[mod] = MOD_FAILED;
@@ -124,7 +125,8 @@ int modules_walk_name(struct modules_walk *w, const char *name, int depth)
 	if (n < 0) {
 		if (w->fail)
 			w->fail(w, name, n,
-				n == -ENOENT ? "no such module, alias or builtin" : "cannot resolve");
+			        n == -ENOENT ? "no such module, alias or builtin"
+			                     : "cannot resolve");
 		return n;
 	}
 	if (n == 1)
@@ -168,7 +170,7 @@ static void closure_fail(struct modules_walk *w, const char *module, int err, co
 }
 
 int modules_closure(const struct modules_index *idx, const char *const *names, size_t n,
-		    size_t **ret_order, size_t *ret_n, struct rootfs_diag *d)
+                    size_t **ret_order, size_t *ret_n, struct rootfs_diag *d)
 {
 	struct modules_walk w;
 	struct closure_ctx c = {.d = d};
@@ -212,8 +214,8 @@ static bool in_set(const bool *set, const struct modules_index *idx, const char 
 	return i >= 0 && set[i];
 }
 
-int modules_write_subset(const struct modules_index *idx, const size_t *order, size_t n,
-			 FILE *dep, FILE *alias, FILE *softdep)
+int modules_write_subset(const struct modules_index *idx, const size_t *order, size_t n, FILE *dep,
+                         FILE *alias, FILE *softdep)
 {
 	_cleanup_free_ bool *set = calloc(idx->n_mods ? idx->n_mods : 1, sizeof(bool));
 	if (!set)
@@ -233,11 +235,11 @@ int modules_write_subset(const struct modules_index *idx, const size_t *order, s
 	for (size_t i = 0; alias && i < idx->n_aliases; i++)
 		if (in_set(set, idx, idx->aliases[i].module))
 			fprintf(alias, "alias %s %s\n", idx->aliases[i].pattern,
-				idx->aliases[i].module);
+			        idx->aliases[i].module);
 	for (size_t i = 0; softdep && i < idx->n_softdeps; i++)
 		if (in_set(set, idx, idx->softdeps[i].module))
 			fprintf(softdep, "softdep %s %s\n", idx->softdeps[i].module,
-				idx->softdeps[i].rest);
+			        idx->softdeps[i].rest);
 	if (ferror(dep) || (alias && ferror(alias)) || (softdep && ferror(softdep)))
 		return -EIO;
 	return 0;

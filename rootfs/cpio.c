@@ -12,10 +12,10 @@
 #include <sys/sysmacros.h>
 #include <sys/time.h>
 
-#define CPIO_MAGIC "070701"
+#define CPIO_MAGIC   "070701"
 #define CPIO_HDR_LEN 110
 #define CPIO_TRAILER "TRAILER!!!"
-#define OUTBUF_SIZE (64 * 1024)
+#define OUTBUF_SIZE  (64 * 1024)
 
 struct outbuf {
 	int fd;
@@ -54,14 +54,13 @@ static void out_pad4(struct outbuf *o)
 }
 
 static void cpio_header(struct outbuf *o, uint32_t ino, uint32_t mode, uint32_t nlink,
-			uint64_t mtime, uint64_t size, dev_t rdev, const char *name)
+                        uint64_t mtime, uint64_t size, dev_t rdev, const char *name)
 {
 	char hdr[CPIO_HDR_LEN + 1];
 	size_t namesize = strlen(name) + 1;
-	snprintf(hdr, sizeof(hdr),
-		 "%s%08x%08x%08x%08x%08x%08x%08x%08x%08x%08x%08x%08x%08x", CPIO_MAGIC, ino, mode,
-		 0u, 0u, nlink, (uint32_t)mtime, (uint32_t)size, 0u, 0u, major(rdev),
-		 minor(rdev), (uint32_t)namesize, 0u);
+	snprintf(hdr, sizeof(hdr), "%s%08x%08x%08x%08x%08x%08x%08x%08x%08x%08x%08x%08x%08x",
+	         CPIO_MAGIC, ino, mode, 0u, 0u, nlink, (uint32_t)mtime, (uint32_t)size, 0u, 0u,
+	         major(rdev), minor(rdev), (uint32_t)namesize, 0u);
 	out_put(o, hdr, CPIO_HDR_LEN);
 	out_put(o, name, namesize);
 	out_pad4(o);
@@ -89,7 +88,8 @@ static int cpio_file_body(struct outbuf *o, const struct rootfs_entry *e, struct
 		if (n <= 0) {
 			int r = n < 0 ? -errno : -EIO;
 			rootfs_diag_set(d, "%s: %s", e->host,
-					n < 0 ? strerror(-r) : "file shrank while the image was built");
+			                n < 0 ? strerror(-r)
+			                      : "file shrank while the image was built");
 			return r;
 		}
 		out_put(o, chunk, (size_t)n);
@@ -122,8 +122,9 @@ int rootfs_cpio_write(const struct rootfs_tree *t, int fd, uint64_t mtime, struc
 			return -EFBIG;
 		}
 		bool has_body = e->kind == ROOTFS_FILE || e->kind == ROOTFS_SYMLINK;
-		cpio_header(o, (uint32_t)(i + 1), rootfs_entry_mode(e), e->kind == ROOTFS_DIR ? 2 : 1,
-			    mtime, has_body ? e->size : 0, e->rdev, e->path);
+		cpio_header(o, (uint32_t)(i + 1), rootfs_entry_mode(e),
+		            e->kind == ROOTFS_DIR ? 2 : 1, mtime, has_body ? e->size : 0, e->rdev,
+		            e->path);
 		if (e->kind == ROOTFS_FILE) {
 			r = cpio_file_body(o, e, d);
 			if (r < 0)
@@ -181,7 +182,7 @@ static int skip_bytes(int fd, uint64_t n)
 }
 
 int rootfs_cpio_read_file(const char *archive, const char *name, size_t max, char **ret_buf,
-			  size_t *ret_len)
+                          size_t *ret_len)
 {
 	_cleanup_close_ int fd = open(archive, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	char want[ROOTFS_PATH_MAX];
@@ -267,7 +268,7 @@ static int stage_copy(const struct rootfs_entry *e, const char *dst, struct root
 }
 
 int rootfs_tree_stage(const struct rootfs_tree *t, const char *dir, uint64_t mtime,
-		      struct rootfs_diag *d)
+                      struct rootfs_diag *d)
 {
 	_cleanup_free_ const struct rootfs_entry **v = NULL;
 	int r = rootfs_tree_sorted(t, &v);

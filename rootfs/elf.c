@@ -12,20 +12,20 @@
 #include <sys/mman.h>
 
 #define ELF_FILE_MAX (1ull << 30)
-#define ELF_DYN_MAX 65536
-#define LIBS_MAX 512
+#define ELF_DYN_MAX  65536
+#define LIBS_MAX     512
 
 /* Debian's loader path for x86_64 (ld.so.conf.d/x86_64-linux-gnu.conf and
  * the built-in defaults), fixed so a build does not depend on the host's
  * ld.so.cache or environment. */
 static const char *const default_dirs[] = {
-	"/usr/local/lib/x86_64-linux-gnu",
-	"/lib/x86_64-linux-gnu",
-	"/usr/lib/x86_64-linux-gnu",
-	"/lib64",
-	"/usr/lib64",
-	"/lib",
-	"/usr/lib",
+    "/usr/local/lib/x86_64-linux-gnu",
+    "/lib/x86_64-linux-gnu",
+    "/usr/lib/x86_64-linux-gnu",
+    "/lib64",
+    "/usr/lib64",
+    "/lib",
+    "/usr/lib",
 };
 
 static bool range_ok(uint64_t off, uint64_t size, size_t len)
@@ -35,7 +35,7 @@ static bool range_ok(uint64_t off, uint64_t size, size_t len)
 
 /* A NUL-terminated string at off in [lo, hi), copied into out. */
 static int copy_str(const uint8_t *buf, uint64_t lo, uint64_t hi, uint64_t off, char *out,
-		    size_t size)
+                    size_t size)
 {
 	if (off < lo || off >= hi)
 		return -EBADMSG;
@@ -50,7 +50,7 @@ static int copy_str(const uint8_t *buf, uint64_t lo, uint64_t hi, uint64_t off, 
 }
 
 static bool vaddr_to_off(const uint8_t *buf, size_t len, const Elf64_Ehdr *eh, uint64_t va,
-			 uint64_t *ret)
+                         uint64_t *ret)
 {
 	for (unsigned i = 0; i < eh->e_phnum; i++) {
 		Elf64_Phdr ph;
@@ -93,7 +93,7 @@ int rootfs_elf_parse(const uint8_t *buf, size_t len, struct rootfs_elf_info *ret
 			if (!range_ok(ph.p_offset, ph.p_filesz, len))
 				return -EBADMSG;
 			r = copy_str(buf, ph.p_offset, ph.p_offset + ph.p_filesz, ph.p_offset,
-				     ret->interp, sizeof(ret->interp));
+			             ret->interp, sizeof(ret->interp));
 			if (r < 0)
 				return r;
 		} else if (ph.p_type == PT_DYNAMIC) {
@@ -148,7 +148,7 @@ int rootfs_elf_parse(const uint8_t *buf, size_t len, struct rootfs_elf_info *ret
 		if (needed[i] >= strsz)
 			return -EBADMSG;
 		r = copy_str(buf, strtab, end, strtab + needed[i], ret->needed[i],
-			     sizeof(ret->needed[i]));
+		             sizeof(ret->needed[i]));
 		if (r < 0)
 			return r;
 		if (!ret->needed[i][0])
@@ -159,7 +159,7 @@ int rootfs_elf_parse(const uint8_t *buf, size_t len, struct rootfs_elf_info *ret
 		if ((uint64_t)runpath >= strsz)
 			return -EBADMSG;
 		r = copy_str(buf, strtab, end, strtab + (uint64_t)runpath, ret->runpath,
-			     sizeof(ret->runpath));
+		             sizeof(ret->runpath));
 		if (r < 0)
 			return r;
 	}
@@ -167,7 +167,7 @@ int rootfs_elf_parse(const uint8_t *buf, size_t len, struct rootfs_elf_info *ret
 		if ((uint64_t)rpath >= strsz)
 			return -EBADMSG;
 		r = copy_str(buf, strtab, end, strtab + (uint64_t)rpath, ret->rpath,
-			     sizeof(ret->rpath));
+		             sizeof(ret->rpath));
 		if (r < 0)
 			return r;
 	}
@@ -209,7 +209,7 @@ static bool lib_matches(const char *path, uint16_t machine)
 
 /* Searches a colon-separated list ($ORIGIN expanded) for name. */
 static bool search_list(const char *list, const char *origin, const char *name, uint16_t machine,
-			char *out, size_t size)
+                        char *out, size_t size)
 {
 	char copy[ROOTFS_PATH_MAX];
 	if (!list[0] || str_copy(copy, sizeof(copy), list) < 0)
@@ -231,12 +231,12 @@ static bool search_list(const char *list, const char *origin, const char *name, 
 }
 
 static int find_lib(const struct rootfs_elf_info *obj, const char *obj_path, const char *name,
-		    char *out, size_t size)
+                    char *out, size_t size)
 {
 	char origin[ROOTFS_PATH_MAX];
 	const char *slash = strrchr(obj_path, '/');
 	snprintf(origin, sizeof(origin), "%.*s", slash ? (int)(slash - obj_path) : 1,
-		 slash ? obj_path : ".");
+	         slash ? obj_path : ".");
 	if (strchr(name, '/'))
 		return lib_matches(name, obj->machine) ? str_copy(out, size, name) : -ENOENT;
 	/* The loader ignores DT_RPATH when DT_RUNPATH is present. */
@@ -273,7 +273,7 @@ int rootfs_tree_add_binary(struct rootfs_tree *t, const char *path, struct rootf
 			return 0; /* a script or data: nothing to follow */
 		if (r < 0) {
 			rootfs_diag_set(d, "%s: %s", todo[i],
-					r == -ENOEXEC ? "not an ELF64 object" : strerror(-r));
+			                r == -ENOEXEC ? "not an ELF64 object" : strerror(-r));
 			return r;
 		}
 		char found[ROOTFS_PATH_MAX];
@@ -282,10 +282,11 @@ int rootfs_tree_add_binary(struct rootfs_tree *t, const char *path, struct rootf
 			if (!name[0])
 				continue;
 			r = k < info->n_needed ? find_lib(info, todo[i], name, found, sizeof(found))
-					       : str_copy(found, sizeof(found), name);
+			                       : str_copy(found, sizeof(found), name);
 			if (r < 0) {
-				rootfs_diag_set(d, "%s needed by %s: not found in RPATH, RUNPATH or %s",
-						name, todo[i], "the multiarch library directories");
+				rootfs_diag_set(
+				    d, "%s needed by %s: not found in RPATH, RUNPATH or %s", name,
+				    todo[i], "the multiarch library directories");
 				return -ENOENT;
 			}
 			char real[ROOTFS_PATH_MAX];

@@ -33,6 +33,6 @@ int rootfs_tree_sorted(const struct rootfs_tree *t, const struct rootfs_entry **
  * inherited), and waits.
  * Returns the exit status (0-255, 128+N for a signal) or -errno. */
 int rootfs_run(const char *const argv[], const char *const env_extra[], const char *cwd,
-	       int out_fd);
+               int out_fd);
 /* rm -rf of a scratch directory we made. */
 int rootfs_rm_rf(const char *path);

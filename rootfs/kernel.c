@@ -12,7 +12,7 @@
 #include <sys/mman.h>
 
 #define META_PACKAGE "linux-image-amd64"
-#define PKG_PREFIX "linux-image-"
+#define PKG_PREFIX   "linux-image-"
 
 const char *rootfs_kernel_cache_dir(void)
 {
@@ -86,7 +86,7 @@ static int run_checked(const char *const argv[], const char *cwd, struct rootfs_
 	int r = rootfs_run(argv, NULL, cwd, -1);
 	if (r != 0) {
 		rootfs_diag_set(d, "%s failed (%s %d)", argv[0], r < 0 ? "error" : "exit status",
-				r < 0 ? -r : r);
+		                r < 0 ? -r : r);
 		return r < 0 ? r : -EIO;
 	}
 	return 0;
@@ -111,7 +111,7 @@ int rootfs_kernel_fetch(const char *cache, char *ret_release, size_t size, struc
 	}
 	if (r < 0) {
 		rootfs_diag_set(d, "cannot tell which package %s depends on (apt-cache: %s)",
-				META_PACKAGE, strerror(-r));
+		                META_PACKAGE, strerror(-r));
 		return r;
 	}
 	snprintf(release, sizeof(release), "%s", pkg + STRLEN(PKG_PREFIX));
@@ -170,7 +170,7 @@ done:
 }
 
 int rootfs_kernel_cached(const char *cache, char *ret_root, size_t root_size, char *ret_release,
-			 size_t rel_size)
+                         size_t rel_size)
 {
 	char cur[ROOTFS_PATH_MAX], rel[256], path[ROOTFS_PATH_MAX * 2];
 	snprintf(cur, sizeof(cur), "%s/current", cache);

@@ -88,7 +88,7 @@ static void load_fail(struct modules_walk *w, const char *module, int err, const
 }
 
 static int load_names(const char *moddir, const char *const *names, size_t n,
-		      const struct modules_ops *ops_in, struct modules_boot_stats *st)
+                      const struct modules_ops *ops_in, struct modules_boot_stats *st)
 {
 	struct modules_ops ops = ops_in ? *ops_in : (struct modules_ops){0};
 	struct modules_index *idx = NULL;
@@ -132,7 +132,7 @@ static int load_names(const char *moddir, const char *const *names, size_t n,
 }
 
 int modules_load(const char *moddir, const char *const *names, size_t n,
-		 const struct modules_ops *ops)
+                 const struct modules_ops *ops)
 {
 	return load_names(moddir, names, n, ops, NULL);
 }
@@ -176,7 +176,10 @@ static size_t collect_names(char *conf, char *extra, const char **names, size_t 
 /* What the RPC link needs (virtio-serial's console port and vsock over
  * virtio, with the PCI transport under both): loaded before kin is ready. */
 static const char *const link_modules[] = {
-	"virtio_pci", "virtio_console", "vsock", "vmw_vsock_virtio_transport",
+    "virtio_pci",
+    "virtio_console",
+    "vsock",
+    "vmw_vsock_virtio_transport",
 };
 /* eth0: loaded first after ready, so the network comes up early. */
 static const char *const net_modules[] = {"virtio_net"};
@@ -194,7 +197,7 @@ static bool in_set(const char *name, const char *const *set, size_t n)
 
 /* Which of the image's names (and kin.modules=) a boot step loads. */
 static size_t pick_step(enum modules_boot_step step, const char **conf, size_t n_conf,
-			const char **extra, size_t n_extra, const char **out, size_t max)
+                        const char **extra, size_t n_extra, const char **out, size_t max)
 {
 	struct rootfs_root_spec spec;
 	bool root = step == MODULES_BOOT_EARLY && rootfs_root_wanted(&spec);
@@ -203,10 +206,11 @@ static size_t pick_step(enum modules_boot_step step, const char **conf, size_t n
 	for (size_t i = 0; i < n_conf && n < max; i++) {
 		bool link = in_set(conf[i], link_modules, ARRAY_SIZE(link_modules));
 		bool net = in_set(conf[i], net_modules, ARRAY_SIZE(net_modules));
-		bool take = step == MODULES_BOOT_EARLY  ? link || (root && in_set(conf[i], root_set, 2))
-			    : step == MODULES_BOOT_NET  ? net
-			    : step == MODULES_BOOT_REST ? !link && !net
-							: true;
+		bool take = step == MODULES_BOOT_EARLY
+		                ? link || (root && in_set(conf[i], root_set, 2))
+		            : step == MODULES_BOOT_NET  ? net
+		            : step == MODULES_BOOT_REST ? !link && !net
+		                                        : true;
 		if (take)
 			out[n++] = conf[i];
 	}
@@ -218,7 +222,7 @@ static size_t pick_step(enum modules_boot_step step, const char **conf, size_t n
 }
 
 int modules_load_boot(enum modules_boot_step step, const char *extra_csv,
-		      struct modules_boot_stats *st)
+                      struct modules_boot_stats *st)
 {
 	struct utsname u;
 	char moddir[ROOTFS_PATH_MAX];
@@ -234,9 +238,9 @@ int modules_load_boot(enum modules_boot_step step, const char *extra_csv,
 			/* Said once, by the step that runs first. */
 			if (step == MODULES_BOOT_EARLY || step == MODULES_BOOT_ALL)
 				log_error("modules: this image was built for kernel %s but kernel "
-					  "%s is running; not loading modules (rebuild the image "
-					  "with 'kin image build' for this kernel)",
-					  want, u.release);
+				          "%s is running; not loading modules (rebuild the image "
+				          "with 'kin image build' for this kernel)",
+				          want, u.release);
 			return -EXDEV;
 		}
 	}
@@ -250,7 +254,7 @@ int modules_load_boot(enum modules_boot_step step, const char *extra_csv,
 	bool first = step == MODULES_BOOT_EARLY || step == MODULES_BOOT_ALL;
 	size_t n_conf = collect_names(conf, NULL, all, ARRAY_SIZE(all));
 	size_t n_extra = collect_names(NULL, first && extra_csv ? extra : NULL, all + n_conf,
-				       ARRAY_SIZE(all) - n_conf);
+	                               ARRAY_SIZE(all) - n_conf);
 	size_t n = pick_step(step, all, n_conf, all + n_conf, n_extra, names, ARRAY_SIZE(names));
 	if (n == 0)
 		return 0;

@@ -9,13 +9,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#define DEP_FILE_MAX (64u << 20)
-#define ALIAS_FILE_MAX (64u << 20)
-#define SMALL_FILE_MAX (4u << 20)
-#define LINE_MAX_LEN (256u << 10)
+#define DEP_FILE_MAX        (64u << 20)
+#define ALIAS_FILE_MAX      (64u << 20)
+#define SMALL_FILE_MAX      (4u << 20)
+#define LINE_MAX_LEN        (256u << 10)
 #define DEPS_PER_MODULE_MAX 4096
-#define MODULES_MAX 200000
-#define ALIASES_MAX 2000000
+#define MODULES_MAX         200000
+#define ALIASES_MAX         2000000
 
 int modules_name_normalize(const char *in, char *out, size_t size)
 {
@@ -77,7 +77,7 @@ static int cmp_path_idx(const void *a, const void *b, void *arg)
  * comment. A line with a NUL byte or longer than LINE_MAX_LEN is damage. */
 typedef int (*line_fn)(struct modules_index *idx, char *line, size_t lineno);
 static int for_each_line(struct modules_index *idx, char *buf, size_t len, const char *file,
-			 line_fn fn, struct rootfs_diag *d)
+                         line_fn fn, struct rootfs_diag *d)
 {
 	size_t lineno = 0;
 	char *p = buf, *end = buf + len;
@@ -97,9 +97,9 @@ static int for_each_line(struct modules_index *idx, char *buf, size_t len, const
 			if (r < 0) {
 				if (d && !d->msg[0])
 					rootfs_diag_set(d, "%s line %zu: %s", file, lineno,
-							r == -ENAMETOOLONG ? "name too long"
-							: r == -E2BIG	    ? "too many entries"
-									    : "malformed line");
+					                r == -ENAMETOOLONG ? "name too long"
+					                : r == -E2BIG      ? "too many entries"
+					                                   : "malformed line");
 				return r == -ENOMEM ? r : r == -E2BIG ? r : -EBADMSG;
 			}
 		}
@@ -248,7 +248,8 @@ static int dup_buf(const char *src, size_t len, char **ret)
 /* Turns each module's raw dependency words into indices. */
 static int link_deps(struct modules_index *idx, struct rootfs_diag *d)
 {
-	_cleanup_free_ uint32_t *by_path = malloc((idx->n_mods ? idx->n_mods : 1) * sizeof(uint32_t));
+	_cleanup_free_ uint32_t *by_path =
+	    malloc((idx->n_mods ? idx->n_mods : 1) * sizeof(uint32_t));
 	if (!by_path)
 		return -ENOMEM;
 	for (size_t i = 0; i < idx->n_mods; i++)
@@ -273,13 +274,14 @@ static int link_deps(struct modules_index *idx, struct rootfs_diag *d)
 					hi = mid;
 			}
 			if (lo >= idx->n_mods || strcmp(idx->mods[by_path[lo]].path, w) != 0) {
-				rootfs_diag_set(d, "modules.dep: %s needs %s, which has no line of its own",
-						m->name, w);
+				rootfs_diag_set(
+				    d, "modules.dep: %s needs %s, which has no line of its own",
+				    m->name, w);
 				return -EBADMSG;
 			}
 			if (n >= DEPS_PER_MODULE_MAX) {
 				rootfs_diag_set(d, "modules.dep: %s has more than %d dependencies",
-						m->name, DEPS_PER_MODULE_MAX);
+				                m->name, DEPS_PER_MODULE_MAX);
 				return -E2BIG;
 			}
 			if (n == cap) {
@@ -297,8 +299,8 @@ static int link_deps(struct modules_index *idx, struct rootfs_diag *d)
 }
 
 int modules_index_parse(const char *dep, size_t dep_len, const char *alias, size_t alias_len,
-			const char *softdep, size_t softdep_len, const char *builtin,
-			size_t builtin_len, struct modules_index **ret, struct rootfs_diag *d)
+                        const char *softdep, size_t softdep_len, const char *builtin,
+                        size_t builtin_len, struct modules_index **ret, struct rootfs_diag *d)
 {
 	struct modules_index *idx = calloc(1, sizeof(*idx));
 	int r;
@@ -316,10 +318,10 @@ int modules_index_parse(const char *dep, size_t dep_len, const char *alias, size
 		r = for_each_line(idx, idx->alias_buf, alias_len, "modules.alias", alias_line, d);
 	if (r == 0 && idx->softdep_buf)
 		r = for_each_line(idx, idx->softdep_buf, softdep_len, "modules.softdep",
-				  softdep_line, d);
+		                  softdep_line, d);
 	if (r == 0 && idx->builtin_buf)
 		r = for_each_line(idx, idx->builtin_buf, builtin_len, "modules.builtin",
-				  builtin_line, d);
+		                  builtin_line, d);
 	if (r < 0)
 		goto fail;
 	/* qsort and bsearch want a non-NULL base even for zero elements. */
@@ -327,7 +329,8 @@ int modules_index_parse(const char *dep, size_t dep_len, const char *alias, size
 		qsort(idx->mods, idx->n_mods, sizeof(*idx->mods), cmp_mod_name);
 	for (size_t i = 1; i < idx->n_mods; i++)
 		if (strcmp(idx->mods[i - 1].name, idx->mods[i].name) == 0) {
-			rootfs_diag_set(d, "modules.dep: module %s listed twice", idx->mods[i].name);
+			rootfs_diag_set(d, "modules.dep: module %s listed twice",
+			                idx->mods[i].name);
 			r = -EBADMSG;
 			goto fail;
 		}
@@ -360,8 +363,8 @@ void modules_index_free(struct modules_index *idx)
 	free(idx);
 }
 
-static int read_optional(const char *dir, const char *file, size_t max, char **ret,
-			 size_t *ret_len, struct rootfs_diag *d)
+static int read_optional(const char *dir, const char *file, size_t max, char **ret, size_t *ret_len,
+                         struct rootfs_diag *d)
 {
 	char path[ROOTFS_PATH_MAX];
 	if (snprintf(path, sizeof(path), "%s/%s", dir, file) >= (int)sizeof(path))
@@ -435,7 +438,8 @@ bool modules_is_builtin(const struct modules_index *idx, const char *name)
 	if (modules_name_normalize(name, norm, sizeof(norm)) < 0)
 		return false;
 	const char *key = norm;
-	return idx->n_builtins && bsearch(&key, idx->builtins, idx->n_builtins, sizeof(char *), cmp_str) != NULL;
+	return idx->n_builtins &&
+	       bsearch(&key, idx->builtins, idx->n_builtins, sizeof(char *), cmp_str) != NULL;
 }
 
 int modules_resolve(const struct modules_index *idx, const char *name, size_t *ret, size_t max)
@@ -475,8 +479,8 @@ int modules_resolve(const struct modules_index *idx, const char *name, size_t *r
 	return n > 0 || builtin_match ? (int)n : -ENOENT;
 }
 
-const struct modules_softdep *modules_softdep_of(const struct modules_index *idx,
-						 const char *name, size_t *iter)
+const struct modules_softdep *modules_softdep_of(const struct modules_index *idx, const char *name,
+                                                 size_t *iter)
 {
 	for (; *iter < idx->n_softdeps; (*iter)++)
 		if (strcmp(idx->softdeps[*iter].module, name) == 0)

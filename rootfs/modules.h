@@ -8,8 +8,8 @@
 
 struct modules_mod {
 	char name[MODULES_NAME_MAX + 1]; /* normalised */
-	const char *path;		 /* as in modules.dep, relative to moddir */
-	char *raw_deps;			 /* the words after ':' until linked */
+	const char *path;                /* as in modules.dep, relative to moddir */
+	char *raw_deps;                  /* the words after ':' until linked */
 	uint32_t *deps;
 	size_t n_deps;
 };
@@ -38,8 +38,8 @@ struct modules_index {
 /* Index of a normalised name, or -ENOENT. */
 int modules_find(const struct modules_index *idx, const char *norm_name);
 /* The next softdep line for name at or after *iter, or NULL. */
-const struct modules_softdep *modules_softdep_of(const struct modules_index *idx,
-						 const char *name, size_t *iter);
+const struct modules_softdep *modules_softdep_of(const struct modules_index *idx, const char *name,
+                                                 size_t *iter);
 
 /* The walk both the builder and the loader use: each module once,
  * dependencies and softdep "pre:" first, "post:" after. visit returns 0 or

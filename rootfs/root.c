@@ -17,10 +17,10 @@
 #include <sys/statfs.h>
 #include <time.h>
 
-#define NEWROOT_NAME ".kin-newroot"
-#define NEWROOT "/" NEWROOT_NAME
+#define NEWROOT_NAME    ".kin-newroot"
+#define NEWROOT         "/" NEWROOT_NAME
 #define WAIT_DEFAULT_MS 10000
-#define WAIT_MAX_MS (600 * 1000)
+#define WAIT_MAX_MS     (600 * 1000)
 
 bool rootfs_root_parse(const char *cmdline, struct rootfs_root_spec *spec)
 {
@@ -50,7 +50,7 @@ bool rootfs_root_parse(const char *cmdline, struct rootfs_root_spec *spec)
 			else if (strcmp(word, "rw") == 0)
 				spec->ro = false;
 			else if (str_startswith(word, "rootwait=") &&
-				 str_to_u64(word + 9, WAIT_MAX_MS / 1000, &secs) == 0)
+			         str_to_u64(word + 9, WAIT_MAX_MS / 1000, &secs) == 0)
 				spec->wait_ms = (int)(secs * 1000);
 		}
 		p += n;
@@ -98,8 +98,8 @@ static void delete_old_root(int fd_dir, dev_t dev, int depth)
 		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_dev != dev)
 			continue;
 		if (S_ISDIR(st.st_mode) && depth < 64) {
-			int fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-								 O_CLOEXEC);
+			int fd = openat(dirfd(d), de->d_name,
+			                O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (fd >= 0)
 				delete_old_root(fd, dev, depth + 1);
 			unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR);

@@ -21,11 +21,11 @@
 #include <stdio.h>
 #include <sys/stat.h>
 
-#define ROOTFS_PATH_MAX 1024	   /* a path inside an image, or on the host */
+#define ROOTFS_PATH_MAX    1024   /* a path inside an image, or on the host */
 #define ROOTFS_ENTRIES_MAX 262144 /* entries in one image tree */
-#define MODULES_NAME_MAX 55	   /* the kernel's MODULE_NAME_LEN - 1 */
-#define MODULES_LIST_MAX 256	   /* names in one kin.modules= / --modules list */
-#define MODULES_CSV_MAX 4096	   /* bytes in one such list */
+#define MODULES_NAME_MAX   55     /* the kernel's MODULE_NAME_LEN - 1 */
+#define MODULES_LIST_MAX   256    /* names in one kin.modules= / --modules list */
+#define MODULES_CSV_MAX    4096   /* bytes in one such list */
 
 /* One sentence naming the object and the cause, for the caller to report. */
 struct rootfs_diag {
@@ -48,20 +48,20 @@ int rootfs_tree_add_dir(struct rootfs_tree *t, const char *path, mode_t perm);
 /* A regular file whose bytes are read from host_path when the image is
  * written (its size is taken now and checked then). */
 int rootfs_tree_add_file(struct rootfs_tree *t, const char *path, mode_t perm,
-			 const char *host_path);
+                         const char *host_path);
 int rootfs_tree_add_data(struct rootfs_tree *t, const char *path, mode_t perm, const void *data,
-			 size_t len);
+                         size_t len);
 int rootfs_tree_add_symlink(struct rootfs_tree *t, const char *path, const char *target);
 /* A character or block device node: mode carries S_IFCHR or S_IFBLK. */
 int rootfs_tree_add_node(struct rootfs_tree *t, const char *path, mode_t mode, dev_t rdev);
 /* `--add SRC:DST`: a host file, or a directory tree (symlinks kept as
  * links, device nodes kept, sockets and fifos skipped), at DST. */
 int rootfs_tree_add_host(struct rootfs_tree *t, const char *src, const char *dst,
-			 struct rootfs_diag *d);
+                         struct rootfs_diag *d);
 /* A host file at its own path, with every symlink met on the way (in any
  * component) added as a link too. The real path is returned in ret_real. */
 int rootfs_tree_add_host_path(struct rootfs_tree *t, const char *host_path, char *ret_real,
-			      size_t real_size, struct rootfs_diag *d);
+                              size_t real_size, struct rootfs_diag *d);
 /* True (and the kind in ret_mode's S_IFMT bits) when path is in the tree. */
 bool rootfs_tree_has(const struct rootfs_tree *t, const char *path, mode_t *ret_mode);
 
@@ -71,15 +71,15 @@ bool rootfs_tree_has(const struct rootfs_tree *t, const char *path, mode_t *ret_
 int rootfs_cpio_write(const struct rootfs_tree *t, int fd, uint64_t mtime, struct rootfs_diag *d);
 /* Reads one regular file (at most max bytes) out of a cpio newc archive. */
 int rootfs_cpio_read_file(const char *archive, const char *name, size_t max, char **ret_buf,
-			  size_t *ret_len);
+                          size_t *ret_len);
 /* Materialises the tree under dir (for mke2fs -d), times set to mtime. */
 int rootfs_tree_stage(const struct rootfs_tree *t, const char *dir, uint64_t mtime,
-		      struct rootfs_diag *d);
+                      struct rootfs_diag *d);
 
 /* ---- ELF dependencies ----------------------------------------------- */
 
 #define ROOTFS_ELF_NEEDED_MAX 128
-#define ROOTFS_ELF_STR_MAX 256
+#define ROOTFS_ELF_STR_MAX    256
 
 struct rootfs_elf_info {
 	uint16_t machine;
@@ -110,8 +110,8 @@ struct modules_index;
 int modules_index_load(const char *moddir, struct modules_index **ret, struct rootfs_diag *d);
 /* The same from buffers (NULL for an absent file): what the fuzzer drives. */
 int modules_index_parse(const char *dep, size_t dep_len, const char *alias, size_t alias_len,
-			const char *softdep, size_t softdep_len, const char *builtin,
-			size_t builtin_len, struct modules_index **ret, struct rootfs_diag *d);
+                        const char *softdep, size_t softdep_len, const char *builtin,
+                        size_t builtin_len, struct modules_index **ret, struct rootfs_diag *d);
 void modules_index_free(struct modules_index *idx);
 size_t modules_index_count(const struct modules_index *idx);
 const char *modules_index_name(const struct modules_index *idx, size_t i);
@@ -128,11 +128,11 @@ int modules_resolve(const struct modules_index *idx, const char *name, size_t *r
  * their users, each once: indices into idx in load order. -ENOENT names an
  * unknown module, -ELOOP a dependency cycle. */
 int modules_closure(const struct modules_index *idx, const char *const *names, size_t n,
-		    size_t **ret_order, size_t *ret_n, struct rootfs_diag *d);
+                    size_t **ret_order, size_t *ret_n, struct rootfs_diag *d);
 /* The subset of the index files describing the modules in order: what an
  * image ships next to those modules. */
-int modules_write_subset(const struct modules_index *idx, const size_t *order, size_t n,
-			 FILE *dep, FILE *alias, FILE *softdep);
+int modules_write_subset(const struct modules_index *idx, const size_t *order, size_t n, FILE *dep,
+                         FILE *alias, FILE *softdep);
 
 /* Splits a comma list ("a,b,c") into names: each a valid module name or
  * alias of at most MODULES_NAME_MAX bytes... or an alias up to 255; at most
@@ -153,7 +153,7 @@ struct modules_ops {
 /* Loads each name (aliases resolved), dependencies first. Returns the
  * number of names that failed, or -errno when the index cannot be read. */
 int modules_load(const char *moddir, const char *const *names, size_t n,
-		 const struct modules_ops *ops);
+                 const struct modules_ops *ops);
 int modules_load_list(const char *moddir, const char *names_csv, const struct modules_ops *ops);
 /* Machine init loads the image's /etc/kin/modules plus extra_csv
  * (kin.modules=) from /lib/modules/$(uname -r) in steps, so that kin is
@@ -180,16 +180,16 @@ struct modules_boot_stats {
 	uint64_t kernel_ns;
 };
 int modules_load_boot(enum modules_boot_step step, const char *extra_csv,
-		      struct modules_boot_stats *st);
+                      struct modules_boot_stats *st);
 
 /* ---- root= and switch_root ------------------------------------------- */
 
 struct rootfs_root_spec {
 	char root[ROOTFS_PATH_MAX]; /* root= value: /dev/x, LABEL=, UUID=, PARTUUID= */
-	char fstype[64];	    /* rootfstype=, "" to probe */
-	char flags[256];	    /* rootflags= */
-	bool ro;		    /* "ro" (default rw) */
-	int wait_ms;		    /* rootwait=SECONDS* 1000; default 10 s */
+	char fstype[64];            /* rootfstype=, "" to probe */
+	char flags[256];            /* rootflags= */
+	bool ro;                    /* "ro" (default rw) */
+	int wait_ms;                /* rootwait=SECONDS* 1000; default 10 s */
 };
 /* Fills spec from a kernel command line; false when there is no root=. */
 bool rootfs_root_parse(const char *cmdline, struct rootfs_root_spec *spec);
@@ -213,20 +213,20 @@ enum rootfs_format { ROOTFS_FORMAT_CPIO, ROOTFS_FORMAT_EXT4 };
 struct rootfs_build_opts {
 	const char *output;
 	enum rootfs_format format;
-	const char *kernel_dir;	 /* a kernel root: lib/modules/REL inside */
+	const char *kernel_dir;  /* a kernel root: lib/modules/REL inside */
 	const char *modules_dir; /* /lib/modules/REL itself */
-	const char *cache_dir;	 /* kernel cache (default rootfs_kernel_cache_dir()) */
+	const char *cache_dir;   /* kernel cache (default rootfs_kernel_cache_dir()) */
 	bool no_modules;
 	const char *modules_csv; /* added to the defaults */
 	size_t n_adds;
 	const char *add_src[ROOTFS_ADDS_MAX], *add_dst[ROOTFS_ADDS_MAX];
 	size_t n_binaries;
 	const char *binaries[ROOTFS_ADDS_MAX];
-	const char *label;     /* ext4 label, default "kin-root" */
-	const char *self;      /* kin's binary, default /proc/self/exe */
-	uint64_t mtime;	       /* SOURCE_DATE_EPOCH or 0 */
-	uint64_t size_mb;      /* ext4 size; 0 = computed */
-	FILE *progress;	       /* a line per step and skipped default; NULL: quiet */
+	const char *label; /* ext4 label, default "kin-root" */
+	const char *self;  /* kin's binary, default /proc/self/exe */
+	uint64_t mtime;    /* SOURCE_DATE_EPOCH or 0 */
+	uint64_t size_mb;  /* ext4 size; 0 = computed */
+	FILE *progress;    /* a line per step and skipped default; NULL: quiet */
 };
 /* The modules every image loads at boot, before --modules / kin.modules=. */
 extern const char *const rootfs_default_modules[];
@@ -242,7 +242,7 @@ const char *rootfs_kernel_cache_dir(void);
 int rootfs_kernel_fetch(const char *cache, char *ret_release, size_t size, struct rootfs_diag *d);
 /* The cached current kernel: its root (lib/modules/REL, boot/vmlinuz-REL). */
 int rootfs_kernel_cached(const char *cache, char *ret_root, size_t root_size, char *ret_release,
-			 size_t rel_size);
+                         size_t rel_size);
 
 /* `kin image ...`: 0, 1 on a failed build, 2 on a usage error. */
 int rootfs_main(int argc, char **argv);

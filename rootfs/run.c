@@ -10,8 +10,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
-int rootfs_run(const char *const argv[], const char *const env_extra[], const char *cwd,
-	       int out_fd)
+int rootfs_run(const char *const argv[], const char *const env_extra[], const char *cwd, int out_fd)
 {
 	pid_t pid = fork();
 	if (pid < 0)

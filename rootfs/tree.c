@@ -12,7 +12,7 @@
 #include <sys/sysmacros.h>
 
 #define SYMLINK_HOPS_MAX 40
-#define HOST_DEPTH_MAX 64
+#define HOST_DEPTH_MAX   64
 
 void rootfs_diag_set(struct rootfs_diag *d, const char *fmt, ...)
 {
@@ -180,9 +180,9 @@ static int tree_canonical(struct rootfs_tree *t, const char *path, char *out, si
 					snprintf(base, sizeof(base), "%s", "");
 				else
 					snprintf(base, sizeof(base), "%.*s",
-						 dir ? (int)(dir - cur) : 0, cur);
+					         dir ? (int)(dir - cur) : 0, cur);
 				snprintf(next, sizeof(next), "%s/%s/%s", base, (char *)e->data,
-					 slash + 1);
+				         slash + 1);
 				r = rootfs_path_normalize(next, cur, sizeof(cur));
 				if (r < 0)
 					return r;
@@ -210,7 +210,7 @@ static int tree_canonical(struct rootfs_tree *t, const char *path, char *out, si
 
 /* The entry to fill at path: a new one, or the old one replaced. */
 static int tree_put(struct rootfs_tree *t, const char *path, enum rootfs_kind kind,
-		    struct rootfs_entry **ret)
+                    struct rootfs_entry **ret)
 {
 	char canon[ROOTFS_PATH_MAX];
 	int r = tree_canonical(t, path, canon, sizeof(canon));
@@ -244,7 +244,7 @@ int rootfs_tree_add_dir(struct rootfs_tree *t, const char *path, mode_t perm)
 }
 
 int rootfs_tree_add_file(struct rootfs_tree *t, const char *path, mode_t perm,
-			 const char *host_path)
+                         const char *host_path)
 {
 	struct stat st;
 	if (stat(host_path, &st) < 0)
@@ -267,7 +267,7 @@ int rootfs_tree_add_file(struct rootfs_tree *t, const char *path, mode_t perm,
 }
 
 int rootfs_tree_add_data(struct rootfs_tree *t, const char *path, mode_t perm, const void *data,
-			 size_t len)
+                         size_t len)
 {
 	void *copy = malloc(len ? len : 1);
 	if (!copy)
@@ -337,15 +337,15 @@ bool rootfs_tree_has(const struct rootfs_tree *t, const char *path, mode_t *ret_
 mode_t rootfs_entry_mode(const struct rootfs_entry *e)
 {
 	static const mode_t fmt[] = {
-		[ROOTFS_DIR] = S_IFDIR, [ROOTFS_FILE] = S_IFREG, [ROOTFS_SYMLINK] = S_IFLNK,
-		[ROOTFS_CHR] = S_IFCHR, [ROOTFS_BLK] = S_IFBLK,
+	    [ROOTFS_DIR] = S_IFDIR, [ROOTFS_FILE] = S_IFREG, [ROOTFS_SYMLINK] = S_IFLNK,
+	    [ROOTFS_CHR] = S_IFCHR, [ROOTFS_BLK] = S_IFBLK,
 	};
 	return fmt[e->kind] | e->perm;
 }
 
 /* One host object (lstat'ed) at dst; directories recurse. */
 static int add_host_rec(struct rootfs_tree *t, const char *src, const char *dst,
-			const struct stat *st, int depth, struct rootfs_diag *d)
+                        const struct stat *st, int depth, struct rootfs_diag *d)
 {
 	int r;
 	if (depth > HOST_DEPTH_MAX) {
@@ -387,7 +387,8 @@ static int add_host_rec(struct rootfs_tree *t, const char *src, const char *dst,
 			char s[ROOTFS_PATH_MAX], t2[ROOTFS_PATH_MAX];
 			struct stat cst;
 			if (snprintf(s, sizeof(s), "%s/%s", src, de->d_name) >= (int)sizeof(s) ||
-			    snprintf(t2, sizeof(t2), "%s/%s", norm, de->d_name) >= (int)sizeof(t2)) {
+			    snprintf(t2, sizeof(t2), "%s/%s", norm, de->d_name) >=
+			        (int)sizeof(t2)) {
 				rootfs_diag_set(d, "%s/%s: path too long", src, de->d_name);
 				r = -ENAMETOOLONG;
 				break;
@@ -413,7 +414,7 @@ fail:
 }
 
 int rootfs_tree_add_host(struct rootfs_tree *t, const char *src, const char *dst,
-			 struct rootfs_diag *d)
+                         struct rootfs_diag *d)
 {
 	struct stat st;
 	/* The top is followed: "--add ./link:/x" means what link points at. */
@@ -428,7 +429,7 @@ int rootfs_tree_add_host(struct rootfs_tree *t, const char *src, const char *dst
 }
 
 int rootfs_tree_add_host_path(struct rootfs_tree *t, const char *host_path, char *ret_real,
-			      size_t real_size, struct rootfs_diag *d)
+                              size_t real_size, struct rootfs_diag *d)
 {
 	char cur[ROOTFS_PATH_MAX], next[ROOTFS_PATH_MAX * 2];
 	int r = rootfs_path_normalize(host_path, cur, sizeof(cur));
@@ -449,8 +450,8 @@ int rootfs_tree_add_host_path(struct rootfs_tree *t, const char *host_path, char
 				if (strcmp(probe + 1, cur) == 0)
 					rootfs_diag_set(d, "%s: %s", host_path, strerror(-r));
 				else
-					rootfs_diag_set(d, "%s: %s (at %s)", host_path, strerror(-r),
-							probe);
+					rootfs_diag_set(d, "%s: %s (at %s)", host_path,
+					                strerror(-r), probe);
 				return r;
 			}
 			if (S_ISLNK(st.st_mode)) {
@@ -468,8 +469,8 @@ int rootfs_tree_add_host_path(struct rootfs_tree *t, const char *host_path, char
 				}
 				const char *slash = strrchr(probe, '/');
 				snprintf(next, sizeof(next), "%.*s/%s/%s",
-					 target[0] == '/' ? 0 : (int)(slash - probe), probe, target,
-					 *end ? end + 1 : "");
+				         target[0] == '/' ? 0 : (int)(slash - probe), probe, target,
+				         *end ? end + 1 : "");
 				r = rootfs_path_normalize(next, cur, sizeof(cur));
 				if (r < 0)
 					return r;

@@ -107,7 +107,7 @@ static int recv_all(int fd, uint8_t *buf, size_t len, uint64_t deadline)
 }
 
 int rpc_client_read_frame(int fd, uint64_t deadline, bool strict, struct rpc_header *ret,
-			  uint8_t **ret_data)
+                          uint8_t **ret_data)
 {
 	uint8_t hb[RPC_HEADER_SIZE];
 	int r = recv_all(fd, hb, sizeof(hb), deadline);
@@ -127,12 +127,11 @@ int rpc_client_read_frame(int fd, uint64_t deadline, bool strict, struct rpc_hea
 }
 
 int rpc_client_call(struct rpc_client *c, const char *service, const char *method,
-		    const ProtobufCMessage *in, const ProtobufCMessageDescriptor *out_desc,
-		    struct rpc_status *ret_status, ProtobufCMessage **ret_out)
+                    const ProtobufCMessage *in, const ProtobufCMessageDescriptor *out_desc,
+                    struct rpc_status *ret_status, ProtobufCMessage **ret_out)
 {
-	uint64_t deadline = c->timeout_ms > 0
-				    ? now_monotonic_ns() + (uint64_t)c->timeout_ms * 1000000ull
-				    : 0;
+	uint64_t deadline =
+	    c->timeout_ms > 0 ? now_monotonic_ns() + (uint64_t)c->timeout_ms * 1000000ull : 0;
 	uint32_t id = c->next_stream;
 	_cleanup_free_ uint8_t *req = NULL;
 	size_t req_len;
@@ -143,7 +142,7 @@ int rpc_client_call(struct rpc_client *c, const char *service, const char *metho
 		return -EOVERFLOW;
 	c->next_stream += 2;
 	int r = rpc_request_encode(id, 0, service, method, in, c->metadata, c->n_metadata,
-				   deadline ? (int64_t)c->timeout_ms * 1000000 : 0, &req, &req_len);
+	                           deadline ? (int64_t)c->timeout_ms * 1000000 : 0, &req, &req_len);
 	if (r < 0)
 		return r;
 	r = send_all(c->fd, req, req_len, deadline);

@@ -30,10 +30,8 @@ void rpc_header_encode(const struct rpc_header *h, uint8_t out[RPC_HEADER_SIZE])
 
 void rpc_header_decode(const uint8_t in[RPC_HEADER_SIZE], struct rpc_header *ret)
 {
-	*ret = (struct rpc_header){.length = get_be32(in),
-				   .stream_id = get_be32(in + 4),
-				   .type = in[8],
-				   .flags = in[9]};
+	*ret = (struct rpc_header){
+	    .length = get_be32(in), .stream_id = get_be32(in + 4), .type = in[8], .flags = in[9]};
 }
 
 int rpc_header_check(const struct rpc_header *h, bool from_client)
@@ -43,7 +41,7 @@ int rpc_header_check(const struct rpc_header *h, bool from_client)
 	if (h->length >> 24)
 		return -EPROTO;
 	if (from_client ? h->type != RPC_TYPE_REQUEST && h->type != RPC_TYPE_DATA
-			: h->type != RPC_TYPE_RESPONSE && h->type != RPC_TYPE_DATA)
+	                : h->type != RPC_TYPE_RESPONSE && h->type != RPC_TYPE_DATA)
 		return -EPROTO;
 	if (h->length > RPC_MESSAGE_MAX)
 		return -EMSGSIZE;
@@ -69,11 +67,23 @@ int rpc_header_check(const struct rpc_header *h, bool from_client)
 }
 
 static const char *const code_names[] = {
-	"OK",		      "CANCELLED",	   "UNKNOWN",	     "INVALID_ARGUMENT",
-	"DEADLINE_EXCEEDED",  "NOT_FOUND",	   "ALREADY_EXISTS", "PERMISSION_DENIED",
-	"RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED",	     "OUT_OF_RANGE",
-	"UNIMPLEMENTED",      "INTERNAL",	   "UNAVAILABLE",    "DATA_LOSS",
-	"UNAUTHENTICATED",
+    "OK",
+    "CANCELLED",
+    "UNKNOWN",
+    "INVALID_ARGUMENT",
+    "DEADLINE_EXCEEDED",
+    "NOT_FOUND",
+    "ALREADY_EXISTS",
+    "PERMISSION_DENIED",
+    "RESOURCE_EXHAUSTED",
+    "FAILED_PRECONDITION",
+    "ABORTED",
+    "OUT_OF_RANGE",
+    "UNIMPLEMENTED",
+    "INTERNAL",
+    "UNAVAILABLE",
+    "DATA_LOSS",
+    "UNAUTHENTICATED",
 };
 
 const char *rpc_code_name(int code)
@@ -157,7 +167,7 @@ int rpc_request_decode(const uint8_t *data, size_t len, struct rpc_request *ret)
 	if (!m)
 		return -EBADMSG;
 	bool ok = name_ok(m->service, RPC_NAME_MAX) && name_ok(m->method, RPC_NAME_MAX) &&
-		  m->timeout_nano >= 0 && m->n_metadata <= RPC_METADATA_MAX;
+	          m->timeout_nano >= 0 && m->n_metadata <= RPC_METADATA_MAX;
 	for (size_t i = 0; ok && i < m->n_metadata; i++)
 		ok = name_ok(m->metadata[i]->key, RPC_NAME_MAX) &&
 		     strnlen(m->metadata[i]->value, RPC_VALUE_MAX + 1) <= RPC_VALUE_MAX;
@@ -166,13 +176,13 @@ int rpc_request_decode(const uint8_t *data, size_t len, struct rpc_request *ret)
 		return -EBADMSG;
 	}
 	*ret = (struct rpc_request){
-		.service = m->service,
-		.method = m->method,
-		.payload = m->payload.data,
-		.payload_len = m->payload.len,
-		.timeout_ns = m->timeout_nano,
-		.n_metadata = m->n_metadata,
-		.owned_ = m,
+	    .service = m->service,
+	    .method = m->method,
+	    .payload = m->payload.data,
+	    .payload_len = m->payload.len,
+	    .timeout_ns = m->timeout_nano,
+	    .n_metadata = m->n_metadata,
+	    .owned_ = m,
 	};
 	return 0;
 }
@@ -192,10 +202,9 @@ struct rpc_kv rpc_request_metadata(const struct rpc_request *req, size_t i)
 	return (struct rpc_kv){m->metadata[i]->key, m->metadata[i]->value};
 }
 
-int rpc_request_encode(uint32_t stream_id, uint8_t flags, const char *service,
-		       const char *method, const ProtobufCMessage *in,
-		       const struct rpc_kv *metadata, size_t n_metadata, int64_t timeout_ns,
-		       uint8_t **ret_buf, size_t *ret_len)
+int rpc_request_encode(uint32_t stream_id, uint8_t flags, const char *service, const char *method,
+                       const ProtobufCMessage *in, const struct rpc_kv *metadata, size_t n_metadata,
+                       int64_t timeout_ns, uint8_t **ret_buf, size_t *ret_len)
 {
 	if (n_metadata > RPC_METADATA_MAX)
 		return -E2BIG;
@@ -230,9 +239,9 @@ int rpc_request_encode(uint32_t stream_id, uint8_t flags, const char *service,
 	if (!buf)
 		return -ENOMEM;
 	struct rpc_header h = {.length = (uint32_t)len,
-			       .stream_id = stream_id,
-			       .type = RPC_TYPE_REQUEST,
-			       .flags = flags};
+	                       .stream_id = stream_id,
+	                       .type = RPC_TYPE_REQUEST,
+	                       .flags = flags};
 	rpc_header_encode(&h, buf);
 	ttrpc__request__pack(&req, buf + RPC_HEADER_SIZE);
 	*ret_buf = buf;
@@ -242,9 +251,8 @@ int rpc_request_encode(uint32_t stream_id, uint8_t flags, const char *service,
 
 /* ---- Response ---------------------------------------------------------------- */
 
-int rpc_response_decode(const uint8_t *data, size_t len,
-			const ProtobufCMessageDescriptor *out_desc, struct rpc_status *ret_status,
-			ProtobufCMessage **ret_out)
+int rpc_response_decode(const uint8_t *data, size_t len, const ProtobufCMessageDescriptor *out_desc,
+                        struct rpc_status *ret_status, ProtobufCMessage **ret_out)
 {
 	if (ret_out)
 		*ret_out = NULL;
@@ -258,13 +266,13 @@ int rpc_response_decode(const uint8_t *data, size_t len,
 	if (m->status) {
 		ret_status->code = m->status->code;
 		str_copy(ret_status->message, sizeof(ret_status->message),
-			 m->status->message ? m->status->message : "");
+		         m->status->message ? m->status->message : "");
 	} else {
 		ret_status->code = RPC_OK;
 	}
 	if (ret_status->code == RPC_OK && out_desc && ret_out) {
-		*ret_out = protobuf_c_message_unpack(out_desc, NULL, m->payload.len,
-						     m->payload.data);
+		*ret_out =
+		    protobuf_c_message_unpack(out_desc, NULL, m->payload.len, m->payload.data);
 		if (!*ret_out)
 			r = -EBADMSG;
 	}
@@ -316,12 +324,12 @@ size_t rpc_response_frame_size(int code, size_t msg_len, size_t payload_len)
 }
 
 void rpc_response_frame_write(uint8_t *out, uint32_t stream_id, int code, const char *msg,
-			      size_t msg_len, const ProtobufCMessage *payload, size_t payload_len)
+                              size_t msg_len, const ProtobufCMessage *payload, size_t payload_len)
 {
 	size_t total = rpc_response_frame_size(code, msg_len, payload_len);
 	struct rpc_header h = {.length = (uint32_t)(total - RPC_HEADER_SIZE),
-			       .stream_id = stream_id,
-			       .type = RPC_TYPE_RESPONSE};
+	                       .stream_id = stream_id,
+	                       .type = RPC_TYPE_RESPONSE};
 	rpc_header_encode(&h, out);
 	uint8_t *p = out + RPC_HEADER_SIZE;
 	*p++ = 0x0a; /* field 1, length-delimited: status */

@@ -11,14 +11,14 @@
  * payload message packed straight into out. */
 size_t rpc_response_frame_size(int code, size_t msg_len, size_t payload_len);
 void rpc_response_frame_write(uint8_t *out, uint32_t stream_id, int code, const char *msg,
-			      size_t msg_len, const ProtobufCMessage *payload, size_t payload_len);
+                              size_t msg_len, const ProtobufCMessage *payload, size_t payload_len);
 
 /* Reads one frame as a client (client.c): the header, then the data into
  * a malloc'd buffer; deadline (CLOCK_MONOTONIC ns) 0 waits forever.
  * -EPROTO for a frame over RPC_MESSAGE_MAX, or with strict any header a
  * client must not receive. */
 int rpc_client_read_frame(int fd, uint64_t deadline, bool strict, struct rpc_header *ret,
-			  uint8_t **ret_data);
+                          uint8_t **ret_data);
 
 /* Deadlines (timers.c): a binary min-heap of entries embedded in what
  * they time (a call, a connection). The server arms one timerfd for the
@@ -27,7 +27,7 @@ struct rpc_timer;
 typedef void (*rpc_timer_fn)(struct rpc_timer *e, uint64_t now_ns);
 struct rpc_timer {
 	uint64_t when_ns; /* CLOCK_MONOTONIC */
-	size_t slot;	  /* 1 + index in the heap; 0: not queued */
+	size_t slot;      /* 1 + index in the heap; 0: not queued */
 	rpc_timer_fn fn;
 };
 struct rpc_timers {
@@ -58,13 +58,12 @@ const struct rpc_request *rpc_call_request(const struct rpc_call *call);
  * a Data frame with remote-closed, finishes the call. A caller whose
  * output is over its cap is cut (its calls get cancelled). */
 int rpc_call_relay(struct rpc_call *call, uint8_t type, uint8_t flags, const uint8_t *data,
-		   size_t len);
+                   size_t len);
 /* The method routed calls carry (they match no registered one). */
 extern const struct rpc_method rpc_route_method;
 /* Forwards a call with a kin-target to the named child, or answers it
  * (NOT_FOUND, UNAVAILABLE, ...). flags: the request frame's. */
 void rpc_route_forward(struct rpc_server *s, struct rpc_call *call, const char *target,
-		       uint8_t flags);
+                       uint8_t flags);
 /* Ends every route (calls through them UNAVAILABLE) at server free. */
 void rpc_routes_free(struct rpc_server *s);
-

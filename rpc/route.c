@@ -19,8 +19,8 @@
 struct relay {
 	struct relay *prev, *next;
 	struct rpc_route *route;
-	uint32_t id;		/* the stream on the route */
-	struct rpc_call *call;	/* the caller's; NULL for this kin's own calls */
+	uint32_t id;            /* the stream on the route */
+	struct rpc_call *call;  /* the caller's; NULL for this kin's own calls */
 	rpc_route_done_fn done; /* own calls */
 	void *data;
 };
@@ -57,11 +57,11 @@ static int route_method_unused(struct rpc_call *call, const ProtobufCMessage *in
 }
 
 const struct rpc_method rpc_route_method = {
-	.service = "kin.v1.Route",
-	.method = "Forward",
-	.input = &kin__v1__cancel_request__descriptor,
-	.handler = route_method_unused,
-	.flags = RPC_METHOD_SERVER_STREAM,
+    .service = "kin.v1.Route",
+    .method = "Forward",
+    .input = &kin__v1__cancel_request__descriptor,
+    .handler = route_method_unused,
+    .flags = RPC_METHOD_SERVER_STREAM,
 };
 
 bool rpc_route_name_is_valid(const char *name)
@@ -172,7 +172,7 @@ static void route_flush(struct rpc_route *r, bool may_down)
 {
 	while (r->out_len > r->out_off) {
 		ssize_t n = send(r->src.fd, r->out + r->out_off, r->out_len - r->out_off,
-				 MSG_NOSIGNAL | MSG_DONTWAIT);
+		                 MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -248,8 +248,8 @@ static void relay_cancelled(struct rpc_call *call, void *data)
 		size_t len;
 		in.stream_id = rl->id;
 		/* Its answer matches no relay and is dropped. */
-		if (rpc_request_encode(id, 0, "kin.v1.Route", "Cancel", &in.base, NULL, 0, 0, &frame,
-				       &len) == 0)
+		if (rpc_request_encode(id, 0, "kin.v1.Route", "Cancel", &in.base, NULL, 0, 0,
+		                       &frame, &len) == 0)
 			route_queue(r, frame, len);
 	}
 	free(rl);
@@ -286,9 +286,11 @@ static void route_frame(struct rpc_route *r, const struct rpc_header *h, const u
 				rpc_call_on_cancel(rl->call, NULL, NULL);
 				rpc_call_relay(rl->call, h->type, h->flags, data, h->length);
 			} else if (rl->done) {
-				st = (struct rpc_status){.code = m->status ? m->status->code : RPC_OK};
+				st = (struct rpc_status){.code =
+				                             m->status ? m->status->code : RPC_OK};
 				if (m->status && m->status->message)
-					str_copy(st.message, sizeof(st.message), m->status->message);
+					str_copy(st.message, sizeof(st.message),
+					         m->status->message);
 				rl->done(&st, m->payload.data, m->payload.len, rl->data);
 			}
 			free(rl);
@@ -323,10 +325,10 @@ static void route_process(struct rpc_route *r)
 		int e = rpc_header_check(&h, false);
 		if (e < 0) {
 			route_down(r, "the child sent a malformed frame (%s)",
-				   e == -EMSGSIZE ? "over 4 MiB" :
-				   e == -EPROTO	  ? "bad header" :
-				   e == -EBADR	  ? "bad stream id" :
-						    "bad flags");
+			           e == -EMSGSIZE ? "over 4 MiB"
+			           : e == -EPROTO ? "bad header"
+			           : e == -EBADR  ? "bad stream id"
+			                          : "bad flags");
 			return;
 		}
 		size_t need = RPC_HEADER_SIZE + h.length;
@@ -369,9 +371,9 @@ static void route_on_event(struct ev_source *src, uint32_t events)
 		route_flush(r, true);
 	if (r->state != RPC_ROUTE_DOWN && (events & (EPOLLIN | EPOLLHUP | EPOLLERR))) {
 		/* One read per wakeup, like any connection. */
-		ssize_t n = r->in_len == r->in_cap ? -1 : /* cannot happen: frames fit */
-				    recv(r->src.fd, r->in + r->in_len, r->in_cap - r->in_len,
-					 MSG_DONTWAIT);
+		ssize_t n =
+		    r->in_len == r->in_cap ? -1 : /* cannot happen: frames fit */
+		        recv(r->src.fd, r->in + r->in_len, r->in_cap - r->in_len, MSG_DONTWAIT);
 		if (n < 0 && r->in_len == r->in_cap)
 			errno = EAGAIN;
 		if (n == 0)
@@ -403,7 +405,7 @@ static void probe_done(const struct rpc_status *st, const uint8_t *payload, size
 }
 
 static int route_send_request(struct rpc_route *r, struct relay *rl, uint8_t flags,
-			      const char *service, const char *method, const ProtobufCMessage *in)
+                              const char *service, const char *method, const ProtobufCMessage *in)
 {
 	_cleanup_free_ uint8_t *frame = NULL;
 	size_t len;
@@ -446,10 +448,10 @@ int rpc_route_add(struct rpc_server *s, const char *name, int fd, unsigned flags
 	if (!r)
 		return -ENOMEM;
 	*r = (struct rpc_route){.server = s,
-				.state = flags & RPC_ROUTE_PROBE ? RPC_ROUTE_CONNECTING :
-								   RPC_ROUTE_READY,
-				.next_id = 1,
-				.events = EPOLLIN};
+	                        .state = flags & RPC_ROUTE_PROBE ? RPC_ROUTE_CONNECTING
+	                                                         : RPC_ROUTE_READY,
+	                        .next_id = 1,
+	                        .events = EPOLLIN};
 	str_copy(r->name, sizeof(r->name), name);
 	r->src = (struct ev_source){.fd = -1, .fn = route_on_event, .data = r};
 	r->next = rs->list;
@@ -564,9 +566,8 @@ void rpc_routes_free(struct rpc_server *s)
 	*rpc_server_routes(s) = NULL;
 }
 
-int rpc_route_call(struct rpc_server *s, const char *name, const char *service,
-		   const char *method, const ProtobufCMessage *in, rpc_route_done_fn done,
-		   void *data)
+int rpc_route_call(struct rpc_server *s, const char *name, const char *service, const char *method,
+                   const ProtobufCMessage *in, rpc_route_done_fn done, void *data)
 {
 	struct rpc_route *r = route_find(s, name);
 	if (!r)
@@ -609,8 +610,8 @@ static int target_split(const char *target, char *hop, size_t hop_size, const ch
 
 /* The Request again, for the child: the target cut by one hop. */
 static int encode_forward(const struct rpc_request *req, uint32_t id, uint8_t flags,
-			  const char *rest, const char *via, int64_t timeout_ns, uint8_t **ret,
-			  size_t *ret_len)
+                          const char *rest, const char *via, int64_t timeout_ns, uint8_t **ret,
+                          size_t *ret_len)
 {
 	Ttrpc__KeyValue kvs[RPC_METADATA_MAX], *kvp[RPC_METADATA_MAX];
 	size_t n = 0;
@@ -650,7 +651,7 @@ static int encode_forward(const struct rpc_request *req, uint32_t id, uint8_t fl
 	if (!buf)
 		return -ENOMEM;
 	struct rpc_header h = {
-		.length = (uint32_t)len, .stream_id = id, .type = RPC_TYPE_REQUEST, .flags = flags};
+	    .length = (uint32_t)len, .stream_id = id, .type = RPC_TYPE_REQUEST, .flags = flags};
 	rpc_header_encode(&h, buf);
 	ttrpc__request__pack(&m, buf + RPC_HEADER_SIZE);
 	*ret = buf;
@@ -659,7 +660,7 @@ static int encode_forward(const struct rpc_request *req, uint32_t id, uint8_t fl
 }
 
 void rpc_route_forward(struct rpc_server *s, struct rpc_call *call, const char *target,
-		       uint8_t flags)
+                       uint8_t flags)
 {
 	const char *via = rpc_call_metadata(call, RPC_TARGET_VIA_KEY);
 	const char *rest;
@@ -669,28 +670,28 @@ void rpc_route_forward(struct rpc_server *s, struct rpc_call *call, const char *
 	snprintf(full, sizeof(full), "%s%s%s", via ? via : "", via ? "/" : "", target);
 	if (strlen(target) > RPC_VALUE_MAX || target_split(target, hop, sizeof(hop), &rest) < 0) {
 		rpc_call_fail(call, RPC_INVALID_ARGUMENT,
-			      "target \"%.200s\": expected hops joined by '/', each a zone name or "
-			      "vm/NAME ([A-Za-z0-9_.-], 1-64 bytes)",
-			      full);
+		              "target \"%.200s\": expected hops joined by '/', each a zone name or "
+		              "vm/NAME ([A-Za-z0-9_.-], 1-64 bytes)",
+		              full);
 		return;
 	}
 	struct rpc_route *r = route_find(s, hop);
 	if (!r) {
 		rpc_call_fail(call, RPC_NOT_FOUND, "target \"%.200s\": no zone or VM \"%s\" %s%s%s",
-			      full, hop, via ? "in \"" : "in this kin", via ? via : "",
-			      via ? "\"" : "");
+		              full, hop, via ? "in \"" : "in this kin", via ? via : "",
+		              via ? "\"" : "");
 		return;
 	}
 	if (r->state != RPC_ROUTE_READY) {
 		rpc_call_fail(call, RPC_UNAVAILABLE, "target \"%.200s\": %s: %s", full, r->name,
-			      r->state == RPC_ROUTE_CONNECTING ? "its kin has not answered yet" :
-								 r->why);
+		              r->state == RPC_ROUTE_CONNECTING ? "its kin has not answered yet"
+		                                               : r->why);
 		return;
 	}
 	if (r->inflight >= RPC_ROUTE_INFLIGHT_MAX) {
 		rpc_call_fail(call, RPC_RESOURCE_EXHAUSTED,
-			      "target \"%.200s\": %u calls in flight to %s already (the limit)",
-			      full, RPC_ROUTE_INFLIGHT_MAX, r->name);
+		              "target \"%.200s\": %u calls in flight to %s already (the limit)",
+		              full, RPC_ROUTE_INFLIGHT_MAX, r->name);
 		return;
 	}
 	char new_via[RPC_VALUE_MAX + 1];
@@ -706,34 +707,36 @@ void rpc_route_forward(struct rpc_server *s, struct rpc_call *call, const char *
 	if (deadline) {
 		if (deadline <= now) {
 			rpc_call_fail(call, RPC_DEADLINE_EXCEEDED,
-				      "target \"%.200s\": %s/%s: deadline exceeded before it "
-				      "could be relayed to %s",
-				      full, rpc_call_service(call), rpc_call_method(call), r->name);
+			              "target \"%.200s\": %s/%s: deadline exceeded before it "
+			              "could be relayed to %s",
+			              full, rpc_call_service(call), rpc_call_method(call), r->name);
 			return;
 		}
 		timeout_ns = (int64_t)(deadline - now);
 	}
 	struct relay *rl = relay_new(r);
 	if (!rl) {
-		rpc_call_fail(call, RPC_RESOURCE_EXHAUSTED, "target \"%.200s\": %s: out of stream ids "
-			      "or memory", full, r->name);
+		rpc_call_fail(call, RPC_RESOURCE_EXHAUSTED,
+		              "target \"%.200s\": %s: out of stream ids "
+		              "or memory",
+		              full, r->name);
 		return;
 	}
 	_cleanup_free_ uint8_t *frame = NULL;
 	size_t len;
 	int e = encode_forward(rpc_call_request(call), rl->id, flags, rest, new_via, timeout_ns,
-			       &frame, &len);
+	                       &frame, &len);
 	if (e == 0)
 		e = route_queue(r, frame, len);
 	if (e < 0) {
 		relay_unlink(rl);
 		free(rl);
 		rpc_call_fail(call, e == -E2BIG ? RPC_INVALID_ARGUMENT : RPC_RESOURCE_EXHAUSTED,
-			      "target \"%.200s\": cannot relay to %s: %s", full, r->name,
-			      e == -E2BIG	 ? "too much metadata" :
-			      e == -EMSGSIZE ? "the request grows over 4 MiB" :
-			      e == -ENOBUFS  ? "its queue is full" :
-					       strerror(-e));
+		              "target \"%.200s\": cannot relay to %s: %s", full, r->name,
+		              e == -E2BIG      ? "too much metadata"
+		              : e == -EMSGSIZE ? "the request grows over 4 MiB"
+		              : e == -ENOBUFS  ? "its queue is full"
+		                               : strerror(-e));
 		return;
 	}
 	rl->call = call;

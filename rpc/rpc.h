@@ -32,7 +32,7 @@ enum rpc_type {
 enum {
 	RPC_FLAG_REMOTE_CLOSED = 0x1, /* Request, Data: the sender sends no more */
 	RPC_FLAG_REMOTE_OPEN = 0x2,   /* Request: the client streams Data next */
-	RPC_FLAG_NO_DATA = 0x4,	      /* Data: the frame carries no message */
+	RPC_FLAG_NO_DATA = 0x4,       /* Data: the frame carries no message */
 };
 
 struct rpc_header {
@@ -90,9 +90,9 @@ struct rpc_status {
 
 /* A decoded Request: views into the unpacked message (valid until
  * rpc_request_done). */
-#define RPC_METADATA_MAX 64 /* pairs a Request may carry */
-#define RPC_NAME_MAX 255    /* bytes in a service or method name, a metadata key */
-#define RPC_VALUE_MAX 4096  /* bytes in a metadata value */
+#define RPC_METADATA_MAX 64   /* pairs a Request may carry */
+#define RPC_NAME_MAX     255  /* bytes in a service or method name, a metadata key */
+#define RPC_VALUE_MAX    4096 /* bytes in a metadata value */
 struct rpc_kv {
 	const char *key;
 	const char *value;
@@ -113,19 +113,17 @@ int rpc_request_decode(const uint8_t *data, size_t len, struct rpc_request *ret)
 void rpc_request_done(struct rpc_request *req);
 struct rpc_kv rpc_request_metadata(const struct rpc_request *req, size_t i);
 /* Packs a Request frame (header included) into a malloc'd buffer. */
-int rpc_request_encode(uint32_t stream_id, uint8_t flags, const char *service,
-		       const char *method, const ProtobufCMessage *in,
-		       const struct rpc_kv *metadata, size_t n_metadata, int64_t timeout_ns,
-		       uint8_t **ret_buf, size_t *ret_len);
+int rpc_request_encode(uint32_t stream_id, uint8_t flags, const char *service, const char *method,
+                       const ProtobufCMessage *in, const struct rpc_kv *metadata, size_t n_metadata,
+                       int64_t timeout_ns, uint8_t **ret_buf, size_t *ret_len);
 /* Unpacks a Response into a status and (status OK) the output message of
  * type out_desc (NULL: ignore the payload). -EBADMSG when malformed. */
-int rpc_response_decode(const uint8_t *data, size_t len,
-			const ProtobufCMessageDescriptor *out_desc, struct rpc_status *ret_status,
-			ProtobufCMessage **ret_out);
+int rpc_response_decode(const uint8_t *data, size_t len, const ProtobufCMessageDescriptor *out_desc,
+                        struct rpc_status *ret_status, ProtobufCMessage **ret_out);
 
 /* ---- addresses and transports --------------------------------------------- */
 
-#define RPC_SOCKET_DEFAULT "/run/kin/kin.sock"
+#define RPC_SOCKET_DEFAULT     "/run/kin/kin.sock"
 #define RPC_VSOCK_PORT_DEFAULT 1024
 
 enum rpc_transport { RPC_TRANSPORT_UNIX, RPC_TRANSPORT_VSOCK, RPC_TRANSPORT_OTHER };
@@ -133,7 +131,7 @@ enum rpc_transport { RPC_TRANSPORT_UNIX, RPC_TRANSPORT_VSOCK, RPC_TRANSPORT_OTHE
 struct rpc_address {
 	enum rpc_transport transport;
 	char path[108]; /* unix */
-	uint32_t cid;	/* vsock */
+	uint32_t cid;   /* vsock */
 	uint32_t port;
 };
 /* "unix:PATH", "vsock:CID:PORT", or a bare PATH. -EINVAL if malformed. */
@@ -158,7 +156,7 @@ struct rpc_peer {
 struct rpc_server_config {
 	unsigned max_conns;    /* connections at once; more are closed at accept */
 	unsigned max_inflight; /* calls in flight per connection */
-	size_t out_max;	       /* bytes queued to one connection before it is cut */
+	size_t out_max;        /* bytes queued to one connection before it is cut */
 	/* A frame that has started arriving must be complete within this
 	 * (0: the default); else its connection is closed. Idle connections
 	 * between frames are never timed out. */
@@ -167,9 +165,9 @@ struct rpc_server_config {
 	uid_t allow_uids[RPC_ALLOW_MAX]; /* besides root and kin's own uid */
 	gid_t allow_gids[RPC_ALLOW_MAX];
 };
-#define RPC_MAX_CONNS_DEFAULT 4096
-#define RPC_MAX_INFLIGHT_DEFAULT 128
-#define RPC_OUT_MAX_DEFAULT (2 * RPC_MESSAGE_MAX + 64 * 1024)
+#define RPC_MAX_CONNS_DEFAULT        4096
+#define RPC_MAX_INFLIGHT_DEFAULT     128
+#define RPC_OUT_MAX_DEFAULT          (2 * RPC_MESSAGE_MAX + 64 * 1024)
 #define RPC_FRAME_TIMEOUT_DEFAULT_MS 10000
 
 void rpc_server_config_defaults(struct rpc_server_config *cfg);
@@ -200,7 +198,7 @@ struct rpc_method {
 };
 
 int rpc_server_new(struct ev_loop *loop, const struct rpc_server_config *cfg,
-		   struct rpc_server **ret);
+                   struct rpc_server **ret);
 /* Closes listeners and connections (cancelling their calls), unlinks the
  * unix socket it made. NULL is fine. */
 void rpc_server_free(struct rpc_server *s);
@@ -222,17 +220,17 @@ int rpc_server_add_conn(struct rpc_server *s, int fd, const struct rpc_peer *pee
  * rpc_server_free): the guest's VM link reopens its port from there. */
 typedef void (*rpc_conn_closed_fn)(void *data);
 int rpc_server_add_conn_notify(struct rpc_server *s, int fd, const struct rpc_peer *peer,
-			       rpc_conn_closed_fn on_close, void *data);
+                               rpc_conn_closed_fn on_close, void *data);
 
 struct rpc_server_stats {
-	size_t conns;	       /* open now */
-	uint64_t accepted;     /* connections, ever */
-	uint64_t refused;      /* connections closed at accept (max_conns) */
-	uint64_t calls;	       /* requests dispatched */
-	uint64_t inflight;     /* calls alive now */
-	uint64_t proto_errors; /* connections closed for bad framing */
-	uint64_t frame_timeouts;    /* connections closed for a frame left incomplete */
-	uint64_t deadlines_passed;  /* calls ended DEADLINE_EXCEEDED by the server */
+	size_t conns;              /* open now */
+	uint64_t accepted;         /* connections, ever */
+	uint64_t refused;          /* connections closed at accept (max_conns) */
+	uint64_t calls;            /* requests dispatched */
+	uint64_t inflight;         /* calls alive now */
+	uint64_t proto_errors;     /* connections closed for bad framing */
+	uint64_t frame_timeouts;   /* connections closed for a frame left incomplete */
+	uint64_t deadlines_passed; /* calls ended DEADLINE_EXCEEDED by the server */
 };
 void rpc_server_get_stats(const struct rpc_server *s, struct rpc_server_stats *ret);
 
@@ -287,12 +285,12 @@ const struct rpc_peer *rpc_call_peer(const struct rpc_call *call);
  * caller that goes away is cancelled in the child (kin.v1.Route/Cancel).
  * A child sending anything malformed (bad header, oversize frame, bad
  * Response) has its route closed; nothing else is affected. */
-#define RPC_TARGET_KEY "kin-target"
-#define RPC_TARGET_VIA_KEY "kin-target-via" /* the hops already taken, for messages */
-#define RPC_ROUTE_NAME_MAX (3 + 64)
-#define RPC_ROUTES_MAX 512
+#define RPC_TARGET_KEY         "kin-target"
+#define RPC_TARGET_VIA_KEY     "kin-target-via" /* the hops already taken, for messages */
+#define RPC_ROUTE_NAME_MAX     (3 + 64)
+#define RPC_ROUTES_MAX         512
 #define RPC_ROUTE_INFLIGHT_MAX 1024
-#define RPC_ROUTE_OUT_MAX (16u << 20) /* requests queued to one child */
+#define RPC_ROUTE_OUT_MAX      (16u << 20) /* requests queued to one child */
 
 enum {
 	/* The child must answer a Health/Check before calls go through
@@ -317,11 +315,10 @@ enum rpc_route_state rpc_route_state(struct rpc_server *s, const char *name);
 /* A call this kin makes itself through a route (a VM's Poweroff). done
  * gets the status; payload (status OK) is valid during the callback. It
  * always runs once, later (also at route removal: UNAVAILABLE). */
-typedef void (*rpc_route_done_fn)(const struct rpc_status *st, const uint8_t *payload,
-				  size_t len, void *data);
-int rpc_route_call(struct rpc_server *s, const char *name, const char *service,
-		   const char *method, const ProtobufCMessage *in, rpc_route_done_fn done,
-		   void *data);
+typedef void (*rpc_route_done_fn)(const struct rpc_status *st, const uint8_t *payload, size_t len,
+                                  void *data);
+int rpc_route_call(struct rpc_server *s, const char *name, const char *service, const char *method,
+                   const ProtobufCMessage *in, rpc_route_done_fn done, void *data);
 
 /* ---- client -------------------------------------------------------------------- */
 
@@ -336,20 +333,19 @@ int rpc_client_set_metadata(struct rpc_client *c, const struct rpc_kv *kv, size_
  * OK *ret_out holds the output (free with protobuf_c_message_free_unpacked).
  * -errno when kin could not be reached or the connection failed. */
 int rpc_client_call(struct rpc_client *c, const char *service, const char *method,
-		    const ProtobufCMessage *in, const ProtobufCMessageDescriptor *out_desc,
-		    struct rpc_status *ret_status, ProtobufCMessage **ret_out);
+                    const ProtobufCMessage *in, const ProtobufCMessageDescriptor *out_desc,
+                    struct rpc_status *ret_status, ProtobufCMessage **ret_out);
 
 /* Server streams (rpc/client_stream.c): a connection of its own per
  * stream. timeout_ms bounds the connect only; a stream waits as long as
  * the server keeps it open. */
 struct rpc_stream;
 int rpc_client_stream_open(const char *address, int timeout_ms, const char *service,
-			   const char *method, const ProtobufCMessage *in,
-			   const struct rpc_kv *metadata, size_t n_metadata,
-			   struct rpc_stream **ret);
+                           const char *method, const ProtobufCMessage *in,
+                           const struct rpc_kv *metadata, size_t n_metadata,
+                           struct rpc_stream **ret);
 /* 1: *ret_msg is the next message (free with protobuf_c_message_free_unpacked);
  * 0: the stream ended and ret_status says how; -errno: the connection failed. */
 int rpc_client_stream_next(struct rpc_stream *s, const ProtobufCMessageDescriptor *desc,
-			   ProtobufCMessage **ret_msg, struct rpc_status *ret_status);
+                           ProtobufCMessage **ret_msg, struct rpc_status *ret_status);
 void rpc_client_stream_free(struct rpc_stream *s);
-

@@ -252,10 +252,10 @@ int rpc_server_new(struct ev_loop *loop, const struct rpc_server_config *cfg,
 	if (!s->cfg.frame_timeout_ms)
 		s->cfg.frame_timeout_ms = RPC_FRAME_TIMEOUT_DEFAULT_MS;
 	s->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	s->timer_src = (struct ev_source){
-	    .fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC),
-	    .fn = timer_on_event,
-	    .data = s};
+	s->timer_src =
+	    (struct ev_source){.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC),
+	                       .fn = timer_on_event,
+	                       .data = s};
 	int r = s->timer_src.fd < 0 ? -errno : ev_add(loop, &s->timer_src, EPOLLIN);
 	if (r < 0) {
 		if (s->timer_src.fd >= 0)

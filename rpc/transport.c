@@ -81,7 +81,8 @@ int rpc_address_connect(const struct rpc_address *a, int timeout_ms)
 		_cleanup_close_ int fd = socket(AF_VSOCK, SOCK_STREAM | SOCK_CLOEXEC, 0);
 		if (fd < 0)
 			return -errno;
-		struct sockaddr_vm sa = {.svm_family = AF_VSOCK, .svm_cid = a->cid, .svm_port = a->port};
+		struct sockaddr_vm sa = {
+		    .svm_family = AF_VSOCK, .svm_cid = a->cid, .svm_port = a->port};
 		r = connect_timeout(fd, (struct sockaddr *)&sa, sizeof(sa), timeout_ms);
 		return r < 0 ? r : TAKE_FD(fd);
 	}
@@ -151,7 +152,8 @@ int rpc_listen_vsock(uint32_t port, int *ret_fd)
 	_cleanup_close_ int fd = socket(AF_VSOCK, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return errno == EINVAL || errno == EPROTONOSUPPORT ? -EAFNOSUPPORT : -errno;
-	struct sockaddr_vm sa = {.svm_family = AF_VSOCK, .svm_cid = VMADDR_CID_ANY, .svm_port = port};
+	struct sockaddr_vm sa = {
+	    .svm_family = AF_VSOCK, .svm_cid = VMADDR_CID_ANY, .svm_port = port};
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
 		return -errno;
 	if (listen(fd, LISTEN_BACKLOG) < 0)

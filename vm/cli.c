@@ -70,7 +70,7 @@ static void begin_stop(struct run_state *s, const char *why)
 	s->stop_deadline_ns = now_monotonic_ns() + s->stop_timeout_ms * 1000000ull;
 	int r = vm_request_shutdown(s->m, s->name);
 	fprintf(stderr, "kin vm: %s: asking the guest to shut down%s%s\n", why,
-		r < 0 ? " failed: " : "", r < 0 ? strerror(-r) : "");
+	        r < 0 ? " failed: " : "", r < 0 ? strerror(-r) : "");
 }
 
 static int append_word(char *cmd, size_t size, const char *w)
@@ -80,24 +80,31 @@ static int append_word(char *cmd, size_t size, const char *w)
 	if (strchr(w, '"'))
 		return -EINVAL; /* the kernel's quoting cannot carry a '"' */
 	int n = snprintf(cmd + len, size - len, "%s%s%s%s", len ? " " : "", quote ? "\"" : "", w,
-			 quote ? "\"" : "");
+	                 quote ? "\"" : "");
 	return n < 0 || (size_t)n >= size - len ? -E2BIG : 0;
 }
 
 int vm_run_main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"kernel", required_argument, NULL, 'k'}, {"image", required_argument, NULL, 'i'},
-		{"disk", required_argument, NULL, 'd'},	  {"name", required_argument, NULL, 'n'},
-		{"cpus", required_argument, NULL, 'c'},	  {"memory", required_argument, NULL, 'm'},
-		{"accel", required_argument, NULL, 'a'},  {"append", required_argument, NULL, 'A'},
-		{"state-dir", required_argument, NULL, 's'}, {"quiet", no_argument, NULL, 'q'},
-		{"timeout", required_argument, NULL, 't'}, {"stop-timeout", required_argument, NULL, 'T'},
-		{"help", no_argument, NULL, 'h'},	  {NULL, 0, NULL, 0},
+	    {"kernel", required_argument, NULL, 'k'},
+	    {"image", required_argument, NULL, 'i'},
+	    {"disk", required_argument, NULL, 'd'},
+	    {"name", required_argument, NULL, 'n'},
+	    {"cpus", required_argument, NULL, 'c'},
+	    {"memory", required_argument, NULL, 'm'},
+	    {"accel", required_argument, NULL, 'a'},
+	    {"append", required_argument, NULL, 'A'},
+	    {"state-dir", required_argument, NULL, 's'},
+	    {"quiet", no_argument, NULL, 'q'},
+	    {"timeout", required_argument, NULL, 't'},
+	    {"stop-timeout", required_argument, NULL, 'T'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct vm_spec spec;
-	struct run_state s = {.name = "vm", .console_fd = -1, .stream = true,
-			      .stop_timeout_ms = 30000};
+	struct run_state s = {
+	    .name = "vm", .console_fd = -1, .stream = true, .stop_timeout_ms = 30000};
 	const char *state_dir = VM_STATE_DIR_DEFAULT;
 	uint64_t timeout_ms = 0;
 	int c, r;
@@ -153,29 +160,34 @@ int vm_run_main(int argc, char **argv)
 			run_usage(stdout);
 			return 0;
 		case ':':
-			fprintf(stderr, "kin vm run: option '%s' needs a value\n", argv[optind - 1]);
+			fprintf(stderr, "kin vm run: option '%s' needs a value\n",
+			        argv[optind - 1]);
 			return 2;
 		default:
-			fprintf(stderr, "kin vm run: unknown option '%s'\nTry 'kin vm run --help'.\n",
-				argv[optind - 1]);
+			fprintf(stderr,
+			        "kin vm run: unknown option '%s'\nTry 'kin vm run --help'.\n",
+			        argv[optind - 1]);
 			return 2;
 		}
 		if (r < 0) {
-			fprintf(stderr, "kin vm run: %s '%s' is not valid\n", argv[optind - 2], optarg);
+			fprintf(stderr, "kin vm run: %s '%s' is not valid\n", argv[optind - 2],
+			        optarg);
 			return 2;
 		}
 	}
 	if (optind < argc) {
 		if (strcmp(argv[optind - 1], "--") != 0 || argv[optind][0] != '/') {
-			fprintf(stderr, "kin vm run: the workload goes after '--' and starts with '/'\n");
+			fprintf(stderr,
+			        "kin vm run: the workload goes after '--' and starts with '/'\n");
 			return 2;
 		}
 		r = append_word(spec.cmdline, sizeof(spec.cmdline), "--");
 		for (int i = optind; i < argc && r == 0; i++)
 			r = append_word(spec.cmdline, sizeof(spec.cmdline), argv[i]);
 		if (r < 0) {
-			fprintf(stderr, "kin vm run: the workload does not fit the kernel command line "
-					"(too long, or it contains '\"')\n");
+			fprintf(stderr,
+			        "kin vm run: the workload does not fit the kernel command line "
+			        "(too long, or it contains '\"')\n");
 			return 2;
 		}
 	}
@@ -205,7 +217,7 @@ int vm_run_main(int argc, char **argv)
 	struct vm_info info;
 	vm_get(s.m, s.name, &info);
 	fprintf(stderr, "kin vm: \"%s\" started (accel %s, %u cpu, %u MiB), console %s\n", s.name,
-		vm_accel_name(info.accel), info.cpus, info.memory_mb, info.paths.console);
+	        vm_accel_name(info.accel), info.cpus, info.memory_mb, info.paths.console);
 	if (timeout_ms)
 		s.run_deadline_ns = now_monotonic_ns() + timeout_ms * 1000000ull;
 
@@ -216,7 +228,8 @@ int vm_run_main(int argc, char **argv)
 			if (si.ssi_signo == SIGCHLD)
 				child_reap(children);
 			else
-				begin_stop(&s, si.ssi_signo == SIGINT ? "interrupted" : "terminated");
+				begin_stop(&s,
+				           si.ssi_signo == SIGINT ? "interrupted" : "terminated");
 		}
 		if (s.console_fd < 0)
 			s.console_fd = open(info.paths.console, O_RDONLY | O_CLOEXEC);
@@ -225,7 +238,8 @@ int vm_run_main(int argc, char **argv)
 		if (s.run_deadline_ns && now > s.run_deadline_ns && !s.stopping)
 			begin_stop(&s, "--timeout reached");
 		if (s.stopping && now > s.stop_deadline_ns) {
-			fprintf(stderr, "kin vm: the guest did not stop in time; killing the VMM\n");
+			fprintf(stderr,
+			        "kin vm: the guest did not stop in time; killing the VMM\n");
 			vm_kill(s.m, s.name, SIGKILL);
 			s.stop_deadline_ns = UINT64_MAX;
 		}

@@ -13,7 +13,7 @@ struct vm_entry {
 	bool used;
 	struct vm_info info;
 	struct child *child; /* plain child; NULL once exited */
-	bool by_runner;	     /* started through the runner */
+	bool by_runner;      /* started through the runner */
 	struct vm_manager *m;
 	uint64_t seq; /* start order */
 };
@@ -29,7 +29,7 @@ struct vm_manager {
 };
 
 int vm_manager_new(struct ev_loop *loop, struct child_table *children, const char *state_dir,
-		   const struct vm_events *events, struct vm_manager **ret)
+                   const struct vm_events *events, struct vm_manager **ret)
 {
 	struct vm_manager *m = calloc(1, sizeof(*m));
 	if (!m)
@@ -37,7 +37,7 @@ int vm_manager_new(struct ev_loop *loop, struct child_table *children, const cha
 	m->loop = loop;
 	m->children = children;
 	if (str_copy(m->state_dir, sizeof(m->state_dir),
-		     state_dir ? state_dir : VM_STATE_DIR_DEFAULT) < 0) {
+	             state_dir ? state_dir : VM_STATE_DIR_DEFAULT) < 0) {
 		free(m);
 		return -ENAMETOOLONG;
 	}
@@ -147,7 +147,7 @@ int vm_start(struct vm_manager *m, const struct vm_spec *spec, char *err, size_t
 			slot = &m->vms[i];
 	if (!slot) {
 		snprintf(err, err_len, "vm \"%s\": already running %d VMs, the limit", spec->name,
-			 VM_MAX);
+		         VM_MAX);
 		return -ENOSPC;
 	}
 	r = vm_accel_resolve(spec->accel, &accel, why, sizeof(why));
@@ -158,7 +158,7 @@ int vm_start(struct vm_manager *m, const struct vm_spec *spec, char *err, size_t
 	r = vm_paths_for(m->state_dir, spec, &paths);
 	if (r < 0) {
 		snprintf(err, err_len, "vm \"%s\": state paths under %s are too long", spec->name,
-			 m->state_dir);
+		         m->state_dir);
 		return r;
 	}
 	r = mkdir_p(paths.dir, 0700);
@@ -174,27 +174,27 @@ int vm_start(struct vm_manager *m, const struct vm_spec *spec, char *err, size_t
 	r = vm_backend_qemu.build_argv(&sp, accel, &paths, &argv);
 	if (r < 0) {
 		snprintf(err, err_len, "vm \"%s\": cannot build the %s command: %s%s", spec->name,
-			 vm_backend_qemu.name, strerror(-r),
-			 r == -EINVAL ? " (a path contains ',')" : "");
+		         vm_backend_qemu.name, strerror(-r),
+		         r == -EINVAL ? " (a path contains ',')" : "");
 		return r;
 	}
 	struct vm_info info = {.state = VM_STATE_RUNNING,
-			       .accel = accel,
-			       .cpus = spec->cpus,
-			       .memory_mb = spec->memory_mb,
-			       .vsock_cid = sp.vsock_cid,
-			       .paths = paths};
+	                       .accel = accel,
+	                       .cpus = spec->cpus,
+	                       .memory_mb = spec->memory_mb,
+	                       .vsock_cid = sp.vsock_cid,
+	                       .paths = paths};
 	str_copy(info.name, sizeof(info.name), spec->name);
 	*slot = (struct vm_entry){.used = true, .m = m, .seq = m->next_seq++, .info = info};
 	if (m->runner.start) {
 		slot->by_runner = true;
 		r = m->runner.start(m->runner.data, spec->name, argv, &slot->info.pid,
-				    slot->info.cell, sizeof(slot->info.cell), err, err_len);
+		                    slot->info.cell, sizeof(slot->info.cell), err, err_len);
 	} else {
 		r = child_spawn(m->children, argv, on_vmm_exit, slot, &slot->child);
 		if (r < 0)
 			snprintf(err, err_len, "vm \"%s\": cannot run %s: %s", spec->name, argv[0],
-				 strerror(-r));
+			         strerror(-r));
 		else
 			slot->info.pid = child_pid(slot->child);
 	}
@@ -204,7 +204,7 @@ int vm_start(struct vm_manager *m, const struct vm_spec *spec, char *err, size_t
 	}
 	slot->info.started_ns = now_monotonic_ns();
 	log_info("vm \"%s\": started (%s, %s), pid %d%s%s", spec->name, vm_backend_qemu.name, why,
-		 (int)slot->info.pid, slot->info.cell[0] ? ", in " : "", slot->info.cell);
+	         (int)slot->info.pid, slot->info.cell[0] ? ", in " : "", slot->info.cell);
 	return 0;
 }
 
@@ -218,7 +218,7 @@ int vm_get(struct vm_manager *m, const char *name, struct vm_info *ret)
 }
 
 void vm_foreach(struct vm_manager *m, void (*fn)(const struct vm_info *info, void *data),
-		void *data)
+                void *data)
 {
 	uint64_t last = 0;
 	bool first = true;
@@ -304,7 +304,7 @@ int vm_kill(struct vm_manager *m, const char *name, int sig)
 	e->info.state = VM_STATE_STOPPING;
 	if (e->by_runner)
 		return e->m->runner.signal ? e->m->runner.signal(e->m->runner.data, name, sig)
-					   : -EOPNOTSUPP;
+		                           : -EOPNOTSUPP;
 	return child_signal(e->child, sig);
 }
 

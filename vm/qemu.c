@@ -8,12 +8,12 @@
 #include <string.h>
 
 #define QEMU_ARGV_MAX 64
-#define QEMU_STR_MAX 8192
+#define QEMU_STR_MAX  8192
 
 struct argv_builder {
 	char **argv;
 	size_t argc;
-	char *str;     /* string pool inside the same allocation */
+	char *str; /* string pool inside the same allocation */
 	size_t used;
 	bool overflow;
 };
@@ -45,11 +45,10 @@ static bool qemu_safe(const char *s)
 }
 
 static int qemu_build_argv(const struct vm_spec *spec, enum vm_accel accel,
-			   const struct vm_paths *paths, char ***ret_argv)
+                           const struct vm_paths *paths, char ***ret_argv)
 {
 	if (!qemu_safe(spec->kernel) || !qemu_safe(spec->image) || !qemu_safe(spec->disk) ||
-	    !qemu_safe(paths->console) ||
-	    !qemu_safe(paths->link) || !qemu_safe(paths->monitor))
+	    !qemu_safe(paths->console) || !qemu_safe(paths->link) || !qemu_safe(paths->monitor))
 		return -EINVAL;
 	char *mem = calloc(1, QEMU_ARGV_MAX * sizeof(char *) + QEMU_STR_MAX);
 	if (!mem)
@@ -86,8 +85,7 @@ static int qemu_build_argv(const struct vm_spec *spec, enum vm_accel accel,
 	}
 	add(&b, "-append");
 	add(&b, "console=ttyS0 panic=-1 quiet %s%s%s", VM_GUEST_NET,
-	    spec->disk[0] ? " root=/dev/vda rootfstype=ext4" : "",
-	    spec->cmdline[0] ? " " : "");
+	    spec->disk[0] ? " root=/dev/vda rootfstype=ext4" : "", spec->cmdline[0] ? " " : "");
 	if (spec->cmdline[0]) { /* appended to the last word in the pool */
 		size_t n = strlen(spec->cmdline);
 		if (b.used + n >= QEMU_STR_MAX) {
@@ -124,6 +122,6 @@ static int qemu_build_argv(const struct vm_spec *spec, enum vm_accel accel,
 }
 
 const struct vm_backend vm_backend_qemu = {
-	.name = "qemu",
-	.build_argv = qemu_build_argv,
+    .name = "qemu",
+    .build_argv = qemu_build_argv,
 };

@@ -66,12 +66,14 @@ int vm_accel_resolve(enum vm_accel want, enum vm_accel *ret, char *why, size_t w
 	bool virt = cpu_has_virt_ext();
 	if (want == VM_ACCEL_KVM) {
 		if (kvm_errno) {
-			snprintf(why, why_len, "kvm requested but /dev/kvm: %s", strerror(kvm_errno));
+			snprintf(why, why_len, "kvm requested but /dev/kvm: %s",
+			         strerror(kvm_errno));
 			return -kvm_errno;
 		}
-		snprintf(why, why_len, virt ? "kvm requested"
-					    : "kvm requested; warning: no vmx/svm in /proc/cpuinfo "
-					      "(a paravirtual KVM may not boot a stock kernel)");
+		snprintf(why, why_len,
+		         virt ? "kvm requested"
+		              : "kvm requested; warning: no vmx/svm in /proc/cpuinfo "
+		                "(a paravirtual KVM may not boot a stock kernel)");
 		*ret = VM_ACCEL_KVM;
 		return 0;
 	}
@@ -79,8 +81,9 @@ int vm_accel_resolve(enum vm_accel want, enum vm_accel *ret, char *why, size_t w
 		snprintf(why, why_len, "auto: /dev/kvm usable and the CPU has vmx/svm");
 		*ret = VM_ACCEL_KVM;
 	} else if (!kvm_errno) {
-		snprintf(why, why_len, "auto: /dev/kvm is a paravirtual KVM (no vmx/svm in "
-				       "/proc/cpuinfo) that cannot boot a stock kernel; using tcg");
+		snprintf(why, why_len,
+		         "auto: /dev/kvm is a paravirtual KVM (no vmx/svm in "
+		         "/proc/cpuinfo) that cannot boot a stock kernel; using tcg");
 		*ret = VM_ACCEL_TCG;
 	} else {
 		snprintf(why, why_len, "auto: /dev/kvm: %s; using tcg", strerror(kvm_errno));
@@ -118,17 +121,17 @@ int vm_spec_validate(const struct vm_spec *spec, char *err, size_t err_len)
 	int r;
 	if (!name_is_valid(spec->name)) {
 		snprintf(err, err_len, "vm name \"%.64s\": use 1-64 of [A-Za-z0-9_.-], not . or ..",
-			 spec->name);
+		         spec->name);
 		return -EINVAL;
 	}
 	if (spec->cpus < 1 || spec->cpus > VM_CPUS_MAX) {
-		snprintf(err, err_len, "vm \"%s\": cpus %u out of range 1-%d", spec->name, spec->cpus,
-			 VM_CPUS_MAX);
+		snprintf(err, err_len, "vm \"%s\": cpus %u out of range 1-%d", spec->name,
+		         spec->cpus, VM_CPUS_MAX);
 		return -EINVAL;
 	}
 	if (spec->memory_mb < VM_MEMORY_MIN_MB || spec->memory_mb > VM_MEMORY_MAX_MB) {
 		snprintf(err, err_len, "vm \"%s\": memory %u MiB out of range %d-%d", spec->name,
-			 spec->memory_mb, VM_MEMORY_MIN_MB, VM_MEMORY_MAX_MB);
+		         spec->memory_mb, VM_MEMORY_MIN_MB, VM_MEMORY_MAX_MB);
 		return -EINVAL;
 	}
 	if ((r = check_file("kernel", spec->kernel, err, err_len)) < 0)
@@ -141,9 +144,10 @@ int vm_spec_validate(const struct vm_spec *spec, char *err, size_t err_len)
 	 * no quotes that could end our own words early. */
 	for (const char *p = spec->cmdline; *p; p++)
 		if ((unsigned char)*p < 0x20 || *p == 0x7f) {
-			snprintf(err, err_len, "vm \"%s\": kernel command line has a control "
-					       "character",
-				 spec->name);
+			snprintf(err, err_len,
+			         "vm \"%s\": kernel command line has a control "
+			         "character",
+			         spec->name);
 			return -EINVAL;
 		}
 	return 0;
@@ -157,7 +161,7 @@ int vm_paths_for(const char *state_dir, const struct vm_spec *spec, struct vm_pa
 	if (spec->console_log[0])
 		str_copy(p.console, sizeof(p.console), spec->console_log);
 	else if (snprintf(p.console, sizeof(p.console), "%s/console.log", p.dir) >=
-		 (int)sizeof(p.console))
+	         (int)sizeof(p.console))
 		return -ENAMETOOLONG;
 	/* sun_path holds 108 bytes: the sockets must fit. */
 	if (snprintf(p.link, sizeof(p.link), "%s/link.sock", p.dir) >= 108 ||

@@ -13,32 +13,32 @@
 
 enum vm_accel { VM_ACCEL_AUTO, VM_ACCEL_KVM, VM_ACCEL_TCG };
 
-#define VM_CPUS_MAX 64
+#define VM_CPUS_MAX      64
 #define VM_MEMORY_MIN_MB 64
 #define VM_MEMORY_MAX_MB (256 * 1024)
-#define VM_CMDLINE_MAX 1024
-#define VM_MAX 64 /* VMs one kin manages at once */
+#define VM_CMDLINE_MAX   1024
+#define VM_MAX           64 /* VMs one kin manages at once */
 
 struct vm_spec {
 	char name[NAME_MAX_LEN + 1];
 	char kernel[PATH_MAX];
-	char image[PATH_MAX];	 /* initramfs (cpio) from `kin image build`: kin as /init */
-	char disk[PATH_MAX];	 /* optional root disk (ext4): the initramfs's kin loads
-				  * virtio_blk and ext4, then switches root to it */
-	unsigned cpus;		 /* default 1 */
-	unsigned memory_mb;	 /* default 512 */
+	char image[PATH_MAX]; /* initramfs (cpio) from `kin image build`: kin as /init */
+	char disk[PATH_MAX];  /* optional root disk (ext4): the initramfs's kin loads
+	                       * virtio_blk and ext4, then switches root to it */
+	unsigned cpus;        /* default 1 */
+	unsigned memory_mb;   /* default 512 */
 	enum vm_accel accel;
-	char console_log[PATH_MAX]; /* "" = STATE_DIR/NAME/console.log */
+	char console_log[PATH_MAX];   /* "" = STATE_DIR/NAME/console.log */
 	char cmdline[VM_CMDLINE_MAX]; /* appended to kin's guest command line */
-	uint32_t vsock_cid; /* the backend adds a vhost-vsock device with this
-			     * guest CID when non-zero; vm_start sets it */
+	uint32_t vsock_cid;           /* the backend adds a vhost-vsock device with this
+	                               * guest CID when non-zero; vm_start sets it */
 };
 
 /* Where a VM's files live: console.log, link.sock (the RPC link, a
  * virtio-serial port named VM_LINK_PORT_NAME in the guest), monitor.sock. */
 #define VM_STATE_DIR_DEFAULT "/run/kin/vm"
-#define VM_LINK_PORT_NAME "org.kin.rpc"
-#define VM_GUEST_NET "ip=10.0.2.15::10.0.2.2:255.255.255.0::eth0:off"
+#define VM_LINK_PORT_NAME    "org.kin.rpc"
+#define VM_GUEST_NET         "ip=10.0.2.15::10.0.2.2:255.255.255.0::eth0:off"
 
 struct vm_paths {
 	char dir[PATH_MAX];
@@ -51,12 +51,12 @@ struct vm_backend {
 	const char *name;
 	/* Builds the VMM's argv (NULL-terminated, one allocation: free(*ret)). */
 	int (*build_argv)(const struct vm_spec *spec, enum vm_accel accel,
-			  const struct vm_paths *paths, char ***ret_argv);
+	                  const struct vm_paths *paths, char ***ret_argv);
 };
 extern const struct vm_backend vm_backend_qemu;
 
 /* Guest CIDs: 0-2 are reserved (hypervisor, local, host). */
-#define VM_CID_FIRST 3u
+#define VM_CID_FIRST   3u
 #define VM_VHOST_VSOCK "/dev/vhost-vsock"
 /* The lowest CID from VM_CID_FIRST up that is not in live[0..n). */
 int vm_cid_pick(const uint32_t *live, size_t n, uint32_t *ret);
@@ -85,8 +85,8 @@ struct vm_info {
 	int exit_status; /* once exited: exit code or 128+signal */
 	uint64_t started_ns;
 	uint32_t vsock_cid; /* 0: no vsock device */
-	char cell[128];	    /* the runner's word on where the VMM runs, "" for a
-			     * plain child (e.g. "vms/NAME") */
+	char cell[128];     /* the runner's word on where the VMM runs, "" for a
+	                     * plain child (e.g. "vms/NAME") */
 	struct vm_paths paths;
 };
 
@@ -104,15 +104,15 @@ struct vm_events {
  * signal sends sig to the VMM. release: the VM is forgotten or replaced,
  * what start made for it may go (called with the VMM ended). */
 struct vm_runner {
-	int (*start)(void *data, const char *name, char *const *argv, pid_t *ret_pid,
-		     char *where, size_t where_len, char *err, size_t err_len);
+	int (*start)(void *data, const char *name, char *const *argv, pid_t *ret_pid, char *where,
+	             size_t where_len, char *err, size_t err_len);
 	int (*signal)(void *data, const char *name, int sig);
 	void (*release)(void *data, const char *name);
 	void *data;
 };
 
 int vm_manager_new(struct ev_loop *loop, struct child_table *children, const char *state_dir,
-		   const struct vm_events *events, struct vm_manager **ret);
+                   const struct vm_events *events, struct vm_manager **ret);
 /* From now on VMMs start through r (NULL: plain children again). */
 void vm_manager_set_runner(struct vm_manager *m, const struct vm_runner *r);
 /* A runner's report: the VMM pid of VM name ended with status (exit code or
@@ -127,7 +127,7 @@ int vm_start(struct vm_manager *m, const struct vm_spec *spec, char *err, size_t
 int vm_get(struct vm_manager *m, const char *name, struct vm_info *ret);
 /* Calls fn for each VM, in start order. */
 void vm_foreach(struct vm_manager *m, void (*fn)(const struct vm_info *info, void *data),
-		void *data);
+                void *data);
 /* Asks the guest to shut down without RPC: Ctrl-Alt-Del through the VMM's
  * monitor, which kin (as the guest's init) takes as a reboot, and the VMM,
  * started with -no-reboot, turns into its exit. */

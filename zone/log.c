@@ -14,7 +14,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 
-#define LOG_READ_CHUNK (16 * 1024)
+#define LOG_READ_CHUNK  (16 * 1024)
 #define LOG_READ_BUDGET (256 * 1024) /* per wakeup: other sources get their turn */
 
 void zone_log_init(struct zone_log *l)
@@ -24,8 +24,8 @@ void zone_log_init(struct zone_log *l)
 
 static int log_file_open(struct zone_log *l)
 {
-	l->file_fd = open(l->path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC | O_NOFOLLOW,
-			  0640);
+	l->file_fd =
+	    open(l->path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0640);
 	l->size = 0;
 	return l->file_fd < 0 ? -errno : 0;
 }
@@ -92,7 +92,7 @@ static void on_log(struct ev_source *src, uint32_t events)
 }
 
 int zone_log_open(struct zone_log *l, struct ev_loop *loop, const char *path, size_t cap,
-		  int *ret_write_fd)
+                  int *ret_write_fd)
 {
 	char old[PATH_MAX + 2];
 	int p[2], r;
@@ -140,7 +140,7 @@ void zone_log_close(struct zone_log *l, struct ev_loop *loop)
 	l->file_fd = -1;
 	if (l->dropped)
 		log_debug("zone log %s: %llu bytes could not be written", l->path,
-			  (unsigned long long)l->dropped);
+		          (unsigned long long)l->dropped);
 }
 
 static void log_remove(const char *path)

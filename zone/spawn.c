@@ -25,24 +25,24 @@
 #endif
 
 static const char *const step_names[] = {
-	[ZSTEP_SYNC] = "waiting for the parent",
-	[ZSTEP_PRIVATE] = "making mounts private",
-	[ZSTEP_ROOT] = "mounting the root",
-	[ZSTEP_PROC] = "mounting /proc",
-	[ZSTEP_DEV] = "making /dev",
-	[ZSTEP_RUN] = "mounting /run",
-	[ZSTEP_PIVOT] = "pivot_root",
-	[ZSTEP_HOSTNAME] = "sethostname",
-	[ZSTEP_FDS] = "setting up fds",
-	[ZSTEP_EXEC] = "execveat",
-	[ZSTEP_NET] = "creating the veth pair",
+    [ZSTEP_SYNC] = "waiting for the parent",
+    [ZSTEP_PRIVATE] = "making mounts private",
+    [ZSTEP_ROOT] = "mounting the root",
+    [ZSTEP_PROC] = "mounting /proc",
+    [ZSTEP_DEV] = "making /dev",
+    [ZSTEP_RUN] = "mounting /run",
+    [ZSTEP_PIVOT] = "pivot_root",
+    [ZSTEP_HOSTNAME] = "sethostname",
+    [ZSTEP_FDS] = "setting up fds",
+    [ZSTEP_EXEC] = "execveat",
+    [ZSTEP_NET] = "creating the veth pair",
 };
 
 const char *zone_step_name(int step)
 {
 	return step >= 0 && (size_t)step < ARRAY_SIZE(step_names) && step_names[step]
-		       ? step_names[step]
-		       : "setup";
+	           ? step_names[step]
+	           : "setup";
 }
 
 static _noreturn_ void child_fail(int errfd, int step)
@@ -53,7 +53,7 @@ static _noreturn_ void child_fail(int errfd, int step)
 }
 
 static int mount_in(const char *root, const char *dir, const char *src, const char *type,
-		    unsigned long flags, const char *data)
+                    unsigned long flags, const char *data)
 {
 	char path[PATH_MAX];
 	snprintf(path, sizeof(path), "%s%s", root, dir);
@@ -79,13 +79,13 @@ static int make_dev(const char *root)
 			return -1;
 	}
 	mount_in(root, "/dev/pts", "devpts", "devpts", MS_NOSUID | MS_NOEXEC,
-		 "newinstance,ptmxmode=0666,mode=0620");
+	         "newinstance,ptmxmode=0666,mode=0620");
 	mount_in(root, "/dev/shm", "shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777");
 	static const char *const links[][2] = {{"pts/ptmx", "ptmx"},
-					       {"/proc/self/fd", "fd"},
-					       {"/proc/self/fd/0", "stdin"},
-					       {"/proc/self/fd/1", "stdout"},
-					       {"/proc/self/fd/2", "stderr"}};
+	                                       {"/proc/self/fd", "fd"},
+	                                       {"/proc/self/fd/0", "stdin"},
+	                                       {"/proc/self/fd/1", "stdout"},
+	                                       {"/proc/self/fd/2", "stderr"}};
 	for (size_t i = 0; i < ARRAY_SIZE(links); i++) {
 		snprintf(path, sizeof(path), "%s/dev/%s", root, links[i][1]);
 		(void)!symlink(links[i][0], path);
@@ -103,7 +103,7 @@ static void bind_usr(const char *root)
 	snprintf(path, sizeof(path), "%s/usr", root);
 	mount(NULL, path, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_REC, NULL);
 	static const char *const links[][2] = {
-		{"usr/lib", "lib"}, {"usr/lib64", "lib64"}, {"usr/bin", "bin"}, {"usr/sbin", "sbin"}};
+	    {"usr/lib", "lib"}, {"usr/lib64", "lib64"}, {"usr/bin", "bin"}, {"usr/sbin", "sbin"}};
 	for (size_t i = 0; i < ARRAY_SIZE(links); i++) {
 		snprintf(path, sizeof(path), "%s/%s", root, links[i][1]);
 		(void)!symlink(links[i][0], path);
@@ -133,7 +133,7 @@ static _noreturn_ void zone_child(const struct zone_spawn *a, int errfd, int gof
 		child_fail(errfd, ZSTEP_PRIVATE);
 	const char *root = a->root ? a->root : a->scratch;
 	int m = a->root ? mount(root, root, NULL, MS_BIND | MS_REC, NULL)
-			: mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755");
+	                : mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755");
 	if (m < 0)
 		child_fail(errfd, ZSTEP_ROOT);
 	if (!a->root && a->self_dynamic)
@@ -142,9 +142,9 @@ static _noreturn_ void zone_child(const struct zone_spawn *a, int errfd, int gof
 		child_fail(errfd, ZSTEP_PROC);
 	/* sysfs and cgroup2 show this zone's view; not fatal where refused. */
 	mount_in(root, "/sys", "sysfs", "sysfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY,
-		 NULL);
+	         NULL);
 	mount_in(root, "/sys/fs/cgroup", "cgroup2", "cgroup2", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-		 NULL);
+	         NULL);
 	if (make_dev(root) < 0)
 		child_fail(errfd, ZSTEP_DEV);
 	if (mount_in(root, "/run", "tmpfs", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") < 0)
@@ -157,8 +157,8 @@ static _noreturn_ void zone_child(const struct zone_spawn *a, int errfd, int gof
 	if (syscall(SYS_pivot_root, ".", ".") == 0) {
 		if (umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
 			child_fail(errfd, ZSTEP_PIVOT);
-	} else if (errno != EINVAL || mount(".", "/", NULL, MS_MOVE, NULL) < 0 ||
-		   chroot(".") < 0 || chdir("/") < 0) {
+	} else if (errno != EINVAL || mount(".", "/", NULL, MS_MOVE, NULL) < 0 || chroot(".") < 0 ||
+	           chdir("/") < 0) {
 		/* EINVAL: our root is the initramfs (a VM guest's), which
 		 * pivot_root cannot move; the new root is moved over it and
 		 * chroot'ed into instead, as container runtimes do there. */
@@ -174,15 +174,15 @@ static _noreturn_ void zone_child(const struct zone_spawn *a, int errfd, int gof
 	if (exe < 0 || err2 < 0 || (a->out_fd >= 0 && out < 0))
 		child_fail(errfd, ZSTEP_FDS);
 	errfd = err2;
-	if (rpcfd == ZONE_RPC_FD ? fd_set_cloexec(rpcfd, false) < 0
-				 : dup2(rpcfd, ZONE_RPC_FD) < 0)
+	if (rpcfd == ZONE_RPC_FD ? fd_set_cloexec(rpcfd, false) < 0 : dup2(rpcfd, ZONE_RPC_FD) < 0)
 		child_fail(errfd, ZSTEP_FDS);
 	if (out >= 0) {
 		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 		if (null < 0 || dup2(null, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0)
 			child_fail(errfd, ZSTEP_FDS);
 	}
-	static char path_env[] = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+	static char path_env[] =
+	    "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 	char *const env[] = {path_env, NULL};
 	syscall(SYS_execveat, exe, "", a->argv, env, AT_EMPTY_PATH);
 	child_fail(errfd, ZSTEP_EXEC);
@@ -212,13 +212,13 @@ int zone_spawn(const struct zone_spawn *a, struct zone_spawned *ret, int *ret_st
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
 		return -errno;
 	uint64_t flags = CLONE_PIDFD | CLONE_INTO_CGROUP | CLONE_NEWPID | CLONE_NEWNS |
-			 CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWCGROUP;
+	                 CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWCGROUP;
 	if (a->net)
 		flags |= CLONE_NEWNET;
 	struct clone_args ca = {.flags = flags,
-				.pidfd = (uint64_t)(uintptr_t)&pidfd,
-				.exit_signal = SIGCHLD,
-				.cgroup = (uint64_t)cg};
+	                        .pidfd = (uint64_t)(uintptr_t)&pidfd,
+	                        .exit_signal = SIGCHLD,
+	                        .cgroup = (uint64_t)cg};
 	long pid = syscall(SYS_clone3, &ca, sizeof(ca));
 	if (pid < 0) {
 		r = -errno;
@@ -238,7 +238,7 @@ int zone_spawn(const struct zone_spawn *a, struct zone_spawned *ret, int *ret_st
 	if (gor >= 0)
 		close(TAKE_FD(gor));
 	*ret = (struct zone_spawned){
-		.pid = (pid_t)pid, .pidfd = pidfd, .rpc_fd = sv[0], .report_fd = -1};
+	    .pid = (pid_t)pid, .pidfd = pidfd, .rpc_fd = sv[0], .report_fd = -1};
 	if (a->net) {
 		/* The child waits for this (it reads gofd), so a failure
 		 * here kills a process that is not in any setup yet. */

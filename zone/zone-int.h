@@ -25,10 +25,10 @@ const char *zone_step_name(int step);
 struct zone_spawn {
 	const char *name;
 	const char *cgroup_dir; /* absolute: the zone's cell */
-	const char *root;	/* NULL: a tmpfs on scratch */
-	const char *scratch;	/* an empty directory of ours to mount on */
-	bool self_dynamic;	/* kin needs its loader: bind /usr in a minimal root */
-	int exe_fd;		/* the sealed memfd */
+	const char *root;       /* NULL: a tmpfs on scratch */
+	const char *scratch;    /* an empty directory of ours to mount on */
+	bool self_dynamic;      /* kin needs its loader: bind /usr in a minimal root */
+	int exe_fd;             /* the sealed memfd */
 	char *const *argv;
 	bool net;
 	int out_fd; /* the zone kin's stdout and stderr (stdin: /dev/null); -1: ours */
@@ -58,15 +58,15 @@ struct zone_log {
 	struct ev_loop *loop;
 	int file_fd;
 	char path[PATH_MAX];
-	size_t cap;	  /* bytes in NAME.log before it becomes NAME.log.1 */
-	uint64_t size;	  /* bytes in NAME.log now */
+	size_t cap;       /* bytes in NAME.log before it becomes NAME.log.1 */
+	uint64_t size;    /* bytes in NAME.log now */
 	uint64_t dropped; /* bytes that could not be written */
 };
 void zone_log_init(struct zone_log *l);
 /* Truncates path (and removes path.1), makes the pipe and watches it:
  * *ret_write_fd is the end for the zone kin's stdout and stderr. */
 int zone_log_open(struct zone_log *l, struct ev_loop *loop, const char *path, size_t cap,
-		  int *ret_write_fd);
+                  int *ret_write_fd);
 /* Appends, rotating to path.1 whenever path would pass cap. */
 void zone_log_write(struct zone_log *l, const void *buf, size_t len);
 /* Writes what the pipe still holds, then closes both. NULL-safe. */

@@ -28,16 +28,16 @@ struct zone {
 	struct zone_log log;
 	zone_done_fn done;
 	void *done_data;
-	struct ev_source timer; /* setup deadline or stop timeout (cgroup.kill), then
-				   cleanup retries */
+	struct ev_source timer;  /* setup deadline or stop timeout (cgroup.kill), then
+	                            cleanup retries */
 	struct ev_source report; /* the setup's report pipe while starting; fd -1 after */
-	bool starting;		 /* created not called yet */
+	bool starting;           /* created not called yet */
 	zone_created_fn created;
 	void *created_data;
 	int spawn_r; /* the first reason the start failed, 0: none yet */
 	struct cells_err spawn_err;
 	int status;
-	bool cleaning;	  /* reaped: removing what the zone kin made in its cell */
+	bool cleaning;    /* reaped: removing what the zone kin made in its cell */
 	unsigned retries; /* of that removal */
 	struct zone *prev, *next;
 };
@@ -64,7 +64,7 @@ struct zones {
 };
 
 static int zerr(struct cells_err *err, int r, enum cells_code code, const char *fmt, ...)
-	_printf_(4, 5);
+    _printf_(4, 5);
 static int zerr(struct cells_err *err, int r, enum cells_code code, const char *fmt, ...)
 {
 	if (err) {
@@ -83,7 +83,7 @@ const char *zone_state_name(enum zone_state s)
 	return s == ZONE_RUNNING    ? "running"
 	       : s == ZONE_STOPPING ? "stopping"
 	       : s == ZONE_STARTING ? "starting"
-				    : "gone";
+	                            : "gone";
 }
 
 int zone_subnet_parse(const char *cidr, uint32_t *ret_base, unsigned *ret_prefix)
@@ -126,8 +126,7 @@ uint32_t zone_subnet_delegations(unsigned prefix)
 	return prefix >= 8 && prefix <= ZONE_SUBNET_DELEGATE_PREFIX ? ZONE_SUBNET_DELEGATIONS : 0;
 }
 
-int zone_subnet_delegation(uint32_t base, unsigned prefix, uint32_t i, char *ret_cidr,
-			   size_t size)
+int zone_subnet_delegation(uint32_t base, unsigned prefix, uint32_t i, char *ret_cidr, size_t size)
 {
 	if (i >= zone_subnet_delegations(prefix))
 		return -ERANGE;
@@ -140,7 +139,7 @@ int zone_subnet_delegation(uint32_t base, unsigned prefix, uint32_t i, char *ret
 }
 
 int zone_subnet_slot(uint32_t base, unsigned prefix, uint32_t slot, char *ret_zone_cidr,
-		     size_t zsize, char *ret_gw, char *ret_host_cidr, size_t hsize)
+                     size_t zsize, char *ret_gw, char *ret_host_cidr, size_t hsize)
 {
 	if (slot >= zone_subnet_links(prefix))
 		return -ERANGE;
@@ -232,8 +231,8 @@ static int exe_memfd(struct zones *z)
 }
 
 int zones_new(struct ev_loop *loop, struct child_table *children, struct cells *cells,
-	      const struct zones_config *cfg, const struct zone_events *ev, struct zones **ret,
-	      struct cells_err *err)
+              const struct zones_config *cfg, const struct zone_events *ev, struct zones **ret,
+              struct cells_err *err)
 {
 	struct zones_config def = {0};
 	if (!cfg)
@@ -242,46 +241,48 @@ int zones_new(struct ev_loop *loop, struct child_table *children, struct cells *
 	if (!z)
 		return zerr(err, -ENOMEM, CELLS_INTERNAL, "zones: out of memory");
 	*z = (struct zones){.loop = loop,
-			    .children = children,
-			    .cells = cells,
-			    .depth = cfg->depth,
-			    .depth_max = cfg->depth_max ? cfg->depth_max : ZONE_DEPTH_MAX_DEFAULT,
-			    .stop_timeout_ms = cfg->stop_timeout_ms ? cfg->stop_timeout_ms
-								    : ZONE_STOP_TIMEOUT_MS,
-			    .exe_fd = -1};
+	                    .children = children,
+	                    .cells = cells,
+	                    .depth = cfg->depth,
+	                    .depth_max = cfg->depth_max ? cfg->depth_max : ZONE_DEPTH_MAX_DEFAULT,
+	                    .stop_timeout_ms =
+	                        cfg->stop_timeout_ms ? cfg->stop_timeout_ms : ZONE_STOP_TIMEOUT_MS,
+	                    .exe_fd = -1};
 	if (ev)
 		z->ev = *ev;
-	const char *subnet = cfg->subnet ? cfg->subnet : cfg->depth == 0 ? ZONE_SUBNET_DEFAULT : "none";
+	const char *subnet = cfg->subnet       ? cfg->subnet
+	                     : cfg->depth == 0 ? ZONE_SUBNET_DEFAULT
+	                                       : "none";
 	z->has_subnet = strcmp(subnet, "none") != 0;
 	int r = z->has_subnet ? zone_subnet_parse(subnet, &z->subnet_base, &z->subnet_prefix) : 0;
 	if (r < 0) {
 		free(z);
 		return zerr(err, r, CELLS_INVALID_ARGUMENT,
-			    "zones: subnet \"%s\" is not an IPv4 network a.b.c.d/8..30 with its "
-			    "host bits clear",
-			    subnet);
+		            "zones: subnet \"%s\" is not an IPv4 network a.b.c.d/8..30 with its "
+		            "host bits clear",
+		            subnet);
 	}
 	z->log_bytes = cfg->log_bytes ? cfg->log_bytes : ZONE_LOG_BYTES_DEFAULT;
 	if (z->log_bytes < ZONE_LOG_BYTES_MIN || z->log_bytes > ZONE_LOG_BYTES_MAX) {
 		free(z);
 		return zerr(err, -EINVAL, CELLS_INVALID_ARGUMENT,
-			    "zones: log size %zu is out of range (%d to %d bytes)", cfg->log_bytes,
-			    ZONE_LOG_BYTES_MIN, ZONE_LOG_BYTES_MAX);
+		            "zones: log size %zu is out of range (%d to %d bytes)", cfg->log_bytes,
+		            ZONE_LOG_BYTES_MIN, ZONE_LOG_BYTES_MAX);
 	}
 	if (z->depth > z->depth_max) {
 		unsigned depth = z->depth, max = z->depth_max;
 		free(z);
 		return zerr(err, -EINVAL, CELLS_INVALID_ARGUMENT,
-			    "zones: depth %u is past the limit %u", depth, max);
+		            "zones: depth %u is past the limit %u", depth, max);
 	}
 	if (str_copy(z->self, sizeof(z->self), cfg->self ? cfg->self : "/proc/self/exe") < 0 ||
 	    str_copy(z->state_dir, sizeof(z->state_dir),
-		     cfg->state_dir ? cfg->state_dir : "/run/kin/zones") < 0 ||
+	             cfg->state_dir ? cfg->state_dir : "/run/kin/zones") < 0 ||
 	    str_copy(z->log_level, sizeof(z->log_level), cfg->log_level ? cfg->log_level : "") <
-		    0) {
+	        0) {
 		free(z);
 		return zerr(err, -ENAMETOOLONG, CELLS_INVALID_ARGUMENT,
-			    "zones: a configured path is too long");
+		            "zones: a configured path is too long");
 	}
 	snprintf(z->scratch, sizeof(z->scratch), "%s/.root", z->state_dir);
 	*ret = z;
@@ -334,7 +335,7 @@ static void zone_finish(struct zone *x)
 		int r = net_link_delete(x->info.host_if);
 		if (r < 0 && r != -ENODEV)
 			log_warn("zone \"%s\": cannot delete veth %s: %s", x->info.name,
-				 x->info.host_if, strerror(-r));
+			         x->info.host_if, strerror(-r));
 	}
 	x->info.state = ZONE_GONE;
 	zone_log_close(&x->log, z->loop); /* what is left in the pipe first */
@@ -348,7 +349,7 @@ static void zone_finish(struct zone *x)
 		x->starting = false;
 		if (x->created)
 			x->created(x->spawn_r < 0 ? x->spawn_r : -EIO, &x->spawn_err,
-				   x->created_data);
+			           x->created_data);
 	} else if (z->ev.gone) {
 		z->ev.gone(&x->info, x->status, z->ev.data);
 	}
@@ -382,8 +383,8 @@ static int rmdir_below(int dfd, int depth)
 		if (e->d_type != DT_DIR || !strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
 		int sub = depth < 32 ? openat(dirfd(d), e->d_name,
-					      O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)
-				     : -1;
+		                              O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)
+		                     : -1;
 		if (sub >= 0 && rmdir_below(sub, depth + 1) < 0)
 			r = -EBUSY;
 		if (unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR) < 0)
@@ -422,9 +423,9 @@ static int timer_arm(struct zone *x, uint64_t ms)
 {
 	if (x->timer.fd < 0) {
 		x->timer = (struct ev_source){
-			.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC),
-			.fn = on_timer,
-			.data = x};
+		    .fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC),
+		    .fn = on_timer,
+		    .data = x};
 		if (x->timer.fd < 0)
 			return -errno;
 		if (ev_add(x->z->loop, &x->timer, EPOLLIN) < 0) {
@@ -434,8 +435,8 @@ static int timer_arm(struct zone *x, uint64_t ms)
 			return r;
 		}
 	}
-	struct itimerspec its = {.it_value = {.tv_sec = (time_t)(ms / 1000),
-					      .tv_nsec = (long)(ms % 1000) * 1000000}};
+	struct itimerspec its = {
+	    .it_value = {.tv_sec = (time_t)(ms / 1000), .tv_nsec = (long)(ms % 1000) * 1000000}};
 	return timerfd_settime(x->timer.fd, 0, &its, NULL) < 0 ? -errno : 0;
 }
 
@@ -451,7 +452,7 @@ static void timer_close(struct zone *x)
 /* The start failed (the first reason wins): the child is killed now; its
  * create hears why once it is reaped and cleaned up (zone_finish). */
 static void spawn_abort(struct zone *x, int r, enum cells_code code, const char *fmt, ...)
-	_printf_(4, 5);
+    _printf_(4, 5);
 static void spawn_abort(struct zone *x, int r, enum cells_code code, const char *fmt, ...)
 {
 	if (!x->starting || x->spawn_r < 0)
@@ -474,7 +475,7 @@ static void spawn_abort(struct zone *x, int r, enum cells_code code, const char 
 static void spawn_step_failed(struct zone *x, int r, int step)
 {
 	spawn_abort(x, r, r == -ENOENT && step == ZSTEP_EXEC ? CELLS_NOT_FOUND : CELLS_INTERNAL,
-		    "zone \"%s\": %s: %s", x->info.name, zone_step_name(step), strerror(-r));
+	            "zone \"%s\": %s: %s", x->info.name, zone_step_name(step), strerror(-r));
 }
 
 /* The report pipe: EOF once the zone kin is exec'd, or the failed step. */
@@ -517,8 +518,8 @@ static void on_zone_exit(const siginfo_t *si, void *data)
 			spawn_step_failed(x, r, step);
 		else
 			spawn_abort(x, -ECHILD, CELLS_UNAVAILABLE,
-				    "zone \"%s\": its kin ended (status %d) before answering",
-				    x->info.name, x->status);
+			            "zone \"%s\": its kin ended (status %d) before answering",
+			            x->info.name, x->status);
 	}
 	log_debug("zone \"%s\": kin exited with status %d", x->info.name, x->status);
 	/* Anything that left the pid namespace's reach still dies here. */
@@ -526,9 +527,9 @@ static void on_zone_exit(const siginfo_t *si, void *data)
 	x->cleaning = true;
 	if (x->timer.fd < 0) {
 		x->timer = (struct ev_source){
-			.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC),
-			.fn = on_timer,
-			.data = x};
+		    .fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC),
+		    .fn = on_timer,
+		    .data = x};
 		if (x->timer.fd >= 0 && ev_add(x->z->loop, &x->timer, EPOLLIN) < 0) {
 			close(x->timer.fd);
 			x->timer.fd = -1;
@@ -563,56 +564,56 @@ static int check_spec(struct zones *z, const struct zone_spec *spec, struct cell
 {
 	if (!name_is_valid(spec->name))
 		return zerr(err, -EINVAL, CELLS_INVALID_ARGUMENT,
-			    "zone \"%.64s\": a name is 1-64 of [A-Za-z0-9_.-], not . or ..",
-			    spec->name);
+		            "zone \"%.64s\": a name is 1-64 of [A-Za-z0-9_.-], not . or ..",
+		            spec->name);
 	if (!str_is_hostname(spec->name))
 		return zerr(err, -EINVAL, CELLS_INVALID_ARGUMENT,
-			    "zone \"%s\": the name is the zone's hostname and must be a valid one",
-			    spec->name);
+		            "zone \"%s\": the name is the zone's hostname and must be a valid one",
+		            spec->name);
 	if (zone_find(z, spec->name))
 		return zerr(err, -EEXIST, CELLS_ALREADY_EXISTS, "zone \"%s\" already exists",
-			    spec->name);
+		            spec->name);
 	if (z->count >= ZONES_MAX)
 		return zerr(err, -ENOSPC, CELLS_RESOURCE_EXHAUSTED,
-			    "zone \"%s\": this kin already runs %d zones", spec->name, ZONES_MAX);
+		            "zone \"%s\": this kin already runs %d zones", spec->name, ZONES_MAX);
 	if (z->depth + 1 > z->depth_max)
 		return zerr(err, -ELOOP, CELLS_FAILED_PRECONDITION,
-			    "zone \"%s\": depth limit reached (this kin is at depth %u, the limit "
-			    "is %u)",
-			    spec->name, z->depth, z->depth_max);
+		            "zone \"%s\": depth limit reached (this kin is at depth %u, the limit "
+		            "is %u)",
+		            spec->name, z->depth, z->depth_max);
 	if (spec->root) {
 		struct stat st;
 		if (spec->root[0] != '/' || strlen(spec->root) >= PATH_MAX - 64)
 			return zerr(err, -EINVAL, CELLS_INVALID_ARGUMENT,
-				    "zone \"%s\": root \"%s\" is not an absolute path", spec->name,
-				    spec->root);
+			            "zone \"%s\": root \"%s\" is not an absolute path", spec->name,
+			            spec->root);
 		if (stat(spec->root, &st) < 0)
 			return zerr(err, -errno, CELLS_NOT_FOUND, "zone \"%s\": root %s: %s",
-				    spec->name, spec->root, strerror(errno));
+			            spec->name, spec->root, strerror(errno));
 		if (!S_ISDIR(st.st_mode))
 			return zerr(err, -ENOTDIR, CELLS_INVALID_ARGUMENT,
-				    "zone \"%s\": root %s is not a directory", spec->name,
-				    spec->root);
+			            "zone \"%s\": root %s is not a directory", spec->name,
+			            spec->root);
 	}
 	size_t n = 0;
 	for (char *const *a = spec->argv; a && *a; a++)
 		n++;
 	if (n + 21 > ZONE_ARGS_MAX) /* ours, with --zone-max-depth and NULL */
 		return zerr(err, -E2BIG, CELLS_INVALID_ARGUMENT,
-			    "zone \"%s\": workload has more than %d arguments", spec->name,
-			    ZONE_ARGS_MAX - 21);
+		            "zone \"%s\": workload has more than %d arguments", spec->name,
+		            ZONE_ARGS_MAX - 21);
 	int r = cell_limits_validate(&spec->limits, err);
 	if (r < 0)
 		return r;
 	uint32_t slot;
 	if (spec->net && !z->has_subnet)
 		return zerr(err, -ENOENT, CELLS_FAILED_PRECONDITION,
-			    "zone \"%s\": this kin has no subnet for --net zones (its parent "
-			    "delegated none)",
-			    spec->name);
+		            "zone \"%s\": this kin has no subnet for --net zones (its parent "
+		            "delegated none)",
+		            spec->name);
 	if (spec->net && slot_alloc(z, &slot) < 0)
 		return zerr(err, -ENOSPC, CELLS_RESOURCE_EXHAUSTED,
-			    "zone \"%s\": no free /30 left in the zones' subnet", spec->name);
+		            "zone \"%s\": no free /30 left in the zones' subnet", spec->name);
 	return 0;
 }
 
@@ -625,8 +626,8 @@ static void zone_abandon(struct zone *x, int out_fd)
 	free(x);
 }
 
-int zone_create(struct zones *z, const struct zone_spec *spec, zone_created_fn created,
-		void *data, struct cells_err *err)
+int zone_create(struct zones *z, const struct zone_spec *spec, zone_created_fn created, void *data,
+                struct cells_err *err)
 {
 	int r = check_spec(z, spec, err);
 	if (r < 0)
@@ -634,41 +635,41 @@ int zone_create(struct zones *z, const struct zone_spec *spec, zone_created_fn c
 	r = exe_memfd(z);
 	if (r < 0)
 		return zerr(err, r, CELLS_INTERNAL, "zone \"%s\": a sealed copy of %s: %s",
-			    spec->name, z->self, strerror(-r));
+		            spec->name, z->self, strerror(-r));
 	r = mkdir_p(z->scratch, 0700);
 	if (r < 0)
 		return zerr(err, r, CELLS_INTERNAL, "zone \"%s\": %s: %s", spec->name, z->scratch,
-			    strerror(-r));
+		            strerror(-r));
 	struct zone *x = calloc(1, sizeof(*x));
 	if (!x)
 		return zerr(err, -ENOMEM, CELLS_INTERNAL, "zone \"%s\": out of memory", spec->name);
 	*x = (struct zone){
-		.z = z, .timer = {.fd = -1}, .report = {.fd = -1}, .deleg = deleg_alloc(z)};
+	    .z = z, .timer = {.fd = -1}, .report = {.fd = -1}, .deleg = deleg_alloc(z)};
 	zone_log_init(&x->log);
 	x->info = (struct zone_info){.state = ZONE_RUNNING,
-				     .depth = z->depth + 1,
-				     .net = spec->net,
-				     .rpc_fd = -1,
-				     .started_ns = now_monotonic_ns()};
+	                             .depth = z->depth + 1,
+	                             .net = spec->net,
+	                             .rpc_fd = -1,
+	                             .started_ns = now_monotonic_ns()};
 	str_copy(x->info.name, sizeof(x->info.name), spec->name);
 	snprintf(x->info.cell, sizeof(x->info.cell), ZONE_CELL_PARENT "/%s", spec->name);
 	struct net_ctx nctx = {.x = x};
 	if (spec->net) {
 		slot_alloc(z, &x->slot);
 		zone_subnet_slot(z->subnet_base, z->subnet_prefix, x->slot, x->info.addr,
-				 sizeof(x->info.addr), x->info.gateway, nctx.host_cidr,
-				 sizeof(nctx.host_cidr));
+		                 sizeof(x->info.addr), x->info.gateway, nctx.host_cidr,
+		                 sizeof(nctx.host_cidr));
 		snprintf(x->info.host_if, sizeof(x->info.host_if), "kz%d.%u",
-			 (int)(getpid() % 10000000), x->slot);
+		         (int)(getpid() % 10000000), x->slot);
 	}
 	if (x->deleg >= 0)
 		zone_subnet_delegation(z->subnet_base, z->subnet_prefix, (uint32_t)x->deleg,
-				       x->info.subnet, sizeof(x->info.subnet));
+		                       x->info.subnet, sizeof(x->info.subnet));
 	if (snprintf(x->info.log, sizeof(x->info.log), "%s/%s.log", z->state_dir, x->info.name) >=
 	    (int)sizeof(x->info.log)) {
 		free(x);
 		return zerr(err, -ENAMETOOLONG, CELLS_INVALID_ARGUMENT,
-			    "zone \"%s\": log path too long", spec->name);
+		            "zone \"%s\": log path too long", spec->name);
 	}
 	zone_logs_forget(&z->kept, x->info.log); /* a new zone of that name owns it now */
 	int out_fd = -1;
@@ -676,7 +677,7 @@ int zone_create(struct zones *z, const struct zone_spec *spec, zone_created_fn c
 	if (r < 0) {
 		zone_abandon(x, out_fd);
 		return zerr(err, r, CELLS_INTERNAL, "zone \"%s\": log %s: %s", spec->name,
-			    x->info.log, strerror(-r));
+		            x->info.log, strerror(-r));
 	}
 
 	/* The cell: zones/NAME (zones made once, kept). */
@@ -732,16 +733,16 @@ int zone_create(struct zones *z, const struct zone_spec *spec, zone_created_fn c
 	argv[n] = NULL;
 #undef ARG
 	struct zone_spawn sp = {.name = x->info.name,
-				.cgroup_dir = cgdir,
-				.root = spec->root,
-				.scratch = z->scratch,
-				.self_dynamic = z->self_dynamic,
-				.exe_fd = z->exe_fd,
-				.argv = argv,
-				.net = spec->net,
-				.out_fd = out_fd,
-				.net_setup = zone_net_setup,
-				.net_data = &nctx};
+	                        .cgroup_dir = cgdir,
+	                        .root = spec->root,
+	                        .scratch = z->scratch,
+	                        .self_dynamic = z->self_dynamic,
+	                        .exe_fd = z->exe_fd,
+	                        .argv = argv,
+	                        .net = spec->net,
+	                        .out_fd = out_fd,
+	                        .net_setup = zone_net_setup,
+	                        .net_data = &nctx};
 	struct zone_spawned out;
 	int step;
 	r = zone_spawn(&sp, &out, &step);
@@ -764,8 +765,8 @@ int zone_create(struct zones *z, const struct zone_spec *spec, zone_created_fn c
 		close(out.rpc_fd);
 		close(out.report_fd);
 		zone_abandon(x, out_fd);
-		return zerr(err, r, CELLS_INTERNAL, "zone \"%s\": tracking its kin: %s",
-			    spec->name, strerror(-r));
+		return zerr(err, r, CELLS_INTERNAL, "zone \"%s\": tracking its kin: %s", spec->name,
+		            strerror(-r));
 	}
 	/* Listed from here: its name is taken, stop and kill reach it. */
 	x->prev = z->tail;
@@ -785,9 +786,9 @@ int zone_create(struct zones *z, const struct zone_spec *spec, zone_created_fn c
 		r = timer_arm(x, EXEC_START_TIMEOUT_MS);
 	if (r < 0) /* still pending: answered once it is reaped */
 		spawn_abort(x, r, CELLS_INTERNAL, "zone \"%s\": watching its setup: %s",
-			    x->info.name, strerror(-r));
-	log_debug("zone \"%s\": kin pid %d, depth %u%s%s; setting up", x->info.name,
-		  (int)out.pid, x->info.depth, spec->net ? ", eth0 " : "", x->info.addr);
+		            x->info.name, strerror(-r));
+	log_debug("zone \"%s\": kin pid %d, depth %u%s%s; setting up", x->info.name, (int)out.pid,
+	          x->info.depth, spec->net ? ", eth0 " : "", x->info.addr);
 	return 1;
 }
 
@@ -804,32 +805,32 @@ static void on_timer(struct ev_source *src, uint32_t events)
 	}
 	if (x->starting) { /* its setup is stuck (a root on a hung mount, say) */
 		log_warn("zone \"%s\": setup still running after %d ms; killed", x->info.name,
-			 EXEC_START_TIMEOUT_MS);
+		         EXEC_START_TIMEOUT_MS);
 		spawn_abort(x, -ETIMEDOUT, CELLS_DEADLINE_EXCEEDED,
-			    "zone \"%s\": setup did not reach execve within %d ms", x->info.name,
-			    EXEC_START_TIMEOUT_MS);
+		            "zone \"%s\": setup did not reach execve within %d ms", x->info.name,
+		            EXEC_START_TIMEOUT_MS);
 		return;
 	}
 	log_warn("zone \"%s\": still running %llu ms after SIGTERM; cgroup.kill", x->info.name,
-		 (unsigned long long)x->z->stop_timeout_ms);
+	         (unsigned long long)x->z->stop_timeout_ms);
 	cell_kill(x->z->cells, x->info.cell, NULL);
 }
 
 int zone_stop(struct zones *z, const char *name, zone_done_fn done, void *data,
-	      struct cells_err *err)
+              struct cells_err *err)
 {
 	struct zone *x = zone_find(z, name);
 	if (!x)
 		return zerr(err, -ENOENT, CELLS_NOT_FOUND, "zone \"%s\" not found", name);
 	if ((x->info.state != ZONE_RUNNING && x->info.state != ZONE_STARTING) || x->done)
 		return zerr(err, -EALREADY, CELLS_FAILED_PRECONDITION,
-			    "zone \"%s\" is already stopping", name);
+		            "zone \"%s\" is already stopping", name);
 	x->done = done;
 	x->done_data = data;
 	if (x->starting) { /* no kin to ask yet: its setup is killed */
 		x->info.state = ZONE_STOPPING;
 		spawn_abort(x, -ECANCELED, CELLS_CANCELLED,
-			    "zone \"%s\": stopped before its kin started", name);
+		            "zone \"%s\": stopped before its kin started", name);
 		return 1;
 	}
 	if (timer_arm(x, z->stop_timeout_ms) < 0)
@@ -846,7 +847,7 @@ int zone_kill(struct zones *z, const char *name, struct cells_err *err)
 	if (!x)
 		return zerr(err, -ENOENT, CELLS_NOT_FOUND, "zone \"%s\" not found", name);
 	spawn_abort(x, -ECANCELED, CELLS_CANCELLED, "zone \"%s\": killed before its kin started",
-		    name);
+	            name);
 	return cell_kill(z->cells, x->info.cell, err);
 }
 
@@ -859,8 +860,7 @@ int zone_get(struct zones *z, const char *name, struct zone_info *ret, struct ce
 	return 0;
 }
 
-void zone_foreach(struct zones *z, void (*fn)(const struct zone_info *info, void *data),
-		  void *data)
+void zone_foreach(struct zones *z, void (*fn)(const struct zone_info *info, void *data), void *data)
 {
 	for (struct zone *x = z->head, *next; x; x = next) {
 		next = x->next;
@@ -868,7 +868,10 @@ void zone_foreach(struct zones *z, void (*fn)(const struct zone_info *info, void
 	}
 }
 
-size_t zone_count(const struct zones *z) { return z->count; }
+size_t zone_count(const struct zones *z)
+{
+	return z->count;
+}
 
 void zones_free(struct zones *z)
 {

@@ -21,39 +21,39 @@
 #include <limits.h>
 #include <net/if.h>
 
-#define ZONES_MAX 256		 /* zones one kin runs at once */
-#define ZONE_DEPTH_MAX_DEFAULT 8 /* nesting: a zone of a zone of ... */
-#define ZONE_SUBNET_DEFAULT "10.88.0.0/16" /* a depth-0 kin's, when not given */
-#define ZONE_SUBNET_DELEGATIONS 16	   /* sub-ranges a subnet of /24 or more hands on */
-#define ZONE_SUBNET_DELEGATE_PREFIX 24	   /* subnets this size or larger delegate */
-#define ZONE_LOG_BYTES_DEFAULT (256 * 1024) /* a zone's log file, before it rotates */
-#define ZONE_LOG_BYTES_MIN 4096
-#define ZONE_LOG_BYTES_MAX (64 * 1024 * 1024)
-#define ZONE_LOGS_KEPT 16 /* logs of gone zones kept, newest first */
-#define ZONE_STOP_TIMEOUT_MS 15000 /* SIGTERM -> cgroup.kill if still there */
-#define ZONE_CELL_PARENT "zones"   /* zones are cells zones/NAME */
+#define ZONES_MAX                   256            /* zones one kin runs at once */
+#define ZONE_DEPTH_MAX_DEFAULT      8              /* nesting: a zone of a zone of ... */
+#define ZONE_SUBNET_DEFAULT         "10.88.0.0/16" /* a depth-0 kin's, when not given */
+#define ZONE_SUBNET_DELEGATIONS     16             /* sub-ranges a subnet of /24 or more hands on */
+#define ZONE_SUBNET_DELEGATE_PREFIX 24             /* subnets this size or larger delegate */
+#define ZONE_LOG_BYTES_DEFAULT      (256 * 1024)   /* a zone's log file, before it rotates */
+#define ZONE_LOG_BYTES_MIN          4096
+#define ZONE_LOG_BYTES_MAX          (64 * 1024 * 1024)
+#define ZONE_LOGS_KEPT              16      /* logs of gone zones kept, newest first */
+#define ZONE_STOP_TIMEOUT_MS        15000   /* SIGTERM -> cgroup.kill if still there */
+#define ZONE_CELL_PARENT            "zones" /* zones are cells zones/NAME */
 
 struct zones_config {
-	const char *self;	    /* kin's binary: default /proc/self/exe */
-	unsigned depth;		    /* ours: 0 for a machine or daemon kin */
-	unsigned depth_max;	    /* 0: ZONE_DEPTH_MAX_DEFAULT; zone kins get it too */
+	const char *self;   /* kin's binary: default /proc/self/exe */
+	unsigned depth;     /* ours: 0 for a machine or daemon kin */
+	unsigned depth_max; /* 0: ZONE_DEPTH_MAX_DEFAULT; zone kins get it too */
 	/* Where --net zones' addresses come from (see "Subnets" below).
 	 * NULL: ZONE_SUBNET_DEFAULT at depth 0, none deeper (a zone kin uses
 	 * only the range its parent delegated: --zone-subnet). "none": no
 	 * --net zones. */
 	const char *subnet;
-	const char *state_dir;	    /* default /run/kin/zones; zone logs go here */
-	size_t log_bytes;	    /* per zone log file; 0: ZONE_LOG_BYTES_DEFAULT */
-	const char *log_level;	    /* passed to zone kins; NULL: theirs */
-	uint64_t stop_timeout_ms;   /* 0: ZONE_STOP_TIMEOUT_MS */
+	const char *state_dir;    /* default /run/kin/zones; zone logs go here */
+	size_t log_bytes;         /* per zone log file; 0: ZONE_LOG_BYTES_DEFAULT */
+	const char *log_level;    /* passed to zone kins; NULL: theirs */
+	uint64_t stop_timeout_ms; /* 0: ZONE_STOP_TIMEOUT_MS */
 };
 
 struct zone_spec {
 	char name[NAME_MAX_LEN + 1];
-	const char *root;	   /* a directory, or NULL: a minimal tmpfs root */
-	bool net;		   /* own network namespace with a veth pair */
+	const char *root;          /* a directory, or NULL: a minimal tmpfs root */
+	bool net;                  /* own network namespace with a veth pair */
 	struct cell_limits limits; /* of the zone's cell */
-	char *const *argv;	   /* the zone kin's workload, or NULL */
+	char *const *argv;         /* the zone kin's workload, or NULL */
 };
 
 /* STARTING: cloned, its own setup (root, mounts, exec) not done yet. */
@@ -63,16 +63,16 @@ const char *zone_state_name(enum zone_state s);
 struct zone_info {
 	char name[NAME_MAX_LEN + 1];
 	enum zone_state state;
-	pid_t pid;	 /* the zone kin, in our pid namespace */
-	unsigned depth;	 /* the zone kin's: ours + 1 */
+	pid_t pid;      /* the zone kin, in our pid namespace */
+	unsigned depth; /* the zone kin's: ours + 1 */
 	char cell[CELLS_PATH_MAX];
 	bool net;
 	char host_if[IF_NAMESIZE]; /* our end of the veth */
-	char addr[32];		   /* the zone's eth0, "10.88.0.2/30" */
-	char gateway[32];	   /* our end: "10.88.0.1" */
-	char subnet[32];	   /* delegated to it (--zone-subnet), "" none */
-	char log[PATH_MAX];	   /* its kin's stdout and stderr: STATE_DIR/NAME.log */
-	int rpc_fd;		   /* our end of the zone's RPC socketpair (owned by zones) */
+	char addr[32];             /* the zone's eth0, "10.88.0.2/30" */
+	char gateway[32];          /* our end: "10.88.0.1" */
+	char subnet[32];           /* delegated to it (--zone-subnet), "" none */
+	char log[PATH_MAX];        /* its kin's stdout and stderr: STATE_DIR/NAME.log */
+	int rpc_fd;                /* our end of the zone's RPC socketpair (owned by zones) */
 	uint64_t started_ns;
 };
 
@@ -86,8 +86,8 @@ struct zone_events {
 struct zones;
 /* Validates the config (subnet, depth) before anything. */
 int zones_new(struct ev_loop *loop, struct child_table *children, struct cells *cells,
-	      const struct zones_config *cfg, const struct zone_events *ev, struct zones **ret,
-	      struct cells_err *err);
+              const struct zones_config *cfg, const struct zone_events *ev, struct zones **ret,
+              struct cells_err *err);
 /* Forgets every zone (their processes go on, but one still in its setup
  * is killed; a later reap calls nothing, nor any created). */
 void zones_free(struct zones *z);
@@ -104,14 +104,14 @@ void zones_free(struct zones *z);
  * cell and veth are gone (no gone event follows a failed start). Not
  * called after zones_free. */
 typedef void (*zone_created_fn)(int result, const struct cells_err *err, void *data);
-int zone_create(struct zones *z, const struct zone_spec *spec, zone_created_fn created,
-		void *data, struct cells_err *err);
+int zone_create(struct zones *z, const struct zone_spec *spec, zone_created_fn created, void *data,
+                struct cells_err *err);
 /* SIGTERM to the zone kin; it stops what it runs and exits. done runs once
  * the zone is gone and cleaned up (after stop_timeout, cgroup.kill).
  * Returns 1 (pending) or -errno. */
 typedef void (*zone_done_fn)(int status, void *data);
 int zone_stop(struct zones *z, const char *name, zone_done_fn done, void *data,
-	      struct cells_err *err);
+              struct cells_err *err);
 /* cgroup.kill of the zone's cell: everything in it dies at once. The
  * cleanup follows when the zone kin is reaped. A zone still starting is
  * killed by either, and its create fails (CANCELLED). */
@@ -119,7 +119,7 @@ int zone_kill(struct zones *z, const char *name, struct cells_err *err);
 int zone_get(struct zones *z, const char *name, struct zone_info *ret, struct cells_err *err);
 /* Every live zone, in creation order. */
 void zone_foreach(struct zones *z, void (*fn)(const struct zone_info *info, void *data),
-		  void *data);
+                  void *data);
 size_t zone_count(const struct zones *z);
 
 /* ---- subnets ----------------------------------------------------------
@@ -149,7 +149,6 @@ uint32_t zone_subnet_links(unsigned prefix);
 uint32_t zone_subnet_delegations(unsigned prefix);
 /* Link slot i of a subnet: the zone's CIDR, our address, our CIDR. */
 int zone_subnet_slot(uint32_t base, unsigned prefix, uint32_t slot, char *ret_zone_cidr,
-		     size_t zsize, char *ret_gw, char *ret_host_cidr, size_t hsize);
+                     size_t zsize, char *ret_gw, char *ret_host_cidr, size_t hsize);
 /* Delegation i of a subnet as "a.b.c.d/p"; -ERANGE past the last. */
-int zone_subnet_delegation(uint32_t base, unsigned prefix, uint32_t i, char *ret_cidr,
-			   size_t size);
+int zone_subnet_delegation(uint32_t base, unsigned prefix, uint32_t i, char *ret_cidr, size_t size);

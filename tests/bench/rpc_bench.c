@@ -74,7 +74,7 @@ static void read_response(int fd, uint8_t *buf, size_t *have)
 	for (;;) {
 		if (*have >= 10) {
 			uint32_t len = (uint32_t)buf[0] << 24 | (uint32_t)buf[1] << 16 |
-				       (uint32_t)buf[2] << 8 | buf[3];
+			               (uint32_t)buf[2] << 8 | buf[3];
 			if (len > 4096) {
 				fprintf(stderr, "rpc_bench: frame of %u bytes\n", len);
 				exit(1);
@@ -82,7 +82,7 @@ static void read_response(int fd, uint8_t *buf, size_t *have)
 			if (*have >= 10 + len) {
 				/* Response.status (field 1) holding a code (field 1) = failure */
 				if (buf[8] != 2 || (len >= 3 && buf[10] == 0x0a && buf[11] > 0 &&
-						    buf[12] == 0x08)) {
+				                    buf[12] == 0x08)) {
 					fprintf(stderr, "rpc_bench: the call failed\n");
 					exit(1);
 				}

@@ -16,7 +16,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    strnlen(info.runpath, sizeof(info.runpath)) == sizeof(info.runpath))
 		__builtin_trap();
 	for (size_t i = 0; i < info.n_needed; i++)
-		if (!info.needed[i][0] || strnlen(info.needed[i], ROOTFS_ELF_STR_MAX) == ROOTFS_ELF_STR_MAX)
+		if (!info.needed[i][0] ||
+		    strnlen(info.needed[i], ROOTFS_ELF_STR_MAX) == ROOTFS_ELF_STR_MAX)
 			__builtin_trap();
 	return 0;
 }

@@ -24,7 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct modules_index *idx = NULL;
 	struct rootfs_diag d;
 	if (modules_index_parse(part[0], len[0], part[1], len[1], part[2], len[2], part[3], len[3],
-				&idx, &d) < 0)
+	                        &idx, &d) < 0)
 		return 0;
 	size_t n = modules_index_count(idx);
 	const char *names[8];

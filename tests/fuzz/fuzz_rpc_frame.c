@@ -30,9 +30,9 @@ static void codec(const uint8_t *p, size_t n)
 			for (size_t i = 0; i < req.n_metadata; i++)
 				if (!rpc_request_metadata(&req, i).key)
 					__builtin_trap();
-			ProtobufCMessage *m = protobuf_c_message_unpack(
-				&kin__v1__version_response__descriptor, NULL, req.payload_len,
-				req.payload);
+			ProtobufCMessage *m =
+			    protobuf_c_message_unpack(&kin__v1__version_response__descriptor, NULL,
+			                              req.payload_len, req.payload);
 			if (m)
 				protobuf_c_message_free_unpacked(m, NULL);
 			rpc_request_done(&req);
@@ -40,7 +40,7 @@ static void codec(const uint8_t *p, size_t n)
 		struct rpc_status st;
 		ProtobufCMessage *out = NULL;
 		if (rpc_response_decode(p, len, &kin__v1__check_response__descriptor, &st, &out) ==
-			    0 &&
+		        0 &&
 		    out)
 			protobuf_c_message_free_unpacked(out, NULL);
 		if (strnlen(st.message, sizeof(st.message)) == sizeof(st.message))
@@ -60,8 +60,8 @@ static void server(const uint8_t *p, size_t n)
 {
 	static struct ev_loop *loop;
 	static struct rpc_server *s;
-	static struct rpc_health_info info = {.version = "f", .role = "fuzz", .zone = "",
-					      .stopping = never};
+	static struct rpc_health_info info = {
+	    .version = "f", .role = "fuzz", .zone = "", .stopping = never};
 	if (!loop) {
 		ev_loop_new(&loop);
 		rpc_server_new(loop, NULL, &s);

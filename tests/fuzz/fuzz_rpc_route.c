@@ -38,8 +38,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (unsigned i = 0; i < calls; i++) {
 		uint8_t *buf;
 		size_t len;
-		if (rpc_request_encode(1 + 2 * i, i == 1 ? RPC_FLAG_REMOTE_CLOSED : 0, "kin.v1.Health",
-				       "Check", &in.base, md, 1, 0, &buf, &len) == 0) {
+		if (rpc_request_encode(1 + 2 * i, i == 1 ? RPC_FLAG_REMOTE_CLOSED : 0,
+		                       "kin.v1.Health", "Check", &in.base, md, 1, 0, &buf,
+		                       &len) == 0) {
 			(void)!send(caller[1], buf, len, MSG_NOSIGNAL);
 			free(buf);
 		}

@@ -80,7 +80,7 @@ static int orphans(int n)
 	for (int i = 0; i < n; i++) {
 		pid_t p = fork();
 		if (p == 0) {
-			if (fork() == 0) /* grandchild dies first: a zombie until */
+			if (fork() == 0)  /* grandchild dies first: a zombie until */
 				_exit(0); /* its parent exits and init adopts it */
 			msleep(30);
 			_exit(0);
@@ -126,8 +126,8 @@ static void on_sig(int sig)
 
 static __attribute__((noreturn)) void siglog(const char *path)
 {
-	static const int sigs[] = {SIGHUP, SIGINT, SIGQUIT, SIGUSR1, SIGUSR2, SIGTERM, SIGWINCH,
-				   SIGALRM};
+	static const int sigs[] = {SIGHUP,  SIGINT,  SIGQUIT,  SIGUSR1,
+	                           SIGUSR2, SIGTERM, SIGWINCH, SIGALRM};
 	struct sigaction sa = {.sa_handler = on_sig};
 	siglog_path = path;
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
@@ -167,8 +167,8 @@ int main(int argc, char **argv)
 		struct timespec ts;
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		const char *t0 = getenv("KIN_BENCH_T0");
-		unsigned long long now = (unsigned long long)ts.tv_sec * 1000000000ull +
-					 (unsigned long long)ts.tv_nsec;
+		unsigned long long now =
+		    (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
 		printf("%llu\n", now - (t0 ? strtoull(t0, NULL, 10) : 0));
 		return 0;
 	}

@@ -104,7 +104,8 @@ static int load(int nconns, int nreqs)
 			struct lconn *c = &cs[evs[e].data.u32];
 			ssize_t r = recv(c->fd, c->in + c->in_len, sizeof(c->in) - c->in_len, 0);
 			if (r <= 0) {
-				fprintf(stderr, "connection closed by kin after %d calls\n", c->done);
+				fprintf(stderr, "connection closed by kin after %d calls\n",
+				        c->done);
 				failed += nreqs - c->done;
 				c->done = nreqs;
 				finished++;
@@ -120,13 +121,12 @@ static int load(int nconns, int nreqs)
 				struct rpc_status st;
 				ProtobufCMessage *out = NULL;
 				int d = rpc_response_decode(c->in + RPC_HEADER_SIZE, h.length,
-							    &kin__v1__check_response__descriptor,
-							    &st, &out);
+				                            &kin__v1__check_response__descriptor,
+				                            &st, &out);
 				bool good = d == 0 && h.type == RPC_TYPE_RESPONSE &&
-					    h.stream_id == c->next_id && st.code == RPC_OK &&
-					    out &&
-					    ((Kin__V1__CheckResponse *)out)->status ==
-						    KIN__V1__CHECK_RESPONSE__SERVING_STATUS__SERVING;
+				            h.stream_id == c->next_id && st.code == RPC_OK && out &&
+				            ((Kin__V1__CheckResponse *)out)->status ==
+				                KIN__V1__CHECK_RESPONSE__SERVING_STATUS__SERVING;
 				if (out)
 					protobuf_c_message_free_unpacked(out, NULL);
 				if (good)
@@ -134,8 +134,10 @@ static int load(int nconns, int nreqs)
 				else {
 					failed++;
 					if (failed < 5)
-						fprintf(stderr, "bad answer: stream %u (want %u) code %d %s\n",
-							h.stream_id, c->next_id, st.code, st.message);
+						fprintf(
+						    stderr,
+						    "bad answer: stream %u (want %u) code %d %s\n",
+						    h.stream_id, c->next_id, st.code, st.message);
 				}
 				size_t used = RPC_HEADER_SIZE + h.length;
 				memmove(c->in, c->in + used, c->in_len - used);
@@ -168,13 +170,13 @@ static int load(int nconns, int nreqs)
 /* ---- bad ------------------------------------------------------------------- */
 
 static int failures;
-#define EXPECT(cond, ...)                                                                   \
-	do {                                                                                \
-		if (!(cond)) {                                                              \
-			fprintf(stderr, "bad: " __VA_ARGS__);                               \
-			fputc('\n', stderr);                                                \
-			failures++;                                                         \
-		}                                                                           \
+#define EXPECT(cond, ...)                                                                          \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			fprintf(stderr, "bad: " __VA_ARGS__);                                      \
+			fputc('\n', stderr);                                                       \
+			failures++;                                                                \
+		}                                                                                  \
 	} while (0)
 
 /* Waits until the server closes fd (recv returns 0 or an error). */
@@ -222,8 +224,8 @@ static int read_status(int fd, uint32_t *ret_id)
 	}
 	struct rpc_status st;
 	int r = got == h.length && rpc_response_decode(data, h.length, NULL, &st, NULL) == 0
-			? st.code
-			: -1;
+	            ? st.code
+	            : -1;
 	free(data);
 	if (ret_id)
 		*ret_id = h.stream_id;
@@ -405,7 +407,8 @@ static int slow(long limit)
 	EXPECT(send(head, req, 5, MSG_NOSIGNAL) == 5, "head: send");
 	long t_half = cut_after(half, t0, limit + 3000);
 	long t_head = cut_after(head, t0, limit + 3000);
-	EXPECT(t_half >= limit - 50 && t_half < limit + 1500, "half a frame: cut after %ld ms", t_half);
+	EXPECT(t_half >= limit - 50 && t_half < limit + 1500, "half a frame: cut after %ld ms",
+	       t_half);
 	EXPECT(t_head >= limit - 50 && t_head < limit + 1500, "part of a header: cut after %ld ms",
 	       t_head);
 	/* The idle one, older than the limit by now, still answers. */

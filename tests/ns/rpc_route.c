@@ -96,12 +96,12 @@ static int t_stall(struct rpc_call *call, const ProtobufCMessage *in, void *data
 }
 
 static const struct rpc_method test_methods[] = {
-	{"test.Stall", "Wait", &kin__v1__cancel_request__descriptor, t_stall, 0, NULL},
-	{"test.Stream", "Count", &kin__v1__cancel_request__descriptor, t_count,
-	 RPC_METHOD_SERVER_STREAM, NULL},
-	{"test.Stream", "Follow", &kin__v1__cancel_request__descriptor, t_follow,
-	 RPC_METHOD_SERVER_STREAM, NULL},
-	{"test.Stream", "Active", &kin__v1__cancel_request__descriptor, t_active, 0, NULL},
+    {"test.Stall", "Wait", &kin__v1__cancel_request__descriptor, t_stall, 0, NULL},
+    {"test.Stream", "Count", &kin__v1__cancel_request__descriptor, t_count,
+     RPC_METHOD_SERVER_STREAM, NULL},
+    {"test.Stream", "Follow", &kin__v1__cancel_request__descriptor, t_follow,
+     RPC_METHOD_SERVER_STREAM, NULL},
+    {"test.Stream", "Active", &kin__v1__cancel_request__descriptor, t_active, 0, NULL},
 };
 
 /* ---- fake children --------------------------------------------------------------- */
@@ -139,8 +139,8 @@ static void fake_on_event(struct ev_source *src, uint32_t events)
 				break;
 			if (rpc_request_decode(buf + pos + RPC_HEADER_SIZE, h.length, &req) == 0) {
 				if (req.timeout_ns)
-					printf("slow: %s/%s timeout %lld ms\n", req.service, req.method,
-					       (long long)(req.timeout_ns / 1000000));
+					printf("slow: %s/%s timeout %lld ms\n", req.service,
+					       req.method, (long long)(req.timeout_ns / 1000000));
 				rpc_request_done(&req);
 			}
 			pos += RPC_HEADER_SIZE + h.length;
@@ -250,8 +250,8 @@ static int serve(const char *sock, const char *kin, const char *self)
 			return 1;
 	}
 	static char a_init[] = "init", a_sock[] = "--socket", a_none[] = "none",
-		    a_fd[] = "--rpc-fd", a_3[] = "3", a_log[] = "--log-level", a_warn[] = "warn",
-		    a_mid[] = "mid";
+	            a_fd[] = "--rpc-fd", a_3[] = "3", a_log[] = "--log-level", a_warn[] = "warn",
+	            a_mid[] = "mid";
 	char *kid[] = {(char *)kin, a_init, a_sock, a_none, a_fd, a_3, a_log, a_warn, NULL};
 	char *mid[] = {(char *)self, a_mid, (char *)kin, NULL};
 	int r = add_child("kid", kid);
@@ -333,7 +333,7 @@ static int active(const char *sock, const char *target)
 		return -1;
 	rpc_client_set_metadata(c, md, 1);
 	int r = rpc_client_call(c, "test.Stream", "Active", &in.base,
-				&kin__v1__cancel_response__descriptor, &st, &out);
+	                        &kin__v1__cancel_response__descriptor, &st, &out);
 	rpc_client_free(c);
 	if (r < 0 || st.code != RPC_OK)
 		return -1;
@@ -384,8 +384,8 @@ static int flood_main(const char *sock, const char *target, int conns, int n)
 		for (int i = 0; i < n; i++) {
 			uint8_t *buf;
 			size_t len;
-			rpc_request_encode(1 + 2 * (uint32_t)i, 0, "kin.v1.Health", "Check", &in.base,
-					   md, 1, 0, &buf, &len);
+			rpc_request_encode(1 + 2 * (uint32_t)i, 0, "kin.v1.Health", "Check",
+			                   &in.base, md, 1, 0, &buf, &len);
 			(void)!write_all(fds[c], buf, len);
 			free(buf);
 		}
@@ -399,7 +399,8 @@ static int flood_main(const char *sock, const char *target, int conns, int n)
 			if (read(fds[c], hb, sizeof(hb)) != (ssize_t)sizeof(hb))
 				break;
 			rpc_header_decode(hb, &h);
-			if (h.length > sizeof(data) || read(fds[c], data, h.length) != (ssize_t)h.length)
+			if (h.length > sizeof(data) ||
+			    read(fds[c], data, h.length) != (ssize_t)h.length)
 				break;
 			struct rpc_status st;
 			rpc_response_decode(data, h.length, NULL, &st, NULL);
@@ -416,7 +417,7 @@ static int flood_main(const char *sock, const char *target, int conns, int n)
 }
 
 static int deadline_main(const char *sock, const char *target, const char *service,
-			 const char *method, uint32_t ms)
+                         const char *method, uint32_t ms)
 {
 	Kin__V1__CancelRequest in = KIN__V1__CANCEL_REQUEST__INIT;
 	struct rpc_kv md[] = {{RPC_TARGET_KEY, target}};
@@ -426,7 +427,7 @@ static int deadline_main(const char *sock, const char *target, const char *servi
 	size_t len;
 	if (rpc_address_parse(sock, &a) < 0 ||
 	    rpc_request_encode(1, 0, service, method, &in.base, md, routed ? 1 : 0,
-			       (int64_t)ms * 1000000, &buf, &len) < 0)
+	                       (int64_t)ms * 1000000, &buf, &len) < 0)
 		return 2;
 	_cleanup_close_ int fd = rpc_address_connect(&a, 5000);
 	if (fd < 0)
@@ -437,10 +438,13 @@ static int deadline_main(const char *sock, const char *target, const char *servi
 	struct rpc_header h;
 	uint8_t *data = NULL;
 	if (r == 0)
-		r = rpc_client_read_frame(fd, t0 + ((uint64_t)ms + 5000) * 1000000, true, &h, &data);
+		r = rpc_client_read_frame(fd, t0 + ((uint64_t)ms + 5000) * 1000000, true, &h,
+		                          &data);
 	uint64_t took = (now_monotonic_ns() - t0) / 1000000;
 	if (r < 0)
-		return printf("no answer after %llu ms: %s\n", (unsigned long long)took, strerror(-r)), 1;
+		return printf("no answer after %llu ms: %s\n", (unsigned long long)took,
+		              strerror(-r)),
+		       1;
 	struct rpc_status st;
 	r = rpc_response_decode(data, h.length, NULL, &st, NULL);
 	free(data);

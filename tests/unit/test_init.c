@@ -20,9 +20,9 @@ TEST(cmdline_known_options)
 	init_config_defaults(&cfg);
 	diag_count = 0;
 	int n = init_cmdline_parse("BOOT_IMAGE=/vmlinuz root=/dev/vda quiet kin.log=debug "
-				   "kin.panic=poweroff kin.grace=1500ms kin.hostname=guest1 "
-				   "console=ttyS0 -- kin.log=error",
-				   &cfg, diag, NULL);
+	                           "kin.panic=poweroff kin.grace=1500ms kin.hostname=guest1 "
+	                           "console=ttyS0 -- kin.log=error",
+	                           &cfg, diag, NULL);
 	CHECK_EQ(n, 0);
 	CHECK_EQ(diag_count, 0);
 	CHECK_EQ(cfg.log_level, LOG_DEBUG_); /* words after "--" belong to init */
@@ -38,8 +38,8 @@ TEST(cmdline_bad_options_reported_and_kept)
 	init_config_defaults(&cfg);
 	diag_count = 0;
 	int n = init_cmdline_parse("kin.grace=10s kin.grace=soon kin.bogus=1 kin.log "
-				   "kin.panic=explode kin.hostname=-bad- kin.log=",
-				   &cfg, diag, NULL);
+	                           "kin.panic=explode kin.hostname=-bad- kin.log=",
+	                           &cfg, diag, NULL);
 	CHECK_EQ(n, 6);
 	CHECK_EQ(diag_count, 6);
 	CHECK_EQ(cfg.grace_ms, 10000); /* the bad value kept the good one */
@@ -55,8 +55,8 @@ TEST(cmdline_quotes_and_blanks)
 	init_config_defaults(&cfg);
 	diag_count = 0;
 	CHECK_EQ(init_cmdline_parse("  \"kin.hostname=quoted\"\tfoo=\"a b\"  kin.grace=\"3s\"\n",
-				    &cfg, diag, NULL),
-		 0);
+	                            &cfg, diag, NULL),
+	         0);
 	CHECK_STR(cfg.hostname, "quoted");
 	CHECK_EQ(cfg.grace_ms, 3000);
 	CHECK_EQ(init_cmdline_parse("", &cfg, diag, NULL), 0);
@@ -82,8 +82,8 @@ TEST(flags_parse)
 {
 	struct init_config cfg;
 	init_config_defaults(&cfg);
-	char *argv[] = {"init", "--grace", "2s", "--log-level=debug", "--zone", "pod1",
-			"--",	"sh",	   "-c", "true",	      NULL};
+	char *argv[] = {"init", "--grace", "2s", "--log-level=debug", "--zone", "pod1", "--", "sh",
+	                "-c",   "true",    NULL};
 	CHECK_EQ(init_flags_parse(10, argv, &cfg), 0);
 	CHECK_EQ(cfg.grace_ms, 2000);
 	CHECK_EQ(cfg.log_level, LOG_DEBUG_);
@@ -133,23 +133,24 @@ TEST(cmdline_net_and_modules)
 	init_config_defaults(&cfg);
 	diag_count = 0;
 	CHECK_EQ(init_cmdline_parse("ip=10.0.2.15::10.0.2.2:255.255.255.0::eth0:off "
-				    "kin.modules=virtio_net,vsock",
-				    &cfg, diag, NULL),
-		 0);
+	                            "kin.modules=virtio_net,vsock",
+	                            &cfg, diag, NULL),
+	         0);
 	CHECK_STR(cfg.net.ifname, "eth0");
 	CHECK_STR(cfg.net.addr, "10.0.2.15/24");
 	CHECK_STR(cfg.net.gateway, "10.0.2.2");
 	CHECK_STR(cfg.modules, "virtio_net,vsock");
 	/* kin.net= wins over ip=, whatever the order. */
-	CHECK_EQ(init_cmdline_parse("kin.net=eth1,192.168.0.2/16 ip=10.0.2.15:::255.255.255.0::eth0:off",
-				    &cfg, diag, NULL),
-		 0);
+	CHECK_EQ(
+	    init_cmdline_parse("kin.net=eth1,192.168.0.2/16 ip=10.0.2.15:::255.255.255.0::eth0:off",
+	                       &cfg, diag, NULL),
+	    0);
 	CHECK_STR(cfg.net.ifname, "eth1");
 	CHECK_STR(cfg.net.addr, "192.168.0.2/16");
 	CHECK_EQ(init_cmdline_parse("ip=dhcp ip=1.2.3 kin.net=eth0,1.2.3.4 kin.modules=a,,b "
-				    "kin.modules=../x",
-				    &cfg, diag, NULL),
-		 5);
+	                            "kin.modules=../x",
+	                            &cfg, diag, NULL),
+	         5);
 	CHECK_STR(cfg.net.ifname, "eth1"); /* bad values kept nothing */
 	CHECK_STR(cfg.modules, "virtio_net,vsock");
 }

@@ -54,7 +54,8 @@ TEST(hostname_rules)
 	CHECK(!str_is_hostname("a.b."));
 	CHECK(!str_is_hostname("a b"));
 	CHECK(!str_is_hostname("a/b"));
-	CHECK(!str_is_hostname("0123456789012345678901234567890123456789012345678901234567890123x"));
+	CHECK(
+	    !str_is_hostname("0123456789012345678901234567890123456789012345678901234567890123x"));
 }
 
 TEST(str_copy_truncates)

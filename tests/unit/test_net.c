@@ -24,7 +24,8 @@ TEST(net_ip_option)
 	CHECK_EQ(net_parse_ip_option("off", &c), 0);
 	CHECK_STR(c.ifname, "");
 	CHECK_EQ(net_parse_ip_option("dhcp", &c), -EOPNOTSUPP);
-	CHECK_EQ(net_parse_ip_option("10.0.2.15::10.0.2.2:255.255.255.0::eth0:dhcp", &c), -EOPNOTSUPP);
+	CHECK_EQ(net_parse_ip_option("10.0.2.15::10.0.2.2:255.255.255.0::eth0:dhcp", &c),
+	         -EOPNOTSUPP);
 	CHECK_EQ(net_parse_ip_option("10.0.2.300::10.0.2.2:255.255.255.0::eth0:off", &c), -EINVAL);
 	CHECK_EQ(net_parse_ip_option("10.0.2.15::10.0.2.2:255.0.255.0::eth0:off", &c), -EINVAL);
 	CHECK_EQ(net_parse_ip_option("10.0.2.15::gw:255.255.255.0::eth0", &c), -EINVAL);
@@ -41,7 +42,7 @@ TEST(net_kin_option)
 	CHECK_STR(c.gateway, "10.0.2.2");
 	CHECK_EQ(net_parse_kin_option("eth1", &c), 0);
 	CHECK_STR(c.addr, "");
-	CHECK_EQ(net_parse_kin_option("eth0,10.0.2.15", &c), -EINVAL);	/* no prefix */
+	CHECK_EQ(net_parse_kin_option("eth0,10.0.2.15", &c), -EINVAL); /* no prefix */
 	CHECK_EQ(net_parse_kin_option("eth0,10.0.2.15/33", &c), -EINVAL);
 	CHECK_EQ(net_parse_kin_option("eth0,10.0.2.15/24,x", &c), -EINVAL);
 	CHECK_EQ(net_parse_kin_option("eth0,1.2.3.4/8,1.1.1.1,extra", &c), -EINVAL);
@@ -62,7 +63,8 @@ TEST(net_netlink_in_netns)
 	if (pid == 0) {
 		if (unshare(CLONE_NEWNET) < 0)
 			_exit(10);
-		struct net_config c = {.ifname = "lo", .addr = "10.9.0.1/24", .gateway = "10.9.0.2"};
+		struct net_config c = {
+		    .ifname = "lo", .addr = "10.9.0.1/24", .gateway = "10.9.0.2"};
 		if (net_bring_up(&c) < 0)
 			_exit(11);
 		if (net_link_up("nosuchif0") != -ENODEV)

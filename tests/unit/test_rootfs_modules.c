@@ -8,16 +8,16 @@
 #include <sys/stat.h>
 
 static const char dep[] = "kernel/a.ko: kernel/b.ko kernel/c.ko\n"
-			  "kernel/b.ko: kernel/c.ko\n"
-			  "# a comment\n"
-			  "\n"
-			  "kernel/c.ko:\n"
-			  "kernel/sub/d-x.ko.xz:\n"
-			  "kernel/e.ko:\n";
+                          "kernel/b.ko: kernel/c.ko\n"
+                          "# a comment\n"
+                          "\n"
+                          "kernel/c.ko:\n"
+                          "kernel/sub/d-x.ko.xz:\n"
+                          "kernel/e.ko:\n";
 static const char alias[] = "alias fs-thing e\n"
-			    "alias pci:v00001234d* b\n"
-			    "alias multi a\n"
-			    "alias multi e\n";
+                            "alias pci:v00001234d* b\n"
+                            "alias multi a\n"
+                            "alias multi e\n";
 static const char softdep[] = "softdep a pre: d-x post: e\n";
 static const char builtin[] = "kernel/drivers/builtin1.ko\n";
 
@@ -26,14 +26,14 @@ static struct modules_index *make_index(void)
 	struct modules_index *idx = NULL;
 	struct rootfs_diag d = {""};
 	int r = modules_index_parse(dep, strlen(dep), alias, strlen(alias), softdep,
-				    strlen(softdep), builtin, strlen(builtin), &idx, &d);
+	                            strlen(softdep), builtin, strlen(builtin), &idx, &d);
 	if (r < 0)
 		printf("    parse: %s\n", d.msg);
 	return idx;
 }
 
 static void order_names(const struct modules_index *idx, const size_t *order, size_t n, char *out,
-			size_t size)
+                        size_t size)
 {
 	out[0] = '\0';
 	for (size_t i = 0; i < n; i++) {
@@ -96,7 +96,7 @@ static int parse_err(const char *d_text, const char *a_text, char *msg, size_t s
 	struct modules_index *idx = NULL;
 	struct rootfs_diag d = {""};
 	int r = modules_index_parse(d_text, strlen(d_text), a_text, a_text ? strlen(a_text) : 0,
-				    NULL, 0, NULL, 0, &idx, &d);
+	                            NULL, 0, NULL, 0, &idx, &d);
 	snprintf(msg, size, "%s", d.msg);
 	modules_index_free(idx);
 	return r;
@@ -124,8 +124,9 @@ TEST(modules_bad_input)
 	CHECK(strstr(msg, "too long") != NULL);
 	/* A NUL byte inside a line. */
 	struct modules_index *idx = NULL;
-	CHECK_EQ(modules_index_parse("kernel/a.ko:\0x\n", 14, NULL, 0, NULL, 0, NULL, 0, &idx, NULL),
-		 -EBADMSG);
+	CHECK_EQ(
+	    modules_index_parse("kernel/a.ko:\0x\n", 14, NULL, 0, NULL, 0, NULL, 0, &idx, NULL),
+	    -EBADMSG);
 	/* An empty modules.dep is a valid, empty index. */
 	CHECK_EQ(modules_index_parse("", 0, NULL, 0, NULL, 0, NULL, 0, &idx, NULL), 0);
 	CHECK_EQ(modules_index_count(idx), 0);
@@ -135,7 +136,7 @@ TEST(modules_bad_input)
 TEST(modules_cycle)
 {
 	static const char cyc[] = "kernel/p.ko: kernel/q.ko\nkernel/q.ko: kernel/r.ko\n"
-				  "kernel/r.ko: kernel/p.ko\nkernel/ok.ko:\n";
+	                          "kernel/r.ko: kernel/p.ko\nkernel/ok.ko:\n";
 	struct modules_index *idx = NULL;
 	struct rootfs_diag d = {""};
 	CHECK_EQ(modules_index_parse(cyc, strlen(cyc), NULL, 0, NULL, 0, NULL, 0, &idx, &d), 0);
@@ -211,7 +212,7 @@ static void fake_report(const char *module, int err, const char *why, void *data
 {
 	(void)data;
 	snprintf(reports + strlen(reports), sizeof(reports) - strlen(reports), "%s:%d:%s;", module,
-		 -err, why);
+	         -err, why);
 }
 
 static void write_file(const char *dir, const char *name, const char *text)
@@ -235,7 +236,7 @@ static void make_tree(char *dir)
 	write_file(dir, "modules.softdep", softdep);
 	write_file(dir, "modules.builtin", builtin);
 	static const char *const files[] = {"kernel/a.ko", "kernel/b.ko", "kernel/c.ko",
-					    "kernel/sub/d-x.ko.xz", "kernel/e.ko"};
+	                                    "kernel/sub/d-x.ko.xz", "kernel/e.ko"};
 	for (size_t i = 0; i < ARRAY_SIZE(files); i++)
 		write_file(dir, files[i], "\177ELF");
 }
@@ -296,8 +297,8 @@ TEST(rootfs_build_end_to_end)
 	snprintf(out1, sizeof(out1), "%s/one.cpio", dir);
 	snprintf(out2, sizeof(out2), "%s/two.cpio", dir);
 
-	struct rootfs_build_opts o = {.output = out1, .modules_dir = moddir, .modules_csv = "a",
-				      .self = self};
+	struct rootfs_build_opts o = {
+	    .output = out1, .modules_dir = moddir, .modules_csv = "a", .self = self};
 	struct rootfs_diag d = {""};
 	CHECK_EQ(rootfs_build(&o, &d), 0);
 	o.output = out2;
@@ -318,15 +319,15 @@ TEST(rootfs_build_end_to_end)
 	CHECK(body && strstr(body, "\na\n") != NULL);
 	free(body);
 	CHECK_EQ(rootfs_cpio_read_file(out1, "usr/lib/modules/9.9.9-test/modules.dep", 4096, &body,
-				       NULL),
-		 0);
+	                               NULL),
+	         0);
 	/* The subset: a's closure only, with its own dependency lines. */
 	CHECK_STR(body, "kernel/a.ko: kernel/b.ko kernel/c.ko\nkernel/b.ko: kernel/c.ko\n"
-			"kernel/c.ko:\nkernel/sub/d-x.ko.xz:\nkernel/e.ko:\n");
+	                "kernel/c.ko:\nkernel/sub/d-x.ko.xz:\nkernel/e.ko:\n");
 	free(body);
 	CHECK_EQ(rootfs_cpio_read_file(out1, "usr/lib/modules/9.9.9-test/kernel/sub/d-x.ko.xz", 100,
-				       &body, NULL),
-		 0);
+	                               &body, NULL),
+	         0);
 	free(body);
 
 	/* An unknown module is named; the output is not left behind. */

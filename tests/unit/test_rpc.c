@@ -75,7 +75,8 @@ TEST(rpc_header_flags)
 		struct rpc_header h = hdr(0, 1, RPC_TYPE_REQUEST, (uint8_t)f);
 		CHECK_EQ(rpc_header_check(&h, true), f == 0 || f == 1 || f == 2 ? 0 : -EBADRQC);
 		h = hdr(0, 1, RPC_TYPE_DATA, (uint8_t)f);
-		CHECK_EQ(rpc_header_check(&h, true), f == 0 || f == 1 || f == 4 || f == 5 ? 0 : -EBADRQC);
+		CHECK_EQ(rpc_header_check(&h, true),
+		         f == 0 || f == 1 || f == 4 || f == 5 ? 0 : -EBADRQC);
 		h = hdr(0, 1, RPC_TYPE_RESPONSE, (uint8_t)f);
 		CHECK_EQ(rpc_header_check(&h, false), f == 0 ? 0 : -EBADRQC);
 	}
@@ -103,9 +104,9 @@ TEST(rpc_request_roundtrip)
 	struct rpc_kv md[] = {{"kin-target", "a/b"}, {"trace", "1"}};
 	uint8_t *buf;
 	size_t len;
-	CHECK_EQ(rpc_request_encode(7, 0, "kin.v1.Health", "Check", &in.base, md, 2, 5000, &buf,
-				    &len),
-		 0);
+	CHECK_EQ(
+	    rpc_request_encode(7, 0, "kin.v1.Health", "Check", &in.base, md, 2, 5000, &buf, &len),
+	    0);
 	struct rpc_header h;
 	rpc_header_decode(buf, &h);
 	CHECK_EQ(h.length, len - RPC_HEADER_SIZE);
@@ -134,7 +135,7 @@ static int decode_bytes(const uint8_t *b, size_t n)
 }
 
 static int decode_req(const char *service, const char *method, int64_t timeout, size_t n_md,
-		      const char *md_value)
+                      const char *md_value)
 {
 	struct rpc_kv md[RPC_METADATA_MAX + 1];
 	for (size_t i = 0; i < n_md; i++)
@@ -214,8 +215,8 @@ TEST(rpc_response_roundtrip)
 	struct rpc_status st;
 	ProtobufCMessage *out;
 	CHECK_EQ(rpc_response_decode(buf + RPC_HEADER_SIZE, h.length,
-				     &kin__v1__version_response__descriptor, &st, &out),
-		 0);
+	                             &kin__v1__version_response__descriptor, &st, &out),
+	         0);
 	CHECK_EQ(st.code, RPC_OK);
 	CHECK(out != NULL);
 	if (out) {
@@ -243,8 +244,8 @@ TEST(rpc_response_roundtrip)
 	/* A bad payload under OK is an error for the caller. */
 	static const uint8_t bad_payload[] = {0x0a, 0x00, 0x12, 0x02, 0xff, 0xff};
 	CHECK_EQ(rpc_response_decode(bad_payload, sizeof(bad_payload),
-				     &kin__v1__version_response__descriptor, &st, &out),
-		 -EBADMSG);
+	                             &kin__v1__version_response__descriptor, &st, &out),
+	         -EBADMSG);
 	CHECK(out == NULL);
 	static const uint8_t garbage[] = {0x0a, 0x7f};
 	CHECK_EQ(rpc_response_decode(garbage, sizeof(garbage), NULL, &st, NULL), -EBADMSG);
@@ -288,9 +289,17 @@ TEST(rpc_addresses)
 	CHECK_EQ(a.cid, 2);
 	CHECK_EQ(a.port, 1024);
 	CHECK_EQ(rpc_address_parse("vsock:4294967295:1", &a), 0);
-	const char *bad[] = {"",	  "unix:",	 "vsock:",     "vsock:2",   "vsock::1",
-			     "vsock:2:", "vsock:x:1", "vsock:2:1:3", "vsock:-1:2", "tcp:1.2.3.4:5",
-			     "vsock:99999999999:1"};
+	const char *bad[] = {"",
+	                     "unix:",
+	                     "vsock:",
+	                     "vsock:2",
+	                     "vsock::1",
+	                     "vsock:2:",
+	                     "vsock:x:1",
+	                     "vsock:2:1:3",
+	                     "vsock:-1:2",
+	                     "tcp:1.2.3.4:5",
+	                     "vsock:99999999999:1"};
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
 		if (rpc_address_parse(bad[i], &a) != -EINVAL) {
 			printf("    address '%s' accepted\n", bad[i]);
@@ -313,8 +322,17 @@ TEST(rpc_id_lists)
 	CHECK_EQ(rpc_parse_id_list("0,1,2,3", ids, 4, &n), 0);
 	CHECK_EQ(n, 4);
 	CHECK_EQ(ids[3], 3);
-	const char *bad[] = {"", ",", "1,", ",1", "1,,2", "a", "-1", "1 ", "4294967295",
-			     "0,1,2,3,4", "99999999999999999999"};
+	const char *bad[] = {"",
+	                     ",",
+	                     "1,",
+	                     ",1",
+	                     "1,,2",
+	                     "a",
+	                     "-1",
+	                     "1 ",
+	                     "4294967295",
+	                     "0,1,2,3,4",
+	                     "99999999999999999999"};
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
 		if (rpc_parse_id_list(bad[i], ids, 4, &n) != -EINVAL) {
 			printf("    id list '%s' accepted\n", bad[i]);

@@ -19,10 +19,10 @@ TEST(rpc_options_cmdline)
 	CHECK(!cfg.rpc.vsock_set);
 	diags = 0;
 	CHECK_EQ(init_cmdline_parse("kin.rpc.vsock=2048 kin.rpc.uids=1000,1001 kin.rpc.gids=100 "
-				    "kin.rpc.max-conns=64 kin.rpc.socket=/run/k.sock "
-				    "kin.rpc.frame-timeout=1500ms",
-				    &cfg, count_diag, NULL),
-		 0);
+	                            "kin.rpc.max-conns=64 kin.rpc.socket=/run/k.sock "
+	                            "kin.rpc.frame-timeout=1500ms",
+	                            &cfg, count_diag, NULL),
+	         0);
 	CHECK(cfg.rpc.vsock_set);
 	CHECK_EQ(cfg.rpc.vsock_port, 2048);
 	CHECK_EQ(cfg.rpc.n_uids, 2);
@@ -46,15 +46,23 @@ TEST(rpc_options_bad_values_kept)
 	CHECK_EQ(init_option_set(&cfg, "kin.rpc.vsock", "1024"), 0);
 	CHECK_EQ(init_option_set(&cfg, "kin.rpc.uids", "7"), 0);
 	const char *bad[][2] = {
-		{"kin.rpc.vsock", "0"},	       {"kin.rpc.vsock", "-1"},
-		{"kin.rpc.vsock", "4294967295"}, {"kin.rpc.vsock", "port"},
-		{"kin.rpc.vsock", ""},	       {"kin.rpc.uids", "1,,2"},
-		{"kin.rpc.uids", "root"},	       {"kin.rpc.uids", "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17"},
-		{"kin.rpc.gids", ""},	       {"kin.rpc.max-conns", "0"},
-		{"kin.rpc.max-conns", "65537"},  {"kin.rpc.socket", "relative.sock"},
-		{"kin.rpc.socket", ""},	       {"kin.rpc.frame-timeout", "0"},
-		{"kin.rpc.frame-timeout", "50ms"}, {"kin.rpc.frame-timeout", "61m"},
-		{"kin.rpc.frame-timeout", "soon"},
+	    {"kin.rpc.vsock", "0"},
+	    {"kin.rpc.vsock", "-1"},
+	    {"kin.rpc.vsock", "4294967295"},
+	    {"kin.rpc.vsock", "port"},
+	    {"kin.rpc.vsock", ""},
+	    {"kin.rpc.uids", "1,,2"},
+	    {"kin.rpc.uids", "root"},
+	    {"kin.rpc.uids", "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17"},
+	    {"kin.rpc.gids", ""},
+	    {"kin.rpc.max-conns", "0"},
+	    {"kin.rpc.max-conns", "65537"},
+	    {"kin.rpc.socket", "relative.sock"},
+	    {"kin.rpc.socket", ""},
+	    {"kin.rpc.frame-timeout", "0"},
+	    {"kin.rpc.frame-timeout", "50ms"},
+	    {"kin.rpc.frame-timeout", "61m"},
+	    {"kin.rpc.frame-timeout", "soon"},
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
 		if (init_option_set(&cfg, bad[i][0], bad[i][1]) != -EINVAL) {
@@ -77,7 +85,7 @@ TEST(rpc_options_flags)
 	struct init_config cfg;
 	init_config_defaults(&cfg);
 	char *argv[] = {"init", "--socket", "/tmp/x/kin.sock", "--vsock", "5000", "--allow-uid",
-			"1000", NULL};
+	                "1000", NULL};
 	CHECK_EQ(init_flags_parse(7, argv, &cfg), 0);
 	CHECK_STR(cfg.rpc.socket, "/tmp/x/kin.sock");
 	CHECK_EQ(cfg.rpc.vsock_port, 5000);

@@ -86,12 +86,12 @@ static int h_flood(struct rpc_call *call, const ProtobufCMessage *in, void *u)
 }
 
 static const struct rpc_method test_methods[] = {
-	{"test.Svc", "Defer", &kin__v1__check_request__descriptor, h_defer, 0, NULL},
-	{"test.Svc", "Errno", &kin__v1__check_request__descriptor, h_errno, 0, NULL},
-	{"test.Svc", "Stream", &kin__v1__check_request__descriptor, h_stream,
-	 RPC_METHOD_SERVER_STREAM, NULL},
-	{"test.Svc", "Flood", &kin__v1__check_request__descriptor, h_flood,
-	 RPC_METHOD_SERVER_STREAM, NULL},
+    {"test.Svc", "Defer", &kin__v1__check_request__descriptor, h_defer, 0, NULL},
+    {"test.Svc", "Errno", &kin__v1__check_request__descriptor, h_errno, 0, NULL},
+    {"test.Svc", "Stream", &kin__v1__check_request__descriptor, h_stream, RPC_METHOD_SERVER_STREAM,
+     NULL},
+    {"test.Svc", "Flood", &kin__v1__check_request__descriptor, h_flood, RPC_METHOD_SERVER_STREAM,
+     NULL},
 };
 
 static bool stopping_never(void *d)
@@ -170,7 +170,7 @@ static void send_raw(const void *p, size_t n)
 }
 
 static void send_call(uint32_t id, uint8_t flags, const char *svc, const char *method,
-		      const struct rpc_kv *md, size_t n_md)
+                      const struct rpc_kv *md, size_t n_md)
 {
 	Kin__V1__CheckRequest in = KIN__V1__CHECK_REQUEST__INIT;
 	uint8_t *buf;
@@ -187,7 +187,7 @@ static void send_call_timeout(uint32_t id, const char *svc, const char *method, 
 	uint8_t *buf;
 	size_t len;
 	rpc_request_encode(id, 0, svc, method, &in.base, NULL, 0, (int64_t)timeout_ms * 1000000,
-			   &buf, &len);
+	                   &buf, &len);
 	send_raw(buf, len);
 	free(buf);
 }
@@ -251,12 +251,12 @@ TEST(rpc_server_health_and_errors)
 	CHECK(next_frame(&h, &data));
 	struct rpc_status st;
 	ProtobufCMessage *out = NULL;
-	CHECK_EQ(rpc_response_decode(data, h.length, &kin__v1__check_response__descriptor, &st,
-				     &out),
-		 0);
+	CHECK_EQ(
+	    rpc_response_decode(data, h.length, &kin__v1__check_response__descriptor, &st, &out),
+	    0);
 	CHECK_EQ(st.code, RPC_OK);
 	CHECK(out && ((Kin__V1__CheckResponse *)out)->status ==
-			     KIN__V1__CHECK_RESPONSE__SERVING_STATUS__SERVING);
+	                 KIN__V1__CHECK_RESPONSE__SERVING_STATUS__SERVING);
 	if (out)
 		protobuf_c_message_free_unpacked(out, NULL);
 
@@ -344,10 +344,10 @@ TEST(rpc_server_oversize_refused_without_reading)
 TEST(rpc_server_garbage_closes)
 {
 	const char *inputs[] = {
-		"GET / HTTP/1.1\r\nHost: x\r\n\r\n",			/* reserved byte set */
-		"\x00\x00\x00\x00\x00\x00\x00\x01\x09\x00",		/* unknown type */
-		"\x00\x00\x00\x00\x00\x00\x00\x01\x02\x00",		/* a client's Response */
-		"\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00",		/* type 0 */
+	    "GET / HTTP/1.1\r\nHost: x\r\n\r\n",        /* reserved byte set */
+	    "\x00\x00\x00\x00\x00\x00\x00\x01\x09\x00", /* unknown type */
+	    "\x00\x00\x00\x00\x00\x00\x00\x01\x02\x00", /* a client's Response */
+	    "\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00", /* type 0 */
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(inputs); i++) {
 		srv_start(NULL, true);
@@ -377,7 +377,7 @@ TEST(rpc_server_partial_and_pipelined)
 	static uint8_t many[500 * 64];
 	for (uint32_t i = 0; i < 500; i++) {
 		rpc_request_encode(3 + 2 * i, 0, "kin.v1.Health", "Check", &in.base, NULL, 0, 0,
-				   &buf, &len);
+		                   &buf, &len);
 		memcpy(many + total, buf, len);
 		total += len;
 		free(buf);
@@ -404,7 +404,9 @@ TEST(rpc_server_half_close_answers_then_closes)
 
 	/* A truncated frame before the half-close is dropped with the connection. */
 	srv_start(NULL, true);
-	send_raw("\x00\x00\x00\x20\x00\x00\x00\x01\x01\x00" "abc", 13);
+	send_raw("\x00\x00\x00\x20\x00\x00\x00\x01\x01\x00"
+	         "abc",
+	         13);
 	shutdown(S.fd, SHUT_WR);
 	CHECK(closed_by_server());
 	CHECK_EQ(conns(), 0);
@@ -475,7 +477,7 @@ TEST(rpc_server_stream)
 		CHECK_EQ(h.stream_id, 1);
 		CHECK_EQ(rpc_header_check(&h, false), 0);
 		Kin__V1__VersionResponse *v =
-			kin__v1__version_response__unpack(NULL, h.length, data);
+		    kin__v1__version_response__unpack(NULL, h.length, data);
 		CHECK(v && v->pid == i);
 		if (v)
 			kin__v1__version_response__free_unpacked(v, NULL);
@@ -541,7 +543,7 @@ TEST(rpc_server_deadline_ends_deferred_call)
 	uint64_t t0 = now_monotonic_ns();
 	send_call_timeout(1, "test.Svc", "Defer", 60);
 	send_call_timeout(3, "test.Svc", "Defer", 5000); /* answered in time */
-	send_call(5, 0, "test.Svc", "Defer", NULL, 0);	 /* no timeout: waits */
+	send_call(5, 0, "test.Svc", "Defer", NULL, 0);   /* no timeout: waits */
 	pump(5);
 	CHECK_EQ(n_kept, 3);
 	CHECK_EQ(rpc_call_reply(kept[1], NULL), 0);
@@ -613,7 +615,8 @@ TEST(rpc_server_frame_time_limit)
 	 * longer: kept. */
 	uint32_t id = 1;
 	for (int k = 0; k < 4; k++, id += 2) {
-		rpc_request_encode(id, 0, "kin.v1.Health", "Check", &in.base, NULL, 0, 0, &buf, &len);
+		rpc_request_encode(id, 0, "kin.v1.Health", "Check", &in.base, NULL, 0, 0, &buf,
+		                   &len);
 		send_raw(buf, len / 2);
 		uint64_t until = now_monotonic_ns() + 60000000;
 		while (now_monotonic_ns() < until)

@@ -66,8 +66,8 @@ struct fake_runner {
 	char argv0[64];
 };
 
-static int fake_start(void *data, const char *name, char *const *argv, pid_t *ret_pid,
-		      char *where, size_t where_len, char *err, size_t err_len)
+static int fake_start(void *data, const char *name, char *const *argv, pid_t *ret_pid, char *where,
+                      size_t where_len, char *err, size_t err_len)
 {
 	struct fake_runner *f = data;
 	(void)err, (void)err_len;
@@ -114,10 +114,8 @@ TEST(vm_manager_runner)
 
 	struct fake_runner f = {0};
 	struct vm_events ev = {.exited = fake_exited, .data = &f};
-	struct vm_runner runner = {.start = fake_start,
-				   .signal = fake_signal,
-				   .release = fake_release,
-				   .data = &f};
+	struct vm_runner runner = {
+	    .start = fake_start, .signal = fake_signal, .release = fake_release, .data = &f};
 	struct ev_loop *loop = NULL;
 	struct child_table *children = NULL;
 	struct vm_manager *m = NULL;

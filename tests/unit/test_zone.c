@@ -27,9 +27,17 @@ TEST(zone_subnet_parse)
 	CHECK_EQ(prefix, 16);
 	CHECK_EQ(zone_subnet_parse("10.0.0.0/8", &base, &prefix), 0);
 	CHECK_EQ(zone_subnet_parse("192.168.7.4/30", &base, &prefix), 0);
-	const char *bad[] = {"10.88.0.1/16", "10.88.0.0", "10.88.0.0/7", "10.88.0.0/31",
-			     "10.88.0.0/", "10.88.0.0/16x", "10.88.0/16", "fe80::/64",
-			     "10.88.0.0/-1", "/16", "1234567890123456789012345678901234/8"};
+	const char *bad[] = {"10.88.0.1/16",
+	                     "10.88.0.0",
+	                     "10.88.0.0/7",
+	                     "10.88.0.0/31",
+	                     "10.88.0.0/",
+	                     "10.88.0.0/16x",
+	                     "10.88.0/16",
+	                     "fe80::/64",
+	                     "10.88.0.0/-1",
+	                     "/16",
+	                     "1234567890123456789012345678901234/8"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		CHECK_EQ(zone_subnet_parse(bad[i], &base, &prefix), -EINVAL);
 }
@@ -67,7 +75,7 @@ TEST(zone_subnet_slots)
 	CHECK_EQ(zone_subnet_slot(ip("192.168.7.4"), 30, 0, zc, sizeof(zc), gw, hc, sizeof(hc)), 0);
 	CHECK_STR(zc, "192.168.7.6/30");
 	CHECK_EQ(zone_subnet_slot(ip("192.168.7.4"), 30, 1, zc, sizeof(zc), gw, hc, sizeof(hc)),
-		 -ERANGE);
+	         -ERANGE);
 }
 
 TEST(zone_subnet_delegation)
@@ -106,7 +114,7 @@ struct range {
 };
 
 static void walk(uint32_t base, unsigned prefix, struct range *links, size_t *nlinks, size_t cap,
-		 int *bad)
+                 int *bad)
 {
 	uint32_t size = 1u << (32 - prefix);
 	uint32_t nl = zone_subnet_links(prefix), nd = zone_subnet_delegations(prefix);
@@ -177,9 +185,11 @@ TEST(zone_create_checks_first)
 	CHECK_EQ(zone_create(z, &spec, NULL, NULL, &err), -ELOOP);
 	CHECK_EQ(err.code, CELLS_FAILED_PRECONDITION);
 	CHECK_STR(err.msg,
-		  "zone \"deep\": depth limit reached (this kin is at depth 4, the limit is 4)");
-	const char *bad[] = {"", ".", "..", "a/b", "../x", "-x", "a b", "a_b",
-			     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"};
+	          "zone \"deep\": depth limit reached (this kin is at depth 4, the limit is 4)");
+	const char *bad[] = {
+	    "",    ".",    "..",
+	    "a/b", "../x", "-x",
+	    "a b", "a_b",  "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		str_copy(spec.name, sizeof(spec.name), bad[i]);
 		err = (struct cells_err){0};
@@ -332,8 +342,8 @@ TEST(zone_init_flag_subnet)
 {
 	struct init_config cfg;
 	init_config_defaults(&cfg);
-	char *argv[] = {"init", "--zone", "a", "--zone-depth", "1", "--zone-subnet",
-			"10.88.128.0/21", NULL};
+	char *argv[] = {"init",          "--zone",         "a", "--zone-depth", "1",
+	                "--zone-subnet", "10.88.128.0/21", NULL};
 	CHECK_EQ(init_flags_parse(7, argv, &cfg), 0);
 	CHECK_STR(cfg.zone_subnet, "10.88.128.0/21");
 	CHECK_EQ(cfg.zone_depth, 1);

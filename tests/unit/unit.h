@@ -32,8 +32,8 @@ extern int unit_failures;
 	do {                                                                                       \
 		long long _a = (long long)(a), _b = (long long)(b);                                \
 		if (_a != _b) {                                                                    \
-			printf("    %s:%d: %s == %lld, expected %s == %lld\n", __FILE__, __LINE__, #a, \
-			       _a, #b, _b);                                                        \
+			printf("    %s:%d: %s == %lld, expected %s == %lld\n", __FILE__, __LINE__, \
+			       #a, _a, #b, _b);                                                    \
 			unit_failures++;                                                           \
 		}                                                                                  \
 	} while (0)
@@ -41,8 +41,8 @@ extern int unit_failures;
 	do {                                                                                       \
 		const char *_a = (a), *_b = (b);                                                   \
 		if (!_a || !_b || strcmp(_a, _b) != 0) {                                           \
-			printf("    %s:%d: %s == \"%s\", expected \"%s\"\n", __FILE__, __LINE__, #a,   \
-			       _a ? _a : "(null)", _b ? _b : "(null)");                            \
+			printf("    %s:%d: %s == \"%s\", expected \"%s\"\n", __FILE__, __LINE__,   \
+			       #a, _a ? _a : "(null)", _b ? _b : "(null)");                        \
 			unit_failures++;                                                           \
 		}                                                                                  \
 	} while (0)

@@ -86,7 +86,7 @@ static int rpc_version(int fd, Kin__V1__VersionResponse **ret, struct rpc_status
 	size_t len;
 	static uint32_t stream = 1;
 	int r = rpc_request_encode(stream, 0, "kin.v1.Health", "Version", &req.base, NULL, 0, 0,
-				   &buf, &len);
+	                           &buf, &len);
 	stream += 2;
 	fd_set_nonblock(fd, false);
 	if (r == 0)
@@ -106,7 +106,7 @@ static int rpc_version(int fd, Kin__V1__VersionResponse **ret, struct rpc_status
 	ProtobufCMessage *out = NULL;
 	*ret_status = (struct rpc_status){0};
 	r = rpc_response_decode(data, h.length, &kin__v1__version_response__descriptor, ret_status,
-				&out);
+	                        &out);
 	free(data);
 	if (r < 0)
 		return -EBADMSG;
@@ -181,7 +181,7 @@ static int create_wait(const struct zone_spec *spec, struct cells_err *err)
 	if (!created_flag) {
 		*err = (struct cells_err){.err = -ETIMEDOUT, .code = CELLS_DEADLINE_EXCEEDED};
 		snprintf(err->msg, sizeof(err->msg), "zone \"%s\": not created after 30 s",
-			 spec->name);
+		         spec->name);
 		return -ETIMEDOUT;
 	}
 	if (created_r < 0)
@@ -221,9 +221,9 @@ static void cmd_create(char **w, int n)
 	zone_get(zones, spec.name, &info, NULL);
 	export_info(&info);
 	printf("ok create %s pid %d depth %u cell %s if %s addr %s gw %s subnet %s log %s\n",
-	       info.name, (int)info.pid, info.depth, info.cell, info.host_if[0] ? info.host_if : "-",
-	       info.addr[0] ? info.addr : "-", info.gateway[0] ? info.gateway : "-",
-	       info.subnet[0] ? info.subnet : "-", info.log);
+	       info.name, (int)info.pid, info.depth, info.cell,
+	       info.host_if[0] ? info.host_if : "-", info.addr[0] ? info.addr : "-",
+	       info.gateway[0] ? info.gateway : "-", info.subnet[0] ? info.subnet : "-", info.log);
 }
 
 static void on_done(int status, void *data)
@@ -316,7 +316,8 @@ static int stop_wait(const char *name, uint64_t *ret_ns)
 
 static void bench_ready(int n, bool net)
 {
-	uint64_t *ready = calloc((size_t)n, sizeof(*ready)), *stop = calloc((size_t)n, sizeof(*stop));
+	uint64_t *ready = calloc((size_t)n, sizeof(*ready)),
+	         *stop = calloc((size_t)n, sizeof(*stop));
 	int done = 0;
 	for (int i = 0; ready && stop && i < n; i++) {
 		char name[32];
@@ -347,9 +348,9 @@ static void bench_peer(int n, const char *kin)
 			dup2(sv[1], 3);
 			int null = open("/dev/null", O_RDWR);
 			dup2(null, 0), dup2(null, 1), dup2(null, 2);
-			execlp("unshare", "unshare", "--pid", "--mount", "--uts", "--ipc", "--cgroup",
-			       "--fork", "--kill-child", kin, "init", "--socket", "none", "--rpc-fd",
-			       "3", NULL);
+			execlp("unshare", "unshare", "--pid", "--mount", "--uts", "--ipc",
+			       "--cgroup", "--fork", "--kill-child", kin, "init", "--socket",
+			       "none", "--rpc-fd", "3", NULL);
 			_exit(127);
 		}
 		close(sv[1]);
@@ -479,9 +480,8 @@ static void bench_siblings(int n)
 		snprintf(what, sizeof(what), "RESULT band %d-%d create", lo, hi);
 		print_stats(what, &c[lo - 1], (size_t)(hi - lo + 1));
 		snprintf(what, sizeof(what), "RESULT band %d-%d delete", lo, hi);
-		print_stats(what, &d[lo - 1], (size_t)(hi - lo + 1) <= (size_t)gone
-						      ? (size_t)(hi - lo + 1)
-						      : 0);
+		print_stats(what, &d[lo - 1],
+		            (size_t)(hi - lo + 1) <= (size_t)gone ? (size_t)(hi - lo + 1) : 0);
 	}
 	if (m.n)
 		printf("RESULT mem zones %u rss_kib %lu pss_kib %lu private_dirty_kib %lu "
@@ -506,8 +506,9 @@ static void bench_peer_mem(const char *kin)
 		dup2(sv[1], 3);
 		int null = open("/dev/null", O_RDWR);
 		dup2(null, 0), dup2(null, 1), dup2(null, 2);
-		execlp("unshare", "unshare", "--pid", "--mount", "--uts", "--ipc", "--cgroup", "--fork",
-		       "--kill-child", kin, "init", "--socket", "none", "--rpc-fd", "3", NULL);
+		execlp("unshare", "unshare", "--pid", "--mount", "--uts", "--ipc", "--cgroup",
+		       "--fork", "--kill-child", kin, "init", "--socket", "none", "--rpc-fd", "3",
+		       NULL);
 		_exit(127);
 	}
 	close(sv[1]);
@@ -525,8 +526,8 @@ static void bench_peer_mem(const char *kin)
 			fclose(f);
 		usleep(500000);
 		if (smaps(kpid, &rss, &pss, &pd) == 0)
-			printf("RESULT peermem rss_kib %lu pss_kib %lu private_dirty_kib %lu\n", rss,
-			       pss, pd);
+			printf("RESULT peermem rss_kib %lu pss_kib %lu private_dirty_kib %lu\n",
+			       rss, pss, pd);
 		protobuf_c_message_free_unpacked(&v->base, NULL);
 	}
 	if (pid > 0) {
@@ -641,30 +642,31 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--base") && i + 1 < argc)
 			ccfg.base = argv[++i];
-		else if (!strcmp(argv[i], "--depth") && i + 1 < argc && !str_to_u32(argv[i + 1], &u))
+		else if (!strcmp(argv[i], "--depth") && i + 1 < argc &&
+		         !str_to_u32(argv[i + 1], &u))
 			zcfg.depth = u, i++;
 		else if (!strcmp(argv[i], "--depth-max") && i + 1 < argc &&
-			 !str_to_u32(argv[i + 1], &u))
+		         !str_to_u32(argv[i + 1], &u))
 			zcfg.depth_max = u, i++;
 		else if (!strcmp(argv[i], "--subnet") && i + 1 < argc)
 			zcfg.subnet = argv[++i];
 		else if (!strcmp(argv[i], "--state-dir") && i + 1 < argc)
 			zcfg.state_dir = state_dir = argv[++i];
 		else if (!strcmp(argv[i], "--log-bytes") && i + 1 < argc &&
-			 !str_to_u32(argv[i + 1], &u))
+		         !str_to_u32(argv[i + 1], &u))
 			zcfg.log_bytes = u, i++;
 		else if (!strcmp(argv[i], "--as-zone")) {
 			if (as_zone(&zcfg) < 0)
 				return 1;
-		}
-		else if (!strcmp(argv[i], "--log-level") && i + 1 < argc)
+		} else if (!strcmp(argv[i], "--log-level") && i + 1 < argc)
 			zcfg.log_level = argv[++i];
 		else if (!strcmp(argv[i], "--self") && i + 1 < argc)
 			zcfg.self = argv[++i];
 		else {
-			fprintf(stderr, "usage: zone-driver [--base REL] [--depth N] [--depth-max N] "
-					"[--subnet CIDR] [--state-dir DIR] [--log-level L] "
-					"[--log-bytes N] [--as-zone] < script\n");
+			fprintf(stderr,
+			        "usage: zone-driver [--base REL] [--depth N] [--depth-max N] "
+			        "[--subnet CIDR] [--state-dir DIR] [--log-level L] "
+			        "[--log-bytes N] [--as-zone] < script\n");
 			return 2;
 		}
 	}
