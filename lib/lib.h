@@ -12,6 +12,9 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "lib/err.h"
+#include "lib/list.h"
+
 /* ---- ownership ------------------------------------------------------- */
 
 static inline void freep(void *p)
@@ -87,6 +90,11 @@ int str_to_u64(const char *s, uint64_t max, uint64_t *ret);
 int str_to_u32(const char *s, uint32_t *ret);
 /* "1500ms", "10s", "2m", or a bare number of seconds, into milliseconds. */
 int str_to_duration_ms(const char *s, uint64_t max_ms, uint64_t *ret_ms);
+/* A size: a number with an optional binary suffix K, M, G or T (either
+ * case: 512M = 512 MiB), a bare number counting in bare_unit bytes (1 for
+ * bytes, 1 << 20 for flags that count MiB). At most max bytes; -EINVAL
+ * when malformed, -ERANGE over max. */
+int str_to_size(const char *s, uint64_t bare_unit, uint64_t max, uint64_t *ret_bytes);
 /* Copies at most size-1 bytes and always terminates; -ENAMETOOLONG if cut. */
 int str_copy(char *dst, size_t size, const char *src);
 /* A valid hostname per RFC 1123 labels, at most 64 bytes. */

@@ -72,6 +72,33 @@ int str_to_duration_ms(const char *s, uint64_t max_ms, uint64_t *ret_ms)
 	return -EINVAL;
 }
 
+int str_to_size(const char *s, uint64_t bare_unit, uint64_t max, uint64_t *ret_bytes)
+{
+	static const char suffixes[] = "KMGT";
+	char num[32];
+
+	if (!s || bare_unit == 0)
+		return -EINVAL;
+	size_t len = strlen(s);
+	if (len == 0 || len >= sizeof(num))
+		return -EINVAL;
+	memcpy(num, s, len + 1);
+	uint64_t unit = bare_unit;
+	const char *suffix = strchr(suffixes, num[len - 1] & ~0x20);
+	if (num[len - 1] >= 'A' && suffix && *suffix) {
+		unit = 1ull << (10 * (suffix - suffixes + 1));
+		num[--len] = '\0';
+	}
+	uint64_t v;
+	int r = str_to_u64(num, UINT64_MAX, &v);
+	if (r < 0)
+		return r == -ERANGE ? -ERANGE : -EINVAL;
+	if (v > max / unit)
+		return -ERANGE;
+	*ret_bytes = v * unit;
+	return 0;
+}
+
 int str_copy(char *dst, size_t size, const char *src)
 {
 	size_t n = strlen(src);

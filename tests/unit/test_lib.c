@@ -202,3 +202,90 @@ TEST(child_spawn_exit_and_errors)
 	child_table_free(t);
 	ev_loop_free(loop);
 }
+
+TEST(str_to_size_units)
+{
+	uint64_t v = 0;
+	CHECK_EQ(str_to_size("512M", 1 << 20, UINT64_MAX, &v), 0);
+	CHECK(v == 512ull << 20);
+	CHECK_EQ(str_to_size("1G", 1 << 20, UINT64_MAX, &v), 0);
+	CHECK(v == 1ull << 30);
+	CHECK_EQ(str_to_size("2048", 1 << 20, UINT64_MAX, &v), 0);
+	CHECK(v == 2048ull << 20);
+	CHECK_EQ(str_to_size("4096", 1, UINT64_MAX, &v), 0);
+	CHECK_EQ(v, 4096);
+	CHECK_EQ(str_to_size("1k", 1, UINT64_MAX, &v), 0);
+	CHECK_EQ(v, 1024);
+	CHECK_EQ(str_to_size("2t", 1, UINT64_MAX, &v), 0);
+	CHECK(v == 2ull << 40);
+	CHECK_EQ(str_to_size("1G", 1, 1ull << 30, &v), 0);
+	CHECK_EQ(str_to_size("1025M", 1, 1ull << 30, &v), -ERANGE);
+	CHECK_EQ(str_to_size("99999999999999999999", 1, UINT64_MAX, &v), -ERANGE);
+	CHECK_EQ(str_to_size("17179869184G", 1, UINT64_MAX, &v), -ERANGE);
+	CHECK_EQ(str_to_size("", 1, UINT64_MAX, &v), -EINVAL);
+	CHECK_EQ(str_to_size("M", 1, UINT64_MAX, &v), -EINVAL);
+	CHECK_EQ(str_to_size("1.5G", 1, UINT64_MAX, &v), -EINVAL);
+	CHECK_EQ(str_to_size("1MB", 1, UINT64_MAX, &v), -EINVAL);
+	CHECK_EQ(str_to_size("-1", 1, UINT64_MAX, &v), -EINVAL);
+	CHECK_EQ(str_to_size("1P", 1, UINT64_MAX, &v), -EINVAL);
+	CHECK_EQ(str_to_size(NULL, 1, UINT64_MAX, &v), -EINVAL);
+}
+
+TEST(err_type)
+{
+	struct err e;
+	CHECK_EQ(err_set(&e, -ENOENT, ERR_NOT_FOUND, "cell \"%s\" does not exist", "web"), -ENOENT);
+	CHECK_EQ(e.code, ERR_NOT_FOUND);
+	CHECK_EQ(e.errnum, -ENOENT);
+	CHECK_STR(e.msg, "cell \"web\" does not exist");
+	CHECK_EQ(err_set_errno(&e, -EBUSY, "busy"), -EBUSY);
+	CHECK_EQ(e.code, ERR_FAILED_PRECONDITION);
+	CHECK_EQ(err_set_errno(NULL, -EPERM, "nobody keeps this"), -EPERM);
+	err_clear(&e);
+	CHECK_EQ(e.code, ERR_OK);
+	CHECK_STR(e.msg, "");
+	CHECK_STR(err_code_name(ERR_UNAUTHENTICATED), "UNAUTHENTICATED");
+	CHECK_STR(err_code_name(99), "CODE_99");
+	CHECK_EQ(err_code_from_errno(-EOPNOTSUPP), ERR_UNIMPLEMENTED);
+	CHECK_EQ(err_code_from_errno(-ENOEXEC), ERR_FAILED_PRECONDITION);
+	CHECK_EQ(err_code_from_errno(EIO), ERR_INTERNAL);
+}
+
+struct item {
+	int v;
+	struct list_node node;
+};
+
+TEST(list_intrusive)
+{
+	struct list_node head = LIST_HEAD_INIT(head);
+	struct item a = {.v = 1}, b = {.v = 2}, c = {.v = 3};
+	CHECK(list_is_empty(&head));
+	CHECK(list_first_entry(&head, struct item, node) == NULL);
+	list_append(&head, &a.node);
+	list_append(&head, &b.node);
+	list_push(&head, &c.node); /* c a b */
+	CHECK_EQ(list_count(&head), 3);
+	struct item *it, *tmp;
+	int sum = 0, first = 0;
+	list_for_each(it, &head, node)
+	{
+		if (!first)
+			first = it->v;
+		sum = sum * 10 + it->v;
+	}
+	CHECK_EQ(first, 3);
+	CHECK_EQ(sum, 312);
+	list_for_each_safe(it, tmp, &head, node)
+	{
+		if (it->v == 1)
+			list_remove(&it->node);
+	}
+	CHECK(!list_is_linked(&a.node));
+	CHECK(list_is_linked(&b.node));
+	list_remove(&a.node); /* twice is fine */
+	CHECK_EQ(list_count(&head), 2);
+	list_remove(&b.node);
+	list_remove(&c.node);
+	CHECK(list_is_empty(&head));
+}
