@@ -10,27 +10,14 @@ cd "$(dirname "$0")/../.."
 . tests/ns/lib.sh
 ns_suite_begin cells-rpc
 
-CG=$(cgroup2_mount)
-if [ -z "$CG" ]; then
-	echo "SKIP ns/cells-rpc: no cgroup2 mount in /proc/self/mountinfo"
-	echo "0 passed, 0 failed"
-	exit 0
-fi
+ns_need_cgroup2
 TOP=kin-rpc-test-$$
 cleanup() {
 	[ -n "${DPID:-}" ] && kill -KILL "$DPID" 2>/dev/null
-	if [ -d "$CG/$TOP" ]; then
-		for k in $(find "$CG/$TOP" -name cgroup.kill); do echo 1 >"$k" 2>/dev/null; done
-		for _ in $(seq 50); do
-			find "$CG/$TOP" -depth -type d -exec rmdir {} \; 2>/dev/null
-			[ -d "$CG/$TOP" ] || break
-			sleep 0.1
-		done
-	fi
+	cgroup_tree_remove "$CG/$TOP"
 	rm -rf "$T"
 }
 trap cleanup EXIT
-clean_log() { ! grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' "$1"; }
 
 S=$T/k.sock
 BASE=$CG/$TOP/d

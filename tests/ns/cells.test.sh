@@ -10,24 +10,9 @@ ns_suite_begin cells
 DRIVER=$PWD/$BUILD/cells-driver
 PROBE=$PWD/$BUILD/cells-probe
 
-CG=$(cgroup2_mount)
-if [ -z "$CG" ]; then
-	echo "SKIP ns/cells: no cgroup2 mount in /proc/self/mountinfo"
-	echo "0 passed, 0 failed"
-	exit 0
-fi
+ns_need_cgroup2
 TOP=kin-test-$$
-cleanup_cgroups() {
-	[ -d "$CG/$TOP" ] || return 0
-	# Kill what is left (cgroup.kill is recursive), then rmdir bottom-up.
-	for k in $(find "$CG/$TOP" -name cgroup.kill); do echo 1 >"$k" 2>/dev/null; done
-	for _ in $(seq 50); do
-		find "$CG/$TOP" -depth -type d -exec rmdir {} \; 2>/dev/null
-		[ -d "$CG/$TOP" ] || return 0
-		sleep 0.1
-	done
-}
-trap 'cleanup_cgroups; rm -rf "$T"' EXIT
+trap 'cgroup_tree_remove "$CG/$TOP"; rm -rf "$T"' EXIT
 
 n=0
 # drive SCRIPT: runs the driver on a fresh subtree; output in $T/out.
@@ -390,6 +375,6 @@ t_output
 t_delete_semantics
 
 # Everything made is removed again.
-cleanup_cgroups
+cgroup_tree_remove "$CG/$TOP"
 [ ! -e "$CG/$TOP" ] && ok cleanup || bad cleanup "$CG/$TOP still there"
 ns_suite_end

@@ -55,3 +55,42 @@ ns_suite_end() {
 	echo "$pass passed, $fail failed"
 	[ "$fail" -eq 0 ]
 }
+
+# ns_skip WHY: ends the suite as skipped, saying why.
+ns_skip() {
+	echo "SKIP ns/$SUITE: $1"
+	echo "0 passed, 0 failed"
+	exit 0
+}
+# ns_need_cgroup2: CG is where cgroup2 is mounted, or the suite is skipped.
+ns_need_cgroup2() {
+	CG=$(cgroup2_mount)
+	[ -n "$CG" ] || ns_skip "no cgroup2 mount in /proc/self/mountinfo"
+}
+# ns_need_fuse: a FUSE mount nobody serves is how the suites make a setup
+# that really hangs; without /dev/fuse the suite is skipped.
+ns_need_fuse() {
+	if [ ! -c /dev/fuse ] || ! grep -qw fuse /proc/filesystems; then
+		ns_skip "no FUSE (/dev/fuse) to make a setup that hangs"
+	fi
+}
+# cgroup_tree_remove DIR: kills what is left below DIR (cgroup.kill is
+# recursive), then removes the cgroups bottom-up, for at most 5 s.
+cgroup_tree_remove() {
+	[ -d "$1" ] || return 0
+	for k in $(find "$1" -name cgroup.kill 2>/dev/null); do echo 1 >"$k" 2>/dev/null; done
+	for _ in $(seq 50); do
+		find "$1" -depth -type d -exec rmdir {} \; 2>/dev/null
+		[ -d "$1" ] || return 0
+		sleep 0.1
+	done
+}
+# veths_remove PREFIX: deletes the links whose names start with PREFIX
+# (a zone's host-side veth ends are kz<kin pid>.<n>).
+veths_remove() {
+	for l in $(ip -o link show 2>/dev/null | awk -F': ' -v p="$1" 'index($2, p) == 1 {print $2}' | sed 's/@.*//'); do
+		ip link del "$l" 2>/dev/null
+	done
+}
+# clean_log FILE: no sanitizer report in FILE (SANITIZE=1 builds).
+clean_log() { ! grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' "$1"; }

@@ -25,7 +25,6 @@ daemon_stop() {
 }
 fds() { ls "/proc/$1/fd" 2>/dev/null | wc -l; }
 # No sanitizer report in a log (SANITIZE=1 builds report leaks at exit).
-clean_log() { ! grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' "$1"; }
 
 S=$T/d/kin.sock
 daemon_start d --socket "$S"

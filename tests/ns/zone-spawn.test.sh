@@ -14,36 +14,17 @@ cd "$(dirname "$0")/../.."
 . tests/ns/lib.sh
 ns_suite_begin zone-spawn
 
-CG=$(cgroup2_mount)
-if [ -z "$CG" ]; then
-	echo "SKIP ns/zone-spawn: no cgroup2 mount in /proc/self/mountinfo"
-	echo "0 passed, 0 failed"
-	exit 0
-fi
-if [ ! -c /dev/fuse ] || ! grep -qw fuse /proc/filesystems; then
-	echo "SKIP ns/zone-spawn: no FUSE (/dev/fuse) to make a setup that hangs"
-	echo "0 passed, 0 failed"
-	exit 0
-fi
+ns_need_cgroup2
+ns_need_fuse
 TOP=kin-zsp-test-$$
 cleanup() {
 	[ -n "${DPID:-}" ] && kill -KILL "$DPID" 2>/dev/null
 	[ -n "${HOLDER:-}" ] && kill -KILL "$HOLDER" 2>/dev/null
-	if [ -d "$CG/$TOP" ]; then
-		for k in $(find "$CG/$TOP" -name cgroup.kill); do echo 1 >"$k" 2>/dev/null; done
-		for _ in $(seq 50); do
-			find "$CG/$TOP" -depth -type d -exec rmdir {} \; 2>/dev/null
-			[ -d "$CG/$TOP" ] || break
-			sleep 0.1
-		done
-	fi
-	for l in $(ip -o link show 2>/dev/null | awk -F': ' '{print $2}' | grep "^kz${KPID:-x}\." | sed 's/@.*//'); do
-		ip link del "$l" 2>/dev/null
-	done
+	cgroup_tree_remove "$CG/$TOP"
+	veths_remove "kz${KPID:-x}."
 	rm -rf "$T"
 }
 trap cleanup EXIT
-clean_log() { ! grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' "$1"; }
 
 S=$T/k.sock
 BASE=$CG/$TOP/d

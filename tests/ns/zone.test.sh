@@ -13,21 +13,12 @@ cd "$(dirname "$0")/../.."
 . tests/ns/lib.sh
 ns_suite_begin zone
 DRIVER=$PWD/$BUILD/zone-driver
-CG=$(cgroup2_mount)
-if [ -z "$CG" ]; then
-	echo "SKIP ns/zone: no cgroup2 mount in /proc/self/mountinfo"
-	echo "0 passed, 0 failed"
-	exit 0
-fi
+ns_need_cgroup2
 TOP=kin-ztest-$$
 mkdir -p "$CG/$TOP"
 cleanup() {
-	for k in $(find "$CG/$TOP" -name cgroup.kill 2>/dev/null); do echo 1 >"$k" 2>/dev/null; done
-	sleep 0.2
-	find "$CG/$TOP" -depth -type d -exec rmdir {} \; 2>/dev/null
-	for l in $(ip -o link show 2>/dev/null | awk -F': ' '{print $2}' | grep '^kz' | sed 's/@.*//'); do
-		ip link del "$l" 2>/dev/null
-	done
+	cgroup_tree_remove "$CG/$TOP"
+	veths_remove kz
 }
 trap 'cleanup; rm -rf "$T"' EXIT
 

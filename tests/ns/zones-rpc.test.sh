@@ -13,28 +13,14 @@ cd "$(dirname "$0")/../.."
 . tests/ns/lib.sh
 ns_suite_begin zones-rpc
 
-CG=$(cgroup2_mount)
-if [ -z "$CG" ]; then
-	echo "SKIP ns/zones-rpc: no cgroup2 mount in /proc/self/mountinfo"
-	echo "0 passed, 0 failed"
-	exit 0
-fi
+ns_need_cgroup2
 TOP=kin-zrpc-test-$$
 BASE=$CG/$TOP/d
 ZCG=$BASE/cells/zones
 cleanup() {
 	[ -n "${DPID:-}" ] && kill -KILL "$DPID" 2>/dev/null
-	if [ -d "$CG/$TOP" ]; then
-		for k in $(find "$CG/$TOP" -name cgroup.kill); do echo 1 >"$k" 2>/dev/null; done
-		for _ in $(seq 50); do
-			find "$CG/$TOP" -depth -type d -exec rmdir {} \; 2>/dev/null
-			[ -d "$CG/$TOP" ] || break
-			sleep 0.1
-		done
-	fi
-	for l in $(ip -o link show 2>/dev/null | awk -F': ' '{print $2}' | grep "^kz${DPID:-x}\." | sed 's/@.*//'); do
-		ip link del "$l" 2>/dev/null
-	done
+	cgroup_tree_remove "$CG/$TOP"
+	veths_remove "kz${DPID:-x}."
 	rm -rf "$T"
 }
 trap cleanup EXIT
