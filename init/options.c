@@ -118,7 +118,7 @@ int init_option_set(struct init_config *cfg, const char *key, const char *value)
 	if (str_startswith(key, "kin.rpc."))
 		return opt_rpc_set(&cfg->rpc, key + STRLEN("kin.rpc."), value);
 	if (strcmp(key, "kin.modules") == 0) {
-		if (!modules_csv_valid(value))
+		if (!rootfs_modules_csv_valid(value))
 			return -EINVAL;
 		return str_copy(cfg->modules, sizeof(cfg->modules), value);
 	}

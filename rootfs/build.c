@@ -140,20 +140,20 @@ static int add_modules(struct rootfs_tree *t, const struct rootfs_build_opts *o,
                        struct rootfs_diag *d)
 {
 	char moddir[ROOTFS_PATH_MAX], rel[256], img[ROOTFS_PATH_MAX + 300];
-	char csv[MODULES_CSV_MAX + 1];
-	const char *names[MODULES_LIST_MAX * 2];
+	char csv[ROOTFS_MODULES_CSV_MAX + 1];
+	const char *names[ROOTFS_MODULES_LIST_MAX * 2];
 	size_t n = 0, *order = NULL, n_order = 0;
-	struct modules_index *idx = NULL;
+	struct rootfs_modules_index *idx = NULL;
 	int r = find_moddir(o, moddir, sizeof(moddir), rel, sizeof(rel), d);
 	if (r < 0)
 		return r;
-	r = modules_index_load(moddir, &idx, d);
+	r = rootfs_modules_index_load(moddir, &idx, d);
 	if (r < 0)
 		return r;
 	/* Defaults the kernel does not have are skipped; asked-for ones not. */
 	for (size_t i = 0; rootfs_default_modules[i]; i++) {
 		size_t m[8];
-		if (modules_resolve(idx, rootfs_default_modules[i], m, ARRAY_SIZE(m)) >= 0)
+		if (rootfs_modules_resolve(idx, rootfs_default_modules[i], m, ARRAY_SIZE(m)) >= 0)
 			names[n++] = rootfs_default_modules[i];
 		else
 			note(o, "kernel %s has no module %s; skipped", rel,
@@ -161,7 +161,7 @@ static int add_modules(struct rootfs_tree *t, const struct rootfs_build_opts *o,
 	}
 	if (o->modules_csv) {
 		str_copy(csv, sizeof(csv), o->modules_csv);
-		int k = modules_csv_split(csv, names + n, MODULES_LIST_MAX);
+		int k = rootfs_modules_csv_split(csv, names + n, ROOTFS_MODULES_LIST_MAX);
 		if (k < 0) {
 			rootfs_diag_set(d, "--modules: not a valid list of module names");
 			r = k;
@@ -169,11 +169,11 @@ static int add_modules(struct rootfs_tree *t, const struct rootfs_build_opts *o,
 		}
 		n += (size_t)k;
 	}
-	r = modules_closure(idx, names, n, &order, &n_order, d);
+	r = rootfs_modules_closure(idx, names, n, &order, &n_order, d);
 	if (r < 0)
 		goto out;
 	for (size_t i = 0; i < n_order && r >= 0; i++) {
-		const char *p = modules_index_path(idx, order[i]);
+		const char *p = rootfs_modules_index_path(idx, order[i]);
 		char host[ROOTFS_PATH_MAX * 2];
 		snprintf(host, sizeof(host), "%s/%s", moddir, p);
 		snprintf(img, sizeof(img), "usr/lib/modules/%s/%s", rel, p);
@@ -191,7 +191,7 @@ static int add_modules(struct rootfs_tree *t, const struct rootfs_build_opts *o,
 		if (!fd || !fa || !fs)
 			r = -ENOMEM;
 		if (r == 0)
-			r = modules_write_subset(idx, order, n_order, fd, fa, fs);
+			r = rootfs_modules_write_subset(idx, order, n_order, fd, fa, fs);
 #define SUBSET(f, file, b, l)                                                                      \
 	if (r == 0) {                                                                              \
 		snprintf(img, sizeof(img), "usr/lib/modules/%s/" file, rel);                       \
@@ -219,7 +219,7 @@ static int add_modules(struct rootfs_tree *t, const struct rootfs_build_opts *o,
 	if (r < 0)
 		goto out;
 	/* What boot loads (the lead's machine init reads these two). */
-	char text[MODULES_LIST_MAX * 2 * (MODULES_NAME_MAX + 2) + 128];
+	char text[ROOTFS_MODULES_LIST_MAX * 2 * (ROOTFS_MODULES_NAME_MAX + 2) + 128];
 	size_t len = (size_t)snprintf(text, sizeof(text),
 	                              "# Modules kin loads at boot (kin.modules= adds to them).\n");
 	for (size_t i = 0; i < n && len < sizeof(text); i++)
@@ -233,7 +233,7 @@ static int add_modules(struct rootfs_tree *t, const struct rootfs_build_opts *o,
 		note(o, "kernel %s, %zu modules", rel, n_order);
 out:
 	free(order);
-	modules_index_free(idx);
+	rootfs_modules_index_free(idx);
 	return r;
 }
 

@@ -103,7 +103,7 @@ static int cmd_build(int argc, char **argv)
 			o.cache_dir = optarg;
 			break;
 		case 'M':
-			if (!modules_csv_valid(optarg))
+			if (!rootfs_modules_csv_valid(optarg))
 				return usage_error(
 				    "--modules '%s': expected a comma list of module "
 				    "names",
