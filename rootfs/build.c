@@ -32,7 +32,7 @@ static void note(const struct rootfs_build_opts *o, const char *fmt, ...)
 	fputc('\n', o->progress);
 }
 
-static int base_layout(struct rootfs_tree *t, const char *self, struct rootfs_diag *d)
+static int base_layout(struct rootfs_tree *t, const char *self, struct err *d)
 {
 	/* Debian bookworm's merged /usr: one name per file in the image. */
 	static const char *const links[][2] = {
@@ -62,8 +62,7 @@ static int base_layout(struct rootfs_tree *t, const char *self, struct rootfs_di
 		return r;
 	r = rootfs_tree_add_file(t, "init", 0755, self);
 	if (r < 0) {
-		rootfs_diag_set(d, "kin itself (%s): %s", self, strerror(-r));
-		return r;
+		return err_set_errno(d, r, "kin itself (%s): %s", self, strerror(-r));
 	}
 	r = rootfs_tree_add_symlink(t, "sbin/init", "/init");
 	/* `kin ctl ...` inside the guest: the same binary under its own name
@@ -76,7 +75,7 @@ static int base_layout(struct rootfs_tree *t, const char *self, struct rootfs_di
 /* Where the modules come from: a directory holding modules.dep, and the
  * kernel release it is for. */
 static int find_moddir(const struct rootfs_build_opts *o, char *moddir, size_t size, char *rel,
-                       size_t rel_size, struct rootfs_diag *d)
+                       size_t rel_size, struct err *d)
 {
 	char root[ROOTFS_PATH_MAX], base[ROOTFS_PATH_MAX + 32];
 	int r;
@@ -84,7 +83,7 @@ static int find_moddir(const struct rootfs_build_opts *o, char *moddir, size_t s
 		char real[PATH_MAX];
 		if (!realpath(o->modules_dir, real)) {
 			r = -errno;
-			rootfs_diag_set(d, "--modules-dir %s: %s", o->modules_dir, strerror(-r));
+			err_set_errno(d, r, "--modules-dir %s: %s", o->modules_dir, strerror(-r));
 			return r;
 		}
 		const char *slash = strrchr(real, '/');
@@ -97,11 +96,11 @@ static int find_moddir(const struct rootfs_build_opts *o, char *moddir, size_t s
 		const char *cache = o->cache_dir ? o->cache_dir : rootfs_kernel_cache_dir();
 		r = rootfs_kernel_cached(cache, root, sizeof(root), rel, rel_size);
 		if (r < 0) {
-			rootfs_diag_set(d,
-			                "no kernel in the cache %s: run 'kin image kernel' first, "
-			                "or give --kernel-dir, --modules-dir or --no-modules",
-			                cache);
-			return r;
+			return err_set_errno(
+			    d, r,
+			    "no kernel in the cache %s: run 'kin image kernel' first, "
+			    "or give --kernel-dir, --modules-dir or --no-modules",
+			    cache);
 		}
 	}
 	/* The one release under ROOT/lib/modules. */
@@ -109,7 +108,7 @@ static int find_moddir(const struct rootfs_build_opts *o, char *moddir, size_t s
 	DIR *dir = opendir(base);
 	if (!dir) {
 		r = -errno;
-		rootfs_diag_set(d, "%s: %s", base, strerror(-r));
+		err_set_errno(d, r, "%s: %s", base, strerror(-r));
 		return r;
 	}
 	struct dirent *de;
@@ -121,8 +120,8 @@ static int find_moddir(const struct rootfs_build_opts *o, char *moddir, size_t s
 		}
 	closedir(dir);
 	if (found != 1) {
-		rootfs_diag_set(d, "%s: expected one kernel release, found %d", base, found);
-		return -EINVAL;
+		return err_set_errno(d, -EINVAL, "%s: expected one kernel release, found %d", base,
+		                     found);
 	}
 	if (snprintf(moddir, size, "%s/%s", base, rel) >= (int)size)
 		return -ENAMETOOLONG;
@@ -136,8 +135,7 @@ static int add_stream(struct rootfs_tree *t, const char *path, FILE *f, char **b
 	return rootfs_tree_add_data(t, path, 0644, *buf, *len);
 }
 
-static int add_modules(struct rootfs_tree *t, const struct rootfs_build_opts *o,
-                       struct rootfs_diag *d)
+static int add_modules(struct rootfs_tree *t, const struct rootfs_build_opts *o, struct err *d)
 {
 	char moddir[ROOTFS_PATH_MAX], rel[256], img[ROOTFS_PATH_MAX + 300];
 	char csv[ROOTFS_MODULES_CSV_MAX + 1];
@@ -163,7 +161,7 @@ static int add_modules(struct rootfs_tree *t, const struct rootfs_build_opts *o,
 		str_copy(csv, sizeof(csv), o->modules_csv);
 		int k = rootfs_modules_csv_split(csv, names + n, ROOTFS_MODULES_LIST_MAX);
 		if (k < 0) {
-			rootfs_diag_set(d, "--modules: not a valid list of module names");
+			err_set_errno(d, k, "--modules: not a valid list of module names");
 			r = k;
 			goto out;
 		}
@@ -179,7 +177,7 @@ static int add_modules(struct rootfs_tree *t, const struct rootfs_build_opts *o,
 		snprintf(img, sizeof(img), "usr/lib/modules/%s/%s", rel, p);
 		r = rootfs_tree_add_file(t, img, 0644, host);
 		if (r < 0)
-			rootfs_diag_set(d, "module file %s: %s", host, strerror(-r));
+			err_set_errno(d, r, "module file %s: %s", host, strerror(-r));
 	}
 	if (r < 0)
 		goto out;
@@ -267,7 +265,7 @@ static uint64_t tree_bytes(const struct rootfs_tree *t)
 /* mke2fs -d copies each staged file's ctime, which no one can set; debugfs
  * rewrites them to the image's time so a rebuild gives the same bytes. */
 static int fix_ctimes(const struct rootfs_tree *t, const char *staging, const char *img,
-                      uint64_t mtime, const char *const env[], struct rootfs_diag *d)
+                      uint64_t mtime, const char *const env[], struct err *d)
 {
 	char script[64];
 	snprintf(script, sizeof(script), "%s/ctimes", staging);
@@ -286,15 +284,14 @@ static int fix_ctimes(const struct rootfs_tree *t, const char *staging, const ch
 	const char *const argv[] = {"debugfs", "-w", "-f", script, img, NULL};
 	int r = rootfs_run(argv, env, NULL, null);
 	if (r != 0) {
-		rootfs_diag_set(d, "debugfs failed (%s %d)", r < 0 ? "error" : "exit status",
-		                r < 0 ? -r : r);
-		return r < 0 ? r : -EIO;
+		return err_set_errno(d, r < 0 ? r : -EIO, "debugfs failed (%s %d)",
+		                     r < 0 ? "error" : "exit status", r < 0 ? -r : r);
 	}
 	return 0;
 }
 
 static int write_ext4(const struct rootfs_tree *t, const struct rootfs_build_opts *o,
-                      const char *tmp_out, struct rootfs_diag *d)
+                      const char *tmp_out, struct err *d)
 {
 	char staging[] = "/tmp/kin-image.XXXXXX", root[64], uuid[40], size[32], fake[64], label[32],
 	     extended[160];
@@ -319,8 +316,8 @@ static int write_ext4(const struct rootfs_tree *t, const struct rootfs_build_opt
 		                            extended, "-d",  root, tmp_out, size,   NULL};
 		r = rootfs_run(argv, env, NULL, -1);
 		if (r != 0) {
-			rootfs_diag_set(d, "mke2fs failed (%s %d)", r < 0 ? "error" : "exit status",
-			                r < 0 ? -r : r);
+			err_set_errno(d, r < 0 ? r : -EIO, "mke2fs failed (%s %d)",
+			              r < 0 ? "error" : "exit status", r < 0 ? -r : r);
 			r = r < 0 ? r : -EIO;
 		}
 		if (r == 0)
@@ -330,14 +327,13 @@ static int write_ext4(const struct rootfs_tree *t, const struct rootfs_build_opt
 	return r;
 }
 
-int rootfs_build(const struct rootfs_build_opts *o, struct rootfs_diag *d)
+int rootfs_build(const struct rootfs_build_opts *o, struct err *d)
 {
 	struct rootfs_tree *t = NULL;
 	char tmp_out[ROOTFS_PATH_MAX + 16];
 	int r;
 
-	if (d)
-		d->msg[0] = '\0';
+	err_clear(d);
 	if (!o->output ||
 	    snprintf(tmp_out, sizeof(tmp_out), "%s.tmp", o->output) >= (int)sizeof(tmp_out))
 		return -EINVAL;
@@ -359,7 +355,7 @@ int rootfs_build(const struct rootfs_build_opts *o, struct rootfs_diag *d)
 		    open(tmp_out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
 		if (fd < 0) {
 			r = -errno;
-			rootfs_diag_set(d, "%s: %s", tmp_out, strerror(-r));
+			err_set_errno(d, r, "%s: %s", tmp_out, strerror(-r));
 			goto out;
 		}
 		r = rootfs_cpio_write(t, fd, o->mtime, d);
@@ -370,7 +366,7 @@ int rootfs_build(const struct rootfs_build_opts *o, struct rootfs_diag *d)
 	}
 	if (r == 0 && rename(tmp_out, o->output) < 0) {
 		r = -errno;
-		rootfs_diag_set(d, "%s: %s", o->output, strerror(-r));
+		err_set_errno(d, r, "%s: %s", o->output, strerror(-r));
 	}
 	if (r < 0)
 		unlink(tmp_out);

@@ -66,7 +66,7 @@ static int cmd_build(int argc, char **argv)
 	    {NULL, 0, NULL, 0},
 	};
 	static struct rootfs_build_opts o;
-	struct rootfs_diag d = {""};
+	struct err d = {0};
 	int c;
 
 	memset(&o, 0, sizeof(o));
@@ -184,7 +184,7 @@ static int cmd_kernel(int argc, char **argv)
 	    {NULL, 0, NULL, 0},
 	};
 	const char *cache = rootfs_kernel_cache_dir();
-	struct rootfs_diag d = {""};
+	struct err d = {0};
 	char release[128];
 	int c;
 

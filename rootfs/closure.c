@@ -152,7 +152,7 @@ int rootfs_modules_walk_name(struct rootfs_modules_walk *w, const char *name, in
 
 struct closure_ctx {
 	size_t *order, n;
-	struct rootfs_diag *d;
+	struct err *d;
 };
 
 static int closure_visit(struct rootfs_modules_walk *w, size_t mod)
@@ -167,19 +167,18 @@ static void closure_fail(struct rootfs_modules_walk *w, const char *module, int 
 {
 	struct closure_ctx *c = w->data;
 	if (!c->d || !c->d->msg[0])
-		rootfs_diag_set(c->d, "module %s: %s (%s)", module, why, strerror(-err));
+		err_set_errno(c->d, err, "module %s: %s (%s)", module, why, strerror(-err));
 }
 
 int rootfs_modules_closure(const struct rootfs_modules_index *idx, const char *const *names,
-                           size_t n, size_t **ret_order, size_t *ret_n, struct rootfs_diag *d)
+                           size_t n, size_t **ret_order, size_t *ret_n, struct err *d)
 {
 	struct rootfs_modules_walk w;
 	struct closure_ctx c = {.d = d};
 	int r = rootfs_modules_walk_init(&w, idx);
 	if (r < 0)
 		return r;
-	if (d)
-		d->msg[0] = '\0';
+	err_clear(d);
 	c.order = malloc((idx->n_mods ? idx->n_mods : 1) * sizeof(size_t));
 	if (!c.order) {
 		rootfs_modules_walk_done(&w);

@@ -251,7 +251,7 @@ static int find_lib(const struct rootfs_elf_info *obj, const char *obj_path, con
 	return -ENOENT;
 }
 
-int rootfs_tree_add_binary(struct rootfs_tree *t, const char *path, struct rootfs_diag *d)
+int rootfs_tree_add_binary(struct rootfs_tree *t, const char *path, struct err *d)
 {
 	/* A work list of real paths; seen ones are not parsed twice. */
 	_cleanup_free_ char(*todo)[ROOTFS_PATH_MAX] = calloc(LIBS_MAX, ROOTFS_PATH_MAX);
@@ -261,8 +261,7 @@ int rootfs_tree_add_binary(struct rootfs_tree *t, const char *path, struct rootf
 
 	if (!todo || !info)
 		return -ENOMEM;
-	if (d)
-		d->msg[0] = '\0';
+	err_clear(d);
 	r = rootfs_tree_add_host_path(t, path, todo[0], ROOTFS_PATH_MAX, d);
 	if (r < 0)
 		return r;
@@ -272,9 +271,8 @@ int rootfs_tree_add_binary(struct rootfs_tree *t, const char *path, struct rootf
 		if (r == -ENOEXEC && i == 0)
 			return 0; /* a script or data: nothing to follow */
 		if (r < 0) {
-			rootfs_diag_set(d, "%s: %s", todo[i],
-			                r == -ENOEXEC ? "not an ELF64 object" : strerror(-r));
-			return r;
+			return err_set_errno(d, r, "%s: %s", todo[i],
+			                     r == -ENOEXEC ? "not an ELF64 object" : strerror(-r));
 		}
 		char found[ROOTFS_PATH_MAX];
 		for (size_t k = 0; k <= info->n_needed; k++) {
@@ -284,9 +282,9 @@ int rootfs_tree_add_binary(struct rootfs_tree *t, const char *path, struct rootf
 			r = k < info->n_needed ? find_lib(info, todo[i], name, found, sizeof(found))
 			                       : str_copy(found, sizeof(found), name);
 			if (r < 0) {
-				rootfs_diag_set(
-				    d, "%s needed by %s: not found in RPATH, RUNPATH or %s", name,
-				    todo[i], "the multiarch library directories");
+				err_set_errno(d, -ENOENT,
+				              "%s needed by %s: not found in RPATH, RUNPATH or %s",
+				              name, todo[i], "the multiarch library directories");
 				return -ENOENT;
 			}
 			char real[ROOTFS_PATH_MAX];
@@ -299,8 +297,8 @@ int rootfs_tree_add_binary(struct rootfs_tree *t, const char *path, struct rootf
 			if (seen)
 				continue;
 			if (n == LIBS_MAX) {
-				rootfs_diag_set(d, "%s: more than %d libraries", path, LIBS_MAX);
-				return -E2BIG;
+				return err_set_errno(d, -E2BIG, "%s: more than %d libraries", path,
+				                     LIBS_MAX);
 			}
 			memcpy(todo[n++], real, ROOTFS_PATH_MAX);
 		}

@@ -92,7 +92,7 @@ static int load_names(const char *moddir, const char *const *names, size_t n,
 {
 	struct rootfs_modules_ops ops = ops_in ? *ops_in : (struct rootfs_modules_ops){0};
 	struct rootfs_modules_index *idx = NULL;
-	struct rootfs_diag d;
+	struct err d = {0};
 	struct rootfs_modules_walk w;
 	int failed = 0;
 

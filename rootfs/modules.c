@@ -78,7 +78,7 @@ static int cmp_path_idx(const void *a, const void *b, void *arg)
  * comment. A line with a NUL byte or longer than LINE_MAX_LEN is damage. */
 typedef int (*line_fn)(struct rootfs_modules_index *idx, char *line, size_t lineno);
 static int for_each_line(struct rootfs_modules_index *idx, char *buf, size_t len, const char *file,
-                         line_fn fn, struct rootfs_diag *d)
+                         line_fn fn, struct err *d)
 {
 	size_t lineno = 0;
 	char *p = buf, *end = buf + len;
@@ -87,8 +87,8 @@ static int for_each_line(struct rootfs_modules_index *idx, char *buf, size_t len
 		char *stop = nl ? nl : end;
 		lineno++;
 		if ((size_t)(stop - p) > LINE_MAX_LEN || memchr(p, '\0', (size_t)(stop - p))) {
-			rootfs_diag_set(d, "%s line %zu: overlong or binary line", file, lineno);
-			return -EBADMSG;
+			return err_set_errno(d, -EBADMSG, "%s line %zu: overlong or binary line",
+			                     file, lineno);
 		}
 		*stop = '\0';
 		while (*p == ' ' || *p == '\t')
@@ -97,10 +97,11 @@ static int for_each_line(struct rootfs_modules_index *idx, char *buf, size_t len
 			int r = fn(idx, p, lineno);
 			if (r < 0) {
 				if (d && !d->msg[0])
-					rootfs_diag_set(d, "%s line %zu: %s", file, lineno,
-					                r == -ENAMETOOLONG ? "name too long"
-					                : r == -E2BIG      ? "too many entries"
-					                                   : "malformed line");
+					err_set_errno(d, r == -ENOMEM || r == -E2BIG ? r : -EBADMSG,
+					              "%s line %zu: %s", file, lineno,
+					              r == -ENAMETOOLONG ? "name too long"
+					              : r == -E2BIG      ? "too many entries"
+					                                 : "malformed line");
 				return r == -ENOMEM ? r : r == -E2BIG ? r : -EBADMSG;
 			}
 		}
@@ -247,7 +248,7 @@ static int dup_buf(const char *src, size_t len, char **ret)
 }
 
 /* Turns each module's raw dependency words into indices. */
-static int link_deps(struct rootfs_modules_index *idx, struct rootfs_diag *d)
+static int link_deps(struct rootfs_modules_index *idx, struct err *d)
 {
 	_cleanup_free_ uint32_t *by_path =
 	    malloc((idx->n_mods ? idx->n_mods : 1) * sizeof(uint32_t));
@@ -275,15 +276,16 @@ static int link_deps(struct rootfs_modules_index *idx, struct rootfs_diag *d)
 					hi = mid;
 			}
 			if (lo >= idx->n_mods || strcmp(idx->mods[by_path[lo]].path, w) != 0) {
-				rootfs_diag_set(
-				    d, "modules.dep: %s needs %s, which has no line of its own",
+				err_set_errno(
+				    d, -EBADMSG,
+				    "modules.dep: %s needs %s, which has no line of its own",
 				    m->name, w);
 				return -EBADMSG;
 			}
 			if (n >= DEPS_PER_MODULE_MAX) {
-				rootfs_diag_set(d, "modules.dep: %s has more than %d dependencies",
-				                m->name, DEPS_PER_MODULE_MAX);
-				return -E2BIG;
+				return err_set_errno(
+				    d, -E2BIG, "modules.dep: %s has more than %d dependencies",
+				    m->name, DEPS_PER_MODULE_MAX);
 			}
 			if (n == cap) {
 				cap = cap ? cap * 2 : 8;
@@ -301,15 +303,13 @@ static int link_deps(struct rootfs_modules_index *idx, struct rootfs_diag *d)
 
 int rootfs_modules_index_parse(const char *dep, size_t dep_len, const char *alias, size_t alias_len,
                                const char *softdep, size_t softdep_len, const char *builtin,
-                               size_t builtin_len, struct rootfs_modules_index **ret,
-                               struct rootfs_diag *d)
+                               size_t builtin_len, struct rootfs_modules_index **ret, struct err *d)
 {
 	struct rootfs_modules_index *idx = calloc(1, sizeof(*idx));
 	int r;
 	if (!idx)
 		return -ENOMEM;
-	if (d)
-		d->msg[0] = '\0';
+	err_clear(d);
 	if ((r = dup_buf(dep ? dep : "", dep_len, &idx->dep_buf)) < 0 ||
 	    (r = dup_buf(alias, alias_len, &idx->alias_buf)) < 0 ||
 	    (r = dup_buf(softdep, softdep_len, &idx->softdep_buf)) < 0 ||
@@ -331,8 +331,8 @@ int rootfs_modules_index_parse(const char *dep, size_t dep_len, const char *alia
 		qsort(idx->mods, idx->n_mods, sizeof(*idx->mods), cmp_mod_name);
 	for (size_t i = 1; i < idx->n_mods; i++)
 		if (strcmp(idx->mods[i - 1].name, idx->mods[i].name) == 0) {
-			rootfs_diag_set(d, "modules.dep: module %s listed twice",
-			                idx->mods[i].name);
+			err_set_errno(d, -EBADMSG, "modules.dep: module %s listed twice",
+			              idx->mods[i].name);
 			r = -EBADMSG;
 			goto fail;
 		}
@@ -366,7 +366,7 @@ void rootfs_modules_index_free(struct rootfs_modules_index *idx)
 }
 
 static int read_optional(const char *dir, const char *file, size_t max, char **ret, size_t *ret_len,
-                         struct rootfs_diag *d)
+                         struct err *d)
 {
 	char path[ROOTFS_PATH_MAX];
 	if (snprintf(path, sizeof(path), "%s/%s", dir, file) >= (int)sizeof(path))
@@ -378,12 +378,11 @@ static int read_optional(const char *dir, const char *file, size_t max, char **r
 		return 0;
 	}
 	if (r < 0)
-		rootfs_diag_set(d, "%s: %s", path, strerror(-r));
+		err_set_errno(d, r, "%s: %s", path, strerror(-r));
 	return r;
 }
 
-int rootfs_modules_index_load(const char *moddir, struct rootfs_modules_index **ret,
-                              struct rootfs_diag *d)
+int rootfs_modules_index_load(const char *moddir, struct rootfs_modules_index **ret, struct err *d)
 {
 	_cleanup_free_ char *dep = NULL, *alias = NULL, *softdep = NULL, *builtin = NULL;
 	size_t dl, al, sl, bl;
@@ -394,8 +393,7 @@ int rootfs_modules_index_load(const char *moddir, struct rootfs_modules_index **
 		return -ENAMETOOLONG;
 	r = file_read_small(path, DEP_FILE_MAX, &dep, &dl);
 	if (r < 0) {
-		rootfs_diag_set(d, "%s: %s", path, strerror(-r));
-		return r;
+		return err_set_errno(d, r, "%s: %s", path, strerror(-r));
 	}
 	if ((r = read_optional(moddir, "modules.alias", ALIAS_FILE_MAX, &alias, &al, d)) < 0 ||
 	    (r = read_optional(moddir, "modules.softdep", SMALL_FILE_MAX, &softdep, &sl, d)) < 0 ||

@@ -12,7 +12,7 @@
  * (device, LABEL=, UUID= through libblkid) with switch_root.
  *
  * Errors are -errno; where a human needs to know which object failed, a
- * struct rootfs_diag gets one sentence naming it. Nothing here logs above
+ * struct err (lib/err.h) gets one sentence naming it. Nothing here logs above
  * debug except the two boot entry points, which are the deciders. */
 #pragma once
 
@@ -26,12 +26,6 @@
 #define ROOTFS_MODULES_NAME_MAX 55     /* the kernel's MODULE_NAME_LEN - 1 */
 #define ROOTFS_MODULES_LIST_MAX 256    /* names in one kin.modules= / --modules list */
 #define ROOTFS_MODULES_CSV_MAX  4096   /* bytes in one such list */
-
-/* One sentence naming the object and the cause, for the caller to report. */
-struct rootfs_diag {
-	char msg[512];
-};
-void rootfs_diag_set(struct rootfs_diag *d, const char *fmt, ...) _printf_(2, 3);
 
 /* ---- image tree ------------------------------------------------------ */
 
@@ -56,25 +50,23 @@ int rootfs_tree_add_symlink(struct rootfs_tree *t, const char *path, const char 
 int rootfs_tree_add_node(struct rootfs_tree *t, const char *path, mode_t mode, dev_t rdev);
 /* `--add SRC:DST`: a host file, or a directory tree (symlinks kept as
  * links, device nodes kept, sockets and fifos skipped), at DST. */
-int rootfs_tree_add_host(struct rootfs_tree *t, const char *src, const char *dst,
-                         struct rootfs_diag *d);
+int rootfs_tree_add_host(struct rootfs_tree *t, const char *src, const char *dst, struct err *d);
 /* A host file at its own path, with every symlink met on the way (in any
  * component) added as a link too. The real path is returned in ret_real. */
 int rootfs_tree_add_host_path(struct rootfs_tree *t, const char *host_path, char *ret_real,
-                              size_t real_size, struct rootfs_diag *d);
+                              size_t real_size, struct err *d);
 /* True (and the kind in ret_mode's S_IFMT bits) when path is in the tree. */
 bool rootfs_tree_has(const struct rootfs_tree *t, const char *path, mode_t *ret_mode);
 
 /* Writes the tree as a cpio newc archive: entries sorted by path, inode
  * numbers in that order, uid/gid 0, every mtime = mtime. Same tree, same
  * bytes. */
-int rootfs_cpio_write(const struct rootfs_tree *t, int fd, uint64_t mtime, struct rootfs_diag *d);
+int rootfs_cpio_write(const struct rootfs_tree *t, int fd, uint64_t mtime, struct err *d);
 /* Reads one regular file (at most max bytes) out of a cpio newc archive. */
 int rootfs_cpio_read_file(const char *archive, const char *name, size_t max, char **ret_buf,
                           size_t *ret_len);
 /* Materialises the tree under dir (for mke2fs -d), times set to mtime. */
-int rootfs_tree_stage(const struct rootfs_tree *t, const char *dir, uint64_t mtime,
-                      struct rootfs_diag *d);
+int rootfs_tree_stage(const struct rootfs_tree *t, const char *dir, uint64_t mtime, struct err *d);
 
 /* ---- ELF dependencies ----------------------------------------------- */
 
@@ -99,7 +91,7 @@ int rootfs_elf_read(const char *path, struct rootfs_elf_info *ret);
 /* `--add-binary PATH`: the binary, its interpreter and the closure of its
  * DT_NEEDED libraries (RPATH, RUNPATH, then Debian's multiarch and default
  * directories), each at its host path with its symlinks. */
-int rootfs_tree_add_binary(struct rootfs_tree *t, const char *path, struct rootfs_diag *d);
+int rootfs_tree_add_binary(struct rootfs_tree *t, const char *path, struct err *d);
 
 /* ---- kernel modules -------------------------------------------------- */
 
@@ -107,13 +99,12 @@ struct rootfs_modules_index;
 /* Reads moddir/modules.dep (required), modules.alias, modules.softdep and
  * modules.builtin (optional). A malformed line is -EBADMSG naming the file
  * and line. */
-int rootfs_modules_index_load(const char *moddir, struct rootfs_modules_index **ret,
-                              struct rootfs_diag *d);
+int rootfs_modules_index_load(const char *moddir, struct rootfs_modules_index **ret, struct err *d);
 /* The same from buffers (NULL for an absent file): what the fuzzer drives. */
 int rootfs_modules_index_parse(const char *dep, size_t dep_len, const char *alias, size_t alias_len,
                                const char *softdep, size_t softdep_len, const char *builtin,
                                size_t builtin_len, struct rootfs_modules_index **ret,
-                               struct rootfs_diag *d);
+                               struct err *d);
 void rootfs_modules_index_free(struct rootfs_modules_index *idx);
 size_t rootfs_modules_index_count(const struct rootfs_modules_index *idx);
 const char *rootfs_modules_index_name(const struct rootfs_modules_index *idx, size_t i);
@@ -131,7 +122,7 @@ int rootfs_modules_resolve(const struct rootfs_modules_index *idx, const char *n
  * their users, each once: indices into idx in load order. -ENOENT names an
  * unknown module, -ELOOP a dependency cycle. */
 int rootfs_modules_closure(const struct rootfs_modules_index *idx, const char *const *names,
-                           size_t n, size_t **ret_order, size_t *ret_n, struct rootfs_diag *d);
+                           size_t n, size_t **ret_order, size_t *ret_n, struct err *d);
 /* The subset of the index files describing the modules in order: what an
  * image ships next to those modules. */
 int rootfs_modules_write_subset(const struct rootfs_modules_index *idx, const size_t *order,
@@ -234,7 +225,7 @@ struct rootfs_build_opts {
 };
 /* The modules every image loads at boot, before --modules / kin.modules=. */
 extern const char *const rootfs_default_modules[];
-int rootfs_build(const struct rootfs_build_opts *o, struct rootfs_diag *d);
+int rootfs_build(const struct rootfs_build_opts *o, struct err *d);
 
 /* ---- kernel cache ---------------------------------------------------- */
 
@@ -243,7 +234,7 @@ const char *rootfs_kernel_cache_dir(void);
 /* Fetches Debian's current kernel (linux-image-amd64's dependency) with
  * apt-get download + dpkg -x into cache/RELEASE, runs depmod, points
  * cache/current at it; a cached release is reused. Returns the release. */
-int rootfs_kernel_fetch(const char *cache, char *ret_release, size_t size, struct rootfs_diag *d);
+int rootfs_kernel_fetch(const char *cache, char *ret_release, size_t size, struct err *d);
 /* The cached current kernel: its root (lib/modules/REL, boot/vmlinuz-REL). */
 int rootfs_kernel_cached(const char *cache, char *ret_root, size_t root_size, char *ret_release,
                          size_t rel_size);

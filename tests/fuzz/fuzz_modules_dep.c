@@ -22,7 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	}
 	struct rootfs_modules_index *idx = NULL;
-	struct rootfs_diag d;
+	struct err d = {0};
 	if (rootfs_modules_index_parse(part[0], len[0], part[1], len[1], part[2], len[2], part[3],
 	                               len[3], &idx, &d) < 0)
 		return 0;

@@ -24,7 +24,7 @@ static const char builtin[] = "kernel/drivers/builtin1.ko\n";
 static struct rootfs_modules_index *make_index(void)
 {
 	struct rootfs_modules_index *idx = NULL;
-	struct rootfs_diag d = {""};
+	struct err d = {0};
 	int r = rootfs_modules_index_parse(dep, strlen(dep), alias, strlen(alias), softdep,
 	                                   strlen(softdep), builtin, strlen(builtin), &idx, &d);
 	if (r < 0)
@@ -52,7 +52,7 @@ TEST(modules_closure_order)
 	const char *names[] = {"a"};
 	size_t *order = NULL, n = 0;
 	char got[256];
-	struct rootfs_diag d = {""};
+	struct err d = {0};
 	CHECK_EQ(rootfs_modules_closure(idx, names, 1, &order, &n, &d), 0);
 	order_names(idx, order, n, got, sizeof(got));
 	/* softdep pre first, then dependencies before users, post after. */
@@ -94,7 +94,7 @@ TEST(modules_alias_and_builtin)
 static int parse_err(const char *d_text, const char *a_text, char *msg, size_t size)
 {
 	struct rootfs_modules_index *idx = NULL;
-	struct rootfs_diag d = {""};
+	struct err d = {0};
 	int r = rootfs_modules_index_parse(d_text, strlen(d_text), a_text,
 	                                   a_text ? strlen(a_text) : 0, NULL, 0, NULL, 0, &idx, &d);
 	snprintf(msg, size, "%s", d.msg);
@@ -138,7 +138,7 @@ TEST(modules_cycle)
 	static const char cyc[] = "kernel/p.ko: kernel/q.ko\nkernel/q.ko: kernel/r.ko\n"
 	                          "kernel/r.ko: kernel/p.ko\nkernel/ok.ko:\n";
 	struct rootfs_modules_index *idx = NULL;
-	struct rootfs_diag d = {""};
+	struct err d = {0};
 	CHECK_EQ(rootfs_modules_index_parse(cyc, strlen(cyc), NULL, 0, NULL, 0, NULL, 0, &idx, &d),
 	         0);
 	const char *names[] = {"ok", "p"};
@@ -300,7 +300,7 @@ TEST(rootfs_build_end_to_end)
 
 	struct rootfs_build_opts o = {
 	    .output = out1, .modules_dir = moddir, .modules_csv = "a", .self = self};
-	struct rootfs_diag d = {""};
+	struct err d = {0};
 	CHECK_EQ(rootfs_build(&o, &d), 0);
 	o.output = out2;
 	CHECK_EQ(rootfs_build(&o, &d), 0);
