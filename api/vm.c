@@ -317,9 +317,14 @@ int rpc_vm_start_as(struct rpc_vm_service *svc, const struct vm_spec *spec, cons
 		         state_name(old.state));
 		return RPC_ALREADY_EXISTS;
 	}
-	int r = vm_start(svc->m, spec, err, size);
-	if (r < 0)
+	struct err e = {0};
+	int r = vm_start(svc->m, spec, &e);
+	if (r < 0) {
+		snprintf(err, size, "%s", e.msg);
+		/* rpc's table, not e.code: the two differ on ENOEXEC, ELOOP,
+		 * ETXTBSY, EUSERS, which a runner may return */
 		return rpc_code_from_errno(r);
+	}
 	if (!x)
 		for (size_t i = 0; i < VM_MAX && !x; i++)
 			if (!svc->vms[i].used)

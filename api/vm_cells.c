@@ -130,15 +130,15 @@ static uint64_t own_caps(void)
 	return caps;
 }
 
-static int fail(char *err, size_t len, const struct cells_err *e, int r, const char *name,
+static int fail(struct err *err, const struct cells_err *e, int r, const char *name,
                 const char *what)
 {
-	snprintf(err, len, "vm \"%s\": %s: %s", name, what, e->msg[0] ? e->msg : strerror(-r));
-	return r;
+	return err_set_errno(err, r, "vm \"%s\": %s: %s", name, what,
+	                     e->msg[0] ? e->msg : strerror(-r));
 }
 
 static int vmm_start(void *data, const char *name, char *const *argv, pid_t *ret_pid, char *where,
-                     size_t where_len, char *err, size_t err_len)
+                     size_t where_len, struct err *err)
 {
 	struct rpc_vm_cells *vc = data;
 	const struct cell_limits *limits = vc->limits;
@@ -147,23 +147,21 @@ static int vmm_start(void *data, const char *name, char *const *argv, pid_t *ret
 	int r;
 
 	vc->limits = NULL;
-	if ((r = cell_of(name, cell, sizeof(cell))) < 0) {
-		snprintf(err, err_len, "vm \"%s\": cell name too long", name);
-		return r;
-	}
+	if ((r = cell_of(name, cell, sizeof(cell))) < 0)
+		return err_set_errno(err, r, "vm \"%s\": cell name too long", name);
 	r = cell_create(vc->cells, RPC_VM_CELLS_PARENT, NULL, &e);
 	if (r < 0 && r != -EEXIST)
-		return fail(err, err_len, &e, r, name, "cell " RPC_VM_CELLS_PARENT);
+		return fail(err, &e, r, name, "cell " RPC_VM_CELLS_PARENT);
 	/* A cell left by an earlier VMM of this name (it died on its own and
 	 * was kept for its logs) gives way to a fresh one. */
 	e = (struct cells_err){0};
 	r = cell_delete(vc->cells, cell, false, NULL, NULL, &e);
 	if (r < 0 && r != -ENOENT)
-		return fail(err, err_len, &e, r, name, "the old cell");
+		return fail(err, &e, r, name, "the old cell");
 	e = (struct cells_err){0};
 	r = cell_create(vc->cells, cell, limits, &e);
 	if (r < 0)
-		return fail(err, err_len, &e, r, name, "cell");
+		return fail(err, &e, r, name, "cell");
 
 	struct exec_spec spec;
 	exec_spec_init(&spec);
@@ -183,7 +181,7 @@ static int vmm_start(void *data, const char *name, char *const *argv, pid_t *ret
 	r = exec_start_sync(vc->cells, cell, RPC_VM_CELLS_EXEC, &spec, &e);
 	if (r < 0) {
 		cell_delete(vc->cells, cell, true, NULL, NULL, NULL);
-		return fail(err, err_len, &e, r, name, "cannot start the VMM");
+		return fail(err, &e, r, name, "cannot start the VMM");
 	}
 	struct exec_status st;
 	exec_status(vc->cells, cell, RPC_VM_CELLS_EXEC, &st, NULL);
@@ -196,11 +194,14 @@ static int vmm_start(void *data, const char *name, char *const *argv, pid_t *ret
 	if (!w || r != 1) { /* cannot see its end: do not run it unseen */
 		free(w);
 		exec_signal(vc->cells, cell, RPC_VM_CELLS_EXEC, SIGKILL, NULL);
-		snprintf(err, err_len, "vm \"%s\": cannot wait for the VMM: %s", name,
-		         !w       ? strerror(ENOMEM)
-		         : r == 0 ? "it ended at once"
-		                  : e.msg);
-		return !w ? -ENOMEM : r == 0 ? -ECHILD : r;
+		return err_set_errno(err,
+		                     !w       ? -ENOMEM
+		                     : r == 0 ? -ECHILD
+		                              : r,
+		                     "vm \"%s\": cannot wait for the VMM: %s", name,
+		                     !w       ? strerror(ENOMEM)
+		                     : r == 0 ? "it ended at once"
+		                              : e.msg);
 	}
 	vc->waits++;
 	*ret_pid = st.pid;

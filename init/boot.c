@@ -113,7 +113,7 @@ static bool boot_console(void)
 	return console;
 }
 
-int boot_set_hostname(const char *name)
+int init_boot_set_hostname(const char *name)
 {
 	if (!str_is_hostname(name))
 		return -EINVAL;
@@ -134,12 +134,12 @@ static void boot_hostname(const struct init_config *cfg)
 		}
 		name = buf[0] ? buf : "kin";
 	}
-	int r = boot_set_hostname(name);
+	int r = init_boot_set_hostname(name);
 	if (r < 0)
 		log_warn("cannot set hostname '%s': %s", name, strerror(-r));
 }
 
-int boot_machine_mounts(void)
+int init_boot_machine_mounts(void)
 {
 	umask(022);
 	for (size_t i = 0; i < ARRAY_SIZE(boot_mounts); i++) {
@@ -168,7 +168,7 @@ int boot_machine_mounts(void)
 	return 0;
 }
 
-void boot_machine_setup(struct init_config *cfg)
+void init_boot_machine_setup(struct init_config *cfg)
 {
 	log_debug("boot: setup begins");
 	if (is_mountpoint("/sys/fs/cgroup"))
@@ -177,9 +177,10 @@ void boot_machine_setup(struct init_config *cfg)
 	boot_hostname(cfg);
 	log_debug("boot: cgroup controllers and hostname done");
 	/* Only what RPC-ready needs (and root=): the rest loads after ready,
-	 * in boot_machine_late's child. */
-	struct modules_boot_stats st = {0};
-	int r = modules_load_boot(MODULES_BOOT_EARLY, cfg->modules[0] ? cfg->modules : NULL, &st);
+	 * in init_boot_machine_late's child. */
+	struct rootfs_modules_boot_stats st = {0};
+	int r = rootfs_modules_load_boot(ROOTFS_MODULES_BOOT_EARLY,
+	                                 cfg->modules[0] ? cfg->modules : NULL, &st);
 	if (r < 0 && r != -EXDEV)
 		log_warn("modules: none loaded: %s", strerror(-r));
 	else if (r > 0)
@@ -211,10 +212,10 @@ static _noreturn_ void boot_late_child(const struct init_config *cfg)
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL); /* stop's SIGTERM ends us */
 
-	struct modules_boot_stats st = {0};
+	struct rootfs_modules_boot_stats st = {0};
 	uint64_t t0 = now_monotonic_ns();
 	int failed = 0;
-	int r = modules_load_boot(MODULES_BOOT_NET, NULL, &st);
+	int r = rootfs_modules_load_boot(ROOTFS_MODULES_BOOT_NET, NULL, &st);
 	failed += r > 0 ? r : 0;
 	r = net_bring_up(&cfg->net);
 	if (r < 0) {
@@ -225,15 +226,15 @@ static _noreturn_ void boot_late_child(const struct init_config *cfg)
 		log_info("network: %s up%s%s%s%s", cfg->net.ifname, cfg->net.addr[0] ? " " : "",
 		         cfg->net.addr, cfg->net.gateway[0] ? " via " : "", cfg->net.gateway);
 	}
-	r = modules_load_boot(MODULES_BOOT_REST, NULL, &st);
+	r = rootfs_modules_load_boot(ROOTFS_MODULES_BOOT_REST, NULL, &st);
 	failed += r > 0 ? r : 0;
 	log_info("boot: late modules: %u loaded in %.1f ms (%.1f ms in the kernel)", st.loaded,
 	         (double)(now_monotonic_ns() - t0) / 1e6, (double)st.kernel_ns / 1e6);
 	_exit(failed > 125 ? 125 : failed);
 }
 
-int boot_machine_late(const struct init_config *cfg, struct child_table *t, child_exit_fn on_exit,
-                      void *data)
+int init_boot_machine_late(const struct init_config *cfg, struct child_table *t,
+                           child_exit_fn on_exit, void *data)
 {
 	pid_t pid = fork();
 	if (pid < 0)

@@ -107,18 +107,18 @@ const char *init_action_name(enum init_action act);
 
 /* Machine boot, first half: API filesystems and the console on stdio.
  * Returns 0 or the first fatal -errno; non-fatal problems are logged. */
-int boot_machine_mounts(void);
+int init_boot_machine_mounts(void);
 /* Second half, once kin.* options are read: cgroup2 controllers enabled for
  * children, hostname, the kernel modules RPC-ready needs (and root='s, then
  * the switch to it). Problems are logged; the modules' kernel time is noted
  * in cfg for the ready line. */
-void boot_machine_setup(struct init_config *cfg);
+void init_boot_machine_setup(struct init_config *cfg);
 /* After ready: the network and the remaining modules, in a child tracked
  * in t (PID 1's loop never waits on them); on_exit gets its status, the
  * number of failed steps. */
-int boot_machine_late(const struct init_config *cfg, struct child_table *t, child_exit_fn on_exit,
-                      void *data);
-int boot_set_hostname(const char *name);
+int init_boot_machine_late(const struct init_config *cfg, struct child_table *t,
+                           child_exit_fn on_exit, void *data);
+int init_boot_set_hostname(const char *name);
 
 /* Runs the main loop until kin is told to stop; returns the exit status for
  * non-machine roles, never returns as machine init. */
@@ -126,7 +126,7 @@ int init_run(struct init_config *cfg, enum init_role role);
 
 /* Machine end: sync, unmount, remount read-only, reboot(2) with the
  * command for act. Never returns. */
-_noreturn_ void shutdown_machine(enum init_action act);
+_noreturn_ void init_shutdown_machine(enum init_action act);
 /* Fatal error as machine init: logged, then the kin.panic= policy. */
 _noreturn_ void init_panic(enum init_panic policy, const char *fmt, ...) _printf_(2, 3);
 /* Fault handlers for PID 1 (SIGSEGV & co.): apply the panic policy rather

@@ -427,7 +427,7 @@ int init_run(struct init_config *cfg, enum init_role role)
 	if (role == INIT_ROLE_MACHINE && cfg->argv)
 		start_workload(&s); /* a failure is logged; machine init goes on */
 	if (role == INIT_ROLE_MACHINE) {
-		r = boot_machine_late(cfg, s.children, on_late_boot_exit, &s);
+		r = init_boot_machine_late(cfg, s.children, on_late_boot_exit, &s);
 		if (r < 0)
 			log_warn("boot: cannot start the late boot (network, modules): %s",
 			         strerror(-r));
@@ -449,7 +449,7 @@ int init_run(struct init_config *cfg, enum init_role role)
 	rpc_vm_shutdown(s.vms);
 	init_cells_shutdown(s.cells);
 	if (role == INIT_ROLE_MACHINE)
-		shutdown_machine(s.stop_act);
+		init_shutdown_machine(s.stop_act);
 	rpc_server_free(s.rpc);
 	init_link_free(s.link);
 	rpc_zones_free(s.zones);

@@ -72,7 +72,7 @@ int init_main(int argc, char **argv, bool as_kernel_init)
 		log_set_level(flag_level);
 	if (role == INIT_ROLE_MACHINE) {
 		init_install_fault_handlers(cfg.panic);
-		r = boot_machine_mounts();
+		r = init_boot_machine_mounts();
 		if (r < 0)
 			init_panic(cfg.panic, "boot failed: %s", strerror(-r));
 	}
@@ -88,7 +88,7 @@ int init_main(int argc, char **argv, bool as_kernel_init)
 	}
 	if (role == INIT_ROLE_MACHINE) {
 		init_install_fault_handlers(cfg.panic); /* kin.panic= may have changed it */
-		boot_machine_setup(&cfg);
+		init_boot_machine_setup(&cfg);
 	}
 	if (role != INIT_ROLE_MACHINE && cfg.net.ifname[0]) { /* a zone's veth end */
 		r = net_bring_up(&cfg.net);
@@ -99,7 +99,7 @@ int init_main(int argc, char **argv, bool as_kernel_init)
 			         cfg.net.gateway[0] ? " via " : "", cfg.net.gateway);
 	}
 	if (role != INIT_ROLE_MACHINE && cfg.hostname[0]) {
-		r = boot_set_hostname(cfg.hostname);
+		r = init_boot_set_hostname(cfg.hostname);
 		if (r < 0)
 			log_warn("cannot set hostname '%s': %s", cfg.hostname, strerror(-r));
 	}

@@ -118,7 +118,7 @@ int init_option_set(struct init_config *cfg, const char *key, const char *value)
 	if (str_startswith(key, "kin.rpc."))
 		return opt_rpc_set(&cfg->rpc, key + STRLEN("kin.rpc."), value);
 	if (strcmp(key, "kin.modules") == 0) {
-		if (!modules_csv_valid(value))
+		if (!rootfs_modules_csv_valid(value))
 			return -EINVAL;
 		return str_copy(cfg->modules, sizeof(cfg->modules), value);
 	}
@@ -309,6 +309,124 @@ void init_usage(FILE *f)
 	      f);
 }
 
+/* The flags that are kin.* options under another name. */
+static const struct {
+	int c;
+	const char *key;
+} flag_keys[] = {
+    {'l', "kin.log"},      {'g', "kin.grace"},          {'H', "kin.hostname"},
+    {'p', "kin.panic"},    {'S', "kin.rpc.socket"},     {'V', "kin.rpc.vsock"},
+    {'U', "kin.rpc.uids"}, {'X', "kin.zone.max-depth"},
+};
+
+static const char *flag_key(int c)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(flag_keys); i++)
+		if (flag_keys[i].c == c)
+			return flag_keys[i].key;
+	return NULL;
+}
+
+/* --vm-dir, --zone-dir: an absolute path of at most 200 bytes. */
+static int flag_dir(const char *flag, const char *v, const char **ret)
+{
+	if (v[0] != '/' || strlen(v) > 200) {
+		fprintf(stderr,
+		        "kin init: --%s '%s' is not valid (expected an absolute path of at "
+		        "most 200 bytes)\n",
+		        flag, v);
+		return -EINVAL;
+	}
+	*ret = v;
+	return 0;
+}
+
+/* What the parent kin passes a zone kin: --zone, --zone-depth, --zone-subnet,
+ * --rpc-fd. */
+static int flag_zone_set(struct init_config *cfg, int c, const char *v)
+{
+	uint32_t u, base;
+	unsigned prefix;
+	switch (c) {
+	case 'z':
+		if (!str_is_hostname(v)) {
+			fprintf(stderr, "kin init: --zone '%s' is not a valid zone name\n", v);
+			return -EINVAL;
+		}
+		str_copy(cfg->zone, sizeof(cfg->zone), v);
+		return 0;
+	case 'D':
+		if (str_to_u32(v, &u) < 0 || u > 64) {
+			fprintf(stderr,
+			        "kin init: --zone-depth '%s' is not valid (expected 0-64)\n", v);
+			return -EINVAL;
+		}
+		cfg->zone_depth = u;
+		return 0;
+	case 'N':
+		if (zone_subnet_parse(v, &base, &prefix) < 0 ||
+		    str_copy(cfg->zone_subnet, sizeof(cfg->zone_subnet), v) < 0) {
+			fprintf(stderr,
+			        "kin init: --zone-subnet '%s' is not valid (expected an IPv4 "
+			        "network a.b.c.d/8..30 with its host bits clear)\n",
+			        v);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	/* 'R' */
+	if (str_to_u32(v, &u) < 0 || u < 3 || u > 65535) {
+		fprintf(stderr,
+		        "kin init: --rpc-fd '%s' is not valid (expected a file descriptor "
+		        "number from 3)\n",
+		        v);
+		return -EINVAL;
+	}
+	cfg->rpc_fd = (int)u;
+	return 0;
+}
+
+/* --net-addr CIDR [--net-gw IP]: eth0's address, as kin.net= would give. */
+static int flags_net(struct init_config *cfg, const char *net_addr, const char *net_gw)
+{
+	if (net_gw && !net_addr) {
+		fprintf(stderr, "kin init: --net-gw needs --net-addr\n");
+		return -EINVAL;
+	}
+	if (!net_addr)
+		return 0;
+	char spec[3 * NET_ADDR_MAX];
+	snprintf(spec, sizeof(spec), "eth0,%s%s%s", net_addr, net_gw ? "," : "",
+	         net_gw ? net_gw : "");
+	if (net_parse_kin_option(spec, &cfg->net) < 0) {
+		fprintf(stderr,
+		        "kin init: --net-addr '%s'%s%s is not valid (expected A.B.C.D/PREFIX and "
+		        "a gateway address)\n",
+		        net_addr, net_gw ? " --net-gw " : "", net_gw ? net_gw : "");
+		return -EINVAL;
+	}
+	cfg->net_from_kin = true;
+	return 0;
+}
+
+/* The command after "--", if any. */
+static int flags_command(int argc, char **argv, struct init_config *cfg)
+{
+	if (optind < argc) {
+		if (strcmp(argv[optind - 1], "--") != 0) {
+			fprintf(stderr,
+			        "kin init: unexpected argument '%s' (a command goes after '--')\n",
+			        argv[optind]);
+			return -EINVAL;
+		}
+		cfg->argv = &argv[optind];
+	} else if (optind > 1 && strcmp(argv[optind - 1], "--") == 0) {
+		fprintf(stderr, "kin init: '--' must be followed by a command\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int init_flags_parse(int argc, char **argv, struct init_config *cfg)
 {
 	static const struct option longopts[] = {
@@ -332,80 +450,30 @@ int init_flags_parse(int argc, char **argv, struct init_config *cfg)
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	int c, idx = 0;
+	int c, idx = 0, r = 0;
 	const char *net_addr = NULL, *net_gw = NULL;
-	uint32_t u;
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+:h", longopts, &idx)) != -1) {
-		int r = 0;
-		const char *key = NULL;
-		switch (c) {
-		case 'l':
-			key = "kin.log";
-			break;
-		case 'g':
-			key = "kin.grace";
-			break;
-		case 'H':
-			key = "kin.hostname";
-			break;
-		case 'p':
-			key = "kin.panic";
-			break;
-		case 'z':
-			if (!str_is_hostname(optarg)) {
-				fprintf(stderr, "kin init: --zone '%s' is not a valid zone name\n",
-				        optarg);
+	while (r == 0 && (c = getopt_long(argc, argv, "+:h", longopts, &idx)) != -1) {
+		const char *key = flag_key(c);
+		if (key) {
+			if (init_option_set(cfg, key, optarg) < 0) {
+				fprintf(stderr, "kin init: --%s '%s' is not valid (expected %s)\n",
+				        longopts[idx].name, optarg, option_expect(key));
 				return -EINVAL;
 			}
-			str_copy(cfg->zone, sizeof(cfg->zone), optarg);
+			continue;
+		}
+		switch (c) {
+		case 'z':
+		case 'D':
+		case 'N':
+		case 'R':
+			r = flag_zone_set(cfg, c, optarg);
 			break;
 		case 'c':
 			cfg->cmdline_file = optarg;
-			break;
-		case 'S':
-			key = "kin.rpc.socket";
-			break;
-		case 'V':
-			key = "kin.rpc.vsock";
-			break;
-		case 'U':
-			key = "kin.rpc.uids";
-			break;
-		case 'D':
-			if (str_to_u32(optarg, &u) < 0 || u > 64) {
-				fprintf(
-				    stderr,
-				    "kin init: --zone-depth '%s' is not valid (expected 0-64)\n",
-				    optarg);
-				return -EINVAL;
-			}
-			cfg->zone_depth = u;
-			break;
-		case 'N': {
-			uint32_t base;
-			unsigned prefix;
-			if (zone_subnet_parse(optarg, &base, &prefix) < 0 ||
-			    str_copy(cfg->zone_subnet, sizeof(cfg->zone_subnet), optarg) < 0) {
-				fprintf(stderr,
-				        "kin init: --zone-subnet '%s' is not valid (expected an "
-				        "IPv4 network a.b.c.d/8..30 with its host bits clear)\n",
-				        optarg);
-				return -EINVAL;
-			}
-			break;
-		}
-		case 'R':
-			if (str_to_u32(optarg, &u) < 0 || u < 3 || u > 65535) {
-				fprintf(stderr,
-				        "kin init: --rpc-fd '%s' is not valid (expected a file "
-				        "descriptor number from 3)\n",
-				        optarg);
-				return -EINVAL;
-			}
-			cfg->rpc_fd = (int)u;
 			break;
 		case 'A':
 			net_addr = optarg;
@@ -414,27 +482,10 @@ int init_flags_parse(int argc, char **argv, struct init_config *cfg)
 			net_gw = optarg;
 			break;
 		case 'M':
-			if (optarg[0] != '/' || strlen(optarg) > 200) {
-				fprintf(stderr,
-				        "kin init: --vm-dir '%s' is not valid (expected an "
-				        "absolute path of at most 200 bytes)\n",
-				        optarg);
-				return -EINVAL;
-			}
-			cfg->vm_dir = optarg;
-			break;
-		case 'X':
-			key = "kin.zone.max-depth";
+			r = flag_dir("vm-dir", optarg, &cfg->vm_dir);
 			break;
 		case 'Z':
-			if (optarg[0] != '/' || strlen(optarg) > 200) {
-				fprintf(stderr,
-				        "kin init: --zone-dir '%s' is not valid (expected an "
-				        "absolute path of at most 200 bytes)\n",
-				        optarg);
-				return -EINVAL;
-			}
-			cfg->zone_dir = optarg;
+			r = flag_dir("zone-dir", optarg, &cfg->zone_dir);
 			break;
 		case 'h':
 			init_usage(stdout);
@@ -449,43 +500,11 @@ int init_flags_parse(int argc, char **argv, struct init_config *cfg)
 			        argv[optind - 1]);
 			return -EINVAL;
 		}
-		if (key) {
-			r = init_option_set(cfg, key, optarg);
-			if (r < 0) {
-				fprintf(stderr, "kin init: --%s '%s' is not valid (expected %s)\n",
-				        longopts[idx].name, optarg, option_expect(key));
-				return -EINVAL;
-			}
-		}
 	}
-	if (net_gw && !net_addr) {
-		fprintf(stderr, "kin init: --net-gw needs --net-addr\n");
-		return -EINVAL;
-	}
-	if (net_addr) {
-		char spec[3 * NET_ADDR_MAX];
-		snprintf(spec, sizeof(spec), "eth0,%s%s%s", net_addr, net_gw ? "," : "",
-		         net_gw ? net_gw : "");
-		if (net_parse_kin_option(spec, &cfg->net) < 0) {
-			fprintf(stderr,
-			        "kin init: --net-addr '%s'%s%s is not valid (expected "
-			        "A.B.C.D/PREFIX and a gateway address)\n",
-			        net_addr, net_gw ? " --net-gw " : "", net_gw ? net_gw : "");
-			return -EINVAL;
-		}
-		cfg->net_from_kin = true;
-	}
-	if (optind < argc) {
-		if (strcmp(argv[optind - 1], "--") != 0) {
-			fprintf(stderr,
-			        "kin init: unexpected argument '%s' (a command goes after '--')\n",
-			        argv[optind]);
-			return -EINVAL;
-		}
-		cfg->argv = &argv[optind];
-	} else if (optind > 1 && strcmp(argv[optind - 1], "--") == 0) {
-		fprintf(stderr, "kin init: '--' must be followed by a command\n");
-		return -EINVAL;
-	}
-	return 0;
+	if (r < 0)
+		return r;
+	r = flags_net(cfg, net_addr, net_gw);
+	if (r < 0)
+		return r;
+	return flags_command(argc, argv, cfg);
 }

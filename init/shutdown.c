@@ -33,7 +33,7 @@ static void unmount_all(void)
 	}
 }
 
-_noreturn_ void shutdown_machine(enum init_action act)
+_noreturn_ void init_shutdown_machine(enum init_action act)
 {
 	int cmd = act == INIT_ACT_REBOOT     ? RB_AUTOBOOT
 	          : act == INIT_ACT_POWEROFF ? RB_POWER_OFF

@@ -32,7 +32,7 @@ static void note(const struct rootfs_build_opts *o, const char *fmt, ...)
 	fputc('\n', o->progress);
 }
 
-static int base_layout(struct rootfs_tree *t, const char *self, struct rootfs_diag *d)
+static int base_layout(struct rootfs_tree *t, const char *self, struct err *d)
 {
 	/* Debian bookworm's merged /usr: one name per file in the image. */
 	static const char *const links[][2] = {
@@ -62,8 +62,7 @@ static int base_layout(struct rootfs_tree *t, const char *self, struct rootfs_di
 		return r;
 	r = rootfs_tree_add_file(t, "init", 0755, self);
 	if (r < 0) {
-		rootfs_diag_set(d, "kin itself (%s): %s", self, strerror(-r));
-		return r;
+		return err_set_errno(d, r, "kin itself (%s): %s", self, strerror(-r));
 	}
 	r = rootfs_tree_add_symlink(t, "sbin/init", "/init");
 	/* `kin ctl ...` inside the guest: the same binary under its own name
@@ -76,7 +75,7 @@ static int base_layout(struct rootfs_tree *t, const char *self, struct rootfs_di
 /* Where the modules come from: a directory holding modules.dep, and the
  * kernel release it is for. */
 static int find_moddir(const struct rootfs_build_opts *o, char *moddir, size_t size, char *rel,
-                       size_t rel_size, struct rootfs_diag *d)
+                       size_t rel_size, struct err *d)
 {
 	char root[ROOTFS_PATH_MAX], base[ROOTFS_PATH_MAX + 32];
 	int r;
@@ -84,7 +83,7 @@ static int find_moddir(const struct rootfs_build_opts *o, char *moddir, size_t s
 		char real[PATH_MAX];
 		if (!realpath(o->modules_dir, real)) {
 			r = -errno;
-			rootfs_diag_set(d, "--modules-dir %s: %s", o->modules_dir, strerror(-r));
+			err_set_errno(d, r, "--modules-dir %s: %s", o->modules_dir, strerror(-r));
 			return r;
 		}
 		const char *slash = strrchr(real, '/');
@@ -97,11 +96,11 @@ static int find_moddir(const struct rootfs_build_opts *o, char *moddir, size_t s
 		const char *cache = o->cache_dir ? o->cache_dir : rootfs_kernel_cache_dir();
 		r = rootfs_kernel_cached(cache, root, sizeof(root), rel, rel_size);
 		if (r < 0) {
-			rootfs_diag_set(d,
-			                "no kernel in the cache %s: run 'kin image kernel' first, "
-			                "or give --kernel-dir, --modules-dir or --no-modules",
-			                cache);
-			return r;
+			return err_set_errno(
+			    d, r,
+			    "no kernel in the cache %s: run 'kin image kernel' first, "
+			    "or give --kernel-dir, --modules-dir or --no-modules",
+			    cache);
 		}
 	}
 	/* The one release under ROOT/lib/modules. */
@@ -109,7 +108,7 @@ static int find_moddir(const struct rootfs_build_opts *o, char *moddir, size_t s
 	DIR *dir = opendir(base);
 	if (!dir) {
 		r = -errno;
-		rootfs_diag_set(d, "%s: %s", base, strerror(-r));
+		err_set_errno(d, r, "%s: %s", base, strerror(-r));
 		return r;
 	}
 	struct dirent *de;
@@ -121,8 +120,8 @@ static int find_moddir(const struct rootfs_build_opts *o, char *moddir, size_t s
 		}
 	closedir(dir);
 	if (found != 1) {
-		rootfs_diag_set(d, "%s: expected one kernel release, found %d", base, found);
-		return -EINVAL;
+		return err_set_errno(d, -EINVAL, "%s: expected one kernel release, found %d", base,
+		                     found);
 	}
 	if (snprintf(moddir, size, "%s/%s", base, rel) >= (int)size)
 		return -ENAMETOOLONG;
@@ -136,24 +135,23 @@ static int add_stream(struct rootfs_tree *t, const char *path, FILE *f, char **b
 	return rootfs_tree_add_data(t, path, 0644, *buf, *len);
 }
 
-static int add_modules(struct rootfs_tree *t, const struct rootfs_build_opts *o,
-                       struct rootfs_diag *d)
+static int add_modules(struct rootfs_tree *t, const struct rootfs_build_opts *o, struct err *d)
 {
 	char moddir[ROOTFS_PATH_MAX], rel[256], img[ROOTFS_PATH_MAX + 300];
-	char csv[MODULES_CSV_MAX + 1];
-	const char *names[MODULES_LIST_MAX * 2];
+	char csv[ROOTFS_MODULES_CSV_MAX + 1];
+	const char *names[ROOTFS_MODULES_LIST_MAX * 2];
 	size_t n = 0, *order = NULL, n_order = 0;
-	struct modules_index *idx = NULL;
+	struct rootfs_modules_index *idx = NULL;
 	int r = find_moddir(o, moddir, sizeof(moddir), rel, sizeof(rel), d);
 	if (r < 0)
 		return r;
-	r = modules_index_load(moddir, &idx, d);
+	r = rootfs_modules_index_load(moddir, &idx, d);
 	if (r < 0)
 		return r;
 	/* Defaults the kernel does not have are skipped; asked-for ones not. */
 	for (size_t i = 0; rootfs_default_modules[i]; i++) {
 		size_t m[8];
-		if (modules_resolve(idx, rootfs_default_modules[i], m, ARRAY_SIZE(m)) >= 0)
+		if (rootfs_modules_resolve(idx, rootfs_default_modules[i], m, ARRAY_SIZE(m)) >= 0)
 			names[n++] = rootfs_default_modules[i];
 		else
 			note(o, "kernel %s has no module %s; skipped", rel,
@@ -161,25 +159,25 @@ static int add_modules(struct rootfs_tree *t, const struct rootfs_build_opts *o,
 	}
 	if (o->modules_csv) {
 		str_copy(csv, sizeof(csv), o->modules_csv);
-		int k = modules_csv_split(csv, names + n, MODULES_LIST_MAX);
+		int k = rootfs_modules_csv_split(csv, names + n, ROOTFS_MODULES_LIST_MAX);
 		if (k < 0) {
-			rootfs_diag_set(d, "--modules: not a valid list of module names");
+			err_set_errno(d, k, "--modules: not a valid list of module names");
 			r = k;
 			goto out;
 		}
 		n += (size_t)k;
 	}
-	r = modules_closure(idx, names, n, &order, &n_order, d);
+	r = rootfs_modules_closure(idx, names, n, &order, &n_order, d);
 	if (r < 0)
 		goto out;
 	for (size_t i = 0; i < n_order && r >= 0; i++) {
-		const char *p = modules_index_path(idx, order[i]);
+		const char *p = rootfs_modules_index_path(idx, order[i]);
 		char host[ROOTFS_PATH_MAX * 2];
 		snprintf(host, sizeof(host), "%s/%s", moddir, p);
 		snprintf(img, sizeof(img), "usr/lib/modules/%s/%s", rel, p);
 		r = rootfs_tree_add_file(t, img, 0644, host);
 		if (r < 0)
-			rootfs_diag_set(d, "module file %s: %s", host, strerror(-r));
+			err_set_errno(d, r, "module file %s: %s", host, strerror(-r));
 	}
 	if (r < 0)
 		goto out;
@@ -191,7 +189,7 @@ static int add_modules(struct rootfs_tree *t, const struct rootfs_build_opts *o,
 		if (!fd || !fa || !fs)
 			r = -ENOMEM;
 		if (r == 0)
-			r = modules_write_subset(idx, order, n_order, fd, fa, fs);
+			r = rootfs_modules_write_subset(idx, order, n_order, fd, fa, fs);
 #define SUBSET(f, file, b, l)                                                                      \
 	if (r == 0) {                                                                              \
 		snprintf(img, sizeof(img), "usr/lib/modules/%s/" file, rel);                       \
@@ -219,7 +217,7 @@ static int add_modules(struct rootfs_tree *t, const struct rootfs_build_opts *o,
 	if (r < 0)
 		goto out;
 	/* What boot loads (the lead's machine init reads these two). */
-	char text[MODULES_LIST_MAX * 2 * (MODULES_NAME_MAX + 2) + 128];
+	char text[ROOTFS_MODULES_LIST_MAX * 2 * (ROOTFS_MODULES_NAME_MAX + 2) + 128];
 	size_t len = (size_t)snprintf(text, sizeof(text),
 	                              "# Modules kin loads at boot (kin.modules= adds to them).\n");
 	for (size_t i = 0; i < n && len < sizeof(text); i++)
@@ -233,7 +231,7 @@ static int add_modules(struct rootfs_tree *t, const struct rootfs_build_opts *o,
 		note(o, "kernel %s, %zu modules", rel, n_order);
 out:
 	free(order);
-	modules_index_free(idx);
+	rootfs_modules_index_free(idx);
 	return r;
 }
 
@@ -267,7 +265,7 @@ static uint64_t tree_bytes(const struct rootfs_tree *t)
 /* mke2fs -d copies each staged file's ctime, which no one can set; debugfs
  * rewrites them to the image's time so a rebuild gives the same bytes. */
 static int fix_ctimes(const struct rootfs_tree *t, const char *staging, const char *img,
-                      uint64_t mtime, const char *const env[], struct rootfs_diag *d)
+                      uint64_t mtime, const char *const env[], struct err *d)
 {
 	char script[64];
 	snprintf(script, sizeof(script), "%s/ctimes", staging);
@@ -286,15 +284,14 @@ static int fix_ctimes(const struct rootfs_tree *t, const char *staging, const ch
 	const char *const argv[] = {"debugfs", "-w", "-f", script, img, NULL};
 	int r = rootfs_run(argv, env, NULL, null);
 	if (r != 0) {
-		rootfs_diag_set(d, "debugfs failed (%s %d)", r < 0 ? "error" : "exit status",
-		                r < 0 ? -r : r);
-		return r < 0 ? r : -EIO;
+		return err_set_errno(d, r < 0 ? r : -EIO, "debugfs failed (%s %d)",
+		                     r < 0 ? "error" : "exit status", r < 0 ? -r : r);
 	}
 	return 0;
 }
 
 static int write_ext4(const struct rootfs_tree *t, const struct rootfs_build_opts *o,
-                      const char *tmp_out, struct rootfs_diag *d)
+                      const char *tmp_out, struct err *d)
 {
 	char staging[] = "/tmp/kin-image.XXXXXX", root[64], uuid[40], size[32], fake[64], label[32],
 	     extended[160];
@@ -319,8 +316,8 @@ static int write_ext4(const struct rootfs_tree *t, const struct rootfs_build_opt
 		                            extended, "-d",  root, tmp_out, size,   NULL};
 		r = rootfs_run(argv, env, NULL, -1);
 		if (r != 0) {
-			rootfs_diag_set(d, "mke2fs failed (%s %d)", r < 0 ? "error" : "exit status",
-			                r < 0 ? -r : r);
+			err_set_errno(d, r < 0 ? r : -EIO, "mke2fs failed (%s %d)",
+			              r < 0 ? "error" : "exit status", r < 0 ? -r : r);
 			r = r < 0 ? r : -EIO;
 		}
 		if (r == 0)
@@ -330,14 +327,13 @@ static int write_ext4(const struct rootfs_tree *t, const struct rootfs_build_opt
 	return r;
 }
 
-int rootfs_build(const struct rootfs_build_opts *o, struct rootfs_diag *d)
+int rootfs_build(const struct rootfs_build_opts *o, struct err *d)
 {
 	struct rootfs_tree *t = NULL;
 	char tmp_out[ROOTFS_PATH_MAX + 16];
 	int r;
 
-	if (d)
-		d->msg[0] = '\0';
+	err_clear(d);
 	if (!o->output ||
 	    snprintf(tmp_out, sizeof(tmp_out), "%s.tmp", o->output) >= (int)sizeof(tmp_out))
 		return -EINVAL;
@@ -359,7 +355,7 @@ int rootfs_build(const struct rootfs_build_opts *o, struct rootfs_diag *d)
 		    open(tmp_out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
 		if (fd < 0) {
 			r = -errno;
-			rootfs_diag_set(d, "%s: %s", tmp_out, strerror(-r));
+			err_set_errno(d, r, "%s: %s", tmp_out, strerror(-r));
 			goto out;
 		}
 		r = rootfs_cpio_write(t, fd, o->mtime, d);
@@ -370,7 +366,7 @@ int rootfs_build(const struct rootfs_build_opts *o, struct rootfs_diag *d)
 	}
 	if (r == 0 && rename(tmp_out, o->output) < 0) {
 		r = -errno;
-		rootfs_diag_set(d, "%s: %s", o->output, strerror(-r));
+		err_set_errno(d, r, "%s: %s", o->output, strerror(-r));
 	}
 	if (r < 0)
 		unlink(tmp_out);

@@ -25,7 +25,8 @@ static void usage(FILE *f)
 	      "  --add SRC:DST          host file or tree SRC at DST in the image\n"
 	      "  --add-binary PATH      host binary with its interpreter and libraries\n"
 	      "  --label L              ext4 label (default kin-root); the UUID follows it\n"
-	      "  --size MB              ext4 size (default: computed)\n"
+	      "  --size SIZE            ext4 size: 512M, 2G, or a bare number of MiB\n"
+	      "                         (default: computed)\n"
 	      "  --self FILE            the kin put in the image (default: this one, or\n"
 	      "                         $KIN_IMAGE_SELF); it must be static\n"
 	      "Times are SOURCE_DATE_EPOCH (default 0): the same inputs give the same bytes.\n"
@@ -47,6 +48,112 @@ static int usage_error(const char *fmt, ...)
 	return 2;
 }
 
+/* --size: 512M, 2G, or a bare number of MiB; whole MiB, 8M to 1T. */
+static int size_parse(const char *v, uint64_t *ret_mb)
+{
+	uint64_t bytes;
+	if (str_to_size(v, 1 << 20, 1ull << 40, &bytes) < 0 || bytes % (1 << 20) || bytes < 8 << 20)
+		return -EINVAL;
+	*ret_mb = bytes >> 20;
+	return 0;
+}
+
+/* --add SRC:/DST and --add-binary /PATH. */
+static int build_add(struct rootfs_build_opts *o, int c, char *v)
+{
+	if (c == 'b') {
+		if (v[0] != '/')
+			return usage_error("--add-binary '%s': expected an absolute path", v);
+		if (o->n_binaries == ROOTFS_ADDS_MAX)
+			return usage_error("--add-binary: more than %s", "256");
+		o->binaries[o->n_binaries++] = v;
+		return 0;
+	}
+	char *colon = strchr(v, ':');
+	if (!colon || colon == v || !colon[1] || colon[1] != '/')
+		return usage_error("--add '%s': expected SRC:/DST", v);
+	if (o->n_adds == ROOTFS_ADDS_MAX)
+		return usage_error("--add: more than %s", "256");
+	*colon = '\0';
+	o->add_src[o->n_adds] = v;
+	o->add_dst[o->n_adds++] = colon + 1;
+	return 0;
+}
+
+/* One flag with its value into o: 0, or 2 after a usage error. */
+static int build_flag_set(struct rootfs_build_opts *o, int c, char *v)
+{
+	switch (c) {
+	case 'o':
+		o->output = v;
+		return 0;
+	case 'f':
+		if (strcmp(v, "cpio") == 0)
+			o->format = ROOTFS_FORMAT_CPIO;
+		else if (strcmp(v, "ext4") == 0)
+			o->format = ROOTFS_FORMAT_EXT4;
+		else
+			return usage_error("--format '%s': expected cpio or ext4", v);
+		return 0;
+	case 'k':
+		o->kernel_dir = v;
+		return 0;
+	case 'm':
+		o->modules_dir = v;
+		return 0;
+	case 'n':
+		o->no_modules = true;
+		return 0;
+	case 'c':
+		o->cache_dir = v;
+		return 0;
+	case 'M':
+		if (!rootfs_modules_csv_valid(v))
+			return usage_error("--modules '%s': expected a comma list of module names",
+			                   v);
+		o->modules_csv = v;
+		return 0;
+	case 'a':
+	case 'b':
+		return build_add(o, c, v);
+	case 'L':
+		if (strlen(v) == 0 || strlen(v) > 16)
+			return usage_error("--label '%s': expected 1 to 16 bytes", v);
+		o->label = v;
+		return 0;
+	case 's':
+		if (size_parse(v, &o->size_mb) < 0)
+			return usage_error("--size '%s': expected 8M to 1T (512M, 2G; a bare "
+			                   "number is MiB)",
+			                   v);
+		return 0;
+	case 'S':
+		if (access(v, X_OK) < 0)
+			return usage_error("--self '%s': not an executable file", v);
+		o->self = v;
+		return 0;
+	}
+	return usage_error("unknown option '%s'", v);
+}
+
+/* What no single flag can check: 0, or 2 after a usage error. */
+static int build_check(struct rootfs_build_opts *o)
+{
+	if (!o->output)
+		return usage_error("%s", "build needs -o FILE");
+	if (!!o->kernel_dir + !!o->modules_dir + o->no_modules > 1)
+		return usage_error(
+		    "%s", "--kernel-dir, --modules-dir and --no-modules exclude each other");
+	if (o->no_modules && o->modules_csv)
+		return usage_error("%s", "--modules makes no sense with --no-modules");
+	if (o->label && o->format != ROOTFS_FORMAT_EXT4)
+		return usage_error("%s", "--label is for --format ext4");
+	const char *epoch = getenv("SOURCE_DATE_EPOCH");
+	if (epoch && epoch[0] && str_to_u64(epoch, UINT32_MAX, &o->mtime) < 0)
+		return usage_error("SOURCE_DATE_EPOCH='%s' is not a number of seconds", epoch);
+	return 0;
+}
+
 static int cmd_build(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -66,8 +173,8 @@ static int cmd_build(int argc, char **argv)
 	    {NULL, 0, NULL, 0},
 	};
 	static struct rootfs_build_opts o;
-	struct rootfs_diag d = {""};
-	int c;
+	struct err e = {0};
+	int c, r;
 
 	memset(&o, 0, sizeof(o));
 	/* An ASan (dynamic) kin under test still builds images with the
@@ -78,99 +185,25 @@ static int cmd_build(int argc, char **argv)
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+:o:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'o':
-			o.output = optarg;
-			break;
-		case 'f':
-			if (strcmp(optarg, "cpio") == 0)
-				o.format = ROOTFS_FORMAT_CPIO;
-			else if (strcmp(optarg, "ext4") == 0)
-				o.format = ROOTFS_FORMAT_EXT4;
-			else
-				return usage_error("--format '%s': expected cpio or ext4", optarg);
-			break;
-		case 'k':
-			o.kernel_dir = optarg;
-			break;
-		case 'm':
-			o.modules_dir = optarg;
-			break;
-		case 'n':
-			o.no_modules = true;
-			break;
-		case 'c':
-			o.cache_dir = optarg;
-			break;
-		case 'M':
-			if (!modules_csv_valid(optarg))
-				return usage_error(
-				    "--modules '%s': expected a comma list of module "
-				    "names",
-				    optarg);
-			o.modules_csv = optarg;
-			break;
-		case 'a': {
-			char *colon = strchr(optarg, ':');
-			if (!colon || colon == optarg || !colon[1] || colon[1] != '/')
-				return usage_error("--add '%s': expected SRC:/DST", optarg);
-			if (o.n_adds == ROOTFS_ADDS_MAX)
-				return usage_error("--add: more than %s", "256");
-			*colon = '\0';
-			o.add_src[o.n_adds] = optarg;
-			o.add_dst[o.n_adds++] = colon + 1;
-			break;
-		}
-		case 'b':
-			if (optarg[0] != '/')
-				return usage_error("--add-binary '%s': expected an absolute path",
-				                   optarg);
-			if (o.n_binaries == ROOTFS_ADDS_MAX)
-				return usage_error("--add-binary: more than %s", "256");
-			o.binaries[o.n_binaries++] = optarg;
-			break;
-		case 'L':
-			if (strlen(optarg) == 0 || strlen(optarg) > 16)
-				return usage_error("--label '%s': expected 1 to 16 bytes", optarg);
-			o.label = optarg;
-			break;
-		case 's':
-			if (str_to_u64(optarg, 1 << 20, &o.size_mb) < 0 || o.size_mb < 8)
-				return usage_error("--size '%s': expected megabytes, 8 to 1048576",
-				                   optarg);
-			break;
-		case 'S':
-			if (access(optarg, X_OK) < 0)
-				return usage_error("--self '%s': not an executable file", optarg);
-			o.self = optarg;
-			break;
-		case 'h':
+		if (c == 'h') {
 			usage(stdout);
 			return 0;
-		case ':':
-			return usage_error("option '%s' needs a value", argv[optind - 1]);
-		default:
-			return usage_error("unknown option '%s'", argv[optind - 1]);
 		}
+		if (c == ':')
+			return usage_error("option '%s' needs a value", argv[optind - 1]);
+		r = build_flag_set(&o, c, c == '?' ? argv[optind - 1] : optarg);
+		if (r)
+			return r;
 	}
 	if (optind < argc)
 		return usage_error("unexpected argument '%s'", argv[optind]);
-	if (!o.output)
-		return usage_error("%s", "build needs -o FILE");
-	if (!!o.kernel_dir + !!o.modules_dir + o.no_modules > 1)
-		return usage_error(
-		    "%s", "--kernel-dir, --modules-dir and --no-modules exclude each other");
-	if (o.no_modules && o.modules_csv)
-		return usage_error("%s", "--modules makes no sense with --no-modules");
-	if (o.label && o.format != ROOTFS_FORMAT_EXT4)
-		return usage_error("%s", "--label is for --format ext4");
-	const char *epoch = getenv("SOURCE_DATE_EPOCH");
-	if (epoch && epoch[0] && str_to_u64(epoch, UINT32_MAX, &o.mtime) < 0)
-		return usage_error("SOURCE_DATE_EPOCH='%s' is not a number of seconds", epoch);
+	r = build_check(&o);
+	if (r)
+		return r;
 	o.progress = stderr;
-	int r = rootfs_build(&o, &d);
+	r = rootfs_build(&o, &e);
 	if (r < 0) {
-		fprintf(stderr, "kin image build: %s\n", d.msg[0] ? d.msg : strerror(-r));
+		fprintf(stderr, "kin image build: %s\n", e.msg[0] ? e.msg : strerror(-r));
 		return 1;
 	}
 	return 0;
@@ -184,7 +217,7 @@ static int cmd_kernel(int argc, char **argv)
 	    {NULL, 0, NULL, 0},
 	};
 	const char *cache = rootfs_kernel_cache_dir();
-	struct rootfs_diag d = {""};
+	struct err e = {0};
 	char release[128];
 	int c;
 
@@ -206,9 +239,9 @@ static int cmd_kernel(int argc, char **argv)
 	}
 	if (optind < argc)
 		return usage_error("unexpected argument '%s'", argv[optind]);
-	int r = rootfs_kernel_fetch(cache, release, sizeof(release), &d);
+	int r = rootfs_kernel_fetch(cache, release, sizeof(release), &e);
 	if (r < 0) {
-		fprintf(stderr, "kin image kernel: %s\n", d.msg[0] ? d.msg : strerror(-r));
+		fprintf(stderr, "kin image kernel: %s\n", e.msg[0] ? e.msg : strerror(-r));
 		return 1;
 	}
 	printf("release %s\nmodules %s/%s/lib/modules/%s\n%s/%s/boot/vmlinuz-%s\n", release, cache,

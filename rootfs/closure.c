@@ -9,20 +9,20 @@
 #define WALK_DEPTH_MAX    64
 #define ALIAS_MATCHES_MAX 64
 
-int modules_walk_init(struct modules_walk *w, const struct modules_index *idx)
+int rootfs_modules_walk_init(struct rootfs_modules_walk *w, const struct rootfs_modules_index *idx)
 {
 	size_t n = idx->n_mods ? idx->n_mods : 1;
-	*w = (struct modules_walk){.idx = idx, .softdeps = true};
+	*w = (struct rootfs_modules_walk){.idx = idx, .softdeps = true};
 	w->state = calloc(n, sizeof(*w->state));
 	w->err = calloc(n, sizeof(*w->err));
 	if (!w->state || !w->err) {
-		modules_walk_done(w);
+		rootfs_modules_walk_done(w);
 		return -ENOMEM;
 	}
 	return 0;
 }
 
-void modules_walk_done(struct modules_walk *w)
+void rootfs_modules_walk_done(struct rootfs_modules_walk *w)
 {
 	free(w->state);
 	free(w->err);
@@ -31,11 +31,11 @@ void modules_walk_done(struct modules_walk *w)
 }
 
 /* Softdeps are wishes: a missing or failing one never fails its user. */
-static void walk_softdeps(struct modules_walk *w, const char *name, bool pre, int depth)
+static void walk_softdeps(struct rootfs_modules_walk *w, const char *name, bool pre, int depth)
 {
 	size_t iter = 0;
-	const struct modules_softdep *sd;
-	while ((sd = modules_softdep_of(w->idx, name, &iter))) {
+	const struct rootfs_modules_softdep *sd;
+	while ((sd = rootfs_modules_softdep_of(w->idx, name, &iter))) {
 		char words[1024];
 		if (str_copy(words, sizeof(words), sd->rest) < 0)
 			continue;
@@ -55,22 +55,22 @@ static void walk_softdeps(struct modules_walk *w, const char *name, bool pre, in
 			if (in_pre != pre)
 				continue;
 			size_t m[ALIAS_MATCHES_MAX];
-			int n = modules_resolve(w->idx, t, m, ARRAY_SIZE(m));
+			int n = rootfs_modules_resolve(w->idx, t, m, ARRAY_SIZE(m));
 			/* crc32c_intel refuses CPUs without SSE4.2: not news. */
-			void (*fail)(struct modules_walk *, const char *, int, const char *) =
-			    w->fail;
+			void (*fail)(struct rootfs_modules_walk *, const char *, int,
+			             const char *) = w->fail;
 			w->fail = NULL;
 			for (int k = 0; k < n; k++)
 				if (w->state[m[k]] != MOD_VISITING)
-					(void)modules_walk_mod(w, m[k], depth + 1);
+					(void)rootfs_modules_walk_mod(w, m[k], depth + 1);
 			w->fail = fail;
 		}
 	}
 }
 
-int modules_walk_mod(struct modules_walk *w, size_t mod, int depth)
+int rootfs_modules_walk_mod(struct rootfs_modules_walk *w, size_t mod, int depth)
 {
-	const struct modules_mod *m = &w->idx->mods[mod];
+	const struct rootfs_modules_mod *m = &w->idx->mods[mod];
 	int r;
 
 	switch (w->state[mod]) {
@@ -95,7 +95,7 @@ int modules_walk_mod(struct modules_walk *w, size_t mod, int depth)
 		walk_softdeps(w, m->name, true, depth);
 	/* modules.dep lists the whole closure; the walk only needs order. */
 	for (size_t i = 0; i < m->n_deps; i++) {
-		r = modules_walk_mod(w, m->deps[i], depth + 1);
+		r = rootfs_modules_walk_mod(w, m->deps[i], depth + 1);
 		if (r < 0) {
 			if (r != -ELOOP && w->fail) {
 				char why[96];
@@ -118,10 +118,10 @@ int modules_walk_mod(struct modules_walk *w, size_t mod, int depth)
 	return 0;
 }
 
-int modules_walk_name(struct modules_walk *w, const char *name, int depth)
+int rootfs_modules_walk_name(struct rootfs_modules_walk *w, const char *name, int depth)
 {
 	size_t m[ALIAS_MATCHES_MAX];
-	int n = modules_resolve(w->idx, name, m, ARRAY_SIZE(m));
+	int n = rootfs_modules_resolve(w->idx, name, m, ARRAY_SIZE(m));
 	if (n < 0) {
 		if (w->fail)
 			w->fail(w, name, n,
@@ -130,15 +130,15 @@ int modules_walk_name(struct modules_walk *w, const char *name, int depth)
 		return n;
 	}
 	if (n == 1)
-		return modules_walk_mod(w, m[0], depth);
+		return rootfs_modules_walk_mod(w, m[0], depth);
 	/* An alias matching several modules (crypto-crc32c: the generic and
 	 * the intel one) is satisfied by any that works. */
 	int first_err = 0;
 	bool any = n == 0;
-	void (*fail)(struct modules_walk *, const char *, int, const char *) = w->fail;
+	void (*fail)(struct rootfs_modules_walk *, const char *, int, const char *) = w->fail;
 	w->fail = NULL;
 	for (int k = 0; k < n; k++) {
-		int r = modules_walk_mod(w, m[k], depth);
+		int r = rootfs_modules_walk_mod(w, m[k], depth);
 		if (r == 0)
 			any = true;
 		else if (!first_err)
@@ -152,36 +152,36 @@ int modules_walk_name(struct modules_walk *w, const char *name, int depth)
 
 struct closure_ctx {
 	size_t *order, n;
-	struct rootfs_diag *d;
+	struct err *d;
 };
 
-static int closure_visit(struct modules_walk *w, size_t mod)
+static int closure_visit(struct rootfs_modules_walk *w, size_t mod)
 {
 	struct closure_ctx *c = w->data;
 	c->order[c->n++] = mod;
 	return 0;
 }
 
-static void closure_fail(struct modules_walk *w, const char *module, int err, const char *why)
+static void closure_fail(struct rootfs_modules_walk *w, const char *module, int err,
+                         const char *why)
 {
 	struct closure_ctx *c = w->data;
 	if (!c->d || !c->d->msg[0])
-		rootfs_diag_set(c->d, "module %s: %s (%s)", module, why, strerror(-err));
+		err_set_errno(c->d, err, "module %s: %s (%s)", module, why, strerror(-err));
 }
 
-int modules_closure(const struct modules_index *idx, const char *const *names, size_t n,
-                    size_t **ret_order, size_t *ret_n, struct rootfs_diag *d)
+int rootfs_modules_closure(const struct rootfs_modules_index *idx, const char *const *names,
+                           size_t n, size_t **ret_order, size_t *ret_n, struct err *d)
 {
-	struct modules_walk w;
+	struct rootfs_modules_walk w;
 	struct closure_ctx c = {.d = d};
-	int r = modules_walk_init(&w, idx);
+	int r = rootfs_modules_walk_init(&w, idx);
 	if (r < 0)
 		return r;
-	if (d)
-		d->msg[0] = '\0';
+	err_clear(d);
 	c.order = malloc((idx->n_mods ? idx->n_mods : 1) * sizeof(size_t));
 	if (!c.order) {
-		modules_walk_done(&w);
+		rootfs_modules_walk_done(&w);
 		return -ENOMEM;
 	}
 	w.visit = closure_visit;
@@ -190,15 +190,15 @@ int modules_closure(const struct modules_index *idx, const char *const *names, s
 	for (size_t i = 0; i < n && r >= 0; i++) {
 		/* The builder takes every match of an alias, like modprobe. */
 		size_t m[ALIAS_MATCHES_MAX];
-		int k = modules_resolve(idx, names[i], m, ARRAY_SIZE(m));
+		int k = rootfs_modules_resolve(idx, names[i], m, ARRAY_SIZE(m));
 		if (k < 0) {
 			closure_fail(&w, names[i], k, "no such module, alias or builtin");
 			r = k;
 		}
 		for (int j = 0; j < k && r >= 0; j++)
-			r = modules_walk_mod(&w, m[j], 0);
+			r = rootfs_modules_walk_mod(&w, m[j], 0);
 	}
-	modules_walk_done(&w);
+	rootfs_modules_walk_done(&w);
 	if (r < 0) {
 		free(c.order);
 		return r;
@@ -208,14 +208,14 @@ int modules_closure(const struct modules_index *idx, const char *const *names, s
 	return 0;
 }
 
-static bool in_set(const bool *set, const struct modules_index *idx, const char *name)
+static bool in_set(const bool *set, const struct rootfs_modules_index *idx, const char *name)
 {
-	int i = modules_find(idx, name);
+	int i = rootfs_modules_find(idx, name);
 	return i >= 0 && set[i];
 }
 
-int modules_write_subset(const struct modules_index *idx, const size_t *order, size_t n, FILE *dep,
-                         FILE *alias, FILE *softdep)
+int rootfs_modules_write_subset(const struct rootfs_modules_index *idx, const size_t *order,
+                                size_t n, FILE *dep, FILE *alias, FILE *softdep)
 {
 	_cleanup_free_ bool *set = calloc(idx->n_mods ? idx->n_mods : 1, sizeof(bool));
 	if (!set)
@@ -226,7 +226,7 @@ int modules_write_subset(const struct modules_index *idx, const size_t *order, s
 	for (size_t i = 0; i < idx->n_mods; i++) {
 		if (!set[i])
 			continue;
-		const struct modules_mod *m = &idx->mods[i];
+		const struct rootfs_modules_mod *m = &idx->mods[i];
 		fprintf(dep, "%s:", m->path);
 		for (size_t k = 0; k < m->n_deps; k++)
 			fprintf(dep, " %s", idx->mods[m->deps[k]].path);
@@ -249,7 +249,7 @@ int modules_write_subset(const struct modules_index *idx, const size_t *order, s
 static bool csv_word_ok(const char *w)
 {
 	size_t len = strlen(w);
-	if (len == 0 || len >= MODULES_ALIAS_MAX)
+	if (len == 0 || len >= ROOTFS_MODULES_ALIAS_MAX)
 		return false;
 	for (const char *p = w; *p; p++)
 		if ((unsigned char)*p <= ' ' || (unsigned char)*p >= 0x7f || *p == '/' ||
@@ -258,30 +258,30 @@ static bool csv_word_ok(const char *w)
 	return true;
 }
 
-int modules_csv_split(char *buf, const char **names, size_t max)
+int rootfs_modules_csv_split(char *buf, const char **names, size_t max)
 {
 	size_t n = 0;
-	if (strlen(buf) > MODULES_CSV_MAX)
+	if (strlen(buf) > ROOTFS_MODULES_CSV_MAX)
 		return -E2BIG;
 	char *save = NULL;
 	for (char *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
 		if (!csv_word_ok(w))
 			return -EINVAL;
-		if (n == max || n == MODULES_LIST_MAX)
+		if (n == max || n == ROOTFS_MODULES_LIST_MAX)
 			return -E2BIG;
 		names[n++] = w;
 	}
 	return (int)n;
 }
 
-bool modules_csv_valid(const char *csv)
+bool rootfs_modules_csv_valid(const char *csv)
 {
-	char buf[MODULES_CSV_MAX + 1];
-	const char *names[MODULES_LIST_MAX];
+	char buf[ROOTFS_MODULES_CSV_MAX + 1];
+	const char *names[ROOTFS_MODULES_LIST_MAX];
 	if (!csv || str_copy(buf, sizeof(buf), csv) < 0)
 		return false;
 	/* "a,,b" and a trailing comma are typos worth reporting. */
 	if (csv[0] == ',' || (csv[0] && csv[strlen(csv) - 1] == ',') || strstr(csv, ",,"))
 		return false;
-	return modules_csv_split(buf, names, ARRAY_SIZE(names)) > 0;
+	return rootfs_modules_csv_split(buf, names, ARRAY_SIZE(names)) > 0;
 }

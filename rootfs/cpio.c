@@ -67,7 +67,7 @@ static void cpio_header(struct outbuf *o, uint32_t ino, uint32_t mode, uint32_t 
 }
 
 /* Streams a host file, checking it still has the size the tree recorded. */
-static int cpio_file_body(struct outbuf *o, const struct rootfs_entry *e, struct rootfs_diag *d)
+static int cpio_file_body(struct outbuf *o, const struct rootfs_entry *e, struct err *d)
 {
 	if (e->data) {
 		out_put(o, e->data, e->size);
@@ -76,7 +76,7 @@ static int cpio_file_body(struct outbuf *o, const struct rootfs_entry *e, struct
 	_cleanup_close_ int fd = open(e->host, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0) {
 		int r = -errno;
-		rootfs_diag_set(d, "%s: %s", e->host, strerror(-r));
+		err_set_errno(d, r, "%s: %s", e->host, strerror(-r));
 		return r;
 	}
 	uint64_t left = e->size;
@@ -87,9 +87,9 @@ static int cpio_file_body(struct outbuf *o, const struct rootfs_entry *e, struct
 			continue;
 		if (n <= 0) {
 			int r = n < 0 ? -errno : -EIO;
-			rootfs_diag_set(d, "%s: %s", e->host,
-			                n < 0 ? strerror(-r)
-			                      : "file shrank while the image was built");
+			err_set_errno(d, r, "%s: %s", e->host,
+			              n < 0 ? strerror(-r)
+			                    : "file shrank while the image was built");
 			return r;
 		}
 		out_put(o, chunk, (size_t)n);
@@ -97,13 +97,12 @@ static int cpio_file_body(struct outbuf *o, const struct rootfs_entry *e, struct
 	}
 	char extra;
 	if (read(fd, &extra, 1) == 1) {
-		rootfs_diag_set(d, "%s: file grew while the image was built", e->host);
-		return -EIO;
+		return err_set_errno(d, -EIO, "%s: file grew while the image was built", e->host);
 	}
 	return 0;
 }
 
-int rootfs_cpio_write(const struct rootfs_tree *t, int fd, uint64_t mtime, struct rootfs_diag *d)
+int rootfs_cpio_write(const struct rootfs_tree *t, int fd, uint64_t mtime, struct err *d)
 {
 	_cleanup_free_ const struct rootfs_entry **v = NULL;
 	_cleanup_free_ struct outbuf *o = calloc(1, sizeof(*o));
@@ -118,8 +117,8 @@ int rootfs_cpio_write(const struct rootfs_tree *t, int fd, uint64_t mtime, struc
 	for (size_t i = 0; i < t->n; i++) {
 		const struct rootfs_entry *e = v[i];
 		if (e->size > UINT32_MAX) {
-			rootfs_diag_set(d, "/%s: larger than cpio newc's 4 GiB", e->path);
-			return -EFBIG;
+			return err_set_errno(d, -EFBIG, "/%s: larger than cpio newc's 4 GiB",
+			                     e->path);
 		}
 		bool has_body = e->kind == ROOTFS_FILE || e->kind == ROOTFS_SYMLINK;
 		cpio_header(o, (uint32_t)(i + 1), rootfs_entry_mode(e),
@@ -137,7 +136,7 @@ int rootfs_cpio_write(const struct rootfs_tree *t, int fd, uint64_t mtime, struc
 	cpio_header(o, 0, 0, 1, 0, 0, 0, CPIO_TRAILER);
 	out_flush(o);
 	if (o->err < 0)
-		rootfs_diag_set(d, "writing the archive: %s", strerror(-o->err));
+		err_set_errno(d, o->err, "writing the archive: %s", strerror(-o->err));
 	return o->err;
 }
 
@@ -239,7 +238,7 @@ int rootfs_cpio_read_file(const char *archive, const char *name, size_t max, cha
 	}
 }
 
-static int stage_copy(const struct rootfs_entry *e, const char *dst, struct rootfs_diag *d)
+static int stage_copy(const struct rootfs_entry *e, const char *dst, struct err *d)
 {
 	_cleanup_close_ int out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (out < 0)
@@ -249,7 +248,7 @@ static int stage_copy(const struct rootfs_entry *e, const char *dst, struct root
 	_cleanup_close_ int in = open(e->host, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (in < 0) {
 		int r = -errno;
-		rootfs_diag_set(d, "%s: %s", e->host, strerror(-r));
+		err_set_errno(d, r, "%s: %s", e->host, strerror(-r));
 		return r;
 	}
 	uint8_t chunk[65536];
@@ -267,8 +266,7 @@ static int stage_copy(const struct rootfs_entry *e, const char *dst, struct root
 	}
 }
 
-int rootfs_tree_stage(const struct rootfs_tree *t, const char *dir, uint64_t mtime,
-                      struct rootfs_diag *d)
+int rootfs_tree_stage(const struct rootfs_tree *t, const char *dir, uint64_t mtime, struct err *d)
 {
 	_cleanup_free_ const struct rootfs_entry **v = NULL;
 	int r = rootfs_tree_sorted(t, &v);
@@ -297,7 +295,7 @@ int rootfs_tree_stage(const struct rootfs_tree *t, const char *dir, uint64_t mti
 			r = -errno;
 		if (r < 0) {
 			if (!d || !d->msg[0])
-				rootfs_diag_set(d, "staging /%s: %s", e->path, strerror(-r));
+				err_set_errno(d, r, "staging /%s: %s", e->path, strerror(-r));
 			return r;
 		}
 	}

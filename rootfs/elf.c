@@ -66,11 +66,116 @@ static bool vaddr_to_off(const uint8_t *buf, size_t len, const Elf64_Ehdr *eh, u
 	return false;
 }
 
+/* PT_INTERP into ret->interp; PT_DYNAMIC (checked to lie in buf) into dyn. */
+static int elf_program_headers(const uint8_t *buf, size_t len, const Elf64_Ehdr *eh,
+                               Elf64_Phdr *dyn, struct rootfs_elf_info *ret)
+{
+	if (eh->e_phentsize != sizeof(Elf64_Phdr) ||
+	    !range_ok(eh->e_phoff, (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr), len))
+		return -EBADMSG;
+	for (unsigned i = 0; i < eh->e_phnum; i++) {
+		Elf64_Phdr ph;
+		memcpy(&ph, buf + eh->e_phoff + (uint64_t)i * sizeof(ph), sizeof(ph));
+		if (ph.p_type != PT_INTERP && ph.p_type != PT_DYNAMIC)
+			continue;
+		if (!range_ok(ph.p_offset, ph.p_filesz, len))
+			return -EBADMSG;
+		if (ph.p_type == PT_DYNAMIC) {
+			*dyn = ph;
+			ret->dynamic = true;
+			continue;
+		}
+		int r = copy_str(buf, ph.p_offset, ph.p_offset + ph.p_filesz, ph.p_offset,
+		                 ret->interp, sizeof(ret->interp));
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* What PT_DYNAMIC points at: string table offsets, -1 for absent. */
+struct elf_dyn_refs {
+	uint64_t strtab_va, strsz;
+	uint64_t needed[ROOTFS_ELF_NEEDED_MAX];
+	size_t n_needed;
+	int64_t runpath, rpath;
+};
+
+static int elf_dynamic_scan(const uint8_t *buf, const Elf64_Phdr *dyn, struct elf_dyn_refs *refs)
+{
+	size_t n_dyn = dyn->p_filesz / sizeof(Elf64_Dyn);
+	*refs = (struct elf_dyn_refs){.runpath = -1, .rpath = -1};
+	if (n_dyn > ELF_DYN_MAX)
+		return -EBADMSG;
+	for (size_t i = 0; i < n_dyn; i++) {
+		Elf64_Dyn d;
+		memcpy(&d, buf + dyn->p_offset + i * sizeof(d), sizeof(d));
+		if (d.d_tag == DT_NULL)
+			break;
+		switch (d.d_tag) {
+		case DT_STRTAB:
+			refs->strtab_va = d.d_un.d_ptr;
+			break;
+		case DT_STRSZ:
+			refs->strsz = d.d_un.d_val;
+			break;
+		case DT_NEEDED:
+			if (refs->n_needed == ROOTFS_ELF_NEEDED_MAX)
+				return -E2BIG;
+			refs->needed[refs->n_needed++] = d.d_un.d_val;
+			break;
+		case DT_RUNPATH:
+			refs->runpath = (int64_t)(d.d_un.d_val & INT64_MAX);
+			break;
+		case DT_RPATH:
+			refs->rpath = (int64_t)(d.d_un.d_val & INT64_MAX);
+			break;
+		default:
+			break;
+		}
+	}
+	return 0;
+}
+
+/* The string at index ref of the table [strtab, strtab + strsz). */
+static int elf_dyn_str(const uint8_t *buf, uint64_t strtab, uint64_t strsz, uint64_t ref, char *out,
+                       size_t size)
+{
+	if (ref >= strsz)
+		return -EBADMSG;
+	return copy_str(buf, strtab, strtab + strsz, strtab + ref, out, size);
+}
+
+static int elf_dynamic_strings(const uint8_t *buf, size_t len, const Elf64_Ehdr *eh,
+                               const struct elf_dyn_refs *refs, struct rootfs_elf_info *ret)
+{
+	uint64_t strtab, strsz = refs->strsz;
+	int r;
+	if (!vaddr_to_off(buf, len, eh, refs->strtab_va, &strtab) || !range_ok(strtab, strsz, len))
+		return -EBADMSG;
+	for (size_t i = 0; i < refs->n_needed; i++) {
+		r = elf_dyn_str(buf, strtab, strsz, refs->needed[i], ret->needed[i],
+		                sizeof(ret->needed[i]));
+		if (r < 0)
+			return r;
+		if (!ret->needed[i][0])
+			return -EBADMSG;
+	}
+	ret->n_needed = refs->n_needed;
+	if (refs->runpath >= 0 && (r = elf_dyn_str(buf, strtab, strsz, (uint64_t)refs->runpath,
+	                                           ret->runpath, sizeof(ret->runpath))) < 0)
+		return r;
+	if (refs->rpath >= 0 && (r = elf_dyn_str(buf, strtab, strsz, (uint64_t)refs->rpath,
+	                                         ret->rpath, sizeof(ret->rpath))) < 0)
+		return r;
+	return 0;
+}
+
 int rootfs_elf_parse(const uint8_t *buf, size_t len, struct rootfs_elf_info *ret)
 {
 	Elf64_Ehdr eh;
 	Elf64_Phdr dyn = {0};
-	int r;
+	struct elf_dyn_refs refs;
 
 	memset(ret, 0, sizeof(*ret));
 	if (len < EI_NIDENT || memcmp(buf, ELFMAG, SELFMAG) != 0)
@@ -83,95 +188,15 @@ int rootfs_elf_parse(const uint8_t *buf, size_t len, struct rootfs_elf_info *ret
 	ret->machine = eh.e_machine;
 	if (eh.e_phnum == 0)
 		return 0;
-	if (eh.e_phentsize != sizeof(Elf64_Phdr) ||
-	    !range_ok(eh.e_phoff, (uint64_t)eh.e_phnum * sizeof(Elf64_Phdr), len))
-		return -EBADMSG;
-	for (unsigned i = 0; i < eh.e_phnum; i++) {
-		Elf64_Phdr ph;
-		memcpy(&ph, buf + eh.e_phoff + (uint64_t)i * sizeof(ph), sizeof(ph));
-		if (ph.p_type == PT_INTERP) {
-			if (!range_ok(ph.p_offset, ph.p_filesz, len))
-				return -EBADMSG;
-			r = copy_str(buf, ph.p_offset, ph.p_offset + ph.p_filesz, ph.p_offset,
-			             ret->interp, sizeof(ret->interp));
-			if (r < 0)
-				return r;
-		} else if (ph.p_type == PT_DYNAMIC) {
-			if (!range_ok(ph.p_offset, ph.p_filesz, len))
-				return -EBADMSG;
-			dyn = ph;
-			ret->dynamic = true;
-		}
-	}
-	if (!ret->dynamic)
+	int r = elf_program_headers(buf, len, &eh, &dyn, ret);
+	if (r < 0 || !ret->dynamic)
+		return r;
+	r = elf_dynamic_scan(buf, &dyn, &refs);
+	if (r < 0)
+		return r;
+	if (refs.n_needed == 0 && refs.runpath < 0 && refs.rpath < 0)
 		return 0;
-
-	uint64_t strtab_va = 0, strsz = 0, needed[ROOTFS_ELF_NEEDED_MAX];
-	int64_t runpath = -1, rpath = -1;
-	size_t n_dyn = dyn.p_filesz / sizeof(Elf64_Dyn), n_needed = 0;
-	if (n_dyn > ELF_DYN_MAX)
-		return -EBADMSG;
-	for (size_t i = 0; i < n_dyn; i++) {
-		Elf64_Dyn d;
-		memcpy(&d, buf + dyn.p_offset + i * sizeof(d), sizeof(d));
-		if (d.d_tag == DT_NULL)
-			break;
-		switch (d.d_tag) {
-		case DT_STRTAB:
-			strtab_va = d.d_un.d_ptr;
-			break;
-		case DT_STRSZ:
-			strsz = d.d_un.d_val;
-			break;
-		case DT_NEEDED:
-			if (n_needed == ROOTFS_ELF_NEEDED_MAX)
-				return -E2BIG;
-			needed[n_needed++] = d.d_un.d_val;
-			break;
-		case DT_RUNPATH:
-			runpath = (int64_t)(d.d_un.d_val & INT64_MAX);
-			break;
-		case DT_RPATH:
-			rpath = (int64_t)(d.d_un.d_val & INT64_MAX);
-			break;
-		default:
-			break;
-		}
-	}
-	if (n_needed == 0 && runpath < 0 && rpath < 0)
-		return 0;
-	uint64_t strtab;
-	if (!vaddr_to_off(buf, len, &eh, strtab_va, &strtab) || !range_ok(strtab, strsz, len))
-		return -EBADMSG;
-	uint64_t end = strtab + strsz;
-	for (size_t i = 0; i < n_needed; i++) {
-		if (needed[i] >= strsz)
-			return -EBADMSG;
-		r = copy_str(buf, strtab, end, strtab + needed[i], ret->needed[i],
-		             sizeof(ret->needed[i]));
-		if (r < 0)
-			return r;
-		if (!ret->needed[i][0])
-			return -EBADMSG;
-	}
-	ret->n_needed = n_needed;
-	if (runpath >= 0) {
-		if ((uint64_t)runpath >= strsz)
-			return -EBADMSG;
-		r = copy_str(buf, strtab, end, strtab + (uint64_t)runpath, ret->runpath,
-		             sizeof(ret->runpath));
-		if (r < 0)
-			return r;
-	}
-	if (rpath >= 0) {
-		if ((uint64_t)rpath >= strsz)
-			return -EBADMSG;
-		r = copy_str(buf, strtab, end, strtab + (uint64_t)rpath, ret->rpath,
-		             sizeof(ret->rpath));
-		if (r < 0)
-			return r;
-	}
-	return 0;
+	return elf_dynamic_strings(buf, len, &eh, &refs, ret);
 }
 
 int rootfs_elf_read(const char *path, struct rootfs_elf_info *ret)
@@ -251,7 +276,7 @@ static int find_lib(const struct rootfs_elf_info *obj, const char *obj_path, con
 	return -ENOENT;
 }
 
-int rootfs_tree_add_binary(struct rootfs_tree *t, const char *path, struct rootfs_diag *d)
+int rootfs_tree_add_binary(struct rootfs_tree *t, const char *path, struct err *d)
 {
 	/* A work list of real paths; seen ones are not parsed twice. */
 	_cleanup_free_ char(*todo)[ROOTFS_PATH_MAX] = calloc(LIBS_MAX, ROOTFS_PATH_MAX);
@@ -261,8 +286,7 @@ int rootfs_tree_add_binary(struct rootfs_tree *t, const char *path, struct rootf
 
 	if (!todo || !info)
 		return -ENOMEM;
-	if (d)
-		d->msg[0] = '\0';
+	err_clear(d);
 	r = rootfs_tree_add_host_path(t, path, todo[0], ROOTFS_PATH_MAX, d);
 	if (r < 0)
 		return r;
@@ -272,9 +296,8 @@ int rootfs_tree_add_binary(struct rootfs_tree *t, const char *path, struct rootf
 		if (r == -ENOEXEC && i == 0)
 			return 0; /* a script or data: nothing to follow */
 		if (r < 0) {
-			rootfs_diag_set(d, "%s: %s", todo[i],
-			                r == -ENOEXEC ? "not an ELF64 object" : strerror(-r));
-			return r;
+			return err_set_errno(d, r, "%s: %s", todo[i],
+			                     r == -ENOEXEC ? "not an ELF64 object" : strerror(-r));
 		}
 		char found[ROOTFS_PATH_MAX];
 		for (size_t k = 0; k <= info->n_needed; k++) {
@@ -284,9 +307,9 @@ int rootfs_tree_add_binary(struct rootfs_tree *t, const char *path, struct rootf
 			r = k < info->n_needed ? find_lib(info, todo[i], name, found, sizeof(found))
 			                       : str_copy(found, sizeof(found), name);
 			if (r < 0) {
-				rootfs_diag_set(
-				    d, "%s needed by %s: not found in RPATH, RUNPATH or %s", name,
-				    todo[i], "the multiarch library directories");
+				err_set_errno(d, -ENOENT,
+				              "%s needed by %s: not found in RPATH, RUNPATH or %s",
+				              name, todo[i], "the multiarch library directories");
 				return -ENOENT;
 			}
 			char real[ROOTFS_PATH_MAX];
@@ -299,8 +322,8 @@ int rootfs_tree_add_binary(struct rootfs_tree *t, const char *path, struct rootf
 			if (seen)
 				continue;
 			if (n == LIBS_MAX) {
-				rootfs_diag_set(d, "%s: more than %d libraries", path, LIBS_MAX);
-				return -E2BIG;
+				return err_set_errno(d, -E2BIG, "%s: more than %d libraries", path,
+				                     LIBS_MAX);
 			}
 			memcpy(todo[n++], real, ROOTFS_PATH_MAX);
 		}

@@ -81,26 +81,24 @@ static int point_current(const char *cache, const char *release)
 	return 0;
 }
 
-static int run_checked(const char *const argv[], const char *cwd, struct rootfs_diag *d)
+static int run_checked(const char *const argv[], const char *cwd, struct err *d)
 {
 	int r = rootfs_run(argv, NULL, cwd, -1);
 	if (r != 0) {
-		rootfs_diag_set(d, "%s failed (%s %d)", argv[0], r < 0 ? "error" : "exit status",
-		                r < 0 ? -r : r);
-		return r < 0 ? r : -EIO;
+		return err_set_errno(d, r < 0 ? r : -EIO, "%s failed (%s %d)", argv[0],
+		                     r < 0 ? "error" : "exit status", r < 0 ? -r : r);
 	}
 	return 0;
 }
 
-int rootfs_kernel_fetch(const char *cache, char *ret_release, size_t size, struct rootfs_diag *d)
+int rootfs_kernel_fetch(const char *cache, char *ret_release, size_t size, struct err *d)
 {
 	char pkg[128], release[128], debs[ROOTFS_PATH_MAX], deb[ROOTFS_PATH_MAX];
 	char dir[ROOTFS_PATH_MAX], tmp[ROOTFS_PATH_MAX], path[ROOTFS_PATH_MAX * 2];
 	int r;
 
 	if (strlen(cache) > ROOTFS_PATH_MAX - 200) {
-		rootfs_diag_set(d, "kernel cache path too long");
-		return -ENAMETOOLONG;
+		return err_set_errno(d, -ENAMETOOLONG, "kernel cache path too long");
 	}
 	r = query_package(pkg, sizeof(pkg));
 	if (r == -ENOENT) {
@@ -110,9 +108,9 @@ int rootfs_kernel_fetch(const char *cache, char *ret_release, size_t size, struc
 		r = query_package(pkg, sizeof(pkg));
 	}
 	if (r < 0) {
-		rootfs_diag_set(d, "cannot tell which package %s depends on (apt-cache: %s)",
-		                META_PACKAGE, strerror(-r));
-		return r;
+		return err_set_errno(d, r,
+		                     "cannot tell which package %s depends on (apt-cache: %s)",
+		                     META_PACKAGE, strerror(-r));
 	}
 	snprintf(release, sizeof(release), "%s", pkg + STRLEN(PKG_PREFIX));
 	snprintf(dir, sizeof(dir), "%s/%s", cache, release);
@@ -123,8 +121,7 @@ int rootfs_kernel_fetch(const char *cache, char *ret_release, size_t size, struc
 	snprintf(debs, sizeof(debs), "%s/debs", cache);
 	r = mkdir_p(debs, 0755);
 	if (r < 0) {
-		rootfs_diag_set(d, "%s: %s", debs, strerror(-r));
-		return r;
+		return err_set_errno(d, r, "%s: %s", debs, strerror(-r));
 	}
 	if (!find_deb(debs, pkg, deb, sizeof(deb))) {
 		fprintf(stderr, "kin image kernel: downloading %s into %s\n", pkg, debs);
@@ -133,8 +130,8 @@ int rootfs_kernel_fetch(const char *cache, char *ret_release, size_t size, struc
 		if (r < 0)
 			return r;
 		if (!find_deb(debs, pkg, deb, sizeof(deb))) {
-			rootfs_diag_set(d, "apt-get download left no %s_*.deb in %s", pkg, debs);
-			return -ENOENT;
+			return err_set_errno(d, -ENOENT, "apt-get download left no %s_*.deb in %s",
+			                     pkg, debs);
 		}
 	}
 	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", cache, release);
@@ -147,12 +144,11 @@ int rootfs_kernel_fetch(const char *cache, char *ret_release, size_t size, struc
 		return r;
 	snprintf(path, sizeof(path), "%s/boot/vmlinuz-%s", tmp, release);
 	if (access(path, R_OK) < 0) {
-		rootfs_diag_set(d, "%s has no boot/vmlinuz-%s", deb, release);
-		return -ENOENT;
+		return err_set_errno(d, -ENOENT, "%s has no boot/vmlinuz-%s", deb, release);
 	}
 	if (rename(tmp, dir) < 0) {
 		r = -errno;
-		rootfs_diag_set(d, "%s: %s", dir, strerror(-r));
+		err_set_errno(d, r, "%s: %s", dir, strerror(-r));
 		return r;
 	}
 	snprintf(path, sizeof(path), "%s/.complete", dir);
@@ -163,8 +159,7 @@ int rootfs_kernel_fetch(const char *cache, char *ret_release, size_t size, struc
 done:
 	r = point_current(cache, release);
 	if (r < 0) {
-		rootfs_diag_set(d, "%s/current: %s", cache, strerror(-r));
-		return r;
+		return err_set_errno(d, r, "%s/current: %s", cache, strerror(-r));
 	}
 	return str_copy(ret_release, size, release);
 }

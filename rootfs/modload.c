@@ -40,15 +40,15 @@ static void real_report(const char *module, int err, const char *why, void *data
 
 struct load_ctx {
 	const char *moddir;
-	const struct modules_ops *ops;
+	const struct rootfs_modules_ops *ops;
 	size_t loaded;
 	uint64_t kernel_ns; /* inside finit_module: the kernel's share */
 };
 
-static int load_visit(struct modules_walk *w, size_t mod)
+static int load_visit(struct rootfs_modules_walk *w, size_t mod)
 {
 	struct load_ctx *c = w->data;
-	const struct modules_mod *m = &w->idx->mods[mod];
+	const struct rootfs_modules_mod *m = &w->idx->mods[mod];
 	char path[ROOTFS_PATH_MAX * 2];
 
 	if (c->ops->is_loaded(m->name, c->ops->data))
@@ -81,19 +81,19 @@ static int load_visit(struct modules_walk *w, size_t mod)
 	return 0;
 }
 
-static void load_fail(struct modules_walk *w, const char *module, int err, const char *why)
+static void load_fail(struct rootfs_modules_walk *w, const char *module, int err, const char *why)
 {
 	struct load_ctx *c = w->data;
 	c->ops->report(module, err, why, c->ops->data);
 }
 
 static int load_names(const char *moddir, const char *const *names, size_t n,
-                      const struct modules_ops *ops_in, struct modules_boot_stats *st)
+                      const struct rootfs_modules_ops *ops_in, struct rootfs_modules_boot_stats *st)
 {
-	struct modules_ops ops = ops_in ? *ops_in : (struct modules_ops){0};
-	struct modules_index *idx = NULL;
-	struct rootfs_diag d;
-	struct modules_walk w;
+	struct rootfs_modules_ops ops = ops_in ? *ops_in : (struct rootfs_modules_ops){0};
+	struct rootfs_modules_index *idx = NULL;
+	struct err d = {0};
+	struct rootfs_modules_walk w;
 	int failed = 0;
 
 	if (!ops.finit)
@@ -104,14 +104,14 @@ static int load_names(const char *moddir, const char *const *names, size_t n,
 		ops.report = real_report;
 	if (n == 0)
 		return 0;
-	int r = modules_index_load(moddir, &idx, &d);
+	int r = rootfs_modules_index_load(moddir, &idx, &d);
 	if (r < 0) {
 		ops.report("(index)", r, d.msg, ops.data);
 		return r;
 	}
-	r = modules_walk_init(&w, idx);
+	r = rootfs_modules_walk_init(&w, idx);
 	if (r < 0) {
-		modules_index_free(idx);
+		rootfs_modules_index_free(idx);
 		return r;
 	}
 	struct load_ctx c = {.moddir = moddir, .ops = &ops};
@@ -119,34 +119,35 @@ static int load_names(const char *moddir, const char *const *names, size_t n,
 	w.fail = load_fail;
 	w.data = &c;
 	for (size_t i = 0; i < n; i++)
-		if (modules_walk_name(&w, names[i], 0) < 0)
+		if (rootfs_modules_walk_name(&w, names[i], 0) < 0)
 			failed++;
 	log_debug("modules: %zu loaded, %d of %zu requested failed", c.loaded, failed, n);
 	if (st) {
 		st->loaded += (unsigned)c.loaded;
 		st->kernel_ns += c.kernel_ns;
 	}
-	modules_walk_done(&w);
-	modules_index_free(idx);
+	rootfs_modules_walk_done(&w);
+	rootfs_modules_index_free(idx);
 	return failed;
 }
 
-int modules_load(const char *moddir, const char *const *names, size_t n,
-                 const struct modules_ops *ops)
+int rootfs_modules_load(const char *moddir, const char *const *names, size_t n,
+                        const struct rootfs_modules_ops *ops)
 {
 	return load_names(moddir, names, n, ops, NULL);
 }
 
-int modules_load_list(const char *moddir, const char *names_csv, const struct modules_ops *ops)
+int rootfs_modules_load_list(const char *moddir, const char *names_csv,
+                             const struct rootfs_modules_ops *ops)
 {
-	char buf[MODULES_CSV_MAX + 1];
-	const char *names[MODULES_LIST_MAX];
+	char buf[ROOTFS_MODULES_CSV_MAX + 1];
+	const char *names[ROOTFS_MODULES_LIST_MAX];
 	if (str_copy(buf, sizeof(buf), names_csv) < 0)
 		return -E2BIG;
-	int n = modules_csv_split(buf, names, ARRAY_SIZE(names));
+	int n = rootfs_modules_csv_split(buf, names, ARRAY_SIZE(names));
 	if (n < 0)
 		return n;
-	return modules_load(moddir, names, (size_t)n, ops);
+	return rootfs_modules_load(moddir, names, (size_t)n, ops);
 }
 
 /* Appends the names of /etc/kin/modules (one per line, '#' comments) and
@@ -164,7 +165,7 @@ static size_t collect_names(char *conf, char *extra, const char **names, size_t 
 			names[n++] = s;
 	}
 	if (extra) {
-		int k = modules_csv_split(extra, names + n, max - n);
+		int k = rootfs_modules_csv_split(extra, names + n, max - n);
 		if (k > 0)
 			n += (size_t)k;
 		else if (k < 0)
@@ -186,8 +187,8 @@ static const char *const net_modules[] = {"virtio_net"};
 
 static bool in_set(const char *name, const char *const *set, size_t n)
 {
-	char norm[MODULES_NAME_MAX + 1];
-	if (modules_name_normalize(name, norm, sizeof(norm)) < 0)
+	char norm[ROOTFS_MODULES_NAME_MAX + 1];
+	if (rootfs_modules_name_normalize(name, norm, sizeof(norm)) < 0)
 		return false;
 	for (size_t i = 0; i < n; i++)
 		if (strcmp(norm, set[i]) == 0)
@@ -196,39 +197,39 @@ static bool in_set(const char *name, const char *const *set, size_t n)
 }
 
 /* Which of the image's names (and kin.modules=) a boot step loads. */
-static size_t pick_step(enum modules_boot_step step, const char **conf, size_t n_conf,
+static size_t pick_step(enum rootfs_modules_boot_step step, const char **conf, size_t n_conf,
                         const char **extra, size_t n_extra, const char **out, size_t max)
 {
 	struct rootfs_root_spec spec;
-	bool root = step == MODULES_BOOT_EARLY && rootfs_root_wanted(&spec);
+	bool root = step == ROOTFS_MODULES_BOOT_EARLY && rootfs_root_wanted(&spec);
 	const char *root_set[2] = {"virtio_blk", root && spec.fstype[0] ? spec.fstype : "ext4"};
 	size_t n = 0;
 	for (size_t i = 0; i < n_conf && n < max; i++) {
 		bool link = in_set(conf[i], link_modules, ARRAY_SIZE(link_modules));
 		bool net = in_set(conf[i], net_modules, ARRAY_SIZE(net_modules));
-		bool take = step == MODULES_BOOT_EARLY
+		bool take = step == ROOTFS_MODULES_BOOT_EARLY
 		                ? link || (root && in_set(conf[i], root_set, 2))
-		            : step == MODULES_BOOT_NET  ? net
-		            : step == MODULES_BOOT_REST ? !link && !net
-		                                        : true;
+		            : step == ROOTFS_MODULES_BOOT_NET  ? net
+		            : step == ROOTFS_MODULES_BOOT_REST ? !link && !net
+		                                               : true;
 		if (take)
 			out[n++] = conf[i];
 	}
 	/* Asked for by name on the kernel line: wanted before ready. */
-	if (step == MODULES_BOOT_EARLY || step == MODULES_BOOT_ALL)
+	if (step == ROOTFS_MODULES_BOOT_EARLY || step == ROOTFS_MODULES_BOOT_ALL)
 		for (size_t i = 0; i < n_extra && n < max; i++)
 			out[n++] = extra[i];
 	return n;
 }
 
-int modules_load_boot(enum modules_boot_step step, const char *extra_csv,
-                      struct modules_boot_stats *st)
+int rootfs_modules_load_boot(enum rootfs_modules_boot_step step, const char *extra_csv,
+                             struct rootfs_modules_boot_stats *st)
 {
 	struct utsname u;
 	char moddir[ROOTFS_PATH_MAX];
 	_cleanup_free_ char *want = NULL, *conf = NULL;
-	char extra[MODULES_CSV_MAX + 1];
-	const char *all[MODULES_LIST_MAX * 2], *names[MODULES_LIST_MAX * 2];
+	char extra[ROOTFS_MODULES_CSV_MAX + 1];
+	const char *all[ROOTFS_MODULES_LIST_MAX * 2], *names[ROOTFS_MODULES_LIST_MAX * 2];
 
 	if (uname(&u) < 0)
 		return -errno;
@@ -236,7 +237,7 @@ int modules_load_boot(enum modules_boot_step step, const char *extra_csv,
 		want[strcspn(want, " \t\n")] = '\0';
 		if (strcmp(want, u.release) != 0) {
 			/* Said once, by the step that runs first. */
-			if (step == MODULES_BOOT_EARLY || step == MODULES_BOOT_ALL)
+			if (step == ROOTFS_MODULES_BOOT_EARLY || step == ROOTFS_MODULES_BOOT_ALL)
 				log_error("modules: this image was built for kernel %s but kernel "
 				          "%s is running; not loading modules (rebuild the image "
 				          "with 'kin image build' for this kernel)",
@@ -245,13 +246,15 @@ int modules_load_boot(enum modules_boot_step step, const char *extra_csv,
 		}
 	}
 	int r = file_read_small("/etc/kin/modules", 64 * 1024, &conf, NULL);
-	if (r < 0 && r != -ENOENT && (step == MODULES_BOOT_EARLY || step == MODULES_BOOT_ALL))
+	if (r < 0 && r != -ENOENT &&
+	    (step == ROOTFS_MODULES_BOOT_EARLY || step == ROOTFS_MODULES_BOOT_ALL))
 		log_warn("modules: cannot read /etc/kin/modules: %s", strerror(-r));
 	if (extra_csv && str_copy(extra, sizeof(extra), extra_csv) < 0) {
-		log_error("kin.modules=: list longer than %d bytes; ignored", MODULES_CSV_MAX);
+		log_error("kin.modules=: list longer than %d bytes; ignored",
+		          ROOTFS_MODULES_CSV_MAX);
 		extra_csv = NULL;
 	}
-	bool first = step == MODULES_BOOT_EARLY || step == MODULES_BOOT_ALL;
+	bool first = step == ROOTFS_MODULES_BOOT_EARLY || step == ROOTFS_MODULES_BOOT_ALL;
 	size_t n_conf = collect_names(conf, NULL, all, ARRAY_SIZE(all));
 	size_t n_extra = collect_names(NULL, first && extra_csv ? extra : NULL, all + n_conf,
 	                               ARRAY_SIZE(all) - n_conf);

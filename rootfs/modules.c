@@ -17,7 +17,7 @@
 #define MODULES_MAX         200000
 #define ALIASES_MAX         2000000
 
-int modules_name_normalize(const char *in, char *out, size_t size)
+int rootfs_modules_name_normalize(const char *in, char *out, size_t size)
 {
 	size_t n = strlen(in);
 	if (n == 0)
@@ -49,17 +49,18 @@ static int name_from_path(const char *path, char *out, size_t size)
 	    strcmp(rest, ".gz") != 0)
 		return -EINVAL;
 	size_t len = (size_t)(ko - base);
-	if (len > MODULES_NAME_MAX || len >= size)
+	if (len > ROOTFS_MODULES_NAME_MAX || len >= size)
 		return -ENAMETOOLONG;
-	char tmp[MODULES_NAME_MAX + 1];
+	char tmp[ROOTFS_MODULES_NAME_MAX + 1];
 	memcpy(tmp, base, len);
 	tmp[len] = '\0';
-	return modules_name_normalize(tmp, out, size);
+	return rootfs_modules_name_normalize(tmp, out, size);
 }
 
 static int cmp_mod_name(const void *a, const void *b)
 {
-	return strcmp(((const struct modules_mod *)a)->name, ((const struct modules_mod *)b)->name);
+	return strcmp(((const struct rootfs_modules_mod *)a)->name,
+	              ((const struct rootfs_modules_mod *)b)->name);
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -69,15 +70,15 @@ static int cmp_str(const void *a, const void *b)
 
 static int cmp_path_idx(const void *a, const void *b, void *arg)
 {
-	const struct modules_mod *m = arg;
+	const struct rootfs_modules_mod *m = arg;
 	return strcmp(m[*(const uint32_t *)a].path, m[*(const uint32_t *)b].path);
 }
 
 /* Splits buf into lines in place; calls fn for each that is not blank or a
  * comment. A line with a NUL byte or longer than LINE_MAX_LEN is damage. */
-typedef int (*line_fn)(struct modules_index *idx, char *line, size_t lineno);
-static int for_each_line(struct modules_index *idx, char *buf, size_t len, const char *file,
-                         line_fn fn, struct rootfs_diag *d)
+typedef int (*line_fn)(struct rootfs_modules_index *idx, char *line, size_t lineno);
+static int for_each_line(struct rootfs_modules_index *idx, char *buf, size_t len, const char *file,
+                         line_fn fn, struct err *d)
 {
 	size_t lineno = 0;
 	char *p = buf, *end = buf + len;
@@ -86,8 +87,8 @@ static int for_each_line(struct modules_index *idx, char *buf, size_t len, const
 		char *stop = nl ? nl : end;
 		lineno++;
 		if ((size_t)(stop - p) > LINE_MAX_LEN || memchr(p, '\0', (size_t)(stop - p))) {
-			rootfs_diag_set(d, "%s line %zu: overlong or binary line", file, lineno);
-			return -EBADMSG;
+			return err_set_errno(d, -EBADMSG, "%s line %zu: overlong or binary line",
+			                     file, lineno);
 		}
 		*stop = '\0';
 		while (*p == ' ' || *p == '\t')
@@ -96,10 +97,11 @@ static int for_each_line(struct modules_index *idx, char *buf, size_t len, const
 			int r = fn(idx, p, lineno);
 			if (r < 0) {
 				if (d && !d->msg[0])
-					rootfs_diag_set(d, "%s line %zu: %s", file, lineno,
-					                r == -ENAMETOOLONG ? "name too long"
-					                : r == -E2BIG      ? "too many entries"
-					                                   : "malformed line");
+					err_set_errno(d, r == -ENOMEM || r == -E2BIG ? r : -EBADMSG,
+					              "%s line %zu: %s", file, lineno,
+					              r == -ENAMETOOLONG ? "name too long"
+					              : r == -E2BIG      ? "too many entries"
+					                                 : "malformed line");
 				return r == -ENOMEM ? r : r == -E2BIG ? r : -EBADMSG;
 			}
 		}
@@ -124,7 +126,7 @@ static char *next_word(char **s)
 	return w;
 }
 
-static int dep_line(struct modules_index *idx, char *line, size_t lineno)
+static int dep_line(struct rootfs_modules_index *idx, char *line, size_t lineno)
 {
 	(void)lineno;
 	char *colon = strchr(line, ':');
@@ -138,14 +140,14 @@ static int dep_line(struct modules_index *idx, char *line, size_t lineno)
 		return -E2BIG;
 	if (idx->n_mods == idx->cap_mods) {
 		size_t cap = idx->cap_mods ? idx->cap_mods * 2 : 256;
-		struct modules_mod *m = realloc(idx->mods, cap * sizeof(*m));
+		struct rootfs_modules_mod *m = realloc(idx->mods, cap * sizeof(*m));
 		if (!m)
 			return -ENOMEM;
 		idx->mods = m;
 		idx->cap_mods = cap;
 	}
-	struct modules_mod *m = &idx->mods[idx->n_mods];
-	*m = (struct modules_mod){.path = line, .raw_deps = rest};
+	struct rootfs_modules_mod *m = &idx->mods[idx->n_mods];
+	*m = (struct rootfs_modules_mod){.path = line, .raw_deps = rest};
 	int r = name_from_path(line, m->name, sizeof(m->name));
 	if (r < 0)
 		return r;
@@ -155,7 +157,7 @@ static int dep_line(struct modules_index *idx, char *line, size_t lineno)
 	return 0;
 }
 
-static int alias_line(struct modules_index *idx, char *line, size_t lineno)
+static int alias_line(struct rootfs_modules_index *idx, char *line, size_t lineno)
 {
 	(void)lineno;
 	char *s = line;
@@ -164,54 +166,54 @@ static int alias_line(struct modules_index *idx, char *line, size_t lineno)
 		return -EINVAL;
 	if (idx->n_aliases >= ALIASES_MAX)
 		return -E2BIG;
-	if (strlen(pat) >= MODULES_ALIAS_MAX || strlen(mod) > MODULES_NAME_MAX)
+	if (strlen(pat) >= ROOTFS_MODULES_ALIAS_MAX || strlen(mod) > ROOTFS_MODULES_NAME_MAX)
 		return -ENAMETOOLONG;
 	if (idx->n_aliases == idx->cap_aliases) {
 		size_t cap = idx->cap_aliases ? idx->cap_aliases * 2 : 1024;
-		struct modules_alias *a = realloc(idx->aliases, cap * sizeof(*a));
+		struct rootfs_modules_alias *a = realloc(idx->aliases, cap * sizeof(*a));
 		if (!a)
 			return -ENOMEM;
 		idx->aliases = a;
 		idx->cap_aliases = cap;
 	}
-	struct modules_alias *a = &idx->aliases[idx->n_aliases++];
+	struct rootfs_modules_alias *a = &idx->aliases[idx->n_aliases++];
 	a->pattern = pat;
 	a->module = mod;
 	/* Aliases compare in normalised form, as modprobe does. */
-	modules_name_normalize(pat, pat, strlen(pat) + 1);
-	modules_name_normalize(mod, mod, strlen(mod) + 1);
+	rootfs_modules_name_normalize(pat, pat, strlen(pat) + 1);
+	rootfs_modules_name_normalize(mod, mod, strlen(mod) + 1);
 	return 0;
 }
 
-static int softdep_line(struct modules_index *idx, char *line, size_t lineno)
+static int softdep_line(struct rootfs_modules_index *idx, char *line, size_t lineno)
 {
 	(void)lineno;
 	char *s = line;
 	char *kw = next_word(&s), *mod = next_word(&s);
 	if (!kw || strcmp(kw, "softdep") != 0 || !mod || !*s)
 		return -EINVAL;
-	if (strlen(mod) > MODULES_NAME_MAX)
+	if (strlen(mod) > ROOTFS_MODULES_NAME_MAX)
 		return -ENAMETOOLONG;
 	if (idx->n_softdeps >= MODULES_MAX)
 		return -E2BIG;
 	if (idx->n_softdeps == idx->cap_softdeps) {
 		size_t cap = idx->cap_softdeps ? idx->cap_softdeps * 2 : 64;
-		struct modules_softdep *sd = realloc(idx->softdeps, cap * sizeof(*sd));
+		struct rootfs_modules_softdep *sd = realloc(idx->softdeps, cap * sizeof(*sd));
 		if (!sd)
 			return -ENOMEM;
 		idx->softdeps = sd;
 		idx->cap_softdeps = cap;
 	}
-	struct modules_softdep *sd = &idx->softdeps[idx->n_softdeps++];
-	modules_name_normalize(mod, sd->module, sizeof(sd->module));
+	struct rootfs_modules_softdep *sd = &idx->softdeps[idx->n_softdeps++];
+	rootfs_modules_name_normalize(mod, sd->module, sizeof(sd->module));
 	sd->rest = s;
 	return 0;
 }
 
-static int builtin_line(struct modules_index *idx, char *line, size_t lineno)
+static int builtin_line(struct rootfs_modules_index *idx, char *line, size_t lineno)
 {
 	(void)lineno;
-	char name[MODULES_NAME_MAX + 1];
+	char name[ROOTFS_MODULES_NAME_MAX + 1];
 	int r = name_from_path(line, name, sizeof(name));
 	if (r < 0)
 		return r;
@@ -246,7 +248,7 @@ static int dup_buf(const char *src, size_t len, char **ret)
 }
 
 /* Turns each module's raw dependency words into indices. */
-static int link_deps(struct modules_index *idx, struct rootfs_diag *d)
+static int link_deps(struct rootfs_modules_index *idx, struct err *d)
 {
 	_cleanup_free_ uint32_t *by_path =
 	    malloc((idx->n_mods ? idx->n_mods : 1) * sizeof(uint32_t));
@@ -256,7 +258,7 @@ static int link_deps(struct modules_index *idx, struct rootfs_diag *d)
 		by_path[i] = (uint32_t)i;
 	qsort_r(by_path, idx->n_mods, sizeof(uint32_t), cmp_path_idx, idx->mods);
 	for (size_t i = 0; i < idx->n_mods; i++) {
-		struct modules_mod *m = &idx->mods[i];
+		struct rootfs_modules_mod *m = &idx->mods[i];
 		char *s = m->raw_deps, *w;
 		size_t n = 0, cap = 0;
 		while ((w = next_word(&s))) {
@@ -274,15 +276,16 @@ static int link_deps(struct modules_index *idx, struct rootfs_diag *d)
 					hi = mid;
 			}
 			if (lo >= idx->n_mods || strcmp(idx->mods[by_path[lo]].path, w) != 0) {
-				rootfs_diag_set(
-				    d, "modules.dep: %s needs %s, which has no line of its own",
+				err_set_errno(
+				    d, -EBADMSG,
+				    "modules.dep: %s needs %s, which has no line of its own",
 				    m->name, w);
 				return -EBADMSG;
 			}
 			if (n >= DEPS_PER_MODULE_MAX) {
-				rootfs_diag_set(d, "modules.dep: %s has more than %d dependencies",
-				                m->name, DEPS_PER_MODULE_MAX);
-				return -E2BIG;
+				return err_set_errno(
+				    d, -E2BIG, "modules.dep: %s has more than %d dependencies",
+				    m->name, DEPS_PER_MODULE_MAX);
 			}
 			if (n == cap) {
 				cap = cap ? cap * 2 : 8;
@@ -298,16 +301,15 @@ static int link_deps(struct modules_index *idx, struct rootfs_diag *d)
 	return 0;
 }
 
-int modules_index_parse(const char *dep, size_t dep_len, const char *alias, size_t alias_len,
-                        const char *softdep, size_t softdep_len, const char *builtin,
-                        size_t builtin_len, struct modules_index **ret, struct rootfs_diag *d)
+int rootfs_modules_index_parse(const char *dep, size_t dep_len, const char *alias, size_t alias_len,
+                               const char *softdep, size_t softdep_len, const char *builtin,
+                               size_t builtin_len, struct rootfs_modules_index **ret, struct err *d)
 {
-	struct modules_index *idx = calloc(1, sizeof(*idx));
+	struct rootfs_modules_index *idx = calloc(1, sizeof(*idx));
 	int r;
 	if (!idx)
 		return -ENOMEM;
-	if (d)
-		d->msg[0] = '\0';
+	err_clear(d);
 	if ((r = dup_buf(dep ? dep : "", dep_len, &idx->dep_buf)) < 0 ||
 	    (r = dup_buf(alias, alias_len, &idx->alias_buf)) < 0 ||
 	    (r = dup_buf(softdep, softdep_len, &idx->softdep_buf)) < 0 ||
@@ -329,8 +331,8 @@ int modules_index_parse(const char *dep, size_t dep_len, const char *alias, size
 		qsort(idx->mods, idx->n_mods, sizeof(*idx->mods), cmp_mod_name);
 	for (size_t i = 1; i < idx->n_mods; i++)
 		if (strcmp(idx->mods[i - 1].name, idx->mods[i].name) == 0) {
-			rootfs_diag_set(d, "modules.dep: module %s listed twice",
-			                idx->mods[i].name);
+			err_set_errno(d, -EBADMSG, "modules.dep: module %s listed twice",
+			              idx->mods[i].name);
 			r = -EBADMSG;
 			goto fail;
 		}
@@ -342,11 +344,11 @@ int modules_index_parse(const char *dep, size_t dep_len, const char *alias, size
 	*ret = idx;
 	return 0;
 fail:
-	modules_index_free(idx);
+	rootfs_modules_index_free(idx);
 	return r;
 }
 
-void modules_index_free(struct modules_index *idx)
+void rootfs_modules_index_free(struct rootfs_modules_index *idx)
 {
 	if (!idx)
 		return;
@@ -364,7 +366,7 @@ void modules_index_free(struct modules_index *idx)
 }
 
 static int read_optional(const char *dir, const char *file, size_t max, char **ret, size_t *ret_len,
-                         struct rootfs_diag *d)
+                         struct err *d)
 {
 	char path[ROOTFS_PATH_MAX];
 	if (snprintf(path, sizeof(path), "%s/%s", dir, file) >= (int)sizeof(path))
@@ -376,11 +378,11 @@ static int read_optional(const char *dir, const char *file, size_t max, char **r
 		return 0;
 	}
 	if (r < 0)
-		rootfs_diag_set(d, "%s: %s", path, strerror(-r));
+		err_set_errno(d, r, "%s: %s", path, strerror(-r));
 	return r;
 }
 
-int modules_index_load(const char *moddir, struct modules_index **ret, struct rootfs_diag *d)
+int rootfs_modules_index_load(const char *moddir, struct rootfs_modules_index **ret, struct err *d)
 {
 	_cleanup_free_ char *dep = NULL, *alias = NULL, *softdep = NULL, *builtin = NULL;
 	size_t dl, al, sl, bl;
@@ -391,32 +393,31 @@ int modules_index_load(const char *moddir, struct modules_index **ret, struct ro
 		return -ENAMETOOLONG;
 	r = file_read_small(path, DEP_FILE_MAX, &dep, &dl);
 	if (r < 0) {
-		rootfs_diag_set(d, "%s: %s", path, strerror(-r));
-		return r;
+		return err_set_errno(d, r, "%s: %s", path, strerror(-r));
 	}
 	if ((r = read_optional(moddir, "modules.alias", ALIAS_FILE_MAX, &alias, &al, d)) < 0 ||
 	    (r = read_optional(moddir, "modules.softdep", SMALL_FILE_MAX, &softdep, &sl, d)) < 0 ||
 	    (r = read_optional(moddir, "modules.builtin", SMALL_FILE_MAX, &builtin, &bl, d)) < 0)
 		return r;
-	return modules_index_parse(dep, dl, alias, al, softdep, sl, builtin, bl, ret, d);
+	return rootfs_modules_index_parse(dep, dl, alias, al, softdep, sl, builtin, bl, ret, d);
 }
 
-size_t modules_index_count(const struct modules_index *idx)
+size_t rootfs_modules_index_count(const struct rootfs_modules_index *idx)
 {
 	return idx->n_mods;
 }
 
-const char *modules_index_name(const struct modules_index *idx, size_t i)
+const char *rootfs_modules_index_name(const struct rootfs_modules_index *idx, size_t i)
 {
 	return i < idx->n_mods ? idx->mods[i].name : NULL;
 }
 
-const char *modules_index_path(const struct modules_index *idx, size_t i)
+const char *rootfs_modules_index_path(const struct rootfs_modules_index *idx, size_t i)
 {
 	return i < idx->n_mods ? idx->mods[i].path : NULL;
 }
 
-int modules_find(const struct modules_index *idx, const char *norm_name)
+int rootfs_modules_find(const struct rootfs_modules_index *idx, const char *norm_name)
 {
 	size_t lo = 0, hi = idx->n_mods;
 	while (lo < hi) {
@@ -432,39 +433,40 @@ int modules_find(const struct modules_index *idx, const char *norm_name)
 	return -ENOENT;
 }
 
-bool modules_is_builtin(const struct modules_index *idx, const char *name)
+bool rootfs_modules_is_builtin(const struct rootfs_modules_index *idx, const char *name)
 {
-	char norm[MODULES_ALIAS_MAX];
-	if (modules_name_normalize(name, norm, sizeof(norm)) < 0)
+	char norm[ROOTFS_MODULES_ALIAS_MAX];
+	if (rootfs_modules_name_normalize(name, norm, sizeof(norm)) < 0)
 		return false;
 	const char *key = norm;
 	return idx->n_builtins &&
 	       bsearch(&key, idx->builtins, idx->n_builtins, sizeof(char *), cmp_str) != NULL;
 }
 
-int modules_resolve(const struct modules_index *idx, const char *name, size_t *ret, size_t max)
+int rootfs_modules_resolve(const struct rootfs_modules_index *idx, const char *name, size_t *ret,
+                           size_t max)
 {
-	char norm[MODULES_ALIAS_MAX];
-	int r = modules_name_normalize(name, norm, sizeof(norm));
+	char norm[ROOTFS_MODULES_ALIAS_MAX];
+	int r = rootfs_modules_name_normalize(name, norm, sizeof(norm));
 	if (r < 0)
 		return r;
-	int i = modules_find(idx, norm);
+	int i = rootfs_modules_find(idx, norm);
 	if (i >= 0) {
 		if (max == 0)
 			return -ENOBUFS;
 		ret[0] = (size_t)i;
 		return 1;
 	}
-	if (modules_is_builtin(idx, norm))
+	if (rootfs_modules_is_builtin(idx, norm))
 		return 0;
 	size_t n = 0;
 	bool builtin_match = false;
 	for (size_t k = 0; k < idx->n_aliases; k++) {
 		if (fnmatch(idx->aliases[k].pattern, norm, 0) != 0)
 			continue;
-		int m = modules_find(idx, idx->aliases[k].module);
+		int m = rootfs_modules_find(idx, idx->aliases[k].module);
 		if (m < 0) {
-			builtin_match |= modules_is_builtin(idx, idx->aliases[k].module);
+			builtin_match |= rootfs_modules_is_builtin(idx, idx->aliases[k].module);
 			continue;
 		}
 		bool dup = false;
@@ -479,8 +481,8 @@ int modules_resolve(const struct modules_index *idx, const char *name, size_t *r
 	return n > 0 || builtin_match ? (int)n : -ENOENT;
 }
 
-const struct modules_softdep *modules_softdep_of(const struct modules_index *idx, const char *name,
-                                                 size_t *iter)
+const struct rootfs_modules_softdep *
+rootfs_modules_softdep_of(const struct rootfs_modules_index *idx, const char *name, size_t *iter)
 {
 	for (; *iter < idx->n_softdeps; (*iter)++)
 		if (strcmp(idx->softdeps[*iter].module, name) == 0)

@@ -12,7 +12,7 @@
  * (device, LABEL=, UUID= through libblkid) with switch_root.
  *
  * Errors are -errno; where a human needs to know which object failed, a
- * struct rootfs_diag gets one sentence naming it. Nothing here logs above
+ * struct err (lib/err.h) gets one sentence naming it. Nothing here logs above
  * debug except the two boot entry points, which are the deciders. */
 #pragma once
 
@@ -21,17 +21,11 @@
 #include <stdio.h>
 #include <sys/stat.h>
 
-#define ROOTFS_PATH_MAX    1024   /* a path inside an image, or on the host */
-#define ROOTFS_ENTRIES_MAX 262144 /* entries in one image tree */
-#define MODULES_NAME_MAX   55     /* the kernel's MODULE_NAME_LEN - 1 */
-#define MODULES_LIST_MAX   256    /* names in one kin.modules= / --modules list */
-#define MODULES_CSV_MAX    4096   /* bytes in one such list */
-
-/* One sentence naming the object and the cause, for the caller to report. */
-struct rootfs_diag {
-	char msg[512];
-};
-void rootfs_diag_set(struct rootfs_diag *d, const char *fmt, ...) _printf_(2, 3);
+#define ROOTFS_PATH_MAX         1024   /* a path inside an image, or on the host */
+#define ROOTFS_ENTRIES_MAX      262144 /* entries in one image tree */
+#define ROOTFS_MODULES_NAME_MAX 55     /* the kernel's MODULE_NAME_LEN - 1 */
+#define ROOTFS_MODULES_LIST_MAX 256    /* names in one kin.modules= / --modules list */
+#define ROOTFS_MODULES_CSV_MAX  4096   /* bytes in one such list */
 
 /* ---- image tree ------------------------------------------------------ */
 
@@ -56,25 +50,23 @@ int rootfs_tree_add_symlink(struct rootfs_tree *t, const char *path, const char 
 int rootfs_tree_add_node(struct rootfs_tree *t, const char *path, mode_t mode, dev_t rdev);
 /* `--add SRC:DST`: a host file, or a directory tree (symlinks kept as
  * links, device nodes kept, sockets and fifos skipped), at DST. */
-int rootfs_tree_add_host(struct rootfs_tree *t, const char *src, const char *dst,
-                         struct rootfs_diag *d);
+int rootfs_tree_add_host(struct rootfs_tree *t, const char *src, const char *dst, struct err *d);
 /* A host file at its own path, with every symlink met on the way (in any
  * component) added as a link too. The real path is returned in ret_real. */
 int rootfs_tree_add_host_path(struct rootfs_tree *t, const char *host_path, char *ret_real,
-                              size_t real_size, struct rootfs_diag *d);
+                              size_t real_size, struct err *d);
 /* True (and the kind in ret_mode's S_IFMT bits) when path is in the tree. */
 bool rootfs_tree_has(const struct rootfs_tree *t, const char *path, mode_t *ret_mode);
 
 /* Writes the tree as a cpio newc archive: entries sorted by path, inode
  * numbers in that order, uid/gid 0, every mtime = mtime. Same tree, same
  * bytes. */
-int rootfs_cpio_write(const struct rootfs_tree *t, int fd, uint64_t mtime, struct rootfs_diag *d);
+int rootfs_cpio_write(const struct rootfs_tree *t, int fd, uint64_t mtime, struct err *d);
 /* Reads one regular file (at most max bytes) out of a cpio newc archive. */
 int rootfs_cpio_read_file(const char *archive, const char *name, size_t max, char **ret_buf,
                           size_t *ret_len);
 /* Materialises the tree under dir (for mke2fs -d), times set to mtime. */
-int rootfs_tree_stage(const struct rootfs_tree *t, const char *dir, uint64_t mtime,
-                      struct rootfs_diag *d);
+int rootfs_tree_stage(const struct rootfs_tree *t, const char *dir, uint64_t mtime, struct err *d);
 
 /* ---- ELF dependencies ----------------------------------------------- */
 
@@ -99,52 +91,54 @@ int rootfs_elf_read(const char *path, struct rootfs_elf_info *ret);
 /* `--add-binary PATH`: the binary, its interpreter and the closure of its
  * DT_NEEDED libraries (RPATH, RUNPATH, then Debian's multiarch and default
  * directories), each at its host path with its symlinks. */
-int rootfs_tree_add_binary(struct rootfs_tree *t, const char *path, struct rootfs_diag *d);
+int rootfs_tree_add_binary(struct rootfs_tree *t, const char *path, struct err *d);
 
 /* ---- kernel modules -------------------------------------------------- */
 
-struct modules_index;
+struct rootfs_modules_index;
 /* Reads moddir/modules.dep (required), modules.alias, modules.softdep and
  * modules.builtin (optional). A malformed line is -EBADMSG naming the file
  * and line. */
-int modules_index_load(const char *moddir, struct modules_index **ret, struct rootfs_diag *d);
+int rootfs_modules_index_load(const char *moddir, struct rootfs_modules_index **ret, struct err *d);
 /* The same from buffers (NULL for an absent file): what the fuzzer drives. */
-int modules_index_parse(const char *dep, size_t dep_len, const char *alias, size_t alias_len,
-                        const char *softdep, size_t softdep_len, const char *builtin,
-                        size_t builtin_len, struct modules_index **ret, struct rootfs_diag *d);
-void modules_index_free(struct modules_index *idx);
-size_t modules_index_count(const struct modules_index *idx);
-const char *modules_index_name(const struct modules_index *idx, size_t i);
-const char *modules_index_path(const struct modules_index *idx, size_t i);
+int rootfs_modules_index_parse(const char *dep, size_t dep_len, const char *alias, size_t alias_len,
+                               const char *softdep, size_t softdep_len, const char *builtin,
+                               size_t builtin_len, struct rootfs_modules_index **ret,
+                               struct err *d);
+void rootfs_modules_index_free(struct rootfs_modules_index *idx);
+size_t rootfs_modules_index_count(const struct rootfs_modules_index *idx);
+const char *rootfs_modules_index_name(const struct rootfs_modules_index *idx, size_t i);
+const char *rootfs_modules_index_path(const struct rootfs_modules_index *idx, size_t i);
 
 /* "virtio-net" and "virtio_net" are one module. */
-int modules_name_normalize(const char *in, char *out, size_t size);
-bool modules_is_builtin(const struct modules_index *idx, const char *name);
+int rootfs_modules_name_normalize(const char *in, char *out, size_t size);
+bool rootfs_modules_is_builtin(const struct rootfs_modules_index *idx, const char *name);
 /* A name, or an alias pattern match, to module indices (up to max);
  * returns how many, 0 for a builtin, -ENOENT for none. */
-int modules_resolve(const struct modules_index *idx, const char *name, size_t *ret, size_t max);
+int rootfs_modules_resolve(const struct rootfs_modules_index *idx, const char *name, size_t *ret,
+                           size_t max);
 
 /* Every module the names need, dependencies (and softdep "pre:") before
  * their users, each once: indices into idx in load order. -ENOENT names an
  * unknown module, -ELOOP a dependency cycle. */
-int modules_closure(const struct modules_index *idx, const char *const *names, size_t n,
-                    size_t **ret_order, size_t *ret_n, struct rootfs_diag *d);
+int rootfs_modules_closure(const struct rootfs_modules_index *idx, const char *const *names,
+                           size_t n, size_t **ret_order, size_t *ret_n, struct err *d);
 /* The subset of the index files describing the modules in order: what an
  * image ships next to those modules. */
-int modules_write_subset(const struct modules_index *idx, const size_t *order, size_t n, FILE *dep,
-                         FILE *alias, FILE *softdep);
+int rootfs_modules_write_subset(const struct rootfs_modules_index *idx, const size_t *order,
+                                size_t n, FILE *dep, FILE *alias, FILE *softdep);
 
 /* Splits a comma list ("a,b,c") into names: each a valid module name or
- * alias of at most MODULES_NAME_MAX bytes... or an alias up to 255; at most
- * MODULES_LIST_MAX of them. Fills names (pointers into buf) and returns n. */
-int modules_csv_split(char *buf, const char **names, size_t max);
+ * alias of at most ROOTFS_MODULES_NAME_MAX bytes... or an alias up to 255; at most
+ * ROOTFS_MODULES_LIST_MAX of them. Fills names (pointers into buf) and returns n. */
+int rootfs_modules_csv_split(char *buf, const char **names, size_t max);
 /* Validates a kin.modules= value without keeping it. */
-bool modules_csv_valid(const char *csv);
+bool rootfs_modules_csv_valid(const char *csv);
 
 /* The loader. finit and is_loaded are seams for tests; NULL means the real
  * finit_module(2) and /sys/module/NAME/initstate. report gets each failure
  * (module name, -errno); NULL means log_error. */
-struct modules_ops {
+struct rootfs_modules_ops {
 	int (*finit)(int fd, const char *params, int flags, void *data);
 	bool (*is_loaded)(const char *name, void *data);
 	void (*report)(const char *module, int err, const char *why, void *data);
@@ -152,9 +146,10 @@ struct modules_ops {
 };
 /* Loads each name (aliases resolved), dependencies first. Returns the
  * number of names that failed, or -errno when the index cannot be read. */
-int modules_load(const char *moddir, const char *const *names, size_t n,
-                 const struct modules_ops *ops);
-int modules_load_list(const char *moddir, const char *names_csv, const struct modules_ops *ops);
+int rootfs_modules_load(const char *moddir, const char *const *names, size_t n,
+                        const struct rootfs_modules_ops *ops);
+int rootfs_modules_load_list(const char *moddir, const char *names_csv,
+                             const struct rootfs_modules_ops *ops);
 /* Machine init loads the image's /etc/kin/modules plus extra_csv
  * (kin.modules=) from /lib/modules/$(uname -r) in steps, so that kin is
  * ready (RPC listening) after loading only what that needs:
@@ -169,18 +164,18 @@ int modules_load_list(const char *moddir, const char *names_csv, const struct mo
  * (-EXDEV, logged once by EARLY/ALL). Returns the number of names that
  * failed (each logged by module name) or -errno; st (may be NULL) adds the
  * modules loaded and the time spent inside finit_module(2). */
-enum modules_boot_step {
-	MODULES_BOOT_EARLY,
-	MODULES_BOOT_NET,
-	MODULES_BOOT_REST,
-	MODULES_BOOT_ALL,
+enum rootfs_modules_boot_step {
+	ROOTFS_MODULES_BOOT_EARLY,
+	ROOTFS_MODULES_BOOT_NET,
+	ROOTFS_MODULES_BOOT_REST,
+	ROOTFS_MODULES_BOOT_ALL,
 };
-struct modules_boot_stats {
+struct rootfs_modules_boot_stats {
 	unsigned loaded;
 	uint64_t kernel_ns;
 };
-int modules_load_boot(enum modules_boot_step step, const char *extra_csv,
-                      struct modules_boot_stats *st);
+int rootfs_modules_load_boot(enum rootfs_modules_boot_step step, const char *extra_csv,
+                             struct rootfs_modules_boot_stats *st);
 
 /* ---- root= and switch_root ------------------------------------------- */
 
@@ -230,7 +225,7 @@ struct rootfs_build_opts {
 };
 /* The modules every image loads at boot, before --modules / kin.modules=. */
 extern const char *const rootfs_default_modules[];
-int rootfs_build(const struct rootfs_build_opts *o, struct rootfs_diag *d);
+int rootfs_build(const struct rootfs_build_opts *o, struct err *d);
 
 /* ---- kernel cache ---------------------------------------------------- */
 
@@ -239,7 +234,7 @@ const char *rootfs_kernel_cache_dir(void);
 /* Fetches Debian's current kernel (linux-image-amd64's dependency) with
  * apt-get download + dpkg -x into cache/RELEASE, runs depmod, points
  * cache/current at it; a cached release is reused. Returns the release. */
-int rootfs_kernel_fetch(const char *cache, char *ret_release, size_t size, struct rootfs_diag *d);
+int rootfs_kernel_fetch(const char *cache, char *ret_release, size_t size, struct err *d);
 /* The cached current kernel: its root (lib/modules/REL, boot/vmlinuz-REL). */
 int rootfs_kernel_cached(const char *cache, char *ret_root, size_t root_size, char *ret_release,
                          size_t rel_size);

@@ -14,16 +14,6 @@
 #define SYMLINK_HOPS_MAX 40
 #define HOST_DEPTH_MAX   64
 
-void rootfs_diag_set(struct rootfs_diag *d, const char *fmt, ...)
-{
-	va_list ap;
-	if (!d)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(d->msg, sizeof(d->msg), fmt, ap);
-	va_end(ap);
-}
-
 int rootfs_tree_new(struct rootfs_tree **ret)
 {
 	struct rootfs_tree *t = calloc(1, sizeof(*t));
@@ -345,12 +335,12 @@ mode_t rootfs_entry_mode(const struct rootfs_entry *e)
 
 /* One host object (lstat'ed) at dst; directories recurse. */
 static int add_host_rec(struct rootfs_tree *t, const char *src, const char *dst,
-                        const struct stat *st, int depth, struct rootfs_diag *d)
+                        const struct stat *st, int depth, struct err *d)
 {
 	int r;
 	if (depth > HOST_DEPTH_MAX) {
-		rootfs_diag_set(d, "%s: directories nested deeper than %d", src, HOST_DEPTH_MAX);
-		return -ELOOP;
+		return err_set_errno(d, -ELOOP, "%s: directories nested deeper than %d", src,
+		                     HOST_DEPTH_MAX);
 	}
 	if (S_ISREG(st->st_mode)) {
 		r = rootfs_tree_add_file(t, dst, st->st_mode, src);
@@ -389,13 +379,14 @@ static int add_host_rec(struct rootfs_tree *t, const char *src, const char *dst,
 			if (snprintf(s, sizeof(s), "%s/%s", src, de->d_name) >= (int)sizeof(s) ||
 			    snprintf(t2, sizeof(t2), "%s/%s", norm, de->d_name) >=
 			        (int)sizeof(t2)) {
-				rootfs_diag_set(d, "%s/%s: path too long", src, de->d_name);
+				err_set_errno(d, -ENAMETOOLONG, "%s/%s: path too long", src,
+				              de->d_name);
 				r = -ENAMETOOLONG;
 				break;
 			}
 			if (lstat(s, &cst) < 0) {
 				r = -errno;
-				rootfs_diag_set(d, "%s: %s", s, strerror(-r));
+				err_set_errno(d, r, "%s: %s", s, strerror(-r));
 				break;
 			}
 			r = add_host_rec(t, s, t2, &cst, depth + 1, d);
@@ -409,33 +400,31 @@ static int add_host_rec(struct rootfs_tree *t, const char *src, const char *dst,
 	}
 fail:
 	if (r < 0 && d && !d->msg[0])
-		rootfs_diag_set(d, "%s -> %s: %s", src, dst, strerror(-r));
+		err_set_errno(d, r, "%s -> %s: %s", src, dst, strerror(-r));
 	return r;
 }
 
-int rootfs_tree_add_host(struct rootfs_tree *t, const char *src, const char *dst,
-                         struct rootfs_diag *d)
+int rootfs_tree_add_host(struct rootfs_tree *t, const char *src, const char *dst, struct err *d)
 {
 	struct stat st;
 	/* The top is followed: "--add ./link:/x" means what link points at. */
 	if (stat(src, &st) < 0) {
 		int r = -errno;
-		rootfs_diag_set(d, "%s: %s", src, strerror(-r));
+		err_set_errno(d, r, "%s: %s", src, strerror(-r));
 		return r;
 	}
-	if (d)
-		d->msg[0] = '\0';
+	err_clear(d);
 	return add_host_rec(t, src, dst, &st, 0, d);
 }
 
 int rootfs_tree_add_host_path(struct rootfs_tree *t, const char *host_path, char *ret_real,
-                              size_t real_size, struct rootfs_diag *d)
+                              size_t real_size, struct err *d)
 {
 	char cur[ROOTFS_PATH_MAX], next[ROOTFS_PATH_MAX * 2];
 	int r = rootfs_path_normalize(host_path, cur, sizeof(cur));
 	if (r < 0 || !cur[0] || host_path[0] != '/') {
-		rootfs_diag_set(d, "%s: not an absolute file path", host_path);
-		return r < 0 ? r : -EINVAL;
+		return err_set_errno(d, r < 0 ? r : -EINVAL, "%s: not an absolute file path",
+		                     host_path);
 	}
 	for (int hops = 0; hops <= SYMLINK_HOPS_MAX; hops++) {
 		char probe[ROOTFS_PATH_MAX + 1];
@@ -448,24 +437,23 @@ int rootfs_tree_add_host_path(struct rootfs_tree *t, const char *host_path, char
 			if (lstat(probe, &st) < 0) {
 				r = -errno;
 				if (strcmp(probe + 1, cur) == 0)
-					rootfs_diag_set(d, "%s: %s", host_path, strerror(-r));
+					err_set_errno(d, r, "%s: %s", host_path, strerror(-r));
 				else
-					rootfs_diag_set(d, "%s: %s (at %s)", host_path,
-					                strerror(-r), probe);
+					err_set_errno(d, r, "%s: %s (at %s)", host_path,
+					              strerror(-r), probe);
 				return r;
 			}
 			if (S_ISLNK(st.st_mode)) {
 				char target[ROOTFS_PATH_MAX];
 				ssize_t n = readlink(probe, target, sizeof(target) - 1);
 				if (n < 0 || (size_t)n >= sizeof(target) - 1) {
-					rootfs_diag_set(d, "%s: cannot read link", probe);
-					return n < 0 ? -errno : -ENAMETOOLONG;
+					return err_set_errno(d, n < 0 ? -errno : -ENAMETOOLONG,
+					                     "%s: cannot read link", probe);
 				}
 				target[n] = '\0';
 				r = rootfs_tree_add_symlink(t, probe, target);
 				if (r < 0) {
-					rootfs_diag_set(d, "%s: %s", probe, strerror(-r));
-					return r;
+					return err_set_errno(d, r, "%s: %s", probe, strerror(-r));
 				}
 				const char *slash = strrchr(probe, '/');
 				snprintf(next, sizeof(next), "%.*s/%s/%s",
@@ -479,28 +467,26 @@ int rootfs_tree_add_host_path(struct rootfs_tree *t, const char *host_path, char
 			}
 			if (!*end) {
 				if (!S_ISREG(st.st_mode)) {
-					rootfs_diag_set(d, "%s: not a regular file", probe);
-					return -EINVAL;
+					return err_set_errno(d, -EINVAL, "%s: not a regular file",
+					                     probe);
 				}
 				r = rootfs_tree_add_file(t, probe, st.st_mode, probe);
 				if (r < 0) {
-					rootfs_diag_set(d, "%s: %s", probe, strerror(-r));
-					return r;
+					return err_set_errno(d, r, "%s: %s", probe, strerror(-r));
 				}
 				if (ret_real)
 					return str_copy(ret_real, real_size, probe);
 				return 0;
 			}
 			if (!S_ISDIR(st.st_mode)) {
-				rootfs_diag_set(d, "%s: not a directory", probe);
-				return -ENOTDIR;
+				return err_set_errno(d, -ENOTDIR, "%s: not a directory", probe);
 			}
 			p = end + 1;
 		}
 		if (!restarted)
 			break;
 	}
-	rootfs_diag_set(d, "%s: too many levels of symbolic links", host_path);
+	err_set_errno(d, -ELOOP, "%s: too many levels of symbolic links", host_path);
 	return -ELOOP;
 }
 

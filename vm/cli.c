@@ -20,6 +20,10 @@ struct run_state {
 	int console_fd;
 	bool stream;
 	uint64_t stop_deadline_ns, stop_timeout_ms, run_deadline_ns;
+	/* from the flags */
+	struct vm_spec spec;
+	const char *state_dir;
+	uint64_t timeout_ms;
 };
 
 static void run_usage(FILE *f)
@@ -35,7 +39,7 @@ static void run_usage(FILE *f)
 	      "                       the initramfs's kin switches root to it\n"
 	      "  --name NAME          VM name (default vm)\n"
 	      "  --cpus N             virtual CPUs (default 1)\n"
-	      "  --memory MIB         memory in MiB (default 512)\n"
+	      "  --memory SIZE        memory: 512M, 1G, or a bare number of MiB (default 512)\n"
 	      "  --accel auto|kvm|tcg accelerator (default auto: KVM only with vmx/svm)\n"
 	      "  --append TEXT        more guest kernel command line\n"
 	      "  --state-dir DIR      where console.log and sockets go (default /run/kin/vm)\n"
@@ -84,7 +88,82 @@ static int append_word(char *cmd, size_t size, const char *w)
 	return n < 0 || (size_t)n >= size - len ? -E2BIG : 0;
 }
 
-int vm_run_main(int argc, char **argv)
+/* --memory: a size (512M, 1G); a bare number is MiB, as QEMU's -m. */
+static int memory_parse(const char *v, unsigned *ret_mb)
+{
+	uint64_t bytes;
+	int r = str_to_size(v, 1 << 20, (uint64_t)UINT32_MAX << 20, &bytes);
+	if (r < 0)
+		return r;
+	if (bytes % (1 << 20))
+		return -EINVAL; /* whole MiB only */
+	*ret_mb = (unsigned)(bytes >> 20);
+	return 0;
+}
+
+/* One flag with its value into s; -errno for a bad value. */
+static int run_flag_set(struct run_state *s, int c, const char *v)
+{
+	struct vm_spec *spec = &s->spec;
+	uint32_t u;
+	int r;
+	switch (c) {
+	case 'k':
+		return str_copy(spec->kernel, sizeof(spec->kernel), v);
+	case 'i':
+		return str_copy(spec->image, sizeof(spec->image), v);
+	case 'd':
+		return str_copy(spec->disk, sizeof(spec->disk), v);
+	case 'n':
+		s->name = v;
+		return 0;
+	case 'c':
+		r = str_to_u32(v, &u);
+		spec->cpus = u;
+		return r;
+	case 'm':
+		return memory_parse(v, &spec->memory_mb);
+	case 'a':
+		return vm_accel_parse(v, &spec->accel);
+	case 'A':
+		return str_copy(spec->cmdline, sizeof(spec->cmdline), v);
+	case 's':
+		s->state_dir = v;
+		return 0;
+	case 'q':
+		s->stream = false;
+		return 0;
+	case 't':
+		return str_to_duration_ms(v, 24ull * 3600 * 1000, &s->timeout_ms);
+	case 'T':
+		return str_to_duration_ms(v, 3600ull * 1000, &s->stop_timeout_ms);
+	}
+	return -EINVAL;
+}
+
+/* The workload after "--" joins the guest's command line. */
+static int run_workload(struct run_state *s, int argc, char **argv)
+{
+	if (optind >= argc)
+		return 0;
+	if (strcmp(argv[optind - 1], "--") != 0 || argv[optind][0] != '/') {
+		fprintf(stderr, "kin vm run: the workload goes after '--' and starts with '/'\n");
+		return 2;
+	}
+	int r = append_word(s->spec.cmdline, sizeof(s->spec.cmdline), "--");
+	for (int i = optind; i < argc && r == 0; i++)
+		r = append_word(s->spec.cmdline, sizeof(s->spec.cmdline), argv[i]);
+	if (r < 0) {
+		fprintf(stderr, "kin vm run: the workload does not fit the kernel command line "
+		                "(too long, or it contains '\"')\n");
+		return 2;
+	}
+	return 0;
+}
+
+/* The flags into s: -1 to go on, else the exit code (0 for --help, 2 for
+ * a usage error). */
+static int run_parse(struct run_state *s, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 	    {"kernel", required_argument, NULL, 'k'},
@@ -102,60 +181,12 @@ int vm_run_main(int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	struct vm_spec spec;
-	struct run_state s = {
-	    .name = "vm", .console_fd = -1, .stream = true, .stop_timeout_ms = 30000};
-	const char *state_dir = VM_STATE_DIR_DEFAULT;
-	uint64_t timeout_ms = 0;
-	int c, r;
+	int c;
 
-	vm_spec_defaults(&spec);
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
-		uint32_t u;
 		switch (c) {
-		case 'k':
-			r = str_copy(spec.kernel, sizeof(spec.kernel), optarg);
-			break;
-		case 'i':
-			r = str_copy(spec.image, sizeof(spec.image), optarg);
-			break;
-		case 'd':
-			r = str_copy(spec.disk, sizeof(spec.disk), optarg);
-			break;
-		case 'n':
-			s.name = optarg;
-			r = 0;
-			break;
-		case 'c':
-			r = str_to_u32(optarg, &u);
-			spec.cpus = u;
-			break;
-		case 'm':
-			r = str_to_u32(optarg, &u);
-			spec.memory_mb = u;
-			break;
-		case 'a':
-			r = vm_accel_parse(optarg, &spec.accel);
-			break;
-		case 'A':
-			r = str_copy(spec.cmdline, sizeof(spec.cmdline), optarg);
-			break;
-		case 's':
-			state_dir = optarg;
-			r = 0;
-			break;
-		case 'q':
-			s.stream = false;
-			r = 0;
-			break;
-		case 't':
-			r = str_to_duration_ms(optarg, 24ull * 3600 * 1000, &timeout_ms);
-			break;
-		case 'T':
-			r = str_to_duration_ms(optarg, 3600ull * 1000, &s.stop_timeout_ms);
-			break;
 		case 'h':
 			run_usage(stdout);
 			return 0;
@@ -163,35 +194,68 @@ int vm_run_main(int argc, char **argv)
 			fprintf(stderr, "kin vm run: option '%s' needs a value\n",
 			        argv[optind - 1]);
 			return 2;
-		default:
+		case '?':
 			fprintf(stderr,
 			        "kin vm run: unknown option '%s'\nTry 'kin vm run --help'.\n",
 			        argv[optind - 1]);
 			return 2;
 		}
-		if (r < 0) {
+		if (run_flag_set(s, c, optarg) < 0) {
 			fprintf(stderr, "kin vm run: %s '%s' is not valid\n", argv[optind - 2],
 			        optarg);
 			return 2;
 		}
 	}
-	if (optind < argc) {
-		if (strcmp(argv[optind - 1], "--") != 0 || argv[optind][0] != '/') {
-			fprintf(stderr,
-			        "kin vm run: the workload goes after '--' and starts with '/'\n");
-			return 2;
+	int r = run_workload(s, argc, argv);
+	if (r)
+		return r;
+	str_copy(s->spec.name, sizeof(s->spec.name), s->name);
+	return -1;
+}
+
+/* Until the VMM exits: signals, the console, --timeout and the stop grace. */
+static void run_loop(struct run_state *s, struct ev_loop *loop, struct child_table *children,
+                     int sfd, const struct vm_info *info)
+{
+	while (!s->exited) {
+		struct signalfd_siginfo si;
+		ev_run_once(loop, 50); /* pidfds */
+		while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+			if (si.ssi_signo == SIGCHLD)
+				child_reap(children);
+			else
+				begin_stop(s,
+				           si.ssi_signo == SIGINT ? "interrupted" : "terminated");
 		}
-		r = append_word(spec.cmdline, sizeof(spec.cmdline), "--");
-		for (int i = optind; i < argc && r == 0; i++)
-			r = append_word(spec.cmdline, sizeof(spec.cmdline), argv[i]);
-		if (r < 0) {
+		if (s->console_fd < 0)
+			s->console_fd = open(info->paths.console, O_RDONLY | O_CLOEXEC);
+		pump_console(s);
+		uint64_t now = now_monotonic_ns();
+		if (s->run_deadline_ns && now > s->run_deadline_ns && !s->stopping)
+			begin_stop(s, "--timeout reached");
+		if (s->stopping && now > s->stop_deadline_ns) {
 			fprintf(stderr,
-			        "kin vm run: the workload does not fit the kernel command line "
-			        "(too long, or it contains '\"')\n");
-			return 2;
+			        "kin vm: the guest did not stop in time; killing the VMM\n");
+			vm_kill(s->m, s->name, SIGKILL);
+			s->stop_deadline_ns = UINT64_MAX;
 		}
 	}
-	str_copy(spec.name, sizeof(spec.name), s.name);
+	pump_console(s);
+}
+
+int vm_run_main(int argc, char **argv)
+{
+	struct run_state s = {.name = "vm",
+	                      .console_fd = -1,
+	                      .stream = true,
+	                      .stop_timeout_ms = 30000,
+	                      .state_dir = VM_STATE_DIR_DEFAULT};
+	int r;
+
+	vm_spec_defaults(&s.spec);
+	r = run_parse(&s, argc, argv);
+	if (r >= 0)
+		return r;
 
 	sigset_t mask;
 	sigemptyset(&mask);
@@ -204,47 +268,23 @@ int vm_run_main(int argc, char **argv)
 	struct child_table *children = NULL;
 	struct vm_events ev = {.exited = on_exited, .data = &s};
 	if (sfd < 0 || ev_loop_new(&loop) < 0 || child_table_new(loop, &children) < 0 ||
-	    vm_manager_new(loop, children, state_dir, &ev, &s.m) < 0) {
+	    vm_manager_new(loop, children, s.state_dir, &ev, &s.m) < 0) {
 		fprintf(stderr, "kin vm run: cannot set up: %m\n");
 		return 1;
 	}
-	char err[512];
-	r = vm_start(s.m, &spec, err, sizeof(err));
+	struct err e = {0};
+	r = vm_start(s.m, &s.spec, &e);
 	if (r < 0) {
-		fprintf(stderr, "kin vm run: %s\n", err);
+		fprintf(stderr, "kin vm run: %s\n", e.msg);
 		return r == -EINVAL ? 2 : 1;
 	}
 	struct vm_info info;
 	vm_get(s.m, s.name, &info);
 	fprintf(stderr, "kin vm: \"%s\" started (accel %s, %u cpu, %u MiB), console %s\n", s.name,
 	        vm_accel_name(info.accel), info.cpus, info.memory_mb, info.paths.console);
-	if (timeout_ms)
-		s.run_deadline_ns = now_monotonic_ns() + timeout_ms * 1000000ull;
-
-	while (!s.exited) {
-		struct signalfd_siginfo si;
-		ev_run_once(loop, 50); /* pidfds */
-		while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-			if (si.ssi_signo == SIGCHLD)
-				child_reap(children);
-			else
-				begin_stop(&s,
-				           si.ssi_signo == SIGINT ? "interrupted" : "terminated");
-		}
-		if (s.console_fd < 0)
-			s.console_fd = open(info.paths.console, O_RDONLY | O_CLOEXEC);
-		pump_console(&s);
-		uint64_t now = now_monotonic_ns();
-		if (s.run_deadline_ns && now > s.run_deadline_ns && !s.stopping)
-			begin_stop(&s, "--timeout reached");
-		if (s.stopping && now > s.stop_deadline_ns) {
-			fprintf(stderr,
-			        "kin vm: the guest did not stop in time; killing the VMM\n");
-			vm_kill(s.m, s.name, SIGKILL);
-			s.stop_deadline_ns = UINT64_MAX;
-		}
-	}
-	pump_console(&s);
+	if (s.timeout_ms)
+		s.run_deadline_ns = now_monotonic_ns() + s.timeout_ms * 1000000ull;
+	run_loop(&s, loop, children, sfd, &info);
 	if (s.console_fd >= 0)
 		close(s.console_fd);
 	fprintf(stderr, "kin vm: \"%s\" exited with status %d\n", s.name, s.status);

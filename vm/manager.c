@@ -10,12 +10,11 @@
 #include <sys/un.h>
 
 struct vm_entry {
-	bool used;
+	struct list_node node; /* in vm_manager.live while the slot is used */
 	struct vm_info info;
 	struct child *child; /* plain child; NULL once exited */
 	bool by_runner;      /* started through the runner */
 	struct vm_manager *m;
-	uint64_t seq; /* start order */
 };
 
 struct vm_manager {
@@ -23,9 +22,9 @@ struct vm_manager {
 	struct child_table *children;
 	char state_dir[PATH_MAX];
 	struct vm_events events;
-	struct vm_runner runner; /* start NULL: plain children */
-	struct vm_entry vms[VM_MAX];
-	uint64_t next_seq;
+	struct vm_runner runner;     /* start NULL: plain children */
+	struct vm_entry vms[VM_MAX]; /* the slots */
+	struct list_node live;       /* the used ones, in start order */
 };
 
 int vm_manager_new(struct ev_loop *loop, struct child_table *children, const char *state_dir,
@@ -36,6 +35,7 @@ int vm_manager_new(struct ev_loop *loop, struct child_table *children, const cha
 		return -ENOMEM;
 	m->loop = loop;
 	m->children = children;
+	list_init(&m->live);
 	if (str_copy(m->state_dir, sizeof(m->state_dir),
 	             state_dir ? state_dir : VM_STATE_DIR_DEFAULT) < 0) {
 		free(m);
@@ -75,9 +75,8 @@ int vm_cid_pick(const uint32_t *live, size_t n, uint32_t *ret)
 
 static struct vm_entry *find(struct vm_manager *m, const char *name)
 {
-	for (size_t i = 0; i < VM_MAX; i++)
-		if (m->vms[i].used && strcmp(m->vms[i].info.name, name) == 0)
-			return &m->vms[i];
+	struct vm_entry *e;
+	list_for_each(e, &m->live, node) if (strcmp(e->info.name, name) == 0) return e;
 	return NULL;
 }
 
@@ -107,7 +106,7 @@ static void entry_drop(struct vm_entry *e)
 {
 	if (e->by_runner && e->m->runner.release)
 		e->m->runner.release(e->m->runner.data, e->info.name);
-	e->used = false;
+	list_remove(&e->node);
 }
 
 /* Where the host has vhost-vsock: the lowest CID no live VM of ours holds. */
@@ -115,91 +114,100 @@ static uint32_t cid_for_new(struct vm_manager *m)
 {
 	uint32_t live[VM_MAX], cid = 0;
 	size_t n = 0;
+	struct vm_entry *e;
 	if (access(VM_VHOST_VSOCK, R_OK | W_OK) < 0)
 		return 0;
-	for (size_t i = 0; i < VM_MAX; i++)
-		if (m->vms[i].used && m->vms[i].info.state != VM_STATE_EXITED &&
-		    m->vms[i].info.vsock_cid)
-			live[n++] = m->vms[i].info.vsock_cid;
+	list_for_each(e, &m->live,
+	              node) if (e->info.state != VM_STATE_EXITED && e->info.vsock_cid && n < VM_MAX)
+	    live[n++] = e->info.vsock_cid;
 	return vm_cid_pick(live, n, &cid) < 0 ? 0 : cid;
 }
 
-int vm_start(struct vm_manager *m, const struct vm_spec *spec, char *err, size_t err_len)
+/* The slot a new VM takes; an exited VM of the same name gives way. */
+static int slot_take(struct vm_manager *m, const char *name, struct vm_entry **ret, struct err *e)
 {
-	struct vm_entry *slot = NULL;
-	struct vm_paths paths;
-	enum vm_accel accel;
-	char why[256];
-	int r;
-
-	r = vm_spec_validate(spec, err, err_len);
-	if (r < 0)
-		return r;
-	struct vm_entry *old = find(m, spec->name);
-	if (old && old->info.state != VM_STATE_EXITED) {
-		snprintf(err, err_len, "vm \"%s\" already exists", spec->name);
-		return -EEXIST;
-	}
-	if (old) /* an exited VM of the same name is replaced */
+	struct vm_entry *old = find(m, name);
+	if (old && old->info.state != VM_STATE_EXITED)
+		return err_set(e, -EEXIST, ERR_ALREADY_EXISTS, "vm \"%s\" already exists", name);
+	if (old)
 		entry_drop(old);
-	for (size_t i = 0; i < VM_MAX && !slot; i++)
-		if (!m->vms[i].used)
-			slot = &m->vms[i];
-	if (!slot) {
-		snprintf(err, err_len, "vm \"%s\": already running %d VMs, the limit", spec->name,
-		         VM_MAX);
-		return -ENOSPC;
-	}
-	r = vm_accel_resolve(spec->accel, &accel, why, sizeof(why));
-	if (r < 0) {
-		snprintf(err, err_len, "vm \"%s\": %s", spec->name, why);
-		return r;
-	}
-	r = vm_paths_for(m->state_dir, spec, &paths);
-	if (r < 0) {
-		snprintf(err, err_len, "vm \"%s\": state paths under %s are too long", spec->name,
-		         m->state_dir);
-		return r;
-	}
-	r = mkdir_p(paths.dir, 0700);
-	if (r < 0) {
-		snprintf(err, err_len, "vm \"%s\": %s: %s", spec->name, paths.dir, strerror(-r));
-		return r;
-	}
-	unlink(paths.link);
-	unlink(paths.monitor);
+	for (size_t i = 0; i < VM_MAX; i++)
+		if (!list_is_linked(&m->vms[i].node)) {
+			*ret = &m->vms[i];
+			return 0;
+		}
+	return err_set(e, -ENOSPC, ERR_RESOURCE_EXHAUSTED,
+	               "vm \"%s\": already running %d VMs, the limit", name, VM_MAX);
+}
+
+/* Everything before the VMM runs: the accelerator (why says how it was
+ * chosen), the state dir, a vsock CID, the VMM's argv. */
+static int vmm_prepare(struct vm_manager *m, const struct vm_spec *spec, struct vm_info *info,
+                       char *why, size_t why_len, char ***ret_argv, struct err *e)
+{
 	struct vm_spec sp = *spec;
-	sp.vsock_cid = cid_for_new(m);
-	_cleanup_free_ char **argv = NULL;
-	r = vm_backend_qemu.build_argv(&sp, accel, &paths, &argv);
-	if (r < 0) {
-		snprintf(err, err_len, "vm \"%s\": cannot build the %s command: %s%s", spec->name,
-		         vm_backend_qemu.name, strerror(-r),
-		         r == -EINVAL ? " (a path contains ',')" : "");
-		return r;
-	}
-	struct vm_info info = {.state = VM_STATE_RUNNING,
-	                       .accel = accel,
-	                       .cpus = spec->cpus,
-	                       .memory_mb = spec->memory_mb,
-	                       .vsock_cid = sp.vsock_cid,
-	                       .paths = paths};
-	str_copy(info.name, sizeof(info.name), spec->name);
-	*slot = (struct vm_entry){.used = true, .m = m, .seq = m->next_seq++, .info = info};
+	int r = vm_accel_resolve(spec->accel, &info->accel, why, why_len);
+	if (r < 0)
+		return err_set_errno(e, r, "vm \"%s\": %s", spec->name, why);
+	r = vm_paths_for(m->state_dir, spec, &info->paths);
+	if (r < 0)
+		return err_set_errno(e, r, "vm \"%s\": state paths under %s are too long",
+		                     spec->name, m->state_dir);
+	r = mkdir_p(info->paths.dir, 0700);
+	if (r < 0)
+		return err_set_errno(e, r, "vm \"%s\": %s: %s", spec->name, info->paths.dir,
+		                     strerror(-r));
+	unlink(info->paths.link);
+	unlink(info->paths.monitor);
+	sp.vsock_cid = info->vsock_cid = cid_for_new(m);
+	r = vm_backend_qemu.build_argv(&sp, info->accel, &info->paths, ret_argv);
+	if (r < 0)
+		return err_set_errno(e, r, "vm \"%s\": cannot build the %s command: %s%s",
+		                     spec->name, vm_backend_qemu.name, strerror(-r),
+		                     r == -EINVAL ? " (a path contains ',')" : "");
+	return 0;
+}
+
+/* Starts the VMM of slot: through the runner, or as a plain child. */
+static int vmm_spawn(struct vm_manager *m, struct vm_entry *slot, char *const *argv, struct err *e)
+{
+	const char *name = slot->info.name;
 	if (m->runner.start) {
 		slot->by_runner = true;
-		r = m->runner.start(m->runner.data, spec->name, argv, &slot->info.pid,
-		                    slot->info.cell, sizeof(slot->info.cell), err, err_len);
-	} else {
-		r = child_spawn(m->children, argv, on_vmm_exit, slot, &slot->child);
-		if (r < 0)
-			snprintf(err, err_len, "vm \"%s\": cannot run %s: %s", spec->name, argv[0],
-			         strerror(-r));
-		else
-			slot->info.pid = child_pid(slot->child);
+		return m->runner.start(m->runner.data, name, argv, &slot->info.pid, slot->info.cell,
+		                       sizeof(slot->info.cell), e);
 	}
+	int r = child_spawn(m->children, argv, on_vmm_exit, slot, &slot->child);
+	if (r < 0)
+		return err_set_errno(e, r, "vm \"%s\": cannot run %s: %s", name, argv[0],
+		                     strerror(-r));
+	slot->info.pid = child_pid(slot->child);
+	return 0;
+}
+
+int vm_start(struct vm_manager *m, const struct vm_spec *spec, struct err *e)
+{
+	struct vm_entry *slot = NULL;
+	_cleanup_free_ char **argv = NULL;
+	char why[256];
+
+	int r = vm_spec_validate(spec, e);
+	if (r < 0)
+		return r;
+	r = slot_take(m, spec->name, &slot, e);
+	if (r < 0)
+		return r;
+	struct vm_info info = {
+	    .state = VM_STATE_RUNNING, .cpus = spec->cpus, .memory_mb = spec->memory_mb};
+	str_copy(info.name, sizeof(info.name), spec->name);
+	r = vmm_prepare(m, spec, &info, why, sizeof(why), &argv, e);
+	if (r < 0)
+		return r;
+	*slot = (struct vm_entry){.m = m, .info = info};
+	list_append(&m->live, &slot->node);
+	r = vmm_spawn(m, slot, argv, e);
 	if (r < 0) {
-		slot->used = false;
+		list_remove(&slot->node);
 		return r;
 	}
 	slot->info.started_ns = now_monotonic_ns();
@@ -220,22 +228,9 @@ int vm_get(struct vm_manager *m, const char *name, struct vm_info *ret)
 void vm_foreach(struct vm_manager *m, void (*fn)(const struct vm_info *info, void *data),
                 void *data)
 {
-	uint64_t last = 0;
-	bool first = true;
-	/* Start order without sorting: few VMs, pick the next seq each pass. */
-	for (;;) {
-		struct vm_entry *next = NULL;
-		for (size_t i = 0; i < VM_MAX; i++) {
-			struct vm_entry *e = &m->vms[i];
-			if (e->used && (first || e->seq > last) && (!next || e->seq < next->seq))
-				next = e;
-		}
-		if (!next)
-			return;
-		first = false;
-		last = next->seq;
-		fn(&next->info, data);
-	}
+	struct vm_entry *e, *tmp;
+	list_for_each_safe(e, tmp, &m->live, node) /* fn may forget e */
+	    fn(&e->info, data);
 }
 
 static int monitor_wait_prompt(int fd)

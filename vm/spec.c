@@ -92,64 +92,50 @@ int vm_accel_resolve(enum vm_accel want, enum vm_accel *ret, char *why, size_t w
 	return 0;
 }
 
-static int check_file(const char *what, const char *path, char *err, size_t err_len)
+static int check_file(const char *what, const char *path, struct err *e)
 {
 	struct stat st;
-	if (!path[0]) {
-		snprintf(err, err_len, "%s: no file given", what);
-		return -EINVAL;
-	}
-	if (stat(path, &st) < 0) {
-		int r = -errno;
-		snprintf(err, err_len, "%s \"%s\": %s", what, path, strerror(errno));
-		return r;
-	}
-	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
-		snprintf(err, err_len, "%s \"%s\": not a regular file", what, path);
-		return -EINVAL;
-	}
-	if (access(path, R_OK) < 0) {
-		int r = -errno;
-		snprintf(err, err_len, "%s \"%s\": %s", what, path, strerror(errno));
-		return r;
-	}
+	if (!path[0])
+		return err_set(e, -EINVAL, ERR_INVALID_ARGUMENT, "%s: no file given", what);
+	if (stat(path, &st) < 0)
+		return err_set_errno(e, -errno, "%s \"%s\": %s", what, path, strerror(errno));
+	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
+		return err_set(e, -EINVAL, ERR_INVALID_ARGUMENT, "%s \"%s\": not a regular file",
+		               what, path);
+	if (access(path, R_OK) < 0)
+		return err_set_errno(e, -errno, "%s \"%s\": %s", what, path, strerror(errno));
 	return 0;
 }
 
-int vm_spec_validate(const struct vm_spec *spec, char *err, size_t err_len)
+int vm_spec_validate(const struct vm_spec *spec, struct err *e)
 {
 	int r;
-	if (!name_is_valid(spec->name)) {
-		snprintf(err, err_len, "vm name \"%.64s\": use 1-64 of [A-Za-z0-9_.-], not . or ..",
-		         spec->name);
-		return -EINVAL;
-	}
-	if (spec->cpus < 1 || spec->cpus > VM_CPUS_MAX) {
-		snprintf(err, err_len, "vm \"%s\": cpus %u out of range 1-%d", spec->name,
-		         spec->cpus, VM_CPUS_MAX);
-		return -EINVAL;
-	}
-	if (spec->memory_mb < VM_MEMORY_MIN_MB || spec->memory_mb > VM_MEMORY_MAX_MB) {
-		snprintf(err, err_len, "vm \"%s\": memory %u MiB out of range %d-%d", spec->name,
-		         spec->memory_mb, VM_MEMORY_MIN_MB, VM_MEMORY_MAX_MB);
-		return -EINVAL;
-	}
-	if ((r = check_file("kernel", spec->kernel, err, err_len)) < 0)
+	if (!name_is_valid(spec->name))
+		return err_set(e, -EINVAL, ERR_INVALID_ARGUMENT,
+		               "vm name \"%.64s\": use 1-64 of [A-Za-z0-9_.-], not . or ..",
+		               spec->name);
+	if (spec->cpus < 1 || spec->cpus > VM_CPUS_MAX)
+		return err_set(e, -EINVAL, ERR_INVALID_ARGUMENT,
+		               "vm \"%s\": cpus %u out of range 1-%d", spec->name, spec->cpus,
+		               VM_CPUS_MAX);
+	if (spec->memory_mb < VM_MEMORY_MIN_MB || spec->memory_mb > VM_MEMORY_MAX_MB)
+		return err_set(e, -EINVAL, ERR_INVALID_ARGUMENT,
+		               "vm \"%s\": memory %u MiB out of range %d-%d", spec->name,
+		               spec->memory_mb, VM_MEMORY_MIN_MB, VM_MEMORY_MAX_MB);
+	if ((r = check_file("kernel", spec->kernel, e)) < 0)
 		return r;
-	if ((r = check_file("image", spec->image, err, err_len)) < 0)
+	if ((r = check_file("image", spec->image, e)) < 0)
 		return r;
-	if (spec->disk[0] && (r = check_file("disk", spec->disk, err, err_len)) < 0)
+	if (spec->disk[0] && (r = check_file("disk", spec->disk, e)) < 0)
 		return r;
 	/* The command line reaches the guest kernel: no control characters, and
 	 * no quotes that could end our own words early. */
 	for (const char *p = spec->cmdline; *p; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f) {
-			snprintf(err, err_len,
-			         "vm \"%s\": kernel command line has a control "
-			         "character",
-			         spec->name);
-			return -EINVAL;
-		}
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			return err_set(e, -EINVAL, ERR_INVALID_ARGUMENT,
+			               "vm \"%s\": kernel command line has a control "
+			               "character",
+			               spec->name);
 	return 0;
 }
 

@@ -67,8 +67,8 @@ int vm_accel_parse(const char *s, enum vm_accel *ret);
  * and the CPU has vmx or svm: a paravirtual KVM (no vmx/svm) cannot run a
  * stock kernel. why gets one sentence on the choice. */
 int vm_accel_resolve(enum vm_accel want, enum vm_accel *ret, char *why, size_t why_len);
-/* Checks a spec before any side effect; err gets a sentence naming the field. */
-int vm_spec_validate(const struct vm_spec *spec, char *err, size_t err_len);
+/* Checks a spec before any side effect; e gets a sentence naming the field. */
+int vm_spec_validate(const struct vm_spec *spec, struct err *e);
 void vm_spec_defaults(struct vm_spec *spec);
 int vm_paths_for(const char *state_dir, const struct vm_spec *spec, struct vm_paths *ret);
 
@@ -105,7 +105,7 @@ struct vm_events {
  * what start made for it may go (called with the VMM ended). */
 struct vm_runner {
 	int (*start)(void *data, const char *name, char *const *argv, pid_t *ret_pid, char *where,
-	             size_t where_len, char *err, size_t err_len);
+	             size_t where_len, struct err *e);
 	int (*signal)(void *data, const char *name, int sig);
 	void (*release)(void *data, const char *name);
 	void *data;
@@ -121,9 +121,11 @@ void vm_manager_set_runner(struct vm_manager *m, const struct vm_runner *r);
 void vm_vmm_exited(struct vm_manager *m, const char *name, pid_t pid, int status);
 void vm_manager_free(struct vm_manager *m);
 /* Validates, resolves the accelerator, creates the state dir, picks a free
- * vsock CID where the host has vhost-vsock, starts the VMM. -EEXIST for a
- * name in use, -ENOSPC past VM_MAX. */
-int vm_start(struct vm_manager *m, const struct vm_spec *spec, char *err, size_t err_len);
+ * vsock CID where the host has vhost-vsock, starts the VMM. -EEXIST
+ * (ALREADY_EXISTS) for a name in use, -ENOSPC (RESOURCE_EXHAUSTED) past
+ * VM_MAX, -EINVAL (INVALID_ARGUMENT) for a bad spec; e's code is always
+ * err_code_from_errno of the return. */
+int vm_start(struct vm_manager *m, const struct vm_spec *spec, struct err *e);
 int vm_get(struct vm_manager *m, const char *name, struct vm_info *ret);
 /* Calls fn for each VM, in start order. */
 void vm_foreach(struct vm_manager *m, void (*fn)(const struct vm_info *info, void *data),

@@ -21,22 +21,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			start = i + 1;
 		}
 	}
-	struct modules_index *idx = NULL;
-	struct rootfs_diag d;
-	if (modules_index_parse(part[0], len[0], part[1], len[1], part[2], len[2], part[3], len[3],
-	                        &idx, &d) < 0)
+	struct rootfs_modules_index *idx = NULL;
+	struct err d = {0};
+	if (rootfs_modules_index_parse(part[0], len[0], part[1], len[1], part[2], len[2], part[3],
+	                               len[3], &idx, &d) < 0)
 		return 0;
-	size_t n = modules_index_count(idx);
+	size_t n = rootfs_modules_index_count(idx);
 	const char *names[8];
 	size_t nn = 0;
 	for (size_t i = 0; i < n && nn < 6; i += 1 + n / 6)
-		names[nn++] = modules_index_name(idx, i);
+		names[nn++] = rootfs_modules_index_name(idx, i);
 	names[nn++] = "alias-probe";
 	size_t m[16];
 	for (size_t i = 0; i < nn; i++)
-		(void)modules_resolve(idx, names[i], m, 16);
+		(void)rootfs_modules_resolve(idx, names[i], m, 16);
 	size_t *order = NULL, no = 0;
-	if (modules_closure(idx, names, nn, &order, &no, &d) == 0) {
+	if (rootfs_modules_closure(idx, names, nn, &order, &no, &d) == 0) {
 		char *seen = calloc(n ? n : 1, 1);
 		for (size_t i = 0; i < no; i++) {
 			if (order[i] >= n || seen[order[i]])
@@ -45,12 +45,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		FILE *null = fopen("/dev/null", "w");
 		if (null) {
-			modules_write_subset(idx, order, no, null, null, null);
+			rootfs_modules_write_subset(idx, order, no, null, null, null);
 			fclose(null);
 		}
 		free(seen);
 		free(order);
 	}
-	modules_index_free(idx);
+	rootfs_modules_index_free(idx);
 	return 0;
 }

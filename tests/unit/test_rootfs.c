@@ -12,7 +12,7 @@
 static char *cpio_bytes(struct rootfs_tree *t, uint64_t mtime, size_t *ret_len)
 {
 	int fd = memfd_create("cpio", MFD_CLOEXEC);
-	struct rootfs_diag d = {""};
+	struct err d = {0};
 	if (fd < 0 || rootfs_cpio_write(t, fd, mtime, &d) < 0)
 		return NULL;
 	off_t len = lseek(fd, 0, SEEK_END);
@@ -149,7 +149,7 @@ TEST(rootfs_cpio_reproducible_and_readable)
 	size_t la = 0, lb = 0;
 	for (int round = 0; round < 2; round++) {
 		struct rootfs_tree *t;
-		struct rootfs_diag d = {""};
+		struct err d = {0};
 		snprintf(f, sizeof(f), "%s/tree", dir);
 		CHECK_EQ(rootfs_tree_new(&t), 0);
 		CHECK_EQ(rootfs_tree_add_host(t, f, "/opt/app", &d), 0);
@@ -219,7 +219,7 @@ TEST(rootfs_tree_rules)
 	CHECK_EQ(rootfs_tree_add_data(t, longp, 0644, "", 0), -ENAMETOOLONG);
 	CHECK_EQ(rootfs_tree_add_symlink(t, "s", ""), -EINVAL);
 	/* Missing host files. */
-	struct rootfs_diag d = {""};
+	struct err d = {0};
 	CHECK_EQ(rootfs_tree_add_file(t, "nope", 0644, "/nonexistent/kin-unit"), -ENOENT);
 	CHECK_EQ(rootfs_tree_add_host(t, "/nonexistent/kin-unit", "/x", &d), -ENOENT);
 	CHECK(strstr(d.msg, "/nonexistent/kin-unit") != NULL);
@@ -244,7 +244,7 @@ TEST(rootfs_host_path_keeps_links)
 	CHECK_EQ(symlink("tool", p), 0); /* a file link */
 
 	struct rootfs_tree *t;
-	struct rootfs_diag d = {""};
+	struct err d = {0};
 	mode_t m = 0;
 	CHECK_EQ(rootfs_tree_new(&t), 0);
 	snprintf(p, sizeof(p), "%s/alias/bin/t", dir);

@@ -94,7 +94,7 @@ TEST(elf_damaged)
 TEST(elf_add_binary_closure)
 {
 	struct rootfs_tree *t;
-	struct rootfs_diag d = {""};
+	struct err d = {0};
 	mode_t m = 0;
 	CHECK_EQ(rootfs_tree_new(&t), 0);
 	CHECK_EQ(rootfs_tree_add_binary(t, "/bin/sh", &d), 0);

@@ -21,84 +21,84 @@ static const char alias[] = "alias fs-thing e\n"
 static const char softdep[] = "softdep a pre: d-x post: e\n";
 static const char builtin[] = "kernel/drivers/builtin1.ko\n";
 
-static struct modules_index *make_index(void)
+static struct rootfs_modules_index *make_index(void)
 {
-	struct modules_index *idx = NULL;
-	struct rootfs_diag d = {""};
-	int r = modules_index_parse(dep, strlen(dep), alias, strlen(alias), softdep,
-	                            strlen(softdep), builtin, strlen(builtin), &idx, &d);
+	struct rootfs_modules_index *idx = NULL;
+	struct err d = {0};
+	int r = rootfs_modules_index_parse(dep, strlen(dep), alias, strlen(alias), softdep,
+	                                   strlen(softdep), builtin, strlen(builtin), &idx, &d);
 	if (r < 0)
 		printf("    parse: %s\n", d.msg);
 	return idx;
 }
 
-static void order_names(const struct modules_index *idx, const size_t *order, size_t n, char *out,
-                        size_t size)
+static void order_names(const struct rootfs_modules_index *idx, const size_t *order, size_t n,
+                        char *out, size_t size)
 {
 	out[0] = '\0';
 	for (size_t i = 0; i < n; i++) {
-		strncat(out, modules_index_name(idx, order[i]), size - strlen(out) - 2);
+		strncat(out, rootfs_modules_index_name(idx, order[i]), size - strlen(out) - 2);
 		strcat(out, " ");
 	}
 }
 
 TEST(modules_closure_order)
 {
-	struct modules_index *idx = make_index();
+	struct rootfs_modules_index *idx = make_index();
 	CHECK(idx != NULL);
 	if (!idx)
 		return;
-	CHECK_EQ(modules_index_count(idx), 5);
+	CHECK_EQ(rootfs_modules_index_count(idx), 5);
 	const char *names[] = {"a"};
 	size_t *order = NULL, n = 0;
 	char got[256];
-	struct rootfs_diag d = {""};
-	CHECK_EQ(modules_closure(idx, names, 1, &order, &n, &d), 0);
+	struct err d = {0};
+	CHECK_EQ(rootfs_modules_closure(idx, names, 1, &order, &n, &d), 0);
 	order_names(idx, order, n, got, sizeof(got));
 	/* softdep pre first, then dependencies before users, post after. */
 	CHECK_STR(got, "d_x c b a e ");
 	free(order);
 	const char *two[] = {"c", "b"};
-	CHECK_EQ(modules_closure(idx, two, 2, &order, &n, &d), 0);
+	CHECK_EQ(rootfs_modules_closure(idx, two, 2, &order, &n, &d), 0);
 	order_names(idx, order, n, got, sizeof(got));
 	CHECK_STR(got, "c b ");
 	free(order);
 	const char *bad[] = {"c", "nope"};
-	CHECK_EQ(modules_closure(idx, bad, 2, &order, &n, &d), -ENOENT);
+	CHECK_EQ(rootfs_modules_closure(idx, bad, 2, &order, &n, &d), -ENOENT);
 	CHECK(strstr(d.msg, "nope") != NULL);
-	modules_index_free(idx);
+	rootfs_modules_index_free(idx);
 }
 
 TEST(modules_alias_and_builtin)
 {
-	struct modules_index *idx = make_index();
+	struct rootfs_modules_index *idx = make_index();
 	size_t m[8];
 	CHECK(idx != NULL);
 	if (!idx)
 		return;
-	CHECK_EQ(modules_resolve(idx, "fs-thing", m, 8), 1);
-	CHECK_STR(modules_index_name(idx, m[0]), "e");
-	CHECK_EQ(modules_resolve(idx, "pci:v00001234d00005678", m, 8), 1);
-	CHECK_STR(modules_index_name(idx, m[0]), "b");
-	CHECK_EQ(modules_resolve(idx, "d-x", m, 8), 1); /* '-' and '_' are one */
-	CHECK_STR(modules_index_path(idx, m[0]), "kernel/sub/d-x.ko.xz");
-	CHECK_EQ(modules_resolve(idx, "multi", m, 8), 2);
-	CHECK_EQ(modules_resolve(idx, "multi", m, 1), -ENOBUFS);
-	CHECK_EQ(modules_resolve(idx, "builtin1", m, 8), 0);
-	CHECK(modules_is_builtin(idx, "builtin1"));
-	CHECK(!modules_is_builtin(idx, "a"));
-	CHECK_EQ(modules_resolve(idx, "pci:v00009999d0", m, 8), -ENOENT);
-	modules_index_free(idx);
+	CHECK_EQ(rootfs_modules_resolve(idx, "fs-thing", m, 8), 1);
+	CHECK_STR(rootfs_modules_index_name(idx, m[0]), "e");
+	CHECK_EQ(rootfs_modules_resolve(idx, "pci:v00001234d00005678", m, 8), 1);
+	CHECK_STR(rootfs_modules_index_name(idx, m[0]), "b");
+	CHECK_EQ(rootfs_modules_resolve(idx, "d-x", m, 8), 1); /* '-' and '_' are one */
+	CHECK_STR(rootfs_modules_index_path(idx, m[0]), "kernel/sub/d-x.ko.xz");
+	CHECK_EQ(rootfs_modules_resolve(idx, "multi", m, 8), 2);
+	CHECK_EQ(rootfs_modules_resolve(idx, "multi", m, 1), -ENOBUFS);
+	CHECK_EQ(rootfs_modules_resolve(idx, "builtin1", m, 8), 0);
+	CHECK(rootfs_modules_is_builtin(idx, "builtin1"));
+	CHECK(!rootfs_modules_is_builtin(idx, "a"));
+	CHECK_EQ(rootfs_modules_resolve(idx, "pci:v00009999d0", m, 8), -ENOENT);
+	rootfs_modules_index_free(idx);
 }
 
 static int parse_err(const char *d_text, const char *a_text, char *msg, size_t size)
 {
-	struct modules_index *idx = NULL;
-	struct rootfs_diag d = {""};
-	int r = modules_index_parse(d_text, strlen(d_text), a_text, a_text ? strlen(a_text) : 0,
-	                            NULL, 0, NULL, 0, &idx, &d);
+	struct rootfs_modules_index *idx = NULL;
+	struct err d = {0};
+	int r = rootfs_modules_index_parse(d_text, strlen(d_text), a_text,
+	                                   a_text ? strlen(a_text) : 0, NULL, 0, NULL, 0, &idx, &d);
 	snprintf(msg, size, "%s", d.msg);
-	modules_index_free(idx);
+	rootfs_modules_index_free(idx);
 	return r;
 }
 
@@ -123,28 +123,29 @@ TEST(modules_bad_input)
 	CHECK_EQ(parse_err(longdep, NULL, msg, sizeof(msg)), -EBADMSG);
 	CHECK(strstr(msg, "too long") != NULL);
 	/* A NUL byte inside a line. */
-	struct modules_index *idx = NULL;
-	CHECK_EQ(
-	    modules_index_parse("kernel/a.ko:\0x\n", 14, NULL, 0, NULL, 0, NULL, 0, &idx, NULL),
-	    -EBADMSG);
+	struct rootfs_modules_index *idx = NULL;
+	CHECK_EQ(rootfs_modules_index_parse("kernel/a.ko:\0x\n", 14, NULL, 0, NULL, 0, NULL, 0,
+	                                    &idx, NULL),
+	         -EBADMSG);
 	/* An empty modules.dep is a valid, empty index. */
-	CHECK_EQ(modules_index_parse("", 0, NULL, 0, NULL, 0, NULL, 0, &idx, NULL), 0);
-	CHECK_EQ(modules_index_count(idx), 0);
-	modules_index_free(idx);
+	CHECK_EQ(rootfs_modules_index_parse("", 0, NULL, 0, NULL, 0, NULL, 0, &idx, NULL), 0);
+	CHECK_EQ(rootfs_modules_index_count(idx), 0);
+	rootfs_modules_index_free(idx);
 }
 
 TEST(modules_cycle)
 {
 	static const char cyc[] = "kernel/p.ko: kernel/q.ko\nkernel/q.ko: kernel/r.ko\n"
 	                          "kernel/r.ko: kernel/p.ko\nkernel/ok.ko:\n";
-	struct modules_index *idx = NULL;
-	struct rootfs_diag d = {""};
-	CHECK_EQ(modules_index_parse(cyc, strlen(cyc), NULL, 0, NULL, 0, NULL, 0, &idx, &d), 0);
+	struct rootfs_modules_index *idx = NULL;
+	struct err d = {0};
+	CHECK_EQ(rootfs_modules_index_parse(cyc, strlen(cyc), NULL, 0, NULL, 0, NULL, 0, &idx, &d),
+	         0);
 	const char *names[] = {"ok", "p"};
 	size_t *order = NULL, n = 0;
-	CHECK_EQ(modules_closure(idx, names, 2, &order, &n, &d), -ELOOP);
+	CHECK_EQ(rootfs_modules_closure(idx, names, 2, &order, &n, &d), -ELOOP);
 	CHECK(strstr(d.msg, "cycle") != NULL);
-	modules_index_free(idx);
+	rootfs_modules_index_free(idx);
 }
 
 TEST(modules_csv)
@@ -152,27 +153,27 @@ TEST(modules_csv)
 	char buf[64];
 	const char *names[4];
 	strcpy(buf, "a,b-c,fs-ext4");
-	CHECK_EQ(modules_csv_split(buf, names, 4), 3);
+	CHECK_EQ(rootfs_modules_csv_split(buf, names, 4), 3);
 	CHECK_STR(names[1], "b-c");
 	strcpy(buf, "a,b,c,d,e");
-	CHECK_EQ(modules_csv_split(buf, names, 4), -E2BIG);
+	CHECK_EQ(rootfs_modules_csv_split(buf, names, 4), -E2BIG);
 	strcpy(buf, "a,b c");
-	CHECK_EQ(modules_csv_split(buf, names, 4), -EINVAL);
-	CHECK(modules_csv_valid("virtio_net,ext4"));
-	CHECK(!modules_csv_valid(""));
-	CHECK(!modules_csv_valid("a,,b"));
-	CHECK(!modules_csv_valid("a,"));
-	CHECK(!modules_csv_valid("../x"));
-	CHECK(!modules_csv_valid("a=b"));
-	char big[MODULES_CSV_MAX + 10];
+	CHECK_EQ(rootfs_modules_csv_split(buf, names, 4), -EINVAL);
+	CHECK(rootfs_modules_csv_valid("virtio_net,ext4"));
+	CHECK(!rootfs_modules_csv_valid(""));
+	CHECK(!rootfs_modules_csv_valid("a,,b"));
+	CHECK(!rootfs_modules_csv_valid("a,"));
+	CHECK(!rootfs_modules_csv_valid("../x"));
+	CHECK(!rootfs_modules_csv_valid("a=b"));
+	char big[ROOTFS_MODULES_CSV_MAX + 10];
 	memset(big, 'a', sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
-	CHECK(!modules_csv_valid(big));
+	CHECK(!rootfs_modules_csv_valid(big));
 	/* More names than the bound. */
-	char many[MODULES_LIST_MAX * 3 + 8] = "";
-	for (int i = 0; i <= MODULES_LIST_MAX; i++)
+	char many[ROOTFS_MODULES_LIST_MAX * 3 + 8] = "";
+	for (int i = 0; i <= ROOTFS_MODULES_LIST_MAX; i++)
 		strcat(many, i ? ",m" : "m");
-	CHECK(!modules_csv_valid(many));
+	CHECK(!rootfs_modules_csv_valid(many));
 }
 
 /* ---- the loader against a synthetic tree ---- */
@@ -246,11 +247,11 @@ TEST(modules_loader_synthetic)
 	char dir[] = "/tmp/kin-unit-mods-XXXXXX";
 	CHECK(mkdtemp(dir) != NULL);
 	make_tree(dir);
-	struct modules_ops ops = {fake_finit, fake_is_loaded, fake_report, NULL};
+	struct rootfs_modules_ops ops = {fake_finit, fake_is_loaded, fake_report, NULL};
 
 	loaded[0] = reports[0] = '\0';
 	fail_name = NULL;
-	CHECK_EQ(modules_load_list(dir, "a,builtin1", &ops), 0);
+	CHECK_EQ(rootfs_modules_load_list(dir, "a,builtin1", &ops), 0);
 	/* c is loaded already; d-x is a softdep; e comes after a (post:). */
 	CHECK_STR(loaded, "d-x.ko.xz b.ko a.ko e.ko ");
 	CHECK_EQ(load_flags_dx, 4); /* MODULE_INIT_COMPRESSED_FILE */
@@ -258,7 +259,7 @@ TEST(modules_loader_synthetic)
 
 	loaded[0] = reports[0] = '\0';
 	fail_name = "b.ko";
-	CHECK_EQ(modules_load_list(dir, "fs-thing,a,nope", &ops), 2);
+	CHECK_EQ(rootfs_modules_load_list(dir, "fs-thing,a,nope", &ops), 2);
 	CHECK_STR(loaded, "e.ko d-x.ko.xz ");
 	CHECK(strstr(reports, "b:22:finit_module;") != NULL);
 	CHECK(strstr(reports, "a:22:needs b, which failed;") != NULL);
@@ -270,11 +271,11 @@ TEST(modules_loader_synthetic)
 	unlink(p);
 	loaded[0] = reports[0] = '\0';
 	fail_name = NULL;
-	CHECK_EQ(modules_load_list(dir, "e", &ops), 1);
+	CHECK_EQ(rootfs_modules_load_list(dir, "e", &ops), 1);
 	CHECK(strstr(reports, "e:2:cannot open its file;") != NULL);
 	/* A missing index is an error of its own. */
-	CHECK_EQ(modules_load_list("/nonexistent/kin-unit", "e", &ops), -ENOENT);
-	CHECK_EQ(modules_load_list(dir, "bad name", &ops), -EINVAL);
+	CHECK_EQ(rootfs_modules_load_list("/nonexistent/kin-unit", "e", &ops), -ENOENT);
+	CHECK_EQ(rootfs_modules_load_list(dir, "bad name", &ops), -EINVAL);
 	snprintf(p, sizeof(p), "rm -rf %s", dir);
 	CHECK_EQ(system(p), 0);
 }
@@ -299,7 +300,7 @@ TEST(rootfs_build_end_to_end)
 
 	struct rootfs_build_opts o = {
 	    .output = out1, .modules_dir = moddir, .modules_csv = "a", .self = self};
-	struct rootfs_diag d = {""};
+	struct err d = {0};
 	CHECK_EQ(rootfs_build(&o, &d), 0);
 	o.output = out2;
 	CHECK_EQ(rootfs_build(&o, &d), 0);

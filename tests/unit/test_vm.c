@@ -67,10 +67,10 @@ struct fake_runner {
 };
 
 static int fake_start(void *data, const char *name, char *const *argv, pid_t *ret_pid, char *where,
-                      size_t where_len, char *err, size_t err_len)
+                      size_t where_len, struct err *e)
 {
 	struct fake_runner *f = data;
-	(void)err, (void)err_len;
+	(void)e;
 	f->starts++;
 	snprintf(f->argv0, sizeof(f->argv0), "%s", argv[0]);
 	*ret_pid = 1000 + f->starts;
@@ -127,13 +127,13 @@ TEST(vm_manager_runner)
 	vm_manager_set_runner(m, &runner);
 
 	struct vm_spec spec;
-	char err[256];
+	struct err err = {0};
 	vm_spec_defaults(&spec);
 	strcpy(spec.name, "g1");
 	strcpy(spec.kernel, kernel);
 	strcpy(spec.image, image);
 	spec.accel = VM_ACCEL_TCG;
-	CHECK_EQ(vm_start(m, &spec, err, sizeof(err)), 0);
+	CHECK_EQ(vm_start(m, &spec, &err), 0);
 	CHECK_EQ(f.starts, 1);
 	CHECK_STR(f.argv0, "qemu-system-x86_64");
 	struct vm_info info;
@@ -141,7 +141,9 @@ TEST(vm_manager_runner)
 	CHECK_EQ(info.pid, 1001);
 	CHECK_STR(info.cell, "vms/g1");
 	CHECK_EQ(info.state, VM_STATE_RUNNING);
-	CHECK_EQ(vm_start(m, &spec, err, sizeof(err)), -EEXIST);
+	CHECK_EQ(vm_start(m, &spec, &err), -EEXIST);
+	CHECK_EQ(err.code, ERR_ALREADY_EXISTS);
+	CHECK_STR(err.msg, "vm \"g1\" already exists");
 	CHECK_EQ(vm_forget(m, "g1"), -EBUSY);
 
 	CHECK_EQ(vm_kill(m, "g1", SIGTERM), 0);
@@ -160,7 +162,7 @@ TEST(vm_manager_runner)
 	CHECK_EQ(vm_kill(m, "g1", SIGKILL), -ESRCH);
 
 	/* Starting the name again replaces the exited VM: release first. */
-	CHECK_EQ(vm_start(m, &spec, err, sizeof(err)), 0);
+	CHECK_EQ(vm_start(m, &spec, &err), 0);
 	CHECK_EQ(f.releases, 1);
 	CHECK_STR(f.released, "g1");
 	CHECK_EQ(vm_get(m, "g1", &info), 0);
@@ -177,4 +179,29 @@ TEST(vm_manager_runner)
 	char cmd[128];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	CHECK_EQ(system(cmd), 0);
+}
+
+/* The codes api/vm.c used to derive from the errno: the same ones. */
+TEST(vm_spec_validate_errors)
+{
+	struct vm_spec spec;
+	struct err e = {0};
+	vm_spec_defaults(&spec);
+	strcpy(spec.name, "../x");
+	CHECK_EQ(vm_spec_validate(&spec, &e), -EINVAL);
+	CHECK_EQ(e.code, ERR_INVALID_ARGUMENT);
+	strcpy(spec.name, "g");
+	spec.memory_mb = 32;
+	CHECK_EQ(vm_spec_validate(&spec, &e), -EINVAL);
+	CHECK_STR(e.msg, "vm \"g\": memory 32 MiB out of range 64-262144");
+	spec.memory_mb = 512;
+	CHECK_EQ(vm_spec_validate(&spec, &e), -EINVAL);
+	CHECK_STR(e.msg, "kernel: no file given");
+	strcpy(spec.kernel, "/nonexistent/vmlinuz");
+	CHECK_EQ(vm_spec_validate(&spec, &e), -ENOENT);
+	CHECK_EQ(e.code, ERR_NOT_FOUND);
+	CHECK_STR(e.msg, "kernel \"/nonexistent/vmlinuz\": No such file or directory");
+	strcpy(spec.kernel, "/");
+	CHECK_EQ(vm_spec_validate(&spec, &e), -EINVAL);
+	CHECK_STR(e.msg, "kernel \"/\": not a regular file");
 }
