@@ -1,25 +1,91 @@
 /* api internals shared by the service files (never included outside api/
- * and its tests): the generated messages and what one service asks of
+ * and its tests): the running services, the one way a service registers
+ * its handlers, the generated messages, and what one service asks of
  * another. */
 #pragma once
 
 #include "api/api.h"
-#include "rpc/internal.h"
 #include "proto/kin.pb-c.h"
 #include "proto/system.pb-c.h"
 #include "proto/vm.pb-c.h"
 
-/* VM zones (api/zones.c) are VMs of the Vm service (api/vm.c) reached by a
- * route of their own name instead of vm/NAME. Start answers an RPC code
- * (err: the sentence); exited runs once the VMM has exited, after the
- * route was closed. Stop begins Poweroff, Ctrl-Alt-Del, SIGKILL. */
+#define API_SERVICES_MAX 8
+#define API_METHODS_MAX  16 /* methods of one protobuf service */
+
+struct api {
+	struct rpc_server *rpc;
+	const struct api_service *started[API_SERVICES_MAX];
+	size_t n_started;
+	/* Each service's own state, NULL when it did not start. */
+	struct api_health *health;
+	struct api_system *system;
+	struct api_cells *cells;
+	struct api_vm *vm;
+	struct api_zones *zones;
+};
+
+/* ---- registration (api/service.c) -------------------------------------------------------- */
+
+/* One method's handler and its RPC_METHOD_* flags (the .proto's `stream`
+ * is not in protoc-c's descriptors). */
+struct api_method {
+	rpc_handler_fn fn;
+	unsigned flags;
+};
+
+/* A service's handlers: desc (protoc-c's, e.g. kin__v1__health__descriptor)
+ * names the service, its methods and their inputs; methods[i] serves
+ * desc->methods[i], n == desc->n_methods. ready, if set, runs before every
+ * handler and returns false once it has answered the call itself (the
+ * service cannot serve now: FAILED_PRECONDITION naming why). */
+struct api_handlers {
+	const ProtobufCServiceDescriptor *desc;
+	const struct api_method *methods;
+	size_t n;
+	bool (*ready)(struct rpc_call *call, void *userdata);
+};
+
+/* What the server keeps by pointer for one registered service: lives in
+ * the service's state until after rpc_server_free. */
+struct api_binding {
+	const struct api_handlers *h;
+	void *userdata; /* every handler's */
+	struct api_binding_slot {
+		struct api_binding *b;
+		const struct api_method *m;
+	} slots[API_METHODS_MAX];
+	struct rpc_method table[API_METHODS_MAX];
+};
+
+/* Registers h's methods with userdata. -EINVAL when the table does not
+ * match the descriptor; rpc_server_register's errors. */
+int api_bind(struct rpc_server *s, struct api_binding *b, const struct api_handlers *h,
+             void *userdata);
+
+/* rpc_route_call to the first method of desc that takes in's type (a
+ * zone's Health/Check, a VM's System/Poweroff). */
+int api_route_call(struct rpc_server *s, const char *route, const ProtobufCServiceDescriptor *desc,
+                   const ProtobufCMessage *in, rpc_route_done_fn done, void *data);
+
+/* ---- Vm, as Zones uses it (api/vm.c) ---------------------------------------------------- */
+
+/* VM zones (api/zones.c) are VMs of the Vm service reached by a route of
+ * their own name instead of vm/NAME. Start answers an RPC code (err: the
+ * sentence); exited runs once the VMM has exited, after the route was
+ * closed. Stop begins Poweroff, Ctrl-Alt-Del, SIGKILL. */
 struct vm_spec;
 struct vm_info;
-struct rpc_vm_service;
-typedef void (*rpc_vm_exited_fn)(const struct vm_info *info, void *data);
-int rpc_vm_start_as(struct rpc_vm_service *svc, const struct vm_spec *spec, const char *route,
-                    rpc_vm_exited_fn exited, void *data, char *err, size_t size);
-int rpc_vm_stop_as(struct rpc_vm_service *svc, const char *name, uint64_t timeout_ms);
-int rpc_vm_kill_as(struct rpc_vm_service *svc, const char *name);
-int rpc_vm_get_as(struct rpc_vm_service *svc, const char *name, struct vm_info *ret,
-                  bool *ret_ready);
+typedef void (*api_vm_exited_fn)(const struct vm_info *info, void *data);
+int api_vm_start_as(struct api_vm *svc, const struct vm_spec *spec, const char *route,
+                    api_vm_exited_fn exited, void *data, char *err, size_t size);
+int api_vm_stop_as(struct api_vm *svc, const char *name, uint64_t timeout_ms);
+int api_vm_kill_as(struct api_vm *svc, const char *name);
+int api_vm_get_as(struct api_vm *svc, const char *name, struct vm_info *ret, bool *ret_ready);
+/* Every running VM powers off (api_stop_all); returns how many. */
+size_t api_vm_stop_all(struct api_vm *svc, uint64_t timeout_ms);
+size_t api_vm_running(struct api_vm *svc);
+
+/* ---- Zones (api/zones.c) ---------------------------------------------------------------- */
+
+void api_zones_stop_all(struct api_zones *svc);
+bool api_zones_all_gone(const struct api_zones *svc);

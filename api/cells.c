@@ -1,39 +1,24 @@
-/* svc_cells: the kin.v1.Cells and kin.v1.Events services over the cells
- * library, and the bookkeeping rpc/svc_exec.c shares (pending calls, open
- * streams). Every error is the library's code and sentence, passed through.
- * Events go out as a server stream; a client that reads too slowly loses
- * events (the connection's output is full), and the next event it gets
- * says how many it missed (Event.dropped): memory stays bounded by the
- * server's per-connection output cap. */
-#include "api/cells_svc.h"
+/* cells: the kin.v1.Cells service over the cells library, the bookkeeping
+ * Exec and Events share with it (pending calls, open streams), and the
+ * start and end of all three. Every error is the library's code and
+ * sentence, passed through. */
+#include "api/cells.h"
 
 #include <stdio.h>
 #include <string.h>
 
 /* ---- shared bookkeeping ------------------------------------------------------ */
 
-static int cells_svc_dispatch(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
+bool api_cells_ready(struct rpc_call *call, void *userdata)
 {
-	const struct cells_method *m = userdata;
-	if (!m->svc->cells)
-		return rpc_call_fail(call, RPC_FAILED_PRECONDITION, "cells are not available: %s",
-		                     m->svc->why);
-	return m->fn(m->svc, call, in);
+	struct api_cells *svc = userdata;
+	if (svc->cells)
+		return true;
+	rpc_call_fail(call, RPC_FAILED_PRECONDITION, "cells are not available: %s", svc->why);
+	return false;
 }
 
-int cells_svc_register(struct rpc_server *s, struct rpc_cells_service *svc,
-                       struct cells_method *methods, struct rpc_method *out, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		methods[i].svc = svc;
-		out[i] =
-		    (struct rpc_method){methods[i].service, methods[i].method, methods[i].input,
-		                        cells_svc_dispatch, methods[i].flags,  &methods[i]};
-	}
-	return rpc_server_register(s, out, n);
-}
-
-int cells_svc_fail(struct rpc_call *call, const struct cells_err *err)
+int api_cells_fail(struct rpc_call *call, const struct cells_err *err)
 {
 	int code = err->code != CELLS_OK ? (int)err->code : rpc_code_from_errno(err->err);
 	if (code == RPC_OK)
@@ -42,64 +27,64 @@ int cells_svc_fail(struct rpc_call *call, const struct cells_err *err)
 	                     err->msg[0] ? err->msg : strerror(err->err ? -err->err : EIO));
 }
 
-int cells_svc_failed(struct rpc_call *call, int r, const struct cells_err *err)
+int api_cells_failed(struct rpc_call *call, int r, const struct cells_err *err)
 {
 	if (r == -ENOMEM && !err->msg[0])
 		return r;
-	return cells_svc_fail(call, err);
+	return api_cells_fail(call, err);
 }
 
-struct cells_pending *cells_pending_new(struct rpc_cells_service *svc, struct rpc_call *call)
+struct api_cells_pending *api_cells_pending_new(struct api_cells *svc, struct rpc_call *call)
 {
-	struct cells_pending *p = calloc(1, sizeof(*p));
+	struct api_cells_pending *p = calloc(1, sizeof(*p));
 	if (!p)
 		return NULL;
 	p->svc = svc;
 	p->call = call;
-	CELLS_LIST_PUSH(svc->pending, p);
+	list_push(&svc->pending, &p->node);
 	return p;
 }
 
-void cells_pending_free(struct cells_pending *p)
+void api_cells_pending_free(struct api_cells_pending *p)
 {
-	CELLS_LIST_UNLINK(p->svc->pending, p);
+	list_remove(&p->node);
 	free(p);
 }
 
 static void pending_cancelled(struct rpc_call *call, void *data)
 {
-	struct cells_pending *p = data;
+	struct api_cells_pending *p = data;
 	(void)call;
 	p->call = NULL; /* the library still holds p: freed by its callback */
 }
 
-int cells_pending_settle(struct cells_pending *p, int r)
+int api_cells_pending_settle(struct api_cells_pending *p, int r)
 {
 	if (r == 1)
 		rpc_call_on_cancel(p->call, pending_cancelled, p);
 	else
-		cells_pending_free(p);
+		api_cells_pending_free(p);
 	return r;
 }
 
-struct cells_stream *cells_stream_new(struct rpc_cells_service *svc, struct rpc_call *call)
+struct api_cells_stream *api_cells_stream_new(struct api_cells *svc, struct rpc_call *call)
 {
-	struct cells_stream *st = calloc(1, sizeof(*st));
+	struct api_cells_stream *st = calloc(1, sizeof(*st));
 	if (!st)
 		return NULL;
 	st->svc = svc;
 	st->call = call;
-	CELLS_LIST_PUSH(svc->streams, st);
+	list_push(&svc->streams, &st->node);
 	return st;
 }
 
-void cells_stream_free(struct cells_stream *st)
+void api_cells_stream_free(struct api_cells_stream *st)
 {
-	CELLS_LIST_UNLINK(st->svc->streams, st);
+	list_remove(&st->node);
 	free(st);
 }
 
-int cells_vec_push(struct cells_vec *v, const void *item)
+int api_cells_vec_push(struct api_cells_vec *v, const void *item)
 {
 	if (v->n == v->cap) {
 		size_t cap = v->cap ? v->cap * 2 : 16;
@@ -113,14 +98,14 @@ int cells_vec_push(struct cells_vec *v, const void *item)
 	return 0;
 }
 
-int cells_svc_reply_list(struct rpc_call *call, int r, const struct cells_err *err,
-                         struct cells_vec *v, size_t msg_size, cells_fill_fn fill,
+int api_cells_reply_list(struct rpc_call *call, int r, const struct cells_err *err,
+                         struct api_cells_vec *v, size_t msg_size, api_cells_fill_fn fill,
                          ProtobufCMessage *out, size_t *ret_n, void ***ret_items)
 {
 	if (r < 0) {
 		free(v->items);
-		*v = (struct cells_vec){0};
-		return cells_svc_failed(call, r, err);
+		*v = (struct api_cells_vec){0};
+		return api_cells_failed(call, r, err);
 	}
 	/* Messages only once the visit is over: records may move while growing. */
 	_cleanup_free_ char *msgs = calloc(v->n + 1, msg_size);
@@ -136,7 +121,7 @@ int cells_svc_reply_list(struct rpc_call *call, int r, const struct cells_err *e
 		r = rpc_call_reply(call, out);
 	}
 	free(v->items);
-	*v = (struct cells_vec){0};
+	*v = (struct api_cells_vec){0};
 	return r;
 }
 
@@ -177,45 +162,47 @@ static void cell_msg_fill(struct cell_msg *cm, const struct cell_info *info)
 	cm->m.limits = cm->limp;
 }
 
-static int reply_cell(struct rpc_cells_service *svc, struct rpc_call *call, const char *path)
+static int reply_cell(struct api_cells *svc, struct rpc_call *call, const char *path)
 {
 	struct cells_err err = {0};
 	struct cell_info info;
 	struct cell_msg cm;
 	if (cell_show(svc->cells, path, &info, NULL, &err) < 0)
-		return cells_svc_fail(call, &err);
+		return api_cells_fail(call, &err);
 	cell_msg_fill(&cm, &info);
 	return rpc_call_reply(call, &cm.m.base);
 }
 
 /* ---- Cells ---------------------------------------------------------------------------- */
 
-static int cells_create_update(struct rpc_cells_service *svc, struct rpc_call *call, const void *in,
-                               bool create)
+static int cells_create_update(struct api_cells *svc, struct rpc_call *call,
+                               const ProtobufCMessage *in, bool create)
 {
-	const Kin__V1__CreateCellRequest *req = in;
+	const Kin__V1__CreateCellRequest *req = (const Kin__V1__CreateCellRequest *)in;
 	struct cells_err err = {0};
 	struct cell_limits l;
-	if (cells_req_limits(req, &l, &err) < 0 ||
+	if (api_cells_req_limits(req, &l, &err) < 0 ||
 	    (create ? cell_create(svc->cells, req->path, &l, &err)
 	            : cell_update(svc->cells, req->path, &l, &err)) < 0)
-		return cells_svc_fail(call, &err);
+		return api_cells_fail(call, &err);
 	return reply_cell(svc, call, req->path);
 }
 
-static int cells_create(struct rpc_cells_service *svc, struct rpc_call *call, const void *in)
+static int serve_cells_create(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
 {
+	struct api_cells *svc = userdata;
 	return cells_create_update(svc, call, in, true);
 }
 
-static int cells_update(struct rpc_cells_service *svc, struct rpc_call *call, const void *in)
+static int serve_cells_update(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
 {
+	struct api_cells *svc = userdata;
 	return cells_create_update(svc, call, in, false);
 }
 
 static int list_visit(const struct cell_info *info, void *data)
 {
-	return cells_vec_push(data, info);
+	return api_cells_vec_push(data, info);
 }
 
 static void list_fill(void *msg, const void *record)
@@ -223,14 +210,15 @@ static void list_fill(void *msg, const void *record)
 	cell_msg_fill(msg, record);
 }
 
-static int cells_list(struct rpc_cells_service *svc, struct rpc_call *call, const void *in)
+static int serve_cells_list(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
 {
-	const Kin__V1__ListCellsRequest *req = in;
+	struct api_cells *svc = userdata;
+	const Kin__V1__ListCellsRequest *req = (const Kin__V1__ListCellsRequest *)in;
 	struct cells_err err = {0};
-	struct cells_vec v = {.size = sizeof(struct cell_info)};
+	struct api_cells_vec v = {.size = sizeof(struct cell_info)};
 	int r = cell_list(svc->cells, req->path[0] ? req->path : NULL, list_visit, &v, &err);
 	Kin__V1__ListCellsResponse out = KIN__V1__LIST_CELLS_RESPONSE__INIT;
-	return cells_svc_reply_list(call, r, &err, &v, sizeof(struct cell_msg), list_fill,
+	return api_cells_reply_list(call, r, &err, &v, sizeof(struct cell_msg), list_fill,
 	                            &out.base, &out.n_cells, (void ***)&out.cells);
 }
 
@@ -252,15 +240,16 @@ static void psi_fill(Kin__V1__Psi *m, Kin__V1__PsiLine *some, Kin__V1__PsiLine *
 	m->full = full;
 }
 
-static int cells_show(struct rpc_cells_service *svc, struct rpc_call *call, const void *in)
+static int serve_cells_show(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
 {
-	const Kin__V1__CellRequest *req = in;
+	struct api_cells *svc = userdata;
+	const Kin__V1__CellRequest *req = (const Kin__V1__CellRequest *)in;
 	struct cells_err err = {0};
 	struct cell_info info;
 	struct cell_stats s;
 	struct cell_msg cm;
 	if (cell_show(svc->cells, req->path, &info, &s, &err) < 0)
-		return cells_svc_fail(call, &err);
+		return api_cells_fail(call, &err);
 	cell_msg_fill(&cm, &info);
 	Kin__V1__CellStats st = KIN__V1__CELL_STATS__INIT;
 	st.has_cpu = s.has_cpu;
@@ -299,196 +288,120 @@ static int cells_show(struct rpc_cells_service *svc, struct rpc_call *call, cons
 /* Freeze, Thaw (p->path: answers the Cell) and Delete (answers Empty). */
 static void pending_cell_done(int result, const struct cells_err *err, void *data)
 {
-	struct cells_pending *p = data;
+	struct api_cells_pending *p = data;
 	if (p->call) {
 		if (result < 0) {
 			struct cells_err e = err ? *err : (struct cells_err){.err = result};
 			if (!e.err)
 				e.err = result;
-			cells_svc_fail(p->call, &e);
+			api_cells_fail(p->call, &e);
 		} else if (p->path[0]) {
 			reply_cell(p->svc, p->call, p->path);
 		} else {
 			rpc_call_reply(p->call, NULL);
 		}
 	}
-	cells_pending_free(p);
+	api_cells_pending_free(p);
 }
 
-static int cells_freeze_thaw(struct rpc_cells_service *svc, struct rpc_call *call, const void *in,
-                             bool freeze)
+static int cells_freeze_thaw(struct api_cells *svc, struct rpc_call *call,
+                             const ProtobufCMessage *in, bool freeze)
 {
-	const Kin__V1__CellRequest *req = in;
+	const Kin__V1__CellRequest *req = (const Kin__V1__CellRequest *)in;
 	struct cells_err err = {0};
-	struct cells_pending *p = cells_pending_new(svc, call);
+	struct api_cells_pending *p = api_cells_pending_new(svc, call);
 	if (!p)
 		return -ENOMEM;
 	(void)str_copy(p->path, sizeof(p->path), req->path);
-	int r = cells_pending_settle(
+	int r = api_cells_pending_settle(
 	    p, cell_freeze(svc->cells, req->path, freeze, pending_cell_done, p, &err));
 	if (r == 1)
 		return 0;
 	if (r < 0)
-		return cells_svc_fail(call, &err);
+		return api_cells_fail(call, &err);
 	return reply_cell(svc, call, req->path);
 }
 
-static int cells_freeze(struct rpc_cells_service *svc, struct rpc_call *call, const void *in)
+static int serve_cells_freeze(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
 {
+	struct api_cells *svc = userdata;
 	return cells_freeze_thaw(svc, call, in, true);
 }
 
-static int cells_thaw(struct rpc_cells_service *svc, struct rpc_call *call, const void *in)
+static int serve_cells_thaw(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
 {
+	struct api_cells *svc = userdata;
 	return cells_freeze_thaw(svc, call, in, false);
 }
 
-static int cells_kill(struct rpc_cells_service *svc, struct rpc_call *call, const void *in)
+static int serve_cells_kill(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
 {
-	const Kin__V1__CellRequest *req = in;
+	struct api_cells *svc = userdata;
+	const Kin__V1__CellRequest *req = (const Kin__V1__CellRequest *)in;
 	struct cells_err err = {0};
 	if (cell_kill(svc->cells, req->path, &err) < 0)
-		return cells_svc_fail(call, &err);
+		return api_cells_fail(call, &err);
 	return rpc_call_reply(call, NULL);
 }
 
-static int cells_delete(struct rpc_cells_service *svc, struct rpc_call *call, const void *in)
+static int serve_cells_delete(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
 {
-	const Kin__V1__DeleteCellRequest *req = in;
+	struct api_cells *svc = userdata;
+	const Kin__V1__DeleteCellRequest *req = (const Kin__V1__DeleteCellRequest *)in;
 	struct cells_err err = {0};
-	struct cells_pending *p = cells_pending_new(svc, call);
+	struct api_cells_pending *p = api_cells_pending_new(svc, call);
 	if (!p)
 		return -ENOMEM;
-	int r = cells_pending_settle(
+	int r = api_cells_pending_settle(
 	    p, cell_delete(svc->cells, req->path, req->force, pending_cell_done, p, &err));
 	if (r == 1)
 		return 0;
 	if (r < 0)
-		return cells_svc_fail(call, &err);
+		return api_cells_fail(call, &err);
 	return rpc_call_reply(call, NULL);
 }
 
-/* ---- Events ------------------------------------------------------------------------------ */
+/* ---- start and end ---------------------------------------------------------------------- */
 
-static bool in_subtree(const char *filter, const char *path)
-{
-	size_t n = strlen(filter);
-	return !n || (path && strncmp(path, filter, n) == 0 && (path[n] == '\0' || path[n] == '/'));
-}
-
-static void events_event(const struct cells_event *ev, void *data)
-{
-	struct cells_stream *st = data;
-	if (!st->call || !in_subtree(st->filter, ev->cell))
-		return;
-	Kin__V1__Event m = KIN__V1__EVENT__INIT;
-	m.type = (Kin__V1__EventType)(ev->type + 1);
-	m.name = (char *)cells_event_name(ev->type);
-	m.cell = (char *)(ev->cell ? ev->cell : "");
-	m.exec = (char *)(ev->exec ? ev->exec : "");
-	m.pid = ev->pid;
-	m.exit_code = ev->exit_code;
-	m.signal = ev->signal;
-	m.count = ev->count;
-	m.delay_ms = ev->delay_ms;
-	m.time_ns = ev->time_ns;
-	m.dropped = st->dropped;
-	int r = rpc_call_send(st->call, &m.base);
-	if (r == -ENOBUFS)
-		st->dropped++; /* the next event that fits says so */
-	else if (r == 0)
-		st->dropped = 0;
-}
-
-/* The library went away (kin is stopping) or we unlistened. */
-static void events_closed(void *data)
-{
-	struct cells_stream *st = data;
-	if (st->closing)
-		return; /* our own unlisten: the caller finishes */
-	if (st->call)
-		rpc_call_close(st->call, RPC_UNAVAILABLE, "kin is stopping");
-	cells_stream_free(st);
-}
-
-static const struct cells_listener_ops events_ops = {
-    .event = events_event,
-    .closed = events_closed,
+static const struct api_method cells_methods[] = {
+    {serve_cells_create, 0}, {serve_cells_update, 0}, {serve_cells_list, 0},
+    {serve_cells_show, 0},   {serve_cells_freeze, 0}, {serve_cells_thaw, 0},
+    {serve_cells_kill, 0},   {serve_cells_delete, 0},
 };
+static const struct api_handlers cells_handlers = {&kin__v1__cells__descriptor, cells_methods,
+                                                   ARRAY_SIZE(cells_methods), api_cells_ready};
 
-static void events_cancelled(struct rpc_call *call, void *data)
+static int cells_start(struct api *api, const struct api_config *cfg)
 {
-	struct cells_stream *st = data;
-	(void)call;
-	st->call = NULL;
-	st->closing = true;
-	cells_unlisten(st->svc->cells, st->listener);
-	cells_stream_free(st);
-}
-
-static int events_subscribe(struct rpc_cells_service *svc, struct rpc_call *call, const void *in)
-{
-	const Kin__V1__EventsRequest *req = in;
-	struct cells_err err = {0};
-	if (cells_req_events(req, &err) < 0)
-		return cells_svc_fail(call, &err);
-	struct cells_stream *st = cells_stream_new(svc, call);
-	if (!st)
-		return -ENOMEM;
-	(void)str_copy(st->filter, sizeof(st->filter), req->cell);
-	int r = cells_listen(svc->cells, &events_ops, st, &st->listener);
-	if (r < 0) {
-		cells_stream_free(st);
-		if (r == -EUSERS)
-			return rpc_call_fail(call, RPC_RESOURCE_EXHAUSTED,
-			                     "already %d event subscribers", CELLS_LISTENERS_MAX);
-		return r;
-	}
-	rpc_call_on_cancel(call, events_cancelled, st);
-	return 0;
-}
-
-/* ---- registration ---------------------------------------------------------------------- */
-
-int rpc_cells_register(struct rpc_server *s, struct cells *cells, const char *why,
-                       struct rpc_cells_service **ret)
-{
-	struct rpc_cells_service *svc = calloc(1, sizeof(*svc));
+	_cleanup_free_ struct api_cells *svc = calloc(1, sizeof(*svc));
 	if (!svc)
 		return -ENOMEM;
-	svc->cells = cells;
-	(void)str_copy(svc->why, sizeof(svc->why), why ? why : "no cgroup2");
-	/* Kept by pointer by the server: static, one cells service per process. */
-	static struct cells_method methods[] = {
-	    CELLS_METHOD("Cells", "Create", create_cell_request, cells_create, 0),
-	    CELLS_METHOD("Cells", "Update", create_cell_request, cells_update, 0),
-	    CELLS_METHOD("Cells", "List", list_cells_request, cells_list, 0),
-	    CELLS_METHOD("Cells", "Show", cell_request, cells_show, 0),
-	    CELLS_METHOD("Cells", "Freeze", cell_request, cells_freeze, 0),
-	    CELLS_METHOD("Cells", "Thaw", cell_request, cells_thaw, 0),
-	    CELLS_METHOD("Cells", "Kill", cell_request, cells_kill, 0),
-	    CELLS_METHOD("Cells", "Delete", delete_cell_request, cells_delete, 0),
-	    CELLS_METHOD("Events", "Subscribe", events_request, events_subscribe,
-	                 RPC_METHOD_SERVER_STREAM),
-	};
-	static struct rpc_method out[ARRAY_SIZE(methods)];
-	int r = cells_svc_register(s, svc, methods, out, ARRAY_SIZE(methods));
+	svc->cells = cfg->cells;
+	(void)str_copy(svc->why, sizeof(svc->why), cfg->cells_why ? cfg->cells_why : "no cgroup2");
+	list_init(&svc->pending);
+	list_init(&svc->streams);
+	int r = api_bind(cfg->rpc, &svc->cells_binding, &cells_handlers, svc);
 	if (r == 0)
-		r = cells_svc_register_exec(s, svc);
-	if (r < 0) {
-		free(svc);
+		r = api_bind(cfg->rpc, &svc->exec_binding, &api_cells_exec_handlers, svc);
+	if (r == 0)
+		r = api_bind(cfg->rpc, &svc->events_binding, &api_cells_events_handlers, svc);
+	if (r < 0)
 		return r;
-	}
-	*ret = svc;
+	api->cells = TAKE_PTR(svc);
 	return 0;
 }
 
-void rpc_cells_shutdown(struct rpc_cells_service *svc)
+/* Ends every open stream and pending call (UNAVAILABLE: kin is stopping)
+ * and stops using the library: before cells_free. */
+static void cells_shutdown(struct api *api)
 {
+	struct api_cells *svc = api->cells;
+	struct api_cells_stream *st;
+	struct api_cells_pending *p;
 	if (!svc)
 		return;
-	while (svc->streams) {
-		struct cells_stream *st = svc->streams;
+	/* From the head each time: ending one stream may end others. */
+	while ((st = list_first_entry(&svc->streams, struct api_cells_stream, node))) {
 		struct rpc_call *call = st->call;
 		st->call = NULL;
 		st->closing = true;
@@ -498,26 +411,38 @@ void rpc_cells_shutdown(struct rpc_cells_service *svc)
 			exec_log_unfollow(svc->cells, st->follower);
 		if (call)
 			rpc_call_close(call, RPC_UNAVAILABLE, "kin is stopping");
-		cells_stream_free(st);
+		api_cells_stream_free(st);
 	}
-	for (struct cells_pending *p = svc->pending; p; p = p->next)
+	list_for_each(p, &svc->pending, node)
+	{
 		if (p->call) {
 			struct rpc_call *call = p->call;
 			p->call = NULL;
 			rpc_call_fail(call, RPC_UNAVAILABLE, "kin is stopping");
 		}
+	}
 	if (svc->cells)
 		(void)str_copy(svc->why, sizeof(svc->why), "kin is stopping");
 	svc->cells = NULL;
 }
 
-void rpc_cells_free(struct rpc_cells_service *svc)
+/* After rpc_server_free and cells_free. */
+static void cells_free_all(struct api *api)
 {
+	struct api_cells *svc = api->cells;
+	struct api_cells_pending *p, *p_next;
+	struct api_cells_stream *st, *st_next;
 	if (!svc)
 		return;
-	while (svc->pending)
-		cells_pending_free(svc->pending);
-	while (svc->streams)
-		cells_stream_free(svc->streams);
+	list_for_each_safe(p, p_next, &svc->pending, node) api_cells_pending_free(p);
+	list_for_each_safe(st, st_next, &svc->streams, node) api_cells_stream_free(st);
 	free(svc);
+	api->cells = NULL;
 }
+
+const struct api_service api_service_cells = {
+    .name = "the cells services",
+    .start = cells_start,
+    .shutdown = cells_shutdown,
+    .free = cells_free_all,
+};

@@ -3,7 +3,7 @@
  * the proto cannot bound). Everything else is the library's own check,
  * made before any side effect. Kept apart from the handlers so a fuzzer can
  * run every request through it with no cells library and no process. */
-#include "api/cells_svc.h"
+#include "api/cells.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -34,8 +34,8 @@ static int exec_fail(struct cells_err *err, const char *cell, const char *name, 
 
 /* Limits are parsed one by one (the sentence names the key); range checks
  * and controllers come from cell_create/cell_update. */
-int cells_req_limits(const Kin__V1__CreateCellRequest *req, struct cell_limits *l,
-                     struct cells_err *err)
+int api_cells_req_limits(const Kin__V1__CreateCellRequest *req, struct cell_limits *l,
+                         struct cells_err *err)
 {
 	*l = (struct cell_limits){0};
 	int r = cell_path_check(req->path, err);
@@ -109,7 +109,7 @@ static int spec_strings(const char *cell, const char *name, const Kin__V1__ExecS
 }
 
 static int spec_from(const char *cell, const char *name, const Kin__V1__ExecSpec *in,
-                     struct cells_spec_buf *b, struct cells_err *err)
+                     struct api_cells_spec_buf *b, struct cells_err *err)
 {
 	struct exec_spec *s = &b->s;
 	exec_spec_init(s);
@@ -160,10 +160,10 @@ static int spec_from(const char *cell, const char *name, const Kin__V1__ExecSpec
 	return spec_strings(cell, name, in, s, err);
 }
 
-int cells_req_start(const Kin__V1__StartRequest *req, struct cells_spec_buf *b,
-                    struct cells_err *err)
+int api_cells_req_start(const Kin__V1__StartRequest *req, struct api_cells_spec_buf *b,
+                        struct cells_err *err)
 {
-	*b = (struct cells_spec_buf){0};
+	*b = (struct api_cells_spec_buf){0};
 	int r = cell_path_check(req->cell, err);
 	if (r < 0)
 		return r;
@@ -174,14 +174,14 @@ int cells_req_start(const Kin__V1__StartRequest *req, struct cells_spec_buf *b,
 	return spec_from(req->cell, req->name, req->spec, b, err);
 }
 
-void cells_spec_buf_free(struct cells_spec_buf *b)
+void api_cells_spec_buf_free(struct api_cells_spec_buf *b)
 {
 	free(b->argv);
 	free(b->env);
 	b->argv = b->env = NULL;
 }
 
-int cells_req_signal(const Kin__V1__SignalRequest *req, struct cells_err *err)
+int api_cells_req_signal(const Kin__V1__SignalRequest *req, struct cells_err *err)
 {
 	if (req->signal < 1 || req->signal > SIGRTMAX)
 		return exec_fail(err, req->cell, req->name, "signal %d: expected 1-%d", req->signal,
@@ -189,7 +189,8 @@ int cells_req_signal(const Kin__V1__SignalRequest *req, struct cells_err *err)
 	return 0;
 }
 
-int cells_req_stop(const Kin__V1__StopRequest *req, uint64_t *ret_grace_ms, struct cells_err *err)
+int api_cells_req_stop(const Kin__V1__StopRequest *req, uint64_t *ret_grace_ms,
+                       struct cells_err *err)
 {
 	if (req->grace_ms > GRACE_MAX_MS)
 		return exec_fail(err, req->cell, req->name, "grace %llu ms: at most 1 h",
@@ -198,7 +199,8 @@ int cells_req_stop(const Kin__V1__StopRequest *req, uint64_t *ret_grace_ms, stru
 	return 0;
 }
 
-int cells_req_logs(const Kin__V1__LogsRequest *req, unsigned *ret_streams, struct cells_err *err)
+int api_cells_req_logs(const Kin__V1__LogsRequest *req, unsigned *ret_streams,
+                       struct cells_err *err)
 {
 	switch (req->stream) {
 	case KIN__V1__LOG_STREAM__BOTH:
@@ -217,7 +219,7 @@ int cells_req_logs(const Kin__V1__LogsRequest *req, unsigned *ret_streams, struc
 	}
 }
 
-int cells_req_events(const Kin__V1__EventsRequest *req, struct cells_err *err)
+int api_cells_req_events(const Kin__V1__EventsRequest *req, struct cells_err *err)
 {
 	return req->cell[0] ? cell_path_check(req->cell, err) : 0;
 }
@@ -227,64 +229,65 @@ int cells_req_events(const Kin__V1__EventsRequest *req, struct cells_err *err)
 static int check_limits(const ProtobufCMessage *in, struct cells_err *err)
 {
 	struct cell_limits l;
-	return cells_req_limits((const Kin__V1__CreateCellRequest *)in, &l, err);
+	return api_cells_req_limits((const Kin__V1__CreateCellRequest *)in, &l, err);
 }
 
 static int check_start(const ProtobufCMessage *in, struct cells_err *err)
 {
 	/* And what exec_start checks before it needs the system. */
-	struct cells_spec_buf b;
-	int r = cells_req_start((const Kin__V1__StartRequest *)in, &b, err);
-	if (r == 0)
-		r = exec_spec_validate(&b.s, err);
-	cells_spec_buf_free(&b);
-	return r;
+	_cleanup_(api_cells_spec_buf_free) struct api_cells_spec_buf b = {0};
+	int r = api_cells_req_start((const Kin__V1__StartRequest *)in, &b, err);
+	return r < 0 ? r : exec_spec_validate(&b.s, err);
 }
 
 static int check_signal(const ProtobufCMessage *in, struct cells_err *err)
 {
-	return cells_req_signal((const Kin__V1__SignalRequest *)in, err);
+	return api_cells_req_signal((const Kin__V1__SignalRequest *)in, err);
 }
 
 static int check_stop(const ProtobufCMessage *in, struct cells_err *err)
 {
 	uint64_t grace;
-	return cells_req_stop((const Kin__V1__StopRequest *)in, &grace, err);
+	return api_cells_req_stop((const Kin__V1__StopRequest *)in, &grace, err);
 }
 
 static int check_logs(const ProtobufCMessage *in, struct cells_err *err)
 {
 	unsigned streams;
-	return cells_req_logs((const Kin__V1__LogsRequest *)in, &streams, err);
+	return api_cells_req_logs((const Kin__V1__LogsRequest *)in, &streams, err);
 }
 
 static int check_events(const ProtobufCMessage *in, struct cells_err *err)
 {
-	return cells_req_events((const Kin__V1__EventsRequest *)in, err);
+	return api_cells_req_events((const Kin__V1__EventsRequest *)in, err);
 }
 
-#define CELLS_M(svc, m, in, check)                                                                 \
-	{                                                                                          \
-		"kin.v1." svc, m, &kin__v1__##in##__descriptor, check                              \
-	}
-const struct cells_req_method cells_req_methods[] = {
-    CELLS_M("Cells", "Create", create_cell_request, check_limits),
-    CELLS_M("Cells", "Update", create_cell_request, check_limits),
-    CELLS_M("Cells", "List", list_cells_request, NULL),
-    CELLS_M("Cells", "Show", cell_request, NULL),
-    CELLS_M("Cells", "Freeze", cell_request, NULL),
-    CELLS_M("Cells", "Thaw", cell_request, NULL),
-    CELLS_M("Cells", "Kill", cell_request, NULL),
-    CELLS_M("Cells", "Delete", delete_cell_request, NULL),
-    CELLS_M("Exec", "Start", start_request, check_start),
-    CELLS_M("Exec", "Signal", signal_request, check_signal),
-    CELLS_M("Exec", "Stop", stop_request, check_stop),
-    CELLS_M("Exec", "Wait", exec_request, NULL),
-    CELLS_M("Exec", "Status", exec_request, NULL),
-    CELLS_M("Exec", "List", list_exec_request, NULL),
-    CELLS_M("Exec", "Delete", exec_request, NULL),
-    CELLS_M("Exec", "Logs", logs_request, check_logs),
-    CELLS_M("Exec", "Stdin", stdin_request, NULL),
-    CELLS_M("Events", "Subscribe", events_request, check_events),
+/* Each service's checks in its .proto's method order (NULL: none). */
+static const struct {
+	const ProtobufCServiceDescriptor *desc;
+	int (*checks[API_METHODS_MAX])(const ProtobufCMessage *in, struct cells_err *err);
+} services[] = {
+    {&kin__v1__cells__descriptor, {check_limits, check_limits}}, /* Create, Update */
+    /* Start, Signal, Stop, Wait, Status, List, Delete, Logs */
+    {&kin__v1__exec__descriptor,
+     {check_start, check_signal, check_stop, NULL, NULL, NULL, NULL, check_logs}},
+    {&kin__v1__events__descriptor, {check_events}}, /* Subscribe */
 };
-const size_t cells_req_methods_count = ARRAY_SIZE(cells_req_methods);
+
+size_t api_cells_req_methods(const struct api_cells_req_method **ret)
+{
+	static struct api_cells_req_method table[3 * API_METHODS_MAX];
+	static size_t n;
+	*ret = table;
+	if (n) /* made once: the descriptors' names are not constants */
+		return n;
+	for (size_t k = 0; k < ARRAY_SIZE(services); k++)
+		for (size_t i = 0; i < services[k].desc->n_methods && i < API_METHODS_MAX; i++)
+			table[n++] = (struct api_cells_req_method){
+			    .service = services[k].desc->name,
+			    .method = services[k].desc->methods[i].name,
+			    .input = services[k].desc->methods[i].input,
+			    .check = services[k].checks[i],
+			};
+	return n;
+}

@@ -1,12 +1,12 @@
-/* svc_exec: the kin.v1.Exec service — start executables in cells, signal,
+/* exec: the kin.v1.Exec service — start executables in cells, signal,
  * stop, wait, status, list, delete, stdin, and their output as a server
- * stream (Logs). A spec is checked (rpc/cells_req.c) only for what the
+ * stream (Logs). A spec is checked (api/cells_req.c) only for what the
  * wire adds (counts, strings to parse); everything else is exec_start's,
  * before any side effect. Log streams: a client that reads too slowly loses output
  * (its connection's output is full); the next chunk it gets says how many
  * bytes it missed (LogChunk.dropped). Memory stays bounded by the server's
  * per-connection output cap; the ring keeps the bytes for a later read. */
-#include "api/cells_svc.h"
+#include "api/cells.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -30,14 +30,14 @@ static void status_fill(Kin__V1__ExecStatus *m, const struct exec_status *st)
 	m->stderr_bytes = st->log_bytes[EXEC_STDERR];
 }
 
-static int reply_status(struct rpc_cells_service *svc, struct rpc_call *call, const char *cell,
+static int reply_status(struct api_cells *svc, struct rpc_call *call, const char *cell,
                         const char *name)
 {
 	struct cells_err err = {0};
 	struct exec_status st;
 	Kin__V1__ExecStatus m;
 	if (exec_status(svc->cells, cell, name, &st, &err) < 0)
-		return cells_svc_fail(call, &err);
+		return api_cells_fail(call, &err);
 	status_fill(&m, &st);
 	return rpc_call_reply(call, &m.base);
 }
@@ -45,55 +45,54 @@ static int reply_status(struct rpc_cells_service *svc, struct rpc_call *call, co
 /* The child reached execve or failed (or the start was cancelled). */
 static void exec_started(int result, const struct cells_err *err, void *data)
 {
-	struct cells_pending *p = data;
+	struct api_cells_pending *p = data;
 	struct rpc_call *call = p->call;
 	if (call) {
 		/* The name is the call's until answered (a second start of it is
 		 * ALREADY_EXISTS meanwhile): its status now is this run's. */
 		if (result < 0)
-			cells_svc_fail(call, err);
+			api_cells_fail(call, err);
 		else
 			reply_status(p->svc, call, p->path, p->name);
 	}
-	cells_pending_free(p);
+	api_cells_pending_free(p);
 }
 
 /* Answered once the child reached execve or failed: the loop serves
  * everyone else meanwhile. A client that leaves does not stop the start. */
-static int exec_start_h(struct rpc_cells_service *svc, struct rpc_call *call, const void *in)
+static int serve_exec_start(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
 {
-	const Kin__V1__StartRequest *req = in;
+	struct api_cells *svc = userdata;
+	const Kin__V1__StartRequest *req = (const Kin__V1__StartRequest *)in;
 	struct cells_err err = {0};
-	struct cells_spec_buf b;
-	struct cells_pending *p = NULL;
-	int r = cells_req_start(req, &b, &err);
-	if (r == 0 && !(p = cells_pending_new(svc, call)))
+	_cleanup_(api_cells_spec_buf_free) struct api_cells_spec_buf b = {0};
+	struct api_cells_pending *p = NULL;
+	int r = api_cells_req_start(req, &b, &err);
+	if (r == 0 && !(p = api_cells_pending_new(svc, call)))
 		r = -ENOMEM;
 	if (p) {
 		(void)str_copy(p->path, sizeof(p->path), req->cell);
 		(void)str_copy(p->name, sizeof(p->name), req->name);
-		r = cells_pending_settle(
+		r = api_cells_pending_settle(
 		    p, exec_start(svc->cells, req->cell, req->name, &b.s, exec_started, p, &err));
 	}
-	cells_spec_buf_free(&b);
-	if (r < 0)
-		return cells_svc_failed(call, r, &err);
-	return 0;
+	return r < 0 ? api_cells_failed(call, r, &err) : 0;
 }
 
-static int exec_signal_h(struct rpc_cells_service *svc, struct rpc_call *call, const void *in)
+static int serve_exec_signal(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
 {
-	const Kin__V1__SignalRequest *req = in;
+	struct api_cells *svc = userdata;
+	const Kin__V1__SignalRequest *req = (const Kin__V1__SignalRequest *)in;
 	struct cells_err err = {0};
-	if (cells_req_signal(req, &err) < 0 ||
+	if (api_cells_req_signal(req, &err) < 0 ||
 	    exec_signal(svc->cells, req->cell, req->name, req->signal, &err) < 0)
-		return cells_svc_fail(call, &err);
+		return api_cells_fail(call, &err);
 	return reply_status(svc, call, req->cell, req->name);
 }
 
 static void exec_done(int result, const struct exec_status *st, void *data)
 {
-	struct cells_pending *p = data;
+	struct api_cells_pending *p = data;
 	if (p->call) {
 		if (result < 0 || !st) {
 			rpc_call_fail(p->call, result == -ECANCELED ? RPC_CANCELLED : RPC_INTERNAL,
@@ -106,24 +105,24 @@ static void exec_done(int result, const struct exec_status *st, void *data)
 			rpc_call_reply(p->call, &m.base);
 		}
 	}
-	cells_pending_free(p);
+	api_cells_pending_free(p);
 }
 
 static int exec_stop_wait(struct rpc_call *call, const char *cell, const char *name,
-                          struct rpc_cells_service *svc, bool stop, uint64_t grace_ms)
+                          struct api_cells *svc, bool stop, uint64_t grace_ms)
 {
 	struct cells_err err = {0};
 	struct exec_status st;
-	struct cells_pending *p = cells_pending_new(svc, call);
+	struct api_cells_pending *p = api_cells_pending_new(svc, call);
 	if (!p)
 		return -ENOMEM;
-	int r = cells_pending_settle(
+	int r = api_cells_pending_settle(
 	    p, stop ? exec_stop(svc->cells, cell, name, grace_ms, exec_done, p, &err)
 	            : exec_wait(svc->cells, cell, name, exec_done, p, &st, &err));
 	if (r == 1)
 		return 0;
 	if (r < 0)
-		return cells_svc_fail(call, &err);
+		return api_cells_fail(call, &err);
 	if (stop)
 		return reply_status(svc, call, cell, name);
 	Kin__V1__ExecStatus m;
@@ -131,31 +130,34 @@ static int exec_stop_wait(struct rpc_call *call, const char *cell, const char *n
 	return rpc_call_reply(call, &m.base);
 }
 
-static int exec_stop_h(struct rpc_cells_service *svc, struct rpc_call *call, const void *in)
+static int serve_exec_stop(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
 {
-	const Kin__V1__StopRequest *req = in;
+	struct api_cells *svc = userdata;
+	const Kin__V1__StopRequest *req = (const Kin__V1__StopRequest *)in;
 	struct cells_err err = {0};
 	uint64_t grace_ms;
-	if (cells_req_stop(req, &grace_ms, &err) < 0)
-		return cells_svc_fail(call, &err);
+	if (api_cells_req_stop(req, &grace_ms, &err) < 0)
+		return api_cells_fail(call, &err);
 	return exec_stop_wait(call, req->cell, req->name, svc, true, grace_ms);
 }
 
-static int exec_wait_h(struct rpc_cells_service *svc, struct rpc_call *call, const void *in)
+static int serve_exec_wait(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
 {
-	const Kin__V1__ExecRequest *req = in;
+	struct api_cells *svc = userdata;
+	const Kin__V1__ExecRequest *req = (const Kin__V1__ExecRequest *)in;
 	return exec_stop_wait(call, req->cell, req->name, svc, false, 0);
 }
 
-static int exec_status_h(struct rpc_cells_service *svc, struct rpc_call *call, const void *in)
+static int serve_exec_status(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
 {
-	const Kin__V1__ExecRequest *req = in;
+	struct api_cells *svc = userdata;
+	const Kin__V1__ExecRequest *req = (const Kin__V1__ExecRequest *)in;
 	return reply_status(svc, call, req->cell, req->name);
 }
 
 static int exec_list_visit(const struct exec_status *st, void *data)
 {
-	return cells_vec_push(data, st);
+	return api_cells_vec_push(data, st);
 }
 
 static void exec_list_fill(void *msg, const void *record)
@@ -163,29 +165,32 @@ static void exec_list_fill(void *msg, const void *record)
 	status_fill(msg, record);
 }
 
-static int exec_list_h(struct rpc_cells_service *svc, struct rpc_call *call, const void *in)
+static int serve_exec_list(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
 {
-	const Kin__V1__ListExecRequest *req = in;
+	struct api_cells *svc = userdata;
+	const Kin__V1__ListExecRequest *req = (const Kin__V1__ListExecRequest *)in;
 	struct cells_err err = {0};
-	struct cells_vec v = {.size = sizeof(struct exec_status)};
+	struct api_cells_vec v = {.size = sizeof(struct exec_status)};
 	int r = exec_list(svc->cells, req->cell[0] ? req->cell : NULL, exec_list_visit, &v, &err);
 	Kin__V1__ListExecResponse out = KIN__V1__LIST_EXEC_RESPONSE__INIT;
-	return cells_svc_reply_list(call, r, &err, &v, sizeof(Kin__V1__ExecStatus), exec_list_fill,
+	return api_cells_reply_list(call, r, &err, &v, sizeof(Kin__V1__ExecStatus), exec_list_fill,
 	                            &out.base, &out.n_executables, (void ***)&out.executables);
 }
 
-static int exec_delete_h(struct rpc_cells_service *svc, struct rpc_call *call, const void *in)
+static int serve_exec_delete(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
 {
-	const Kin__V1__ExecRequest *req = in;
+	struct api_cells *svc = userdata;
+	const Kin__V1__ExecRequest *req = (const Kin__V1__ExecRequest *)in;
 	struct cells_err err = {0};
 	if (exec_delete(svc->cells, req->cell, req->name, &err) < 0)
-		return cells_svc_fail(call, &err);
+		return api_cells_fail(call, &err);
 	return rpc_call_reply(call, NULL);
 }
 
-static int exec_stdin_h(struct rpc_cells_service *svc, struct rpc_call *call, const void *in)
+static int serve_exec_stdin(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
 {
-	const Kin__V1__StdinRequest *req = in;
+	struct api_cells *svc = userdata;
+	const Kin__V1__StdinRequest *req = (const Kin__V1__StdinRequest *)in;
 	struct cells_err err = {0};
 	ssize_t n = 0;
 	if (req->data.len) {
@@ -194,16 +199,16 @@ static int exec_stdin_h(struct rpc_cells_service *svc, struct rpc_call *call, co
 		if (n == -EAGAIN)
 			n = 0; /* the pipe is full: the client sends again */
 		else if (n < 0)
-			return cells_svc_fail(call, &err);
+			return api_cells_fail(call, &err);
 	} else if (!req->close) {
 		/* Nothing to do, but only for an executable that is there. */
 		struct exec_status st;
 		if (exec_status(svc->cells, req->cell, req->name, &st, &err) < 0)
-			return cells_svc_fail(call, &err);
+			return api_cells_fail(call, &err);
 	}
 	if (req->close && (size_t)n == req->data.len &&
 	    exec_stdin_close(svc->cells, req->cell, req->name, &err) < 0)
-		return cells_svc_fail(call, &err);
+		return api_cells_fail(call, &err);
 	Kin__V1__StdinResponse out = KIN__V1__STDIN_RESPONSE__INIT;
 	out.written = (uint64_t)n;
 	return rpc_call_reply(call, &out.base);
@@ -211,7 +216,7 @@ static int exec_stdin_h(struct rpc_cells_service *svc, struct rpc_call *call, co
 
 /* ---- Logs ------------------------------------------------------------------------ */
 
-static int log_send(struct cells_stream *st, enum exec_stream s, const void *buf, size_t len)
+static int log_send(struct api_cells_stream *st, enum exec_stream s, const void *buf, size_t len)
 {
 	Kin__V1__LogChunk m = KIN__V1__LOG_CHUNK__INIT;
 	m.stream = s == EXEC_STDOUT ? KIN__V1__LOG_STREAM__STDOUT : KIN__V1__LOG_STREAM__STDERR;
@@ -228,7 +233,7 @@ static int log_send(struct cells_stream *st, enum exec_stream s, const void *buf
 
 static void log_data(enum exec_stream s, const void *buf, size_t len, void *data)
 {
-	struct cells_stream *st = data;
+	struct api_cells_stream *st = data;
 	if (!st->call || !(st->streams & (1u << s)))
 		return;
 	/* The library hands at most 64 KiB at a time; keep frames small anyway. */
@@ -240,7 +245,7 @@ static void log_data(enum exec_stream s, const void *buf, size_t len, void *data
 /* The executable ended and its pipes closed, or it was deleted. */
 static void log_end(void *data)
 {
-	struct cells_stream *st = data;
+	struct api_cells_stream *st = data;
 	st->follower = NULL;
 	if (st->in_setup) {
 		st->ended = true; /* the handler finishes */
@@ -248,31 +253,32 @@ static void log_end(void *data)
 	}
 	if (st->call)
 		rpc_call_close(st->call, RPC_OK, NULL);
-	cells_stream_free(st);
+	api_cells_stream_free(st);
 }
 
 static const struct exec_log_ops log_ops = {.data = log_data, .end = log_end};
 
 static void log_cancelled(struct rpc_call *call, void *data)
 {
-	struct cells_stream *st = data;
+	struct api_cells_stream *st = data;
 	(void)call;
 	st->call = NULL;
 	if (st->follower)
 		exec_log_unfollow(st->svc->cells, st->follower);
-	cells_stream_free(st);
+	api_cells_stream_free(st);
 }
 
-static int exec_logs_h(struct rpc_cells_service *svc, struct rpc_call *call, const void *in)
+static int serve_exec_logs(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
 {
-	const Kin__V1__LogsRequest *req = in;
+	struct api_cells *svc = userdata;
+	const Kin__V1__LogsRequest *req = (const Kin__V1__LogsRequest *)in;
 	struct cells_err err = {0};
 	struct exec_status status;
 	unsigned want;
-	if (cells_req_logs(req, &want, &err) < 0 ||
+	if (api_cells_req_logs(req, &want, &err) < 0 ||
 	    exec_status(svc->cells, req->cell, req->name, &status, &err) < 0)
-		return cells_svc_fail(call, &err);
-	struct cells_stream *st = cells_stream_new(svc, call);
+		return api_cells_fail(call, &err);
+	struct api_cells_stream *st = api_cells_stream_new(svc, call);
 	if (!st)
 		return -ENOMEM;
 	st->streams = want;
@@ -280,7 +286,7 @@ static int exec_logs_h(struct rpc_cells_service *svc, struct rpc_call *call, con
 		/* What the rings keep now, stream by stream, then the end. */
 		_cleanup_free_ uint8_t *buf = malloc(LOG_CHUNK);
 		if (!buf) {
-			cells_stream_free(st);
+			api_cells_stream_free(st);
 			return -ENOMEM;
 		}
 		for (int s = 0; s < 2; s++) {
@@ -293,7 +299,7 @@ static int exec_logs_h(struct rpc_cells_service *svc, struct rpc_call *call, con
 			       n > 0)
 				log_send(st, s, buf, n);
 		}
-		cells_stream_free(st);
+		api_cells_stream_free(st);
 		return rpc_call_close(call, RPC_OK, NULL);
 	}
 	st->in_setup = true;
@@ -301,30 +307,23 @@ static int exec_logs_h(struct rpc_cells_service *svc, struct rpc_call *call, con
 	    exec_log_follow(svc->cells, req->cell, req->name, &log_ops, st, &st->follower, &err);
 	st->in_setup = false;
 	if (r < 0) {
-		cells_stream_free(st);
-		return cells_svc_fail(call, &err);
+		api_cells_stream_free(st);
+		return api_cells_fail(call, &err);
 	}
 	if (st->ended) {
-		cells_stream_free(st);
+		api_cells_stream_free(st);
 		return rpc_call_close(call, RPC_OK, NULL);
 	}
 	rpc_call_on_cancel(call, log_cancelled, st);
 	return 0;
 }
 
-int cells_svc_register_exec(struct rpc_server *s, struct rpc_cells_service *svc)
-{
-	static struct cells_method methods[] = {
-	    CELLS_METHOD("Exec", "Start", start_request, exec_start_h, 0),
-	    CELLS_METHOD("Exec", "Signal", signal_request, exec_signal_h, 0),
-	    CELLS_METHOD("Exec", "Stop", stop_request, exec_stop_h, 0),
-	    CELLS_METHOD("Exec", "Wait", exec_request, exec_wait_h, 0),
-	    CELLS_METHOD("Exec", "Status", exec_request, exec_status_h, 0),
-	    CELLS_METHOD("Exec", "List", list_exec_request, exec_list_h, 0),
-	    CELLS_METHOD("Exec", "Delete", exec_request, exec_delete_h, 0),
-	    CELLS_METHOD("Exec", "Logs", logs_request, exec_logs_h, RPC_METHOD_SERVER_STREAM),
-	    CELLS_METHOD("Exec", "Stdin", stdin_request, exec_stdin_h, 0),
-	};
-	static struct rpc_method out[ARRAY_SIZE(methods)];
-	return cells_svc_register(s, svc, methods, out, ARRAY_SIZE(methods));
-}
+static const struct api_method exec_methods[] = {
+    {serve_exec_start, 0},  {serve_exec_signal, 0},
+    {serve_exec_stop, 0},   {serve_exec_wait, 0},
+    {serve_exec_status, 0}, {serve_exec_list, 0},
+    {serve_exec_delete, 0}, {serve_exec_logs, RPC_METHOD_SERVER_STREAM},
+    {serve_exec_stdin, 0},
+};
+const struct api_handlers api_cells_exec_handlers = {&kin__v1__exec__descriptor, exec_methods,
+                                                     ARRAY_SIZE(exec_methods), api_cells_ready};

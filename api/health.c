@@ -1,14 +1,19 @@
 /* health: the kin.v1.Health service — is this kin alive (Check) and what
- * is it (Version). What only init knows comes in rpc_health_info; the
+ * is it (Version). What only init knows comes in api_health_info; the
  * hostname and kernel come from uname(2) at each call (they can change). */
 #include "api/api-int.h"
 
 #include <string.h>
 #include <sys/utsname.h>
 
-static int health_check(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
+struct api_health {
+	struct api_health_info info;
+	struct api_binding binding;
+};
+
+static int serve_health_check(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
 {
-	const struct rpc_health_info *info = userdata;
+	const struct api_health_info *info = userdata;
 	Kin__V1__CheckResponse out = KIN__V1__CHECK_RESPONSE__INIT;
 	(void)in;
 	out.status = info->stopping && info->stopping(info->data)
@@ -17,9 +22,9 @@ static int health_check(struct rpc_call *call, const ProtobufCMessage *in, void 
 	return rpc_call_reply(call, &out.base);
 }
 
-static int health_version(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
+static int serve_health_version(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
 {
-	const struct rpc_health_info *info = userdata;
+	const struct api_health_info *info = userdata;
 	Kin__V1__VersionResponse out = KIN__V1__VERSION_RESPONSE__INIT;
 	struct utsname u;
 	(void)in;
@@ -35,16 +40,31 @@ static int health_version(struct rpc_call *call, const ProtobufCMessage *in, voi
 	return rpc_call_reply(call, &out.base);
 }
 
-int rpc_health_register(struct rpc_server *s, const struct rpc_health_info *info)
+static const struct api_method health_methods[] = {
+    {serve_health_check, 0},
+    {serve_health_version, 0},
+};
+static const struct api_handlers health_handlers = {&kin__v1__health__descriptor, health_methods,
+                                                    ARRAY_SIZE(health_methods), NULL};
+
+static int health_start(struct api *api, const struct api_config *cfg)
 {
-	/* Static: the server keeps the table by pointer; one Health per process. */
-	static struct rpc_health_info saved;
-	static struct rpc_method methods[] = {
-	    {"kin.v1.Health", "Check", &kin__v1__check_request__descriptor, health_check, 0,
-	     &saved},
-	    {"kin.v1.Health", "Version", &kin__v1__version_request__descriptor, health_version, 0,
-	     &saved},
-	};
-	saved = *info;
-	return rpc_server_register(s, methods, ARRAY_SIZE(methods));
+	_cleanup_free_ struct api_health *h = calloc(1, sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	h->info = cfg->health;
+	int r = api_bind(cfg->rpc, &h->binding, &health_handlers, &h->info);
+	if (r < 0)
+		return r;
+	api->health = TAKE_PTR(h);
+	return 0;
 }
+
+static void health_free(struct api *api)
+{
+	free(api->health);
+	api->health = NULL;
+}
+
+const struct api_service api_service_health = {
+    .name = "the Health service", .start = health_start, .free = health_free};

@@ -5,7 +5,12 @@
 
 #include <string.h>
 
-static int system_power(struct rpc_call *call, bool reboot, const struct rpc_system_ops *ops)
+struct api_system {
+	struct api_system_ops ops;
+	struct api_binding binding;
+};
+
+static int system_power(struct rpc_call *call, bool reboot, const struct api_system_ops *ops)
 {
 	Kin__V1__PowerResponse out = KIN__V1__POWER_RESPONSE__INIT;
 	const char *action = NULL;
@@ -23,28 +28,43 @@ static int system_power(struct rpc_call *call, bool reboot, const struct rpc_sys
 	return 0;
 }
 
-static int system_poweroff(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
+static int serve_system_poweroff(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
 {
 	(void)in;
 	return system_power(call, false, userdata);
 }
 
-static int system_reboot(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
+static int serve_system_reboot(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
 {
 	(void)in;
 	return system_power(call, true, userdata);
 }
 
-int rpc_system_register(struct rpc_server *s, const struct rpc_system_ops *ops)
+static const struct api_method system_methods[] = {
+    {serve_system_poweroff, 0},
+    {serve_system_reboot, 0},
+};
+static const struct api_handlers system_handlers = {&kin__v1__system__descriptor, system_methods,
+                                                    ARRAY_SIZE(system_methods), NULL};
+
+static int system_start(struct api *api, const struct api_config *cfg)
 {
-	/* Static: the server keeps the table by pointer; one System per process. */
-	static struct rpc_system_ops saved;
-	static const struct rpc_method methods[] = {
-	    {"kin.v1.System", "Poweroff", &kin__v1__poweroff_request__descriptor, system_poweroff,
-	     0, &saved},
-	    {"kin.v1.System", "Reboot", &kin__v1__reboot_request__descriptor, system_reboot, 0,
-	     &saved},
-	};
-	saved = *ops;
-	return rpc_server_register(s, methods, ARRAY_SIZE(methods));
+	_cleanup_free_ struct api_system *sys = calloc(1, sizeof(*sys));
+	if (!sys)
+		return -ENOMEM;
+	sys->ops = cfg->system;
+	int r = api_bind(cfg->rpc, &sys->binding, &system_handlers, &sys->ops);
+	if (r < 0)
+		return r;
+	api->system = TAKE_PTR(sys);
+	return 0;
 }
+
+static void system_free(struct api *api)
+{
+	free(api->system);
+	api->system = NULL;
+}
+
+const struct api_service api_service_system = {
+    .name = "the System service", .start = system_start, .free = system_free};

@@ -1,11 +1,13 @@
-/* vmsvc: kin.v1.Vm — microVMs run by this kin. vm/'s manager starts each
+/* vm: kin.v1.Vm — microVMs run by this kin. vm/'s manager starts each
  * VMM, in a cell of its own (vms/NAME, vm_cells.c) where kin has cells,
- * else as a plain child tracked by pidfd; this file adds the RPC side: once QEMU has made the VM's
- * link socket, kin connects to it and adds route "vm/NAME" (probed: it is ready when the guest's
- * kin answers Health/Check), so `kin ctl --target vm/NAME ...` reaches the guest. Stop asks the
- * guest's kin to power off over the link, falls back to Ctrl-Alt-Del through QEMU's monitor, and
- * kills the VMM once the timeout has passed; it is answered when the VMM
- * has exited, with its exit status. */
+ * else as a plain child tracked by pidfd; this file adds the RPC side:
+ * once QEMU has made the VM's link socket, kin connects to it and adds
+ * route "vm/NAME" (probed: it is ready when the guest's kin answers
+ * Health/Check), so `kin ctl --target vm/NAME ...` reaches the guest. Stop
+ * asks the guest's kin to power off over the link, falls back to
+ * Ctrl-Alt-Del through QEMU's monitor, and kills the VMM once the timeout
+ * has passed; it is answered when the VMM has exited, with its exit
+ * status. */
 #include "api/api-int.h"
 #include "api/vm_cells.h"
 #include "vm/vm.h"
@@ -23,7 +25,7 @@
 #define VM_LINK_WAIT_MS            10000 /* QEMU makes link.sock at start; retry this long */
 #define VM_LIMITS_MAX              32
 
-struct vmsvc_vm {
+struct vm_slot {
 	bool used;
 	char name[NAME_MAX_LEN + 1];
 	char route[RPC_ROUTE_NAME_MAX + 1];
@@ -35,23 +37,24 @@ struct vmsvc_vm {
 	bool cell_gone; /* the VMM was asked to end and did: its cell went */
 	uint64_t stop_deadline_ns;
 	struct rpc_call *waiters[VM_STOP_WAITERS_MAX];
-	struct rpc_vm_service *svc;
-	rpc_vm_exited_fn exited; /* a VM zone's owner (svc_zones.c), told at exit */
+	struct api_vm *svc;
+	api_vm_exited_fn exited; /* a VM zone's owner (zones.c), told at exit */
 	void *exited_data;
 };
 
-struct rpc_vm_service {
+struct api_vm {
 	struct rpc_server *rpc;
 	struct ev_loop *loop;
 	struct vm_manager *m;
-	struct rpc_vm_cells *vc; /* NULL: VMMs are plain children (cells_why) */
+	struct api_vm_cells *vc; /* NULL: VMMs are plain children (cells_why) */
 	char cells_why[200];
 	struct ev_source timer;
 	bool ticking;
-	struct vmsvc_vm vms[VM_MAX];
+	struct vm_slot vms[VM_MAX];
+	struct api_binding binding;
 };
 
-static struct vmsvc_vm *slot_find(struct rpc_vm_service *svc, const char *name)
+static struct vm_slot *slot_find(struct api_vm *svc, const char *name)
 {
 	for (size_t i = 0; i < VM_MAX; i++)
 		if (svc->vms[i].used && strcmp(svc->vms[i].name, name) == 0)
@@ -65,9 +68,9 @@ static const char *state_name(enum vm_state s)
 }
 
 /* Fills out from info; strings point into info and x. */
-static void info_fill(Kin__V1__VmInfo *out, const struct vm_info *info, struct rpc_vm_service *svc)
+static void info_fill(Kin__V1__VmInfo *out, const struct vm_info *info, struct api_vm *svc)
 {
-	struct vmsvc_vm *x = slot_find(svc, info->name);
+	struct vm_slot *x = slot_find(svc, info->name);
 	kin__v1__vm_info__init(out);
 	out->name = (char *)info->name;
 	out->state = (char *)state_name(info->state);
@@ -90,7 +93,7 @@ static void info_fill(Kin__V1__VmInfo *out, const struct vm_info *info, struct r
 	out->vsock_cid = info->vsock_cid;
 }
 
-static void tick_arm(struct rpc_vm_service *svc, bool on)
+static void tick_arm(struct api_vm *svc, bool on)
 {
 	if (on == svc->ticking)
 		return;
@@ -117,7 +120,7 @@ static int link_connect(const char *path)
 	return fd;
 }
 
-static void link_try(struct rpc_vm_service *svc, struct vmsvc_vm *x, const struct vm_info *info)
+static void link_try(struct api_vm *svc, struct vm_slot *x, const struct vm_info *info)
 {
 	int fd = link_connect(info->paths.link);
 	if (fd < 0) {
@@ -145,7 +148,7 @@ static void poweroff_done(const struct rpc_status *st, const uint8_t *payload, s
 
 /* The next step of a stop: Poweroff over the link, else Ctrl-Alt-Del,
  * and SIGKILL past the deadline. */
-static void stop_step(struct rpc_vm_service *svc, struct vmsvc_vm *x)
+static void stop_step(struct api_vm *svc, struct vm_slot *x)
 {
 	struct vm_info info;
 	if (vm_get(svc->m, x->name, &info) < 0 || info.state == VM_STATE_EXITED)
@@ -153,7 +156,7 @@ static void stop_step(struct rpc_vm_service *svc, struct vmsvc_vm *x)
 	if (!x->poweroff_sent) {
 		x->poweroff_sent = true;
 		Kin__V1__PoweroffRequest in = KIN__V1__POWEROFF_REQUEST__INIT;
-		if (rpc_route_call(svc->rpc, x->route, "kin.v1.System", "Poweroff", &in.base,
+		if (api_route_call(svc->rpc, x->route, &kin__v1__system__descriptor, &in.base,
 		                   poweroff_done, x) == 0) {
 			log_info("vm \"%s\": asked its kin to power off", x->name);
 			return;
@@ -176,7 +179,7 @@ static void stop_step(struct rpc_vm_service *svc, struct vmsvc_vm *x)
 static void poweroff_done(const struct rpc_status *st, const uint8_t *payload, size_t len,
                           void *data)
 {
-	struct vmsvc_vm *x = data;
+	struct vm_slot *x = data;
 	(void)payload, (void)len;
 	if (!x->used || !x->stopping)
 		return;
@@ -188,14 +191,14 @@ static void poweroff_done(const struct rpc_status *st, const uint8_t *payload, s
 
 static void on_tick(struct ev_source *src, uint32_t events)
 {
-	struct rpc_vm_service *svc = src->data;
+	struct api_vm *svc = src->data;
 	uint64_t ticks;
 	bool more = false;
 	(void)events;
 	if (read(src->fd, &ticks, sizeof(ticks)) < 0)
 		return;
 	for (size_t i = 0; i < VM_MAX; i++) {
-		struct vmsvc_vm *x = &svc->vms[i];
+		struct vm_slot *x = &svc->vms[i];
 		struct vm_info info;
 		if (!x->used || vm_get(svc->m, x->name, &info) < 0 || info.state == VM_STATE_EXITED)
 			continue;
@@ -211,8 +214,8 @@ static void on_tick(struct ev_source *src, uint32_t events)
 
 static void on_exited(void *data, const struct vm_info *info)
 {
-	struct rpc_vm_service *svc = data;
-	struct vmsvc_vm *x = slot_find(svc, info->name);
+	struct api_vm *svc = data;
+	struct vm_slot *x = slot_find(svc, info->name);
 	if (!x)
 		return;
 	if (!x->stopping)
@@ -222,7 +225,7 @@ static void on_exited(void *data, const struct vm_info *info)
 	/* Asked to end (or a VM zone, gone with it): nothing to look back at. */
 	if (info->cell[0] && (x->stopping || x->exited)) {
 		x->cell_gone = true;
-		rpc_vm_cells_release(svc->vc, x->name);
+		api_vm_cells_release(svc->vc, x->name);
 	}
 	x->linking = false;
 	/* The route stays, down, so that callers hear UNAVAILABLE, not NOT_FOUND. */
@@ -253,9 +256,9 @@ static void on_exited(void *data, const struct vm_info *info)
 
 /* ---- handlers -------------------------------------------------------------------------- */
 
-static int vm_start_handler(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
+static int serve_vm_start(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
 {
-	struct rpc_vm_service *svc = userdata;
+	struct api_vm *svc = userdata;
 	const Kin__V1__VmStartRequest *m = (const Kin__V1__VmStartRequest *)in;
 	struct vm_spec spec;
 	char err[512];
@@ -295,9 +298,9 @@ static int vm_start_handler(struct rpc_call *call, const ProtobufCMessage *in, v
 	}
 	char route[RPC_ROUTE_NAME_MAX + 1];
 	snprintf(route, sizeof(route), "vm/%s", spec.name);
-	rpc_vm_cells_set_limits(svc->vc, m->n_limits ? &limits : NULL);
-	int code = rpc_vm_start_as(svc, &spec, route, NULL, NULL, err, sizeof(err));
-	rpc_vm_cells_set_limits(svc->vc, NULL);
+	api_vm_cells_set_limits(svc->vc, m->n_limits ? &limits : NULL);
+	int code = api_vm_start_as(svc, &spec, route, NULL, NULL, err, sizeof(err));
+	api_vm_cells_set_limits(svc->vc, NULL);
 	if (code != RPC_OK)
 		return rpc_call_fail(call, code, "%s", err);
 	struct vm_info info;
@@ -307,10 +310,10 @@ static int vm_start_handler(struct rpc_call *call, const ProtobufCMessage *in, v
 	return rpc_call_reply(call, &out.base);
 }
 
-int rpc_vm_start_as(struct rpc_vm_service *svc, const struct vm_spec *spec, const char *route,
-                    rpc_vm_exited_fn exited, void *data, char *err, size_t size)
+int api_vm_start_as(struct api_vm *svc, const struct vm_spec *spec, const char *route,
+                    api_vm_exited_fn exited, void *data, char *err, size_t size)
 {
-	struct vmsvc_vm *x = slot_find(svc, spec->name);
+	struct vm_slot *x = slot_find(svc, spec->name);
 	struct vm_info old;
 	if (x && vm_get(svc->m, spec->name, &old) == 0 && old.state != VM_STATE_EXITED) {
 		snprintf(err, size, "vm \"%s\" already exists (%s)", spec->name,
@@ -335,8 +338,7 @@ int rpc_vm_start_as(struct rpc_vm_service *svc, const struct vm_spec *spec, cons
 	}
 	if (x->routed)
 		rpc_route_remove(svc->rpc, x->route, "replaced");
-	*x =
-	    (struct vmsvc_vm){.used = true,
+	*x = (struct vm_slot){.used = true,
 	                      .linking = true,
 	                      .link_deadline_ns = now_monotonic_ns() + VM_LINK_WAIT_MS * 1000000ull,
 	                      .svc = svc,
@@ -361,7 +363,7 @@ static void list_one(const struct vm_info *info, void *data)
 {
 	void **ctx = data;
 	Kin__V1__VmListResponse *out = ctx[0];
-	struct rpc_vm_service *svc = ctx[1];
+	struct api_vm *svc = ctx[1];
 	struct vm_info *infos = ctx[2];
 	Kin__V1__VmInfo *items = ctx[3];
 	size_t i = out->n_vms++;
@@ -370,9 +372,9 @@ static void list_one(const struct vm_info *info, void *data)
 	out->vms[i] = &items[i];
 }
 
-static int vm_list_handler(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
+static int serve_vm_list(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
 {
-	struct rpc_vm_service *svc = userdata;
+	struct api_vm *svc = userdata;
 	Kin__V1__VmListResponse out = KIN__V1__VM_LIST_RESPONSE__INIT;
 	(void)in;
 	_cleanup_free_ struct vm_info *infos = calloc(VM_MAX, sizeof(*infos));
@@ -386,9 +388,9 @@ static int vm_list_handler(struct rpc_call *call, const ProtobufCMessage *in, vo
 	return rpc_call_reply(call, &out.base);
 }
 
-static int vm_status_handler(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
+static int serve_vm_status(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
 {
-	struct rpc_vm_service *svc = userdata;
+	struct api_vm *svc = userdata;
 	const Kin__V1__VmRequest *m = (const Kin__V1__VmRequest *)in;
 	struct vm_info info;
 	if (vm_get(svc->m, m->name, &info) < 0)
@@ -398,29 +400,29 @@ static int vm_status_handler(struct rpc_call *call, const ProtobufCMessage *in, 
 	return rpc_call_reply(call, &out.base);
 }
 
-static void stop_begin(struct rpc_vm_service *svc, struct vmsvc_vm *x, uint64_t timeout_ms);
+static void stop_begin(struct api_vm *svc, struct vm_slot *x, uint64_t timeout_ms);
 
 static void stop_cancelled(struct rpc_call *call, void *data)
 {
-	struct vmsvc_vm *x = data;
+	struct vm_slot *x = data;
 	for (size_t i = 0; i < VM_STOP_WAITERS_MAX; i++)
 		if (x->waiters[i] == call)
 			x->waiters[i] = NULL;
 }
 
-static int vm_stop_handler(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
+static int serve_vm_stop(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
 {
-	struct rpc_vm_service *svc = userdata;
+	struct api_vm *svc = userdata;
 	const Kin__V1__VmStopRequest *m = (const Kin__V1__VmStopRequest *)in;
 	struct vm_info info;
-	struct vmsvc_vm *x = slot_find(svc, m->name);
+	struct vm_slot *x = slot_find(svc, m->name);
 	if (!x || vm_get(svc->m, m->name, &info) < 0)
 		return rpc_call_fail(call, RPC_NOT_FOUND, "vm \"%.64s\" does not exist", m->name);
 	if (info.state == VM_STATE_EXITED) {
 		/* It ended on its own: its cell, kept for its logs, goes now. */
 		if (info.cell[0] && !x->cell_gone) {
 			x->cell_gone = true;
-			rpc_vm_cells_release(svc->vc, x->name);
+			api_vm_cells_release(svc->vc, x->name);
 		}
 		Kin__V1__VmInfo out;
 		info_fill(&out, &info, svc);
@@ -442,7 +444,7 @@ static int vm_stop_handler(struct rpc_call *call, const ProtobufCMessage *in, vo
 	return 0;
 }
 
-static void stop_begin(struct rpc_vm_service *svc, struct vmsvc_vm *x, uint64_t timeout_ms)
+static void stop_begin(struct api_vm *svc, struct vm_slot *x, uint64_t timeout_ms)
 {
 	uint64_t deadline = now_monotonic_ns() +
 	                    (timeout_ms ? timeout_ms : VM_STOP_TIMEOUT_DEFAULT_MS) * 1000000ull;
@@ -458,38 +460,37 @@ static void stop_begin(struct rpc_vm_service *svc, struct vmsvc_vm *x, uint64_t 
 }
 
 /* Running (not exited) VM of that name, or NULL. */
-static struct vmsvc_vm *live_find(struct rpc_vm_service *svc, const char *name, struct vm_info *ret)
+static struct vm_slot *live_find(struct api_vm *svc, const char *name, struct vm_info *ret)
 {
-	struct vmsvc_vm *x = slot_find(svc, name);
+	struct vm_slot *x = slot_find(svc, name);
 	if (!x || vm_get(svc->m, name, ret) < 0 || ret->state == VM_STATE_EXITED)
 		return NULL;
 	return x;
 }
 
-int rpc_vm_stop_as(struct rpc_vm_service *svc, const char *name, uint64_t timeout_ms)
+int api_vm_stop_as(struct api_vm *svc, const char *name, uint64_t timeout_ms)
 {
 	struct vm_info info;
-	struct vmsvc_vm *x = live_find(svc, name, &info);
+	struct vm_slot *x = live_find(svc, name, &info);
 	if (!x)
 		return -ENOENT;
 	stop_begin(svc, x, timeout_ms);
 	return 0;
 }
 
-int rpc_vm_kill_as(struct rpc_vm_service *svc, const char *name)
+int api_vm_kill_as(struct api_vm *svc, const char *name)
 {
 	struct vm_info info;
-	struct vmsvc_vm *x = live_find(svc, name, &info);
+	struct vm_slot *x = live_find(svc, name, &info);
 	if (!x)
 		return -ENOENT;
 	x->killed = true;
 	return vm_kill(svc->m, name, SIGKILL);
 }
 
-int rpc_vm_get_as(struct rpc_vm_service *svc, const char *name, struct vm_info *ret,
-                  bool *ret_ready)
+int api_vm_get_as(struct api_vm *svc, const char *name, struct vm_info *ret, bool *ret_ready)
 {
-	struct vmsvc_vm *x = slot_find(svc, name);
+	struct vm_slot *x = slot_find(svc, name);
 	if (!x || vm_get(svc->m, name, ret) < 0)
 		return -ENOENT;
 	*ret_ready =
@@ -497,12 +498,12 @@ int rpc_vm_get_as(struct rpc_vm_service *svc, const char *name, struct vm_info *
 	return 0;
 }
 
-size_t rpc_vm_stop_all(struct rpc_vm_service *svc, uint64_t timeout_ms)
+size_t api_vm_stop_all(struct api_vm *svc, uint64_t timeout_ms)
 {
 	size_t n = 0;
 	for (size_t i = 0; svc && i < VM_MAX; i++) {
 		struct vm_info info;
-		struct vmsvc_vm *x = &svc->vms[i];
+		struct vm_slot *x = &svc->vms[i];
 		if (x->used && live_find(svc, x->name, &info)) {
 			stop_begin(svc, x, timeout_ms);
 			n++;
@@ -511,7 +512,7 @@ size_t rpc_vm_stop_all(struct rpc_vm_service *svc, uint64_t timeout_ms)
 	return n;
 }
 
-size_t rpc_vm_running(struct rpc_vm_service *svc)
+size_t api_vm_running(struct api_vm *svc)
 {
 	size_t n = 0;
 	for (size_t i = 0; svc && i < VM_MAX; i++) {
@@ -522,33 +523,52 @@ size_t rpc_vm_running(struct rpc_vm_service *svc)
 	return n;
 }
 
-void rpc_vm_use_cells(struct rpc_vm_service *svc, struct cells *cells, const char *why)
+static const struct api_method vm_methods[] = {
+    {serve_vm_start, 0},
+    {serve_vm_list, 0},
+    {serve_vm_status, 0},
+    {serve_vm_stop, 0},
+};
+static const struct api_handlers vm_handlers = {&kin__v1__vm__descriptor, vm_methods,
+                                                ARRAY_SIZE(vm_methods), NULL};
+
+/* VMMs start in cells of their own (vms/NAME, executable "vmm") where kin
+ * has cells; else as plain children of kin, why says so in VmInfo. */
+static void vm_use_cells(struct api_vm *svc, struct cells *cells, const char *why)
 {
-	if (!svc)
-		return;
 	snprintf(svc->cells_why, sizeof(svc->cells_why), "a plain child of kin: %s",
 	         why && why[0] ? why : "no cells here");
-	if (!cells || rpc_vm_cells_new(svc->loop, cells, svc->m, &svc->vc) < 0) {
+	if (!cells || api_vm_cells_new(svc->loop, cells, svc->m, &svc->vc) < 0) {
 		if (cells)
 			log_warn("vm: out of memory; VMMs run as plain children");
 		return;
 	}
 	struct vm_runner runner;
-	rpc_vm_cells_runner(svc->vc, &runner);
+	api_vm_cells_runner(svc->vc, &runner);
 	vm_manager_set_runner(svc->m, &runner);
 }
 
-int rpc_vm_register(struct rpc_server *s, struct child_table *children, const char *state_dir,
-                    struct rpc_vm_service **ret)
+static void vm_free_state(struct api_vm *svc)
 {
-	struct rpc_vm_service *svc = calloc(1, sizeof(*svc));
+	if (svc->timer.fd >= 0) {
+		ev_del(svc->loop, &svc->timer);
+		close(svc->timer.fd);
+	}
+	vm_manager_free(svc->m);
+	api_vm_cells_free(svc->vc);
+	free(svc);
+}
+
+static int vm_start_service(struct api *api, const struct api_config *cfg)
+{
+	struct api_vm *svc = calloc(1, sizeof(*svc));
 	if (!svc)
 		return -ENOMEM;
-	svc->rpc = s;
-	svc->loop = rpc_server_loop(s);
-	snprintf(svc->cells_why, sizeof(svc->cells_why), "a plain child of kin: no cells here");
+	svc->rpc = cfg->rpc;
+	svc->loop = cfg->loop;
+	svc->timer.fd = -1;
 	struct vm_events ev = {.exited = on_exited, .data = svc};
-	int r = vm_manager_new(svc->loop, children, state_dir, &ev, &svc->m);
+	int r = vm_manager_new(svc->loop, cfg->children, cfg->vm_dir, &ev, &svc->m);
 	if (r < 0) {
 		free(svc);
 		return r;
@@ -557,43 +577,30 @@ int rpc_vm_register(struct rpc_server *s, struct child_table *children, const ch
 	    (struct ev_source){.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC),
 	                       .fn = on_tick,
 	                       .data = svc};
-	if (svc->timer.fd < 0 || ev_add(svc->loop, &svc->timer, EPOLLIN) < 0) {
+	if (svc->timer.fd < 0 || ev_add(svc->loop, &svc->timer, EPOLLIN) < 0)
 		r = -errno;
-		goto fail;
+	else
+		r = api_bind(svc->rpc, &svc->binding, &vm_handlers, svc);
+	if (r < 0) {
+		vm_free_state(svc);
+		return r;
 	}
-	struct rpc_method methods[] = {
-	    {"kin.v1.Vm", "Start", &kin__v1__vm_start_request__descriptor, vm_start_handler, 0,
-	     svc},
-	    {"kin.v1.Vm", "List", &kin__v1__vm_list_request__descriptor, vm_list_handler, 0, svc},
-	    {"kin.v1.Vm", "Status", &kin__v1__vm_request__descriptor, vm_status_handler, 0, svc},
-	    {"kin.v1.Vm", "Stop", &kin__v1__vm_stop_request__descriptor, vm_stop_handler, 0, svc},
-	};
-	/* The server keeps the table by pointer: one Vm service per process. */
-	static struct rpc_method table[4];
-	memcpy(table, methods, sizeof(table));
-	r = rpc_server_register(s, table, ARRAY_SIZE(table));
-	if (r < 0)
-		goto fail;
-	*ret = svc;
+	vm_use_cells(svc, cfg->cells, cfg->cells_why);
+	api->vm = svc;
 	return 0;
-fail:
-	if (svc->timer.fd >= 0) {
-		ev_del(svc->loop, &svc->timer);
-		close(svc->timer.fd);
-	}
-	vm_manager_free(svc->m);
-	free(svc);
-	return r;
 }
 
-void rpc_vm_shutdown(struct rpc_vm_service *svc)
+/* Pending Stop calls end UNAVAILABLE, VMM ends are no longer reported;
+ * before the cells library goes. */
+static void vm_shutdown(struct api *api)
 {
+	struct api_vm *svc = api->vm;
 	if (!svc)
 		return;
-	rpc_vm_cells_close(svc->vc); /* the cells go with kin */
+	api_vm_cells_close(svc->vc); /* the cells go with kin */
 	vm_manager_set_runner(svc->m, NULL);
 	for (size_t i = 0; i < VM_MAX; i++) {
-		struct vmsvc_vm *x = &svc->vms[i];
+		struct vm_slot *x = &svc->vms[i];
 		for (size_t k = 0; k < VM_STOP_WAITERS_MAX; k++) {
 			struct rpc_call *call = x->waiters[k];
 			if (!call)
@@ -610,13 +617,16 @@ void rpc_vm_shutdown(struct rpc_vm_service *svc)
 	}
 }
 
-void rpc_vm_free(struct rpc_vm_service *svc)
+static void vm_free(struct api *api)
 {
-	if (!svc)
-		return;
-	ev_del(svc->loop, &svc->timer);
-	close(svc->timer.fd);
-	vm_manager_free(svc->m);
-	rpc_vm_cells_free(svc->vc);
-	free(svc);
+	if (api->vm)
+		vm_free_state(api->vm);
+	api->vm = NULL;
 }
+
+const struct api_service api_service_vm = {
+    .name = "the Vm service",
+    .start = vm_start_service,
+    .shutdown = vm_shutdown,
+    .free = vm_free,
+};

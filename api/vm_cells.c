@@ -6,7 +6,10 @@
  * what a plain child of kin has (every capability, no seccomp, kin's PATH
  * and working directory): the cell is for accounting, limits and logs.
  * Ends are reported from the loop's next turn, not from inside the cells
- * library's callback, so that the report's handlers may delete the cell. */
+ * library's callback, so that the report's handlers may delete the cell.
+ * Not RPC, yet it lives in api/: it joins vm/ and cells/, which know
+ * nothing of each other, and api/ is the lowest layer that sees both (vm/
+ * asks for a vm_runner, an interface it owns; this is one). */
 #include "api/vm_cells.h"
 
 #include <stdio.h>
@@ -23,7 +26,7 @@ struct vmm_end {
 	int status;
 };
 
-struct rpc_vm_cells {
+struct api_vm_cells {
 	struct cells *cells;
 	struct vm_manager *m;
 	struct ev_loop *loop;
@@ -37,12 +40,12 @@ struct rpc_vm_cells {
 };
 
 struct vmm_wait {
-	struct rpc_vm_cells *vc;
+	struct api_vm_cells *vc;
 	char name[NAME_MAX_LEN + 1];
 	pid_t pid;
 };
 
-static void flush(struct rpc_vm_cells *vc)
+static void flush(struct api_vm_cells *vc)
 {
 	/* Reports may start VMs or end others: take them one at a time. */
 	while (vc->nends && !vc->closed) {
@@ -61,10 +64,10 @@ static void on_wake(struct ev_source *src, uint32_t events)
 	flush(src->data);
 }
 
-int rpc_vm_cells_new(struct ev_loop *loop, struct cells *cells, struct vm_manager *m,
-                     struct rpc_vm_cells **ret)
+int api_vm_cells_new(struct ev_loop *loop, struct cells *cells, struct vm_manager *m,
+                     struct api_vm_cells **ret)
 {
-	struct rpc_vm_cells *vc = calloc(1, sizeof(*vc));
+	struct api_vm_cells *vc = calloc(1, sizeof(*vc));
 	if (!vc)
 		return -ENOMEM;
 	vc->cells = cells;
@@ -85,14 +88,14 @@ int rpc_vm_cells_new(struct ev_loop *loop, struct cells *cells, struct vm_manage
 
 static int cell_of(const char *name, char *buf, size_t size)
 {
-	int n = snprintf(buf, size, RPC_VM_CELLS_PARENT "/%s", name);
+	int n = snprintf(buf, size, API_VM_CELLS_PARENT "/%s", name);
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }
 
 static void on_vmm_end(int result, const struct exec_status *st, void *data)
 {
 	struct vmm_wait *w = data;
-	struct rpc_vm_cells *vc = w->vc;
+	struct api_vm_cells *vc = w->vc;
 	vc->waits--;
 	if (!vc->closed) {
 		int status = -1;
@@ -140,7 +143,7 @@ static int fail(struct err *err, const struct cells_err *e, int r, const char *n
 static int vmm_start(void *data, const char *name, char *const *argv, pid_t *ret_pid, char *where,
                      size_t where_len, struct err *err)
 {
-	struct rpc_vm_cells *vc = data;
+	struct api_vm_cells *vc = data;
 	const struct cell_limits *limits = vc->limits;
 	struct cells_err e = {0};
 	char cell[CELLS_PATH_MAX], cwd[PATH_MAX], path_env[PATH_MAX + 8];
@@ -149,9 +152,9 @@ static int vmm_start(void *data, const char *name, char *const *argv, pid_t *ret
 	vc->limits = NULL;
 	if ((r = cell_of(name, cell, sizeof(cell))) < 0)
 		return err_set_errno(err, r, "vm \"%s\": cell name too long", name);
-	r = cell_create(vc->cells, RPC_VM_CELLS_PARENT, NULL, &e);
+	r = cell_create(vc->cells, API_VM_CELLS_PARENT, NULL, &e);
 	if (r < 0 && r != -EEXIST)
-		return fail(err, &e, r, name, "cell " RPC_VM_CELLS_PARENT);
+		return fail(err, &e, r, name, "cell " API_VM_CELLS_PARENT);
 	/* A cell left by an earlier VMM of this name (it died on its own and
 	 * was kept for its logs) gives way to a fresh one. */
 	e = (struct cells_err){0};
@@ -178,22 +181,22 @@ static int vmm_start(void *data, const char *name, char *const *argv, pid_t *ret
 	e = (struct cells_err){0};
 	/* Synchronous: vm/'s backend answers with the pid. The VMM's setup is
 	 * a plain child's (no namespaces, no root), so the wait is short. */
-	r = exec_start_sync(vc->cells, cell, RPC_VM_CELLS_EXEC, &spec, &e);
+	r = exec_start_sync(vc->cells, cell, API_VM_CELLS_EXEC, &spec, &e);
 	if (r < 0) {
 		cell_delete(vc->cells, cell, true, NULL, NULL, NULL);
 		return fail(err, &e, r, name, "cannot start the VMM");
 	}
 	struct exec_status st;
-	exec_status(vc->cells, cell, RPC_VM_CELLS_EXEC, &st, NULL);
+	exec_status(vc->cells, cell, API_VM_CELLS_EXEC, &st, NULL);
 	struct vmm_wait *w = calloc(1, sizeof(*w));
 	if (w) {
 		*w = (struct vmm_wait){.vc = vc, .pid = st.pid};
 		str_copy(w->name, sizeof(w->name), name);
-		r = exec_wait(vc->cells, cell, RPC_VM_CELLS_EXEC, on_vmm_end, w, NULL, &e);
+		r = exec_wait(vc->cells, cell, API_VM_CELLS_EXEC, on_vmm_end, w, NULL, &e);
 	}
 	if (!w || r != 1) { /* cannot see its end: do not run it unseen */
 		free(w);
-		exec_signal(vc->cells, cell, RPC_VM_CELLS_EXEC, SIGKILL, NULL);
+		exec_signal(vc->cells, cell, API_VM_CELLS_EXEC, SIGKILL, NULL);
 		return err_set_errno(err,
 		                     !w       ? -ENOMEM
 		                     : r == 0 ? -ECHILD
@@ -211,14 +214,14 @@ static int vmm_start(void *data, const char *name, char *const *argv, pid_t *ret
 
 static int vmm_signal(void *data, const char *name, int sig)
 {
-	struct rpc_vm_cells *vc = data;
+	struct api_vm_cells *vc = data;
 	char cell[CELLS_PATH_MAX];
 	if (cell_of(name, cell, sizeof(cell)) < 0)
 		return -ENAMETOOLONG;
-	return exec_signal(vc->cells, cell, RPC_VM_CELLS_EXEC, sig, NULL);
+	return exec_signal(vc->cells, cell, API_VM_CELLS_EXEC, sig, NULL);
 }
 
-void rpc_vm_cells_release(struct rpc_vm_cells *vc, const char *name)
+void api_vm_cells_release(struct api_vm_cells *vc, const char *name)
 {
 	char cell[CELLS_PATH_MAX];
 	struct cells_err e = {0};
@@ -232,22 +235,22 @@ void rpc_vm_cells_release(struct rpc_vm_cells *vc, const char *name)
 
 static void vmm_release(void *data, const char *name)
 {
-	rpc_vm_cells_release(data, name);
+	api_vm_cells_release(data, name);
 }
 
-void rpc_vm_cells_runner(struct rpc_vm_cells *vc, struct vm_runner *ret)
+void api_vm_cells_runner(struct api_vm_cells *vc, struct vm_runner *ret)
 {
 	*ret = (struct vm_runner){
 	    .start = vmm_start, .signal = vmm_signal, .release = vmm_release, .data = vc};
 }
 
-void rpc_vm_cells_set_limits(struct rpc_vm_cells *vc, const struct cell_limits *l)
+void api_vm_cells_set_limits(struct api_vm_cells *vc, const struct cell_limits *l)
 {
 	if (vc)
 		vc->limits = l;
 }
 
-void rpc_vm_cells_close(struct rpc_vm_cells *vc)
+void api_vm_cells_close(struct api_vm_cells *vc)
 {
 	if (!vc)
 		return;
@@ -255,7 +258,7 @@ void rpc_vm_cells_close(struct rpc_vm_cells *vc)
 	vc->closed = true;
 }
 
-void rpc_vm_cells_free(struct rpc_vm_cells *vc)
+void api_vm_cells_free(struct api_vm_cells *vc)
 {
 	if (!vc)
 		return;

@@ -1,8 +1,8 @@
-/* svc_zones: kin.v1.Zones — nested kins run by this kin, reached as route
+/* zones: kin.v1.Zones — nested kins run by this kin, reached as route
  * NAME (kin-target "NAME/..."). A namespace zone comes from zone/: once its
  * kin runs, our end of its socketpair becomes route NAME and Create is
  * answered when the zone kin answers Health/Check through it. A VM zone is
- * a VM of the Vm service (vmsvc.c) whose link is route NAME instead of
+ * a VM of the Vm service (vm.c) whose link is route NAME instead of
  * vm/NAME; its guest learns its depth and the depth limit from the kernel
  * command line (kin.zone.depth=, kin.zone.max-depth=). Either way the zone
  * is gone from List, and its route removed, once nothing of it is left.
@@ -20,8 +20,8 @@
 #define ZONE_LIMITS_MAX       32
 
 struct zrec {
-	struct zrec *prev, *next;
-	struct rpc_zones_service *svc;
+	struct list_node node; /* in api_zones.recs, oldest first */
+	struct api_zones *svc;
 	char name[NAME_MAX_LEN + 1];
 	bool vm;
 	bool checking; /* Health/Check in flight through the new route */
@@ -33,34 +33,30 @@ struct zrec {
 	struct rpc_call *waiters[ZONE_STOP_WAITERS_MAX];
 };
 
-struct rpc_zones_service {
+struct api_zones {
 	struct rpc_server *rpc;
 	struct zones *zones; /* NULL: namespace zones unavailable (why) */
-	struct rpc_vm_service *vms;
+	struct api_vm *vms;
 	char why[400];
 	unsigned depth, depth_max;
-	struct zrec *head, *tail;
+	struct list_node recs;
+	struct api_binding binding;
 };
 
-static struct zrec *rec_find(struct rpc_zones_service *svc, const char *name)
+static struct zrec *rec_find(struct api_zones *svc, const char *name)
 {
-	for (struct zrec *r = svc->head; r; r = r->next)
+	struct zrec *r;
+	list_for_each(r, &svc->recs, node)
+	{
 		if (strcmp(r->name, name) == 0)
 			return r;
+	}
 	return NULL;
 }
 
 static void rec_unlink_free(struct zrec *r)
 {
-	struct rpc_zones_service *svc = r->svc;
-	if (r->prev)
-		r->prev->next = r->next;
-	else
-		svc->head = r->next;
-	if (r->next)
-		r->next->prev = r->prev;
-	else
-		svc->tail = r->prev;
+	list_remove(&r->node);
 	free(r);
 }
 
@@ -71,7 +67,7 @@ struct zinfo_buf {
 	Kin__V1__ZoneInfo m;
 };
 
-static void info_fill(struct rpc_zones_service *svc, struct zrec *r, struct zinfo_buf *b)
+static void info_fill(struct api_zones *svc, struct zrec *r, struct zinfo_buf *b)
 {
 	Kin__V1__ZoneInfo *m = &b->m;
 	kin__v1__zone_info__init(m);
@@ -86,7 +82,7 @@ static void info_fill(struct rpc_zones_service *svc, struct zrec *r, struct zinf
 	m->uptime_ns = now_monotonic_ns() - r->started_ns;
 	if (r->vm) {
 		bool ready = false;
-		if (rpc_vm_get_as(svc->vms, r->name, &b->v, &ready) < 0)
+		if (api_vm_get_as(svc->vms, r->name, &b->v, &ready) < 0)
 			return;
 		m->pid = (uint32_t)b->v.pid;
 		m->ready = ready;
@@ -115,7 +111,7 @@ static void info_fill(struct rpc_zones_service *svc, struct zrec *r, struct zinf
 	                                                : "running");
 }
 
-static int reply_info(struct rpc_zones_service *svc, struct zrec *r, struct rpc_call *call)
+static int reply_info(struct api_zones *svc, struct zrec *r, struct rpc_call *call)
 {
 	_cleanup_free_ struct zinfo_buf *b = calloc(1, sizeof(*b));
 	if (!b)
@@ -143,7 +139,7 @@ static void stop_cancelled(struct rpc_call *call, void *data)
 /* The zone is gone: Stop callers hear how it ended, its name is free. */
 static void rec_gone(struct zrec *r, int status, const char *why)
 {
-	struct rpc_zones_service *svc = r->svc;
+	struct api_zones *svc = r->svc;
 	r->gone = true;
 	r->exit_status = status;
 	log_info("zone \"%s\": gone: %s", r->name, why);
@@ -155,7 +151,7 @@ static void rec_gone(struct zrec *r, int status, const char *why)
 		rpc_call_on_cancel(call, NULL, NULL);
 		reply_info(svc, r, call);
 	}
-	if (!r->vm) /* a VM zone's route went with its VMM (vmsvc.c) */
+	if (!r->vm) /* a VM zone's route went with its VMM (vm.c) */
 		rpc_route_remove(svc->rpc, r->name, why);
 	if (!r->checking)
 		rec_unlink_free(r);
@@ -163,7 +159,7 @@ static void rec_gone(struct zrec *r, int status, const char *why)
 
 static void on_zone_gone(const struct zone_info *info, int status, void *data)
 {
-	struct rpc_zones_service *svc = data;
+	struct api_zones *svc = data;
 	struct zrec *r = rec_find(svc, info->name);
 	char why[64];
 	snprintf(why, sizeof(why), "its kin exited with status %d", status);
@@ -204,7 +200,7 @@ static void check_done(const struct rpc_status *st, const uint8_t *payload, size
 		rec_unlink_free(r);
 }
 
-static struct zrec *rec_new(struct rpc_zones_service *svc, const char *name, bool vm)
+static struct zrec *rec_new(struct api_zones *svc, const char *name, bool vm)
 {
 	struct zrec *r = calloc(1, sizeof(*r));
 	if (!r)
@@ -213,12 +209,7 @@ static struct zrec *rec_new(struct rpc_zones_service *svc, const char *name, boo
 	r->vm = vm;
 	r->started_ns = now_monotonic_ns();
 	str_copy(r->name, sizeof(r->name), name);
-	r->prev = svc->tail;
-	if (svc->tail)
-		svc->tail->next = r;
-	else
-		svc->head = r;
-	svc->tail = r;
+	list_append(&svc->recs, &r->node);
 	return r;
 }
 
@@ -229,7 +220,7 @@ static int fail_err(struct rpc_call *call, const struct cells_err *err, int r)
 	                     err->msg[0] ? err->msg : strerror(-r));
 }
 
-static int create_vm(struct rpc_zones_service *svc, struct rpc_call *call,
+static int create_vm(struct api_zones *svc, struct rpc_call *call,
                      const Kin__V1__ZoneCreateRequest *m)
 {
 	if (!svc->vms)
@@ -265,7 +256,7 @@ static int create_vm(struct rpc_zones_service *svc, struct rpc_call *call,
 	struct zrec *r = rec_new(svc, m->name, true);
 	if (!r)
 		return -ENOMEM;
-	int code = rpc_vm_start_as(svc->vms, &spec, m->name, on_vm_exited, r, err, sizeof(err));
+	int code = api_vm_start_as(svc->vms, &spec, m->name, on_vm_exited, r, err, sizeof(err));
 	if (code != RPC_OK) {
 		rec_unlink_free(r);
 		return rpc_call_fail(call, code, "zone \"%s\": %s", m->name, err);
@@ -279,7 +270,7 @@ static int create_vm(struct rpc_zones_service *svc, struct rpc_call *call,
 static void zone_created(int result, const struct cells_err *err, void *data)
 {
 	struct zrec *r = data;
-	struct rpc_zones_service *svc = r->svc;
+	struct api_zones *svc = r->svc;
 	struct rpc_call *call = r->create_call;
 	if (result < 0) {
 		if (call) {
@@ -306,7 +297,8 @@ static void zone_created(int result, const struct cells_err *err, void *data)
 	}
 	Kin__V1__CheckRequest in = KIN__V1__CHECK_REQUEST__INIT;
 	r->checking = true;
-	e = rpc_route_call(svc->rpc, r->name, "kin.v1.Health", "Check", &in.base, check_done, r);
+	e = api_route_call(svc->rpc, r->name, &kin__v1__health__descriptor, &in.base, check_done,
+	                   r);
 	if (e < 0) {
 		r->checking = false;
 		if (call) {
@@ -317,7 +309,7 @@ static void zone_created(int result, const struct cells_err *err, void *data)
 	}
 }
 
-static int create_ns(struct rpc_zones_service *svc, struct rpc_call *call,
+static int create_ns(struct api_zones *svc, struct rpc_call *call,
                      const Kin__V1__ZoneCreateRequest *m)
 {
 	if (!svc->zones)
@@ -357,9 +349,9 @@ static int create_ns(struct rpc_zones_service *svc, struct rpc_call *call,
 	return 0;
 }
 
-static int h_create(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
+static int serve_zones_create(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
 {
-	struct rpc_zones_service *svc = userdata;
+	struct api_zones *svc = userdata;
 	const Kin__V1__ZoneCreateRequest *m = (const Kin__V1__ZoneCreateRequest *)in;
 	if (!name_is_valid(m->name) || !str_is_hostname(m->name))
 		return rpc_call_fail(call, RPC_INVALID_ARGUMENT,
@@ -387,19 +379,20 @@ static int h_create(struct rpc_call *call, const ProtobufCMessage *in, void *use
 	return m->vm ? create_vm(svc, call, m) : create_ns(svc, call, m);
 }
 
-static int h_list(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
+static int serve_zones_list(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
 {
-	struct rpc_zones_service *svc = userdata;
+	struct api_zones *svc = userdata;
 	Kin__V1__ZoneListResponse out = KIN__V1__ZONE_LIST_RESPONSE__INIT;
 	(void)in;
+	struct zrec *r;
 	size_t n = 0;
-	for (struct zrec *r = svc->head; r; r = r->next)
-		n += !r->gone;
+	list_for_each(r, &svc->recs, node) n += !r->gone;
 	_cleanup_free_ struct zinfo_buf *bufs = calloc(n + 1, sizeof(*bufs));
 	_cleanup_free_ Kin__V1__ZoneInfo **ptrs = calloc(n + 1, sizeof(*ptrs));
 	if (!bufs || !ptrs)
 		return -ENOMEM;
-	for (struct zrec *r = svc->head; r; r = r->next) {
+	list_for_each(r, &svc->recs, node)
+	{
 		if (r->gone)
 			continue;
 		info_fill(svc, r, &bufs[out.n_zones]);
@@ -412,7 +405,7 @@ static int h_list(struct rpc_call *call, const ProtobufCMessage *in, void *userd
 	return rpc_call_reply(call, &out.base);
 }
 
-static struct zrec *live_rec(struct rpc_zones_service *svc, struct rpc_call *call, const char *name)
+static struct zrec *live_rec(struct api_zones *svc, struct rpc_call *call, const char *name)
 {
 	struct zrec *r = rec_find(svc, name);
 	if (!r || r->gone) {
@@ -422,9 +415,9 @@ static struct zrec *live_rec(struct rpc_zones_service *svc, struct rpc_call *cal
 	return r;
 }
 
-static int h_status(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
+static int serve_zones_status(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
 {
-	struct rpc_zones_service *svc = userdata;
+	struct api_zones *svc = userdata;
 	struct zrec *r = live_rec(svc, call, ((const Kin__V1__ZoneRequest *)in)->name);
 	return r ? reply_info(svc, r, call) : 0;
 }
@@ -434,9 +427,9 @@ static void zone_stopped(int status, void *data)
 	(void)status, (void)data;
 }
 
-static int h_stop(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
+static int serve_zones_stop(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
 {
-	struct rpc_zones_service *svc = userdata;
+	struct api_zones *svc = userdata;
 	const Kin__V1__ZoneStopRequest *m = (const Kin__V1__ZoneStopRequest *)in;
 	struct zrec *r = live_rec(svc, call, m->name);
 	if (!r)
@@ -452,7 +445,7 @@ static int h_stop(struct rpc_call *call, const ProtobufCMessage *in, void *userd
 		                     "zone \"%s\": %d stop calls wait already", m->name,
 		                     ZONE_STOP_WAITERS_MAX);
 	if (r->vm) {
-		int e = rpc_vm_stop_as(svc->vms, r->name, m->timeout_ms);
+		int e = api_vm_stop_as(svc->vms, r->name, m->timeout_ms);
 		if (e < 0)
 			return rpc_call_fail(call, RPC_NOT_FOUND, "zone \"%s\": its VM is gone",
 			                     r->name);
@@ -472,14 +465,14 @@ static int h_stop(struct rpc_call *call, const ProtobufCMessage *in, void *userd
 	return 0;
 }
 
-static int h_kill(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
+static int serve_zones_kill(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
 {
-	struct rpc_zones_service *svc = userdata;
+	struct api_zones *svc = userdata;
 	struct zrec *r = live_rec(svc, call, ((const Kin__V1__ZoneRequest *)in)->name);
 	if (!r)
 		return 0;
 	if (r->vm) {
-		int e = rpc_vm_kill_as(svc->vms, r->name);
+		int e = api_vm_kill_as(svc->vms, r->name);
 		if (e < 0)
 			return rpc_call_fail(call, rpc_code_from_errno(e), "zone \"%s\": kill: %s",
 			                     r->name, strerror(-e));
@@ -493,76 +486,78 @@ static int h_kill(struct rpc_call *call, const ProtobufCMessage *in, void *userd
 	return reply_info(svc, r, call);
 }
 
-int rpc_zones_register(struct rpc_server *s, struct child_table *children, struct cells *cells,
-                       const struct zones_config *cfg, struct rpc_vm_service *vms, const char *why,
-                       struct rpc_zones_service **ret)
+static const struct api_method zones_methods[] = {
+    {serve_zones_create, 0}, {serve_zones_list, 0}, {serve_zones_status, 0},
+    {serve_zones_stop, 0},   {serve_zones_kill, 0},
+};
+static const struct api_handlers zones_handlers = {&kin__v1__zones__descriptor, zones_methods,
+                                                   ARRAY_SIZE(zones_methods), NULL};
+
+/* Namespace zones come from zone/ over the cells library (none: they
+ * answer FAILED_PRECONDITION naming why), VM zones from the Vm service
+ * (none: this kin runs no VMs). */
+static int zones_start(struct api *api, const struct api_config *cfg)
 {
-	struct rpc_zones_service *svc = calloc(1, sizeof(*svc));
+	struct api_zones *svc = calloc(1, sizeof(*svc));
 	if (!svc)
 		return -ENOMEM;
-	svc->rpc = s;
-	svc->vms = vms;
-	svc->depth = cfg->depth;
-	svc->depth_max = cfg->depth_max ? cfg->depth_max : ZONE_DEPTH_MAX_DEFAULT;
-	snprintf(svc->why, sizeof(svc->why), "%s", why && why[0] ? why : "no cells here");
-	if (cells) {
+	svc->rpc = cfg->rpc;
+	svc->vms = api->vm;
+	svc->depth = cfg->zones->depth;
+	svc->depth_max = cfg->zones->depth_max ? cfg->zones->depth_max : ZONE_DEPTH_MAX_DEFAULT;
+	list_init(&svc->recs);
+	snprintf(svc->why, sizeof(svc->why), "no cgroup2 here for zones' cells");
+	if (cfg->cells) {
 		struct zone_events ev = {.gone = on_zone_gone, .data = svc};
 		struct cells_err err = {0};
-		int r = zones_new(rpc_server_loop(s), children, cells, cfg, &ev, &svc->zones, &err);
+		int r = zones_new(cfg->loop, cfg->children, cfg->cells, cfg->zones, &ev,
+		                  &svc->zones, &err);
 		if (r < 0) {
 			snprintf(svc->why, sizeof(svc->why), "%s", err.msg);
 			log_warn("zones: not available: %s", err.msg);
 			svc->zones = NULL;
 		}
 	}
-	static const struct rpc_method methods[] = {
-	    {"kin.v1.Zones", "Create", &kin__v1__zone_create_request__descriptor, h_create, 0,
-	     NULL},
-	    {"kin.v1.Zones", "List", &kin__v1__zone_list_request__descriptor, h_list, 0, NULL},
-	    {"kin.v1.Zones", "Status", &kin__v1__zone_request__descriptor, h_status, 0, NULL},
-	    {"kin.v1.Zones", "Stop", &kin__v1__zone_stop_request__descriptor, h_stop, 0, NULL},
-	    {"kin.v1.Zones", "Kill", &kin__v1__zone_request__descriptor, h_kill, 0, NULL},
-	};
-	/* The server keeps the table by pointer: one Zones service per process. */
-	static struct rpc_method table[ARRAY_SIZE(methods)];
-	for (size_t i = 0; i < ARRAY_SIZE(methods); i++) {
-		table[i] = methods[i];
-		table[i].userdata = svc;
-	}
-	int r = rpc_server_register(s, table, ARRAY_SIZE(table));
+	int r = api_bind(svc->rpc, &svc->binding, &zones_handlers, svc);
 	if (r < 0) {
 		zones_free(svc->zones);
 		free(svc);
 		return r;
 	}
-	*ret = svc;
+	api->zones = svc;
 	return 0;
 }
 
-void rpc_zones_stop_all(struct rpc_zones_service *svc)
+void api_zones_stop_all(struct api_zones *svc)
 {
+	struct zrec *r, *next;
 	if (!svc)
 		return;
-	for (struct zrec *r = svc->head; r; r = r->next) {
+	list_for_each_safe(r, next, &svc->recs, node)
+	{
 		if (r->gone)
 			continue;
 		if (r->vm)
-			rpc_vm_stop_as(svc->vms, r->name, 0);
+			api_vm_stop_as(svc->vms, r->name, 0);
 		else if (svc->zones)
 			zone_stop(svc->zones, r->name, zone_stopped, NULL, NULL);
 	}
 }
 
-bool rpc_zones_idle(const struct rpc_zones_service *svc)
+bool api_zones_all_gone(const struct api_zones *svc)
 {
 	return !svc || !svc->zones || zone_count(svc->zones) == 0;
 }
 
-void rpc_zones_shutdown(struct rpc_zones_service *svc)
+/* Pending calls end UNAVAILABLE, zone/ is freed: before cells_free. */
+static void zones_shutdown(struct api *api)
 {
+	struct api_zones *svc = api->zones;
+	struct zrec *r;
 	if (!svc)
 		return;
-	for (struct zrec *r = svc->head; r; r = r->next) {
+	list_for_each(r, &svc->recs, node)
+	{
 		struct rpc_call *calls[ZONE_STOP_WAITERS_MAX + 1];
 		memcpy(calls, r->waiters, sizeof(r->waiters));
 		calls[ZONE_STOP_WAITERS_MAX] = r->create_call;
@@ -580,11 +575,20 @@ void rpc_zones_shutdown(struct rpc_zones_service *svc)
 	svc->zones = NULL;
 }
 
-void rpc_zones_free(struct rpc_zones_service *svc)
+static void zones_free_all(struct api *api)
 {
+	struct api_zones *svc = api->zones;
+	struct zrec *r, *next;
 	if (!svc)
 		return;
-	while (svc->head)
-		rec_unlink_free(svc->head);
+	list_for_each_safe(r, next, &svc->recs, node) rec_unlink_free(r);
 	free(svc);
+	api->zones = NULL;
 }
+
+const struct api_service api_service_zones = {
+    .name = "the Zones service",
+    .start = zones_start,
+    .shutdown = zones_shutdown,
+    .free = zones_free_all,
+};

@@ -133,7 +133,7 @@ static int cmd_start(const struct ctl_opts *o, int argc, char **argv)
 	    {NULL, 0, NULL, 0},
 	};
 	Kin__V1__VmStartRequest in = KIN__V1__VM_START_REQUEST__INIT;
-	Kin__V1__VmLimit lims[CTL_VM_LIMITS_MAX], *lptr[CTL_VM_LIMITS_MAX];
+	Kin__V1__Limit lims[CTL_VM_LIMITS_MAX], *lptr[CTL_VM_LIMITS_MAX];
 	struct ctl_vm_args vm = CTL_VM_ARGS_INIT;
 	struct ctl_opts oo = *o;
 	int c, r;
@@ -175,7 +175,7 @@ static int cmd_start(const struct ctl_opts *o, int argc, char **argv)
 		if (in.n_limits == CTL_VM_LIMITS_MAX)
 			return usage("too many limits ('%s')", argv[i]);
 		*eq = '\0';
-		kin__v1__vm_limit__init(&lims[in.n_limits]);
+		kin__v1__limit__init(&lims[in.n_limits]);
 		lims[in.n_limits].key = argv[i];
 		lims[in.n_limits].value = eq + 1;
 		lptr[in.n_limits] = &lims[in.n_limits];

@@ -122,7 +122,7 @@ static int cmd_create(const struct ctl_opts *o, int argc, char **argv)
 	    {"output", required_argument, NULL, 'o'}, {NULL, 0, NULL, 0},
 	};
 	Kin__V1__ZoneCreateRequest in = KIN__V1__ZONE_CREATE_REQUEST__INIT;
-	Kin__V1__ZoneLimit lims[ZONE_CREATE_LIMITS_MAX], *lptr[ZONE_CREATE_LIMITS_MAX];
+	Kin__V1__Limit lims[ZONE_CREATE_LIMITS_MAX], *lptr[ZONE_CREATE_LIMITS_MAX];
 	struct ctl_vm_args vm = CTL_VM_ARGS_INIT;
 	struct ctl_opts oo = *o;
 	const char *name = NULL;
@@ -145,7 +145,7 @@ static int cmd_create(const struct ctl_opts *o, int argc, char **argv)
 			if (in.n_limits == ZONE_CREATE_LIMITS_MAX)
 				return usage("too many limits ('%s')", optarg);
 			*eq = '\0';
-			kin__v1__zone_limit__init(&lims[in.n_limits]);
+			kin__v1__limit__init(&lims[in.n_limits]);
 			lims[in.n_limits].key = optarg;
 			lims[in.n_limits].value = eq + 1;
 			lptr[in.n_limits] = &lims[in.n_limits];

@@ -1,18 +1,16 @@
 /* cells: init's side of the cells library — made at startup where there is
  * a cgroup2 mount and an RPC server to reach it, served as kin.v1.Cells,
- * Exec and Events, told to stop its executables when kin stops, and freed
- * last. Without cgroup2 (or when kin cannot own its cgroup) kin goes on
- * and the services answer FAILED_PRECONDITION naming why. */
+ * Exec and Events (api/), told to stop its executables when kin stops, and
+ * freed last. Without cgroup2 (or when kin cannot own its cgroup) kin goes
+ * on and the services answer FAILED_PRECONDITION naming why. */
 #include "init/init.h"
 #include "cells/cells.h"
-#include "api/api.h"
 
 #include <stdio.h>
 #include <string.h>
 
 struct init_cells {
 	struct cells *cells;
-	struct rpc_cells_service *svc;
 	char why[sizeof(((struct cells_err *)0)->msg) + 32]; /* no cells: why */
 };
 
@@ -39,9 +37,6 @@ int init_cells_start(struct ev_loop *loop, struct child_table *children, struct 
 		log_info("cells: cgroup2 at %s", cells_mount(ic->cells));
 	}
 	snprintf(ic->why, sizeof(ic->why), "%s", why);
-	r = rpc_cells_register(rpc, ic->cells, why, &ic->svc);
-	if (r < 0)
-		log_error("rpc: cannot register the cells services: %s", strerror(-r));
 	*ret = ic;
 	return 0;
 }
@@ -95,7 +90,6 @@ void init_cells_shutdown(struct init_cells *ic)
 {
 	if (!ic)
 		return;
-	rpc_cells_shutdown(ic->svc);
 	cells_free(ic->cells);
 	ic->cells = NULL;
 }
@@ -105,7 +99,6 @@ void init_cells_free(struct init_cells *ic)
 	if (!ic)
 		return;
 	cells_free(ic->cells);
-	rpc_cells_free(ic->svc);
 	free(ic);
 }
 

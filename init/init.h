@@ -133,12 +133,12 @@ _noreturn_ void init_panic(enum init_panic policy, const char *fmt, ...) _printf
  * than let the kernel panic with "Attempted to kill init". */
 void init_install_fault_handlers(enum init_panic policy);
 
-/* Starts the RPC server on loop per cfg->rpc and the role (README "RPC").
- * A failure is logged; it is returned (< 0) only when it must stop kin:
- * a --socket given explicitly to a daemon that cannot listen there. */
+/* Starts the RPC server on loop per cfg->rpc and the role (README "RPC");
+ * its services come after (api_start, init/loop.c). A failure is logged;
+ * it is returned (< 0) only when it must stop kin: a --socket given
+ * explicitly to a daemon that cannot listen there. */
 struct rpc_server;
 int init_rpc_start(const struct init_config *cfg, enum init_role role, struct ev_loop *loop,
-                   uint64_t started_ns, bool (*stopping)(void *data), void *data,
                    struct rpc_server **ret);
 
 /* The VM link (init/link.c), machine init only: RPC served on the
@@ -147,11 +147,11 @@ struct init_link;
 int init_link_start(struct ev_loop *loop, struct rpc_server *rpc, struct init_link **ret);
 void init_link_free(struct init_link *l);
 
-/* Cells (init/cells.c): made when rpc is serving and cgroup2 is there
- * (else the services answer FAILED_PRECONDITION). At stop: executables get
- * SIGTERM (stop), then every top-level cell cgroup.kill with the final
- * SIGKILL. Shutdown ends streams and frees the library before
- * rpc_server_free; free comes after. */
+/* Cells (init/cells.c): the library, made when rpc is serving and cgroup2
+ * is there (else the services answer FAILED_PRECONDITION). At stop:
+ * executables get SIGTERM (stop), then every top-level cell cgroup.kill
+ * with the final SIGKILL. Shutdown frees the library, after the services'
+ * shutdown and before rpc_server_free; free comes after. */
 struct init_cells;
 int init_cells_start(struct ev_loop *loop, struct child_table *children, struct rpc_server *rpc,
                      struct init_cells **ret);

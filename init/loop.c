@@ -38,10 +38,9 @@ struct init_state {
 	uint64_t started_ns;
 	struct rpc_server *rpc;
 	struct init_cells *cells;
-	struct init_link *link;          /* machine: RPC on the VM link's port */
-	struct rpc_vm_service *vms;      /* kin.v1.Vm */
-	struct rpc_zones_service *zones; /* kin.v1.Zones */
-	bool booted;                     /* machine: the late boot (network, modules) has ended */
+	struct init_link *link; /* machine: RPC on the VM link's port */
+	struct api *api;        /* the kin.v1 services; NULL without rpc */
+	bool booted;            /* machine: the late boot (network, modules) has ended */
 };
 
 static bool is_stopping(void *data)
@@ -127,7 +126,7 @@ static void check_done(struct init_state *s)
 {
 	/* Zones' cleanup (cgroups, veths) comes after their kins are reaped. */
 	if ((s->phase == PHASE_TERM || s->phase == PHASE_KILL) && child_none_left() &&
-	    rpc_zones_idle(s->zones)) {
+	    api_zones_idle(s->api)) {
 		log_debug("no process left");
 		s->phase = PHASE_DONE;
 	}
@@ -157,8 +156,8 @@ static void stop_begin(struct init_state *s, enum init_action act)
 		return;
 	}
 	s->stop_act = act;
-	rpc_zones_stop_all(s->zones); /* each zone kin stops its own cells */
-	size_t vms = rpc_vm_stop_all(s->vms, s->cfg->grace_ms);
+	/* Each zone kin stops its own cells; VMs power off over their links. */
+	size_t vms = api_stop_all(s->api, s->cfg->grace_ms);
 	if (vms && timer_arm(s, s->cfg->grace_ms) == 0) {
 		s->phase = PHASE_VMS;
 		log_info("stopping (%s): %zu VMs power off first, for at most %llu ms",
@@ -171,7 +170,7 @@ static void stop_begin(struct init_state *s, enum init_action act)
 /* The loop's turn: the VMs are down, the rest may stop. */
 static void vms_check(struct init_state *s)
 {
-	if (s->phase == PHASE_VMS && rpc_vm_running(s->vms) == 0) {
+	if (s->phase == PHASE_VMS && api_vms_running(s->api) == 0) {
 		log_info("VMs stopped");
 		term_begin(s);
 	}
@@ -206,15 +205,6 @@ static void start_services(struct init_state *s)
 {
 	if (!s->rpc)
 		return;
-	struct rpc_system_ops ops = {
-	    .role = init_role_name(s->role), .stop = system_stop, .data = s};
-	int r = rpc_system_register(s->rpc, &ops);
-	if (r < 0)
-		log_error("rpc: cannot register the System service: %s", strerror(-r));
-	r = rpc_vm_register(s->rpc, s->children, s->cfg->vm_dir, &s->vms);
-	if (r < 0)
-		log_error("rpc: cannot register the Vm service: %s", strerror(-r));
-	rpc_vm_use_cells(s->vms, init_cells_lib(s->cells), init_cells_why(s->cells));
 	/* A machine (a VM zone's guest too) has a network of its own: the
 	 * default subnet is its to use; a zone kin has what it was given. */
 	const struct init_config *c = s->cfg;
@@ -227,10 +217,40 @@ static void start_services(struct init_state *s)
 	    .state_dir = c->zone_dir,
 	    .log_level = c->log_level_set ? level_name(c->log_level) : NULL,
 	};
-	r = rpc_zones_register(s->rpc, s->children, init_cells_lib(s->cells), &zcfg, s->vms,
-	                       "no cgroup2 here for zones' cells", &s->zones);
-	if (r < 0)
-		log_error("rpc: cannot register the Zones service: %s", strerror(-r));
+	struct api_config acfg = {
+	    .rpc = s->rpc,
+	    .loop = s->loop,
+	    .children = s->children,
+	    .health = {.version = KIN_VERSION,
+	               .role = init_role_name(s->role),
+	               .zone = c->zone,
+	               .started_ns = s->started_ns,
+	               .stopping = is_stopping,
+	               .data = s},
+	    .system = {.role = init_role_name(s->role), .stop = system_stop, .data = s},
+	    .cells = init_cells_lib(s->cells),
+	    .cells_why = init_cells_why(s->cells),
+	    .vm_dir = c->vm_dir,
+	    .zones = &zcfg,
+	};
+	if (api_start(&acfg, NULL, 0, &s->api) < 0)
+		log_error("rpc: cannot start the services: out of memory");
+}
+
+/* The end, in the one order it has: the services' pending calls and
+ * streams end (zones, VMs, cells), then the cells library goes; a machine
+ * stops here (init_shutdown_machine never returns); the server goes (with the
+ * connections it still has), then what it kept pointers to. */
+static void services_end(struct init_state *s)
+{
+	api_shutdown(s->api);
+	init_cells_shutdown(s->cells);
+	if (s->role == INIT_ROLE_MACHINE)
+		init_shutdown_machine(s->stop_act);
+	rpc_server_free(s->rpc);
+	init_link_free(s->link);
+	api_free(s->api);
+	init_cells_free(s->cells);
 }
 
 static void on_timer(struct ev_source *src, uint32_t events)
@@ -242,7 +262,7 @@ static void on_timer(struct ev_source *src, uint32_t events)
 		return;
 	if (s->phase == PHASE_VMS) {
 		log_warn("grace period over with %zu VMs still running; stopping the rest",
-		         rpc_vm_running(s->vms));
+		         api_vms_running(s->api));
 		term_begin(s);
 	} else if (s->phase == PHASE_TERM) {
 		log_warn("grace period over: SIGKILL to the processes still running");
@@ -389,8 +409,7 @@ int init_run(struct init_config *cfg, enum init_role role)
 	}
 	/* Only a daemon told --socket explicitly gives up without RPC; PID 1
 	 * of a machine never returns from here. */
-	if (init_rpc_start(cfg, role, s.loop, s.started_ns, is_stopping, &s, &s.rpc) < 0 &&
-	    role != INIT_ROLE_MACHINE)
+	if (init_rpc_start(cfg, role, s.loop, &s.rpc) < 0 && role != INIT_ROLE_MACHINE)
 		return 1;
 	/* Machine init is ready once RPC listens; its workload starts after
 	 * (a fork under TCG costs tens of ms, not part of being reachable). */
@@ -401,13 +420,7 @@ int init_run(struct init_config *cfg, enum init_role role)
 	if (cfg->argv && role != INIT_ROLE_MACHINE) {
 		r = start_workload(&s);
 		if (r < 0 && role != INIT_ROLE_MACHINE) {
-			rpc_zones_shutdown(s.zones);
-			rpc_vm_shutdown(s.vms);
-			init_cells_shutdown(s.cells);
-			rpc_server_free(s.rpc);
-			rpc_zones_free(s.zones);
-			rpc_vm_free(s.vms);
-			init_cells_free(s.cells);
+			services_end(&s);
 			return r == -ENOENT ? 127 : 126;
 		}
 	}
@@ -445,15 +458,6 @@ int init_run(struct init_config *cfg, enum init_role role)
 	}
 	log_info("stopped; %llu orphans reaped in all",
 	         (unsigned long long)child_orphans_reaped(s.children));
-	rpc_zones_shutdown(s.zones);
-	rpc_vm_shutdown(s.vms);
-	init_cells_shutdown(s.cells);
-	if (role == INIT_ROLE_MACHINE)
-		init_shutdown_machine(s.stop_act);
-	rpc_server_free(s.rpc);
-	init_link_free(s.link);
-	rpc_zones_free(s.zones);
-	rpc_vm_free(s.vms);
-	init_cells_free(s.cells);
+	services_end(&s);
 	return cfg->argv ? s.workload_status : 0;
 }

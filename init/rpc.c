@@ -1,8 +1,8 @@
-/* rpc: init's side of the RPC server — which sockets a role listens on,
- * what the Health service reports, and which listen failures stop kin.
- * The server itself is rpc/ (init → rpc, never back). */
+/* rpc: init's side of the RPC server — which sockets a role listens on
+ * and which listen failures stop kin. The server itself is rpc/, its
+ * services api/ (init → api → rpc, never back). */
 #include "init/init.h"
-#include "api/api.h"
+#include "rpc/rpc.h"
 
 #include <string.h>
 #include <sys/resource.h>
@@ -21,10 +21,8 @@ static void raise_nofile(unsigned max_conns)
 }
 
 int init_rpc_start(const struct init_config *cfg, enum init_role role, struct ev_loop *loop,
-                   uint64_t started_ns, bool (*stopping)(void *data), void *data,
                    struct rpc_server **ret)
 {
-	static struct rpc_health_info info;
 	struct rpc_server_config scfg;
 	struct rpc_server *s;
 	bool explicit = cfg->rpc.socket[0] != '\0';
@@ -59,17 +57,6 @@ int init_rpc_start(const struct init_config *cfg, enum init_role role, struct ev
 		log_error("rpc: cannot create the server: %s", strerror(-r));
 		return role == INIT_ROLE_DAEMON && explicit ? r : 0;
 	}
-	info = (struct rpc_health_info){
-	    .version = KIN_VERSION,
-	    .role = init_role_name(role),
-	    .zone = cfg->zone,
-	    .started_ns = started_ns,
-	    .stopping = stopping,
-	    .data = data,
-	};
-	r = rpc_health_register(s, &info);
-	if (r < 0)
-		log_error("rpc: cannot register the Health service: %s", strerror(-r));
 	if (want_unix) {
 		r = rpc_server_listen_unix(s, path);
 		if (r < 0) {

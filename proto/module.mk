@@ -18,3 +18,5 @@ $(BUILD)/gen/proto/%.pb-c.c $(BUILD)/gen/proto/%.pb-c.h: proto/%.proto
 # (An explicit rule here would become make's default goal; keep it `all`.)
 .DEFAULT_GOAL := all
 $(patsubst %.c,$(BUILD)/obj/%.o,$(foreach m,$(MODULES),$(wildcard $(m)/*.c))): | $(PROTO_GEN_H)
+# The generated sources too: cells, vm and zone import kin.proto (Limit).
+$(patsubst %.c,$(BUILD)/obj/%.o,$(PROTO_GEN_C)): | $(PROTO_GEN_H)

@@ -10,7 +10,7 @@
  * Health must answer and kin's fd count must be back to where it was.
  * Prints "ok NAME" or "bad NAME WHY" per check; exits 0 if all were ok.
  * Deterministic (a fixed seed), so a failure replays. */
-#include "api/cells_svc.h"
+#include "api/cells.h"
 #include "rpc/internal.h"
 
 #include <dirent.h>
@@ -181,7 +181,7 @@ static void conn_close(struct conn *c)
 }
 
 /* One call on c: the code (see await). Reconnects once streams pile up. */
-static int call_raw(struct conn *c, const struct cells_req_method *m, const uint8_t *payload,
+static int call_raw(struct conn *c, const struct api_cells_req_method *m, const uint8_t *payload,
                     size_t len, char *msg, size_t size)
 {
 	if (c->open_streams >= 32) {
@@ -197,19 +197,20 @@ static int call_raw(struct conn *c, const struct cells_req_method *m, const uint
 	return await(c, id, stream, 100, msg, size);
 }
 
-static const struct cells_req_method *method(const char *service, const char *name)
+static const struct api_cells_req_method *method(const char *service, const char *name)
 {
-	for (size_t i = 0; i < cells_req_methods_count; i++)
-		if (!strcmp(cells_req_methods[i].service + 7, service) &&
-		    !strcmp(cells_req_methods[i].method, name))
-			return &cells_req_methods[i];
+	const struct api_cells_req_method *methods;
+	size_t n = api_cells_req_methods(&methods);
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(methods[i].service + 7, service) && !strcmp(methods[i].method, name))
+			return &methods[i];
 	return NULL;
 }
 
 static int call_msg(struct conn *c, const char *service, const char *name,
                     const ProtobufCMessage *in, char *msg, size_t size)
 {
-	const struct cells_req_method *m = method(service, name);
+	const struct api_cells_req_method *m = method(service, name);
 	size_t len = protobuf_c_message_get_packed_size(in);
 	_cleanup_free_ uint8_t *buf = malloc(len + 1);
 	if (!m || !buf)
@@ -271,7 +272,7 @@ static bool clean_code(int code)
 
 /* A valid message of m's input type, for mutation: every string field a
  * short name, so flipped bytes land in names, tags and lengths. */
-static size_t seed_message(const struct cells_req_method *m, uint8_t *buf, size_t size)
+static size_t seed_message(const struct api_cells_req_method *m, uint8_t *buf, size_t size)
 {
 	ProtobufCMessage *msg = calloc(1, m->input->sizeof_message);
 	if (!msg)
@@ -302,8 +303,10 @@ static void batch_random(int per_method)
 	uint8_t buf[2048], seed[256];
 	char msg[RPC_STATUS_MESSAGE_MAX], first_bad[768] = "";
 	int calls = 0, bad = 0, decoded = 0;
-	for (size_t k = 0; k < cells_req_methods_count; k++) {
-		const struct cells_req_method *m = &cells_req_methods[k];
+	const struct api_cells_req_method *methods;
+	size_t n_methods = api_cells_req_methods(&methods);
+	for (size_t k = 0; k < n_methods; k++) {
+		const struct api_cells_req_method *m = &methods[k];
 		size_t seed_len = seed_message(m, seed, sizeof(seed));
 		for (int i = 0; i < per_method; i++) {
 			size_t len;

@@ -1,10 +1,10 @@
-/* Fuzz target: the cells services' request checks (rpc/cells_req.c) alone.
+/* Fuzz target: the cells services' request checks (api/cells_req.c) alone.
  * The first byte picks a method of Cells, Exec or Events; the rest is its
  * input message, decoded with the generated descriptor and run through the
  * checks its handler makes before the cells library (and, for Start, what
  * exec_start checks before it needs the system). No cells library, no
  * process. A check must end in 0 or an INVALID_ARGUMENT sentence that fits. */
-#include "api/cells_svc.h"
+#include "api/cells.h"
 
 #include <string.h>
 
@@ -14,7 +14,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 1)
 		return 0;
-	const struct cells_req_method *m = &cells_req_methods[data[0] % cells_req_methods_count];
+	const struct api_cells_req_method *methods;
+	size_t n = api_cells_req_methods(&methods);
+	const struct api_cells_req_method *m = &methods[data[0] % n];
 	ProtobufCMessage *in = protobuf_c_message_unpack(m->input, NULL, size - 1, data + 1);
 	if (!in)
 		return 0;

@@ -60,12 +60,16 @@ static void server(const uint8_t *p, size_t n)
 {
 	static struct ev_loop *loop;
 	static struct rpc_server *s;
-	static struct rpc_health_info info = {
-	    .version = "f", .role = "fuzz", .zone = "", .stopping = never};
+	static struct api *api;
+	static const struct api_service *const health[] = {&api_service_health};
 	if (!loop) {
 		ev_loop_new(&loop);
 		rpc_server_new(loop, NULL, &s);
-		rpc_health_register(s, &info);
+		struct api_config acfg = {
+		    .rpc = s,
+		    .loop = loop,
+		    .health = {.version = "f", .role = "fuzz", .zone = "", .stopping = never}};
+		api_start(&acfg, health, ARRAY_SIZE(health), &api);
 	}
 	int sv[2];
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv) < 0)

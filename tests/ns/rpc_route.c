@@ -238,8 +238,11 @@ static int serve(const char *sock, const char *kin, const char *self)
 		return 1;
 	loop_ = loop;
 	role_name = sock ? "parent" : "mid";
-	struct rpc_health_info info = {.version = "test", .role = sock ? "parent" : "mid"};
-	rpc_health_register(server, &info);
+	static const struct api_service *const health[] = {&api_service_health};
+	struct api_config acfg = {
+	    .rpc = server, .loop = loop, .health = {.version = "test", .role = role_name}};
+	struct api *api;
+	api_start(&acfg, health, ARRAY_SIZE(health), &api);
 	rpc_server_register(server, test_methods, ARRAY_SIZE(test_methods));
 	if (sock) {
 		if (rpc_server_listen_unix(server, sock) < 0)
@@ -286,6 +289,7 @@ static int serve(const char *sock, const char *kin, const char *self)
 	while (!stop)
 		ev_run_once(loop, 200);
 	rpc_server_free(server);
+	api_free(api);
 	while (waitpid(-1, NULL, WNOHANG) > 0)
 		;
 	return 0;

@@ -13,7 +13,8 @@
 struct srv {
 	struct ev_loop *loop;
 	struct rpc_server *s;
-	int fd; /* the client's end */
+	struct api *api; /* Health */
+	int fd;          /* the client's end */
 	uint8_t buf[8 << 20];
 	size_t len;
 };
@@ -102,15 +103,20 @@ static bool stopping_never(void *d)
 
 static void srv_start(const struct rpc_server_config *cfg, bool allowed)
 {
-	static struct rpc_health_info info = {.version = "t", .role = "daemon", .zone = ""};
+	static const struct api_service *const health[] = {&api_service_health};
 	int sv[2];
-	info.stopping = stopping_never;
-	info.started_ns = now_monotonic_ns();
 	S.len = 0;
 	n_kept = n_cancelled = stream_sent = stream_nobufs = 0;
 	ev_loop_new(&S.loop);
 	rpc_server_new(S.loop, cfg, &S.s);
-	rpc_health_register(S.s, &info);
+	struct api_config acfg = {.rpc = S.s,
+	                          .loop = S.loop,
+	                          .health = {.version = "t",
+	                                     .role = "daemon",
+	                                     .zone = "",
+	                                     .started_ns = now_monotonic_ns(),
+	                                     .stopping = stopping_never}};
+	CHECK_EQ(api_start(&acfg, health, ARRAY_SIZE(health), &S.api), 0);
 	CHECK_EQ(rpc_server_register(S.s, test_methods, ARRAY_SIZE(test_methods)), 0);
 	socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv);
 	struct rpc_peer peer = {.transport = RPC_TRANSPORT_UNIX, .uid = 1234, .allowed = allowed};
@@ -123,6 +129,7 @@ static void srv_stop(void)
 {
 	close(S.fd);
 	rpc_server_free(S.s);
+	api_free(S.api);
 	ev_loop_free(S.loop);
 }
 
@@ -451,6 +458,7 @@ TEST(rpc_server_inflight_limit_and_cancel)
 	CHECK_EQ(n_cancelled, 1);
 	CHECK_EQ(conns(), 0);
 	rpc_server_free(S.s);
+	api_free(S.api);
 	ev_loop_free(S.loop);
 }
 
@@ -595,6 +603,7 @@ TEST(rpc_server_deadline_many_in_any_order)
 	CHECK_EQ(n_cancelled, 6);
 	CHECK_EQ(stats().deadlines_passed, 5);
 	rpc_server_free(S.s);
+	api_free(S.api);
 	ev_loop_free(S.loop);
 }
 

@@ -1,0 +1,125 @@
+/* api/cells.h: what the cells services share — Cells (api/cells.c), Exec
+ * (api/exec.c), Events (api/events.c) and their request checks
+ * (api/cells_req.c); never included outside api/ and its tests. The
+ * services keep no cells state of their own: every answer comes from the
+ * cells library. What they do keep is what outlives a handler — open
+ * streams (log followers, event listeners) and pending calls (start,
+ * freeze, thaw, forced delete, stop, wait) — so a client that goes away
+ * can be detached and kin's stop can end them all. What a request must be
+ * before the library sees it is cells_req.c's, apart from the rest so it
+ * can be fuzzed without a cells library. */
+#pragma once
+
+#include "cells/cells.h"
+#include "proto/cells.pb-c.h"
+#include "api/api-int.h"
+
+/* A call answered from a cells completion callback. The library has no way
+ * to withdraw a callback, so the record lives until the callback runs (or
+ * the service is freed); a cancelled call only clears `call`. */
+struct api_cells_pending {
+	struct list_node node; /* in api_cells.pending, newest first */
+	struct api_cells *svc;
+	struct rpc_call *call;
+	char path[CELLS_PATH_MAX];     /* freeze, thaw: the cell to describe; "" answers Empty */
+	char name[CELLS_NAME_MAX + 1]; /* start: the executable (in cell path) */
+};
+
+/* An open server stream (Logs with follow, Events Subscribe). */
+struct api_cells_stream {
+	struct list_node node; /* in api_cells.streams, newest first */
+	struct api_cells *svc;
+	struct rpc_call *call;
+	struct exec_follower *follower;  /* Logs */
+	struct cells_listener *listener; /* Events */
+	unsigned streams;                /* Logs: bit per exec_stream wanted */
+	char filter[CELLS_PATH_MAX];     /* Events: a subtree, "" for all */
+	uint64_t dropped;                /* bytes or events not delivered yet noted */
+	bool in_setup, ended, closing;
+};
+
+struct api_cells {
+	struct cells *cells; /* NULL: unavailable, why says so */
+	char why[256];
+	struct list_node pending;
+	struct list_node streams;
+	struct api_binding cells_binding, exec_binding, events_binding;
+};
+
+/* The services' handler tables (every handler gets the api_cells as its
+ * userdata and runs only while cells are available). */
+extern const struct api_handlers api_cells_exec_handlers;
+extern const struct api_handlers api_cells_events_handlers;
+bool api_cells_ready(struct rpc_call *call, void *userdata);
+
+/* Ends a call with the library's code and sentence. */
+int api_cells_fail(struct rpc_call *call, const struct cells_err *err);
+/* A handler's end after a failed library call: r, an -ENOMEM nobody
+ * explained, goes back to the server; anything else is the library's
+ * code and sentence. */
+int api_cells_failed(struct rpc_call *call, int r, const struct cells_err *err);
+
+struct api_cells_pending *api_cells_pending_new(struct api_cells *svc, struct rpc_call *call);
+void api_cells_pending_free(struct api_cells_pending *p);
+/* After the library call p was handed to returned r: 1 (pending) keeps p
+ * for the callback and watches the call for cancellation; anything else
+ * frees p. Returns r. */
+int api_cells_pending_settle(struct api_cells_pending *p, int r);
+
+struct api_cells_stream *api_cells_stream_new(struct api_cells *svc, struct rpc_call *call);
+void api_cells_stream_free(struct api_cells_stream *st);
+
+/* A growing array of records a library visit hands over one by one
+ * (cell_list, exec_list): the messages are made once the visit is over. */
+struct api_cells_vec {
+	void *items;
+	size_t n, cap, size; /* size: bytes per record, set before the first push */
+};
+int api_cells_vec_push(struct api_cells_vec *v, const void *item);
+/* Answers a List after the visit that returned r (< 0: the library's
+ * error, err) from the records in v, freed here whatever happens: each
+ * becomes a message of msg_size through fill(msg, record); *ret_n and
+ * *ret_items are out's repeated field. */
+typedef void (*api_cells_fill_fn)(void *msg, const void *record);
+int api_cells_reply_list(struct rpc_call *call, int r, const struct cells_err *err,
+                         struct api_cells_vec *v, size_t msg_size, api_cells_fill_fn fill,
+                         ProtobufCMessage *out, size_t *ret_n, void ***ret_items);
+
+/* ---- request checks (api/cells_req.c) ------------------------------------------------ */
+
+/* Every check fills err (INVALID_ARGUMENT and one sentence naming the
+ * object) and returns -EINVAL, or 0. None needs a cells library. */
+
+/* Create, Update: the path and the limits, parsed. */
+int api_cells_req_limits(const Kin__V1__CreateCellRequest *req, struct cell_limits *l,
+                         struct cells_err *err);
+
+/* Start: cell path, name and spec as exec_start takes them, pointing into
+ * req and b (free b with api_cells_spec_buf_free, whatever the result). */
+struct api_cells_spec_buf {
+	struct exec_spec s;
+	char **argv, **env;
+};
+int api_cells_req_start(const Kin__V1__StartRequest *req, struct api_cells_spec_buf *b,
+                        struct cells_err *err);
+void api_cells_spec_buf_free(struct api_cells_spec_buf *b);
+
+int api_cells_req_signal(const Kin__V1__SignalRequest *req, struct cells_err *err);
+/* Stop: the grace period, 0 made the default. */
+int api_cells_req_stop(const Kin__V1__StopRequest *req, uint64_t *ret_grace_ms,
+                       struct cells_err *err);
+/* Logs: the streams wanted, a bit per exec_stream. */
+int api_cells_req_logs(const Kin__V1__LogsRequest *req, unsigned *ret_streams,
+                       struct cells_err *err);
+int api_cells_req_events(const Kin__V1__EventsRequest *req, struct cells_err *err);
+
+/* Every method of Cells, Exec and Events (in that order, each service's in
+ * its .proto order), named by the generated descriptors, with the checks
+ * its handler makes before the library (for the fuzzer and hostile tests). */
+struct api_cells_req_method {
+	const char *service, *method;
+	const ProtobufCMessageDescriptor *input;
+	int (*check)(const ProtobufCMessage *in, struct cells_err *err); /* NULL: none */
+};
+/* Sets *ret to the table; returns its length. */
+size_t api_cells_req_methods(const struct api_cells_req_method **ret);
