@@ -6,12 +6,23 @@
 #include <string.h>
 #include <sys/socket.h>
 
-/* cap becomes new_cap bytes at p, and the shared total follows. */
-static void account(size_t *total, size_t *cap, size_t new_cap)
+/* data becomes new_cap bytes (0: freed), and the shared total follows.
+ * -ENOMEM leaves everything as it was. */
+static int resize(uint8_t **data, size_t *cap, size_t *total, size_t new_cap)
 {
+	if (new_cap) {
+		uint8_t *p = realloc(*data, new_cap);
+		if (!p)
+			return -ENOMEM;
+		*data = p;
+	} else {
+		free(*data);
+		*data = NULL;
+	}
 	if (total)
 		*total = *total - *cap + new_cap;
 	*cap = new_cap;
+	return 0;
 }
 
 /* Would growing from cap to new_cap take the shared total past budget?
@@ -30,12 +41,8 @@ void buf_in_init(struct buf_in *b, size_t min, size_t keep, size_t budget, size_
 
 ssize_t buf_in_read(struct buf_in *b, int fd, bool socket)
 {
-	if (!b->data) {
-		b->data = malloc(b->min);
-		if (!b->data)
-			return -ENOMEM;
-		account(b->total, &b->cap, b->min);
-	}
+	if (!b->data && resize(&b->data, &b->cap, b->total, b->min) < 0)
+		return -ENOMEM;
 	if (b->len == b->cap)
 		return -EAGAIN;
 	ssize_t n = socket ? recv(fd, b->data + b->len, b->cap - b->len, MSG_DONTWAIT)
@@ -64,12 +71,7 @@ int buf_in_reserve(struct buf_in *b, size_t n)
 		return 0;
 	if (over_budget(b->total, b->budget, b->keep, b->cap, n))
 		return -ENOBUFS;
-	uint8_t *p = realloc(b->data, n);
-	if (!p)
-		return -ENOMEM;
-	b->data = p;
-	account(b->total, &b->cap, n);
-	return 0;
+	return resize(&b->data, &b->cap, b->total, n);
 }
 
 void buf_in_compact(struct buf_in *b)
@@ -81,10 +83,8 @@ void buf_in_compact(struct buf_in *b)
 
 void buf_in_free(struct buf_in *b)
 {
-	free(b->data);
-	b->data = NULL;
+	resize(&b->data, &b->cap, b->total, 0);
 	b->off = b->len = 0;
-	account(b->total, &b->cap, 0);
 }
 
 /* ---- output ------------------------------------------------------------------------- */
@@ -110,11 +110,8 @@ int buf_out_reserve(struct buf_out *b, size_t n, uint8_t **ret)
 			cap *= 2;
 		if (over_budget(b->total, b->budget, b->keep, b->cap, cap))
 			return -ENOBUFS;
-		uint8_t *p = realloc(b->data, cap);
-		if (!p)
+		if (resize(&b->data, &b->cap, b->total, cap) < 0)
 			return -ENOMEM;
-		b->data = p;
-		account(b->total, &b->cap, cap);
 	}
 	*ret = b->data + b->len;
 	return 0;
@@ -153,8 +150,6 @@ int buf_out_flush(struct buf_out *b, int fd, bool socket)
 
 void buf_out_free(struct buf_out *b)
 {
-	free(b->data);
-	b->data = NULL;
+	resize(&b->data, &b->cap, b->total, 0);
 	b->off = b->len = 0;
-	account(b->total, &b->cap, 0);
 }

@@ -445,21 +445,9 @@ static int route_attach(struct rpc_route *r, int fd, bool probe)
 	return 0;
 }
 
-int rpc_route_remove(struct rpc_server *s, const char *name, const char *why)
-{
-	struct rpc_route *r = route_find(s, name);
-	if (!r)
-		return -ENOENT;
-	r->busy++;
-	route_down(r, "%s", why ? why : "removed");
-	r->busy--;
-	r->removed = true;
-	if (!r->busy)
-		route_free(r);
-	return 0;
-}
-
-int rpc_route_close(struct rpc_server *s, const char *name, const char *why)
+/* Down (its calls end UNAVAILABLE), and with remove forgotten: freed
+ * now, or by the handler or callback that still holds it. */
+static int route_end(struct rpc_server *s, const char *name, const char *why, bool remove)
 {
 	struct rpc_route *r = route_find(s, name);
 	if (!r)
@@ -467,9 +455,21 @@ int rpc_route_close(struct rpc_server *s, const char *name, const char *why)
 	r->busy++;
 	route_down(r, "%s", why);
 	r->busy--;
+	if (remove)
+		r->removed = true;
 	if (r->removed && !r->busy)
 		route_free(r);
 	return 0;
+}
+
+int rpc_route_remove(struct rpc_server *s, const char *name, const char *why)
+{
+	return route_end(s, name, why ? why : "removed", true);
+}
+
+int rpc_route_close(struct rpc_server *s, const char *name, const char *why)
+{
+	return route_end(s, name, why, false);
 }
 
 enum rpc_route_state rpc_route_state(struct rpc_server *s, const char *name)
