@@ -14,7 +14,9 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 
-#define ROUTE_IN_MIN (64 * 1024)
+#define ROUTE_BUF_MIN                                                                              \
+	(64 *                                                                                      \
+	 1024) /* the input buffer from attach on; larger ones, in or out, are freed once empty */
 
 struct relay {
 	struct list_node node; /* in rpc_route.relays, newest first */
@@ -32,7 +34,7 @@ struct rpc_route {
 	struct ev_source src;
 	enum rpc_route_state state;
 	char why[160];      /* why it is down */
-	struct buf_in in;   /* ROUTE_IN_MIN from attach on, grown to a frame's size */
+	struct buf_in in;   /* ROUTE_BUF_MIN from attach on, grown to a frame's size */
 	struct buf_out out; /* RPC_ROUTE_OUT_MAX pending */
 	uint32_t next_id;
 	uint32_t events;
@@ -383,8 +385,8 @@ int rpc_route_add(struct rpc_server *s, const char *name, int fd, unsigned flags
 	                        .events = EPOLLIN};
 	str_copy(r->name, sizeof(r->name), name);
 	r->src = (struct ev_source){.fd = -1, .fn = route_on_event, .data = r};
-	buf_in_init(&r->in, ROUTE_IN_MIN, ROUTE_IN_MIN, 0, NULL);
-	buf_out_init(&r->out, RPC_ROUTE_OUT_MAX, ROUTE_IN_MIN, 0, NULL);
+	buf_in_init(&r->in, ROUTE_BUF_MIN, ROUTE_BUF_MIN, 0, NULL);
+	buf_out_init(&r->out, RPC_ROUTE_OUT_MAX, ROUTE_BUF_MIN, 0, NULL);
 	list_init(&r->relays);
 	list_push(&rs->list, &r->node);
 	rs->n++;
@@ -416,7 +418,7 @@ int rpc_route_attach(struct rpc_server *s, const char *name, int fd)
 static int route_attach(struct rpc_route *r, int fd, bool probe)
 {
 	r->src.fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-	int e = r->src.fd < 0 ? -errno : buf_in_reserve(&r->in, ROUTE_IN_MIN);
+	int e = r->src.fd < 0 ? -errno : buf_in_reserve(&r->in, ROUTE_BUF_MIN);
 	if (e == 0)
 		e = fd_set_nonblock(r->src.fd, true);
 	if (e == 0)
