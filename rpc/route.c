@@ -14,9 +14,9 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 
-#define ROUTE_BUF_MIN                                                                              \
-	(64 *                                                                                      \
-	 1024) /* the input buffer from attach on; larger ones, in or out, are freed once empty */
+/* The input buffer from attach on; larger ones, in or out, are freed
+ * once empty. */
+#define ROUTE_BUF_MIN (64 * 1024)
 
 struct relay {
 	struct list_node node; /* in rpc_route.relays, newest first */
