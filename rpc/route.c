@@ -14,10 +14,12 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 
-#define ROUTE_IN_MIN (64 * 1024)
+/* The input buffer from attach on; larger ones, in or out, are freed
+ * once empty. */
+#define ROUTE_BUF_MIN (64 * 1024)
 
 struct relay {
-	struct relay *prev, *next;
+	struct list_node node; /* in rpc_route.relays, newest first */
 	struct rpc_route *route;
 	uint32_t id;            /* the stream on the route */
 	struct rpc_call *call;  /* the caller's; NULL for this kin's own calls */
@@ -26,19 +28,17 @@ struct relay {
 };
 
 struct rpc_route {
-	struct rpc_route *next;
+	struct list_node node; /* in rpc_routes.list, newest first */
 	struct rpc_server *server;
 	char name[RPC_ROUTE_NAME_MAX + 1];
 	struct ev_source src;
 	enum rpc_route_state state;
-	char why[160]; /* why it is down */
-	uint8_t *in;
-	size_t in_len, in_cap;
-	uint8_t *out;
-	size_t out_off, out_len, out_cap;
+	char why[160];      /* why it is down */
+	struct buf_in in;   /* ROUTE_BUF_MIN from attach on, grown to a frame's size */
+	struct buf_out out; /* RPC_ROUTE_OUT_MAX pending */
 	uint32_t next_id;
 	uint32_t events;
-	struct relay *relays;
+	struct list_node relays;
 	unsigned inflight;
 	unsigned busy; /* inside its handler or a callback: free later */
 	bool probe;    /* attached later: probe then */
@@ -46,7 +46,7 @@ struct rpc_route {
 };
 
 struct rpc_routes {
-	struct rpc_route *list;
+	struct list_node list;
 	size_t n;
 };
 
@@ -74,17 +74,21 @@ bool rpc_route_name_is_valid(const char *name)
 static struct rpc_routes *routes_of(struct rpc_server *s, bool create)
 {
 	struct rpc_routes **rs = rpc_server_routes(s);
-	if (!*rs && create)
+	if (!*rs && create) {
 		*rs = calloc(1, sizeof(**rs));
+		if (*rs)
+			list_init(&(*rs)->list);
+	}
 	return *rs;
 }
 
 static struct rpc_route *route_find(struct rpc_server *s, const char *name)
 {
 	struct rpc_routes *rs = routes_of(s, false);
-	for (struct rpc_route *r = rs ? rs->list : NULL; r; r = r->next)
-		if (!r->removed && strcmp(r->name, name) == 0)
-			return r;
+	struct rpc_route *r;
+	if (!rs)
+		return NULL;
+	list_for_each(r, &rs->list, node) if (!r->removed && strcmp(r->name, name) == 0) return r;
 	return NULL;
 }
 
@@ -92,21 +96,14 @@ static struct rpc_route *route_find(struct rpc_server *s, const char *name)
 
 static void relay_unlink(struct relay *rl)
 {
-	struct rpc_route *r = rl->route;
-	if (rl->prev)
-		rl->prev->next = rl->next;
-	else
-		r->relays = rl->next;
-	if (rl->next)
-		rl->next->prev = rl->prev;
-	r->inflight--;
+	list_remove(&rl->node);
+	rl->route->inflight--;
 }
 
 static struct relay *relay_find(struct rpc_route *r, uint32_t id)
 {
-	for (struct relay *rl = r->relays; rl; rl = rl->next)
-		if (rl->id == id)
-			return rl;
+	struct relay *rl;
+	list_for_each(rl, &r->relays, node) if (rl->id == id) return rl;
 	return NULL;
 }
 
@@ -131,7 +128,7 @@ static void route_update_events(struct rpc_route *r)
 {
 	if (r->state == RPC_ROUTE_DOWN)
 		return;
-	uint32_t want = EPOLLIN | (r->out_len > r->out_off ? EPOLLOUT : 0);
+	uint32_t want = EPOLLIN | (buf_out_pending(&r->out) ? EPOLLOUT : 0);
 	if (want != r->events && ev_mod(rpc_server_loop(r->server), &r->src, want) == 0)
 		r->events = want;
 }
@@ -154,14 +151,13 @@ static void route_down(struct rpc_route *r, const char *fmt, ...)
 		close(r->src.fd);
 	}
 	r->src.fd = -1;
-	free(r->in);
-	free(r->out);
-	r->in = r->out = NULL;
-	r->in_len = r->in_cap = r->out_len = r->out_off = r->out_cap = 0;
+	buf_in_free(&r->in);
+	buf_out_free(&r->out);
 	snprintf(msg, sizeof(msg), "%s: %s", r->name, r->why);
 	r->busy++;
-	while (r->relays)
-		relay_fail(r->relays, RPC_UNAVAILABLE, msg);
+	struct relay *rl;
+	while ((rl = list_first_entry(&r->relays, struct relay, node)))
+		relay_fail(rl, RPC_UNAVAILABLE, msg);
 	r->busy--;
 }
 
@@ -170,27 +166,10 @@ static void route_down(struct rpc_route *r, const char *fmt, ...)
  * is never freed under its feet. */
 static void route_flush(struct rpc_route *r, bool may_down)
 {
-	while (r->out_len > r->out_off) {
-		ssize_t n = send(r->src.fd, r->out + r->out_off, r->out_len - r->out_off,
-		                 MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno != EAGAIN && may_down) {
-				route_down(r, "the child's channel failed: %s", strerror(errno));
-				return;
-			}
-			break;
-		}
-		r->out_off += (size_t)n;
-	}
-	if (r->out && r->out_off == r->out_len) {
-		r->out_off = r->out_len = 0;
-		if (r->out_cap > ROUTE_IN_MIN) {
-			free(r->out);
-			r->out = NULL;
-			r->out_cap = 0;
-		}
+	int e = buf_out_flush(&r->out, r->src.fd, true);
+	if (e < 0 && e != -EAGAIN && may_down) {
+		route_down(r, "the child's channel failed: %s", strerror(-e));
+		return;
 	}
 	route_update_events(r);
 }
@@ -200,27 +179,9 @@ static int route_queue(struct rpc_route *r, const uint8_t *frame, size_t len)
 {
 	if (r->state == RPC_ROUTE_DOWN)
 		return -EPIPE;
-	size_t pending = r->out_len - r->out_off;
-	if (pending + len > RPC_ROUTE_OUT_MAX)
-		return -ENOBUFS;
-	if (r->out_len + len > r->out_cap) {
-		if (pending)
-			memmove(r->out, r->out + r->out_off, pending);
-		r->out_off = 0;
-		r->out_len = pending;
-		if (r->out_len + len > r->out_cap) {
-			size_t cap = r->out_cap ? r->out_cap : 4096;
-			while (cap < r->out_len + len)
-				cap *= 2;
-			uint8_t *p = realloc(r->out, cap);
-			if (!p)
-				return -ENOMEM;
-			r->out = p;
-			r->out_cap = cap;
-		}
-	}
-	memcpy(r->out + r->out_len, frame, len);
-	r->out_len += len;
+	int e = buf_out_append(&r->out, frame, len);
+	if (e < 0)
+		return e;
 	route_flush(r, false);
 	return 0;
 }
@@ -258,11 +219,7 @@ static void relay_cancelled(struct rpc_call *call, void *data)
 static void route_free(struct rpc_route *r)
 {
 	struct rpc_routes *rs = routes_of(r->server, false);
-	for (struct rpc_route **pp = &rs->list; *pp; pp = &(*pp)->next)
-		if (*pp == r) {
-			*pp = r->next;
-			break;
-		}
+	list_remove(&r->node);
 	rs->n--;
 	free(r);
 }
@@ -318,10 +275,9 @@ static void route_frame(struct rpc_route *r, const struct rpc_header *h, const u
 /* Every complete frame in the input buffer. */
 static void route_process(struct rpc_route *r)
 {
-	size_t pos = 0;
-	while (r->state != RPC_ROUTE_DOWN && r->in_len - pos >= RPC_HEADER_SIZE) {
+	while (r->state != RPC_ROUTE_DOWN && buf_in_has(&r->in, RPC_HEADER_SIZE)) {
 		struct rpc_header h;
-		rpc_header_decode(r->in + pos, &h);
+		rpc_header_decode(buf_in_peek(&r->in), &h);
 		int e = rpc_header_check(&h, false);
 		if (e < 0) {
 			route_down(r, "the child sent a malformed frame (%s)",
@@ -331,36 +287,19 @@ static void route_process(struct rpc_route *r)
 			                          : "bad flags");
 			return;
 		}
-		size_t need = RPC_HEADER_SIZE + h.length;
-		if (r->in_len - pos < need) {
-			if (need > r->in_cap) { /* checked: at most 4 MiB + 10 */
-				memmove(r->in, r->in + pos, r->in_len - pos);
-				r->in_len -= pos;
-				pos = 0;
-				uint8_t *p = realloc(r->in, need);
-				if (!p) {
-					route_down(r, "out of memory");
-					return;
-				}
-				r->in = p;
-				r->in_cap = need;
-			}
+		size_t need = RPC_HEADER_SIZE + (size_t)h.length;
+		if (!buf_in_has(&r->in, need)) {
+			/* Room for exactly this frame: checked, at most 4 MiB + 10. */
+			if (buf_in_reserve(&r->in, need) < 0)
+				route_down(r, "out of memory");
 			break;
 		}
-		route_frame(r, &h, r->in + pos + RPC_HEADER_SIZE);
-		pos += need;
+		const uint8_t *data = buf_in_peek(&r->in) + RPC_HEADER_SIZE;
+		buf_in_consume(&r->in, need); /* data stays put until buf_in_compact */
+		route_frame(r, &h, data);
 	}
-	if (r->state == RPC_ROUTE_DOWN)
-		return;
-	memmove(r->in, r->in + pos, r->in_len - pos);
-	r->in_len -= pos;
-	if (r->in_len == 0 && r->in_cap > ROUTE_IN_MIN) {
-		uint8_t *p = realloc(r->in, ROUTE_IN_MIN);
-		if (p) {
-			r->in = p;
-			r->in_cap = ROUTE_IN_MIN;
-		}
-	}
+	if (r->state != RPC_ROUTE_DOWN)
+		buf_in_compact(&r->in);
 }
 
 static void route_on_event(struct ev_source *src, uint32_t events)
@@ -370,20 +309,15 @@ static void route_on_event(struct ev_source *src, uint32_t events)
 	if (events & (EPOLLOUT | EPOLLERR))
 		route_flush(r, true);
 	if (r->state != RPC_ROUTE_DOWN && (events & (EPOLLIN | EPOLLHUP | EPOLLERR))) {
-		/* One read per wakeup, like any connection. */
-		ssize_t n =
-		    r->in_len == r->in_cap ? -1 : /* cannot happen: frames fit */
-		        recv(r->src.fd, r->in + r->in_len, r->in_cap - r->in_len, MSG_DONTWAIT);
-		if (n < 0 && r->in_len == r->in_cap)
-			errno = EAGAIN;
+		/* One read per wakeup, like any connection. A full buffer
+		 * cannot happen (it is grown for a whole frame): -EAGAIN. */
+		ssize_t n = buf_in_read(&r->in, r->src.fd, true);
 		if (n == 0)
 			route_down(r, "the child kin closed its channel");
-		else if (n < 0 && errno != EAGAIN && errno != EINTR)
-			route_down(r, "the child's channel failed: %s", strerror(errno));
-		else if (n > 0) {
-			r->in_len += (size_t)n;
+		else if (n < 0 && n != -EAGAIN)
+			route_down(r, "the child's channel failed: %s", strerror((int)-n));
+		else if (n > 0)
 			route_process(r);
-		}
 	}
 	r->busy--;
 	if (r->removed && !r->busy)
@@ -425,10 +359,7 @@ static struct relay *relay_new(struct rpc_route *r)
 		return NULL;
 	rl->route = r;
 	rl->id = id;
-	rl->next = r->relays;
-	if (r->relays)
-		r->relays->prev = rl;
-	r->relays = rl;
+	list_push(&r->relays, &rl->node);
 	r->inflight++;
 	return rl;
 }
@@ -454,8 +385,10 @@ int rpc_route_add(struct rpc_server *s, const char *name, int fd, unsigned flags
 	                        .events = EPOLLIN};
 	str_copy(r->name, sizeof(r->name), name);
 	r->src = (struct ev_source){.fd = -1, .fn = route_on_event, .data = r};
-	r->next = rs->list;
-	rs->list = r;
+	buf_in_init(&r->in, ROUTE_BUF_MIN, ROUTE_BUF_MIN, 0, NULL);
+	buf_out_init(&r->out, RPC_ROUTE_OUT_MAX, ROUTE_BUF_MIN, 0, NULL);
+	list_init(&r->relays);
+	list_push(&rs->list, &r->node);
 	rs->n++;
 	log_debug("rpc: route %s added", name);
 	if (fd < 0) {
@@ -465,7 +398,7 @@ int rpc_route_add(struct rpc_server *s, const char *name, int fd, unsigned flags
 	}
 	int e = route_attach(r, fd, flags & RPC_ROUTE_PROBE);
 	if (e < 0) {
-		rs->list = r->next;
+		list_remove(&r->node);
 		rs->n--;
 		free(r);
 	}
@@ -484,19 +417,17 @@ int rpc_route_attach(struct rpc_server *s, const char *name, int fd)
 
 static int route_attach(struct rpc_route *r, int fd, bool probe)
 {
-	r->in = malloc(ROUTE_IN_MIN);
-	r->in_cap = ROUTE_IN_MIN;
 	r->src.fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-	int e = r->src.fd < 0 ? -errno : !r->in ? -ENOMEM : fd_set_nonblock(r->src.fd, true);
+	int e = r->src.fd < 0 ? -errno : buf_in_reserve(&r->in, ROUTE_BUF_MIN);
+	if (e == 0)
+		e = fd_set_nonblock(r->src.fd, true);
 	if (e == 0)
 		e = ev_add(rpc_server_loop(r->server), &r->src, EPOLLIN);
 	if (e < 0) {
 		if (r->src.fd >= 0)
 			close(r->src.fd);
 		r->src.fd = -1;
-		free(r->in);
-		r->in = NULL;
-		r->in_cap = 0;
+		buf_in_free(&r->in);
 		return e;
 	}
 	r->events = EPOLLIN;
@@ -516,21 +447,9 @@ static int route_attach(struct rpc_route *r, int fd, bool probe)
 	return 0;
 }
 
-int rpc_route_remove(struct rpc_server *s, const char *name, const char *why)
-{
-	struct rpc_route *r = route_find(s, name);
-	if (!r)
-		return -ENOENT;
-	r->busy++;
-	route_down(r, "%s", why ? why : "removed");
-	r->busy--;
-	r->removed = true;
-	if (!r->busy)
-		route_free(r);
-	return 0;
-}
-
-int rpc_route_close(struct rpc_server *s, const char *name, const char *why)
+/* Down (its calls end UNAVAILABLE), and with remove forgotten: freed
+ * now, or by the handler or callback that still holds it. */
+static int route_end(struct rpc_server *s, const char *name, const char *why, bool remove)
 {
 	struct rpc_route *r = route_find(s, name);
 	if (!r)
@@ -538,9 +457,21 @@ int rpc_route_close(struct rpc_server *s, const char *name, const char *why)
 	r->busy++;
 	route_down(r, "%s", why);
 	r->busy--;
+	if (remove)
+		r->removed = true;
 	if (r->removed && !r->busy)
 		route_free(r);
 	return 0;
+}
+
+int rpc_route_remove(struct rpc_server *s, const char *name, const char *why)
+{
+	return route_end(s, name, why ? why : "removed", true);
+}
+
+int rpc_route_close(struct rpc_server *s, const char *name, const char *why)
+{
+	return route_end(s, name, why, false);
 }
 
 enum rpc_route_state rpc_route_state(struct rpc_server *s, const char *name)
@@ -554,12 +485,12 @@ void rpc_routes_free(struct rpc_server *s)
 	struct rpc_routes *rs = routes_of(s, false);
 	if (!rs)
 		return;
-	while (rs->list) {
-		struct rpc_route *r = rs->list;
+	struct rpc_route *r;
+	while ((r = list_first_entry(&rs->list, struct rpc_route, node))) {
 		r->busy++;
 		route_down(r, "kin is stopping");
 		r->busy--;
-		rs->list = r->next;
+		list_remove(&r->node);
 		free(r);
 	}
 	free(rs);

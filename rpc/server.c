@@ -30,7 +30,7 @@ struct rpc_listener {
 	char path[108]; /* unix: unlinked at free if it is still ours */
 	dev_t dev;
 	ino_t ino;
-	struct rpc_listener *next;
+	struct list_node node; /* in rpc_server.listeners */
 };
 
 struct ev_loop *rpc_server_loop(const struct rpc_server *s)
@@ -207,8 +207,7 @@ static int listener_add(struct rpc_server *s, int fd, enum rpc_transport t, cons
 		free(l);
 		return r;
 	}
-	l->next = s->listeners;
-	s->listeners = l;
+	list_push(&s->listeners, &l->node);
 	return 0;
 }
 
@@ -238,6 +237,8 @@ int rpc_server_new(struct ev_loop *loop, const struct rpc_server_config *cfg,
 	if (!s)
 		return -ENOMEM;
 	s->loop = loop;
+	list_init(&s->listeners);
+	list_init(&s->conns);
 	if (cfg)
 		s->cfg = *cfg;
 	else
@@ -283,11 +284,13 @@ void rpc_server_free(struct rpc_server *s)
 		return;
 	s->freeing = true;
 	rpc_routes_free(s); /* their calls end UNAVAILABLE while callers are still here */
-	while (s->conns)
-		rpc_conn_close(s->conns);
-	while (s->listeners) {
-		struct rpc_listener *l = s->listeners;
-		s->listeners = l->next;
+	struct rpc_conn *c;
+	while ((c = list_first_entry(&s->conns, struct rpc_conn, node)))
+		rpc_conn_close(c);
+	struct rpc_listener *l, *tmp;
+	list_for_each_safe(l, tmp, &s->listeners, node)
+	{
+		list_remove(&l->node);
 		ev_del(s->loop, &l->src);
 		close(l->src.fd);
 		struct stat st;

@@ -15,12 +15,7 @@ void rpc_call_free(struct rpc_call *call)
 {
 	struct rpc_conn *c = call->conn;
 	if (c) {
-		if (call->prev)
-			call->prev->next = call->next;
-		else
-			c->calls = call->next;
-		if (call->next)
-			call->next->prev = call->prev;
+		list_remove(&call->node);
 		c->inflight--;
 		c->server->stats.inflight--;
 		if (c->server->dispatching == call)
@@ -92,7 +87,7 @@ static void duration_str(uint64_t ns, char *buf, size_t size)
  * call's child is told through Route/Cancel). */
 static void call_deadline_passed(struct rpc_timer *t, uint64_t now_ns)
 {
-	struct rpc_call *call = rpc_container_of(t, struct rpc_call, deadline);
+	struct rpc_call *call = container_of(t, struct rpc_call, deadline);
 	const char *target = rpc_call_metadata(call, RPC_TARGET_KEY);
 	char took[32];
 	(void)now_ns;
@@ -126,7 +121,7 @@ static int queue_data(struct rpc_conn *c, uint32_t stream_id, uint8_t flags,
 	rpc_header_encode(&h, p);
 	if (plen)
 		protobuf_c_message_pack(msg, p + RPC_HEADER_SIZE);
-	c->out_len += RPC_HEADER_SIZE + plen;
+	buf_out_commit(&c->out, RPC_HEADER_SIZE + plen);
 	rpc_conn_output_queued(c);
 	return 0;
 }
@@ -156,7 +151,7 @@ int rpc_call_relay(struct rpc_call *call, uint8_t type, uint8_t flags, const uin
 		rpc_header_encode(&h, p);
 		if (len)
 			memcpy(p + RPC_HEADER_SIZE, data, len);
-		c->out_len += RPC_HEADER_SIZE + len;
+		buf_out_commit(&c->out, RPC_HEADER_SIZE + len);
 		rpc_conn_output_queued(c);
 	}
 	if (last)
@@ -284,9 +279,8 @@ static const struct rpc_method *method_find(const struct rpc_server *s, const ch
 
 static struct rpc_call *call_find(struct rpc_conn *c, uint32_t stream_id)
 {
-	for (struct rpc_call *call = c->calls; call; call = call->next)
-		if (call->stream_id == stream_id)
-			return call;
+	struct rpc_call *call;
+	list_for_each(call, &c->calls, node) if (call->stream_id == stream_id) return call;
 	return NULL;
 }
 
@@ -306,10 +300,7 @@ static struct rpc_call *call_new(struct rpc_conn *c, const struct rpc_method *m,
 			return NULL;
 		}
 	}
-	call->next = c->calls;
-	if (c->calls)
-		c->calls->prev = call;
-	c->calls = call;
+	list_push(&c->calls, &call->node);
 	c->inflight++;
 	c->server->stats.inflight++;
 	c->server->stats.calls++;

@@ -16,28 +16,7 @@
 
 int rpc_conn_out_reserve(struct rpc_conn *c, size_t n, uint8_t **ret)
 {
-	if (rpc_conn_out_pending(c) + n > c->server->cfg.out_max)
-		return -ENOBUFS;
-	if (c->out_len + n > c->out_cap && c->out_off) {
-		memmove(c->out, c->out + c->out_off, rpc_conn_out_pending(c));
-		c->out_len -= c->out_off;
-		c->out_off = 0;
-	}
-	if (c->out_len + n > c->out_cap) {
-		size_t cap = c->out_cap ? c->out_cap : 4096;
-		while (cap < c->out_len + n)
-			cap *= 2;
-		if (cap > RPC_IN_KEEP && c->server->out_total - c->out_cap + cap > RPC_OUT_BUDGET)
-			return -ENOBUFS;
-		uint8_t *p = realloc(c->out, cap);
-		if (!p)
-			return -ENOMEM;
-		c->server->out_total += cap - c->out_cap;
-		c->out = p;
-		c->out_cap = cap;
-	}
-	*ret = c->out + c->out_len;
-	return 0;
+	return buf_out_reserve(&c->out, n, ret);
 }
 
 /* Who is on the other end, for a log line. */
@@ -55,7 +34,7 @@ static void conn_describe(const struct rpc_conn *c, char *buf, size_t size)
  * closes it; shutting the socket down brings that handler here. */
 static void conn_frame_late(struct rpc_timer *t, uint64_t now_ns)
 {
-	struct rpc_conn *c = rpc_container_of(t, struct rpc_conn, frame_timer);
+	struct rpc_conn *c = container_of(t, struct rpc_conn, frame_timer);
 	struct rpc_server *s = c->server;
 	if (c->broken)
 		return;
@@ -66,10 +45,10 @@ static void conn_frame_late(struct rpc_timer *t, uint64_t now_ns)
 	}
 	char who[64];
 	conn_describe(c, who, sizeof(who));
-	size_t have = c->in_len;
+	size_t have = buf_in_pending(&c->in);
 	if (!c->skip && have >= RPC_HEADER_SIZE) {
 		struct rpc_header h;
-		rpc_header_decode(c->in, &h);
+		rpc_header_decode(buf_in_peek(&c->in), &h);
 		log_warn("rpc: closing the connection of %s: a frame stayed incomplete for "
 		         "%u ms (%zu of %u bytes received)",
 		         who, s->cfg.frame_timeout_ms, have, RPC_HEADER_SIZE + h.length);
@@ -90,7 +69,7 @@ static void conn_frame_late(struct rpc_timer *t, uint64_t now_ns)
 static void conn_watch_frame(struct rpc_conn *c, bool reading)
 {
 	struct rpc_server *s = c->server;
-	if (!reading || (c->in_len == 0 && !c->skip)) {
+	if (!reading || (buf_in_pending(&c->in) == 0 && !c->skip)) {
 		rpc_server_timer_remove(s, &c->frame_timer);
 		return;
 	}
@@ -107,9 +86,9 @@ static void conn_watch_frame(struct rpc_conn *c, bool reading)
 static void conn_update_events(struct rpc_conn *c)
 {
 	uint32_t want = 0;
-	if (!c->read_closed && !c->broken && rpc_conn_out_pending(c) < RPC_OUT_HIGH)
+	if (!c->read_closed && !c->broken && buf_out_pending(&c->out) < RPC_OUT_HIGH)
 		want |= EPOLLIN;
-	if (rpc_conn_out_pending(c) || c->broken)
+	if (buf_out_pending(&c->out) || c->broken)
 		want |= EPOLLOUT;
 	if (want != c->events && ev_mod(c->server->loop, &c->src, want) == 0)
 		c->events = want;
@@ -150,7 +129,7 @@ int rpc_conn_queue_response(struct rpc_conn *c, uint32_t stream_id, int code, co
 		return r;
 	}
 	rpc_response_frame_write(p, stream_id, code, msg, msg_len, payload, plen);
-	c->out_len += n;
+	buf_out_commit(&c->out, n);
 	rpc_conn_output_queued(c);
 	return 0;
 }
@@ -172,9 +151,9 @@ void rpc_conn_close(struct rpc_conn *c)
 	struct rpc_server *s = c->server;
 	/* Cancel what is still running; a cancel callback may answer other
 	 * connections' calls, never this one's (conn is already NULL). */
-	while (c->calls) {
-		struct rpc_call *call = c->calls;
-		c->calls = call->next;
+	struct rpc_call *call;
+	while ((call = list_first_entry(&c->calls, struct rpc_call, node))) {
+		list_remove(&call->node);
 		rpc_server_timer_remove(s, &call->deadline);
 		call->conn = NULL;
 		c->inflight--;
@@ -187,17 +166,10 @@ void rpc_conn_close(struct rpc_conn *c)
 	rpc_server_timer_remove(s, &c->frame_timer);
 	ev_del(s->loop, &c->src);
 	close(c->src.fd);
-	if (c->prev)
-		c->prev->next = c->next;
-	else
-		s->conns = c->next;
-	if (c->next)
-		c->next->prev = c->prev;
+	list_remove(&c->node);
 	s->stats.conns--;
-	s->in_total -= c->in_cap;
-	s->out_total -= c->out_cap;
-	free(c->in);
-	free(c->out);
+	buf_in_free(&c->in);
+	buf_out_free(&c->out);
 	rpc_conn_closed_fn fn = s->freeing ? NULL : c->on_close;
 	void *fn_data = c->on_close_data;
 	free(c);
@@ -207,160 +179,113 @@ void rpc_conn_close(struct rpc_conn *c)
 
 static int conn_flush(struct rpc_conn *c)
 {
-	while (rpc_conn_out_pending(c)) {
-		ssize_t n = c->not_socket
-		                ? write(c->src.fd, c->out + c->out_off, rpc_conn_out_pending(c))
-		                : send(c->src.fd, c->out + c->out_off, rpc_conn_out_pending(c),
-		                       MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return errno == EAGAIN ? 0 : -errno;
-		}
-		c->out_off += (size_t)n;
-	}
-	c->out_off = c->out_len = 0;
-	if (c->out_cap > RPC_IN_KEEP) {
-		c->server->out_total -= c->out_cap;
-		free(c->out);
-		c->out = NULL;
-		c->out_cap = 0;
-	}
-	return 0;
+	int r = buf_out_flush(&c->out, c->src.fd, !c->not_socket);
+	return r == -EAGAIN ? 0 : r;
+}
+
+/* A frame refused on its header (r: rpc_header_check's error, or
+ * -ENOBUFS for one over the input budget): answered on its stream, its
+ * data dropped unread, as ttrpc does. */
+static void conn_refuse_frame(struct rpc_conn *c, const struct rpc_header *h, int r)
+{
+	if (r == -EMSGSIZE)
+		rpc_conn_queue_status(c, h->stream_id, RPC_RESOURCE_EXHAUSTED,
+		                      "message of %u bytes exceeds the maximum of %u bytes",
+		                      h->length, RPC_MESSAGE_MAX);
+	else if (r == -EBADR)
+		rpc_conn_queue_status(c, h->stream_id, RPC_INVALID_ARGUMENT,
+		                      "stream id %u: client streams must have odd ids",
+		                      h->stream_id);
+	else if (r == -ENOBUFS)
+		/* Too many big frames arriving at once: refused like an
+		 * oversize one. */
+		rpc_conn_queue_status(c, h->stream_id, RPC_RESOURCE_EXHAUSTED,
+		                      "message of %u bytes refused: kin is receiving "
+		                      "too many large messages at once; retry",
+		                      h->length);
+	else
+		rpc_conn_queue_status(c, h->stream_id, RPC_INVALID_ARGUMENT,
+		                      "stream %u: flags 0x%x are not valid for message type %u",
+		                      h->stream_id, h->flags, h->type);
+	buf_in_consume(&c->in, RPC_HEADER_SIZE);
+	c->skip = h->length;
+}
+
+/* Drops what is left of a refused frame. True once it is all gone. */
+static bool conn_skip(struct rpc_conn *c)
+{
+	size_t have = buf_in_pending(&c->in);
+	size_t n = have < c->skip ? have : (size_t)c->skip;
+	buf_in_consume(&c->in, n);
+	c->skip -= n;
+	if (c->skip)
+		return false;
+	c->frames++;
+	return true;
 }
 
 /* Handles every complete frame in the input buffer while the output has
  * room. Returns -EPROTO when the stream cannot be trusted any more. */
 static int conn_process(struct rpc_conn *c)
 {
-	size_t pos = 0;
 	int r = 0;
 
-	while (!c->broken && rpc_conn_out_pending(c) < RPC_OUT_HIGH) {
-		if (c->skip) {
-			size_t n = c->in_len - pos < c->skip ? c->in_len - pos : (size_t)c->skip;
-			pos += n;
-			c->skip -= n;
-			if (c->skip)
-				break;
-			c->frames++;
-		}
-		if (c->in_len - pos < RPC_HEADER_SIZE)
+	while (!c->broken && buf_out_pending(&c->out) < RPC_OUT_HIGH) {
+		if (c->skip && !conn_skip(c))
+			break;
+		if (!buf_in_has(&c->in, RPC_HEADER_SIZE))
 			break;
 		struct rpc_header h;
-		rpc_header_decode(c->in + pos, &h);
+		rpc_header_decode(buf_in_peek(&c->in), &h);
 		r = rpc_header_check(&h, true);
 		if (r == -EPROTO) {
 			c->server->stats.proto_errors++;
 			break;
 		}
 		if (r < 0) {
-			/* Answer on the stream, drop the data unread, as ttrpc does. */
-			if (r == -EMSGSIZE)
-				rpc_conn_queue_status(
-				    c, h.stream_id, RPC_RESOURCE_EXHAUSTED,
-				    "message of %u bytes exceeds the maximum of %u bytes", h.length,
-				    RPC_MESSAGE_MAX);
-			else if (r == -EBADR)
-				rpc_conn_queue_status(
-				    c, h.stream_id, RPC_INVALID_ARGUMENT,
-				    "stream id %u: client streams must have odd ids", h.stream_id);
-			else
-				rpc_conn_queue_status(
-				    c, h.stream_id, RPC_INVALID_ARGUMENT,
-				    "stream %u: flags 0x%x are not valid for message type %u",
-				    h.stream_id, h.flags, h.type);
-			pos += RPC_HEADER_SIZE;
-			c->skip = h.length;
+			conn_refuse_frame(c, &h, r);
 			r = 0;
 			continue;
 		}
-		if (c->in_len - pos < RPC_HEADER_SIZE + (size_t)h.length) {
+		size_t need = RPC_HEADER_SIZE + (size_t)h.length;
+		if (!buf_in_has(&c->in, need)) {
 			/* Incomplete: make room for exactly this frame (checked above). */
-			size_t need = RPC_HEADER_SIZE + h.length;
-			if (need > c->in_cap - pos) {
-				memmove(c->in, c->in + pos, c->in_len - pos);
-				c->in_len -= pos;
-				pos = 0;
-				if (need > c->in_cap && need > RPC_IN_KEEP &&
-				    c->server->in_total - c->in_cap + need > RPC_IN_BUDGET) {
-					/* Too many big frames arriving at once: refuse this
-					 * one like an oversize one, unread. */
-					rpc_conn_queue_status(
-					    c, h.stream_id, RPC_RESOURCE_EXHAUSTED,
-					    "message of %u bytes refused: kin is receiving "
-					    "too many large messages at once; retry",
-					    h.length);
-					pos += RPC_HEADER_SIZE;
-					c->skip = h.length;
-					continue;
-				}
-				if (need > c->in_cap) {
-					uint8_t *p = realloc(c->in, need);
-					if (!p) {
-						r = -ENOMEM;
-						break;
-					}
-					c->server->in_total += need - c->in_cap;
-					c->in = p;
-					c->in_cap = need;
-				}
+			r = buf_in_reserve(&c->in, need);
+			if (r == -ENOBUFS) {
+				conn_refuse_frame(c, &h, r);
+				r = 0;
+				continue;
 			}
 			break;
 		}
-		const uint8_t *data = c->in + pos + RPC_HEADER_SIZE;
-		pos += RPC_HEADER_SIZE + h.length;
+		const uint8_t *data = buf_in_peek(&c->in) + RPC_HEADER_SIZE;
+		buf_in_consume(&c->in, need); /* data stays put until buf_in_compact */
 		c->frames++;
 		if (h.type == RPC_TYPE_REQUEST)
 			rpc_conn_handle_request(c, &h, data);
 		else
 			rpc_conn_handle_data(c, &h);
 	}
-	if (pos) {
-		memmove(c->in, c->in + pos, c->in_len - pos);
-		c->in_len -= pos;
-	}
-	if (c->in_len == 0 && c->in_cap > RPC_IN_KEEP) {
-		c->server->in_total -= c->in_cap;
-		free(c->in);
-		c->in = NULL;
-		c->in_cap = 0;
-	}
+	buf_in_compact(&c->in);
 	return r;
 }
 
 static bool in_has_frame(const struct rpc_conn *c)
 {
 	struct rpc_header h;
-	if (c->skip || c->in_len < RPC_HEADER_SIZE)
+	if (c->skip || !buf_in_has(&c->in, RPC_HEADER_SIZE))
 		return false;
-	rpc_header_decode(c->in, &h);
-	return c->in_len - RPC_HEADER_SIZE >= h.length;
+	rpc_header_decode(buf_in_peek(&c->in), &h);
+	return buf_in_has(&c->in, RPC_HEADER_SIZE + (size_t)h.length);
 }
 
 /* One read(2) per wakeup. Returns 0, or -errno to close. */
 static int conn_read(struct rpc_conn *c)
 {
-	if (!c->in) {
-		c->in = malloc(RPC_IN_MIN);
-		if (!c->in)
-			return -ENOMEM;
-		c->in_cap = RPC_IN_MIN;
-		c->server->in_total += RPC_IN_MIN;
-	}
-	if (c->in_len == c->in_cap)
-		return 0; /* a full buffer holds a frame waiting for output room */
-	ssize_t n = c->not_socket
-	                ? read(c->src.fd, c->in + c->in_len, c->in_cap - c->in_len)
-	                : recv(c->src.fd, c->in + c->in_len, c->in_cap - c->in_len, MSG_DONTWAIT);
-	if (n < 0)
-		return errno == EAGAIN || errno == EINTR ? 0 : -errno;
-	if (n == 0) {
+	ssize_t n = buf_in_read(&c->in, c->src.fd, !c->not_socket);
+	if (n == 0)
 		c->read_closed = true;
-		return 0;
-	}
-	c->in_len += (size_t)n;
-	return 0;
+	return n == -EAGAIN || n >= 0 ? 0 : (int)n;
 }
 
 static void conn_on_event(struct ev_source *src, uint32_t events)
@@ -380,7 +305,7 @@ static void conn_on_event(struct ev_source *src, uint32_t events)
 			r = conn_process(c);
 		if (r == 0 && !c->broken)
 			r = conn_flush(c);
-	} while (r == 0 && !c->broken && !rpc_conn_out_pending(c) && in_has_frame(c));
+	} while (r == 0 && !c->broken && !buf_out_pending(&c->out) && in_has_frame(c));
 	c->in_event = false;
 	if (r < 0 || c->broken) {
 		log_debug("rpc: closing connection (uid %u): %s", (unsigned)c->peer.uid,
@@ -392,7 +317,7 @@ static void conn_on_event(struct ev_source *src, uint32_t events)
 	}
 	/* Half-closed and nothing left to answer: done. Leftover bytes there
 	 * are a truncated frame that can never complete. */
-	if (c->read_closed && !c->inflight && !rpc_conn_out_pending(c)) {
+	if (c->read_closed && !c->inflight && !buf_out_pending(&c->out)) {
 		rpc_conn_close(c);
 		return;
 	}
@@ -426,6 +351,9 @@ int rpc_server_add_conn_notify(struct rpc_server *s, int fd, const struct rpc_pe
 	                       .on_close = on_close,
 	                       .on_close_data = data,
 	                       .frame_timer = {.fn = conn_frame_late}};
+	buf_in_init(&c->in, RPC_IN_MIN, RPC_IN_KEEP, RPC_IN_BUDGET, &s->in_total);
+	buf_out_init(&c->out, s->cfg.out_max, RPC_IN_KEEP, RPC_OUT_BUDGET, &s->out_total);
+	list_init(&c->calls);
 	int r = fd_set_nonblock(fd, true);
 	if (r == 0)
 		r = ev_add(s->loop, &c->src, c->events);
@@ -434,10 +362,7 @@ int rpc_server_add_conn_notify(struct rpc_server *s, int fd, const struct rpc_pe
 		free(c);
 		return r;
 	}
-	c->next = s->conns;
-	if (s->conns)
-		s->conns->prev = c;
-	s->conns = c;
+	list_push(&s->conns, &c->node);
 	s->stats.conns++;
 	s->stats.accepted++;
 	return 0;

@@ -23,11 +23,9 @@ struct rpc_conn {
 	struct ev_source src;
 	struct rpc_server *server;
 	struct rpc_peer peer;
-	uint8_t *in;
-	size_t in_len, in_cap;
-	uint64_t skip; /* bytes of a refused frame still to discard */
-	uint8_t *out;
-	size_t out_off, out_len, out_cap;
+	struct buf_in in;   /* RPC_IN_MIN, grown to a frame's size; RPC_IN_BUDGET */
+	uint64_t skip;      /* bytes of a refused frame still to discard */
+	struct buf_out out; /* cfg.out_max pending; RPC_OUT_BUDGET */
 	uint32_t last_stream;
 	uint32_t events; /* the epoll mask set now */
 	unsigned inflight;
@@ -44,13 +42,13 @@ struct rpc_conn {
 	struct rpc_timer frame_timer;
 	uint64_t frame_deadline_ns;
 	uint64_t frames, frames_at_arm; /* frames taken in; the count when armed */
-	struct rpc_call *calls;
-	struct rpc_conn *prev, *next;
+	struct list_node calls;         /* its rpc_call.node, newest first */
+	struct list_node node;          /* in rpc_server.conns */
 };
 
 struct rpc_call {
 	struct rpc_conn *conn;
-	struct rpc_call *prev, *next;
+	struct list_node node; /* in conn->calls while conn is set */
 	const struct rpc_method *method;
 	struct rpc_request req;
 	uint32_t stream_id;
@@ -66,8 +64,8 @@ struct rpc_server {
 	struct rpc_server_config cfg;
 	const struct rpc_method *methods[RPC_METHODS_MAX];
 	size_t n_methods;
-	struct rpc_listener *listeners;
-	struct rpc_conn *conns;
+	struct list_node listeners;   /* struct rpc_listener, newest first */
+	struct list_node conns;       /* struct rpc_conn, newest first */
 	struct rpc_call *dispatching; /* the call whose handler runs now */
 	struct rpc_server_stats stats;
 	size_t in_total, out_total; /* bytes of every connection's buffers */
@@ -79,13 +77,6 @@ struct rpc_server {
 	uint64_t timer_armed_ns;    /* when it fires; 0: disarmed */
 };
 
-#define rpc_container_of(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
-
-static inline size_t rpc_conn_out_pending(const struct rpc_conn *c)
-{
-	return c->out_len - c->out_off;
-}
-
 /* ---- server.c ---- */
 /* Queues t for when_ns on s's timers, arming the timerfd if it is the
  * first now. -ENOMEM. */
@@ -93,7 +84,8 @@ int rpc_server_timer_add(struct rpc_server *s, struct rpc_timer *t, uint64_t whe
 void rpc_server_timer_remove(struct rpc_server *s, struct rpc_timer *t);
 
 /* ---- server_conn.c ---- */
-/* Room for n more bytes at out + out_len; -ENOBUFS past the cap. */
+/* Room for n more bytes of output, then buf_out_commit(&c->out, n);
+ * -ENOBUFS past the cap or the budget. */
 int rpc_conn_out_reserve(struct rpc_conn *c, size_t n, uint8_t **ret);
 /* Called after queueing output: inside the connection's handler the flush
  * happens on the way out; from elsewhere, EPOLLOUT brings us back. */

@@ -289,3 +289,148 @@ TEST(list_intrusive)
 	list_remove(&c.node);
 	CHECK(list_is_empty(&head));
 }
+
+/* ---- lib/buf ---- */
+
+#include <sys/socket.h>
+
+TEST(buf_in_frames)
+{
+	int sv[2];
+	CHECK_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv), 0);
+	size_t total = 0;
+	struct buf_in b;
+	buf_in_init(&b, 16, 32, 1024, &total);
+	CHECK_EQ(buf_in_read(&b, sv[0], true), -EAGAIN); /* nothing yet */
+	CHECK_EQ(b.cap, 16);                             /* the first read allocates min */
+	CHECK_EQ(total, 16);
+	CHECK_EQ(write(sv[1], "abcdefghij", 10), 10);
+	CHECK_EQ(buf_in_read(&b, sv[0], true), 10);
+	CHECK(buf_in_has(&b, 4));
+	CHECK(!buf_in_has(&b, 11));
+	CHECK(memcmp(buf_in_peek(&b), "abcd", 4) == 0);
+	buf_in_consume(&b, 4);
+	CHECK_EQ(buf_in_pending(&b), 6);
+	CHECK(memcmp(buf_in_peek(&b), "efgh", 4) == 0);
+	/* Room for a frame of 14: the 6 unread move to the front, no growth. */
+	CHECK_EQ(buf_in_reserve(&b, 14), 0);
+	CHECK_EQ(b.off, 0);
+	CHECK_EQ(b.cap, 16);
+	CHECK(memcmp(buf_in_peek(&b), "efghij", 6) == 0);
+	/* A frame of 100: grown to exactly that, and counted. */
+	CHECK_EQ(buf_in_reserve(&b, 100), 0);
+	CHECK_EQ(b.cap, 100);
+	CHECK_EQ(total, 100);
+	CHECK(memcmp(buf_in_peek(&b), "efghij", 6) == 0);
+	/* Over the shared budget: refused, nothing changes. */
+	total += 900; /* others hold 900 */
+	CHECK_EQ(buf_in_reserve(&b, 200), -ENOBUFS);
+	CHECK_EQ(b.cap, 100);
+	total -= 900;
+	/* Consumed and compacted: a buffer over keep is given back. */
+	buf_in_consume(&b, 6);
+	buf_in_compact(&b);
+	CHECK(b.data == NULL);
+	CHECK_EQ(b.cap, 0);
+	CHECK_EQ(total, 0);
+	/* A full buffer reads nothing: its frame waits for its reader. */
+	char big[32];
+	memset(big, 'x', sizeof(big));
+	CHECK_EQ(write(sv[1], big, sizeof(big)), (ssize_t)sizeof(big));
+	CHECK_EQ(buf_in_read(&b, sv[0], true), 16);
+	CHECK_EQ(buf_in_read(&b, sv[0], true), -EAGAIN);
+	buf_in_consume(&b, 16);
+	buf_in_compact(&b); /* 16 is not over keep: kept */
+	CHECK_EQ(b.cap, 16);
+	CHECK_EQ(buf_in_read(&b, sv[0], false), 16); /* read(2) works as well */
+	buf_in_consume(&b, 16);
+	buf_in_compact(&b);
+	close(sv[1]);
+	CHECK_EQ(buf_in_read(&b, sv[0], true), 0); /* the end of the stream */
+	buf_in_free(&b);
+	CHECK_EQ(total, 0);
+	close(sv[0]);
+}
+
+TEST(buf_in_no_budget)
+{
+	struct buf_in b;
+	buf_in_init(&b, 8, 8, 0, NULL);
+	CHECK_EQ(buf_in_reserve(&b, 1 << 20), 0); /* no total: no budget */
+	CHECK_EQ(b.cap, 1 << 20);
+	buf_in_compact(&b);
+	CHECK_EQ(b.cap, 0);
+	buf_in_free(&b);
+}
+
+TEST(buf_out_queue)
+{
+	size_t total = 0;
+	struct buf_out b;
+	uint8_t *p;
+	buf_out_init(&b, 10000, 8192, 20000, &total);
+	CHECK_EQ(buf_out_append(&b, "hello", 5), 0);
+	CHECK_EQ(b.cap, BUF_OUT_MIN);
+	CHECK_EQ(total, BUF_OUT_MIN);
+	CHECK_EQ(buf_out_pending(&b), 5);
+	/* Past max pending bytes: refused whole. */
+	CHECK_EQ(buf_out_reserve(&b, 9996, &p), -ENOBUFS);
+	CHECK_EQ(buf_out_pending(&b), 5);
+	/* Grown by doubling. */
+	CHECK_EQ(buf_out_reserve(&b, 9995, &p), 0);
+	memset(p, 'y', 9995);
+	buf_out_commit(&b, 9995);
+	CHECK_EQ(b.cap, 16384);
+	CHECK_EQ(total, 16384);
+	buf_out_free(&b);
+	CHECK_EQ(total, 0);
+	/* Past the shared budget, only above keep. */
+	total = 15000;
+	CHECK_EQ(buf_out_reserve(&b, 4096, &p), 0);        /* 4096: not over keep */
+	CHECK_EQ(buf_out_reserve(&b, 8193, &p), -ENOBUFS); /* would grow to 16384 */
+	CHECK_EQ(b.cap, BUF_OUT_MIN);
+	total -= 15000;
+	buf_out_free(&b);
+	CHECK_EQ(total, 0);
+}
+
+TEST(buf_out_flush)
+{
+	int sv[2];
+	CHECK_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv), 0);
+	int small = 4096;
+	setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &small, sizeof(small));
+	size_t total = 0;
+	struct buf_out b;
+	buf_out_init(&b, 1 << 20, 4096, 1 << 30, &total);
+	static uint8_t data[512 * 1024];
+	memset(data, 'z', sizeof(data));
+	CHECK_EQ(buf_out_append(&b, data, sizeof(data)), 0);
+	/* More than the socket takes: written in part, the rest pending. */
+	CHECK_EQ(buf_out_flush(&b, sv[0], true), -EAGAIN);
+	size_t left = buf_out_pending(&b);
+	CHECK(left > 0 && left < sizeof(data));
+	CHECK(b.off > 0);
+	/* Appending moves the pending bytes to the front when it needs room. */
+	size_t cap = b.cap;
+	CHECK_EQ(buf_out_append(&b, data, cap - b.len + 1), 0);
+	CHECK_EQ(b.off, 0);
+	CHECK_EQ(b.cap, cap);
+	/* Drained by the reader: the rest goes, the big queue is freed. */
+	static uint8_t sink[64 * 1024];
+	int r;
+	while ((r = buf_out_flush(&b, sv[0], true)) == -EAGAIN)
+		while (read(sv[1], sink, sizeof(sink)) > 0)
+			;
+	CHECK_EQ(r, 0);
+	CHECK_EQ(buf_out_pending(&b), 0);
+	CHECK(b.data == NULL);
+	CHECK_EQ(total, 0);
+	/* A peer gone: the error, no SIGPIPE. */
+	close(sv[1]);
+	CHECK_EQ(buf_out_append(&b, "x", 1), 0);
+	CHECK_EQ(buf_out_flush(&b, sv[0], true), -EPIPE);
+	CHECK_EQ(buf_out_pending(&b), 1);
+	buf_out_free(&b);
+	close(sv[0]);
+}
