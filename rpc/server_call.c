@@ -324,11 +324,11 @@ int rpc_server_route_cancel(struct rpc_call *call, const ProtobufCMessage *in, v
 	return rpc_call_reply(call, &out.base);
 }
 
-void rpc_conn_handle_request(struct rpc_conn *c, const struct rpc_header *h, const uint8_t *data)
+/* Whether a new request on c may go on: its peer is allowed, its stream id
+ * is new and the connection has room for one more call. Answers it if not. */
+static bool conn_admit(struct rpc_conn *c, uint32_t id)
 {
 	struct rpc_server *s = c->server;
-	uint32_t id = h->stream_id;
-
 	if (!c->peer.allowed) {
 		if (c->peer.transport == RPC_TRANSPORT_VSOCK)
 			rpc_conn_queue_status(
@@ -342,13 +342,13 @@ void rpc_conn_handle_request(struct rpc_conn *c, const struct rpc_header *h, con
 			    "uid %u is not allowed to call kin (root, kin's own uid and "
 			    "those in kin.rpc.uids=/kin.rpc.gids= are)",
 			    (unsigned)c->peer.uid);
-		return;
+		return false;
 	}
 	if (id <= c->last_stream) {
 		rpc_conn_queue_status(c, id, RPC_INVALID_ARGUMENT,
 		                      "stream %u: stream ids must increase (last was %u)", id,
 		                      c->last_stream);
-		return;
+		return false;
 	}
 	c->last_stream = id;
 	if (c->inflight >= s->cfg.max_inflight) {
@@ -356,89 +356,117 @@ void rpc_conn_handle_request(struct rpc_conn *c, const struct rpc_header *h, con
 		    c, id, RPC_RESOURCE_EXHAUSTED,
 		    "stream %u: too many calls in flight on this connection (at most %u)", id,
 		    s->cfg.max_inflight);
-		return;
+		return false;
 	}
-	struct rpc_request req;
-	if (rpc_request_decode(data, h->length, &req) < 0) {
-		rpc_conn_queue_status(
-		    c, id, RPC_INVALID_ARGUMENT,
-		    "stream %u: malformed request (not a ttrpc Request, or names, "
-		    "metadata or timeout out of range)",
-		    id);
-		return;
-	}
-	const char *target = NULL;
-	for (size_t i = 0; i < req.n_metadata && !target; i++) {
-		struct rpc_kv kv = rpc_request_metadata(&req, i);
+	return true;
+}
+
+static const char *request_target(const struct rpc_request *req)
+{
+	for (size_t i = 0; i < req->n_metadata; i++) {
+		struct rpc_kv kv = rpc_request_metadata(req, i);
 		if (strcmp(kv.key, RPC_TARGET_KEY) == 0)
-			target = kv.value;
+			return kv.value;
 	}
-	if (target && *target) {
-		/* For a child kin: forwarded as it is, whatever the method. */
-		if (h->flags & RPC_FLAG_REMOTE_OPEN) {
-			rpc_conn_queue_status(c, id, RPC_INVALID_ARGUMENT,
-			                      "%s/%s: client streams are not relayed to a target",
-			                      req.service, req.method);
-			rpc_request_done(&req);
-			return;
-		}
-		struct rpc_call *call = call_new(c, &rpc_route_method, &req, id);
-		if (!call) {
-			rpc_request_done(&req);
-			rpc_conn_queue_status(c, id, RPC_RESOURCE_EXHAUSTED, "%s/%s: out of memory",
-			                      req.service, req.method);
-			return;
-		}
-		s->dispatching = call;
-		rpc_route_forward(s, call, target, h->flags);
-		if (s->dispatching == call)
-			s->dispatching = NULL;
+	return NULL;
+}
+
+static void message_freep(ProtobufCMessage **m)
+{
+	if (*m)
+		protobuf_c_message_free_unpacked(*m, NULL);
+}
+
+/* A call for a child kin: forwarded as it is, whatever the method. The
+ * call takes req. */
+static void conn_forward(struct rpc_conn *c, const struct rpc_header *h, struct rpc_request *req,
+                         const char *target)
+{
+	struct rpc_server *s = c->server;
+	uint32_t id = h->stream_id;
+	if (h->flags & RPC_FLAG_REMOTE_OPEN) {
+		rpc_conn_queue_status(c, id, RPC_INVALID_ARGUMENT,
+		                      "%s/%s: client streams are not relayed to a target",
+		                      req->service, req->method);
 		return;
 	}
+	struct rpc_call *call = call_new(c, &rpc_route_method, req, id);
+	if (!call) {
+		rpc_conn_queue_status(c, id, RPC_RESOURCE_EXHAUSTED, "%s/%s: out of memory",
+		                      req->service, req->method);
+		return;
+	}
+	*req = (struct rpc_request){0}; /* the call's now */
+	s->dispatching = call;
+	rpc_route_forward(s, call, target, h->flags);
+	if (s->dispatching == call)
+		s->dispatching = NULL;
+}
+
+/* A call of a method registered here: its input unpacked, its handler run.
+ * The call takes req. */
+static void conn_dispatch(struct rpc_conn *c, const struct rpc_header *h, struct rpc_request *req)
+{
+	struct rpc_server *s = c->server;
+	uint32_t id = h->stream_id;
 	bool service_known;
-	const struct rpc_method *m = method_find(s, req.service, req.method, &service_known);
+	const struct rpc_method *m = method_find(s, req->service, req->method, &service_known);
 	if (!m) {
 		rpc_conn_queue_status(
 		    c, id, RPC_UNIMPLEMENTED, "%s %s: %s", service_known ? "method" : "service",
-		    service_known ? req.method : req.service,
+		    service_known ? req->method : req->service,
 		    service_known ? "no such method in this service" : "no such service");
-		rpc_request_done(&req);
 		return;
 	}
 	if (h->flags & RPC_FLAG_REMOTE_OPEN) {
 		rpc_conn_queue_status(c, id, RPC_INVALID_ARGUMENT,
 		                      "%s/%s takes no stream of requests (remote-open flag set)",
 		                      m->service, m->method);
-		rpc_request_done(&req);
 		return;
 	}
-	ProtobufCMessage *in =
-	    protobuf_c_message_unpack(m->input, NULL, req.payload_len, req.payload);
+	_cleanup_(message_freep) ProtobufCMessage *in =
+	    protobuf_c_message_unpack(m->input, NULL, req->payload_len, req->payload);
 	if (!in) {
 		rpc_conn_queue_status(c, id, RPC_INVALID_ARGUMENT,
 		                      "%s/%s: payload is not a valid %s", m->service, m->method,
 		                      m->input->name);
-		rpc_request_done(&req);
 		return;
 	}
-	struct rpc_call *call = call_new(c, m, &req, id);
+	struct rpc_call *call = call_new(c, m, req, id);
 	if (!call) {
-		protobuf_c_message_free_unpacked(in, NULL);
-		rpc_request_done(&req);
 		rpc_conn_queue_status(c, id, RPC_RESOURCE_EXHAUSTED, "%s/%s: out of memory",
 		                      m->service, m->method);
 		return;
 	}
-
+	*req = (struct rpc_request){0}; /* the call's now */
 	s->dispatching = call;
 	int r = m->handler(call, in, m->userdata);
-	protobuf_c_message_free_unpacked(in, NULL);
 	if (s->dispatching == call) {
 		s->dispatching = NULL;
 		if (r < 0)
 			rpc_call_fail(call, rpc_code_from_errno(r), "%s/%s: %s", m->service,
 			              m->method, strerror(-r));
 	}
+}
+
+void rpc_conn_handle_request(struct rpc_conn *c, const struct rpc_header *h, const uint8_t *data)
+{
+	if (!conn_admit(c, h->stream_id))
+		return;
+	_cleanup_(rpc_request_done) struct rpc_request req = {0};
+	if (rpc_request_decode(data, h->length, &req) < 0) {
+		rpc_conn_queue_status(
+		    c, h->stream_id, RPC_INVALID_ARGUMENT,
+		    "stream %u: malformed request (not a ttrpc Request, or names, "
+		    "metadata or timeout out of range)",
+		    h->stream_id);
+		return;
+	}
+	const char *target = request_target(&req);
+	if (target && *target)
+		conn_forward(c, h, &req, target);
+	else
+		conn_dispatch(c, h, &req);
 }
 
 void rpc_conn_handle_data(struct rpc_conn *c, const struct rpc_header *h)
