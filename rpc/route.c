@@ -209,7 +209,8 @@ static void relay_cancelled(struct rpc_call *call, void *data)
 		size_t len;
 		in.stream_id = rl->id;
 		/* Its answer matches no relay and is dropped. */
-		if (rpc_request_encode(id, 0, "kin.v1.Route", "Cancel", &in.base, NULL, 0, 0,
+		const ProtobufCServiceDescriptor *d = &kin__v1__route__descriptor;
+		if (rpc_request_encode(id, 0, d->name, d->methods[0].name, &in.base, NULL, 0, 0,
 		                       &frame, &len) == 0)
 			route_queue(r, frame, len);
 	}
@@ -438,7 +439,9 @@ static int route_attach(struct rpc_route *r, int fd, bool probe)
 		if (rl) {
 			rl->done = probe_done;
 			rl->data = r;
-			if (route_send_request(r, rl, 0, "kin.v1.Health", "Check", &in.base) < 0) {
+			const ProtobufCServiceDescriptor *d = &kin__v1__health__descriptor;
+			if (route_send_request(r, rl, 0, d->name, d->methods[0].name, &in.base) <
+			    0) {
 				relay_unlink(rl);
 				free(rl);
 			}

@@ -265,11 +265,15 @@ int rpc_server_new(struct ev_loop *loop, const struct rpc_server_config *cfg,
 		rpc_server_free(s);
 		return r;
 	}
-	static const struct rpc_method builtin[] = {
-	    {"kin.v1.Route", "Cancel", &kin__v1__cancel_request__descriptor,
-	     rpc_server_route_cancel, 0, NULL},
-	};
-	r = rpc_server_register(s, builtin, ARRAY_SIZE(builtin));
+	/* Route/Cancel is the wire's own (routing), named by its descriptor. */
+	static struct rpc_method builtin;
+	builtin = (struct rpc_method){kin__v1__route__descriptor.name,
+	                              kin__v1__route__descriptor.methods[0].name,
+	                              kin__v1__route__descriptor.methods[0].input,
+	                              rpc_server_route_cancel,
+	                              0,
+	                              NULL};
+	r = rpc_server_register(s, &builtin, 1);
 	if (r < 0) {
 		rpc_server_free(s);
 		return r;
