@@ -14,20 +14,20 @@ bool api_cells_ready(struct rpc_call *call, void *userdata)
 	struct api_cells *svc = userdata;
 	if (svc->cells)
 		return true;
-	rpc_call_fail(call, RPC_FAILED_PRECONDITION, "cells are not available: %s", svc->why);
+	rpc_call_fail(call, ERR_FAILED_PRECONDITION, "cells are not available: %s", svc->why);
 	return false;
 }
 
-int api_cells_fail(struct rpc_call *call, const struct cells_err *err)
+int api_cells_fail(struct rpc_call *call, const struct err *err)
 {
-	int code = err->code != CELLS_OK ? (int)err->code : rpc_code_from_errno(err->err);
-	if (code == RPC_OK)
-		code = RPC_INTERNAL;
+	int code = err->code != ERR_OK ? (int)err->code : err_code_from_errno(err->errnum);
+	if (code == ERR_OK)
+		code = ERR_INTERNAL;
 	return rpc_call_fail(call, code, "%s",
-	                     err->msg[0] ? err->msg : strerror(err->err ? -err->err : EIO));
+	                     err->msg[0] ? err->msg : strerror(err->errnum ? -err->errnum : EIO));
 }
 
-int api_cells_failed(struct rpc_call *call, int r, const struct cells_err *err)
+int api_cells_failed(struct rpc_call *call, int r, const struct err *err)
 {
 	if (r == -ENOMEM && !err->msg[0])
 		return r;
@@ -98,7 +98,7 @@ int api_cells_vec_push(struct api_cells_vec *v, const void *item)
 	return 0;
 }
 
-int api_cells_reply_list(struct rpc_call *call, int r, const struct cells_err *err,
+int api_cells_reply_list(struct rpc_call *call, int r, const struct err *err,
                          struct api_cells_vec *v, size_t msg_size, api_cells_fill_fn fill,
                          ProtobufCMessage *out, size_t *ret_n, void ***ret_items)
 {
@@ -164,7 +164,7 @@ static void cell_msg_fill(struct cell_msg *cm, const struct cell_info *info)
 
 static int reply_cell(struct api_cells *svc, struct rpc_call *call, const char *path)
 {
-	struct cells_err err = {0};
+	struct err err = {0};
 	struct cell_info info;
 	struct cell_msg cm;
 	if (cell_show(svc->cells, path, &info, NULL, &err) < 0)
@@ -179,7 +179,7 @@ static int cells_create_update(struct api_cells *svc, struct rpc_call *call,
                                const ProtobufCMessage *in, bool create)
 {
 	const Kin__V1__CreateCellRequest *req = (const Kin__V1__CreateCellRequest *)in;
-	struct cells_err err = {0};
+	struct err err = {0};
 	struct cell_limits l;
 	if (api_cells_req_limits(req, &l, &err) < 0 ||
 	    (create ? cell_create(svc->cells, req->path, &l, &err)
@@ -214,7 +214,7 @@ static int serve_cells_list(struct rpc_call *call, const ProtobufCMessage *in, v
 {
 	struct api_cells *svc = userdata;
 	const Kin__V1__ListCellsRequest *req = (const Kin__V1__ListCellsRequest *)in;
-	struct cells_err err = {0};
+	struct err err = {0};
 	struct api_cells_vec v = {.size = sizeof(struct cell_info)};
 	int r = cell_list(svc->cells, req->path[0] ? req->path : NULL, list_visit, &v, &err);
 	Kin__V1__ListCellsResponse out = KIN__V1__LIST_CELLS_RESPONSE__INIT;
@@ -244,7 +244,7 @@ static int serve_cells_show(struct rpc_call *call, const ProtobufCMessage *in, v
 {
 	struct api_cells *svc = userdata;
 	const Kin__V1__CellRequest *req = (const Kin__V1__CellRequest *)in;
-	struct cells_err err = {0};
+	struct err err = {0};
 	struct cell_info info;
 	struct cell_stats s;
 	struct cell_msg cm;
@@ -286,14 +286,14 @@ static int serve_cells_show(struct rpc_call *call, const ProtobufCMessage *in, v
 }
 
 /* Freeze, Thaw (p->path: answers the Cell) and Delete (answers Empty). */
-static void pending_cell_done(int result, const struct cells_err *err, void *data)
+static void pending_cell_done(int result, const struct err *err, void *data)
 {
 	struct api_cells_pending *p = data;
 	if (p->call) {
 		if (result < 0) {
-			struct cells_err e = err ? *err : (struct cells_err){.err = result};
-			if (!e.err)
-				e.err = result;
+			struct err e = err ? *err : (struct err){.errnum = result};
+			if (!e.errnum)
+				e.errnum = result;
 			api_cells_fail(p->call, &e);
 		} else if (p->path[0]) {
 			reply_cell(p->svc, p->call, p->path);
@@ -308,7 +308,7 @@ static int cells_freeze_thaw(struct api_cells *svc, struct rpc_call *call,
                              const ProtobufCMessage *in, bool freeze)
 {
 	const Kin__V1__CellRequest *req = (const Kin__V1__CellRequest *)in;
-	struct cells_err err = {0};
+	struct err err = {0};
 	struct api_cells_pending *p = api_cells_pending_new(svc, call);
 	if (!p)
 		return -ENOMEM;
@@ -338,7 +338,7 @@ static int serve_cells_kill(struct rpc_call *call, const ProtobufCMessage *in, v
 {
 	struct api_cells *svc = userdata;
 	const Kin__V1__CellRequest *req = (const Kin__V1__CellRequest *)in;
-	struct cells_err err = {0};
+	struct err err = {0};
 	if (cell_kill(svc->cells, req->path, &err) < 0)
 		return api_cells_fail(call, &err);
 	return rpc_call_reply(call, NULL);
@@ -348,7 +348,7 @@ static int serve_cells_delete(struct rpc_call *call, const ProtobufCMessage *in,
 {
 	struct api_cells *svc = userdata;
 	const Kin__V1__DeleteCellRequest *req = (const Kin__V1__DeleteCellRequest *)in;
-	struct cells_err err = {0};
+	struct err err = {0};
 	struct api_cells_pending *p = api_cells_pending_new(svc, call);
 	if (!p)
 		return -ENOMEM;
@@ -410,7 +410,7 @@ static void cells_shutdown(struct api *api)
 		if (st->follower)
 			exec_log_unfollow(svc->cells, st->follower);
 		if (call)
-			rpc_call_close(call, RPC_UNAVAILABLE, "kin is stopping");
+			rpc_call_close(call, ERR_UNAVAILABLE, "kin is stopping");
 		api_cells_stream_free(st);
 	}
 	list_for_each(p, &svc->pending, node)
@@ -418,7 +418,7 @@ static void cells_shutdown(struct api *api)
 		if (p->call) {
 			struct rpc_call *call = p->call;
 			p->call = NULL;
-			rpc_call_fail(call, RPC_UNAVAILABLE, "kin is stopping");
+			rpc_call_fail(call, ERR_UNAVAILABLE, "kin is stopping");
 		}
 	}
 	if (svc->cells)

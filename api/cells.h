@@ -53,11 +53,11 @@ extern const struct api_handlers api_cells_events_handlers;
 bool api_cells_ready(struct rpc_call *call, void *userdata);
 
 /* Ends a call with the library's code and sentence. */
-int api_cells_fail(struct rpc_call *call, const struct cells_err *err);
+int api_cells_fail(struct rpc_call *call, const struct err *err);
 /* A handler's end after a failed library call: r, an -ENOMEM nobody
  * explained, goes back to the server; anything else is the library's
  * code and sentence. */
-int api_cells_failed(struct rpc_call *call, int r, const struct cells_err *err);
+int api_cells_failed(struct rpc_call *call, int r, const struct err *err);
 
 struct api_cells_pending *api_cells_pending_new(struct api_cells *svc, struct rpc_call *call);
 void api_cells_pending_free(struct api_cells_pending *p);
@@ -81,7 +81,7 @@ int api_cells_vec_push(struct api_cells_vec *v, const void *item);
  * becomes a message of msg_size through fill(msg, record); *ret_n and
  * *ret_items are out's repeated field. */
 typedef void (*api_cells_fill_fn)(void *msg, const void *record);
-int api_cells_reply_list(struct rpc_call *call, int r, const struct cells_err *err,
+int api_cells_reply_list(struct rpc_call *call, int r, const struct err *err,
                          struct api_cells_vec *v, size_t msg_size, api_cells_fill_fn fill,
                          ProtobufCMessage *out, size_t *ret_n, void ***ret_items);
 
@@ -92,7 +92,7 @@ int api_cells_reply_list(struct rpc_call *call, int r, const struct cells_err *e
 
 /* Create, Update: the path and the limits, parsed. */
 int api_cells_req_limits(const Kin__V1__CreateCellRequest *req, struct cell_limits *l,
-                         struct cells_err *err);
+                         struct err *err);
 
 /* Start: cell path, name and spec as exec_start takes them, pointing into
  * req and b (free b with api_cells_spec_buf_free, whatever the result). */
@@ -101,17 +101,15 @@ struct api_cells_spec_buf {
 	char **argv, **env;
 };
 int api_cells_req_start(const Kin__V1__StartRequest *req, struct api_cells_spec_buf *b,
-                        struct cells_err *err);
+                        struct err *err);
 void api_cells_spec_buf_free(struct api_cells_spec_buf *b);
 
-int api_cells_req_signal(const Kin__V1__SignalRequest *req, struct cells_err *err);
+int api_cells_req_signal(const Kin__V1__SignalRequest *req, struct err *err);
 /* Stop: the grace period, 0 made the default. */
-int api_cells_req_stop(const Kin__V1__StopRequest *req, uint64_t *ret_grace_ms,
-                       struct cells_err *err);
+int api_cells_req_stop(const Kin__V1__StopRequest *req, uint64_t *ret_grace_ms, struct err *err);
 /* Logs: the streams wanted, a bit per exec_stream. */
-int api_cells_req_logs(const Kin__V1__LogsRequest *req, unsigned *ret_streams,
-                       struct cells_err *err);
-int api_cells_req_events(const Kin__V1__EventsRequest *req, struct cells_err *err);
+int api_cells_req_logs(const Kin__V1__LogsRequest *req, unsigned *ret_streams, struct err *err);
+int api_cells_req_events(const Kin__V1__EventsRequest *req, struct err *err);
 
 /* Every method of Cells, Exec and Events (in that order, each service's in
  * its .proto order), named by the generated descriptors, with the checks
@@ -119,7 +117,7 @@ int api_cells_req_events(const Kin__V1__EventsRequest *req, struct cells_err *er
 struct api_cells_req_method {
 	const char *service, *method;
 	const ProtobufCMessageDescriptor *input;
-	int (*check)(const ProtobufCMessage *in, struct cells_err *err); /* NULL: none */
+	int (*check)(const ProtobufCMessage *in, struct err *err); /* NULL: none */
 };
 /* Sets *ret to the table; returns its length. */
 size_t api_cells_req_methods(const struct api_cells_req_method **ret);

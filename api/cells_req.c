@@ -11,10 +11,9 @@
 
 #define GRACE_MAX_MS (3600 * 1000)
 
-static int exec_fail(struct cells_err *err, const char *cell, const char *name, const char *fmt,
-                     ...) _printf_(4, 5);
-static int exec_fail(struct cells_err *err, const char *cell, const char *name, const char *fmt,
-                     ...)
+static int exec_fail(struct err *err, const char *cell, const char *name, const char *fmt, ...)
+    _printf_(4, 5);
+static int exec_fail(struct err *err, const char *cell, const char *name, const char *fmt, ...)
 {
 	char why[sizeof(err->msg)];
 	va_list ap;
@@ -25,8 +24,8 @@ static int exec_fail(struct cells_err *err, const char *cell, const char *name, 
 	snprintf(full, sizeof(full), "exec \"%.*s/%.*s\": %s", CELLS_PATH_MAX, cell,
 	         CELLS_NAME_MAX + 1, name, why);
 	(void)str_copy(err->msg, sizeof(err->msg), full);
-	err->code = CELLS_INVALID_ARGUMENT;
-	err->err = -EINVAL;
+	err->code = ERR_INVALID_ARGUMENT;
+	err->errnum = -EINVAL;
 	return -EINVAL;
 }
 
@@ -35,7 +34,7 @@ static int exec_fail(struct cells_err *err, const char *cell, const char *name, 
 /* Limits are parsed one by one (the sentence names the key); range checks
  * and controllers come from cell_create/cell_update. */
 int api_cells_req_limits(const Kin__V1__CreateCellRequest *req, struct cell_limits *l,
-                         struct cells_err *err)
+                         struct err *err)
 {
 	*l = (struct cell_limits){0};
 	int r = cell_path_check(req->path, err);
@@ -44,11 +43,11 @@ int api_cells_req_limits(const Kin__V1__CreateCellRequest *req, struct cell_limi
 	if (req->n_limits > 2 * CELL_LIMIT_COUNT) {
 		snprintf(err->msg, sizeof(err->msg), "cell \"%s\": %zu limits given, at most %d",
 		         req->path, req->n_limits, 2 * CELL_LIMIT_COUNT);
-		err->code = CELLS_INVALID_ARGUMENT;
+		err->code = ERR_INVALID_ARGUMENT;
 		return -EINVAL;
 	}
 	for (size_t i = 0; i < req->n_limits; i++) {
-		struct cells_err e = {0};
+		struct err e = {0};
 		r = cell_limit_parse(l, req->limits[i]->key, req->limits[i]->value, &e);
 		if (r < 0) {
 			char full[sizeof(e.msg) + CELLS_PATH_MAX + 16];
@@ -64,9 +63,9 @@ int api_cells_req_limits(const Kin__V1__CreateCellRequest *req, struct cell_limi
 /* ---- Exec ------------------------------------------------------------------------------- */
 
 static int spec_strings(const char *cell, const char *name, const Kin__V1__ExecSpec *in,
-                        struct exec_spec *s, struct cells_err *err)
+                        struct exec_spec *s, struct err *err)
 {
-	struct cells_err e = {0};
+	struct err e = {0};
 	if (in->umask[0]) {
 		char *end;
 		errno = 0;
@@ -109,7 +108,7 @@ static int spec_strings(const char *cell, const char *name, const Kin__V1__ExecS
 }
 
 static int spec_from(const char *cell, const char *name, const Kin__V1__ExecSpec *in,
-                     struct api_cells_spec_buf *b, struct cells_err *err)
+                     struct api_cells_spec_buf *b, struct err *err)
 {
 	struct exec_spec *s = &b->s;
 	exec_spec_init(s);
@@ -161,7 +160,7 @@ static int spec_from(const char *cell, const char *name, const Kin__V1__ExecSpec
 }
 
 int api_cells_req_start(const Kin__V1__StartRequest *req, struct api_cells_spec_buf *b,
-                        struct cells_err *err)
+                        struct err *err)
 {
 	*b = (struct api_cells_spec_buf){0};
 	int r = cell_path_check(req->cell, err);
@@ -181,7 +180,7 @@ void api_cells_spec_buf_free(struct api_cells_spec_buf *b)
 	b->argv = b->env = NULL;
 }
 
-int api_cells_req_signal(const Kin__V1__SignalRequest *req, struct cells_err *err)
+int api_cells_req_signal(const Kin__V1__SignalRequest *req, struct err *err)
 {
 	if (req->signal < 1 || req->signal > SIGRTMAX)
 		return exec_fail(err, req->cell, req->name, "signal %d: expected 1-%d", req->signal,
@@ -189,8 +188,7 @@ int api_cells_req_signal(const Kin__V1__SignalRequest *req, struct cells_err *er
 	return 0;
 }
 
-int api_cells_req_stop(const Kin__V1__StopRequest *req, uint64_t *ret_grace_ms,
-                       struct cells_err *err)
+int api_cells_req_stop(const Kin__V1__StopRequest *req, uint64_t *ret_grace_ms, struct err *err)
 {
 	if (req->grace_ms > GRACE_MAX_MS)
 		return exec_fail(err, req->cell, req->name, "grace %llu ms: at most 1 h",
@@ -199,8 +197,7 @@ int api_cells_req_stop(const Kin__V1__StopRequest *req, uint64_t *ret_grace_ms,
 	return 0;
 }
 
-int api_cells_req_logs(const Kin__V1__LogsRequest *req, unsigned *ret_streams,
-                       struct cells_err *err)
+int api_cells_req_logs(const Kin__V1__LogsRequest *req, unsigned *ret_streams, struct err *err)
 {
 	switch (req->stream) {
 	case KIN__V1__LOG_STREAM__BOTH:
@@ -219,20 +216,20 @@ int api_cells_req_logs(const Kin__V1__LogsRequest *req, unsigned *ret_streams,
 	}
 }
 
-int api_cells_req_events(const Kin__V1__EventsRequest *req, struct cells_err *err)
+int api_cells_req_events(const Kin__V1__EventsRequest *req, struct err *err)
 {
 	return req->cell[0] ? cell_path_check(req->cell, err) : 0;
 }
 
 /* ---- the table -------------------------------------------------------------------------- */
 
-static int check_limits(const ProtobufCMessage *in, struct cells_err *err)
+static int check_limits(const ProtobufCMessage *in, struct err *err)
 {
 	struct cell_limits l;
 	return api_cells_req_limits((const Kin__V1__CreateCellRequest *)in, &l, err);
 }
 
-static int check_start(const ProtobufCMessage *in, struct cells_err *err)
+static int check_start(const ProtobufCMessage *in, struct err *err)
 {
 	/* And what exec_start checks before it needs the system. */
 	_cleanup_(api_cells_spec_buf_free) struct api_cells_spec_buf b = {0};
@@ -240,24 +237,24 @@ static int check_start(const ProtobufCMessage *in, struct cells_err *err)
 	return r < 0 ? r : exec_spec_validate(&b.s, err);
 }
 
-static int check_signal(const ProtobufCMessage *in, struct cells_err *err)
+static int check_signal(const ProtobufCMessage *in, struct err *err)
 {
 	return api_cells_req_signal((const Kin__V1__SignalRequest *)in, err);
 }
 
-static int check_stop(const ProtobufCMessage *in, struct cells_err *err)
+static int check_stop(const ProtobufCMessage *in, struct err *err)
 {
 	uint64_t grace;
 	return api_cells_req_stop((const Kin__V1__StopRequest *)in, &grace, err);
 }
 
-static int check_logs(const ProtobufCMessage *in, struct cells_err *err)
+static int check_logs(const ProtobufCMessage *in, struct err *err)
 {
 	unsigned streams;
 	return api_cells_req_logs((const Kin__V1__LogsRequest *)in, &streams, err);
 }
 
-static int check_events(const ProtobufCMessage *in, struct cells_err *err)
+static int check_events(const ProtobufCMessage *in, struct err *err)
 {
 	return api_cells_req_events((const Kin__V1__EventsRequest *)in, err);
 }
@@ -265,7 +262,7 @@ static int check_events(const ProtobufCMessage *in, struct cells_err *err)
 /* Each service's checks in its .proto's method order (NULL: none). */
 static const struct {
 	const ProtobufCServiceDescriptor *desc;
-	int (*checks[API_METHODS_MAX])(const ProtobufCMessage *in, struct cells_err *err);
+	int (*checks[API_METHODS_MAX])(const ProtobufCMessage *in, struct err *err);
 } services[] = {
     {&kin__v1__cells__descriptor, {check_limits, check_limits}}, /* Create, Update */
     /* Start, Signal, Stop, Wait, Status, List, Delete, Logs */

@@ -45,7 +45,7 @@ static void events_closed(void *data)
 	if (st->closing)
 		return; /* our own unlisten: the caller finishes */
 	if (st->call)
-		rpc_call_close(st->call, RPC_UNAVAILABLE, "kin is stopping");
+		rpc_call_close(st->call, ERR_UNAVAILABLE, "kin is stopping");
 	api_cells_stream_free(st);
 }
 
@@ -68,7 +68,7 @@ static int serve_events_subscribe(struct rpc_call *call, const ProtobufCMessage 
 {
 	struct api_cells *svc = userdata;
 	const Kin__V1__EventsRequest *req = (const Kin__V1__EventsRequest *)in;
-	struct cells_err err = {0};
+	struct err err = {0};
 	if (api_cells_req_events(req, &err) < 0)
 		return api_cells_fail(call, &err);
 	struct api_cells_stream *st = api_cells_stream_new(svc, call);
@@ -79,7 +79,7 @@ static int serve_events_subscribe(struct rpc_call *call, const ProtobufCMessage 
 	if (r < 0) {
 		api_cells_stream_free(st);
 		if (r == -EUSERS)
-			return rpc_call_fail(call, RPC_RESOURCE_EXHAUSTED,
+			return rpc_call_fail(call, ERR_RESOURCE_EXHAUSTED,
 			                     "already %d event subscribers", CELLS_LISTENERS_MAX);
 		return r;
 	}

@@ -33,7 +33,7 @@ static void status_fill(Kin__V1__ExecStatus *m, const struct exec_status *st)
 static int reply_status(struct api_cells *svc, struct rpc_call *call, const char *cell,
                         const char *name)
 {
-	struct cells_err err = {0};
+	struct err err = {0};
 	struct exec_status st;
 	Kin__V1__ExecStatus m;
 	if (exec_status(svc->cells, cell, name, &st, &err) < 0)
@@ -43,7 +43,7 @@ static int reply_status(struct api_cells *svc, struct rpc_call *call, const char
 }
 
 /* The child reached execve or failed (or the start was cancelled). */
-static void exec_started(int result, const struct cells_err *err, void *data)
+static void exec_started(int result, const struct err *err, void *data)
 {
 	struct api_cells_pending *p = data;
 	struct rpc_call *call = p->call;
@@ -64,7 +64,7 @@ static int serve_exec_start(struct rpc_call *call, const ProtobufCMessage *in, v
 {
 	struct api_cells *svc = userdata;
 	const Kin__V1__StartRequest *req = (const Kin__V1__StartRequest *)in;
-	struct cells_err err = {0};
+	struct err err = {0};
 	_cleanup_(api_cells_spec_buf_free) struct api_cells_spec_buf b = {0};
 	struct api_cells_pending *p = NULL;
 	int r = api_cells_req_start(req, &b, &err);
@@ -83,7 +83,7 @@ static int serve_exec_signal(struct rpc_call *call, const ProtobufCMessage *in, 
 {
 	struct api_cells *svc = userdata;
 	const Kin__V1__SignalRequest *req = (const Kin__V1__SignalRequest *)in;
-	struct cells_err err = {0};
+	struct err err = {0};
 	if (api_cells_req_signal(req, &err) < 0 ||
 	    exec_signal(svc->cells, req->cell, req->name, req->signal, &err) < 0)
 		return api_cells_fail(call, &err);
@@ -95,7 +95,7 @@ static void exec_done(int result, const struct exec_status *st, void *data)
 	struct api_cells_pending *p = data;
 	if (p->call) {
 		if (result < 0 || !st) {
-			rpc_call_fail(p->call, result == -ECANCELED ? RPC_CANCELLED : RPC_INTERNAL,
+			rpc_call_fail(p->call, result == -ECANCELED ? ERR_CANCELLED : ERR_INTERNAL,
 			              "exec: %s",
 			              result == -ECANCELED ? "deleted before it ended"
 			                                   : strerror(-result));
@@ -111,7 +111,7 @@ static void exec_done(int result, const struct exec_status *st, void *data)
 static int exec_stop_wait(struct rpc_call *call, const char *cell, const char *name,
                           struct api_cells *svc, bool stop, uint64_t grace_ms)
 {
-	struct cells_err err = {0};
+	struct err err = {0};
 	struct exec_status st;
 	struct api_cells_pending *p = api_cells_pending_new(svc, call);
 	if (!p)
@@ -134,7 +134,7 @@ static int serve_exec_stop(struct rpc_call *call, const ProtobufCMessage *in, vo
 {
 	struct api_cells *svc = userdata;
 	const Kin__V1__StopRequest *req = (const Kin__V1__StopRequest *)in;
-	struct cells_err err = {0};
+	struct err err = {0};
 	uint64_t grace_ms;
 	if (api_cells_req_stop(req, &grace_ms, &err) < 0)
 		return api_cells_fail(call, &err);
@@ -169,7 +169,7 @@ static int serve_exec_list(struct rpc_call *call, const ProtobufCMessage *in, vo
 {
 	struct api_cells *svc = userdata;
 	const Kin__V1__ListExecRequest *req = (const Kin__V1__ListExecRequest *)in;
-	struct cells_err err = {0};
+	struct err err = {0};
 	struct api_cells_vec v = {.size = sizeof(struct exec_status)};
 	int r = exec_list(svc->cells, req->cell[0] ? req->cell : NULL, exec_list_visit, &v, &err);
 	Kin__V1__ListExecResponse out = KIN__V1__LIST_EXEC_RESPONSE__INIT;
@@ -181,7 +181,7 @@ static int serve_exec_delete(struct rpc_call *call, const ProtobufCMessage *in, 
 {
 	struct api_cells *svc = userdata;
 	const Kin__V1__ExecRequest *req = (const Kin__V1__ExecRequest *)in;
-	struct cells_err err = {0};
+	struct err err = {0};
 	if (exec_delete(svc->cells, req->cell, req->name, &err) < 0)
 		return api_cells_fail(call, &err);
 	return rpc_call_reply(call, NULL);
@@ -191,7 +191,7 @@ static int serve_exec_stdin(struct rpc_call *call, const ProtobufCMessage *in, v
 {
 	struct api_cells *svc = userdata;
 	const Kin__V1__StdinRequest *req = (const Kin__V1__StdinRequest *)in;
-	struct cells_err err = {0};
+	struct err err = {0};
 	ssize_t n = 0;
 	if (req->data.len) {
 		n = exec_stdin_write(svc->cells, req->cell, req->name, req->data.data,
@@ -252,7 +252,7 @@ static void log_end(void *data)
 		return;
 	}
 	if (st->call)
-		rpc_call_close(st->call, RPC_OK, NULL);
+		rpc_call_close(st->call, ERR_OK, NULL);
 	api_cells_stream_free(st);
 }
 
@@ -272,7 +272,7 @@ static int serve_exec_logs(struct rpc_call *call, const ProtobufCMessage *in, vo
 {
 	struct api_cells *svc = userdata;
 	const Kin__V1__LogsRequest *req = (const Kin__V1__LogsRequest *)in;
-	struct cells_err err = {0};
+	struct err err = {0};
 	struct exec_status status;
 	unsigned want;
 	if (api_cells_req_logs(req, &want, &err) < 0 ||
@@ -300,7 +300,7 @@ static int serve_exec_logs(struct rpc_call *call, const ProtobufCMessage *in, vo
 				log_send(st, s, buf, n);
 		}
 		api_cells_stream_free(st);
-		return rpc_call_close(call, RPC_OK, NULL);
+		return rpc_call_close(call, ERR_OK, NULL);
 	}
 	st->in_setup = true;
 	int r =
@@ -312,7 +312,7 @@ static int serve_exec_logs(struct rpc_call *call, const ProtobufCMessage *in, vo
 	}
 	if (st->ended) {
 		api_cells_stream_free(st);
-		return rpc_call_close(call, RPC_OK, NULL);
+		return rpc_call_close(call, ERR_OK, NULL);
 	}
 	rpc_call_on_cancel(call, log_cancelled, st);
 	return 0;

@@ -17,7 +17,7 @@ static int system_power(struct rpc_call *call, bool reboot, const struct api_sys
 	/* Ask first whether it can be done; the stop begins once answered. */
 	int r = ops->stop(reboot, true, &action, ops->data);
 	if (r < 0)
-		return rpc_call_fail(call, RPC_FAILED_PRECONDITION,
+		return rpc_call_fail(call, ERR_FAILED_PRECONDITION,
 		                     "%s: not for a %s kin: it can only stop (use poweroff)",
 		                     reboot ? "reboot" : "poweroff", ops->role);
 	out.action = (char *)action;

@@ -143,8 +143,7 @@ static void link_try(struct api_vm *svc, struct vm_slot *x, const struct vm_info
 	}
 }
 
-static void poweroff_done(const struct rpc_status *st, const uint8_t *payload, size_t len,
-                          void *data);
+static void poweroff_done(const struct err *st, const uint8_t *payload, size_t len, void *data);
 
 /* The next step of a stop: Poweroff over the link, else Ctrl-Alt-Del,
  * and SIGKILL past the deadline. */
@@ -176,15 +175,14 @@ static void stop_step(struct api_vm *svc, struct vm_slot *x)
 	}
 }
 
-static void poweroff_done(const struct rpc_status *st, const uint8_t *payload, size_t len,
-                          void *data)
+static void poweroff_done(const struct err *st, const uint8_t *payload, size_t len, void *data)
 {
 	struct vm_slot *x = data;
 	(void)payload, (void)len;
 	if (!x->used || !x->stopping)
 		return;
-	if (st->code != RPC_OK) {
-		log_info("vm \"%s\": Poweroff over the link failed: %s", x->name, st->message);
+	if (st->code != ERR_OK) {
+		log_info("vm \"%s\": Poweroff over the link failed: %s", x->name, st->msg);
 		stop_step(x->svc, x);
 	}
 }
@@ -269,7 +267,7 @@ static int serve_vm_start(struct rpc_call *call, const ProtobufCMessage *in, voi
 	    str_copy(spec.image, sizeof(spec.image), m->image) < 0 ||
 	    str_copy(spec.disk, sizeof(spec.disk), m->disk) < 0 ||
 	    str_copy(spec.cmdline, sizeof(spec.cmdline), m->append) < 0)
-		return rpc_call_fail(call, RPC_INVALID_ARGUMENT,
+		return rpc_call_fail(call, ERR_INVALID_ARGUMENT,
 		                     "vm \"%.64s\": a name, path or the command line is too long",
 		                     m->name);
 	if (m->cpus)
@@ -277,23 +275,23 @@ static int serve_vm_start(struct rpc_call *call, const ProtobufCMessage *in, voi
 	if (m->memory_mb)
 		spec.memory_mb = m->memory_mb;
 	if (m->accel[0] && vm_accel_parse(m->accel, &spec.accel) < 0)
-		return rpc_call_fail(call, RPC_INVALID_ARGUMENT,
+		return rpc_call_fail(call, ERR_INVALID_ARGUMENT,
 		                     "vm \"%.64s\": accel \"%.32s\": expected auto, kvm or tcg",
 		                     m->name, m->accel);
 	struct cell_limits limits = {0};
 	if (m->n_limits > VM_LIMITS_MAX)
-		return rpc_call_fail(call, RPC_INVALID_ARGUMENT,
+		return rpc_call_fail(call, ERR_INVALID_ARGUMENT,
 		                     "vm \"%.64s\": %zu limits, at most %d", m->name, m->n_limits,
 		                     VM_LIMITS_MAX);
 	if (m->n_limits && !svc->vc)
-		return rpc_call_fail(call, RPC_FAILED_PRECONDITION,
+		return rpc_call_fail(call, ERR_FAILED_PRECONDITION,
 		                     "vm \"%.64s\": limits need the VMM in a cell: %s", m->name,
 		                     svc->cells_why);
 	for (size_t i = 0; i < m->n_limits; i++) {
-		struct cells_err ce = {0};
+		struct err ce = {0};
 		int r = cell_limit_parse(&limits, m->limits[i]->key, m->limits[i]->value, &ce);
 		if (r < 0)
-			return rpc_call_fail(call, RPC_INVALID_ARGUMENT, "vm \"%.64s\": %s",
+			return rpc_call_fail(call, ERR_INVALID_ARGUMENT, "vm \"%.64s\": %s",
 			                     m->name, ce.msg[0] ? ce.msg : strerror(-r));
 	}
 	char route[RPC_ROUTE_NAME_MAX + 1];
@@ -301,7 +299,7 @@ static int serve_vm_start(struct rpc_call *call, const ProtobufCMessage *in, voi
 	api_vm_cells_set_limits(svc->vc, m->n_limits ? &limits : NULL);
 	int code = api_vm_start_as(svc, &spec, route, NULL, NULL, err, sizeof(err));
 	api_vm_cells_set_limits(svc->vc, NULL);
-	if (code != RPC_OK)
+	if (code != ERR_OK)
 		return rpc_call_fail(call, code, "%s", err);
 	struct vm_info info;
 	vm_get(svc->m, m->name, &info);
@@ -318,7 +316,7 @@ int api_vm_start_as(struct api_vm *svc, const struct vm_spec *spec, const char *
 	if (x && vm_get(svc->m, spec->name, &old) == 0 && old.state != VM_STATE_EXITED) {
 		snprintf(err, size, "vm \"%s\" already exists (%s)", spec->name,
 		         state_name(old.state));
-		return RPC_ALREADY_EXISTS;
+		return ERR_ALREADY_EXISTS;
 	}
 	struct err e = {0};
 	int r = vm_start(svc->m, spec, &e);
@@ -326,7 +324,7 @@ int api_vm_start_as(struct api_vm *svc, const struct vm_spec *spec, const char *
 		snprintf(err, size, "%s", e.msg);
 		/* rpc's table, not e.code: the two differ on ENOEXEC, ELOOP,
 		 * ETXTBSY, EUSERS, which a runner may return */
-		return rpc_code_from_errno(r);
+		return err_code_from_errno(r);
 	}
 	if (!x)
 		for (size_t i = 0; i < VM_MAX && !x; i++)
@@ -334,7 +332,7 @@ int api_vm_start_as(struct api_vm *svc, const struct vm_spec *spec, const char *
 				x = &svc->vms[i];
 	if (!x) { /* cannot happen: the manager holds as many */
 		snprintf(err, size, "vm \"%s\": no slot", spec->name);
-		return RPC_RESOURCE_EXHAUSTED;
+		return ERR_RESOURCE_EXHAUSTED;
 	}
 	if (x->routed)
 		rpc_route_remove(svc->rpc, x->route, "replaced");
@@ -356,7 +354,7 @@ int api_vm_start_as(struct api_vm *svc, const struct vm_spec *spec, const char *
 	link_try(svc, x, &info);
 	if (x->linking)
 		tick_arm(svc, true);
-	return RPC_OK;
+	return ERR_OK;
 }
 
 static void list_one(const struct vm_info *info, void *data)
@@ -394,7 +392,7 @@ static int serve_vm_status(struct rpc_call *call, const ProtobufCMessage *in, vo
 	const Kin__V1__VmRequest *m = (const Kin__V1__VmRequest *)in;
 	struct vm_info info;
 	if (vm_get(svc->m, m->name, &info) < 0)
-		return rpc_call_fail(call, RPC_NOT_FOUND, "vm \"%.64s\" does not exist", m->name);
+		return rpc_call_fail(call, ERR_NOT_FOUND, "vm \"%.64s\" does not exist", m->name);
 	Kin__V1__VmInfo out;
 	info_fill(&out, &info, svc);
 	return rpc_call_reply(call, &out.base);
@@ -417,7 +415,7 @@ static int serve_vm_stop(struct rpc_call *call, const ProtobufCMessage *in, void
 	struct vm_info info;
 	struct vm_slot *x = slot_find(svc, m->name);
 	if (!x || vm_get(svc->m, m->name, &info) < 0)
-		return rpc_call_fail(call, RPC_NOT_FOUND, "vm \"%.64s\" does not exist", m->name);
+		return rpc_call_fail(call, ERR_NOT_FOUND, "vm \"%.64s\" does not exist", m->name);
 	if (info.state == VM_STATE_EXITED) {
 		/* It ended on its own: its cell, kept for its logs, goes now. */
 		if (info.cell[0] && !x->cell_gone) {
@@ -429,13 +427,13 @@ static int serve_vm_stop(struct rpc_call *call, const ProtobufCMessage *in, void
 		return rpc_call_reply(call, &out.base);
 	}
 	if (m->timeout_ms > 3600ull * 1000)
-		return rpc_call_fail(call, RPC_INVALID_ARGUMENT, "vm \"%s\": stop timeout over 1 h",
+		return rpc_call_fail(call, ERR_INVALID_ARGUMENT, "vm \"%s\": stop timeout over 1 h",
 		                     m->name);
 	size_t i = 0;
 	while (i < VM_STOP_WAITERS_MAX && x->waiters[i])
 		i++;
 	if (i == VM_STOP_WAITERS_MAX)
-		return rpc_call_fail(call, RPC_RESOURCE_EXHAUSTED,
+		return rpc_call_fail(call, ERR_RESOURCE_EXHAUSTED,
 		                     "vm \"%s\": %d stop calls wait already", m->name,
 		                     VM_STOP_WAITERS_MAX);
 	x->waiters[i] = call;
@@ -607,7 +605,7 @@ static void vm_shutdown(struct api *api)
 				continue;
 			x->waiters[k] = NULL;
 			rpc_call_on_cancel(call, NULL, NULL);
-			rpc_call_fail(call, RPC_UNAVAILABLE, "vm \"%s\": kin is stopping", x->name);
+			rpc_call_fail(call, ERR_UNAVAILABLE, "vm \"%s\": kin is stopping", x->name);
 		}
 		x->stopping = false;
 		if (x->routed)

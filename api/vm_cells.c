@@ -133,8 +133,7 @@ static uint64_t own_caps(void)
 	return caps;
 }
 
-static int fail(struct err *err, const struct cells_err *e, int r, const char *name,
-                const char *what)
+static int fail(struct err *err, const struct err *e, int r, const char *name, const char *what)
 {
 	return err_set_errno(err, r, "vm \"%s\": %s: %s", name, what,
 	                     e->msg[0] ? e->msg : strerror(-r));
@@ -145,7 +144,7 @@ static int vmm_start(void *data, const char *name, char *const *argv, pid_t *ret
 {
 	struct api_vm_cells *vc = data;
 	const struct cell_limits *limits = vc->limits;
-	struct cells_err e = {0};
+	struct err e = {0};
 	char cell[CELLS_PATH_MAX], cwd[PATH_MAX], path_env[PATH_MAX + 8];
 	int r;
 
@@ -157,11 +156,11 @@ static int vmm_start(void *data, const char *name, char *const *argv, pid_t *ret
 		return fail(err, &e, r, name, "cell " API_VM_CELLS_PARENT);
 	/* A cell left by an earlier VMM of this name (it died on its own and
 	 * was kept for its logs) gives way to a fresh one. */
-	e = (struct cells_err){0};
+	e = (struct err){0};
 	r = cell_delete(vc->cells, cell, false, NULL, NULL, &e);
 	if (r < 0 && r != -ENOENT)
 		return fail(err, &e, r, name, "the old cell");
-	e = (struct cells_err){0};
+	e = (struct err){0};
 	r = cell_create(vc->cells, cell, limits, &e);
 	if (r < 0)
 		return fail(err, &e, r, name, "cell");
@@ -178,7 +177,7 @@ static int vmm_start(void *data, const char *name, char *const *argv, pid_t *ret
 	spec.caps = own_caps();
 	spec.seccomp = EXEC_SECCOMP_NONE;
 	spec.log_bytes = VMM_LOG_BYTES;
-	e = (struct cells_err){0};
+	e = (struct err){0};
 	/* Synchronous: vm/'s backend answers with the pid. The VMM's setup is
 	 * a plain child's (no namespaces, no root), so the wait is short. */
 	r = exec_start_sync(vc->cells, cell, API_VM_CELLS_EXEC, &spec, &e);
@@ -224,7 +223,7 @@ static int vmm_signal(void *data, const char *name, int sig)
 void api_vm_cells_release(struct api_vm_cells *vc, const char *name)
 {
 	char cell[CELLS_PATH_MAX];
-	struct cells_err e = {0};
+	struct err e = {0};
 	if (!vc || vc->closed || cell_of(name, cell, sizeof(cell)) < 0)
 		return;
 	int r = cell_delete(vc->cells, cell, false, NULL, NULL, &e);

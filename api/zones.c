@@ -37,7 +37,7 @@ struct api_zones {
 	struct rpc_server *rpc;
 	struct zones *zones; /* NULL: namespace zones unavailable (why) */
 	struct api_vm *vms;
-	char why[400];
+	char why[ERR_MSG_MAX];
 	unsigned depth, depth_max;
 	struct list_node recs;
 	struct api_binding binding;
@@ -115,7 +115,7 @@ static int reply_info(struct api_zones *svc, struct zrec *r, struct rpc_call *ca
 {
 	_cleanup_free_ struct zinfo_buf *b = calloc(1, sizeof(*b));
 	if (!b)
-		return rpc_call_fail(call, RPC_RESOURCE_EXHAUSTED, "zone \"%s\": out of memory",
+		return rpc_call_fail(call, ERR_RESOURCE_EXHAUSTED, "zone \"%s\": out of memory",
 		                     r->name);
 	info_fill(svc, r, b);
 	return rpc_call_reply(call, &b->m.base);
@@ -175,24 +175,23 @@ static void on_vm_exited(const struct vm_info *info, void *data)
 	rec_gone(r, info->exit_status, why);
 }
 
-static void check_done(const struct rpc_status *st, const uint8_t *payload, size_t len, void *data)
+static void check_done(const struct err *st, const uint8_t *payload, size_t len, void *data)
 {
 	struct zrec *r = data;
 	struct rpc_call *call = r->create_call;
 	(void)payload, (void)len;
 	r->checking = false;
-	r->ready = st->code == RPC_OK;
+	r->ready = st->code == ERR_OK;
 	if (call) {
 		r->create_call = NULL;
 		rpc_call_on_cancel(call, NULL, NULL);
 		if (r->gone)
-			rpc_call_fail(call, RPC_UNAVAILABLE,
+			rpc_call_fail(call, ERR_UNAVAILABLE,
 			              "zone \"%s\": its kin ended (status %d) before answering",
 			              r->name, r->exit_status);
 		else if (!r->ready)
-			rpc_call_fail(call, RPC_UNAVAILABLE,
-			              "zone \"%s\": its kin does not answer: %s", r->name,
-			              st->message);
+			rpc_call_fail(call, ERR_UNAVAILABLE,
+			              "zone \"%s\": its kin does not answer: %s", r->name, st->msg);
 		else
 			reply_info(r->svc, r, call);
 	}
@@ -213,10 +212,10 @@ static struct zrec *rec_new(struct api_zones *svc, const char *name, bool vm)
 	return r;
 }
 
-static int fail_err(struct rpc_call *call, const struct cells_err *err, int r)
+static int fail_err(struct rpc_call *call, const struct err *err, int r)
 {
-	int code = err->code != CELLS_OK ? (int)err->code : rpc_code_from_errno(r);
-	return rpc_call_fail(call, code == RPC_OK ? RPC_INTERNAL : code, "%s",
+	int code = err->code != ERR_OK ? (int)err->code : err_code_from_errno(r);
+	return rpc_call_fail(call, code == ERR_OK ? ERR_INTERNAL : code, "%s",
 	                     err->msg[0] ? err->msg : strerror(-r));
 }
 
@@ -224,15 +223,15 @@ static int create_vm(struct api_zones *svc, struct rpc_call *call,
                      const Kin__V1__ZoneCreateRequest *m)
 {
 	if (!svc->vms)
-		return rpc_call_fail(call, RPC_FAILED_PRECONDITION,
+		return rpc_call_fail(call, ERR_FAILED_PRECONDITION,
 		                     "zone \"%s\": this kin runs no VMs", m->name);
 	if (m->net || m->root[0] || m->n_limits)
-		return rpc_call_fail(call, RPC_INVALID_ARGUMENT,
+		return rpc_call_fail(call, ERR_INVALID_ARGUMENT,
 		                     "zone \"%s\": --net, --root and limits are for namespace "
 		                     "zones; a VM zone takes cpus and memory",
 		                     m->name);
 	if (!m->kernel[0] || !m->image[0])
-		return rpc_call_fail(call, RPC_INVALID_ARGUMENT,
+		return rpc_call_fail(call, ERR_INVALID_ARGUMENT,
 		                     "zone \"%s\": a VM zone needs a kernel and an image", m->name);
 	struct vm_spec spec;
 	char err[512];
@@ -240,14 +239,14 @@ static int create_vm(struct api_zones *svc, struct rpc_call *call,
 	if (str_copy(spec.name, sizeof(spec.name), m->name) < 0 ||
 	    str_copy(spec.kernel, sizeof(spec.kernel), m->kernel) < 0 ||
 	    str_copy(spec.image, sizeof(spec.image), m->image) < 0)
-		return rpc_call_fail(call, RPC_INVALID_ARGUMENT, "zone \"%s\": a path is too long",
+		return rpc_call_fail(call, ERR_INVALID_ARGUMENT, "zone \"%s\": a path is too long",
 		                     m->name);
 	if (m->cpus)
 		spec.cpus = m->cpus;
 	if (m->memory_mb)
 		spec.memory_mb = m->memory_mb;
 	if (m->accel[0] && vm_accel_parse(m->accel, &spec.accel) < 0)
-		return rpc_call_fail(call, RPC_INVALID_ARGUMENT,
+		return rpc_call_fail(call, ERR_INVALID_ARGUMENT,
 		                     "zone \"%s\": accel \"%.32s\": expected auto, kvm or tcg",
 		                     m->name, m->accel);
 	/* The guest's kin is a machine init one level down: same limit. */
@@ -257,7 +256,7 @@ static int create_vm(struct api_zones *svc, struct rpc_call *call,
 	if (!r)
 		return -ENOMEM;
 	int code = api_vm_start_as(svc->vms, &spec, m->name, on_vm_exited, r, err, sizeof(err));
-	if (code != RPC_OK) {
+	if (code != ERR_OK) {
 		rec_unlink_free(r);
 		return rpc_call_fail(call, code, "zone \"%s\": %s", m->name, err);
 	}
@@ -267,7 +266,7 @@ static int create_vm(struct api_zones *svc, struct rpc_call *call,
 
 /* The zone kin was exec'd (route it, then ask it Health/Check; Create is
  * answered by check_done), or its start failed, nothing of it left. */
-static void zone_created(int result, const struct cells_err *err, void *data)
+static void zone_created(int result, const struct err *err, void *data)
 {
 	struct zrec *r = data;
 	struct api_zones *svc = r->svc;
@@ -290,7 +289,7 @@ static void zone_created(int result, const struct cells_err *err, void *data)
 		if (call) {
 			r->create_call = NULL;
 			rpc_call_on_cancel(call, NULL, NULL);
-			rpc_call_fail(call, RPC_INTERNAL, "zone \"%s\": route: %s", r->name,
+			rpc_call_fail(call, ERR_INTERNAL, "zone \"%s\": route: %s", r->name,
 			              strerror(-e));
 		}
 		return;
@@ -313,20 +312,20 @@ static int create_ns(struct api_zones *svc, struct rpc_call *call,
                      const Kin__V1__ZoneCreateRequest *m)
 {
 	if (!svc->zones)
-		return rpc_call_fail(call, RPC_FAILED_PRECONDITION, "zone \"%s\": %s", m->name,
+		return rpc_call_fail(call, ERR_FAILED_PRECONDITION, "zone \"%s\": %s", m->name,
 		                     svc->why);
 	if (m->kernel[0] || m->image[0] || m->cpus || m->memory_mb || m->accel[0])
-		return rpc_call_fail(call, RPC_INVALID_ARGUMENT,
+		return rpc_call_fail(call, ERR_INVALID_ARGUMENT,
 		                     "zone \"%s\": kernel, image, cpus, memory and accel are for "
 		                     "VM zones (--vm)",
 		                     m->name);
 	struct zone_spec spec = {.root = m->root[0] ? m->root : NULL, .net = m->net};
-	struct cells_err err = {0};
+	struct err err = {0};
 	if (str_copy(spec.name, sizeof(spec.name), m->name) < 0)
-		return rpc_call_fail(call, RPC_INVALID_ARGUMENT,
+		return rpc_call_fail(call, ERR_INVALID_ARGUMENT,
 		                     "zone \"%.64s\": a name is 1-64 of [A-Za-z0-9_.-]", m->name);
 	if (m->n_limits > ZONE_LIMITS_MAX)
-		return rpc_call_fail(call, RPC_INVALID_ARGUMENT,
+		return rpc_call_fail(call, ERR_INVALID_ARGUMENT,
 		                     "zone \"%s\": %zu limits given, at most %d", m->name,
 		                     m->n_limits, ZONE_LIMITS_MAX);
 	for (size_t i = 0; i < m->n_limits; i++) {
@@ -354,25 +353,25 @@ static int serve_zones_create(struct rpc_call *call, const ProtobufCMessage *in,
 	struct api_zones *svc = userdata;
 	const Kin__V1__ZoneCreateRequest *m = (const Kin__V1__ZoneCreateRequest *)in;
 	if (!name_is_valid(m->name) || !str_is_hostname(m->name))
-		return rpc_call_fail(call, RPC_INVALID_ARGUMENT,
+		return rpc_call_fail(call, ERR_INVALID_ARGUMENT,
 		                     "zone \"%.64s\": a name is 1-64 of [A-Za-z0-9-], a valid "
 		                     "hostname (it is the zone's)",
 		                     m->name);
 	if (strcmp(m->name, "vm") == 0)
 		return rpc_call_fail(
-		    call, RPC_INVALID_ARGUMENT,
+		    call, ERR_INVALID_ARGUMENT,
 		    "zone \"vm\": the name is reserved (targets vm/NAME reach VMs)");
 	struct zrec *old = rec_find(svc, m->name);
 	if (old && !old->gone)
-		return rpc_call_fail(call, RPC_ALREADY_EXISTS, "zone \"%s\" already exists",
+		return rpc_call_fail(call, ERR_ALREADY_EXISTS, "zone \"%s\" already exists",
 		                     m->name);
 	if (old || rpc_route_state(svc->rpc, m->name) != RPC_ROUTE_NONE)
-		return rpc_call_fail(call, RPC_UNAVAILABLE,
+		return rpc_call_fail(call, ERR_UNAVAILABLE,
 		                     "zone \"%s\": the previous zone of that name is still "
 		                     "being cleaned up",
 		                     m->name);
 	if (svc->depth + 1 > svc->depth_max)
-		return rpc_call_fail(call, RPC_FAILED_PRECONDITION,
+		return rpc_call_fail(call, ERR_FAILED_PRECONDITION,
 		                     "zone \"%s\": depth limit reached (this kin is at depth %u, "
 		                     "the limit is %u)",
 		                     m->name, svc->depth, svc->depth_max);
@@ -409,7 +408,7 @@ static struct zrec *live_rec(struct api_zones *svc, struct rpc_call *call, const
 {
 	struct zrec *r = rec_find(svc, name);
 	if (!r || r->gone) {
-		rpc_call_fail(call, RPC_NOT_FOUND, "zone \"%.64s\" does not exist", name);
+		rpc_call_fail(call, ERR_NOT_FOUND, "zone \"%.64s\" does not exist", name);
 		return NULL;
 	}
 	return r;
@@ -435,26 +434,26 @@ static int serve_zones_stop(struct rpc_call *call, const ProtobufCMessage *in, v
 	if (!r)
 		return 0;
 	if (m->timeout_ms > 3600ull * 1000)
-		return rpc_call_fail(call, RPC_INVALID_ARGUMENT,
+		return rpc_call_fail(call, ERR_INVALID_ARGUMENT,
 		                     "zone \"%s\": stop timeout over 1 h", m->name);
 	size_t i = 0;
 	while (i < ZONE_STOP_WAITERS_MAX && r->waiters[i])
 		i++;
 	if (i == ZONE_STOP_WAITERS_MAX)
-		return rpc_call_fail(call, RPC_RESOURCE_EXHAUSTED,
+		return rpc_call_fail(call, ERR_RESOURCE_EXHAUSTED,
 		                     "zone \"%s\": %d stop calls wait already", m->name,
 		                     ZONE_STOP_WAITERS_MAX);
 	if (r->vm) {
 		int e = api_vm_stop_as(svc->vms, r->name, m->timeout_ms);
 		if (e < 0)
-			return rpc_call_fail(call, RPC_NOT_FOUND, "zone \"%s\": its VM is gone",
+			return rpc_call_fail(call, ERR_NOT_FOUND, "zone \"%s\": its VM is gone",
 			                     r->name);
 	} else {
 		struct zone_info zi;
 		/* A second Stop waits for the first one's end. */
 		if (zone_get(svc->zones, r->name, &zi, NULL) == 0 &&
 		    (zi.state == ZONE_RUNNING || zi.state == ZONE_STARTING)) {
-			struct cells_err err = {0};
+			struct err err = {0};
 			int e = zone_stop(svc->zones, r->name, zone_stopped, NULL, &err);
 			if (e < 0 && e != -EALREADY)
 				return fail_err(call, &err, e);
@@ -474,10 +473,10 @@ static int serve_zones_kill(struct rpc_call *call, const ProtobufCMessage *in, v
 	if (r->vm) {
 		int e = api_vm_kill_as(svc->vms, r->name);
 		if (e < 0)
-			return rpc_call_fail(call, rpc_code_from_errno(e), "zone \"%s\": kill: %s",
+			return rpc_call_fail(call, err_code_from_errno(e), "zone \"%s\": kill: %s",
 			                     r->name, strerror(-e));
 	} else {
-		struct cells_err err = {0};
+		struct err err = {0};
 		int e = zone_kill(svc->zones, r->name, &err);
 		if (e < 0)
 			return fail_err(call, &err, e);
@@ -509,7 +508,7 @@ static int zones_start(struct api *api, const struct api_config *cfg)
 	snprintf(svc->why, sizeof(svc->why), "no cgroup2 here for zones' cells");
 	if (cfg->cells) {
 		struct zone_events ev = {.gone = on_zone_gone, .data = svc};
-		struct cells_err err = {0};
+		struct err err = {0};
 		int r = zones_new(cfg->loop, cfg->children, cfg->cells, cfg->zones, &ev,
 		                  &svc->zones, &err);
 		if (r < 0) {
@@ -567,7 +566,7 @@ static void zones_shutdown(struct api *api)
 			if (!calls[i])
 				continue;
 			rpc_call_on_cancel(calls[i], NULL, NULL);
-			rpc_call_fail(calls[i], RPC_UNAVAILABLE, "zone \"%s\": kin is stopping",
+			rpc_call_fail(calls[i], ERR_UNAVAILABLE, "zone \"%s\": kin is stopping",
 			              r->name);
 		}
 	}

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <sys/timerfd.h>
 
-int cells_get(struct cells *c, const char *path, struct cell **ret, struct cells_err *err)
+int cells_get(struct cells *c, const char *path, struct cell **ret, struct err *err)
 {
 	struct cell *cell = cells_lookup(c, path, err);
 	if (cell) {
@@ -22,10 +22,10 @@ int cells_get(struct cells *c, const char *path, struct cell **ret, struct cells
 	return path && *path && cell_path_check(path, NULL) == 0 ? -ENOENT : -EINVAL;
 }
 
-struct cell *cells_lookup(struct cells *c, const char *path, struct cells_err *err)
+struct cell *cells_lookup(struct cells *c, const char *path, struct err *err)
 {
 	if (!path || !*path) {
-		cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT, "cell name is empty");
+		err_set(err, -EINVAL, ERR_INVALID_ARGUMENT, "cell name is empty");
 		return NULL;
 	}
 	if (cell_path_check(path, err) < 0)
@@ -40,7 +40,7 @@ struct cell *cells_lookup(struct cells *c, const char *path, struct cells_err *e
 		p += n + (p[n] == '/');
 	}
 	if (!cur)
-		cells_fail(err, -ENOENT, CELLS_NOT_FOUND, "cell \"%s\" not found", path);
+		err_set(err, -ENOENT, ERR_NOT_FOUND, "cell \"%s\" not found", path);
 	return cur;
 }
 
@@ -116,7 +116,7 @@ static int op_arm(struct cells *c, struct cell *cell, uint64_t ms)
 	return timerfd_settime(cell->timer.fd, 0, &its, NULL) < 0 ? -errno : 0;
 }
 
-static void op_finish(struct cell_op *op, int result, const struct cells_err *err)
+static void op_finish(struct cell_op *op, int result, const struct err *err)
 {
 	if (!op->active)
 		return;
@@ -125,7 +125,7 @@ static void op_finish(struct cell_op *op, int result, const struct cells_err *er
 		op->done(result, err, op->data);
 }
 
-static int remove_subtree(struct cells *c, struct cell *cell, struct cells_err *err);
+static int remove_subtree(struct cells *c, struct cell *cell, struct err *err);
 
 /* A forced delete finishes once the subtree is empty and every executable
  * in it has been reaped (so their exit events are not lost). */
@@ -137,7 +137,7 @@ static void delete_progress(struct cells *c, struct cell *cell)
 	if (cells_read_events(c, cell, &populated, &frozen) < 0 || populated ||
 	    exec_any_running(cell))
 		return;
-	struct cells_err err = {0};
+	struct err err = {0};
 	struct cell_op op = cell->delete_op;
 	cell->delete_op.active = false;
 	int r = remove_subtree(c, cell, &err); /* frees cell */
@@ -161,18 +161,17 @@ static void timer_fired(struct ev_source *src, uint32_t events)
 	(void)events;
 	if (read(src->fd, &ticks, sizeof(ticks)) < 0)
 		return;
-	struct cells_err err;
+	struct err err;
 	if (cell->freeze_op.active) {
-		cells_fail(&err, -ETIMEDOUT, CELLS_DEADLINE_EXCEEDED,
-		           "cell \"%s\": not %s after %d ms", cell->path,
-		           cell->freeze_op.want_frozen ? "frozen" : "thawed",
-		           CELLS_FREEZE_TIMEOUT_MS);
+		err_set(&err, -ETIMEDOUT, ERR_DEADLINE_EXCEEDED, "cell \"%s\": not %s after %d ms",
+		        cell->path, cell->freeze_op.want_frozen ? "frozen" : "thawed",
+		        CELLS_FREEZE_TIMEOUT_MS);
 		op_finish(&cell->freeze_op, -ETIMEDOUT, &err);
 	}
 	if (cell->delete_op.active) {
-		cells_fail(&err, -ETIMEDOUT, CELLS_DEADLINE_EXCEEDED,
-		           "cell \"%s\": processes still there %d ms after cgroup.kill", cell->path,
-		           CELLS_DELETE_TIMEOUT_MS);
+		err_set(&err, -ETIMEDOUT, ERR_DEADLINE_EXCEEDED,
+		        "cell \"%s\": processes still there %d ms after cgroup.kill", cell->path,
+		        CELLS_DELETE_TIMEOUT_MS);
 		op_finish(&cell->delete_op, -ETIMEDOUT, &err);
 	}
 }
@@ -248,22 +247,22 @@ void cells_watch_event(struct ev_source *src, uint32_t events)
 
 /* The first set limit whose controller is not in have, named in err. */
 static int check_controllers(const char *path, const struct cell_limits *l, uint32_t have,
-                             const char *why, struct cells_err *err)
+                             const char *why, struct err *err)
 {
 	for (int k = 0; k < CELL_LIMIT_COUNT; k++) {
 		if (!(l->set & (1u << k)))
 			continue;
 		if (!(cells_controllers_parse(cell_limit_controller(k)) & ~have))
 			continue;
-		return cells_fail(err, -EOPNOTSUPP, CELLS_FAILED_PRECONDITION,
-		                  "cell \"%s\": %s: controller %s is not enabled%s", path,
-		                  cell_limit_name(k), cell_limit_controller(k), why);
+		return err_set(err, -EOPNOTSUPP, ERR_FAILED_PRECONDITION,
+		               "cell \"%s\": %s: controller %s is not enabled%s", path,
+		               cell_limit_name(k), cell_limit_controller(k), why);
 	}
 	return 0;
 }
 
 static int write_limits(struct cells *c, struct cell *cell, const struct cell_limits *l,
-                        struct cells_err *err)
+                        struct err *err)
 {
 	for (int k = 0; k < CELL_LIMIT_COUNT; k++) {
 		char path[PATH_MAX], value[CELL_CPUSET_LEN + 32];
@@ -275,8 +274,8 @@ static int write_limits(struct cells *c, struct cell *cell, const struct cell_li
 		if (r == 0)
 			r = file_write_str(path, value);
 		if (r < 0)
-			return cells_fail_errno(err, r, "cell \"%s\": %s: %s", cell->path,
-			                        cell_limit_name(k), strerror(-r));
+			return err_set_errno(err, r, "cell \"%s\": %s: %s", cell->path,
+			                     cell_limit_name(k), strerror(-r));
 		/* Remember what is in force, field by field. */
 		struct cell_limits *m = &cell->limits;
 		switch ((enum cell_limit)k) {
@@ -323,7 +322,7 @@ static int write_limits(struct cells *c, struct cell *cell, const struct cell_li
 }
 
 int cell_create(struct cells *c, const char *path, const struct cell_limits *limits,
-                struct cells_err *err)
+                struct err *err)
 {
 	static const struct cell_limits no_limits;
 	char parent_path[CELLS_PATH_MAX], pdir[PATH_MAX], dir[PATH_MAX];
@@ -337,8 +336,8 @@ int cell_create(struct cells *c, const char *path, const struct cell_limits *lim
 		return r;
 	}
 	if (c->ncells >= CELLS_MAX)
-		return cells_fail(err, -ENOSPC, CELLS_RESOURCE_EXHAUSTED,
-		                  "cell \"%s\": kin already has %d cells", path, CELLS_MAX);
+		return err_set(err, -ENOSPC, ERR_RESOURCE_EXHAUSTED,
+		               "cell \"%s\": kin already has %d cells", path, CELLS_MAX);
 	const char *slash = strrchr(path, '/');
 	const char *name = slash ? slash + 1 : path;
 	struct cell *parent = &c->top;
@@ -346,19 +345,19 @@ int cell_create(struct cells *c, const char *path, const struct cell_limits *lim
 		snprintf(parent_path, sizeof(parent_path), "%.*s", (int)(slash - path), path);
 		parent = cells_lookup(c, parent_path, NULL);
 		if (!parent)
-			return cells_fail(err, -ENOENT, CELLS_NOT_FOUND,
-			                  "cell \"%s\": parent cell \"%s\" not found", path,
-			                  parent_path);
+			return err_set(err, -ENOENT, ERR_NOT_FOUND,
+			               "cell \"%s\": parent cell \"%s\" not found", path,
+			               parent_path);
 	}
 	for (struct cell *ch = parent->first_child; ch; ch = ch->next_sibling)
 		if (strcmp(ch->name, name) == 0)
-			return cells_fail(err, -EEXIST, CELLS_ALREADY_EXISTS,
-			                  "cell \"%s\" already exists", path);
+			return err_set(err, -EEXIST, ERR_ALREADY_EXISTS,
+			               "cell \"%s\" already exists", path);
 	if (parent->delete_op.active)
-		return cells_fail(err, -EBUSY, CELLS_FAILED_PRECONDITION,
-		                  "cell \"%s\": parent is being deleted", path);
+		return err_set(err, -EBUSY, ERR_FAILED_PRECONDITION,
+		               "cell \"%s\": parent is being deleted", path);
 	if ((r = cells_cell_dir(c, parent, pdir, sizeof(pdir))) < 0)
-		return cells_fail_errno(err, r, "cell \"%s\": path too long", path);
+		return err_set_errno(err, r, "cell \"%s\": path too long", path);
 	uint32_t avail = 0, enabled = 0;
 	cells_read_controllers(pdir, "cgroup.controllers", &avail);
 	cells_read_controllers(pdir, "cgroup.subtree_control", &enabled);
@@ -367,8 +366,8 @@ int cell_create(struct cells *c, const char *path, const struct cell_limits *lim
 
 	struct cell *cell = calloc(1, sizeof(*cell));
 	if (!cell)
-		return cells_fail(err, -ENOMEM, CELLS_RESOURCE_EXHAUSTED,
-		                  "cell \"%s\": out of memory", path);
+		return err_set(err, -ENOMEM, ERR_RESOURCE_EXHAUSTED, "cell \"%s\": out of memory",
+		               path);
 	*cell = (struct cell){.parent = parent,
 	                      .depth = parent->depth + 1,
 	                      .owner = c,
@@ -382,10 +381,9 @@ int cell_create(struct cells *c, const char *path, const struct cell_limits *lim
 		r = -errno;
 		free(cell);
 		if (r == -EEXIST)
-			return cells_fail(err, r, CELLS_ALREADY_EXISTS,
-			                  "cell \"%s\": %s exists but kin did not make it", path,
-			                  dir);
-		return cells_fail_errno(err, r, "cell \"%s\": mkdir: %s", path, strerror(-r));
+			return err_set(err, r, ERR_ALREADY_EXISTS,
+			               "cell \"%s\": %s exists but kin did not make it", path, dir);
+		return err_set_errno(err, r, "cell \"%s\": mkdir: %s", path, strerror(-r));
 	}
 	/* Children get every controller the parent has; a parent that runs
 	 * processes itself refuses (EBUSY), leaving the child without them. */
@@ -414,7 +412,7 @@ int cell_create(struct cells *c, const char *path, const struct cell_limits *lim
 }
 
 int cell_update(struct cells *c, const char *path, const struct cell_limits *limits,
-                struct cells_err *err)
+                struct err *err)
 {
 	char dir[PATH_MAX];
 	struct cell *cell;
@@ -454,7 +452,7 @@ static void unlink_child(struct cell *cell)
 }
 
 /* Children first (rmdir needs empty directories); frees what it removed. */
-static int remove_subtree(struct cells *c, struct cell *cell, struct cells_err *err)
+static int remove_subtree(struct cells *c, struct cell *cell, struct err *err)
 {
 	char dir[PATH_MAX], path[CELLS_PATH_MAX];
 	while (cell->first_child) {
@@ -464,15 +462,15 @@ static int remove_subtree(struct cells *c, struct cell *cell, struct cells_err *
 	}
 	cells_cell_dir(c, cell, dir, sizeof(dir));
 	if (rmdir(dir) < 0 && errno != ENOENT)
-		return cells_fail_errno(err, -errno, "cell \"%s\": rmdir: %m", cell->path);
+		return err_set_errno(err, -errno, "cell \"%s\": rmdir: %m", cell->path);
 	watch_remove(c, cell);
 	exec_free_all(c, cell);
 	if (cell->timer.fd >= 0) {
 		ev_del(c->loop, &cell->timer);
 		close(cell->timer.fd);
 	}
-	struct cells_err cancelled;
-	cells_fail(&cancelled, -ECANCELED, CELLS_CANCELLED, "cell \"%s\" was deleted", cell->path);
+	struct err cancelled;
+	err_set(&cancelled, -ECANCELED, ERR_CANCELLED, "cell \"%s\" was deleted", cell->path);
 	op_finish(&cell->freeze_op, -ECANCELED, &cancelled);
 	unlink_child(cell);
 	c->ncells--;
@@ -483,30 +481,28 @@ static int remove_subtree(struct cells *c, struct cell *cell, struct cells_err *
 }
 
 int cell_delete(struct cells *c, const char *path, bool force, cell_done_fn done, void *data,
-                struct cells_err *err)
+                struct err *err)
 {
 	struct cell *cell;
 	int r0 = cells_get(c, path, &cell, err);
 	if (r0 < 0)
 		return r0;
 	if (cell->delete_op.active)
-		return cells_fail(err, -EBUSY, CELLS_FAILED_PRECONDITION,
-		                  "cell \"%s\" is already being deleted", path);
+		return err_set(err, -EBUSY, ERR_FAILED_PRECONDITION,
+		               "cell \"%s\" is already being deleted", path);
 	bool populated = false, frozen = false;
 	int r = cells_read_events(c, cell, &populated, &frozen);
 	if (r < 0)
-		return cells_fail_errno(err, r, "cell \"%s\": cgroup.events: %s", path,
-		                        strerror(-r));
+		return err_set_errno(err, r, "cell \"%s\": cgroup.events: %s", path, strerror(-r));
 	if (!force) {
 		if (cell->first_child)
-			return cells_fail(err, -ENOTEMPTY, CELLS_FAILED_PRECONDITION,
-			                  "cell \"%s\" has child cells (delete them, or force)",
-			                  path);
+			return err_set(err, -ENOTEMPTY, ERR_FAILED_PRECONDITION,
+			               "cell \"%s\" has child cells (delete them, or force)", path);
 		if (populated || exec_any_running(cell))
-			return cells_fail(err, -EBUSY, CELLS_FAILED_PRECONDITION,
-			                  "cell \"%s\" has running processes (stop them, or "
-			                  "force)",
-			                  path);
+			return err_set(err, -EBUSY, ERR_FAILED_PRECONDITION,
+			               "cell \"%s\" has running processes (stop them, or "
+			               "force)",
+			               path);
 		return remove_subtree(c, cell, err);
 	}
 	exec_no_restart_subtree(cell);
@@ -515,9 +511,9 @@ int cell_delete(struct cells *c, const char *path, bool force, cell_done_fn done
 	char file[PATH_MAX];
 	cells_cell_file(c, cell, "cgroup.kill", file, sizeof(file));
 	if ((r = file_write_str(file, "1")) < 0)
-		return cells_fail_errno(err, r, "cell \"%s\": cgroup.kill: %s", path, strerror(-r));
+		return err_set_errno(err, r, "cell \"%s\": cgroup.kill: %s", path, strerror(-r));
 	if ((r = op_arm(c, cell, CELLS_DELETE_TIMEOUT_MS)) < 0)
-		return cells_fail_errno(err, r, "cell \"%s\": timer: %s", path, strerror(-r));
+		return err_set_errno(err, r, "cell \"%s\": timer: %s", path, strerror(-r));
 	cell->delete_op = (struct cell_op){.done = done, .data = data, .active = true};
 	return 1;
 }
@@ -525,7 +521,7 @@ int cell_delete(struct cells *c, const char *path, bool force, cell_done_fn done
 /* ---- freeze, kill, list -------------------------------------------------- */
 
 int cell_freeze(struct cells *c, const char *path, bool freeze, cell_done_fn done, void *data,
-                struct cells_err *err)
+                struct err *err)
 {
 	char file[PATH_MAX];
 	struct cell *cell;
@@ -533,24 +529,23 @@ int cell_freeze(struct cells *c, const char *path, bool freeze, cell_done_fn don
 	if (r0 < 0)
 		return r0;
 	if (cell->freeze_op.active)
-		return cells_fail(err, -EBUSY, CELLS_FAILED_PRECONDITION,
-		                  "cell \"%s\": a freeze or thaw is already pending", path);
+		return err_set(err, -EBUSY, ERR_FAILED_PRECONDITION,
+		               "cell \"%s\": a freeze or thaw is already pending", path);
 	cells_cell_file(c, cell, "cgroup.freeze", file, sizeof(file));
 	int r = file_write_str(file, freeze ? "1" : "0");
 	if (r < 0)
-		return cells_fail_errno(err, r, "cell \"%s\": cgroup.freeze: %s", path,
-		                        strerror(-r));
+		return err_set_errno(err, r, "cell \"%s\": cgroup.freeze: %s", path, strerror(-r));
 	cell_state_changed(c, cell); /* emits the event if it is already so */
 	if (cell->frozen == freeze)
 		return 0;
 	if ((r = op_arm(c, cell, CELLS_FREEZE_TIMEOUT_MS)) < 0)
-		return cells_fail_errno(err, r, "cell \"%s\": timer: %s", path, strerror(-r));
+		return err_set_errno(err, r, "cell \"%s\": timer: %s", path, strerror(-r));
 	cell->freeze_op =
 	    (struct cell_op){.done = done, .data = data, .active = true, .want_frozen = freeze};
 	return 1;
 }
 
-int cell_kill(struct cells *c, const char *path, struct cells_err *err)
+int cell_kill(struct cells *c, const char *path, struct err *err)
 {
 	char file[PATH_MAX];
 	struct cell *cell;
@@ -560,7 +555,7 @@ int cell_kill(struct cells *c, const char *path, struct cells_err *err)
 	cells_cell_file(c, cell, "cgroup.kill", file, sizeof(file));
 	int r = file_write_str(file, "1");
 	if (r < 0)
-		return cells_fail_errno(err, r, "cell \"%s\": cgroup.kill: %s", path, strerror(-r));
+		return err_set_errno(err, r, "cell \"%s\": cgroup.kill: %s", path, strerror(-r));
 	return 0;
 }
 
@@ -594,8 +589,7 @@ static int visit(struct cells *c, struct cell *cell, cell_visit_fn fn, void *dat
 	return 0;
 }
 
-int cell_list(struct cells *c, const char *path, cell_visit_fn fn, void *data,
-              struct cells_err *err)
+int cell_list(struct cells *c, const char *path, cell_visit_fn fn, void *data, struct err *err)
 {
 	struct cell *cell = &c->top;
 	if (path && *path) {

@@ -9,14 +9,8 @@
 
 /* ---- errors (err.c) ----------------------------------------------------- */
 
-/* Fills err (if any) and returns neg_errno, so: return cells_fail(...). */
-int cells_fail(struct cells_err *err, int neg_errno, enum cells_code code, const char *fmt, ...)
-    _printf_(4, 5);
-/* Helper for cgroupfs errors: the code from the errno. */
-int cells_fail_errno(struct cells_err *err, int neg_errno, const char *fmt, ...) _printf_(3, 4);
-
 /* Rewrites err's message as `WHAT "NAME": message`. */
-void cells_err_prefix(struct cells_err *err, const char *what, const char *name);
+void cells_err_prefix(struct err *err, const char *what, const char *name);
 
 /* ---- ring buffer (ring.c) ----------------------------------------------- */
 
@@ -51,11 +45,11 @@ struct exec_sc_profile {
 	struct exec_sc_rule rules[EXEC_SC_RULES_MAX];
 };
 /* Parses a profile file's text; err names the line. */
-int exec_sc_parse(const char *text, struct exec_sc_profile *p, struct cells_err *err);
+int exec_sc_parse(const char *text, struct exec_sc_profile *p, struct err *err);
 /* Builds the BPF program for a profile (file) or the default profile, which
  * depends on the capabilities kept. *ret_prog's filter is malloc'ed. */
 int exec_sc_build(const struct exec_sc_profile *file_profile, uint64_t caps,
-                  struct sock_fprog *ret_prog, struct cells_err *err);
+                  struct sock_fprog *ret_prog, struct err *err);
 /* Names the default profile denies (for the README test and docs). */
 bool exec_sc_default_denies(const char *syscall, uint64_t caps);
 
@@ -106,10 +100,10 @@ struct spawn_req {
  * then runs its setup on its own. *ret_status_fd: the non-blocking read end
  * of its report pipe, for exec_spawn_result. The child is not tracked yet. */
 int exec_spawn(struct spawn_req *req, pid_t *ret_pid, int *ret_pidfd, int *ret_status_fd,
-               struct cells_err *err);
+               struct err *err);
 /* Reads the report: 0 the child reached execve (EOF), -EAGAIN nothing yet,
  * else the failed step and errno as -errno and a sentence in err. */
-int exec_spawn_result(int status_fd, const char *label, struct cells_err *err);
+int exec_spawn_result(int status_fd, const char *label, struct err *err);
 
 /* ---- spec copies (spec.c) ---------------------------------------------- */
 
@@ -173,8 +167,8 @@ int cells_cell_file(const struct cells *c, const struct cell *cell, const char *
 int cells_enable_controllers(const char *dir, uint32_t mask);
 
 /* cell.c */
-struct cell *cells_lookup(struct cells *c, const char *path, struct cells_err *err);
-int cells_get(struct cells *c, const char *path, struct cell **ret, struct cells_err *err);
+struct cell *cells_lookup(struct cells *c, const char *path, struct err *err);
+int cells_get(struct cells *c, const char *path, struct cell **ret, struct err *err);
 /* An executable of cell was reaped: a pending forced delete may finish. */
 void cells_exec_gone(struct cells *c, struct cell *cell);
 void cells_watch_add(struct cells *c, struct cell *cell);
@@ -240,7 +234,7 @@ struct exec {
 	void *start_data;
 	struct exec *replaces; /* the name's ended run, unlinked until the start is over */
 	bool start_failed;     /* verdict reached; answered once the child is reaped */
-	struct cells_err start_err;
+	struct err start_err;
 };
 
 /* output.c */
@@ -252,7 +246,7 @@ void exec_output_free(struct exec *e);
 void exec_output_maybe_end(struct exec *e);
 bool exec_output_open(const struct exec *e);
 int exec_get(struct cells *c, const char *cell, const char *name, struct exec **ret,
-             struct cells_err *err);
+             struct err *err);
 
 /* exec.c */
 void exec_fill_status(const struct exec *e, struct exec_status *st);
@@ -272,7 +266,7 @@ bool exec_any_running(const struct cell *cell);
 /* start.c: a run from prepare to the child's report, through the loop. */
 /* Begins a run of e (state EXEC_STARTING, child tracked, report pipe and
  * timeout in the loop); < 0 when it failed before any child existed. */
-int exec_run(struct exec *e, struct cells_err *err);
+int exec_run(struct exec *e, struct err *err);
 /* The start timeout fired (e->timer while EXEC_STARTING). */
 void exec_start_timeout(struct exec *e);
 /* exec_stop of a starting executable: the child is killed, the start fails. */

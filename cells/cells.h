@@ -17,7 +17,7 @@
  * pointer interfaces owned here, so rpc/ can turn them into server streams.
  *
  * Errors: functions return >= 0 or -errno, and fill an optional
- * struct cells_err with one sentence naming the object and the cause, and a
+ * struct err with one sentence naming the object and the cause, and a
  * status code numbered like gRPC's so rpc/ can pass it through. */
 #pragma once
 
@@ -53,30 +53,8 @@
 
 /* ---- errors ------------------------------------------------------------- */
 
-/* Numbered as gRPC's status codes, so rpc/ may cast. */
-enum cells_code {
-	CELLS_OK = 0,
-	CELLS_CANCELLED = 1,
-	CELLS_INVALID_ARGUMENT = 3,
-	CELLS_DEADLINE_EXCEEDED = 4,
-	CELLS_NOT_FOUND = 5,
-	CELLS_ALREADY_EXISTS = 6,
-	CELLS_PERMISSION_DENIED = 7,
-	CELLS_RESOURCE_EXHAUSTED = 8,
-	CELLS_FAILED_PRECONDITION = 9,
-	CELLS_INTERNAL = 13,
-	CELLS_UNAVAILABLE = 14,
-};
-
-struct cells_err {
-	int err; /* -errno, as returned */
-	enum cells_code code;
-	char msg[320]; /* `cell "web": memory.max: controller memory is not enabled` */
-};
-
-const char *cells_code_name(enum cells_code code); /* "NOT_FOUND" */
-/* The code a bare -errno maps to when nothing more is known. */
-enum cells_code cells_code_from_errno(int neg_errno);
+/* Errors are lib's struct err (lib/err.h): a code, an errno and one
+ * sentence naming the cell or executable and the cause. */
 
 /* ---- names ---------------------------------------------------------------- */
 
@@ -84,7 +62,7 @@ enum cells_code cells_code_from_errno(int neg_errno);
 bool cell_name_valid(const char *name);
 /* A cell path: elements joined by '/', at most CELLS_DEPTH_MAX, no leading,
  * trailing or doubled '/'. -EINVAL with a sentence in err. */
-int cell_path_check(const char *path, struct cells_err *err);
+int cell_path_check(const char *path, struct err *err);
 
 /* ---- the library ------------------------------------------------------------ */
 
@@ -104,7 +82,7 @@ struct cells_config {
  * through the loop. Children are tracked in the given child table, so the
  * owner's reaper dispatches their exits. */
 int cells_new(struct ev_loop *loop, struct child_table *children, const struct cells_config *cfg,
-              struct cells **ret, struct cells_err *err);
+              struct cells **ret, struct err *err);
 /* Forgets every cell and executable (cgroups and processes stay); a child
  * still running is reaped later without calling back into freed memory. */
 void cells_free(struct cells *c);
@@ -150,10 +128,9 @@ const char *cell_limit_name(enum cell_limit k);       /* "memory.max" */
 const char *cell_limit_controller(enum cell_limit k); /* "memory" */
 /* Parses one "key" = "value" as a user writes it: cpu.max "50000 100000",
  * "max", memory.* "512M"/"1G"/bytes/"max", cpuset.* "0-3,6", numbers. */
-int cell_limit_parse(struct cell_limits *l, const char *key, const char *value,
-                     struct cells_err *err);
+int cell_limit_parse(struct cell_limits *l, const char *key, const char *value, struct err *err);
 /* Range checks every set limit (also for limits filled in directly). */
-int cell_limits_validate(const struct cell_limits *l, struct cells_err *err);
+int cell_limits_validate(const struct cell_limits *l, struct err *err);
 /* The value as cgroupfs takes it ("max", "50000 100000", "default 100"). */
 int cell_limit_format(const struct cell_limits *l, enum cell_limit k, char *buf, size_t size);
 
@@ -161,26 +138,26 @@ int cell_limit_format(const struct cell_limits *l, enum cell_limit k, char *buf,
 
 /* Completion of an operation that returned 1 (pending): result is 0 or
  * -errno, err says why. Called exactly once, from the loop. */
-typedef void (*cell_done_fn)(int result, const struct cells_err *err, void *data);
+typedef void (*cell_done_fn)(int result, const struct err *err, void *data);
 
 /* Every check (name, parent, duplicates, bounds, limit ranges, controllers)
  * runs before mkdir; a limit that cannot be written removes the new cgroup. */
 int cell_create(struct cells *c, const char *path, const struct cell_limits *limits,
-                struct cells_err *err);
+                struct err *err);
 /* Applies the set limits live. */
 int cell_update(struct cells *c, const char *path, const struct cell_limits *limits,
-                struct cells_err *err);
+                struct err *err);
 /* Refused (FAILED_PRECONDITION) while processes run or child cells exist,
  * unless force: then the subtree is killed, and removed once empty.
  * Returns 0 when done, 1 when pending (done called later), or -errno. */
 int cell_delete(struct cells *c, const char *path, bool force, cell_done_fn done, void *data,
-                struct cells_err *err);
+                struct err *err);
 /* cgroup.freeze, then waits (through the loop) for cgroup.events to say
  * frozen 1 (or 0 for thaw). Returns 0 when already so, 1 pending, -errno. */
 int cell_freeze(struct cells *c, const char *path, bool freeze, cell_done_fn done, void *data,
-                struct cells_err *err);
+                struct err *err);
 /* cgroup.kill: SIGKILL to every process of the cell and its descendants. */
-int cell_kill(struct cells *c, const char *path, struct cells_err *err);
+int cell_kill(struct cells *c, const char *path, struct err *err);
 
 struct cell_info {
 	char path[CELLS_PATH_MAX];
@@ -207,8 +184,7 @@ const char *cells_controller_name(enum cells_controller ctl);
 /* Visits path's subtree (NULL or "": every cell) depth first, parents
  * before children, siblings in creation order; fn returning < 0 stops. */
 typedef int (*cell_visit_fn)(const struct cell_info *info, void *data);
-int cell_list(struct cells *c, const char *path, cell_visit_fn fn, void *data,
-              struct cells_err *err);
+int cell_list(struct cells *c, const char *path, cell_visit_fn fn, void *data, struct err *err);
 
 struct cell_psi_line {
 	double avg10, avg60, avg300;
@@ -234,7 +210,7 @@ struct cell_stats {
 };
 
 int cell_show(struct cells *c, const char *path, struct cell_info *info, struct cell_stats *stats,
-              struct cells_err *err);
+              struct err *err);
 
 /* ---- events ---------------------------------------------------------------- */
 
@@ -331,20 +307,20 @@ struct exec_spec {
 
 void exec_spec_init(struct exec_spec *s);
 /* Checks everything exec_start checks that does not need the system. */
-int exec_spec_validate(const struct exec_spec *s, struct cells_err *err);
+int exec_spec_validate(const struct exec_spec *s, struct err *err);
 /* "CHOWN,net_admin,CAP_KILL" or "all" or "none" into a mask. */
-int exec_caps_parse(const char *list, uint64_t *ret, struct cells_err *err);
+int exec_caps_parse(const char *list, uint64_t *ret, struct err *err);
 /* "nofile=1024:4096", "core=unlimited", "nproc=100" (soft = hard). */
-int exec_rlimit_parse(const char *s, struct exec_rlimit *ret, struct cells_err *err);
+int exec_rlimit_parse(const char *s, struct exec_rlimit *ret, struct err *err);
 /* "pid,mnt,net,uts,ipc,user,cgroup" into EXEC_NS_* bits. */
-int exec_ns_parse(const char *list, uint32_t *ret, struct cells_err *err);
+int exec_ns_parse(const char *list, uint32_t *ret, struct err *err);
 /* Delay before restart number attempt+1: base * 2^attempt, at most cap. */
 uint64_t exec_backoff_ms(uint32_t attempt, uint64_t base_ms, uint64_t cap_ms);
 
 /* Completion of a start that returned 1: result 0 once the child reached
  * execve, or -errno with err saying why. Called exactly once, from the
  * loop, never from inside exec_start. */
-typedef void (*exec_start_fn)(int result, const struct cells_err *err, void *data);
+typedef void (*exec_start_fn)(int result, const struct err *err, void *data);
 
 /* Starts name in cell without waiting for the child: every check, then
  * clone3 into the cell, and returns 1 (pending) with the executable listed
@@ -365,7 +341,7 @@ typedef void (*exec_start_fn)(int result, const struct cells_err *err, void *dat
  * new run reached execve; a failed start leaves the old one. If the library
  * is freed first, done gets -ECANCELED and the child is killed. */
 int exec_start(struct cells *c, const char *cell, const char *name, const struct exec_spec *spec,
-               exec_start_fn done, void *data, struct cells_err *err);
+               exec_start_fn done, void *data, struct err *err);
 /* exec_start, then a blocking wait (at most EXEC_START_TIMEOUT_MS) for the
  * child's report alone: returns 0 once it reached execve, or the error.
  * It stalls the caller's loop for as long as the child's setup takes: for
@@ -373,9 +349,8 @@ int exec_start(struct cells *c, const char *cell, const char *name, const struct
  * rpc/vm_cells.c, or before the loop serves. On failure the child is
  * killed; its record is gone once the loop reaps it. */
 int exec_start_sync(struct cells *c, const char *cell, const char *name,
-                    const struct exec_spec *spec, struct cells_err *err);
-int exec_signal(struct cells *c, const char *cell, const char *name, int sig,
-                struct cells_err *err);
+                    const struct exec_spec *spec, struct err *err);
+int exec_signal(struct cells *c, const char *cell, const char *name, int sig, struct err *err);
 
 enum exec_state { EXEC_STARTING, EXEC_RUNNING, EXEC_STOPPING, EXEC_BACKOFF, EXEC_EXITED };
 const char *exec_state_name(enum exec_state s);
@@ -399,18 +374,17 @@ typedef void (*exec_done_fn)(int result, const struct exec_status *st, void *dat
 /* SIGTERM, SIGKILL after grace_ms; no more restarts. 0: already ended (no
  * callback), 1: pending. */
 int exec_stop(struct cells *c, const char *cell, const char *name, uint64_t grace_ms,
-              exec_done_fn done, void *data, struct cells_err *err);
+              exec_done_fn done, void *data, struct err *err);
 /* 0: not running (st filled if given, no callback), 1: pending. */
 int exec_wait(struct cells *c, const char *cell, const char *name, exec_done_fn done, void *data,
-              struct exec_status *st, struct cells_err *err);
+              struct exec_status *st, struct err *err);
 int exec_status(struct cells *c, const char *cell, const char *name, struct exec_status *st,
-                struct cells_err *err);
+                struct err *err);
 /* Every executable of a cell (NULL: all). */
 typedef int (*exec_visit_fn)(const struct exec_status *st, void *data);
-int exec_list(struct cells *c, const char *cell, exec_visit_fn fn, void *data,
-              struct cells_err *err);
+int exec_list(struct cells *c, const char *cell, exec_visit_fn fn, void *data, struct err *err);
 /* Forgets an executable that is not running (FAILED_PRECONDITION if it is). */
-int exec_delete(struct cells *c, const char *cell, const char *name, struct cells_err *err);
+int exec_delete(struct cells *c, const char *cell, const char *name, struct err *err);
 
 /* ---- output ---------------------------------------------------------------- */
 
@@ -421,7 +395,7 @@ enum exec_stream { EXEC_STDOUT, EXEC_STDERR };
  * were read are skipped: *ret_dropped says how many. */
 int exec_log_read(struct cells *c, const char *cell, const char *name, enum exec_stream s,
                   uint64_t *pos, void *buf, size_t size, size_t *ret_len, uint64_t *ret_dropped,
-                  struct cells_err *err);
+                  struct err *err);
 
 /* A log follower (e.g. rpc/'s log stream): gets what is kept, then new
  * output as it arrives; end() once the executable is gone for good or
@@ -433,10 +407,10 @@ struct exec_log_ops {
 struct exec_follower;
 int exec_log_follow(struct cells *c, const char *cell, const char *name,
                     const struct exec_log_ops *ops, void *data, struct exec_follower **ret,
-                    struct cells_err *err);
+                    struct err *err);
 void exec_log_unfollow(struct cells *c, struct exec_follower *f);
 
 /* Non-blocking write to a stdin_pipe executable: bytes written, or -EAGAIN. */
 ssize_t exec_stdin_write(struct cells *c, const char *cell, const char *name, const void *buf,
-                         size_t len, struct cells_err *err);
-int exec_stdin_close(struct cells *c, const char *cell, const char *name, struct cells_err *err);
+                         size_t len, struct err *err);
+int exec_stdin_close(struct cells *c, const char *cell, const char *name, struct err *err);

@@ -199,7 +199,7 @@ static int move_into_leaf(const char *dir)
 }
 
 int cells_new(struct ev_loop *loop, struct child_table *children, const struct cells_config *cfg,
-              struct cells **ret, struct cells_err *err)
+              struct cells **ret, struct err *err)
 {
 	struct cells_config none = {0};
 	/* The paths live on the heap: on the stack they made a 29 KiB frame,
@@ -217,7 +217,7 @@ int cells_new(struct ev_loop *loop, struct child_table *children, const struct c
 		cfg = &none;
 	_cleanup_free_ struct cells *c = calloc(1, sizeof(*c));
 	if (!c || !p)
-		return cells_fail(err, -ENOMEM, CELLS_RESOURCE_EXHAUSTED, "cells: out of memory");
+		return err_set(err, -ENOMEM, ERR_RESOURCE_EXHAUSTED, "cells: out of memory");
 	char *mount_root = p->mount_root, *self = p->self, *basedir = p->basedir;
 	strcpy(mount_root, "/");
 	c->loop = loop;
@@ -228,17 +228,16 @@ int cells_new(struct ev_loop *loop, struct child_table *children, const struct c
 	else
 		r = find_mount(c->mount, sizeof(c->mount), mount_root, sizeof(p->mount_root));
 	if (r < 0)
-		return cells_fail(err, r, CELLS_FAILED_PRECONDITION,
-		                  "cells: no cgroup2 mount in /proc/self/mountinfo: %s",
-		                  strerror(-r));
+		return err_set(err, r, ERR_FAILED_PRECONDITION,
+		               "cells: no cgroup2 mount in /proc/self/mountinfo: %s", strerror(-r));
 	if (cfg->base) {
 		base = cfg->base;
 	} else {
 		r = cells_self_cgroup(self, sizeof(p->self));
 		if (r < 0)
-			return cells_fail(err, r, CELLS_FAILED_PRECONDITION,
-			                  "cells: no cgroup2 line in /proc/self/cgroup: %s",
-			                  strerror(-r));
+			return err_set(err, r, ERR_FAILED_PRECONDITION,
+			               "cells: no cgroup2 line in /proc/self/cgroup: %s",
+			               strerror(-r));
 		/* Our cgroup as seen inside the mount, whose root may be a subtree. */
 		size_t rl = strlen(mount_root + 1);
 		base = self;
@@ -250,11 +249,11 @@ int cells_new(struct ev_loop *loop, struct child_table *children, const struct c
 	if (snprintf(basedir, sizeof(p->basedir), "%s%s%s", c->mount, *base ? "/" : "", base) >=
 	        (int)sizeof(p->basedir) ||
 	    snprintf(c->root, sizeof(c->root), "%s/cells", basedir) >= (int)sizeof(c->root))
-		return cells_fail(err, -ENAMETOOLONG, CELLS_INVALID_ARGUMENT,
-		                  "cells: cgroup path too long");
+		return err_set(err, -ENAMETOOLONG, ERR_INVALID_ARGUMENT,
+		               "cells: cgroup path too long");
 	r = mkdir_p(basedir, 0755);
 	if (r < 0)
-		return cells_fail_errno(err, r, "cells: cannot make %s: %s", basedir, strerror(-r));
+		return err_set_errno(err, r, "cells: cannot make %s: %s", basedir, strerror(-r));
 	/* The hierarchy's real root may hold processes and still enable
 	 * controllers (it is exempt from the no-internal-processes rule);
 	 * elsewhere kin must leave <base> for a leaf of its own first. The
@@ -270,18 +269,18 @@ int cells_new(struct ev_loop *loop, struct child_table *children, const struct c
 		char *leaf = p->leaf;
 		snprintf(leaf, sizeof(p->leaf), "%s/init", basedir);
 		if (mkdir(leaf, 0755) < 0 && errno != EEXIST)
-			return cells_fail_errno(err, -errno, "cells: cannot make %s: %m", leaf);
+			return err_set_errno(err, -errno, "cells: cannot make %s: %m", leaf);
 		r = move_into_leaf(basedir);
 		if (r < 0)
-			return cells_fail_errno(err, r, "cells: cannot move kin into %s: %s", leaf,
-			                        strerror(-r));
+			return err_set_errno(err, r, "cells: cannot move kin into %s: %s", leaf,
+			                     strerror(-r));
 	}
 	uint32_t avail = 0;
 	if (cells_read_controllers(basedir, "cgroup.controllers", &avail) == 0 &&
 	    cells_enable_controllers(basedir, avail) < 0)
 		log_debug("cells: cannot enable controllers in %s", basedir);
 	if (mkdir(c->root, 0755) < 0 && errno != EEXIST)
-		return cells_fail_errno(err, -errno, "cells: cannot make %s: %m", c->root);
+		return err_set_errno(err, -errno, "cells: cannot make %s: %m", c->root);
 	if (cells_read_controllers(c->root, "cgroup.controllers", &avail) == 0 &&
 	    cells_enable_controllers(c->root, avail) < 0)
 		log_debug("cells: cannot enable controllers in %s", c->root);
@@ -289,11 +288,11 @@ int cells_new(struct ev_loop *loop, struct child_table *children, const struct c
 	c->inotify = (struct ev_source){
 	    .fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC), .fn = cells_watch_event, .data = c};
 	if (c->inotify.fd < 0)
-		return cells_fail_errno(err, -errno, "cells: inotify: %m");
+		return err_set_errno(err, -errno, "cells: inotify: %m");
 	r = ev_add(loop, &c->inotify, EPOLLIN);
 	if (r < 0) {
 		close(c->inotify.fd);
-		return cells_fail_errno(err, r, "cells: cannot watch: %s", strerror(-r));
+		return err_set_errno(err, r, "cells: cannot watch: %s", strerror(-r));
 	}
 	c->top = (struct cell){.wd_events = -1, .wd_memory = -1, .timer = {.fd = -1}, .owner = c};
 	log_debug("cells: cgroup2 at %s, cells in %s", c->mount, c->root);

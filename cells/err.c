@@ -1,108 +1,9 @@
-/* err: the status codes, the one-sentence errors, and cell name rules.
- * Everything a caller outside cells/ shows to a user passes through here. */
+/* err: cell name rules and the error sentences cells prefix with their
+ * object (errors themselves are lib/err.h). */
 #include "cells/cells-int.h"
 
 #include <stdio.h>
 #include <string.h>
-
-const char *cells_code_name(enum cells_code code)
-{
-	switch (code) {
-	case CELLS_OK:
-		return "OK";
-	case CELLS_CANCELLED:
-		return "CANCELLED";
-	case CELLS_INVALID_ARGUMENT:
-		return "INVALID_ARGUMENT";
-	case CELLS_DEADLINE_EXCEEDED:
-		return "DEADLINE_EXCEEDED";
-	case CELLS_NOT_FOUND:
-		return "NOT_FOUND";
-	case CELLS_ALREADY_EXISTS:
-		return "ALREADY_EXISTS";
-	case CELLS_PERMISSION_DENIED:
-		return "PERMISSION_DENIED";
-	case CELLS_RESOURCE_EXHAUSTED:
-		return "RESOURCE_EXHAUSTED";
-	case CELLS_FAILED_PRECONDITION:
-		return "FAILED_PRECONDITION";
-	case CELLS_INTERNAL:
-		return "INTERNAL";
-	case CELLS_UNAVAILABLE:
-		return "UNAVAILABLE";
-	}
-	return "UNKNOWN";
-}
-
-enum cells_code cells_code_from_errno(int neg_errno)
-{
-	switch (-neg_errno) {
-	case 0:
-		return CELLS_OK;
-	case EINVAL:
-	case ERANGE:
-	case ENAMETOOLONG:
-	case E2BIG:
-		return CELLS_INVALID_ARGUMENT;
-	case ENOENT:
-	case ESRCH:
-		return CELLS_NOT_FOUND;
-	case EEXIST:
-		return CELLS_ALREADY_EXISTS;
-	case EPERM:
-	case EACCES:
-		return CELLS_PERMISSION_DENIED;
-	case ENOMEM:
-	case ENOSPC:
-	case EMFILE:
-	case ENFILE:
-	case EAGAIN:
-	case EUSERS:
-		return CELLS_RESOURCE_EXHAUSTED;
-	case EBUSY:
-	case ENOTEMPTY:
-	case EOPNOTSUPP:
-	case ENOEXEC:
-	case ENOTDIR:
-	case ELOOP:
-	case ETXTBSY:
-	case ENOSYS:
-		return CELLS_FAILED_PRECONDITION;
-	case ETIMEDOUT:
-		return CELLS_DEADLINE_EXCEEDED;
-	case ECANCELED:
-		return CELLS_CANCELLED;
-	}
-	return CELLS_INTERNAL;
-}
-
-static void err_vset(struct cells_err *err, int neg_errno, enum cells_code code, const char *fmt,
-                     va_list ap)
-{
-	if (!err)
-		return;
-	err->err = neg_errno;
-	err->code = code;
-	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-}
-
-int cells_fail(struct cells_err *err, int neg_errno, enum cells_code code, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	err_vset(err, neg_errno, code, fmt, ap);
-	va_end(ap);
-	return neg_errno;
-}
-
-int cells_fail_errno(struct cells_err *err, int neg_errno, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	err_vset(err, neg_errno, cells_code_from_errno(neg_errno), fmt, ap);
-	va_end(ap);
-	return neg_errno;
-}
 
 static bool name_char_ok(char ch)
 {
@@ -127,27 +28,26 @@ bool cell_name_valid(const char *name)
 	return name && name_valid_n(name, strlen(name));
 }
 
-int cell_path_check(const char *path, struct cells_err *err)
+int cell_path_check(const char *path, struct err *err)
 {
 	if (!path || !*path)
-		return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT, "cell name is empty");
+		return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT, "cell name is empty");
 	size_t len = strnlen(path, CELLS_PATH_MAX);
 	if (len >= CELLS_PATH_MAX)
-		return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT,
-		                  "cell name is longer than %d bytes", CELLS_PATH_MAX - 1);
+		return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
+		               "cell name is longer than %d bytes", CELLS_PATH_MAX - 1);
 	unsigned depth = 0;
 	for (const char *p = path;;) {
 		const char *slash = strchr(p, '/');
 		size_t n = slash ? (size_t)(slash - p) : strlen(p);
 		if (!name_valid_n(p, n))
-			return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT,
-			                  "cell \"%.*s\": each name between '/' must be 1-%d of "
-			                  "[A-Za-z0-9_.-], not \".\" or \"..\"",
-			                  (int)len, path, CELLS_NAME_MAX);
+			return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
+			               "cell \"%.*s\": each name between '/' must be 1-%d of "
+			               "[A-Za-z0-9_.-], not \".\" or \"..\"",
+			               (int)len, path, CELLS_NAME_MAX);
 		if (++depth > CELLS_DEPTH_MAX)
-			return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT,
-			                  "cell \"%s\": deeper than %d levels", path,
-			                  CELLS_DEPTH_MAX);
+			return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
+			               "cell \"%s\": deeper than %d levels", path, CELLS_DEPTH_MAX);
 		if (!slash)
 			break;
 		p = slash + 1;
@@ -224,7 +124,7 @@ void cells_listeners_close(struct cells *c)
 		cells_unlisten(c, &c->listeners[i]);
 }
 
-void cells_err_prefix(struct cells_err *err, const char *what, const char *name)
+void cells_err_prefix(struct err *err, const char *what, const char *name)
 {
 	if (!err)
 		return;

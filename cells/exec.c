@@ -29,7 +29,7 @@ const char *exec_state_name(enum exec_state s)
 }
 
 int exec_get(struct cells *c, const char *cell, const char *name, struct exec **ret,
-             struct cells_err *err)
+             struct err *err)
 {
 	struct cell *ce;
 	int r = cells_get(c, cell, &ce, err);
@@ -41,10 +41,10 @@ int exec_get(struct cells *c, const char *cell, const char *name, struct exec **
 			return 0;
 		}
 	if (!cell_name_valid(name))
-		return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT,
-		                  "exec \"%s/%s\": names are 1-%d of [A-Za-z0-9_.-], not . or ..",
-		                  cell, name ? name : "", CELLS_NAME_MAX);
-	return cells_fail(err, -ENOENT, CELLS_NOT_FOUND, "exec \"%s/%s\" not found", cell, name);
+		return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
+		               "exec \"%s/%s\": names are 1-%d of [A-Za-z0-9_.-], not . or ..",
+		               cell, name ? name : "", CELLS_NAME_MAX);
+	return err_set(err, -ENOENT, ERR_NOT_FOUND, "exec \"%s/%s\" not found", cell, name);
 }
 
 void exec_fill_status(const struct exec *e, struct exec_status *st)
@@ -77,7 +77,7 @@ void exec_waiters_finish(struct exec *e, int result)
 	}
 }
 
-static int add_waiter(struct exec *e, exec_done_fn done, void *data, struct cells_err *err)
+static int add_waiter(struct exec *e, exec_done_fn done, void *data, struct err *err)
 {
 	if (!done)
 		return 0;
@@ -87,8 +87,8 @@ static int add_waiter(struct exec *e, exec_done_fn done, void *data, struct cell
 			    (struct exec_waiter){.done = done, .data = data, .used = true};
 			return 0;
 		}
-	return cells_fail(err, -EUSERS, CELLS_RESOURCE_EXHAUSTED,
-	                  "exec \"%s\": already %d waits pending", e->label, EXEC_WAITERS_MAX);
+	return err_set(err, -EUSERS, ERR_RESOURCE_EXHAUSTED,
+	               "exec \"%s\": already %d waits pending", e->label, EXEC_WAITERS_MAX);
 }
 
 static void exec_timer_fired(struct ev_source *src, uint32_t events);
@@ -216,7 +216,7 @@ static void exec_timer_fired(struct ev_source *src, uint32_t events)
 	}
 	if (e->state != EXEC_BACKOFF)
 		return;
-	struct cells_err err;
+	struct err err;
 	e->restarts++;
 	if (exec_run(e, &err) < 0) {
 		log_warn("%s", err.msg);
@@ -295,26 +295,26 @@ void exec_no_restart_subtree(struct cell *cell)
 
 /* ---- signal, stop, wait, status, list, delete ------------------------------- */
 
-int exec_signal(struct cells *c, const char *cell, const char *name, int sig, struct cells_err *err)
+int exec_signal(struct cells *c, const char *cell, const char *name, int sig, struct err *err)
 {
 	struct exec *e;
 	int r = exec_get(c, cell, name, &e, err);
 	if (r < 0)
 		return r;
 	if (sig < 0 || sig >= NSIG)
-		return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT, "exec \"%s\": no signal %d",
-		                  e->label, sig);
+		return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT, "exec \"%s\": no signal %d",
+		               e->label, sig);
 	if (!e->token)
-		return cells_fail(err, -ESRCH, CELLS_FAILED_PRECONDITION,
-		                  "exec \"%s\" is not running", e->label);
+		return err_set(err, -ESRCH, ERR_FAILED_PRECONDITION, "exec \"%s\" is not running",
+		               e->label);
 	/* The pid cannot be recycled while we have not reaped it. */
 	if (kill(e->pid, sig) < 0)
-		return cells_fail_errno(err, -errno, "exec \"%s\": kill: %m", e->label);
+		return err_set_errno(err, -errno, "exec \"%s\": kill: %m", e->label);
 	return 0;
 }
 
 int exec_stop(struct cells *c, const char *cell, const char *name, uint64_t grace_ms,
-              exec_done_fn done, void *data, struct cells_err *err)
+              exec_done_fn done, void *data, struct err *err)
 {
 	struct exec *e;
 	int r = exec_get(c, cell, name, &e, err);
@@ -350,7 +350,7 @@ int exec_stop(struct cells *c, const char *cell, const char *name, uint64_t grac
 }
 
 int exec_wait(struct cells *c, const char *cell, const char *name, exec_done_fn done, void *data,
-              struct exec_status *st, struct cells_err *err)
+              struct exec_status *st, struct err *err)
 {
 	struct exec *e;
 	int r = exec_get(c, cell, name, &e, err);
@@ -362,14 +362,14 @@ int exec_wait(struct cells *c, const char *cell, const char *name, exec_done_fn 
 		return 0;
 	}
 	if (!done)
-		return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT,
-		                  "exec \"%s\": wait without a callback", e->label);
+		return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
+		               "exec \"%s\": wait without a callback", e->label);
 	r = add_waiter(e, done, data, err);
 	return r < 0 ? r : 1;
 }
 
 int exec_status(struct cells *c, const char *cell, const char *name, struct exec_status *st,
-                struct cells_err *err)
+                struct err *err)
 {
 	struct exec *e;
 	int r = exec_get(c, cell, name, &e, err);
@@ -396,8 +396,7 @@ static int list_cell(struct cell *cell, bool recurse, exec_visit_fn fn, void *da
 	return 0;
 }
 
-int exec_list(struct cells *c, const char *cell, exec_visit_fn fn, void *data,
-              struct cells_err *err)
+int exec_list(struct cells *c, const char *cell, exec_visit_fn fn, void *data, struct err *err)
 {
 	if (!cell || !*cell)
 		return list_cell(&c->top, true, fn, data);
@@ -408,16 +407,16 @@ int exec_list(struct cells *c, const char *cell, exec_visit_fn fn, void *data,
 	return list_cell(ce, false, fn, data);
 }
 
-int exec_delete(struct cells *c, const char *cell, const char *name, struct cells_err *err)
+int exec_delete(struct cells *c, const char *cell, const char *name, struct err *err)
 {
 	struct exec *e;
 	int r = exec_get(c, cell, name, &e, err);
 	if (r < 0)
 		return r;
 	if (e->token || e->state == EXEC_BACKOFF)
-		return cells_fail(err, -EBUSY, CELLS_FAILED_PRECONDITION,
-		                  "exec \"%s\" is %s (stop it first)", e->label,
-		                  exec_state_name(e->state));
+		return err_set(err, -EBUSY, ERR_FAILED_PRECONDITION,
+		               "exec \"%s\" is %s (stop it first)", e->label,
+		               exec_state_name(e->state));
 	exec_free(e);
 	return 0;
 }

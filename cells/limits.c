@@ -155,17 +155,16 @@ static int find_key(const char *key)
 	return -1;
 }
 
-int cell_limit_parse(struct cell_limits *l, const char *key, const char *value,
-                     struct cells_err *err)
+int cell_limit_parse(struct cell_limits *l, const char *key, const char *value, struct err *err)
 {
 	int k = key ? find_key(key) : -1;
 	int r = 0;
 	if (k < 0)
-		return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT,
-		                  "unknown limit \"%s\" (cpu.weight, cpu.max, cpuset.cpus, "
-		                  "cpuset.mems, memory.min|low|high|max, memory.swap.max, "
-		                  "pids.max, io.weight)",
-		                  key ? key : "");
+		return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
+		               "unknown limit \"%s\" (cpu.weight, cpu.max, cpuset.cpus, "
+		               "cpuset.mems, memory.min|low|high|max, memory.swap.max, "
+		               "pids.max, io.weight)",
+		               key ? key : "");
 	if (!value)
 		value = "";
 	switch ((enum cell_limit)k) {
@@ -207,8 +206,8 @@ int cell_limit_parse(struct cell_limits *l, const char *key, const char *value,
 		break;
 	}
 	if (r < 0)
-		return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT,
-		                  "%s: \"%s\" is not a valid value", key, value);
+		return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
+		               "%s: \"%s\" is not a valid value", key, value);
 	struct cell_limits one = *l;
 	one.set = 1u << k;
 	r = cell_limits_validate(&one, err);
@@ -218,16 +217,16 @@ int cell_limit_parse(struct cell_limits *l, const char *key, const char *value,
 	return 0;
 }
 
-static int range_fail(struct cells_err *err, enum cell_limit k, const char *range)
+static int range_fail(struct err *err, enum cell_limit k, const char *range)
 {
-	return cells_fail(err, -ERANGE, CELLS_INVALID_ARGUMENT, "%s: out of range (%s)",
-	                  cell_limit_name(k), range);
+	return err_set(err, -ERANGE, ERR_INVALID_ARGUMENT, "%s: out of range (%s)",
+	               cell_limit_name(k), range);
 }
 
-int cell_limits_validate(const struct cell_limits *l, struct cells_err *err)
+int cell_limits_validate(const struct cell_limits *l, struct err *err)
 {
 	if (l->set >> CELL_LIMIT_COUNT)
-		return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT, "unknown limit bits set");
+		return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT, "unknown limit bits set");
 	for (int k = 0; k < CELL_LIMIT_COUNT; k++) {
 		if (!(l->set & (1u << k)))
 			continue;
@@ -248,17 +247,17 @@ int cell_limits_validate(const struct cell_limits *l, struct cells_err *err)
 			break;
 		case CELL_CPUSET_CPUS:
 			if (!cpuset_valid(l->cpuset_cpus, CPUSET_CPU_MAX))
-				return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT,
-				                  "cpuset.cpus: \"%s\" is not a list like 0-3,6 "
-				                  "(CPUs 0 to %d)",
-				                  l->cpuset_cpus, CPUSET_CPU_MAX);
+				return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
+				               "cpuset.cpus: \"%s\" is not a list like 0-3,6 "
+				               "(CPUs 0 to %d)",
+				               l->cpuset_cpus, CPUSET_CPU_MAX);
 			break;
 		case CELL_CPUSET_MEMS:
 			if (!cpuset_valid(l->cpuset_mems, CPUSET_MEM_MAX))
-				return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT,
-				                  "cpuset.mems: \"%s\" is not a list like 0-1 "
-				                  "(nodes 0 to %d)",
-				                  l->cpuset_mems, CPUSET_MEM_MAX);
+				return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
+				               "cpuset.mems: \"%s\" is not a list like 0-1 "
+				               "(nodes 0 to %d)",
+				               l->cpuset_mems, CPUSET_MEM_MAX);
 			break;
 		case CELL_MEMORY_MIN:
 		case CELL_MEMORY_LOW:

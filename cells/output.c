@@ -112,38 +112,38 @@ void exec_output_free(struct exec *e)
 
 int exec_log_read(struct cells *c, const char *cell, const char *name, enum exec_stream s,
                   uint64_t *pos, void *buf, size_t size, size_t *ret_len, uint64_t *ret_dropped,
-                  struct cells_err *err)
+                  struct err *err)
 {
 	struct exec *e;
 	int r = exec_get(c, cell, name, &e, err);
 	if (r < 0)
 		return r;
 	if ((unsigned)s > EXEC_STDERR)
-		return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT,
-		                  "exec \"%s\": no such stream", e->label);
+		return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT, "exec \"%s\": no such stream",
+		               e->label);
 	*ret_len = exec_ring_read(&e->ring[s], pos, buf, size, ret_dropped);
 	return 0;
 }
 
 int exec_log_follow(struct cells *c, const char *cell, const char *name,
                     const struct exec_log_ops *ops, void *data, struct exec_follower **ret,
-                    struct cells_err *err)
+                    struct err *err)
 {
 	struct exec *e;
 	int r = exec_get(c, cell, name, &e, err);
 	if (r < 0)
 		return r;
 	if (!ops || !ops->data)
-		return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT,
-		                  "exec \"%s\": follower without a data callback", e->label);
+		return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
+		               "exec \"%s\": follower without a data callback", e->label);
 	struct exec_follower *f = NULL;
 	for (size_t i = 0; i < EXEC_FOLLOWERS_MAX && !f; i++)
 		if (!e->followers[i].used)
 			f = &e->followers[i];
 	if (!f)
-		return cells_fail(err, -EUSERS, CELLS_RESOURCE_EXHAUSTED,
-		                  "exec \"%s\": already %d log followers", e->label,
-		                  EXEC_FOLLOWERS_MAX);
+		return err_set(err, -EUSERS, ERR_RESOURCE_EXHAUSTED,
+		               "exec \"%s\": already %d log followers", e->label,
+		               EXEC_FOLLOWERS_MAX);
 	/* What is kept first, stream by stream, then live output. */
 	char chunk[4096];
 	for (int s = 0; s < 2; s++) {
@@ -171,23 +171,23 @@ void exec_log_unfollow(struct cells *c, struct exec_follower *f)
 }
 
 ssize_t exec_stdin_write(struct cells *c, const char *cell, const char *name, const void *buf,
-                         size_t len, struct cells_err *err)
+                         size_t len, struct err *err)
 {
 	struct exec *e;
 	int r = exec_get(c, cell, name, &e, err);
 	if (r < 0)
 		return r;
 	if (e->stdin_fd < 0)
-		return cells_fail(err, -EPIPE, CELLS_FAILED_PRECONDITION,
-		                  "exec \"%s\": no stdin pipe (not asked for, closed, or ended)",
-		                  e->label);
+		return err_set(err, -EPIPE, ERR_FAILED_PRECONDITION,
+		               "exec \"%s\": no stdin pipe (not asked for, closed, or ended)",
+		               e->label);
 	ssize_t n = write(e->stdin_fd, buf, len);
 	if (n < 0)
-		return cells_fail_errno(err, -errno, "exec \"%s\": stdin: %m", e->label);
+		return err_set_errno(err, -errno, "exec \"%s\": stdin: %m", e->label);
 	return n;
 }
 
-int exec_stdin_close(struct cells *c, const char *cell, const char *name, struct cells_err *err)
+int exec_stdin_close(struct cells *c, const char *cell, const char *name, struct err *err)
 {
 	struct exec *e;
 	int r = exec_get(c, cell, name, &e, err);

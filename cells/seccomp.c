@@ -135,13 +135,13 @@ static int parse_action(char **w, int n, enum exec_sc_action *act, int *eno)
 	return 0;
 }
 
-int exec_sc_parse(const char *text, struct exec_sc_profile *p, struct cells_err *err)
+int exec_sc_parse(const char *text, struct exec_sc_profile *p, struct err *err)
 {
 	memset(p, 0, sizeof(*p));
 	p->def_action = EXEC_SC_ALLOW;
 	if (strlen(text) > EXEC_SC_FILE_MAX)
-		return cells_fail(err, -EFBIG, CELLS_INVALID_ARGUMENT,
-		                  "seccomp profile: larger than %d bytes", EXEC_SC_FILE_MAX);
+		return err_set(err, -EFBIG, ERR_INVALID_ARGUMENT,
+		               "seccomp profile: larger than %d bytes", EXEC_SC_FILE_MAX);
 	_cleanup_free_ char *copy = strdup(text);
 	if (!copy)
 		return -ENOMEM;
@@ -160,9 +160,8 @@ int exec_sc_parse(const char *text, struct exec_sc_profile *p, struct cells_err 
 		for (char *save = NULL, *tok = strtok_r(line, " \t\r", &save); tok;
 		     tok = strtok_r(NULL, " \t\r", &save)) {
 			if (n == (int)ARRAY_SIZE(w))
-				return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT,
-				                  "seccomp profile line %u: too many words",
-				                  lineno);
+				return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
+				               "seccomp profile line %u: too many words", lineno);
 			w[n++] = tok;
 		}
 		if (n == 0)
@@ -170,15 +169,14 @@ int exec_sc_parse(const char *text, struct exec_sc_profile *p, struct cells_err 
 		enum exec_sc_action act;
 		int eno;
 		if (parse_action(w + 1, n - 1, &act, &eno) < 0)
-			return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT,
-			                  "seccomp profile line %u: expected \"%s allow|errno "
-			                  "[ERRNO]|kill|trap|log\"",
-			                  lineno, w[0]);
+			return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
+			               "seccomp profile line %u: expected \"%s allow|errno "
+			               "[ERRNO]|kill|trap|log\"",
+			               lineno, w[0]);
 		if (strcmp(w[0], "default") == 0) {
 			if (have_default)
-				return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT,
-				                  "seccomp profile line %u: second default",
-				                  lineno);
+				return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
+				               "seccomp profile line %u: second default", lineno);
 			have_default = true;
 			p->def_action = act;
 			p->def_errno = eno;
@@ -186,17 +184,17 @@ int exec_sc_parse(const char *text, struct exec_sc_profile *p, struct cells_err 
 		}
 		int nr = seccomp_syscall_resolve_name(w[0]);
 		if (nr == __NR_SCMP_ERROR)
-			return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT,
-			                  "seccomp profile line %u: unknown syscall \"%s\"", lineno,
-			                  w[0]);
+			return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
+			               "seccomp profile line %u: unknown syscall \"%s\"", lineno,
+			               w[0]);
 		for (size_t i = 0; i < p->nrules; i++)
 			if (p->rules[i].nr == nr)
-				return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT,
-				                  "seccomp profile line %u: \"%s\" listed twice",
-				                  lineno, w[0]);
+				return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
+				               "seccomp profile line %u: \"%s\" listed twice",
+				               lineno, w[0]);
 		if (p->nrules == EXEC_SC_RULES_MAX)
-			return cells_fail(err, -E2BIG, CELLS_INVALID_ARGUMENT,
-			                  "seccomp profile: more than %d rules", EXEC_SC_RULES_MAX);
+			return err_set(err, -E2BIG, ERR_INVALID_ARGUMENT,
+			               "seccomp profile: more than %d rules", EXEC_SC_RULES_MAX);
 		p->rules[p->nrules++] =
 		    (struct exec_sc_rule){.nr = nr, .action = act, .errno_val = eno};
 	}
@@ -272,13 +270,13 @@ static int export_bpf(scmp_filter_ctx ctx, struct sock_fprog *ret)
 }
 
 int exec_sc_build(const struct exec_sc_profile *fp, uint64_t caps, struct sock_fprog *ret_prog,
-                  struct cells_err *err)
+                  struct err *err)
 {
 	uint32_t def = fp ? scmp_action(fp->def_action, fp->def_errno) : SCMP_ACT_ALLOW;
 	scmp_filter_ctx ctx = seccomp_init(def);
 	int r;
 	if (!ctx)
-		return cells_fail(err, -ENOMEM, CELLS_RESOURCE_EXHAUSTED, "seccomp: out of memory");
+		return err_set(err, -ENOMEM, ERR_RESOURCE_EXHAUSTED, "seccomp: out of memory");
 	/* kin decides no_new_privs itself (the executable's spec says). */
 	r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
 	if (r == 0 && fp) {
@@ -294,7 +292,7 @@ int exec_sc_build(const struct exec_sc_profile *fp, uint64_t caps, struct sock_f
 		r = export_bpf(ctx, ret_prog);
 	seccomp_release(ctx);
 	if (r < 0)
-		return cells_fail(err, r, CELLS_INVALID_ARGUMENT,
-		                  "seccomp: cannot build filter: %s", strerror(-r));
+		return err_set(err, r, ERR_INVALID_ARGUMENT, "seccomp: cannot build filter: %s",
+		               strerror(-r));
 	return 0;
 }

@@ -313,18 +313,18 @@ static uint64_t clone_ns_flags(uint32_t ns)
 }
 
 int exec_spawn(struct spawn_req *req, pid_t *ret_pid, int *ret_pidfd, int *ret_status_fd,
-               struct cells_err *err)
+               struct err *err)
 {
 	const struct exec_spec *s = req->spec;
 	_cleanup_close_ int err_r = -1, err_w = -1, sync_r = -1, sync_w = -1;
 	int pipefd[2], pidfd = -1, r;
 
 	if (pipe2(pipefd, O_CLOEXEC) < 0)
-		return cells_fail_errno(err, -errno, "exec \"%s\": pipe: %m", req->label);
+		return err_set_errno(err, -errno, "exec \"%s\": pipe: %m", req->label);
 	err_r = pipefd[0], err_w = pipefd[1];
 	if (s->namespaces & EXEC_NS_USER) {
 		if (pipe2(pipefd, O_CLOEXEC) < 0)
-			return cells_fail_errno(err, -errno, "exec \"%s\": pipe: %m", req->label);
+			return err_set_errno(err, -errno, "exec \"%s\": pipe: %m", req->label);
 		sync_r = pipefd[0], sync_w = pipefd[1];
 	}
 	struct clone_args args = {
@@ -337,12 +337,11 @@ int exec_spawn(struct spawn_req *req, pid_t *ret_pid, int *ret_pidfd, int *ret_s
 	if (pid < 0) {
 		r = -errno;
 		if (r == -EBUSY)
-			return cells_fail(err, r, CELLS_FAILED_PRECONDITION,
-			                  "exec \"%s\": clone3: the cell has child cells with "
-			                  "controllers; processes go in leaf cells",
-			                  req->label);
-		return cells_fail_errno(err, r, "exec \"%s\": clone3: %s", req->label,
-		                        strerror(-r));
+			return err_set(err, r, ERR_FAILED_PRECONDITION,
+			               "exec \"%s\": clone3: the cell has child cells with "
+			               "controllers; processes go in leaf cells",
+			               req->label);
+		return err_set_errno(err, r, "exec \"%s\": clone3: %s", req->label, strerror(-r));
 	}
 	if (pid == 0) {
 		close(err_r);
@@ -364,16 +363,16 @@ int exec_spawn(struct spawn_req *req, pid_t *ret_pid, int *ret_pidfd, int *ret_s
 			/* Not tracked yet: the child dies at once (it waits for us). */
 			kill_and_reap(pidfd);
 			close(pidfd);
-			return cells_fail_errno(err, r, "exec \"%s\": uid/gid map: %s", req->label,
-			                        strerror(-r));
+			return err_set_errno(err, r, "exec \"%s\": uid/gid map: %s", req->label,
+			                     strerror(-r));
 		}
 	}
 	r = fd_set_nonblock(err_r, true);
 	if (r < 0) {
 		kill_and_reap(pidfd);
 		close(pidfd);
-		return cells_fail_errno(err, r, "exec \"%s\": status pipe: %s", req->label,
-		                        strerror(-r));
+		return err_set_errno(err, r, "exec \"%s\": status pipe: %s", req->label,
+		                     strerror(-r));
 	}
 	*ret_pid = (pid_t)pid;
 	*ret_pidfd = pidfd;
@@ -381,7 +380,7 @@ int exec_spawn(struct spawn_req *req, pid_t *ret_pid, int *ret_pidfd, int *ret_s
 	return 0;
 }
 
-int exec_spawn_result(int status_fd, const char *label, struct cells_err *err)
+int exec_spawn_result(int status_fd, const char *label, struct err *err)
 {
 	struct exec_report rep;
 	ssize_t n;
@@ -393,9 +392,9 @@ int exec_spawn_result(int status_fd, const char *label, struct cells_err *err)
 	if (n == 0)
 		return 0;
 	if (n != (ssize_t)sizeof(rep))
-		return cells_fail(err, -EIO, CELLS_INTERNAL, "exec \"%s\": the child died in setup",
-		                  label);
+		return err_set(err, -EIO, ERR_INTERNAL, "exec \"%s\": the child died in setup",
+		               label);
 	int r = -rep.err;
-	return cells_fail_errno(err, r, "exec \"%s\": %s: %s", label,
-	                        exec_step_name((enum exec_step)rep.step), strerror(-r));
+	return err_set_errno(err, r, "exec \"%s\": %s: %s", label,
+	                     exec_step_name((enum exec_step)rep.step), strerror(-r));
 }

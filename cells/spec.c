@@ -43,9 +43,9 @@ static size_t strv_len(char *const *v)
 	return n;
 }
 
-#define spec_fail(err, fmt, what) cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT, fmt, what)
+#define spec_fail(err, fmt, what) err_set(err, -EINVAL, ERR_INVALID_ARGUMENT, fmt, what)
 
-int exec_spec_validate(const struct exec_spec *s, struct cells_err *err)
+int exec_spec_validate(const struct exec_spec *s, struct err *err)
 {
 	size_t bytes = 0, n = strv_len(s->argv);
 	if (n == 0 || !s->argv[0][0])
@@ -60,16 +60,16 @@ int exec_spec_validate(const struct exec_spec *s, struct cells_err *err)
 	for (size_t i = 0; i < n; i++) {
 		const char *eq = strchr(s->env[i], '=');
 		if (!eq || eq == s->env[i])
-			return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT,
-			                  "env: \"%.64s\" is not NAME=VALUE", s->env[i]);
+			return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
+			               "env: \"%.64s\" is not NAME=VALUE", s->env[i]);
 		bytes += strlen(s->env[i]) + 1;
 	}
 	const char *paths[] = {s->cwd, s->root, s->seccomp_file, s->hostname};
 	for (size_t i = 0; i < ARRAY_SIZE(paths); i++)
 		bytes += paths[i] ? strlen(paths[i]) + 1 : 0;
 	if (bytes > EXEC_STRINGS_MAX)
-		return cells_fail(err, -E2BIG, CELLS_INVALID_ARGUMENT,
-		                  "exec: argv, env and paths exceed %d bytes", EXEC_STRINGS_MAX);
+		return err_set(err, -E2BIG, ERR_INVALID_ARGUMENT,
+		               "exec: argv, env and paths exceed %d bytes", EXEC_STRINGS_MAX);
 	if (s->cwd && s->cwd[0] != '/')
 		return spec_fail(err, "cwd: \"%s\" is not absolute", s->cwd);
 	if (s->root && s->root[0] != '/')
@@ -200,7 +200,7 @@ const char *exec_env_get(char *const *env, const char *key)
 
 /* ---- text forms ----------------------------------------------------------- */
 
-int exec_caps_parse(const char *list, uint64_t *ret, struct cells_err *err)
+int exec_caps_parse(const char *list, uint64_t *ret, struct err *err)
 {
 	uint64_t mask = 0;
 	if (!list)
@@ -215,7 +215,7 @@ int exec_caps_parse(const char *list, uint64_t *ret, struct cells_err *err)
 	}
 	char buf[1024];
 	if (str_copy(buf, sizeof(buf), list) < 0)
-		return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT, "caps: list too long");
+		return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT, "caps: list too long");
 	for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
 		char name[64];
@@ -226,8 +226,8 @@ int exec_caps_parse(const char *list, uint64_t *ret, struct cells_err *err)
 		for (char *p = name; *p; p++)
 			*p = (char)(*p >= 'A' && *p <= 'Z' ? *p - 'A' + 'a' : *p);
 		if (cap_from_name(name, &v) < 0 || v < 0 || v > CAP_LAST_CAP)
-			return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT,
-			                  "caps: unknown capability \"%s\"", tok);
+			return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
+			               "caps: unknown capability \"%s\"", tok);
 		mask |= 1ull << v;
 	}
 	*ret = mask;
@@ -255,39 +255,39 @@ static int rlim_value(const char *s, uint64_t *ret)
 	return str_to_u64(s, UINT64_MAX - 1, ret);
 }
 
-int exec_rlimit_parse(const char *s, struct exec_rlimit *ret, struct cells_err *err)
+int exec_rlimit_parse(const char *s, struct exec_rlimit *ret, struct err *err)
 {
 	char buf[128];
 	if (!s || str_copy(buf, sizeof(buf), s) < 0)
-		return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT, "rlimit: too long");
+		return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT, "rlimit: too long");
 	char *eq = strchr(buf, '=');
 	if (!eq)
-		return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT,
-		                  "rlimit: \"%s\" is not NAME=SOFT[:HARD]", s);
+		return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
+		               "rlimit: \"%s\" is not NAME=SOFT[:HARD]", s);
 	*eq = '\0';
 	int res = -1;
 	for (size_t i = 0; i < ARRAY_SIZE(rlimit_names); i++)
 		if (strcmp(buf, rlimit_names[i].name) == 0)
 			res = rlimit_names[i].res;
 	if (res < 0)
-		return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT,
-		                  "rlimit: unknown resource \"%s\"", buf);
+		return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
+		               "rlimit: unknown resource \"%s\"", buf);
 	char *colon = strchr(eq + 1, ':');
 	if (colon)
 		*colon = '\0';
 	struct exec_rlimit rl = {.resource = res};
 	if (rlim_value(eq + 1, &rl.soft) < 0 ||
 	    rlim_value(colon ? colon + 1 : eq + 1, &rl.hard) < 0)
-		return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT,
-		                  "rlimit %s: values are numbers or \"unlimited\"", buf);
+		return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
+		               "rlimit %s: values are numbers or \"unlimited\"", buf);
 	if (rl.soft > rl.hard)
-		return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT,
-		                  "rlimit %s: soft limit above hard limit", buf);
+		return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
+		               "rlimit %s: soft limit above hard limit", buf);
 	*ret = rl;
 	return 0;
 }
 
-int exec_ns_parse(const char *list, uint32_t *ret, struct cells_err *err)
+int exec_ns_parse(const char *list, uint32_t *ret, struct err *err)
 {
 	static const struct {
 		const char *name;
@@ -298,7 +298,7 @@ int exec_ns_parse(const char *list, uint32_t *ret, struct cells_err *err)
 	uint32_t mask = 0;
 	char buf[128];
 	if (!list || str_copy(buf, sizeof(buf), list) < 0)
-		return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT, "namespaces: too long");
+		return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT, "namespaces: too long");
 	for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
 		uint32_t bit = 0;
@@ -306,10 +306,10 @@ int exec_ns_parse(const char *list, uint32_t *ret, struct cells_err *err)
 			if (strcmp(tok, ns[i].name) == 0)
 				bit = ns[i].bit;
 		if (!bit)
-			return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT,
-			                  "namespaces: unknown \"%s\" (pid, mnt, net, uts, ipc, "
-			                  "user, cgroup)",
-			                  tok);
+			return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
+			               "namespaces: unknown \"%s\" (pid, mnt, net, uts, ipc, "
+			               "user, cgroup)",
+			               tok);
 		mask |= bit;
 	}
 	*ret = mask;

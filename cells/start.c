@@ -53,7 +53,7 @@ static void status_close(struct exec *e)
 
 /* The start failed: kill the child (the pid is ours until reaped); the
  * answer waits for the reap. The first verdict stands. */
-static void verdict_err(struct exec *e, const struct cells_err *err)
+static void verdict_err(struct exec *e, const struct err *err)
 {
 	if (e->start_failed)
 		return;
@@ -65,21 +65,20 @@ static void verdict_err(struct exec *e, const struct cells_err *err)
 		kill(e->pid, SIGKILL); /* not reaped yet: the pid is still ours */
 }
 
-static void verdict(struct exec *e, int err_no, enum cells_code code, const char *fmt, ...)
-    _printf_(4, 5);
-static void verdict(struct exec *e, int err_no, enum cells_code code, const char *fmt, ...)
+static void verdict(struct exec *e, int err_no, int code, const char *fmt, ...) _printf_(4, 5);
+static void verdict(struct exec *e, int err_no, int code, const char *fmt, ...)
 {
-	struct cells_err err;
+	struct err err;
 	char what[sizeof(err.msg)];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	cells_fail(&err, -err_no, code, "exec \"%s\": %s", e->label, what);
+	err_set(&err, -err_no, code, "exec \"%s\": %s", e->label, what);
 	verdict_err(e, &err);
 }
 
-static void start_answer(struct exec *e, int result, const struct cells_err *err)
+static void start_answer(struct exec *e, int result, const struct err *err)
 {
 	exec_start_fn done = e->start_done;
 	e->start_done = NULL;
@@ -111,7 +110,7 @@ static void start_succeeded(struct exec *e)
 /* Reads whatever the child reported; false when nothing yet. */
 static bool status_check(struct exec *e)
 {
-	struct cells_err err = {0};
+	struct err err = {0};
 	if (e->start_failed || e->status.fd < 0)
 		return false;
 	int r = exec_spawn_result(e->status.fd, e->label, &err);
@@ -134,7 +133,7 @@ void exec_start_timeout(struct exec *e)
 {
 	if (e->state != EXEC_STARTING || status_check(e))
 		return; /* its report came in the same turn: it stands */
-	verdict(e, ETIMEDOUT, CELLS_DEADLINE_EXCEEDED, "setup did not reach execve within %d ms",
+	verdict(e, ETIMEDOUT, ERR_DEADLINE_EXCEEDED, "setup did not reach execve within %d ms",
 	        EXEC_START_TIMEOUT_MS);
 }
 
@@ -142,7 +141,7 @@ void exec_start_cancel(struct exec *e)
 {
 	if (e->state != EXEC_STARTING || status_check(e))
 		return;
-	verdict(e, ECANCELED, CELLS_CANCELLED, "stopped before its setup reached execve");
+	verdict(e, ECANCELED, ERR_CANCELLED, "stopped before its setup reached execve");
 }
 
 bool exec_start_reaped(struct exec *e, const siginfo_t *si)
@@ -153,7 +152,7 @@ bool exec_start_reaped(struct exec *e, const siginfo_t *si)
 		start_succeeded(e);
 	if (!e->start_failed)
 		return true;
-	struct cells_err err = e->start_err;
+	struct err err = e->start_err;
 	status_close(e);
 	exec_timer_disarm(e);
 	if (e->ran) { /* a restart: a run that could not start, as exit 127 */
@@ -170,7 +169,7 @@ bool exec_start_reaped(struct exec *e, const siginfo_t *si)
 	e->signal = si->si_code == CLD_EXITED ? 0 : si->si_status;
 	e->exited_ns = now_monotonic_ns();
 	exec_waiters_finish(e, 0);
-	start_answer(e, err.err, &err);
+	start_answer(e, err.errnum, &err);
 	exec_restore_replaced(e);
 	exec_free(e);
 	return false;
@@ -178,13 +177,12 @@ bool exec_start_reaped(struct exec *e, const siginfo_t *si)
 
 void exec_start_forget(struct exec *e)
 {
-	struct cells_err err;
+	struct err err;
 	if (e->state == EXEC_STARTING && e->token)
 		kill(e->pid, SIGKILL); /* nobody will see it run: its reap is silent */
 	status_close(e);
 	if (e->start_done) {
-		cells_fail(&err, -ECANCELED, CELLS_CANCELLED, "exec \"%s\": start cancelled",
-		           e->label);
+		err_set(&err, -ECANCELED, ERR_CANCELLED, "exec \"%s\": start cancelled", e->label);
 		start_answer(e, -ECANCELED, &err);
 	}
 	if (e->replaces) {
@@ -233,7 +231,7 @@ static int read_profile(const char *path, char **ret_text)
 	return file_read_small(fdpath, EXEC_SC_FILE_MAX, ret_text, NULL);
 }
 
-static int build_seccomp(struct exec *e, struct sock_fprog *prog, struct cells_err *err)
+static int build_seccomp(struct exec *e, struct sock_fprog *prog, struct err *err)
 {
 	const struct exec_spec *s = e->spec;
 	if (s->seccomp == EXEC_SECCOMP_NONE)
@@ -243,12 +241,11 @@ static int build_seccomp(struct exec *e, struct sock_fprog *prog, struct cells_e
 	_cleanup_free_ char *text = NULL;
 	_cleanup_free_ struct exec_sc_profile *p = malloc(sizeof(*p));
 	if (!p)
-		return cells_fail(err, -ENOMEM, CELLS_RESOURCE_EXHAUSTED, "out of memory");
+		return err_set(err, -ENOMEM, ERR_RESOURCE_EXHAUSTED, "out of memory");
 	int r = read_profile(s->seccomp_file, &text);
 	if (r < 0)
-		return cells_fail(err, r, CELLS_INVALID_ARGUMENT, "seccomp profile %s: %s",
-		                  s->seccomp_file,
-		                  r == -EINVAL ? "not a regular file" : strerror(-r));
+		return err_set(err, r, ERR_INVALID_ARGUMENT, "seccomp profile %s: %s",
+		               s->seccomp_file, r == -EINVAL ? "not a regular file" : strerror(-r));
 	r = exec_sc_parse(text, p, err);
 	if (r < 0)
 		return r;
@@ -256,7 +253,7 @@ static int build_seccomp(struct exec *e, struct sock_fprog *prog, struct cells_e
 }
 
 /* Prefixes err's message with the executable's name. */
-static int exec_fail_prefix(struct exec *e, int r, struct cells_err *err)
+static int exec_fail_prefix(struct exec *e, int r, struct err *err)
 {
 	cells_err_prefix(err, "exec", e->label);
 	return r;
@@ -266,7 +263,7 @@ static int exec_fail_prefix(struct exec *e, int r, struct cells_err *err)
  * is prepared first; whatever failed is undone by the cleanups. The child
  * is tracked from the start, so its exit is never lost to the orphan sweep
  * while its setup runs. */
-int exec_run(struct exec *e, struct cells_err *err)
+int exec_run(struct exec *e, struct err *err)
 {
 	const struct exec_spec *s = e->spec;
 	struct spawn_req req = {.spec = s, .label = e->label};
@@ -282,23 +279,23 @@ int exec_run(struct exec *e, struct cells_err *err)
 		return exec_fail_prefix(e, r, err);
 	filter = req.seccomp.filter;
 	if ((r = build_caps(s, &caps)) < 0)
-		return cells_fail_errno(err, r, "exec \"%s\": capabilities: %s", e->label,
-		                        strerror(-r));
+		return err_set_errno(err, r, "exec \"%s\": capabilities: %s", e->label,
+		                     strerror(-r));
 	req.caps_state = caps;
 	cells_cell_dir(e->owner, e->cell, dir, sizeof(dir));
 	if ((cg = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
-		r = cells_fail_errno(err, -errno, "exec \"%s\": %s: %m", e->label, dir);
+		r = err_set_errno(err, -errno, "exec \"%s\": %s: %m", e->label, dir);
 		goto out;
 	}
 	if (s->stdin_pipe ? pipe2(fds, O_CLOEXEC)
 	                  : (fds[0] = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
-		r = cells_fail_errno(err, -errno, "exec \"%s\": stdin: %m", e->label);
+		r = err_set_errno(err, -errno, "exec \"%s\": stdin: %m", e->label);
 		goto out;
 	}
 	in_r = fds[0], in_w = s->stdin_pipe ? fds[1] : -1;
 	if (pipe2(fds, O_CLOEXEC) < 0 ||
 	    (out_r = fds[0], out_w = fds[1], pipe2(fds, O_CLOEXEC) < 0)) {
-		r = cells_fail_errno(err, -errno, "exec \"%s\": output pipes: %m", e->label);
+		r = err_set_errno(err, -errno, "exec \"%s\": output pipes: %m", e->label);
 		goto out;
 	}
 	err_r = fds[0], err_w = fds[1];
@@ -315,7 +312,7 @@ int exec_run(struct exec *e, struct cells_err *err)
 
 	struct exec_token *token = calloc(1, sizeof(*token));
 	if (!token) {
-		r = cells_fail(err, -ENOMEM, CELLS_RESOURCE_EXHAUSTED, "out of memory");
+		r = err_set(err, -ENOMEM, ERR_RESOURCE_EXHAUSTED, "out of memory");
 		goto out;
 	}
 	pid_t pid;
@@ -332,8 +329,8 @@ int exec_run(struct exec *e, struct cells_err *err)
 		 * through the owner's orphan sweep. */
 		kill(pid, SIGKILL);
 		free(token);
-		cells_fail_errno(err, r, "exec \"%s\": cannot track pid %d: %s", e->label, (int)pid,
-		                 strerror(-r));
+		err_set_errno(err, r, "exec \"%s\": cannot track pid %d: %s", e->label, (int)pid,
+		              strerror(-r));
 		goto out;
 	}
 	e->token = token;
@@ -362,7 +359,7 @@ int exec_run(struct exec *e, struct cells_err *err)
 	if (r == 0)
 		r = exec_timer_arm(e, EXEC_START_TIMEOUT_MS);
 	if (r < 0)
-		verdict(e, -r, CELLS_INTERNAL, "cannot watch its setup: %s", strerror(-r));
+		verdict(e, -r, ERR_INTERNAL, "cannot watch its setup: %s", strerror(-r));
 	r = 0;
 out:
 	cap_free(caps);
@@ -382,7 +379,7 @@ static struct exec *oldest_ended(struct cell *cell, struct exec *best)
 }
 
 int exec_start(struct cells *c, const char *cell, const char *name, const struct exec_spec *spec,
-               exec_start_fn done, void *data, struct cells_err *err)
+               exec_start_fn done, void *data, struct err *err)
 {
 	struct cell *ce;
 	struct exec *old = NULL;
@@ -390,12 +387,12 @@ int exec_start(struct cells *c, const char *cell, const char *name, const struct
 	if (r < 0)
 		return r;
 	if (!cell_name_valid(name))
-		return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT,
-		                  "exec \"%s/%s\": names are 1-%d of [A-Za-z0-9_.-], not . or ..",
-		                  cell, name ? name : "", CELLS_NAME_MAX);
+		return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
+		               "exec \"%s/%s\": names are 1-%d of [A-Za-z0-9_.-], not . or ..",
+		               cell, name ? name : "", CELLS_NAME_MAX);
 	if (!spec)
-		return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT, "exec \"%s/%s\": no spec",
-		                  cell, name);
+		return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT, "exec \"%s/%s\": no spec", cell,
+		               name);
 	if ((r = exec_spec_validate(spec, err)) < 0) {
 		char label[CELLS_PATH_MAX + CELLS_NAME_MAX + 2];
 		snprintf(label, sizeof(label), "%s/%s", cell, name);
@@ -406,32 +403,31 @@ int exec_start(struct cells *c, const char *cell, const char *name, const struct
 		if (strcmp(e->name, name) == 0)
 			old = e;
 	if (!done)
-		return cells_fail(err, -EINVAL, CELLS_INVALID_ARGUMENT,
-		                  "exec \"%s/%s\": start without a callback", cell, name);
+		return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
+		               "exec \"%s/%s\": start without a callback", cell, name);
 	if (old && old->state != EXEC_EXITED)
-		return cells_fail(err, -EEXIST, CELLS_ALREADY_EXISTS,
-		                  "exec \"%s/%s\" is already %s", cell, name,
-		                  exec_state_name(old->state));
+		return err_set(err, -EEXIST, ERR_ALREADY_EXISTS, "exec \"%s/%s\" is already %s",
+		               cell, name, exec_state_name(old->state));
 	if (ce->delete_op.active)
-		return cells_fail(err, -EBUSY, CELLS_FAILED_PRECONDITION,
-		                  "exec \"%s/%s\": the cell is being deleted", cell, name);
+		return err_set(err, -EBUSY, ERR_FAILED_PRECONDITION,
+		               "exec \"%s/%s\": the cell is being deleted", cell, name);
 	bool populated, frozen = ce->frozen;
 	cells_read_events(c, ce, &populated, &frozen);
 	if (frozen)
-		return cells_fail(err, -EBUSY, CELLS_FAILED_PRECONDITION,
-		                  "exec \"%s/%s\": the cell is frozen (thaw it first)", cell, name);
+		return err_set(err, -EBUSY, ERR_FAILED_PRECONDITION,
+		               "exec \"%s/%s\": the cell is frozen (thaw it first)", cell, name);
 	if (!old && c->nexecs >= CELLS_EXEC_MAX) {
 		struct exec *victim = oldest_ended(&c->top, NULL);
 		if (!victim)
-			return cells_fail(err, -ENOSPC, CELLS_RESOURCE_EXHAUSTED,
-			                  "exec \"%s/%s\": %d executables are running", cell, name,
-			                  CELLS_EXEC_MAX);
+			return err_set(err, -ENOSPC, ERR_RESOURCE_EXHAUSTED,
+			               "exec \"%s/%s\": %d executables are running", cell, name,
+			               CELLS_EXEC_MAX);
 		exec_free(victim);
 	}
 
 	struct exec *e = calloc(1, sizeof(*e));
 	if (!e)
-		return cells_fail(err, -ENOMEM, CELLS_RESOURCE_EXHAUSTED, "out of memory");
+		return err_set(err, -ENOMEM, ERR_RESOURCE_EXHAUSTED, "out of memory");
 	*e = (struct exec){.owner = c,
 	                   .cell = ce,
 	                   .stdin_fd = -1,
@@ -447,8 +443,8 @@ int exec_start(struct cells *c, const char *cell, const char *name, const struct
 		exec_output_free(e);
 		exec_spec_free(e->spec);
 		free(e);
-		return cells_fail(err, r, CELLS_RESOURCE_EXHAUSTED, "exec \"%s/%s\": %s", cell,
-		                  name, strerror(-r));
+		return err_set(err, r, ERR_RESOURCE_EXHAUSTED, "exec \"%s/%s\": %s", cell, name,
+		               strerror(-r));
 	}
 	/* Linked before the run so a second start of the name finds it; the
 	 * ended run it replaces is unlinked until the start is over (put back
@@ -471,14 +467,14 @@ int exec_start(struct cells *c, const char *cell, const char *name, const struct
 	return 1;
 }
 
-static void sync_done(int result, const struct cells_err *err, void *data)
+static void sync_done(int result, const struct err *err, void *data)
 {
 	(void)err;
 	*(int *)data = result;
 }
 
 int exec_start_sync(struct cells *c, const char *cell, const char *name,
-                    const struct exec_spec *spec, struct cells_err *err)
+                    const struct exec_spec *spec, struct err *err)
 {
 	struct exec *e;
 	int result = 1;
@@ -486,8 +482,8 @@ int exec_start_sync(struct cells *c, const char *cell, const char *name,
 	if (r < 0)
 		return r;
 	if (exec_get(c, cell, name, &e, err) < 0 || e->state != EXEC_STARTING)
-		return cells_fail(err, -EIO, CELLS_INTERNAL, "exec \"%s/%s\": lost its start", cell,
-		                  name);
+		return err_set(err, -EIO, ERR_INTERNAL, "exec \"%s/%s\": lost its start", cell,
+		               name);
 	/* The only wait on a child's setup in cells/, bounded. */
 	uint64_t deadline = now_monotonic_ns() + EXEC_START_TIMEOUT_MS * 1000000ull;
 	while (e->status.fd >= 0 && !e->start_failed && result == 1) {
@@ -499,7 +495,7 @@ int exec_start_sync(struct cells *c, const char *cell, const char *name,
 		}
 		int n = poll(&pfd, 1, (int)((deadline - now) / 1000000 + 1));
 		if (n < 0 && errno != EINTR) {
-			verdict(e, errno, CELLS_INTERNAL, "poll: %s", strerror(errno));
+			verdict(e, errno, ERR_INTERNAL, "poll: %s", strerror(errno));
 			break;
 		}
 		if (n > 0)
@@ -512,5 +508,5 @@ int exec_start_sync(struct cells *c, const char *cell, const char *name,
 	e->start_done = NULL;
 	if (err)
 		*err = e->start_err;
-	return e->start_err.err < 0 ? e->start_err.err : -EIO;
+	return e->start_err.errnum < 0 ? e->start_err.errnum : -EIO;
 }

@@ -82,7 +82,7 @@ static uint64_t count_lines(const char *dir, const char *file)
 }
 
 int cell_show(struct cells *c, const char *path, struct cell_info *info, struct cell_stats *st,
-              struct cells_err *err)
+              struct err *err)
 {
 	char dir[PATH_MAX];
 	struct cell *cell;

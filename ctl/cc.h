@@ -20,7 +20,7 @@ struct cc {
 void ctl_cc_json_line(const ProtobufCMessage *m);
 /* An RPC error or an unreachable kin on stderr (and as JSON with -o
  * json); return CTL_RPC_ERROR and CTL_UNREACHABLE. */
-int ctl_cc_print_error(struct cc *cc, const struct rpc_status *st);
+int ctl_cc_print_error(struct cc *cc, const struct err *st);
 int ctl_cc_print_unreachable(struct cc *cc, int r);
 /* One unary call; waits: no timeout unless --timeout was given. */
 int ctl_cc_call(struct cc *cc, const char *service, const char *method, const ProtobufCMessage *in,

@@ -179,12 +179,12 @@ void ctl_cc_json_line(const ProtobufCMessage *m)
 	fflush(stdout);
 }
 
-int ctl_cc_print_error(struct cc *cc, const struct rpc_status *st)
+int ctl_cc_print_error(struct cc *cc, const struct err *st)
 {
-	fprintf(stderr, "kin ctl: %s: %s\n", rpc_code_name(st->code), st->message);
+	fprintf(stderr, "kin ctl: %s: %s\n", err_code_name(st->code), st->msg);
 	if (cc->json) {
-		printf("{\"error\":{\"code\":\"%s\",\"message\":", rpc_code_name(st->code));
-		json_str(st->message, strlen(st->message));
+		printf("{\"error\":{\"code\":\"%s\",\"message\":", err_code_name(st->code));
+		json_str(st->msg, strlen(st->msg));
 		printf("}}\n");
 	}
 	return CTL_RPC_ERROR;
@@ -207,7 +207,7 @@ int ctl_cc_print_unreachable(struct cc *cc, int r)
 int ctl_cc_call(struct cc *cc, const char *service, const char *method, const ProtobufCMessage *in,
                 const ProtobufCMessageDescriptor *out_desc, ProtobufCMessage **ret_out, bool waits)
 {
-	struct rpc_status st;
+	struct err st;
 	int timeout = waits && !cc->o->timeout_set ? 0 : cc->o->timeout_ms;
 	int r = rpc_client_connect(cc->o->address, timeout, &cc->client);
 	if (r == 0)
@@ -218,7 +218,7 @@ int ctl_cc_call(struct cc *cc, const char *service, const char *method, const Pr
 	cc->client = NULL;
 	if (r < 0)
 		return ctl_cc_print_unreachable(cc, r);
-	if (st.code != RPC_OK)
+	if (st.code != ERR_OK)
 		return ctl_cc_print_error(cc, &st);
 	return CTL_OK;
 }
@@ -266,7 +266,7 @@ int ctl_cc_stream_run(struct cc *cc, const char *service, const char *method,
                       void (*print)(const ProtobufCMessage *m))
 {
 	struct rpc_stream *s;
-	struct rpc_status st;
+	struct err st;
 	int r = rpc_client_stream_open(cc->o->address, cc->o->timeout_ms, service, method, in,
 	                               cc->o->metadata, cc->o->n_metadata, &s);
 	if (r < 0)
@@ -285,7 +285,7 @@ int ctl_cc_stream_run(struct cc *cc, const char *service, const char *method,
 	rpc_client_stream_free(s);
 	if (r < 0)
 		return ctl_cc_print_unreachable(cc, r);
-	return st.code == RPC_OK ? CTL_OK : ctl_cc_print_error(cc, &st);
+	return st.code == ERR_OK ? CTL_OK : ctl_cc_print_error(cc, &st);
 }
 
 bool ctl_cells_is_command(const char *cmd)

@@ -34,4 +34,4 @@ void ctl_json_str(const char *s);
 /* How a call ended (r: rpc_client_call's result, st: its status when r >=
  * 0), said on stderr and, with json, as {"error":...} on stdout; returns
  * the exit code. */
-int ctl_call_end(const char *address, bool json, int r, const struct rpc_status *st);
+int ctl_call_end(const char *address, bool json, int r, const struct err *st);

@@ -73,7 +73,7 @@ int ctl_usage(const char *cmd, const char *fmt, const char *arg)
 	return CTL_USAGE;
 }
 
-int ctl_call_end(const char *address, bool json, int r, const struct rpc_status *st)
+int ctl_call_end(const char *address, bool json, int r, const struct err *st)
 {
 	if (r < 0) {
 		fprintf(stderr, "kin ctl: cannot reach kin at %s: %s\n", address,
@@ -85,11 +85,11 @@ int ctl_call_end(const char *address, bool json, int r, const struct rpc_status 
 		}
 		return CTL_UNREACHABLE;
 	}
-	if (st->code != RPC_OK) {
-		fprintf(stderr, "kin ctl: %s: %s\n", rpc_code_name(st->code), st->message);
+	if (st->code != ERR_OK) {
+		fprintf(stderr, "kin ctl: %s: %s\n", err_code_name(st->code), st->msg);
 		if (json) {
-			printf("{\"error\":{\"code\":\"%s\",\"message\":", rpc_code_name(st->code));
-			ctl_json_str(st->message);
+			printf("{\"error\":{\"code\":\"%s\",\"message\":", err_code_name(st->code));
+			ctl_json_str(st->msg);
 			printf("}}\n");
 		}
 		return CTL_RPC_ERROR;
@@ -102,7 +102,7 @@ static int ctl_call(struct ctl *ctl, const char *service, const char *method,
                     const ProtobufCMessage *in, const ProtobufCMessageDescriptor *out_desc,
                     ProtobufCMessage **ret_out)
 {
-	struct rpc_status st;
+	struct err st;
 	int r = 0;
 	if (!ctl->client) {
 		r = rpc_client_connect(ctl->address, ctl->timeout_ms, &ctl->client);

@@ -75,7 +75,7 @@ static int call(const struct ctl_opts *o, int timeout_ms, const char *method,
                 ProtobufCMessage **ret_out)
 {
 	struct rpc_client *c = NULL;
-	struct rpc_status st;
+	struct err st;
 	int r = rpc_client_connect(o->address, timeout_ms, &c);
 	if (r == 0)
 		r = rpc_client_set_metadata(c, o->metadata, o->n_metadata);

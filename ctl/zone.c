@@ -41,7 +41,7 @@ static int usage(const char *fmt, const char *arg)
 static int call(const struct ctl_opts *o, struct rpc_client **c, int timeout_ms, const char *target,
                 const char *method, const ProtobufCMessage *in,
                 const ProtobufCMessageDescriptor *out_desc, ProtobufCMessage **ret_out,
-                struct rpc_status *st, bool quiet)
+                struct err *st, bool quiet)
 {
 	struct rpc_client *own = NULL;
 	struct rpc_kv md = {RPC_TARGET_KEY, target};
@@ -55,7 +55,7 @@ static int call(const struct ctl_opts *o, struct rpc_client **c, int timeout_ms,
 	if (r == 0)
 		r = rpc_client_call(*c, "kin.v1.Zones", method, in, out_desc, st, ret_out);
 	rpc_client_free(own);
-	if (r >= 0 && st->code != RPC_OK && quiet)
+	if (r >= 0 && st->code != ERR_OK && quiet)
 		return CTL_RPC_ERROR;
 	return ctl_call_end(o->address, o->json, r, st);
 }
@@ -192,7 +192,7 @@ static int cmd_create(const struct ctl_opts *o, int argc, char **argv)
 	if (in.vm && (!in.kernel[0] || !in.image[0]))
 		return usage("%s", "create --vm needs --kernel FILE and --image FILE");
 	ProtobufCMessage *out;
-	struct rpc_status st;
+	struct err st;
 	/* Answered once the zone's kin answers: more than a unary call's time. */
 	int t = oo.timeout_set ? oo.timeout_ms : 30000;
 	r = call(&oo, NULL, t, base_target(&oo), "Create", &in.base,
@@ -210,7 +210,7 @@ static int list_level(const struct ctl_opts *o, struct rpc_client **c, const cha
 {
 	Kin__V1__ZoneListRequest in = KIN__V1__ZONE_LIST_REQUEST__INIT;
 	ProtobufCMessage *out;
-	struct rpc_status st;
+	struct err st;
 	int r = call(o, c, o->timeout_ms, target, "List", &in.base,
 	             &kin__v1__zone_list_response__descriptor, &out, &st, level > 0);
 	if (r != CTL_OK) {
@@ -219,12 +219,12 @@ static int list_level(const struct ctl_opts *o, struct rpc_client **c, const cha
 				printf("{\"path\":");
 				ctl_json_str(target);
 				printf(",\"level\":%u,\"error\":{\"code\":\"%s\",\"message\":",
-				       level, rpc_code_name(st.code));
-				ctl_json_str(st.message);
+				       level, err_code_name(st.code));
+				ctl_json_str(st.msg);
 				printf("}}\n");
 			} else {
-				printf("%*s(%s: %s)\n", 2 * (int)level, "", rpc_code_name(st.code),
-				       st.message);
+				printf("%*s(%s: %s)\n", 2 * (int)level, "", err_code_name(st.code),
+				       st.msg);
 			}
 			return CTL_OK;
 		}
@@ -313,7 +313,7 @@ int ctl_zone_main(const struct ctl_opts *o, int argc, char **argv)
 	if (stop && oo.timeout_set && oo.timeout_ms > t)
 		t = oo.timeout_ms;
 	ProtobufCMessage *out;
-	struct rpc_status st;
+	struct err st;
 	int r =
 	    call(&oo, NULL, t, base_target(&oo),
 	         stop   ? "Stop"

@@ -11,14 +11,14 @@
 
 struct init_cells {
 	struct cells *cells;
-	char why[sizeof(((struct cells_err *)0)->msg) + 32]; /* no cells: why */
+	char why[sizeof(((struct err *)0)->msg) + 32]; /* no cells: why */
 };
 
 int init_cells_start(struct ev_loop *loop, struct child_table *children, struct rpc_server *rpc,
                      struct init_cells **ret)
 {
 	struct cells_config cfg = {.own_leaf = true};
-	struct cells_err err = {0};
+	struct err err = {0};
 	char why[sizeof(err.msg) + 32] = "";
 	struct init_cells *ic;
 

@@ -128,7 +128,7 @@ int rpc_client_read_frame(int fd, uint64_t deadline, bool strict, struct rpc_hea
 
 int rpc_client_call(struct rpc_client *c, const char *service, const char *method,
                     const ProtobufCMessage *in, const ProtobufCMessageDescriptor *out_desc,
-                    struct rpc_status *ret_status, ProtobufCMessage **ret_out)
+                    struct err *ret_status, ProtobufCMessage **ret_out)
 {
 	uint64_t deadline =
 	    c->timeout_ms > 0 ? now_monotonic_ns() + (uint64_t)c->timeout_ms * 1000000ull : 0;

@@ -51,11 +51,11 @@ int rpc_client_stream_open(const char *address, int timeout_ms, const char *serv
 }
 
 int rpc_client_stream_next(struct rpc_stream *s, const ProtobufCMessageDescriptor *desc,
-                           ProtobufCMessage **ret_msg, struct rpc_status *ret_status)
+                           ProtobufCMessage **ret_msg, struct err *ret_status)
 {
 	*ret_msg = NULL;
 	if (s->done) {
-		*ret_status = (struct rpc_status){.code = RPC_OK};
+		*ret_status = (struct err){.code = ERR_OK};
 		return 0;
 	}
 	for (;;) {
@@ -77,7 +77,7 @@ int rpc_client_stream_next(struct rpc_stream *s, const ProtobufCMessageDescripto
 			s->done = true;
 		if (h.flags & RPC_FLAG_NO_DATA) {
 			if (s->done) {
-				*ret_status = (struct rpc_status){.code = RPC_OK};
+				*ret_status = (struct err){.code = ERR_OK};
 				return 0;
 			}
 			continue;

@@ -66,91 +66,6 @@ int rpc_header_check(const struct rpc_header *h, bool from_client)
 	return h->flags & ~allowed ? -EBADRQC : 0;
 }
 
-static const char *const code_names[] = {
-    "OK",
-    "CANCELLED",
-    "UNKNOWN",
-    "INVALID_ARGUMENT",
-    "DEADLINE_EXCEEDED",
-    "NOT_FOUND",
-    "ALREADY_EXISTS",
-    "PERMISSION_DENIED",
-    "RESOURCE_EXHAUSTED",
-    "FAILED_PRECONDITION",
-    "ABORTED",
-    "OUT_OF_RANGE",
-    "UNIMPLEMENTED",
-    "INTERNAL",
-    "UNAVAILABLE",
-    "DATA_LOSS",
-    "UNAUTHENTICATED",
-};
-
-const char *rpc_code_name(int code)
-{
-	static char buf[32];
-	if (code >= 0 && code <= RPC_CODE_MAX)
-		return code_names[code];
-	snprintf(buf, sizeof(buf), "CODE_%d", code);
-	return buf;
-}
-
-int rpc_code_from_errno(int err)
-{
-	switch (err < 0 ? -err : err) {
-	case 0:
-		return RPC_OK;
-	case EINVAL:
-	case EBADMSG:
-	case ENAMETOOLONG:
-	case ERANGE:
-	case E2BIG:
-		return RPC_INVALID_ARGUMENT;
-	case ENOENT:
-	case ESRCH:
-	case ENODEV:
-	case ENXIO:
-		return RPC_NOT_FOUND;
-	case EEXIST:
-		return RPC_ALREADY_EXISTS;
-	case EPERM:
-	case EACCES:
-		return RPC_PERMISSION_DENIED;
-	case ENOMEM:
-	case ENOSPC:
-	case EMFILE:
-	case ENFILE:
-	case ENOBUFS:
-	case EMSGSIZE:
-	case EDQUOT:
-		return RPC_RESOURCE_EXHAUSTED;
-	case EBUSY:
-	case ENOTEMPTY:
-	case EALREADY:
-	case EINPROGRESS:
-	case ENOTDIR:
-	case EISDIR:
-		return RPC_FAILED_PRECONDITION;
-	case EOPNOTSUPP:
-	case ENOSYS:
-		return RPC_UNIMPLEMENTED;
-	case EAGAIN:
-	case ECONNREFUSED:
-	case EHOSTUNREACH:
-	case ENETUNREACH:
-	case ESHUTDOWN:
-	case EPIPE:
-	case ECONNRESET:
-		return RPC_UNAVAILABLE;
-	case ETIMEDOUT:
-		return RPC_DEADLINE_EXCEEDED;
-	case ECANCELED:
-		return RPC_CANCELLED;
-	default:
-		return RPC_INTERNAL;
-	}
-}
-
 /* ---- Request --------------------------------------------------------------- */
 
 static bool name_ok(const char *s, size_t max)
@@ -252,11 +167,11 @@ int rpc_request_encode(uint32_t stream_id, uint8_t flags, const char *service, c
 /* ---- Response ---------------------------------------------------------------- */
 
 int rpc_response_decode(const uint8_t *data, size_t len, const ProtobufCMessageDescriptor *out_desc,
-                        struct rpc_status *ret_status, ProtobufCMessage **ret_out)
+                        struct err *ret_status, ProtobufCMessage **ret_out)
 {
 	if (ret_out)
 		*ret_out = NULL;
-	*ret_status = (struct rpc_status){.code = RPC_INTERNAL};
+	*ret_status = (struct err){.code = ERR_INTERNAL};
 	if (len > RPC_MESSAGE_MAX)
 		return -EMSGSIZE;
 	Ttrpc__Response *m = ttrpc__response__unpack(NULL, len, data);
@@ -265,12 +180,12 @@ int rpc_response_decode(const uint8_t *data, size_t len, const ProtobufCMessageD
 	int r = 0;
 	if (m->status) {
 		ret_status->code = m->status->code;
-		str_copy(ret_status->message, sizeof(ret_status->message),
+		str_copy(ret_status->msg, sizeof(ret_status->msg),
 		         m->status->message ? m->status->message : "");
 	} else {
-		ret_status->code = RPC_OK;
+		ret_status->code = ERR_OK;
 	}
-	if (ret_status->code == RPC_OK && out_desc && ret_out) {
+	if (ret_status->code == ERR_OK && out_desc && ret_out) {
 		*ret_out =
 		    protobuf_c_message_unpack(out_desc, NULL, m->payload.len, m->payload.data);
 		if (!*ret_out)

@@ -115,8 +115,8 @@ static void relay_fail(struct relay *rl, int code, const char *msg)
 		rpc_call_on_cancel(rl->call, NULL, NULL);
 		rpc_call_fail(rl->call, code, "%s", msg);
 	} else if (rl->done) {
-		struct rpc_status st = {.code = code};
-		str_copy(st.message, sizeof(st.message), msg);
+		struct err st = {.code = code};
+		str_copy(st.msg, sizeof(st.msg), msg);
 		rl->done(&st, NULL, 0, rl->data);
 	}
 	free(rl);
@@ -137,7 +137,7 @@ static int route_attach(struct rpc_route *r, int fd, bool probe);
 static void route_down(struct rpc_route *r, const char *fmt, ...) _printf_(2, 3);
 static void route_down(struct rpc_route *r, const char *fmt, ...)
 {
-	char msg[RPC_STATUS_MESSAGE_MAX];
+	char msg[ERR_MSG_MAX];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(r->why, sizeof(r->why), fmt, ap); /* a better reason may come later */
@@ -157,7 +157,7 @@ static void route_down(struct rpc_route *r, const char *fmt, ...)
 	r->busy++;
 	struct relay *rl;
 	while ((rl = list_first_entry(&r->relays, struct relay, node)))
-		relay_fail(rl, RPC_UNAVAILABLE, msg);
+		relay_fail(rl, ERR_UNAVAILABLE, msg);
 	r->busy--;
 }
 
@@ -229,7 +229,7 @@ static void route_free(struct rpc_route *r)
 static void route_frame(struct rpc_route *r, const struct rpc_header *h, const uint8_t *data)
 {
 	struct relay *rl = relay_find(r, h->stream_id);
-	struct rpc_status st;
+	struct err st;
 	if (h->type == RPC_TYPE_RESPONSE) {
 		/* Checked before it goes anywhere: a caller gets a ttrpc
 		 * Response or nothing. */
@@ -244,11 +244,9 @@ static void route_frame(struct rpc_route *r, const struct rpc_header *h, const u
 				rpc_call_on_cancel(rl->call, NULL, NULL);
 				rpc_call_relay(rl->call, h->type, h->flags, data, h->length);
 			} else if (rl->done) {
-				st = (struct rpc_status){.code =
-				                             m->status ? m->status->code : RPC_OK};
+				st = (struct err){.code = m->status ? m->status->code : ERR_OK};
 				if (m->status && m->status->message)
-					str_copy(st.message, sizeof(st.message),
-					         m->status->message);
+					str_copy(st.msg, sizeof(st.msg), m->status->message);
 				rl->done(&st, m->payload.data, m->payload.len, rl->data);
 			}
 			free(rl);
@@ -266,7 +264,7 @@ static void route_frame(struct rpc_route *r, const struct rpc_header *h, const u
 			rpc_call_on_cancel(rl->call, NULL, NULL);
 		rpc_call_relay(rl->call, h->type, h->flags, data, h->length);
 	} else if (last && rl->done) {
-		st = (struct rpc_status){.code = RPC_OK};
+		st = (struct err){.code = ERR_OK};
 		rl->done(&st, NULL, 0, rl->data);
 	}
 	if (last)
@@ -327,13 +325,13 @@ static void route_on_event(struct ev_source *src, uint32_t events)
 
 /* ---- registry ----------------------------------------------------------------------- */
 
-static void probe_done(const struct rpc_status *st, const uint8_t *payload, size_t len, void *data)
+static void probe_done(const struct err *st, const uint8_t *payload, size_t len, void *data)
 {
 	struct rpc_route *r = data;
 	(void)payload, (void)len;
 	if (r->state != RPC_ROUTE_CONNECTING)
 		return;
-	if (st->code == RPC_OK) {
+	if (st->code == ERR_OK) {
 		r->state = RPC_ROUTE_READY;
 		log_info("rpc: route %s ready", r->name);
 	}
@@ -603,7 +601,7 @@ void rpc_route_forward(struct rpc_server *s, struct rpc_call *call, const char *
 
 	snprintf(full, sizeof(full), "%s%s%s", via ? via : "", via ? "/" : "", target);
 	if (strlen(target) > RPC_VALUE_MAX || target_split(target, hop, sizeof(hop), &rest) < 0) {
-		rpc_call_fail(call, RPC_INVALID_ARGUMENT,
+		rpc_call_fail(call, ERR_INVALID_ARGUMENT,
 		              "target \"%.200s\": expected hops joined by '/', each a zone name or "
 		              "vm/NAME ([A-Za-z0-9_.-], 1-64 bytes)",
 		              full);
@@ -611,19 +609,19 @@ void rpc_route_forward(struct rpc_server *s, struct rpc_call *call, const char *
 	}
 	struct rpc_route *r = route_find(s, hop);
 	if (!r) {
-		rpc_call_fail(call, RPC_NOT_FOUND, "target \"%.200s\": no zone or VM \"%s\" %s%s%s",
+		rpc_call_fail(call, ERR_NOT_FOUND, "target \"%.200s\": no zone or VM \"%s\" %s%s%s",
 		              full, hop, via ? "in \"" : "in this kin", via ? via : "",
 		              via ? "\"" : "");
 		return;
 	}
 	if (r->state != RPC_ROUTE_READY) {
-		rpc_call_fail(call, RPC_UNAVAILABLE, "target \"%.200s\": %s: %s", full, r->name,
+		rpc_call_fail(call, ERR_UNAVAILABLE, "target \"%.200s\": %s: %s", full, r->name,
 		              r->state == RPC_ROUTE_CONNECTING ? "its kin has not answered yet"
 		                                               : r->why);
 		return;
 	}
 	if (r->inflight >= RPC_ROUTE_INFLIGHT_MAX) {
-		rpc_call_fail(call, RPC_RESOURCE_EXHAUSTED,
+		rpc_call_fail(call, ERR_RESOURCE_EXHAUSTED,
 		              "target \"%.200s\": %u calls in flight to %s already (the limit)",
 		              full, RPC_ROUTE_INFLIGHT_MAX, r->name);
 		return;
@@ -631,7 +629,7 @@ void rpc_route_forward(struct rpc_server *s, struct rpc_call *call, const char *
 	char new_via[RPC_VALUE_MAX + 1];
 	if (snprintf(new_via, sizeof(new_via), "%s%s%s", via ? via : "", via ? "/" : "", hop) >=
 	    (int)sizeof(new_via)) {
-		rpc_call_fail(call, RPC_INVALID_ARGUMENT, "target \"%.200s\": too deep", full);
+		rpc_call_fail(call, ERR_INVALID_ARGUMENT, "target \"%.200s\": too deep", full);
 		return;
 	}
 	/* The child gets what is left of the caller's timeout, not all of it
@@ -640,7 +638,7 @@ void rpc_route_forward(struct rpc_server *s, struct rpc_call *call, const char *
 	uint64_t deadline = rpc_call_deadline_ns(call), now = now_monotonic_ns();
 	if (deadline) {
 		if (deadline <= now) {
-			rpc_call_fail(call, RPC_DEADLINE_EXCEEDED,
+			rpc_call_fail(call, ERR_DEADLINE_EXCEEDED,
 			              "target \"%.200s\": %s/%s: deadline exceeded before it "
 			              "could be relayed to %s",
 			              full, rpc_call_service(call), rpc_call_method(call), r->name);
@@ -650,7 +648,7 @@ void rpc_route_forward(struct rpc_server *s, struct rpc_call *call, const char *
 	}
 	struct relay *rl = relay_new(r);
 	if (!rl) {
-		rpc_call_fail(call, RPC_RESOURCE_EXHAUSTED,
+		rpc_call_fail(call, ERR_RESOURCE_EXHAUSTED,
 		              "target \"%.200s\": %s: out of stream ids "
 		              "or memory",
 		              full, r->name);
@@ -665,7 +663,7 @@ void rpc_route_forward(struct rpc_server *s, struct rpc_call *call, const char *
 	if (e < 0) {
 		relay_unlink(rl);
 		free(rl);
-		rpc_call_fail(call, e == -E2BIG ? RPC_INVALID_ARGUMENT : RPC_RESOURCE_EXHAUSTED,
+		rpc_call_fail(call, e == -E2BIG ? ERR_INVALID_ARGUMENT : ERR_RESOURCE_EXHAUSTED,
 		              "target \"%.200s\": cannot relay to %s: %s", full, r->name,
 		              e == -E2BIG      ? "too much metadata"
 		              : e == -EMSGSIZE ? "the request grows over 4 MiB"

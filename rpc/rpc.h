@@ -55,38 +55,8 @@ void rpc_header_decode(const uint8_t in[RPC_HEADER_SIZE], struct rpc_header *ret
  * Checked in that order; the data is never needed to decide. */
 int rpc_header_check(const struct rpc_header *h, bool from_client);
 
-/* gRPC status codes (kin.v1.Code in rpc/kin.proto). */
-enum rpc_code {
-	RPC_OK = 0,
-	RPC_CANCELLED = 1,
-	RPC_UNKNOWN = 2,
-	RPC_INVALID_ARGUMENT = 3,
-	RPC_DEADLINE_EXCEEDED = 4,
-	RPC_NOT_FOUND = 5,
-	RPC_ALREADY_EXISTS = 6,
-	RPC_PERMISSION_DENIED = 7,
-	RPC_RESOURCE_EXHAUSTED = 8,
-	RPC_FAILED_PRECONDITION = 9,
-	RPC_ABORTED = 10,
-	RPC_OUT_OF_RANGE = 11,
-	RPC_UNIMPLEMENTED = 12,
-	RPC_INTERNAL = 13,
-	RPC_UNAVAILABLE = 14,
-	RPC_DATA_LOSS = 15,
-	RPC_UNAUTHENTICATED = 16,
-};
-#define RPC_CODE_MAX RPC_UNAUTHENTICATED
-
-/* "NOT_FOUND"; "CODE_<n>" for a code out of range (into a static buffer). */
-const char *rpc_code_name(int code);
-/* The code an -errno means at the RPC boundary (-ENOENT: NOT_FOUND, ...). */
-int rpc_code_from_errno(int err);
-
-#define RPC_STATUS_MESSAGE_MAX 512
-struct rpc_status {
-	int code;
-	char message[RPC_STATUS_MESSAGE_MAX]; /* one sentence, cut to fit */
-};
+/* Statuses are lib's struct err (lib/err.h): ERR_* codes are gRPC's,
+ * kin.v1.Code in proto/kin.proto. */
 
 /* A decoded Request: views into the unpacked message (valid until
  * rpc_request_done). */
@@ -119,7 +89,7 @@ int rpc_request_encode(uint32_t stream_id, uint8_t flags, const char *service, c
 /* Unpacks a Response into a status and (status OK) the output message of
  * type out_desc (NULL: ignore the payload). -EBADMSG when malformed. */
 int rpc_response_decode(const uint8_t *data, size_t len, const ProtobufCMessageDescriptor *out_desc,
-                        struct rpc_status *ret_status, ProtobufCMessage **ret_out);
+                        struct err *ret_status, ProtobufCMessage **ret_out);
 
 /* ---- addresses and transports --------------------------------------------- */
 
@@ -180,7 +150,7 @@ struct rpc_call;
 /* A handler gets the method's input message, already unpacked. It returns
  * 0 once it has answered (rpc_call_reply/rpc_call_fail) or kept the call
  * for later (a stream, a deferred answer: then it must set a cancel
- * callback); or -errno, and the server answers with rpc_code_from_errno()
+ * callback); or -errno, and the server answers with err_code_from_errno()
  * and a sentence naming the method. */
 typedef int (*rpc_handler_fn)(struct rpc_call *call, const ProtobufCMessage *in, void *userdata);
 
@@ -315,7 +285,7 @@ enum rpc_route_state rpc_route_state(struct rpc_server *s, const char *name);
 /* A call this kin makes itself through a route (a VM's Poweroff). done
  * gets the status; payload (status OK) is valid during the callback. It
  * always runs once, later (also at route removal: UNAVAILABLE). */
-typedef void (*rpc_route_done_fn)(const struct rpc_status *st, const uint8_t *payload, size_t len,
+typedef void (*rpc_route_done_fn)(const struct err *st, const uint8_t *payload, size_t len,
                                   void *data);
 int rpc_route_call(struct rpc_server *s, const char *name, const char *service, const char *method,
                    const ProtobufCMessage *in, rpc_route_done_fn done, void *data);
@@ -334,7 +304,7 @@ int rpc_client_set_metadata(struct rpc_client *c, const struct rpc_kv *kv, size_
  * -errno when kin could not be reached or the connection failed. */
 int rpc_client_call(struct rpc_client *c, const char *service, const char *method,
                     const ProtobufCMessage *in, const ProtobufCMessageDescriptor *out_desc,
-                    struct rpc_status *ret_status, ProtobufCMessage **ret_out);
+                    struct err *ret_status, ProtobufCMessage **ret_out);
 
 /* Server streams (rpc/client_stream.c): a connection of its own per
  * stream. timeout_ms bounds the connect only; a stream waits as long as
@@ -347,5 +317,5 @@ int rpc_client_stream_open(const char *address, int timeout_ms, const char *serv
 /* 1: *ret_msg is the next message (free with protobuf_c_message_free_unpacked);
  * 0: the stream ended and ret_status says how; -errno: the connection failed. */
 int rpc_client_stream_next(struct rpc_stream *s, const ProtobufCMessageDescriptor *desc,
-                           ProtobufCMessage **ret_msg, struct rpc_status *ret_status);
+                           ProtobufCMessage **ret_msg, struct err *ret_status);
 void rpc_client_stream_free(struct rpc_stream *s);

@@ -31,7 +31,7 @@ int rpc_call_reply(struct rpc_call *call, const ProtobufCMessage *out)
 	if (call->cancelling)
 		return -EPIPE;
 	struct rpc_conn *c = call->conn;
-	int r = c ? rpc_conn_queue_response(c, call->stream_id, RPC_OK, NULL, out) : -EPIPE;
+	int r = c ? rpc_conn_queue_response(c, call->stream_id, ERR_OK, NULL, out) : -EPIPE;
 	rpc_call_free(call);
 	return r;
 }
@@ -40,7 +40,7 @@ static int call_fail_v(struct rpc_call *call, int code, const char *fmt, va_list
 {
 	if (call->cancelling)
 		return -EPIPE;
-	char msg[RPC_STATUS_MESSAGE_MAX];
+	char msg[ERR_MSG_MAX];
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	struct rpc_conn *c = call->conn;
 	int r = c ? rpc_conn_queue_response(c, call->stream_id, code, msg, NULL) : -EPIPE;
@@ -52,7 +52,7 @@ int rpc_call_fail(struct rpc_call *call, int code, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	int r = call_fail_v(call, code == RPC_OK ? RPC_UNKNOWN : code, fmt, ap);
+	int r = call_fail_v(call, code == ERR_OK ? ERR_UNKNOWN : code, fmt, ap);
 	va_end(ap);
 	return r;
 }
@@ -60,7 +60,7 @@ int rpc_call_fail(struct rpc_call *call, int code, const char *fmt, ...)
 void rpc_call_abort(struct rpc_call *call, int code, const char *fmt, ...)
 {
 	struct rpc_conn *c = call->conn;
-	char msg[RPC_STATUS_MESSAGE_MAX];
+	char msg[ERR_MSG_MAX];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
@@ -95,7 +95,7 @@ static void call_deadline_passed(struct rpc_timer *t, uint64_t now_ns)
 	call->conn->server->stats.deadlines_passed++;
 	log_debug("rpc: stream %u: %s/%s: deadline of %s passed", call->stream_id,
 	          call->req.service, call->req.method, took);
-	rpc_call_abort(call, RPC_DEADLINE_EXCEEDED,
+	rpc_call_abort(call, ERR_DEADLINE_EXCEEDED,
 	               "%s%.200s%s%s/%s: deadline exceeded: no answer within the caller's "
 	               "timeout of %s",
 	               target ? "target \"" : "", target ? target : "", target ? "\": " : "",
@@ -170,7 +170,7 @@ int rpc_call_send(struct rpc_call *call, const ProtobufCMessage *msg)
 
 int rpc_call_close(struct rpc_call *call, int code, const char *fmt, ...)
 {
-	if (code != RPC_OK) {
+	if (code != ERR_OK) {
 		va_list ap;
 		va_start(ap, fmt);
 		int r = call_fail_v(call, code, fmt, ap);
@@ -317,7 +317,7 @@ int rpc_server_route_cancel(struct rpc_call *call, const ProtobufCMessage *in, v
 	(void)userdata;
 	struct rpc_call *victim = call_find(c, m->stream_id);
 	if (victim && victim != call)
-		rpc_call_abort(victim, RPC_CANCELLED, "stream %u: cancelled by the caller",
+		rpc_call_abort(victim, ERR_CANCELLED, "stream %u: cancelled by the caller",
 		               victim->stream_id);
 	Kin__V1__CancelResponse out = KIN__V1__CANCEL_RESPONSE__INIT;
 	out.found = victim && victim != call;
@@ -332,20 +332,20 @@ static bool conn_admit(struct rpc_conn *c, uint32_t id)
 	if (!c->peer.allowed) {
 		if (c->peer.transport == RPC_TRANSPORT_VSOCK)
 			rpc_conn_queue_status(
-			    c, id, RPC_PERMISSION_DENIED,
+			    c, id, ERR_PERMISSION_DENIED,
 			    "vsock peer cid %u is not allowed to call kin (the host, cid 2, "
 			    "and this machine, cid 1, are)",
 			    c->peer.cid);
 		else
 			rpc_conn_queue_status(
-			    c, id, RPC_PERMISSION_DENIED,
+			    c, id, ERR_PERMISSION_DENIED,
 			    "uid %u is not allowed to call kin (root, kin's own uid and "
 			    "those in kin.rpc.uids=/kin.rpc.gids= are)",
 			    (unsigned)c->peer.uid);
 		return false;
 	}
 	if (id <= c->last_stream) {
-		rpc_conn_queue_status(c, id, RPC_INVALID_ARGUMENT,
+		rpc_conn_queue_status(c, id, ERR_INVALID_ARGUMENT,
 		                      "stream %u: stream ids must increase (last was %u)", id,
 		                      c->last_stream);
 		return false;
@@ -353,7 +353,7 @@ static bool conn_admit(struct rpc_conn *c, uint32_t id)
 	c->last_stream = id;
 	if (c->inflight >= s->cfg.max_inflight) {
 		rpc_conn_queue_status(
-		    c, id, RPC_RESOURCE_EXHAUSTED,
+		    c, id, ERR_RESOURCE_EXHAUSTED,
 		    "stream %u: too many calls in flight on this connection (at most %u)", id,
 		    s->cfg.max_inflight);
 		return false;
@@ -385,14 +385,14 @@ static void conn_forward(struct rpc_conn *c, const struct rpc_header *h, struct 
 	struct rpc_server *s = c->server;
 	uint32_t id = h->stream_id;
 	if (h->flags & RPC_FLAG_REMOTE_OPEN) {
-		rpc_conn_queue_status(c, id, RPC_INVALID_ARGUMENT,
+		rpc_conn_queue_status(c, id, ERR_INVALID_ARGUMENT,
 		                      "%s/%s: client streams are not relayed to a target",
 		                      req->service, req->method);
 		return;
 	}
 	struct rpc_call *call = call_new(c, &rpc_route_method, req, id);
 	if (!call) {
-		rpc_conn_queue_status(c, id, RPC_RESOURCE_EXHAUSTED, "%s/%s: out of memory",
+		rpc_conn_queue_status(c, id, ERR_RESOURCE_EXHAUSTED, "%s/%s: out of memory",
 		                      req->service, req->method);
 		return;
 	}
@@ -413,13 +413,13 @@ static void conn_dispatch(struct rpc_conn *c, const struct rpc_header *h, struct
 	const struct rpc_method *m = method_find(s, req->service, req->method, &service_known);
 	if (!m) {
 		rpc_conn_queue_status(
-		    c, id, RPC_UNIMPLEMENTED, "%s %s: %s", service_known ? "method" : "service",
+		    c, id, ERR_UNIMPLEMENTED, "%s %s: %s", service_known ? "method" : "service",
 		    service_known ? req->method : req->service,
 		    service_known ? "no such method in this service" : "no such service");
 		return;
 	}
 	if (h->flags & RPC_FLAG_REMOTE_OPEN) {
-		rpc_conn_queue_status(c, id, RPC_INVALID_ARGUMENT,
+		rpc_conn_queue_status(c, id, ERR_INVALID_ARGUMENT,
 		                      "%s/%s takes no stream of requests (remote-open flag set)",
 		                      m->service, m->method);
 		return;
@@ -427,14 +427,14 @@ static void conn_dispatch(struct rpc_conn *c, const struct rpc_header *h, struct
 	_cleanup_(message_freep) ProtobufCMessage *in =
 	    protobuf_c_message_unpack(m->input, NULL, req->payload_len, req->payload);
 	if (!in) {
-		rpc_conn_queue_status(c, id, RPC_INVALID_ARGUMENT,
+		rpc_conn_queue_status(c, id, ERR_INVALID_ARGUMENT,
 		                      "%s/%s: payload is not a valid %s", m->service, m->method,
 		                      m->input->name);
 		return;
 	}
 	struct rpc_call *call = call_new(c, m, req, id);
 	if (!call) {
-		rpc_conn_queue_status(c, id, RPC_RESOURCE_EXHAUSTED, "%s/%s: out of memory",
+		rpc_conn_queue_status(c, id, ERR_RESOURCE_EXHAUSTED, "%s/%s: out of memory",
 		                      m->service, m->method);
 		return;
 	}
@@ -444,7 +444,7 @@ static void conn_dispatch(struct rpc_conn *c, const struct rpc_header *h, struct
 	if (s->dispatching == call) {
 		s->dispatching = NULL;
 		if (r < 0)
-			rpc_call_fail(call, rpc_code_from_errno(r), "%s/%s: %s", m->service,
+			rpc_call_fail(call, err_code_from_errno(r), "%s/%s: %s", m->service,
 			              m->method, strerror(-r));
 	}
 }
@@ -456,7 +456,7 @@ void rpc_conn_handle_request(struct rpc_conn *c, const struct rpc_header *h, con
 	_cleanup_(rpc_request_done) struct rpc_request req = {0};
 	if (rpc_request_decode(data, h->length, &req) < 0) {
 		rpc_conn_queue_status(
-		    c, h->stream_id, RPC_INVALID_ARGUMENT,
+		    c, h->stream_id, ERR_INVALID_ARGUMENT,
 		    "stream %u: malformed request (not a ttrpc Request, or names, "
 		    "metadata or timeout out of range)",
 		    h->stream_id);
@@ -473,13 +473,13 @@ void rpc_conn_handle_data(struct rpc_conn *c, const struct rpc_header *h)
 {
 	struct rpc_call *call = call_find(c, h->stream_id);
 	if (!call) {
-		rpc_conn_queue_status(c, h->stream_id, RPC_INVALID_ARGUMENT,
+		rpc_conn_queue_status(c, h->stream_id, ERR_INVALID_ARGUMENT,
 		                      "stream %u is not active", h->stream_id);
 		return;
 	}
 	/* A server stream's client may only confirm it sends nothing more. */
 	if (h->flags == (RPC_FLAG_REMOTE_CLOSED | RPC_FLAG_NO_DATA))
 		return;
-	rpc_call_fail(call, RPC_INVALID_ARGUMENT, "%s/%s takes no stream data from the client",
+	rpc_call_fail(call, ERR_INVALID_ARGUMENT, "%s/%s takes no stream data from the client",
 	              call->req.service, call->req.method);
 }

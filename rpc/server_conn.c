@@ -116,7 +116,7 @@ int rpc_conn_queue_response(struct rpc_conn *c, uint32_t stream_id, int code, co
 		/* Our own answer is too big: say so rather than send it. */
 		msg = "response exceeds the 4 MiB message limit";
 		msg_len = strlen(msg);
-		code = RPC_RESOURCE_EXHAUSTED;
+		code = ERR_RESOURCE_EXHAUSTED;
 		payload = NULL;
 		plen = 0;
 	}
@@ -136,7 +136,7 @@ int rpc_conn_queue_response(struct rpc_conn *c, uint32_t stream_id, int code, co
 
 void rpc_conn_queue_status(struct rpc_conn *c, uint32_t stream_id, int code, const char *fmt, ...)
 {
-	char msg[RPC_STATUS_MESSAGE_MAX];
+	char msg[ERR_MSG_MAX];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
@@ -189,22 +189,22 @@ static int conn_flush(struct rpc_conn *c)
 static void conn_refuse_frame(struct rpc_conn *c, const struct rpc_header *h, int r)
 {
 	if (r == -EMSGSIZE)
-		rpc_conn_queue_status(c, h->stream_id, RPC_RESOURCE_EXHAUSTED,
+		rpc_conn_queue_status(c, h->stream_id, ERR_RESOURCE_EXHAUSTED,
 		                      "message of %u bytes exceeds the maximum of %u bytes",
 		                      h->length, RPC_MESSAGE_MAX);
 	else if (r == -EBADR)
-		rpc_conn_queue_status(c, h->stream_id, RPC_INVALID_ARGUMENT,
+		rpc_conn_queue_status(c, h->stream_id, ERR_INVALID_ARGUMENT,
 		                      "stream id %u: client streams must have odd ids",
 		                      h->stream_id);
 	else if (r == -ENOBUFS)
 		/* Too many big frames arriving at once: refused like an
 		 * oversize one. */
-		rpc_conn_queue_status(c, h->stream_id, RPC_RESOURCE_EXHAUSTED,
+		rpc_conn_queue_status(c, h->stream_id, ERR_RESOURCE_EXHAUSTED,
 		                      "message of %u bytes refused: kin is receiving "
 		                      "too many large messages at once; retry",
 		                      h->length);
 	else
-		rpc_conn_queue_status(c, h->stream_id, RPC_INVALID_ARGUMENT,
+		rpc_conn_queue_status(c, h->stream_id, ERR_INVALID_ARGUMENT,
 		                      "stream %u: flags 0x%x are not valid for message type %u",
 		                      h->stream_id, h->flags, h->type);
 	buf_in_consume(&c->in, RPC_HEADER_SIZE);

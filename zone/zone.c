@@ -35,7 +35,7 @@ struct zone {
 	zone_created_fn created;
 	void *created_data;
 	int spawn_r; /* the first reason the start failed, 0: none yet */
-	struct cells_err spawn_err;
+	struct err spawn_err;
 	int status;
 	bool cleaning;    /* reaped: removing what the zone kin made in its cell */
 	unsigned retries; /* of that removal */
@@ -63,14 +63,13 @@ struct zones {
 	size_t count;
 };
 
-static int zerr(struct cells_err *err, int r, enum cells_code code, const char *fmt, ...)
-    _printf_(4, 5);
-static int zerr(struct cells_err *err, int r, enum cells_code code, const char *fmt, ...)
+static int zerr(struct err *err, int r, int code, const char *fmt, ...) _printf_(4, 5);
+static int zerr(struct err *err, int r, int code, const char *fmt, ...)
 {
 	if (err) {
 		va_list ap;
 		va_start(ap, fmt);
-		err->err = r;
+		err->errnum = r;
 		err->code = code;
 		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
 		va_end(ap);
@@ -232,14 +231,14 @@ static int exe_memfd(struct zones *z)
 
 int zones_new(struct ev_loop *loop, struct child_table *children, struct cells *cells,
               const struct zones_config *cfg, const struct zone_events *ev, struct zones **ret,
-              struct cells_err *err)
+              struct err *err)
 {
 	struct zones_config def = {0};
 	if (!cfg)
 		cfg = &def;
 	struct zones *z = calloc(1, sizeof(*z));
 	if (!z)
-		return zerr(err, -ENOMEM, CELLS_INTERNAL, "zones: out of memory");
+		return zerr(err, -ENOMEM, ERR_INTERNAL, "zones: out of memory");
 	*z = (struct zones){.loop = loop,
 	                    .children = children,
 	                    .cells = cells,
@@ -257,7 +256,7 @@ int zones_new(struct ev_loop *loop, struct child_table *children, struct cells *
 	int r = z->has_subnet ? zone_subnet_parse(subnet, &z->subnet_base, &z->subnet_prefix) : 0;
 	if (r < 0) {
 		free(z);
-		return zerr(err, r, CELLS_INVALID_ARGUMENT,
+		return zerr(err, r, ERR_INVALID_ARGUMENT,
 		            "zones: subnet \"%s\" is not an IPv4 network a.b.c.d/8..30 with its "
 		            "host bits clear",
 		            subnet);
@@ -265,14 +264,14 @@ int zones_new(struct ev_loop *loop, struct child_table *children, struct cells *
 	z->log_bytes = cfg->log_bytes ? cfg->log_bytes : ZONE_LOG_BYTES_DEFAULT;
 	if (z->log_bytes < ZONE_LOG_BYTES_MIN || z->log_bytes > ZONE_LOG_BYTES_MAX) {
 		free(z);
-		return zerr(err, -EINVAL, CELLS_INVALID_ARGUMENT,
+		return zerr(err, -EINVAL, ERR_INVALID_ARGUMENT,
 		            "zones: log size %zu is out of range (%d to %d bytes)", cfg->log_bytes,
 		            ZONE_LOG_BYTES_MIN, ZONE_LOG_BYTES_MAX);
 	}
 	if (z->depth > z->depth_max) {
 		unsigned depth = z->depth, max = z->depth_max;
 		free(z);
-		return zerr(err, -EINVAL, CELLS_INVALID_ARGUMENT,
+		return zerr(err, -EINVAL, ERR_INVALID_ARGUMENT,
 		            "zones: depth %u is past the limit %u", depth, max);
 	}
 	if (str_copy(z->self, sizeof(z->self), cfg->self ? cfg->self : "/proc/self/exe") < 0 ||
@@ -281,7 +280,7 @@ int zones_new(struct ev_loop *loop, struct child_table *children, struct cells *
 	    str_copy(z->log_level, sizeof(z->log_level), cfg->log_level ? cfg->log_level : "") <
 	        0) {
 		free(z);
-		return zerr(err, -ENAMETOOLONG, CELLS_INVALID_ARGUMENT,
+		return zerr(err, -ENAMETOOLONG, ERR_INVALID_ARGUMENT,
 		            "zones: a configured path is too long");
 	}
 	snprintf(z->scratch, sizeof(z->scratch), "%s/.root", z->state_dir);
@@ -356,7 +355,7 @@ static void zone_finish(struct zone *x)
 	zone_free(x);
 }
 
-static void on_cell_deleted(int result, const struct cells_err *err, void *data)
+static void on_cell_deleted(int result, const struct err *err, void *data)
 {
 	struct zone *x = data;
 	if (result < 0)
@@ -407,7 +406,7 @@ static void zone_cleanup(struct zone *x)
 	}
 	if (r < 0)
 		log_warn("zone \"%s\": cgroups below %s: %s", x->info.name, dir, strerror(-r));
-	struct cells_err err = {0};
+	struct err err = {0};
 	r = cell_delete(x->z->cells, x->info.cell, true, on_cell_deleted, x, &err);
 	if (r == 1)
 		return; /* on_cell_deleted finishes */
@@ -451,16 +450,15 @@ static void timer_close(struct zone *x)
 
 /* The start failed (the first reason wins): the child is killed now; its
  * create hears why once it is reaped and cleaned up (zone_finish). */
-static void spawn_abort(struct zone *x, int r, enum cells_code code, const char *fmt, ...)
-    _printf_(4, 5);
-static void spawn_abort(struct zone *x, int r, enum cells_code code, const char *fmt, ...)
+static void spawn_abort(struct zone *x, int r, int code, const char *fmt, ...) _printf_(4, 5);
+static void spawn_abort(struct zone *x, int r, int code, const char *fmt, ...)
 {
 	if (!x->starting || x->spawn_r < 0)
 		return;
 	va_list ap;
 	va_start(ap, fmt);
 	x->spawn_r = r;
-	x->spawn_err.err = r;
+	x->spawn_err.errnum = r;
 	x->spawn_err.code = code;
 	vsnprintf(x->spawn_err.msg, sizeof(x->spawn_err.msg), fmt, ap);
 	va_end(ap);
@@ -474,7 +472,7 @@ static void spawn_abort(struct zone *x, int r, enum cells_code code, const char 
 
 static void spawn_step_failed(struct zone *x, int r, int step)
 {
-	spawn_abort(x, r, r == -ENOENT && step == ZSTEP_EXEC ? CELLS_NOT_FOUND : CELLS_INTERNAL,
+	spawn_abort(x, r, r == -ENOENT && step == ZSTEP_EXEC ? ERR_NOT_FOUND : ERR_INTERNAL,
 	            "zone \"%s\": %s: %s", x->info.name, zone_step_name(step), strerror(-r));
 }
 
@@ -517,7 +515,7 @@ static void on_zone_exit(const siginfo_t *si, void *data)
 		if (r < 0)
 			spawn_step_failed(x, r, step);
 		else
-			spawn_abort(x, -ECHILD, CELLS_UNAVAILABLE,
+			spawn_abort(x, -ECHILD, ERR_UNAVAILABLE,
 			            "zone \"%s\": its kin ended (status %d) before answering",
 			            x->info.name, x->status);
 	}
@@ -560,38 +558,38 @@ static int zone_net_setup(void *data, pid_t pid)
 	return net_veth_setup_host(n->x->info.host_if, n->host_cidr);
 }
 
-static int check_spec(struct zones *z, const struct zone_spec *spec, struct cells_err *err)
+static int check_spec(struct zones *z, const struct zone_spec *spec, struct err *err)
 {
 	if (!name_is_valid(spec->name))
-		return zerr(err, -EINVAL, CELLS_INVALID_ARGUMENT,
+		return zerr(err, -EINVAL, ERR_INVALID_ARGUMENT,
 		            "zone \"%.64s\": a name is 1-64 of [A-Za-z0-9_.-], not . or ..",
 		            spec->name);
 	if (!str_is_hostname(spec->name))
-		return zerr(err, -EINVAL, CELLS_INVALID_ARGUMENT,
+		return zerr(err, -EINVAL, ERR_INVALID_ARGUMENT,
 		            "zone \"%s\": the name is the zone's hostname and must be a valid one",
 		            spec->name);
 	if (zone_find(z, spec->name))
-		return zerr(err, -EEXIST, CELLS_ALREADY_EXISTS, "zone \"%s\" already exists",
+		return zerr(err, -EEXIST, ERR_ALREADY_EXISTS, "zone \"%s\" already exists",
 		            spec->name);
 	if (z->count >= ZONES_MAX)
-		return zerr(err, -ENOSPC, CELLS_RESOURCE_EXHAUSTED,
+		return zerr(err, -ENOSPC, ERR_RESOURCE_EXHAUSTED,
 		            "zone \"%s\": this kin already runs %d zones", spec->name, ZONES_MAX);
 	if (z->depth + 1 > z->depth_max)
-		return zerr(err, -ELOOP, CELLS_FAILED_PRECONDITION,
+		return zerr(err, -ELOOP, ERR_FAILED_PRECONDITION,
 		            "zone \"%s\": depth limit reached (this kin is at depth %u, the limit "
 		            "is %u)",
 		            spec->name, z->depth, z->depth_max);
 	if (spec->root) {
 		struct stat st;
 		if (spec->root[0] != '/' || strlen(spec->root) >= PATH_MAX - 64)
-			return zerr(err, -EINVAL, CELLS_INVALID_ARGUMENT,
+			return zerr(err, -EINVAL, ERR_INVALID_ARGUMENT,
 			            "zone \"%s\": root \"%s\" is not an absolute path", spec->name,
 			            spec->root);
 		if (stat(spec->root, &st) < 0)
-			return zerr(err, -errno, CELLS_NOT_FOUND, "zone \"%s\": root %s: %s",
+			return zerr(err, -errno, ERR_NOT_FOUND, "zone \"%s\": root %s: %s",
 			            spec->name, spec->root, strerror(errno));
 		if (!S_ISDIR(st.st_mode))
-			return zerr(err, -ENOTDIR, CELLS_INVALID_ARGUMENT,
+			return zerr(err, -ENOTDIR, ERR_INVALID_ARGUMENT,
 			            "zone \"%s\": root %s is not a directory", spec->name,
 			            spec->root);
 	}
@@ -599,7 +597,7 @@ static int check_spec(struct zones *z, const struct zone_spec *spec, struct cell
 	for (char *const *a = spec->argv; a && *a; a++)
 		n++;
 	if (n + 21 > ZONE_ARGS_MAX) /* ours, with --zone-max-depth and NULL */
-		return zerr(err, -E2BIG, CELLS_INVALID_ARGUMENT,
+		return zerr(err, -E2BIG, ERR_INVALID_ARGUMENT,
 		            "zone \"%s\": workload has more than %d arguments", spec->name,
 		            ZONE_ARGS_MAX - 21);
 	int r = cell_limits_validate(&spec->limits, err);
@@ -607,12 +605,12 @@ static int check_spec(struct zones *z, const struct zone_spec *spec, struct cell
 		return r;
 	uint32_t slot;
 	if (spec->net && !z->has_subnet)
-		return zerr(err, -ENOENT, CELLS_FAILED_PRECONDITION,
+		return zerr(err, -ENOENT, ERR_FAILED_PRECONDITION,
 		            "zone \"%s\": this kin has no subnet for --net zones (its parent "
 		            "delegated none)",
 		            spec->name);
 	if (spec->net && slot_alloc(z, &slot) < 0)
-		return zerr(err, -ENOSPC, CELLS_RESOURCE_EXHAUSTED,
+		return zerr(err, -ENOSPC, ERR_RESOURCE_EXHAUSTED,
 		            "zone \"%s\": no free /30 left in the zones' subnet", spec->name);
 	return 0;
 }
@@ -627,22 +625,22 @@ static void zone_abandon(struct zone *x, int out_fd)
 }
 
 int zone_create(struct zones *z, const struct zone_spec *spec, zone_created_fn created, void *data,
-                struct cells_err *err)
+                struct err *err)
 {
 	int r = check_spec(z, spec, err);
 	if (r < 0)
 		return r;
 	r = exe_memfd(z);
 	if (r < 0)
-		return zerr(err, r, CELLS_INTERNAL, "zone \"%s\": a sealed copy of %s: %s",
+		return zerr(err, r, ERR_INTERNAL, "zone \"%s\": a sealed copy of %s: %s",
 		            spec->name, z->self, strerror(-r));
 	r = mkdir_p(z->scratch, 0700);
 	if (r < 0)
-		return zerr(err, r, CELLS_INTERNAL, "zone \"%s\": %s: %s", spec->name, z->scratch,
+		return zerr(err, r, ERR_INTERNAL, "zone \"%s\": %s: %s", spec->name, z->scratch,
 		            strerror(-r));
 	struct zone *x = calloc(1, sizeof(*x));
 	if (!x)
-		return zerr(err, -ENOMEM, CELLS_INTERNAL, "zone \"%s\": out of memory", spec->name);
+		return zerr(err, -ENOMEM, ERR_INTERNAL, "zone \"%s\": out of memory", spec->name);
 	*x = (struct zone){
 	    .z = z, .timer = {.fd = -1}, .report = {.fd = -1}, .deleg = deleg_alloc(z)};
 	zone_log_init(&x->log);
@@ -668,7 +666,7 @@ int zone_create(struct zones *z, const struct zone_spec *spec, zone_created_fn c
 	if (snprintf(x->info.log, sizeof(x->info.log), "%s/%s.log", z->state_dir, x->info.name) >=
 	    (int)sizeof(x->info.log)) {
 		free(x);
-		return zerr(err, -ENAMETOOLONG, CELLS_INVALID_ARGUMENT,
+		return zerr(err, -ENAMETOOLONG, ERR_INVALID_ARGUMENT,
 		            "zone \"%s\": log path too long", spec->name);
 	}
 	zone_logs_forget(&z->kept, x->info.log); /* a new zone of that name owns it now */
@@ -676,12 +674,12 @@ int zone_create(struct zones *z, const struct zone_spec *spec, zone_created_fn c
 	r = zone_log_open(&x->log, z->loop, x->info.log, z->log_bytes, &out_fd);
 	if (r < 0) {
 		zone_abandon(x, out_fd);
-		return zerr(err, r, CELLS_INTERNAL, "zone \"%s\": log %s: %s", spec->name,
+		return zerr(err, r, ERR_INTERNAL, "zone \"%s\": log %s: %s", spec->name,
 		            x->info.log, strerror(-r));
 	}
 
 	/* The cell: zones/NAME (zones made once, kept). */
-	struct cells_err cerr = {0};
+	struct err cerr = {0};
 	r = cell_create(z->cells, ZONE_CELL_PARENT, NULL, &cerr);
 	if (r < 0 && r != -EEXIST) {
 		zone_abandon(x, out_fd);
@@ -747,7 +745,7 @@ int zone_create(struct zones *z, const struct zone_spec *spec, zone_created_fn c
 	int step;
 	r = zone_spawn(&sp, &out, &step);
 	if (r < 0) {
-		zerr(err, r, CELLS_INTERNAL, "zone \"%s\": %s: %s", x->info.name,
+		zerr(err, r, ERR_INTERNAL, "zone \"%s\": %s: %s", x->info.name,
 		     zone_step_name(step), strerror(-r));
 		if (spec->net)
 			net_link_delete(x->info.host_if);
@@ -765,7 +763,7 @@ int zone_create(struct zones *z, const struct zone_spec *spec, zone_created_fn c
 		close(out.rpc_fd);
 		close(out.report_fd);
 		zone_abandon(x, out_fd);
-		return zerr(err, r, CELLS_INTERNAL, "zone \"%s\": tracking its kin: %s", spec->name,
+		return zerr(err, r, ERR_INTERNAL, "zone \"%s\": tracking its kin: %s", spec->name,
 		            strerror(-r));
 	}
 	/* Listed from here: its name is taken, stop and kill reach it. */
@@ -785,8 +783,8 @@ int zone_create(struct zones *z, const struct zone_spec *spec, zone_created_fn c
 	if (r >= 0)
 		r = timer_arm(x, EXEC_START_TIMEOUT_MS);
 	if (r < 0) /* still pending: answered once it is reaped */
-		spawn_abort(x, r, CELLS_INTERNAL, "zone \"%s\": watching its setup: %s",
-		            x->info.name, strerror(-r));
+		spawn_abort(x, r, ERR_INTERNAL, "zone \"%s\": watching its setup: %s", x->info.name,
+		            strerror(-r));
 	log_debug("zone \"%s\": kin pid %d, depth %u%s%s; setting up", x->info.name, (int)out.pid,
 	          x->info.depth, spec->net ? ", eth0 " : "", x->info.addr);
 	return 1;
@@ -806,7 +804,7 @@ static void on_timer(struct ev_source *src, uint32_t events)
 	if (x->starting) { /* its setup is stuck (a root on a hung mount, say) */
 		log_warn("zone \"%s\": setup still running after %d ms; killed", x->info.name,
 		         EXEC_START_TIMEOUT_MS);
-		spawn_abort(x, -ETIMEDOUT, CELLS_DEADLINE_EXCEEDED,
+		spawn_abort(x, -ETIMEDOUT, ERR_DEADLINE_EXCEEDED,
 		            "zone \"%s\": setup did not reach execve within %d ms", x->info.name,
 		            EXEC_START_TIMEOUT_MS);
 		return;
@@ -816,20 +814,19 @@ static void on_timer(struct ev_source *src, uint32_t events)
 	cell_kill(x->z->cells, x->info.cell, NULL);
 }
 
-int zone_stop(struct zones *z, const char *name, zone_done_fn done, void *data,
-              struct cells_err *err)
+int zone_stop(struct zones *z, const char *name, zone_done_fn done, void *data, struct err *err)
 {
 	struct zone *x = zone_find(z, name);
 	if (!x)
-		return zerr(err, -ENOENT, CELLS_NOT_FOUND, "zone \"%s\" not found", name);
+		return zerr(err, -ENOENT, ERR_NOT_FOUND, "zone \"%s\" not found", name);
 	if ((x->info.state != ZONE_RUNNING && x->info.state != ZONE_STARTING) || x->done)
-		return zerr(err, -EALREADY, CELLS_FAILED_PRECONDITION,
+		return zerr(err, -EALREADY, ERR_FAILED_PRECONDITION,
 		            "zone \"%s\" is already stopping", name);
 	x->done = done;
 	x->done_data = data;
 	if (x->starting) { /* no kin to ask yet: its setup is killed */
 		x->info.state = ZONE_STOPPING;
-		spawn_abort(x, -ECANCELED, CELLS_CANCELLED,
+		spawn_abort(x, -ECANCELED, ERR_CANCELLED,
 		            "zone \"%s\": stopped before its kin started", name);
 		return 1;
 	}
@@ -841,21 +838,21 @@ int zone_stop(struct zones *z, const char *name, zone_done_fn done, void *data,
 	return 1;
 }
 
-int zone_kill(struct zones *z, const char *name, struct cells_err *err)
+int zone_kill(struct zones *z, const char *name, struct err *err)
 {
 	struct zone *x = zone_find(z, name);
 	if (!x)
-		return zerr(err, -ENOENT, CELLS_NOT_FOUND, "zone \"%s\" not found", name);
-	spawn_abort(x, -ECANCELED, CELLS_CANCELLED, "zone \"%s\": killed before its kin started",
+		return zerr(err, -ENOENT, ERR_NOT_FOUND, "zone \"%s\" not found", name);
+	spawn_abort(x, -ECANCELED, ERR_CANCELLED, "zone \"%s\": killed before its kin started",
 	            name);
 	return cell_kill(z->cells, x->info.cell, err);
 }
 
-int zone_get(struct zones *z, const char *name, struct zone_info *ret, struct cells_err *err)
+int zone_get(struct zones *z, const char *name, struct zone_info *ret, struct err *err)
 {
 	struct zone *x = zone_find(z, name);
 	if (!x)
-		return zerr(err, -ENOENT, CELLS_NOT_FOUND, "zone \"%s\" not found", name);
+		return zerr(err, -ENOENT, ERR_NOT_FOUND, "zone \"%s\" not found", name);
 	*ret = x->info;
 	return 0;
 }

@@ -12,7 +12,7 @@
  * removed and its veth deleted: no process, cgroup, mount or link is left.
  *
  * Layer: rpc -> zone -> {cells, net} -> lib. Errors are -errno with a
- * struct cells_err sentence and gRPC-numbered code, as in cells/. */
+ * struct err sentence and gRPC-numbered code, as in cells/. */
 #pragma once
 
 #include "cells/cells.h"
@@ -87,7 +87,7 @@ struct zones;
 /* Validates the config (subnet, depth) before anything. */
 int zones_new(struct ev_loop *loop, struct child_table *children, struct cells *cells,
               const struct zones_config *cfg, const struct zone_events *ev, struct zones **ret,
-              struct cells_err *err);
+              struct err *err);
 /* Forgets every zone (their processes go on, but one still in its setup
  * is killed; a later reap calls nothing, nor any created). */
 void zones_free(struct zones *z);
@@ -103,20 +103,19 @@ void zones_free(struct zones *z);
  * kill that came first; by then the child is killed and reaped and its
  * cell and veth are gone (no gone event follows a failed start). Not
  * called after zones_free. */
-typedef void (*zone_created_fn)(int result, const struct cells_err *err, void *data);
+typedef void (*zone_created_fn)(int result, const struct err *err, void *data);
 int zone_create(struct zones *z, const struct zone_spec *spec, zone_created_fn created, void *data,
-                struct cells_err *err);
+                struct err *err);
 /* SIGTERM to the zone kin; it stops what it runs and exits. done runs once
  * the zone is gone and cleaned up (after stop_timeout, cgroup.kill).
  * Returns 1 (pending) or -errno. */
 typedef void (*zone_done_fn)(int status, void *data);
-int zone_stop(struct zones *z, const char *name, zone_done_fn done, void *data,
-              struct cells_err *err);
+int zone_stop(struct zones *z, const char *name, zone_done_fn done, void *data, struct err *err);
 /* cgroup.kill of the zone's cell: everything in it dies at once. The
  * cleanup follows when the zone kin is reaped. A zone still starting is
  * killed by either, and its create fails (CANCELLED). */
-int zone_kill(struct zones *z, const char *name, struct cells_err *err);
-int zone_get(struct zones *z, const char *name, struct zone_info *ret, struct cells_err *err);
+int zone_kill(struct zones *z, const char *name, struct err *err);
+int zone_get(struct zones *z, const char *name, struct zone_info *ret, struct err *err);
 /* Every live zone, in creation order. */
 void zone_foreach(struct zones *z, void (*fn)(const struct zone_info *info, void *data),
                   void *data);

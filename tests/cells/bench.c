@@ -32,7 +32,7 @@ static uint64_t pct(uint64_t *v, size_t n, unsigned p)
 static int call(struct rpc_client *c, const char *svc, const char *m, const ProtobufCMessage *in,
                 const ProtobufCMessageDescriptor *od)
 {
-	struct rpc_status st;
+	struct err st;
 	ProtobufCMessage *out = NULL;
 	int r = rpc_client_call(c, svc, m, in, od, &st, &out);
 	if (out)
@@ -42,8 +42,8 @@ static int call(struct rpc_client *c, const char *svc, const char *m, const Prot
 		return -1;
 	}
 	if (st.code) {
-		fprintf(stderr, "cells-bench: %s/%s: %s: %s\n", svc, m, rpc_code_name(st.code),
-		        st.message);
+		fprintf(stderr, "cells-bench: %s/%s: %s: %s\n", svc, m, err_code_name(st.code),
+		        st.msg);
 		return -1;
 	}
 	return 0;

@@ -29,7 +29,7 @@ static char events_text[65536];
 static size_t events_len;
 static bool op_done;
 static int op_result;
-static struct cells_err op_err;
+static struct err op_err;
 
 static void on_event(const struct cells_event *ev, void *data)
 {
@@ -44,12 +44,12 @@ static void on_event(const struct cells_event *ev, void *data)
 }
 static const struct cells_listener_ops listener_ops = {.event = on_event};
 
-static void print_err(const struct cells_err *err)
+static void print_err(const struct err *err)
 {
-	printf("error %s: %s\n", cells_code_name(err->code), err->msg);
+	printf("error %s: %s\n", err_code_name(err->code), err->msg);
 }
 
-static void on_done(int result, const struct cells_err *err, void *data)
+static void on_done(int result, const struct err *err, void *data)
 {
 	(void)data;
 	op_done = true;
@@ -74,7 +74,7 @@ static void run_until(bool *flag, int max_ms)
 }
 
 /* Completes a call that may be pending (returned 1). */
-static void finish(const char *what, int r, struct cells_err *err)
+static void finish(const char *what, int r, struct err *err)
 {
 	if (r == 1) {
 		run_until(&op_done, 20000);
@@ -142,13 +142,13 @@ static int print_exec(const struct exec_status *st, void *data)
 	return 0;
 }
 
-static int parse_limits(char **w, int n, struct cell_limits *l, struct cells_err *err)
+static int parse_limits(char **w, int n, struct cell_limits *l, struct err *err)
 {
 	for (int i = 0; i < n; i++) {
 		char *eq = strchr(w[i], '=');
 		if (!eq) {
 			snprintf(err->msg, sizeof(err->msg), "expected key=value: %s", w[i]);
-			err->code = CELLS_INVALID_ARGUMENT;
+			err->code = ERR_INVALID_ARGUMENT;
 			return -EINVAL;
 		}
 		*eq = '\0';
@@ -160,7 +160,7 @@ static int parse_limits(char **w, int n, struct cell_limits *l, struct cells_err
 }
 
 static int parse_start(char **w, int n, struct exec_spec *s, char **env, int *ret_argc,
-                       struct cells_err *err)
+                       struct err *err)
 {
 	int nenv = 0, i;
 	uint64_t v;
@@ -224,7 +224,7 @@ static int parse_start(char **w, int n, struct exec_spec *s, char **env, int *re
 			r = exec_rlimit_parse(val, &s->rlimits[s->nrlimits++], err);
 		else {
 			snprintf(err->msg, sizeof(err->msg), "unknown start option %s", k);
-			err->code = CELLS_INVALID_ARGUMENT;
+			err->code = ERR_INVALID_ARGUMENT;
 			return -EINVAL;
 		}
 		if (r < 0)
@@ -241,7 +241,7 @@ static void print_log(const char *cell, const char *name, enum exec_stream st)
 	char buf[65536];
 	uint64_t pos = 0, dropped = 0;
 	size_t len = 0;
-	struct cells_err err;
+	struct err err;
 	int r =
 	    exec_log_read(cells, cell, name, st, &pos, buf, sizeof(buf) - 1, &len, &dropped, &err);
 	if (r < 0) {
@@ -282,7 +282,7 @@ static const struct exec_log_ops follow_ops = {.data = follow_data, .end = follo
 
 static void command(char **w, int n)
 {
-	struct cells_err err = {0};
+	struct err err = {0};
 	struct cell_limits lim = {0};
 	const char *cmd = w[0];
 	int r;
@@ -337,8 +337,8 @@ static void command(char **w, int n)
 			run_until(&op_done, 20000);
 			r = !op_done ? -ETIMEDOUT : op_result;
 			if (!op_done)
-				err = (struct cells_err){.code = CELLS_DEADLINE_EXCEEDED,
-				                         .msg = "start never completed"};
+				err = (struct err){.code = ERR_DEADLINE_EXCEEDED,
+				                   .msg = "start never completed"};
 			else if (r < 0)
 				err = op_err;
 		}
@@ -432,7 +432,7 @@ int main(int argc, char **argv)
 {
 	struct cells_config cfg = {0};
 	struct child_table *children;
-	struct cells_err err;
+	struct err err;
 	char line[8192];
 
 	setvbuf(stdout, NULL, _IOLBF, 0);

@@ -127,7 +127,7 @@ static int recv_full(int fd, uint8_t *buf, size_t len, int timeout_ms)
 	return 0;
 }
 
-/* The answer to call id: its status code, RPC_OK for a stream that ended
+/* The answer to call id: its status code, ERR_OK for a stream that ended
  * well, -1 for a stream still open after wait_ms (streams only), or
  * -errno when the connection failed or a unary call had no answer. */
 static int await(struct conn *c, uint32_t id, bool stream, int wait_ms, char *msg, size_t size)
@@ -154,13 +154,13 @@ static int await(struct conn *c, uint32_t id, bool stream, int wait_ms, char *ms
 			continue; /* a stream left open earlier */
 		if (h.type == RPC_TYPE_DATA) {
 			if (h.flags & RPC_FLAG_REMOTE_CLOSED)
-				return RPC_OK;
+				return ERR_OK;
 			continue;
 		}
-		struct rpc_status st;
+		struct err st;
 		if (rpc_response_decode(data, h.length, NULL, &st, NULL) < 0)
 			return -EBADMSG;
-		snprintf(msg, size, "%s", st.message);
+		snprintf(msg, size, "%s", st.msg);
 		return st.code;
 	}
 }
@@ -227,14 +227,14 @@ static bool health(void)
 	if (rpc_client_connect(sock_path, 5000, &cl) < 0)
 		return false;
 	Kin__V1__CheckRequest in = KIN__V1__CHECK_REQUEST__INIT;
-	struct rpc_status st;
+	struct err st;
 	ProtobufCMessage *out = NULL;
 	int r = rpc_client_call(cl, "kin.v1.Health", "Check", &in.base,
 	                        &kin__v1__check_response__descriptor, &st, &out);
 	rpc_client_free(cl);
 	if (out)
 		protobuf_c_message_free_unpacked(out, NULL);
-	return r == 0 && st.code == RPC_OK;
+	return r == 0 && st.code == ERR_OK;
 }
 
 /* kin closes a connection once it sees the end: give it a moment. */
@@ -264,10 +264,10 @@ static bool clean_code(int code)
 {
 	/* Anything a well-behaved service may say about a bad request; OK and
 	 * ALREADY_EXISTS when the bytes happen to make a valid one. */
-	return code == -1 || code == RPC_OK || code == RPC_CANCELLED ||
-	       code == RPC_INVALID_ARGUMENT || code == RPC_NOT_FOUND ||
-	       code == RPC_ALREADY_EXISTS || code == RPC_PERMISSION_DENIED ||
-	       code == RPC_RESOURCE_EXHAUSTED || code == RPC_FAILED_PRECONDITION;
+	return code == -1 || code == ERR_OK || code == ERR_CANCELLED ||
+	       code == ERR_INVALID_ARGUMENT || code == ERR_NOT_FOUND ||
+	       code == ERR_ALREADY_EXISTS || code == ERR_PERMISSION_DENIED ||
+	       code == ERR_RESOURCE_EXHAUSTED || code == ERR_FAILED_PRECONDITION;
 }
 
 /* A valid message of m's input type, for mutation: every string field a
@@ -301,7 +301,7 @@ static void batch_random(int per_method)
 		return;
 	}
 	uint8_t buf[2048], seed[256];
-	char msg[RPC_STATUS_MESSAGE_MAX], first_bad[768] = "";
+	char msg[ERR_MSG_MAX], first_bad[768] = "";
 	int calls = 0, bad = 0, decoded = 0;
 	const struct api_cells_req_method *methods;
 	size_t n_methods = api_cells_req_methods(&methods);
@@ -322,7 +322,7 @@ static void batch_random(int per_method)
 			}
 			int code = call_raw(&c, m, buf, len, msg, sizeof(msg));
 			calls++;
-			decoded += code != RPC_INVALID_ARGUMENT || !strstr(msg, "is not a valid");
+			decoded += code != ERR_INVALID_ARGUMENT || !strstr(msg, "is not a valid");
 			if (!clean_code(code)) {
 				if (!bad++)
 					snprintf(first_bad, sizeof(first_bad),
@@ -378,11 +378,11 @@ struct expect {
 };
 
 /* One extreme call: the code must be one of want (a 0-terminated list
- * after the first, which may itself be RPC_OK). */
+ * after the first, which may itself be ERR_OK). */
 static void expect(struct expect *e, const char *what, const char *service, const char *name,
                    const ProtobufCMessage *in, int want1, int want2)
 {
-	char msg[RPC_STATUS_MESSAGE_MAX];
+	char msg[ERR_MSG_MAX];
 	int code = call_msg(e->c, service, name, in, msg, sizeof(msg));
 	e->calls++;
 	if (code == want1 || (want2 && code == want2))
@@ -398,8 +398,8 @@ static void expect(struct expect *e, const char *what, const char *service, cons
 	}
 }
 
-#define INVALID   RPC_INVALID_ARGUMENT
-#define EXHAUSTED RPC_RESOURCE_EXHAUSTED
+#define INVALID   ERR_INVALID_ARGUMENT
+#define EXHAUSTED ERR_RESOURCE_EXHAUSTED
 
 static void bad_paths_everywhere(struct expect *e, char *const *paths, const char *const *what,
                                  size_t n)
@@ -621,7 +621,7 @@ static void bad_numbers(struct expect *e)
 	}
 	/* Not there: NOT_FOUND, whatever the numbers. */
 	sp.grace_ms = 1;
-	expect(e, "missing exec", "Exec", "Stop", &sp.base, RPC_NOT_FOUND, 0);
+	expect(e, "missing exec", "Exec", "Stop", &sp.base, ERR_NOT_FOUND, 0);
 	Kin__V1__StdinRequest si = KIN__V1__STDIN_REQUEST__INIT;
 	_cleanup_free_ uint8_t *data = calloc(1, 3u << 20);
 	si.cell = "hostile";
@@ -629,7 +629,7 @@ static void bad_numbers(struct expect *e)
 	si.data.data = data;
 	si.data.len = data ? 3u << 20 : 0;
 	si.close = true;
-	expect(e, "3 MiB of stdin", "Exec", "Stdin", &si.base, RPC_NOT_FOUND, 0);
+	expect(e, "3 MiB of stdin", "Exec", "Stdin", &si.base, ERR_NOT_FOUND, 0);
 }
 
 static void batch_extreme(void)
@@ -644,9 +644,9 @@ static void batch_extreme(void)
 	/* A cell to aim at, so the checks past the cell are reached. */
 	Kin__V1__CreateCellRequest cr = KIN__V1__CREATE_CELL_REQUEST__INIT;
 	cr.path = "hostile";
-	char msg[RPC_STATUS_MESSAGE_MAX];
+	char msg[ERR_MSG_MAX];
 	int code = call_msg(&c, "Cells", "Create", &cr.base, msg, sizeof(msg));
-	if (code != RPC_OK && code != RPC_ALREADY_EXISTS) {
+	if (code != ERR_OK && code != ERR_ALREADY_EXISTS) {
 		verdict(false, "extreme_values", "cell hostile: code %d (%s)", code, msg);
 		conn_close(&c);
 		return;
@@ -706,7 +706,7 @@ static void batch_extreme(void)
 	printf("# extreme: %d calls\n", e.calls);
 	verdict(!e.bad, "extreme_values_clean_status", "%d of %d: first %s", e.bad, e.calls,
 	        e.first_bad);
-	verdict(code == RPC_OK, "extreme_values_left_nothing", "delete hostile: code %d (%s)", code,
+	verdict(code == ERR_OK, "extreme_values_left_nothing", "delete hostile: code %d (%s)", code,
 	        msg);
 	after_batch("extreme_values", baseline);
 }

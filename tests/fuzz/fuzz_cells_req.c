@@ -20,9 +20,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ProtobufCMessage *in = protobuf_c_message_unpack(m->input, NULL, size - 1, data + 1);
 	if (!in)
 		return 0;
-	struct cells_err err = {0};
+	struct err err = {0};
 	int r = m->check ? m->check(in, &err) : 0;
-	if (r > 0 || (r < 0 && r != -ENOMEM && (!err.msg[0] || err.code == CELLS_OK)))
+	if (r > 0 || (r < 0 && r != -ENOMEM && (!err.msg[0] || err.code == ERR_OK)))
 		__builtin_trap(); /* a refusal must say why, with a code */
 	if (strnlen(err.msg, sizeof(err.msg)) == sizeof(err.msg))
 		__builtin_trap();

@@ -37,13 +37,13 @@ static void codec(const uint8_t *p, size_t n)
 				protobuf_c_message_free_unpacked(m, NULL);
 			rpc_request_done(&req);
 		}
-		struct rpc_status st;
+		struct err st;
 		ProtobufCMessage *out = NULL;
 		if (rpc_response_decode(p, len, &kin__v1__check_response__descriptor, &st, &out) ==
 		        0 &&
 		    out)
 			protobuf_c_message_free_unpacked(out, NULL);
-		if (strnlen(st.message, sizeof(st.message)) == sizeof(st.message))
+		if (strnlen(st.msg, sizeof(st.msg)) == sizeof(st.msg))
 			__builtin_trap();
 		p += len;
 		n -= len;

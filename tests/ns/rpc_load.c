@@ -118,13 +118,13 @@ static int load(int nconns, int nreqs)
 				rpc_header_decode(c->in, &h);
 				if (c->in_len < RPC_HEADER_SIZE + h.length)
 					break;
-				struct rpc_status st;
+				struct err st;
 				ProtobufCMessage *out = NULL;
 				int d = rpc_response_decode(c->in + RPC_HEADER_SIZE, h.length,
 				                            &kin__v1__check_response__descriptor,
 				                            &st, &out);
 				bool good = d == 0 && h.type == RPC_TYPE_RESPONSE &&
-				            h.stream_id == c->next_id && st.code == RPC_OK && out &&
+				            h.stream_id == c->next_id && st.code == ERR_OK && out &&
 				            ((Kin__V1__CheckResponse *)out)->status ==
 				                KIN__V1__CHECK_RESPONSE__SERVING_STATUS__SERVING;
 				if (out)
@@ -137,7 +137,7 @@ static int load(int nconns, int nreqs)
 						fprintf(
 						    stderr,
 						    "bad answer: stream %u (want %u) code %d %s\n",
-						    h.stream_id, c->next_id, st.code, st.message);
+						    h.stream_id, c->next_id, st.code, st.msg);
 				}
 				size_t used = RPC_HEADER_SIZE + h.length;
 				memmove(c->in, c->in + used, c->in_len - used);
@@ -222,7 +222,7 @@ static int read_status(int fd, uint32_t *ret_id)
 			break;
 		got += (size_t)n;
 	}
-	struct rpc_status st;
+	struct err st;
 	int r = got == h.length && rpc_response_decode(data, h.length, NULL, &st, NULL) == 0
 	            ? st.code
 	            : -1;
@@ -241,7 +241,7 @@ static void good_call(const char *when)
 	uint32_t id;
 	EXPECT(send(good_fd, req, n, MSG_NOSIGNAL) == (ssize_t)n, "good client: send %s", when);
 	int code = read_status(good_fd, &id);
-	EXPECT(code == RPC_OK && id == good_id, "good client: call %s: code %d", when, code);
+	EXPECT(code == ERR_OK && id == good_id, "good client: call %s: code %d", when, code);
 	good_id += 2;
 }
 
@@ -286,7 +286,7 @@ static int bad(void)
 		send(fd, hb, sizeof(hb), MSG_NOSIGNAL);
 		uint32_t id;
 		int code = read_status(fd, &id);
-		EXPECT(code == RPC_RESOURCE_EXHAUSTED && id == 1, "oversize: code %d", code);
+		EXPECT(code == ERR_RESOURCE_EXHAUSTED && id == 1, "oversize: code %d", code);
 		close(fd);
 	}
 	good_call("after oversize");
@@ -316,7 +316,7 @@ static int bad(void)
 		shutdown(fd, SHUT_WR);
 		uint32_t id1 = 0, id2 = 0;
 		int c1 = read_status(fd, &id1), c2 = read_status(fd, &id2);
-		EXPECT(c1 == RPC_OK && c2 == RPC_OK && id1 == 1 && id2 == 3,
+		EXPECT(c1 == ERR_OK && c2 == ERR_OK && id1 == 1 && id2 == 3,
 		       "half-close: answers %d/%u %d/%u", c1, id1, c2, id2);
 		EXPECT(closed_within(fd, 3000), "half-close: connection left open");
 		close(fd);

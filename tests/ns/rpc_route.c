@@ -49,9 +49,9 @@ static int t_count(struct rpc_call *call, const ProtobufCMessage *in, void *data
 		v.pid = i;
 		v.version = (char *)"relayed";
 		if (rpc_call_send(call, &v.base) < 0)
-			return rpc_call_close(call, RPC_RESOURCE_EXHAUSTED, "output full at %u", i);
+			return rpc_call_close(call, ERR_RESOURCE_EXHAUSTED, "output full at %u", i);
 	}
-	return rpc_call_close(call, RPC_OK, NULL);
+	return rpc_call_close(call, ERR_OK, NULL);
 }
 
 static void follow_gone(struct rpc_call *call, void *data)
@@ -302,7 +302,7 @@ static int count_main(const char *sock, const char *target, uint32_t n)
 	Kin__V1__CancelRequest in = KIN__V1__CANCEL_REQUEST__INIT;
 	struct rpc_kv md[] = {{RPC_TARGET_KEY, target}};
 	struct rpc_stream *s;
-	struct rpc_status st;
+	struct err st;
 	in.stream_id = n;
 	int r = rpc_client_stream_open(sock, 5000, "test.Stream", "Count", &in.base, md, 1, &s);
 	if (r < 0)
@@ -322,8 +322,8 @@ static int count_main(const char *sock, const char *target, uint32_t n)
 		protobuf_c_message_free_unpacked(m, NULL);
 	}
 	rpc_client_stream_free(s);
-	printf("%u messages, end %s\n", got, r < 0 ? strerror(-r) : rpc_code_name(st.code));
-	return r == 0 && st.code == RPC_OK && got == n ? 0 : 1;
+	printf("%u messages, end %s\n", got, r < 0 ? strerror(-r) : err_code_name(st.code));
+	return r == 0 && st.code == ERR_OK && got == n ? 0 : 1;
 }
 
 static int active(const char *sock, const char *target)
@@ -331,7 +331,7 @@ static int active(const char *sock, const char *target)
 	Kin__V1__CancelRequest in = KIN__V1__CANCEL_REQUEST__INIT;
 	struct rpc_kv md[] = {{RPC_TARGET_KEY, target}};
 	struct rpc_client *c;
-	struct rpc_status st;
+	struct err st;
 	ProtobufCMessage *out;
 	if (rpc_client_connect(sock, 5000, &c) < 0)
 		return -1;
@@ -339,7 +339,7 @@ static int active(const char *sock, const char *target)
 	int r = rpc_client_call(c, "test.Stream", "Active", &in.base,
 	                        &kin__v1__cancel_response__descriptor, &st, &out);
 	rpc_client_free(c);
-	if (r < 0 || st.code != RPC_OK)
+	if (r < 0 || st.code != ERR_OK)
 		return -1;
 	r = ((Kin__V1__CancelResponse *)out)->found;
 	protobuf_c_message_free_unpacked(out, NULL);
@@ -351,7 +351,7 @@ static int cancel_main(const char *sock, const char *target)
 	Kin__V1__CancelRequest in = KIN__V1__CANCEL_REQUEST__INIT;
 	struct rpc_kv md[] = {{RPC_TARGET_KEY, target}};
 	struct rpc_stream *s;
-	struct rpc_status st;
+	struct err st;
 	ProtobufCMessage *m;
 	int r = rpc_client_stream_open(sock, 5000, "test.Stream", "Follow", &in.base, md, 1, &s);
 	if (r == 0)
@@ -406,9 +406,9 @@ static int flood_main(const char *sock, const char *target, int conns, int n)
 			if (h.length > sizeof(data) ||
 			    read(fds[c], data, h.length) != (ssize_t)h.length)
 				break;
-			struct rpc_status st;
+			struct err st;
 			rpc_response_decode(data, h.length, NULL, &st, NULL);
-			if (st.code == RPC_RESOURCE_EXHAUSTED)
+			if (st.code == ERR_RESOURCE_EXHAUSTED)
 				exhausted++;
 			else
 				other++;
@@ -449,14 +449,13 @@ static int deadline_main(const char *sock, const char *target, const char *servi
 		return printf("no answer after %llu ms: %s\n", (unsigned long long)took,
 		              strerror(-r)),
 		       1;
-	struct rpc_status st;
+	struct err st;
 	r = rpc_response_decode(data, h.length, NULL, &st, NULL);
 	free(data);
 	if (r < 0 || h.type != RPC_TYPE_RESPONSE || h.stream_id != 1)
 		return printf("not a response on stream 1\n"), 1;
-	printf("%s after %llu ms: %s\n", rpc_code_name(st.code), (unsigned long long)took,
-	       st.message);
-	return st.code == RPC_DEADLINE_EXCEEDED && took >= ms && took < ms + 1000 ? 0 : 1;
+	printf("%s after %llu ms: %s\n", err_code_name(st.code), (unsigned long long)took, st.msg);
+	return st.code == ERR_DEADLINE_EXCEEDED && took >= ms && took < ms + 1000 ? 0 : 1;
 }
 
 int main(int argc, char **argv)

@@ -25,10 +25,10 @@ TEST(cells_names)
 	CHECK(cell_name_valid(n64));
 	CHECK(!cell_name_valid(n65));
 
-	struct cells_err err = {0};
+	struct err err = {0};
 	CHECK_EQ(cell_path_check("a/b/c", &err), 0);
 	CHECK_EQ(cell_path_check("/a", &err), -EINVAL);
-	CHECK_EQ(err.code, CELLS_INVALID_ARGUMENT);
+	CHECK_EQ(err.code, ERR_INVALID_ARGUMENT);
 	CHECK_EQ(cell_path_check("a/", &err), -EINVAL);
 	CHECK_EQ(cell_path_check("a//b", &err), -EINVAL);
 	CHECK_EQ(cell_path_check("a/../b", &err), -EINVAL);
@@ -42,7 +42,7 @@ TEST(cells_names)
 TEST(cells_limit_parse)
 {
 	struct cell_limits l = {0};
-	struct cells_err err = {0};
+	struct err err = {0};
 	char buf[64];
 	CHECK_EQ(cell_limit_parse(&l, "memory.max", "512M", &err), 0);
 	CHECK(l.memory_max == 512ull << 20);
@@ -76,9 +76,9 @@ TEST(cells_limit_parse)
 TEST(cells_limit_ranges)
 {
 	struct cell_limits l = {0};
-	struct cells_err err = {0};
+	struct err err = {0};
 	CHECK_EQ(cell_limit_parse(&l, "cpu.weight", "0", &err), -ERANGE);
-	CHECK_EQ(err.code, CELLS_INVALID_ARGUMENT);
+	CHECK_EQ(err.code, ERR_INVALID_ARGUMENT);
 	CHECK(strstr(err.msg, "cpu.weight") != NULL);
 	CHECK_EQ(cell_limit_parse(&l, "cpu.weight", "10001", &err), -ERANGE);
 	CHECK_EQ(cell_limit_parse(&l, "cpu.weight", "10000", &err), 0);
@@ -156,7 +156,7 @@ TEST(cells_backoff)
 TEST(cells_seccomp_profile)
 {
 	static struct exec_sc_profile p;
-	struct cells_err err = {0};
+	struct err err = {0};
 	CHECK_EQ(exec_sc_parse("# comment\n\ndefault allow\nkeyctl errno EPERM\n"
 	                       "ptrace kill  # trailing\nmount errno 13\nchroot log\n",
 	                       &p, &err),
@@ -209,7 +209,7 @@ TEST(cells_seccomp_default_set)
 
 TEST(cells_spec_text)
 {
-	struct cells_err err = {0};
+	struct err err = {0};
 	uint64_t caps = 0;
 	CHECK_EQ(exec_caps_parse("CHOWN,cap_kill,Net_Admin", &caps, &err), 0);
 	CHECK(caps == ((1ull << CAP_CHOWN) | (1ull << CAP_KILL) | (1ull << CAP_NET_ADMIN)));
@@ -244,7 +244,7 @@ TEST(cells_spec_text)
 TEST(cells_spec_validate)
 {
 	struct exec_spec s;
-	struct cells_err err = {0};
+	struct err err = {0};
 	char *argv[] = {"/bin/true", NULL}, *env[] = {"A=1", NULL}, *bad_env[] = {"=x", NULL};
 	exec_spec_init(&s);
 	CHECK(s.caps == EXEC_CAPS_DEFAULT && s.umask == 022 && s.seccomp == EXEC_SECCOMP_DEFAULT);
@@ -292,11 +292,11 @@ TEST(cells_spec_validate)
 
 TEST(cells_codes)
 {
-	CHECK_EQ(cells_code_from_errno(-ENOENT), CELLS_NOT_FOUND);
-	CHECK_EQ(cells_code_from_errno(-EEXIST), CELLS_ALREADY_EXISTS);
-	CHECK_EQ(cells_code_from_errno(-EINVAL), CELLS_INVALID_ARGUMENT);
-	CHECK_EQ(cells_code_from_errno(-EBUSY), CELLS_FAILED_PRECONDITION);
-	CHECK_EQ(cells_code_from_errno(-ENOSPC), CELLS_RESOURCE_EXHAUSTED);
-	CHECK_EQ(CELLS_FAILED_PRECONDITION, 9); /* gRPC's numbering */
-	CHECK_STR(cells_code_name(CELLS_NOT_FOUND), "NOT_FOUND");
+	CHECK_EQ(err_code_from_errno(-ENOENT), ERR_NOT_FOUND);
+	CHECK_EQ(err_code_from_errno(-EEXIST), ERR_ALREADY_EXISTS);
+	CHECK_EQ(err_code_from_errno(-EINVAL), ERR_INVALID_ARGUMENT);
+	CHECK_EQ(err_code_from_errno(-EBUSY), ERR_FAILED_PRECONDITION);
+	CHECK_EQ(err_code_from_errno(-ENOSPC), ERR_RESOURCE_EXHAUSTED);
+	CHECK_EQ(ERR_FAILED_PRECONDITION, 9); /* gRPC's numbering */
+	CHECK_STR(err_code_name(ERR_NOT_FOUND), "NOT_FOUND");
 }

@@ -204,20 +204,20 @@ TEST(rpc_response_roundtrip)
 	v.role = "zone";
 	v.uptime_ns = 123456789;
 	size_t plen = protobuf_c_message_get_packed_size(&v.base);
-	size_t n = rpc_response_frame_size(RPC_OK, 0, plen);
+	size_t n = rpc_response_frame_size(ERR_OK, 0, plen);
 	uint8_t *buf = malloc(n);
-	rpc_response_frame_write(buf, 3, RPC_OK, NULL, 0, &v.base, plen);
+	rpc_response_frame_write(buf, 3, ERR_OK, NULL, 0, &v.base, plen);
 	struct rpc_header h;
 	rpc_header_decode(buf, &h);
 	CHECK_EQ(h.length + RPC_HEADER_SIZE, n);
 	CHECK_EQ(h.stream_id, 3);
 	CHECK_EQ(rpc_header_check(&h, false), 0);
-	struct rpc_status st;
+	struct err st;
 	ProtobufCMessage *out;
 	CHECK_EQ(rpc_response_decode(buf + RPC_HEADER_SIZE, h.length,
 	                             &kin__v1__version_response__descriptor, &st, &out),
 	         0);
-	CHECK_EQ(st.code, RPC_OK);
+	CHECK_EQ(st.code, ERR_OK);
 	CHECK(out != NULL);
 	if (out) {
 		Kin__V1__VersionResponse *m = (Kin__V1__VersionResponse *)out;
@@ -229,7 +229,7 @@ TEST(rpc_response_roundtrip)
 	free(buf);
 
 	/* An error, and a negative code (int32 sign extension). */
-	const int codes[] = {RPC_NOT_FOUND, -5, RPC_CODE_MAX, 1000000};
+	const int codes[] = {ERR_NOT_FOUND, -5, ERR_CODE_MAX, 1000000};
 	for (size_t i = 0; i < ARRAY_SIZE(codes); i++) {
 		const char *msg = "cell \"web\": memory.max: Invalid argument";
 		n = rpc_response_frame_size(codes[i], strlen(msg), 0);
@@ -238,7 +238,7 @@ TEST(rpc_response_roundtrip)
 		rpc_header_decode(buf, &h);
 		CHECK_EQ(rpc_response_decode(buf + RPC_HEADER_SIZE, h.length, NULL, &st, NULL), 0);
 		CHECK_EQ(st.code, codes[i]);
-		CHECK_STR(st.message, msg);
+		CHECK_STR(st.msg, msg);
 		free(buf);
 	}
 	/* A bad payload under OK is an error for the caller. */
@@ -251,28 +251,28 @@ TEST(rpc_response_roundtrip)
 	CHECK_EQ(rpc_response_decode(garbage, sizeof(garbage), NULL, &st, NULL), -EBADMSG);
 	/* No status at all: OK (an older peer may omit it). */
 	CHECK_EQ(rpc_response_decode((const uint8_t *)"", 0, NULL, &st, NULL), 0);
-	CHECK_EQ(st.code, RPC_OK);
+	CHECK_EQ(st.code, ERR_OK);
 }
 
 TEST(rpc_codes)
 {
-	CHECK_STR(rpc_code_name(RPC_OK), "OK");
-	CHECK_STR(rpc_code_name(RPC_INVALID_ARGUMENT), "INVALID_ARGUMENT");
-	CHECK_STR(rpc_code_name(RPC_RESOURCE_EXHAUSTED), "RESOURCE_EXHAUSTED");
-	CHECK_STR(rpc_code_name(RPC_UNAUTHENTICATED), "UNAUTHENTICATED");
-	CHECK_STR(rpc_code_name(99), "CODE_99");
-	CHECK_STR(rpc_code_name(-1), "CODE_-1");
-	CHECK_EQ(rpc_code_from_errno(0), RPC_OK);
-	CHECK_EQ(rpc_code_from_errno(-EINVAL), RPC_INVALID_ARGUMENT);
-	CHECK_EQ(rpc_code_from_errno(-ENOENT), RPC_NOT_FOUND);
-	CHECK_EQ(rpc_code_from_errno(-EEXIST), RPC_ALREADY_EXISTS);
-	CHECK_EQ(rpc_code_from_errno(-EBUSY), RPC_FAILED_PRECONDITION);
-	CHECK_EQ(rpc_code_from_errno(-ENOMEM), RPC_RESOURCE_EXHAUSTED);
-	CHECK_EQ(rpc_code_from_errno(-EPERM), RPC_PERMISSION_DENIED);
-	CHECK_EQ(rpc_code_from_errno(-EOPNOTSUPP), RPC_UNIMPLEMENTED);
-	CHECK_EQ(rpc_code_from_errno(-ECONNREFUSED), RPC_UNAVAILABLE);
-	CHECK_EQ(rpc_code_from_errno(-EIO), RPC_INTERNAL);
-	CHECK_EQ(rpc_code_from_errno(EINVAL), RPC_INVALID_ARGUMENT);
+	CHECK_STR(err_code_name(ERR_OK), "OK");
+	CHECK_STR(err_code_name(ERR_INVALID_ARGUMENT), "INVALID_ARGUMENT");
+	CHECK_STR(err_code_name(ERR_RESOURCE_EXHAUSTED), "RESOURCE_EXHAUSTED");
+	CHECK_STR(err_code_name(ERR_UNAUTHENTICATED), "UNAUTHENTICATED");
+	CHECK_STR(err_code_name(99), "CODE_99");
+	CHECK_STR(err_code_name(-1), "CODE_-1");
+	CHECK_EQ(err_code_from_errno(0), ERR_OK);
+	CHECK_EQ(err_code_from_errno(-EINVAL), ERR_INVALID_ARGUMENT);
+	CHECK_EQ(err_code_from_errno(-ENOENT), ERR_NOT_FOUND);
+	CHECK_EQ(err_code_from_errno(-EEXIST), ERR_ALREADY_EXISTS);
+	CHECK_EQ(err_code_from_errno(-EBUSY), ERR_FAILED_PRECONDITION);
+	CHECK_EQ(err_code_from_errno(-ENOMEM), ERR_RESOURCE_EXHAUSTED);
+	CHECK_EQ(err_code_from_errno(-EPERM), ERR_PERMISSION_DENIED);
+	CHECK_EQ(err_code_from_errno(-EOPNOTSUPP), ERR_UNIMPLEMENTED);
+	CHECK_EQ(err_code_from_errno(-ECONNREFUSED), ERR_UNAVAILABLE);
+	CHECK_EQ(err_code_from_errno(-EIO), ERR_INTERNAL);
+	CHECK_EQ(err_code_from_errno(EINVAL), ERR_INVALID_ARGUMENT);
 }
 
 TEST(rpc_addresses)

@@ -29,7 +29,7 @@ static void on_cancel(struct rpc_call *call, void *data)
 	(void)data;
 	n_cancelled++;
 	/* Answering a cancelled call is refused, not a double free. */
-	if (rpc_call_fail(call, RPC_CANCELLED, "gone") != -EPIPE)
+	if (rpc_call_fail(call, ERR_CANCELLED, "gone") != -EPIPE)
 		unit_failures++;
 }
 
@@ -62,7 +62,7 @@ static int h_stream(struct rpc_call *call, const ProtobufCMessage *in, void *u)
 		if (rpc_call_send(call, &v.base) == 0)
 			stream_sent++;
 	}
-	return rpc_call_close(call, RPC_OK, NULL);
+	return rpc_call_close(call, ERR_OK, NULL);
 }
 
 static int h_flood(struct rpc_call *call, const ProtobufCMessage *in, void *u)
@@ -225,7 +225,7 @@ static int next_status(uint32_t want_id, char *msg, size_t size)
 {
 	struct rpc_header h;
 	uint8_t *data;
-	struct rpc_status st;
+	struct err st;
 	if (!next_frame(&h, &data))
 		return -1;
 	if (h.type != RPC_TYPE_RESPONSE || h.stream_id != want_id) {
@@ -236,7 +236,7 @@ static int next_status(uint32_t want_id, char *msg, size_t size)
 	if (rpc_response_decode(data, h.length, NULL, &st, NULL) < 0)
 		return -3;
 	if (msg)
-		str_copy(msg, size, st.message);
+		str_copy(msg, size, st.msg);
 	return st.code;
 }
 
@@ -256,41 +256,41 @@ TEST(rpc_server_health_and_errors)
 	struct rpc_header h;
 	uint8_t *data;
 	CHECK(next_frame(&h, &data));
-	struct rpc_status st;
+	struct err st;
 	ProtobufCMessage *out = NULL;
 	CHECK_EQ(
 	    rpc_response_decode(data, h.length, &kin__v1__check_response__descriptor, &st, &out),
 	    0);
-	CHECK_EQ(st.code, RPC_OK);
+	CHECK_EQ(st.code, ERR_OK);
 	CHECK(out && ((Kin__V1__CheckResponse *)out)->status ==
 	                 KIN__V1__CHECK_RESPONSE__SERVING_STATUS__SERVING);
 	if (out)
 		protobuf_c_message_free_unpacked(out, NULL);
 
 	send_call(3, 0, "kin.v1.Nope", "Check", NULL, 0);
-	CHECK_EQ(next_status(3, msg, sizeof(msg)), RPC_UNIMPLEMENTED);
+	CHECK_EQ(next_status(3, msg, sizeof(msg)), ERR_UNIMPLEMENTED);
 	CHECK(strstr(msg, "kin.v1.Nope") != NULL);
 	send_call(5, 0, "kin.v1.Health", "Nope", NULL, 0);
-	CHECK_EQ(next_status(5, msg, sizeof(msg)), RPC_UNIMPLEMENTED);
+	CHECK_EQ(next_status(5, msg, sizeof(msg)), ERR_UNIMPLEMENTED);
 	CHECK(strstr(msg, "Nope") != NULL);
 	send_call(7, 0, "test.Svc", "Errno", NULL, 0);
-	CHECK_EQ(next_status(7, msg, sizeof(msg)), RPC_NOT_FOUND);
+	CHECK_EQ(next_status(7, msg, sizeof(msg)), ERR_NOT_FOUND);
 	CHECK_STR(msg, "test.Svc/Errno: No such file or directory");
 	/* stream ids: reused, even, zero */
 	send_call(7, 0, "kin.v1.Health", "Check", NULL, 0);
-	CHECK_EQ(next_status(7, NULL, 0), RPC_INVALID_ARGUMENT);
+	CHECK_EQ(next_status(7, NULL, 0), ERR_INVALID_ARGUMENT);
 	send_call(10, 0, "kin.v1.Health", "Check", NULL, 0);
-	CHECK_EQ(next_status(10, NULL, 0), RPC_INVALID_ARGUMENT);
+	CHECK_EQ(next_status(10, NULL, 0), ERR_INVALID_ARGUMENT);
 	send_call(0, 0, "kin.v1.Health", "Check", NULL, 0);
-	CHECK_EQ(next_status(0, NULL, 0), RPC_INVALID_ARGUMENT);
+	CHECK_EQ(next_status(0, NULL, 0), ERR_INVALID_ARGUMENT);
 	/* bad flags: answered, the data skipped, the connection goes on */
 	send_call(11, 0x3, "kin.v1.Health", "Check", NULL, 0);
-	CHECK_EQ(next_status(11, NULL, 0), RPC_INVALID_ARGUMENT);
+	CHECK_EQ(next_status(11, NULL, 0), ERR_INVALID_ARGUMENT);
 	send_call(13, 0x80, "kin.v1.Health", "Check", NULL, 0);
-	CHECK_EQ(next_status(13, NULL, 0), RPC_INVALID_ARGUMENT);
+	CHECK_EQ(next_status(13, NULL, 0), ERR_INVALID_ARGUMENT);
 	/* remote-open: kin has no client-streaming method */
 	send_call(15, RPC_FLAG_REMOTE_OPEN, "kin.v1.Health", "Check", NULL, 0);
-	CHECK_EQ(next_status(15, NULL, 0), RPC_INVALID_ARGUMENT);
+	CHECK_EQ(next_status(15, NULL, 0), ERR_INVALID_ARGUMENT);
 	/* payload that is not a CheckRequest */
 	{
 		Ttrpc__Request r = TTRPC__REQUEST__INIT;
@@ -303,7 +303,7 @@ TEST(rpc_server_health_and_errors)
 		struct rpc_header hh = {(uint32_t)n, 17, RPC_TYPE_REQUEST, 0};
 		rpc_header_encode(&hh, buf);
 		send_raw(buf, RPC_HEADER_SIZE + n);
-		CHECK_EQ(next_status(17, msg, sizeof(msg)), RPC_INVALID_ARGUMENT);
+		CHECK_EQ(next_status(17, msg, sizeof(msg)), ERR_INVALID_ARGUMENT);
 		CHECK(strstr(msg, "CheckRequest") != NULL);
 	}
 	/* a Request frame whose data is not a Request */
@@ -313,7 +313,7 @@ TEST(rpc_server_health_and_errors)
 		rpc_header_encode(&hh, buf);
 		memset(buf + RPC_HEADER_SIZE, 0xff, 3);
 		send_raw(buf, sizeof(buf));
-		CHECK_EQ(next_status(19, NULL, 0), RPC_INVALID_ARGUMENT);
+		CHECK_EQ(next_status(19, NULL, 0), ERR_INVALID_ARGUMENT);
 	}
 	/* data on a stream that is not open */
 	{
@@ -321,10 +321,10 @@ TEST(rpc_server_health_and_errors)
 		struct rpc_header hh = {0, 21, RPC_TYPE_DATA, RPC_FLAG_REMOTE_CLOSED};
 		rpc_header_encode(&hh, buf);
 		send_raw(buf, sizeof(buf));
-		CHECK_EQ(next_status(21, msg, sizeof(msg)), RPC_INVALID_ARGUMENT);
+		CHECK_EQ(next_status(21, msg, sizeof(msg)), ERR_INVALID_ARGUMENT);
 	}
 	send_call(23, 0, "kin.v1.Health", "Version", NULL, 0);
-	CHECK_EQ(next_status(23, NULL, 0), RPC_OK);
+	CHECK_EQ(next_status(23, NULL, 0), ERR_OK);
 	CHECK_EQ(conns(), 1);
 	srv_stop();
 }
@@ -338,13 +338,13 @@ TEST(rpc_server_oversize_refused_without_reading)
 	rpc_header_encode(&h, hb);
 	send_raw(hb, sizeof(hb));
 	char msg[256];
-	CHECK_EQ(next_status(1, msg, sizeof(msg)), RPC_RESOURCE_EXHAUSTED);
+	CHECK_EQ(next_status(1, msg, sizeof(msg)), ERR_RESOURCE_EXHAUSTED);
 	CHECK(strstr(msg, "4194305") != NULL);
 	/* Then its data is skipped, and the connection serves on. */
 	static uint8_t zeros[RPC_MESSAGE_MAX + 1];
 	send_raw(zeros, sizeof(zeros));
 	send_call(3, 0, "kin.v1.Health", "Check", NULL, 0);
-	CHECK_EQ(next_status(3, NULL, 0), RPC_OK);
+	CHECK_EQ(next_status(3, NULL, 0), ERR_OK);
 	srv_stop();
 }
 
@@ -378,7 +378,7 @@ TEST(rpc_server_partial_and_pipelined)
 		pump(1);
 	}
 	free(buf);
-	CHECK_EQ(next_status(1, NULL, 0), RPC_OK);
+	CHECK_EQ(next_status(1, NULL, 0), ERR_OK);
 	/* 500 requests in one write */
 	size_t total = 0;
 	static uint8_t many[500 * 64];
@@ -392,7 +392,7 @@ TEST(rpc_server_partial_and_pipelined)
 	send_raw(many, total);
 	int ok = 0;
 	for (uint32_t i = 0; i < 500; i++)
-		ok += next_status(3 + 2 * i, NULL, 0) == RPC_OK;
+		ok += next_status(3 + 2 * i, NULL, 0) == ERR_OK;
 	CHECK_EQ(ok, 500);
 	srv_stop();
 }
@@ -403,8 +403,8 @@ TEST(rpc_server_half_close_answers_then_closes)
 	send_call(1, 0, "kin.v1.Health", "Check", NULL, 0);
 	send_call(3, 0, "kin.v1.Health", "Version", NULL, 0);
 	shutdown(S.fd, SHUT_WR);
-	CHECK_EQ(next_status(1, NULL, 0), RPC_OK);
-	CHECK_EQ(next_status(3, NULL, 0), RPC_OK);
+	CHECK_EQ(next_status(1, NULL, 0), ERR_OK);
+	CHECK_EQ(next_status(3, NULL, 0), ERR_OK);
 	CHECK(closed_by_server());
 	CHECK_EQ(conns(), 0);
 	srv_stop();
@@ -425,7 +425,7 @@ TEST(rpc_server_permission_denied)
 	srv_start(NULL, false);
 	char msg[512];
 	send_call(1, 0, "kin.v1.Health", "Check", NULL, 0);
-	CHECK_EQ(next_status(1, msg, sizeof(msg)), RPC_PERMISSION_DENIED);
+	CHECK_EQ(next_status(1, msg, sizeof(msg)), ERR_PERMISSION_DENIED);
 	CHECK(strstr(msg, "uid 1234") != NULL);
 	srv_stop();
 }
@@ -440,7 +440,7 @@ TEST(rpc_server_inflight_limit_and_cancel)
 	send_call(1, 0, "test.Svc", "Defer", md, 1);
 	send_call(3, 0, "test.Svc", "Defer", NULL, 0);
 	send_call(5, 0, "test.Svc", "Defer", NULL, 0);
-	CHECK_EQ(next_status(5, NULL, 0), RPC_RESOURCE_EXHAUSTED);
+	CHECK_EQ(next_status(5, NULL, 0), ERR_RESOURCE_EXHAUSTED);
 	CHECK_EQ(n_kept, 2);
 	CHECK_STR(seen_target, "");
 	/* a kept call answers later, from outside the connection's handler */
@@ -449,7 +449,7 @@ TEST(rpc_server_inflight_limit_and_cancel)
 	CHECK_EQ(rpc_call_peer(kept[0])->uid, 1234);
 	Kin__V1__CheckResponse out = KIN__V1__CHECK_RESPONSE__INIT;
 	CHECK_EQ(rpc_call_reply(kept[0], &out.base), 0);
-	CHECK_EQ(next_status(1, NULL, 0), RPC_OK);
+	CHECK_EQ(next_status(1, NULL, 0), ERR_OK);
 	/* the client leaves: the other is cancelled */
 	close(S.fd);
 	S.fd = -1;
@@ -500,9 +500,9 @@ TEST(rpc_server_stream)
 	pump(3);
 	Kin__V1__CheckResponse out = KIN__V1__CHECK_RESPONSE__INIT;
 	CHECK_EQ(rpc_call_send(kept[0], &out.base), -EINVAL);
-	CHECK_EQ(rpc_call_fail(kept[0], RPC_FAILED_PRECONDITION, "cell \"%s\": busy", "web"), 0);
+	CHECK_EQ(rpc_call_fail(kept[0], ERR_FAILED_PRECONDITION, "cell \"%s\": busy", "web"), 0);
 	char msg[128];
-	CHECK_EQ(next_status(3, msg, sizeof(msg)), RPC_FAILED_PRECONDITION);
+	CHECK_EQ(next_status(3, msg, sizeof(msg)), ERR_FAILED_PRECONDITION);
 	CHECK_STR(msg, "cell \"web\": busy");
 	srv_stop();
 }
@@ -518,7 +518,7 @@ TEST(rpc_server_slow_reader_bounded)
 		ev_run_once(S.loop, 1); /* run the server without reading */
 	CHECK_EQ(stream_nobufs, 1);
 	CHECK(stream_sent >= 4 && stream_sent < 64);
-	CHECK_EQ(rpc_call_close(kept[0], RPC_OK, NULL), 0);
+	CHECK_EQ(rpc_call_close(kept[0], ERR_OK, NULL), 0);
 	send_call(3, 0, "kin.v1.Health", "Check", NULL, 0);
 	for (int i = 0; i < 5; i++)
 		ev_run_once(S.loop, 1);
@@ -532,7 +532,7 @@ TEST(rpc_server_slow_reader_bounded)
 		frames++;
 	CHECK_EQ(frames, stream_sent);
 	CHECK_EQ(h.flags, RPC_FLAG_REMOTE_CLOSED | RPC_FLAG_NO_DATA);
-	CHECK_EQ(next_status(3, NULL, 0), RPC_OK);
+	CHECK_EQ(next_status(3, NULL, 0), ERR_OK);
 	CHECK_EQ(conns(), 1);
 	srv_stop();
 }
@@ -555,11 +555,11 @@ TEST(rpc_server_deadline_ends_deferred_call)
 	pump(5);
 	CHECK_EQ(n_kept, 3);
 	CHECK_EQ(rpc_call_reply(kept[1], NULL), 0);
-	CHECK_EQ(next_status(3, NULL, 0), RPC_OK);
+	CHECK_EQ(next_status(3, NULL, 0), ERR_OK);
 	/* Others are served while the first waits for its deadline. */
 	send_call(7, 0, "kin.v1.Health", "Check", NULL, 0);
-	CHECK_EQ(next_status(7, NULL, 0), RPC_OK);
-	CHECK_EQ(next_status(1, msg, sizeof(msg)), RPC_DEADLINE_EXCEEDED);
+	CHECK_EQ(next_status(7, NULL, 0), ERR_OK);
+	CHECK_EQ(next_status(1, msg, sizeof(msg)), ERR_DEADLINE_EXCEEDED);
 	uint64_t ms = (now_monotonic_ns() - t0) / 1000000;
 	CHECK(ms >= 60 && ms < 1000);
 	CHECK(strstr(msg, "test.Svc/Defer: deadline exceeded") != NULL);
@@ -573,7 +573,7 @@ TEST(rpc_server_deadline_ends_deferred_call)
 	CHECK_EQ(S.len, 0);
 	CHECK_EQ(n_cancelled, 1);
 	CHECK_EQ(rpc_call_reply(kept[2], NULL), 0);
-	CHECK_EQ(next_status(5, NULL, 0), RPC_OK);
+	CHECK_EQ(next_status(5, NULL, 0), ERR_OK);
 	CHECK_EQ(stats().inflight, 0);
 	srv_stop();
 	CHECK_EQ(n_cancelled, 1);
@@ -590,7 +590,7 @@ TEST(rpc_server_deadline_many_in_any_order)
 		send_call_timeout(1 + 2 * i, "test.Svc", "Defer", (uint64_t)ms[i]);
 	uint32_t want[] = {3, 7, 1, 9, 5};
 	for (int i = 0; i < 5; i++)
-		CHECK_EQ(next_status(want[i], NULL, 0), RPC_DEADLINE_EXCEEDED);
+		CHECK_EQ(next_status(want[i], NULL, 0), ERR_DEADLINE_EXCEEDED);
 	CHECK_EQ(n_cancelled, 5);
 	CHECK_EQ(stats().inflight, 0);
 	/* A connection closing first takes its deadlines with it. */
@@ -632,7 +632,7 @@ TEST(rpc_server_frame_time_limit)
 			ev_run_once(S.loop, 5);
 		send_raw(buf + len / 2, len - len / 2);
 		free(buf);
-		CHECK_EQ(next_status(id, NULL, 0), RPC_OK);
+		CHECK_EQ(next_status(id, NULL, 0), ERR_OK);
 	}
 	CHECK_EQ(conns(), 1);
 	/* Half a frame, then nothing: cut after the limit. */
@@ -656,7 +656,7 @@ TEST(rpc_server_frame_time_limit)
 	rpc_header_encode(&h, hb);
 	send_raw(hb, sizeof(hb));
 	send_raw("abc", 3);
-	CHECK_EQ(next_status(1, NULL, 0), RPC_RESOURCE_EXHAUSTED);
+	CHECK_EQ(next_status(1, NULL, 0), ERR_RESOURCE_EXHAUSTED);
 	CHECK(closed_by_server() || closed_by_server());
 	CHECK_EQ(stats().frame_timeouts, 1);
 	srv_stop();

@@ -163,7 +163,7 @@ TEST(zone_subnet_tree_never_overlaps)
 	CHECK_EQ(overlaps, 0);
 }
 
-static struct zones *zones_for(const struct zones_config *cfg, struct cells_err *err)
+static struct zones *zones_for(const struct zones_config *cfg, struct err *err)
 {
 	struct zones *z = NULL;
 	/* No loop, children or cells: every case here is refused before
@@ -175,7 +175,7 @@ static struct zones *zones_for(const struct zones_config *cfg, struct cells_err 
 
 TEST(zone_create_checks_first)
 {
-	struct cells_err err = {0};
+	struct err err = {0};
 	struct zones_config cfg = {.depth = 4, .depth_max = 4};
 	struct zones *z = zones_for(&cfg, &err);
 	CHECK(z != NULL);
@@ -183,7 +183,7 @@ TEST(zone_create_checks_first)
 		return;
 	struct zone_spec spec = {.name = "deep"};
 	CHECK_EQ(zone_create(z, &spec, NULL, NULL, &err), -ELOOP);
-	CHECK_EQ(err.code, CELLS_FAILED_PRECONDITION);
+	CHECK_EQ(err.code, ERR_FAILED_PRECONDITION);
 	CHECK_STR(err.msg,
 	          "zone \"deep\": depth limit reached (this kin is at depth 4, the limit is 4)");
 	const char *bad[] = {
@@ -192,12 +192,12 @@ TEST(zone_create_checks_first)
 	    "a b", "a_b",  "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		str_copy(spec.name, sizeof(spec.name), bad[i]);
-		err = (struct cells_err){0};
+		err = (struct err){0};
 		int r = zone_create(z, &spec, NULL, NULL, &err);
 		if (r != -EINVAL)
 			printf("    name \"%s\": %d %s\n", bad[i], r, err.msg);
 		CHECK_EQ(r, -EINVAL);
-		CHECK_EQ(err.code, CELLS_INVALID_ARGUMENT);
+		CHECK_EQ(err.code, ERR_INVALID_ARGUMENT);
 	}
 	/* Names are checked before the depth: a bad one says so at any depth. */
 	str_copy(spec.name, sizeof(spec.name), "a/b");
@@ -220,7 +220,7 @@ TEST(zone_create_checks_first)
 
 TEST(zone_net_needs_a_subnet)
 {
-	struct cells_err err = {0};
+	struct err err = {0};
 	/* A zone kin without --zone-subnet: no --net zones, even below the
 	 * depth limit; the check comes before any side effect. */
 	struct zones_config cfg = {.depth = 1};
@@ -230,7 +230,7 @@ TEST(zone_net_needs_a_subnet)
 		return;
 	struct zone_spec spec = {.name = "n", .net = true};
 	CHECK_EQ(zone_create(z, &spec, NULL, NULL, &err), -ENOENT);
-	CHECK_EQ(err.code, CELLS_FAILED_PRECONDITION);
+	CHECK_EQ(err.code, ERR_FAILED_PRECONDITION);
 	CHECK(strstr(err.msg, "no subnet for --net zones") != NULL);
 	zones_free(z);
 	cfg = (struct zones_config){.depth = 0, .subnet = "none"};
@@ -244,7 +244,7 @@ TEST(zone_net_needs_a_subnet)
 
 TEST(zones_config_checks)
 {
-	struct cells_err err = {0};
+	struct err err = {0};
 	struct zones *z = NULL;
 	struct zones_config cfg = {.subnet = "10.88.0.1/16"};
 	CHECK_EQ(zones_new(NULL, NULL, NULL, &cfg, NULL, &z, &err), -EINVAL);

@@ -45,9 +45,9 @@ static int gone_status;
 static char gone_name[NAME_MAX_LEN + 1];
 static const char *state_dir = "/run/kin/zones";
 
-static void print_err(const struct cells_err *err)
+static void print_err(const struct err *err)
 {
-	printf("error %s: %s\n", cells_code_name(err->code), err->msg);
+	printf("error %s: %s\n", err_code_name(err->code), err->msg);
 }
 
 static void on_gone(const struct zone_info *info, int status, void *data)
@@ -79,7 +79,7 @@ static int read_full(int fd, void *buf, size_t len)
 
 /* Health/Version over a zone kin's RPC end, blocking: the zone kin answers
  * from its own loop. 0 and *ret, or -errno (with *ret_status on a refusal). */
-static int rpc_version(int fd, Kin__V1__VersionResponse **ret, struct rpc_status *ret_status)
+static int rpc_version(int fd, Kin__V1__VersionResponse **ret, struct err *ret_status)
 {
 	Kin__V1__VersionRequest req = KIN__V1__VERSION_REQUEST__INIT;
 	uint8_t *buf = NULL, hdr[RPC_HEADER_SIZE];
@@ -104,7 +104,7 @@ static int rpc_version(int fd, Kin__V1__VersionResponse **ret, struct rpc_status
 		return -EPIPE;
 	}
 	ProtobufCMessage *out = NULL;
-	*ret_status = (struct rpc_status){0};
+	*ret_status = (struct err){0};
 	r = rpc_response_decode(data, h.length, &kin__v1__version_response__descriptor, ret_status,
 	                        &out);
 	free(data);
@@ -122,17 +122,17 @@ static int rpc_version(int fd, Kin__V1__VersionResponse **ret, struct rpc_status
 static void cmd_version(const char *name)
 {
 	struct zone_info info;
-	struct cells_err err = {0};
+	struct err err = {0};
 	if (zone_get(zones, name, &info, &err) < 0) {
 		print_err(&err);
 		return;
 	}
 	Kin__V1__VersionResponse *v = NULL;
-	struct rpc_status st;
+	struct err st;
 	int r = rpc_version(info.rpc_fd, &v, &st);
 	if (r == -EREMOTEIO || r == -EBADMSG) {
-		printf("error %s: %s\n", rpc_code_name(r == -EBADMSG ? RPC_INTERNAL : st.code),
-		       r == -EBADMSG ? "bad answer" : st.message);
+		printf("error %s: %s\n", err_code_name(r == -EBADMSG ? ERR_INTERNAL : st.code),
+		       r == -EBADMSG ? "bad answer" : st.msg);
 		return;
 	}
 	if (r < 0) {
@@ -159,9 +159,9 @@ static void export_info(const struct zone_info *info)
 /* zone_create answers from the loop: run it until created is called. */
 static bool created_flag;
 static int created_r;
-static struct cells_err created_err;
+static struct err created_err;
 
-static void on_created(int result, const struct cells_err *err, void *data)
+static void on_created(int result, const struct err *err, void *data)
 {
 	(void)data;
 	created_r = result;
@@ -170,16 +170,16 @@ static void on_created(int result, const struct cells_err *err, void *data)
 	created_flag = true;
 }
 
-static int create_wait(const struct zone_spec *spec, struct cells_err *err)
+static int create_wait(const struct zone_spec *spec, struct err *err)
 {
 	created_flag = false;
-	created_err = (struct cells_err){0};
+	created_err = (struct err){0};
 	int r = zone_create(zones, spec, on_created, NULL, err);
 	if (r < 0)
 		return r;
 	run_until(&created_flag, 30000);
 	if (!created_flag) {
-		*err = (struct cells_err){.err = -ETIMEDOUT, .code = CELLS_DEADLINE_EXCEEDED};
+		*err = (struct err){.errnum = -ETIMEDOUT, .code = ERR_DEADLINE_EXCEEDED};
 		snprintf(err->msg, sizeof(err->msg), "zone \"%s\": not created after 30 s",
 		         spec->name);
 		return -ETIMEDOUT;
@@ -192,7 +192,7 @@ static int create_wait(const struct zone_spec *spec, struct cells_err *err)
 static void cmd_create(char **w, int n)
 {
 	struct zone_spec spec = {0};
-	struct cells_err err = {0};
+	struct err err = {0};
 	if (n < 2) {
 		printf("error INVALID_ARGUMENT: create NAME [net] [root=DIR] [-- ARGV]\n");
 		return;
@@ -279,10 +279,10 @@ static void print_stats(const char *what, uint64_t *ns, size_t n)
 static int create_ready(const char *name, bool net, uint64_t *ret_ns)
 {
 	struct zone_spec spec = {.net = net};
-	struct cells_err err = {0};
+	struct err err = {0};
 	struct zone_info info;
 	Kin__V1__VersionResponse *v = NULL;
-	struct rpc_status st;
+	struct err st;
 	str_copy(spec.name, sizeof(spec.name), name);
 	uint64_t t0 = now_monotonic_ns();
 	if (create_wait(&spec, &err) < 0) {
@@ -302,7 +302,7 @@ static int create_ready(const char *name, bool net, uint64_t *ret_ns)
 
 static int stop_wait(const char *name, uint64_t *ret_ns)
 {
-	struct cells_err err = {0};
+	struct err err = {0};
 	uint64_t t0 = now_monotonic_ns();
 	gone_flag = false;
 	if (zone_stop(zones, name, on_done, NULL, &err) < 0) {
@@ -355,7 +355,7 @@ static void bench_peer(int n, const char *kin)
 		}
 		close(sv[1]);
 		Kin__V1__VersionResponse *v = NULL;
-		struct rpc_status st;
+		struct err st;
 		int r = pid > 0 ? rpc_version(sv[0], &v, &st) : -errno;
 		ready[i] = now_monotonic_ns() - t0;
 		if (r == 0)
@@ -513,7 +513,7 @@ static void bench_peer_mem(const char *kin)
 	}
 	close(sv[1]);
 	Kin__V1__VersionResponse *v = NULL;
-	struct rpc_status st;
+	struct err st;
 	if (pid > 0 && rpc_version(sv[0], &v, &st) == 0) {
 		unsigned long rss, pss, pd;
 		pid_t kpid = (pid_t)v->pid; /* 1 in its namespace: find it as unshare's child */
@@ -553,7 +553,7 @@ static void cmd_log(const char *name)
 
 static void command(char **w, int n)
 {
-	struct cells_err err = {0};
+	struct err err = {0};
 	if (!strcmp(w[0], "create"))
 		cmd_create(w, n);
 	else if (!strcmp(w[0], "version") && n == 2)
@@ -633,7 +633,7 @@ int main(int argc, char **argv)
 	struct cells_config ccfg = {.own_leaf = true};
 	struct zones_config zcfg = {0};
 	struct child_table *children;
-	struct cells_err err = {0};
+	struct err err = {0};
 	char line[8192];
 	uint32_t u;
 
