@@ -413,8 +413,7 @@ static void cells_shutdown(struct api *api)
 			rpc_call_close(call, ERR_UNAVAILABLE, "kin is stopping");
 		api_cells_stream_free(st);
 	}
-	list_for_each(p, &svc->pending, node)
-	{
+	list_for_each(p, &svc->pending, node) {
 		if (p->call) {
 			struct rpc_call *call = p->call;
 			p->call = NULL;
@@ -434,8 +433,10 @@ static void cells_free_all(struct api *api)
 	struct api_cells_stream *st, *st_next;
 	if (!svc)
 		return;
-	list_for_each_safe(p, p_next, &svc->pending, node) api_cells_pending_free(p);
-	list_for_each_safe(st, st_next, &svc->streams, node) api_cells_stream_free(st);
+	list_for_each_safe(p, p_next, &svc->pending, node)
+		api_cells_pending_free(p);
+	list_for_each_safe(st, st_next, &svc->streams, node)
+		api_cells_stream_free(st);
 	free(svc);
 	api->cells = NULL;
 }

@@ -46,8 +46,7 @@ struct api_zones {
 static struct zrec *rec_find(struct api_zones *svc, const char *name)
 {
 	struct zrec *r;
-	list_for_each(r, &svc->recs, node)
-	{
+	list_for_each(r, &svc->recs, node) {
 		if (strcmp(r->name, name) == 0)
 			return r;
 	}
@@ -385,13 +384,13 @@ static int serve_zones_list(struct rpc_call *call, const ProtobufCMessage *in, v
 	(void)in;
 	struct zrec *r;
 	size_t n = 0;
-	list_for_each(r, &svc->recs, node) n += !r->gone;
+	list_for_each(r, &svc->recs, node)
+		n += !r->gone;
 	_cleanup_free_ struct zinfo_buf *bufs = calloc(n + 1, sizeof(*bufs));
 	_cleanup_free_ Kin__V1__ZoneInfo **ptrs = calloc(n + 1, sizeof(*ptrs));
 	if (!bufs || !ptrs)
 		return -ENOMEM;
-	list_for_each(r, &svc->recs, node)
-	{
+	list_for_each(r, &svc->recs, node) {
 		if (r->gone)
 			continue;
 		info_fill(svc, r, &bufs[out.n_zones]);
@@ -532,8 +531,7 @@ void api_zones_stop_all(struct api_zones *svc)
 	struct zrec *r, *next;
 	if (!svc)
 		return;
-	list_for_each_safe(r, next, &svc->recs, node)
-	{
+	list_for_each_safe(r, next, &svc->recs, node) {
 		if (r->gone)
 			continue;
 		if (r->vm)
@@ -555,8 +553,7 @@ static void zones_shutdown(struct api *api)
 	struct zrec *r;
 	if (!svc)
 		return;
-	list_for_each(r, &svc->recs, node)
-	{
+	list_for_each(r, &svc->recs, node) {
 		struct rpc_call *calls[ZONE_STOP_WAITERS_MAX + 1];
 		memcpy(calls, r->waiters, sizeof(r->waiters));
 		calls[ZONE_STOP_WAITERS_MAX] = r->create_call;
@@ -580,7 +577,8 @@ static void zones_free_all(struct api *api)
 	struct zrec *r, *next;
 	if (!svc)
 		return;
-	list_for_each_safe(r, next, &svc->recs, node) rec_unlink_free(r);
+	list_for_each_safe(r, next, &svc->recs, node)
+		rec_unlink_free(r);
 	free(svc);
 	api->zones = NULL;
 }

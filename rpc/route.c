@@ -88,7 +88,9 @@ static struct rpc_route *route_find(struct rpc_server *s, const char *name)
 	struct rpc_route *r;
 	if (!rs)
 		return NULL;
-	list_for_each(r, &rs->list, node) if (!r->removed && strcmp(r->name, name) == 0) return r;
+	list_for_each(r, &rs->list, node)
+		if (!r->removed && strcmp(r->name, name) == 0)
+			return r;
 	return NULL;
 }
 
@@ -103,7 +105,9 @@ static void relay_unlink(struct relay *rl)
 static struct relay *relay_find(struct rpc_route *r, uint32_t id)
 {
 	struct relay *rl;
-	list_for_each(rl, &r->relays, node) if (rl->id == id) return rl;
+	list_for_each(rl, &r->relays, node)
+		if (rl->id == id)
+			return rl;
 	return NULL;
 }
 

@@ -292,8 +292,7 @@ void rpc_server_free(struct rpc_server *s)
 	while ((c = list_first_entry(&s->conns, struct rpc_conn, node)))
 		rpc_conn_close(c);
 	struct rpc_listener *l, *tmp;
-	list_for_each_safe(l, tmp, &s->listeners, node)
-	{
+	list_for_each_safe(l, tmp, &s->listeners, node) {
 		list_remove(&l->node);
 		ev_del(s->loop, &l->src);
 		close(l->src.fd);

@@ -280,7 +280,9 @@ static const struct rpc_method *method_find(const struct rpc_server *s, const ch
 static struct rpc_call *call_find(struct rpc_conn *c, uint32_t stream_id)
 {
 	struct rpc_call *call;
-	list_for_each(call, &c->calls, node) if (call->stream_id == stream_id) return call;
+	list_for_each(call, &c->calls, node)
+		if (call->stream_id == stream_id)
+			return call;
 	return NULL;
 }
 

@@ -76,7 +76,9 @@ int vm_cid_pick(const uint32_t *live, size_t n, uint32_t *ret)
 static struct vm_entry *find(struct vm_manager *m, const char *name)
 {
 	struct vm_entry *e;
-	list_for_each(e, &m->live, node) if (strcmp(e->info.name, name) == 0) return e;
+	list_for_each(e, &m->live, node)
+		if (strcmp(e->info.name, name) == 0)
+			return e;
 	return NULL;
 }
 
@@ -117,9 +119,9 @@ static uint32_t cid_for_new(struct vm_manager *m)
 	struct vm_entry *e;
 	if (access(VM_VHOST_VSOCK, R_OK | W_OK) < 0)
 		return 0;
-	list_for_each(e, &m->live,
-	              node) if (e->info.state != VM_STATE_EXITED && e->info.vsock_cid && n < VM_MAX)
-	    live[n++] = e->info.vsock_cid;
+	list_for_each(e, &m->live, node)
+		if (e->info.state != VM_STATE_EXITED && e->info.vsock_cid && n < VM_MAX)
+			live[n++] = e->info.vsock_cid;
 	return vm_cid_pick(live, n, &cid) < 0 ? 0 : cid;
 }
 
@@ -230,7 +232,7 @@ void vm_foreach(struct vm_manager *m, void (*fn)(const struct vm_info *info, voi
 {
 	struct vm_entry *e, *tmp;
 	list_for_each_safe(e, tmp, &m->live, node) /* fn may forget e */
-	    fn(&e->info, data);
+		fn(&e->info, data);
 }
 
 static int monitor_wait_prompt(int fd)

@@ -268,16 +268,14 @@ TEST(list_intrusive)
 	CHECK_EQ(list_count(&head), 3);
 	struct item *it, *tmp;
 	int sum = 0, first = 0;
-	list_for_each(it, &head, node)
-	{
+	list_for_each(it, &head, node) {
 		if (!first)
 			first = it->v;
 		sum = sum * 10 + it->v;
 	}
 	CHECK_EQ(first, 3);
 	CHECK_EQ(sum, 312);
-	list_for_each_safe(it, tmp, &head, node)
-	{
+	list_for_each_safe(it, tmp, &head, node) {
 		if (it->v == 1)
 			list_remove(&it->node);
 	}
