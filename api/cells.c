@@ -2,7 +2,7 @@
  * Exec and Events share with it (pending calls, open streams), and the
  * start and end of all three. Every error is the library's code and
  * sentence, passed through. */
-#include "api/cells.h"
+#include "api/cells-int.h"
 
 #include <stdio.h>
 #include <string.h>

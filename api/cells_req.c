@@ -3,7 +3,7 @@
  * the proto cannot bound). Everything else is the library's own check,
  * made before any side effect. Kept apart from the handlers so a fuzzer can
  * run every request through it with no cells library and no process. */
-#include "api/cells.h"
+#include "api/cells-int.h"
 
 #include <signal.h>
 #include <stdio.h>

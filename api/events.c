@@ -4,7 +4,7 @@
  * next event it gets says how many it missed (Event.dropped): memory stays
  * bounded by the server's per-connection output cap. Started and ended
  * with Cells (api/cells.c). */
-#include "api/cells.h"
+#include "api/cells-int.h"
 
 #include <string.h>
 

@@ -6,7 +6,7 @@
  * (its connection's output is full); the next chunk it gets says how many
  * bytes it missed (LogChunk.dropped). Memory stays bounded by the server's
  * per-connection output cap; the ring keeps the bytes for a later read. */
-#include "api/cells.h"
+#include "api/cells-int.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -9,7 +9,7 @@
  * has passed; it is answered when the VMM has exited, with its exit
  * status. */
 #include "api/api-int.h"
-#include "api/vm_cells.h"
+#include "api/vm_cells-int.h"
 #include "vm/vm.h"
 
 #include <stdio.h>

@@ -10,7 +10,7 @@
  * Not RPC, yet it lives in api/: it joins vm/ and cells/, which know
  * nothing of each other, and api/ is the lowest layer that sees both (vm/
  * asks for a vm_runner, an interface it owns; this is one). */
-#include "api/vm_cells.h"
+#include "api/vm_cells-int.h"
 
 #include <stdio.h>
 #include <stdlib.h>

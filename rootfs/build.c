@@ -4,7 +4,7 @@
  * default configuration), written as cpio newc or as an ext4 disk through
  * mke2fs -d. Every input that could vary between builds (times, owners,
  * directory order, UUIDs) is fixed so the same inputs give the same bytes. */
-#include "rootfs/modules.h"
+#include "rootfs/modules-int.h"
 
 #include <dirent.h>
 #include <fcntl.h>

@@ -1,7 +1,7 @@
 /* closure: the depth-first walk over modules.dep (and softdeps) shared by
  * the image builder, which collects modules, and the loader, which loads
  * them; plus the index subset an image ships, and kin.modules= lists. */
-#include "rootfs/modules.h"
+#include "rootfs/modules-int.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -4,7 +4,7 @@
  * no device numbers of the build host. Also a small reader (tests, and a
  * look at an image's kernel-release) and the staging of the tree into a
  * directory for mke2fs -d. */
-#include "rootfs/internal.h"
+#include "rootfs/rootfs-int.h"
 
 #include <fcntl.h>
 #include <stdio.h>

@@ -3,7 +3,7 @@
  * library search the dynamic loader would do, so `--add-binary` puts a
  * working program into an image. The parser takes untrusted bytes: every
  * offset and size is checked against the buffer before use. */
-#include "rootfs/internal.h"
+#include "rootfs/rootfs-int.h"
 
 #include <elf.h>
 #include <fcntl.h>

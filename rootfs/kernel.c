@@ -3,7 +3,7 @@
  * depends on, `dpkg -x` into CACHE/RELEASE, depmod (Debian ships no
  * modules.dep), and CACHE/current pointing at it. A finished release has
  * CACHE/RELEASE/.complete and is never fetched again. */
-#include "rootfs/internal.h"
+#include "rootfs/rootfs-int.h"
 
 #include <dirent.h>
 #include <fcntl.h>

@@ -4,7 +4,7 @@
  * kernel are skipped; each failure is reported with the module's name and
  * the errno. finit and the "already loaded" test are seams for tests: the
  * host's kernel is never touched by them. */
-#include "rootfs/modules.h"
+#include "rootfs/modules-int.h"
 
 #include <fcntl.h>
 #include <stdio.h>

@@ -3,7 +3,7 @@
  * modules) and modules.builtin — and the dependency closure that both the
  * image builder and the boot-time loader walk. libkmod has no static
  * archive on Debian, and kin needs only this much of it. */
-#include "rootfs/modules.h"
+#include "rootfs/modules-int.h"
 
 #include <fnmatch.h>
 #include <stdio.h>

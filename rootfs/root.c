@@ -4,7 +4,7 @@
  * the API filesystems into it, frees the initramfs, makes it / and execs
  * its /sbin/init — kin again on a kin image, which then finds / is a real
  * filesystem and boots on. */
-#include "rootfs/internal.h"
+#include "rootfs/rootfs-int.h"
 
 #include <blkid/blkid.h>
 #include <dirent.h>

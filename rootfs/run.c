@@ -1,7 +1,7 @@
 /* run: the builder's few helper programs (apt-get, dpkg, depmod, mke2fs)
  * run to completion, and removal of scratch directories. The builder is an
  * ordinary process (`kin image`), never PID 1, so waiting is fine here. */
-#include "rootfs/internal.h"
+#include "rootfs/rootfs-int.h"
 
 #include <dirent.h>
 #include <fcntl.h>

@@ -3,7 +3,7 @@
  * slash; the root directory is implicit. Insertion follows the image's own
  * symlinks in intermediate components (the merged-/usr links), so one file
  * never appears under two names. */
-#include "rootfs/internal.h"
+#include "rootfs/rootfs-int.h"
 
 #include <dirent.h>
 #include <fcntl.h>

@@ -1,6 +1,6 @@
 /* client: a small blocking ttrpc client — one call at a time on one
  * connection, each bounded by the timeout. Used by `kin ctl` and tests. */
-#include "rpc/internal.h"
+#include "rpc/rpc-int.h"
 
 #include <poll.h>
 #include <string.h>

@@ -3,7 +3,7 @@
  * until a Data frame with remote-closed, or a Response (an error). Each
  * stream has a connection of its own, so it never interleaves with unary
  * calls. Used by `kin ctl exec logs -f` and `kin ctl events`. */
-#include "rpc/internal.h"
+#include "rpc/rpc-int.h"
 
 #include <string.h>
 #include <sys/socket.h>

@@ -2,7 +2,7 @@
  * Response messages, gRPC codes. Pure functions over buffers: the server,
  * the client, the unit tests and the fuzzer share them. Every length is
  * checked before anything is allocated for it. */
-#include "rpc/internal.h"
+#include "rpc/rpc-int.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -6,7 +6,7 @@
  * link socket); the calls of every caller share it, each under a stream
  * id this kin picks. A child is not trusted: its frames are checked like
  * any peer's, and anything malformed closes that route only. */
-#include "rpc/internal.h"
+#include "rpc/rpc-int.h"
 
 #include <fcntl.h>
 #include <stdio.h>

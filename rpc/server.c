@@ -10,8 +10,8 @@
  *
  * This file holds the server itself and its listeners (accepting, and who
  * may call); connections are rpc/server_conn.c's, calls and dispatch
- * rpc/server_call.c's, the state they share rpc/server_priv.h's. */
-#include "rpc/server_priv.h"
+ * rpc/server_call.c's, the state they share rpc/server-int.h's. */
+#include "rpc/server-int.h"
 
 #include <fcntl.h>
 #include <stdio.h>

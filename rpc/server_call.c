@@ -3,7 +3,7 @@
  * closes and cancels it; a handler holds it through rpc.h's rpc_call_*
  * and may answer from any later event. A Request naming a kin-target is
  * route.c's to forward, whatever its method. */
-#include "rpc/server_priv.h"
+#include "rpc/server-int.h"
 
 #include <stdarg.h>
 #include <stdio.h>

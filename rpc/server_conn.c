@@ -3,7 +3,7 @@
  * unread), and the output queue with its caps. Only a connection's own
  * event handler and rpc_server_free close it, so answers queued from
  * anywhere else never free what a caller still holds. */
-#include "rpc/server_priv.h"
+#include "rpc/server-int.h"
 
 #include <stdarg.h>
 #include <stdio.h>

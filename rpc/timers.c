@@ -4,7 +4,7 @@
  * the heap: removing one (a call answered in time, the common case) costs
  * O(log n), never a scan. Bounded by what it holds: calls and connections
  * are bounded by the server's limits. */
-#include "rpc/internal.h"
+#include "rpc/rpc-int.h"
 
 #include <string.h>
 

@@ -2,7 +2,7 @@
  * calls) and vsock (the host of a VM guest, or this machine over
  * loopback). No TCP: kin never listens without authentication, and TLS
  * comes with its own issue. */
-#include "rpc/internal.h"
+#include "rpc/rpc-int.h"
 
 #include <fcntl.h>
 #include <poll.h>

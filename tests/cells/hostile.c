@@ -10,8 +10,8 @@
  * Health must answer and kin's fd count must be back to where it was.
  * Prints "ok NAME" or "bad NAME WHY" per check; exits 0 if all were ok.
  * Deterministic (a fixed seed), so a failure replays. */
-#include "api/cells.h"
-#include "rpc/internal.h"
+#include "api/cells-int.h"
+#include "rpc/rpc-int.h"
 
 #include <dirent.h>
 #include <poll.h>

@@ -4,7 +4,7 @@
  * checks its handler makes before the cells library (and, for Start, what
  * exec_start checks before it needs the system). No cells library, no
  * process. A check must end in 0 or an INVALID_ARGUMENT sentence that fits. */
-#include "api/cells.h"
+#include "api/cells-int.h"
 
 #include <string.h>
 

@@ -4,7 +4,7 @@
  *   odd:  the whole server — the bytes arrive on a connection of a live
  *         in-process server (Health registered), which must answer or
  *         close without crashing, leaking or growing past its bounds. */
-#include "rpc/internal.h"
+#include "rpc/rpc-int.h"
 #include "api/api-int.h"
 
 #include <string.h>

@@ -5,7 +5,7 @@
  * never crash, leak, or let the caller see anything but frames. The
  * first byte picks how many calls go first (0-3) and whether the caller
  * leaves early. */
-#include "rpc/internal.h"
+#include "rpc/rpc-int.h"
 
 #include <string.h>
 #include <sys/socket.h>

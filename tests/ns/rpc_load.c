@@ -14,7 +14,7 @@
  *                            client keeps calling and an idle connection
  *                            (between frames) stays open and answers
  * Prints one line of figures and, on failure, what went wrong. */
-#include "rpc/internal.h"
+#include "rpc/rpc-int.h"
 
 #include <fcntl.h>
 #include <poll.h>

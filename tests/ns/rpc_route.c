@@ -21,7 +21,7 @@
  * with a cancel callback that says so on stderr); slow prints the timeout
  * each request it gets carries.
  * Exit 0 on the expected outcome; lines on stdout say what was seen. */
-#include "rpc/internal.h"
+#include "rpc/rpc-int.h"
 #include "api/api-int.h"
 
 #include <fcntl.h>

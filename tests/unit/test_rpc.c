@@ -1,6 +1,6 @@
 /* rpc codec: frame headers (every malformed length, stream id, type and
  * flag), Request and Response messages, codes, addresses. */
-#include "rpc/internal.h"
+#include "rpc/rpc-int.h"
 #include "unit.h"
 
 static struct rpc_header hdr(uint32_t len, uint32_t id, uint8_t type, uint8_t flags)

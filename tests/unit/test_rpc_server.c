@@ -2,7 +2,7 @@
  * ev_loop pumped by the test. Unary calls, errors, limits, streams,
  * deferred calls and their cancellation, pipelining, partial frames,
  * half-close, garbage. */
-#include "rpc/internal.h"
+#include "rpc/rpc-int.h"
 #include "api/api-int.h"
 #include "unit.h"
 

@@ -1,7 +1,7 @@
 /* rpc timers (rpc/timers.c): the deadline heap the server arms its one
  * timerfd from. Entries come out in time order whatever order they went
  * in, removal from anywhere keeps the order, moving one re-sorts it. */
-#include "rpc/internal.h"
+#include "rpc/rpc-int.h"
 #include "unit.h"
 
 #define N 500

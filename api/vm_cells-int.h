@@ -1,4 +1,4 @@
-/* vm_cells: the host kin's VMMs in cells (api/vm_cells.c), a vm_runner for
+/* vm_cells-int: the host kin's VMMs in cells (api/vm_cells.c), a vm_runner for
  * vm/'s manager. Internal to api/: the Vm service (api/vm.c) owns one when
  * kin has cells. */
 #pragma once

@@ -2,7 +2,7 @@
  * walk and the loader (not a public header; see rootfs.h). */
 #pragma once
 
-#include "rootfs/internal.h"
+#include "rootfs/rootfs-int.h"
 
 #define ROOTFS_MODULES_ALIAS_MAX 256 /* an alias pattern or a name given to resolve */
 

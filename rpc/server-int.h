@@ -1,4 +1,4 @@
-/* server_priv: the ttrpc server's state, shared by rpc/server.c (the
+/* server-int: the ttrpc server's state, shared by rpc/server.c (the
  * server and its listeners), rpc/server_conn.c (connections: reading,
  * framing, the output queue) and rpc/server_call.c (calls and dispatch);
  * never included outside them. The three meet only here: a connection
@@ -6,7 +6,7 @@
  * connection, and a connection that closes cancels its calls. */
 #pragma once
 
-#include "rpc/internal.h"
+#include "rpc/rpc-int.h"
 
 #include <stddef.h>
 

@@ -1,4 +1,4 @@
-/* api/cells.h: what the cells services share — Cells (api/cells.c), Exec
+/* cells-int: what the cells services share — Cells (api/cells.c), Exec
  * (api/exec.c), Events (api/events.c) and their request checks
  * (api/cells_req.c); never included outside api/ and its tests. The
  * services keep no cells state of their own: every answer comes from the
