@@ -77,7 +77,15 @@ struct vm_spec;
 struct vm_info;
 typedef void (*api_vm_exited_fn)(const struct vm_info *info, void *data);
 int api_vm_start_as(struct api_vm *svc, const struct vm_spec *spec, const char *route,
-                    api_vm_exited_fn exited, void *data, char *err, size_t size);
+                    api_vm_exited_fn exited, void *data, struct err *e);
+/* What Vm/Start and a VM zone's Create give of a VM (disk, append: NULL
+ * for none); errors name it as `what "name"`. */
+struct api_vm_request {
+	const char *what, *name, *kernel, *image, *disk, *append;
+	uint32_t cpus, memory_mb;
+	const char *accel;
+};
+int api_vm_spec_fill(struct vm_spec *spec, const struct api_vm_request *q, struct err *e);
 int api_vm_stop_as(struct api_vm *svc, const char *name, uint64_t timeout_ms);
 int api_vm_kill_as(struct api_vm *svc, const char *name);
 int api_vm_get_as(struct api_vm *svc, const char *name, struct vm_info *ret, bool *ret_ready);

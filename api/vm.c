@@ -254,30 +254,46 @@ static void on_exited(void *data, const struct vm_info *info)
 
 /* ---- handlers -------------------------------------------------------------------------- */
 
+int api_vm_spec_fill(struct vm_spec *spec, const struct api_vm_request *q, struct err *e)
+{
+	vm_spec_defaults(spec);
+	if (str_copy(spec->name, sizeof(spec->name), q->name) < 0 ||
+	    str_copy(spec->kernel, sizeof(spec->kernel), q->kernel) < 0 ||
+	    str_copy(spec->image, sizeof(spec->image), q->image) < 0 ||
+	    str_copy(spec->disk, sizeof(spec->disk), q->disk ? q->disk : "") < 0 ||
+	    str_copy(spec->cmdline, sizeof(spec->cmdline), q->append ? q->append : "") < 0)
+		return err_set(e, -ENAMETOOLONG, ERR_INVALID_ARGUMENT,
+		               "%s \"%.64s\": a name, path or the command line is too long",
+		               q->what, q->name);
+	if (q->cpus)
+		spec->cpus = q->cpus;
+	if (q->memory_mb)
+		spec->memory_mb = q->memory_mb;
+	if (q->accel[0] && vm_accel_parse(q->accel, &spec->accel) < 0)
+		return err_set(e, -EINVAL, ERR_INVALID_ARGUMENT,
+		               "%s \"%.64s\": accel \"%.32s\": expected auto, kvm or tcg", q->what,
+		               q->name, q->accel);
+	return 0;
+}
+
 static int serve_vm_start(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
 {
 	struct api_vm *svc = userdata;
 	const Kin__V1__VmStartRequest *m = (const Kin__V1__VmStartRequest *)in;
 	struct vm_spec spec;
-	char err[512];
+	struct err e = {0};
 
-	vm_spec_defaults(&spec);
-	if (str_copy(spec.name, sizeof(spec.name), m->name) < 0 ||
-	    str_copy(spec.kernel, sizeof(spec.kernel), m->kernel) < 0 ||
-	    str_copy(spec.image, sizeof(spec.image), m->image) < 0 ||
-	    str_copy(spec.disk, sizeof(spec.disk), m->disk) < 0 ||
-	    str_copy(spec.cmdline, sizeof(spec.cmdline), m->append) < 0)
-		return rpc_call_fail(call, ERR_INVALID_ARGUMENT,
-		                     "vm \"%.64s\": a name, path or the command line is too long",
-		                     m->name);
-	if (m->cpus)
-		spec.cpus = m->cpus;
-	if (m->memory_mb)
-		spec.memory_mb = m->memory_mb;
-	if (m->accel[0] && vm_accel_parse(m->accel, &spec.accel) < 0)
-		return rpc_call_fail(call, ERR_INVALID_ARGUMENT,
-		                     "vm \"%.64s\": accel \"%.32s\": expected auto, kvm or tcg",
-		                     m->name, m->accel);
+	const struct api_vm_request q = {.what = "vm",
+	                                 .name = m->name,
+	                                 .kernel = m->kernel,
+	                                 .image = m->image,
+	                                 .disk = m->disk,
+	                                 .append = m->append,
+	                                 .cpus = m->cpus,
+	                                 .memory_mb = m->memory_mb,
+	                                 .accel = m->accel};
+	if (api_vm_spec_fill(&spec, &q, &e) < 0)
+		return rpc_call_fail(call, e.code, "%s", e.msg);
 	struct cell_limits limits = {0};
 	if (m->n_limits > VM_LIMITS_MAX)
 		return rpc_call_fail(call, ERR_INVALID_ARGUMENT,
@@ -297,10 +313,10 @@ static int serve_vm_start(struct rpc_call *call, const ProtobufCMessage *in, voi
 	char route[RPC_ROUTE_NAME_MAX + 1];
 	snprintf(route, sizeof(route), "vm/%s", spec.name);
 	api_vm_cells_set_limits(svc->vc, m->n_limits ? &limits : NULL);
-	int code = api_vm_start_as(svc, &spec, route, NULL, NULL, err, sizeof(err));
+	int r = api_vm_start_as(svc, &spec, route, NULL, NULL, &e);
 	api_vm_cells_set_limits(svc->vc, NULL);
-	if (code != ERR_OK)
-		return rpc_call_fail(call, code, "%s", err);
+	if (r < 0)
+		return rpc_call_fail(call, e.code, "%s", e.msg);
 	struct vm_info info;
 	vm_get(svc->m, m->name, &info);
 	Kin__V1__VmInfo out;
@@ -309,31 +325,23 @@ static int serve_vm_start(struct rpc_call *call, const ProtobufCMessage *in, voi
 }
 
 int api_vm_start_as(struct api_vm *svc, const struct vm_spec *spec, const char *route,
-                    api_vm_exited_fn exited, void *data, char *err, size_t size)
+                    api_vm_exited_fn exited, void *data, struct err *e)
 {
 	struct vm_slot *x = slot_find(svc, spec->name);
 	struct vm_info old;
-	if (x && vm_get(svc->m, spec->name, &old) == 0 && old.state != VM_STATE_EXITED) {
-		snprintf(err, size, "vm \"%s\" already exists (%s)", spec->name,
-		         state_name(old.state));
-		return ERR_ALREADY_EXISTS;
-	}
-	struct err e = {0};
-	int r = vm_start(svc->m, spec, &e);
-	if (r < 0) {
-		snprintf(err, size, "%s", e.msg);
-		/* rpc's table, not e.code: the two differ on ENOEXEC, ELOOP,
-		 * ETXTBSY, EUSERS, which a runner may return */
-		return err_code_from_errno(r);
-	}
+	if (x && vm_get(svc->m, spec->name, &old) == 0 && old.state != VM_STATE_EXITED)
+		return err_set(e, -EEXIST, ERR_ALREADY_EXISTS, "vm \"%s\" already exists (%s)",
+		               spec->name, state_name(old.state));
+	int r = vm_start(svc->m, spec, e);
+	if (r < 0)
+		return r;
 	if (!x)
 		for (size_t i = 0; i < VM_MAX && !x; i++)
 			if (!svc->vms[i].used)
 				x = &svc->vms[i];
-	if (!x) { /* cannot happen: the manager holds as many */
-		snprintf(err, size, "vm \"%s\": no slot", spec->name);
-		return ERR_RESOURCE_EXHAUSTED;
-	}
+	if (!x) /* cannot happen: the manager holds as many */
+		return err_set(e, -ENOSPC, ERR_RESOURCE_EXHAUSTED, "vm \"%s\": no slot",
+		               spec->name);
 	if (x->routed)
 		rpc_route_remove(svc->rpc, x->route, "replaced");
 	*x = (struct vm_slot){.used = true,

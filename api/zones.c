@@ -233,31 +233,25 @@ static int create_vm(struct api_zones *svc, struct rpc_call *call,
 		return rpc_call_fail(call, ERR_INVALID_ARGUMENT,
 		                     "zone \"%s\": a VM zone needs a kernel and an image", m->name);
 	struct vm_spec spec;
-	char err[512];
-	vm_spec_defaults(&spec);
-	if (str_copy(spec.name, sizeof(spec.name), m->name) < 0 ||
-	    str_copy(spec.kernel, sizeof(spec.kernel), m->kernel) < 0 ||
-	    str_copy(spec.image, sizeof(spec.image), m->image) < 0)
-		return rpc_call_fail(call, ERR_INVALID_ARGUMENT, "zone \"%s\": a path is too long",
-		                     m->name);
-	if (m->cpus)
-		spec.cpus = m->cpus;
-	if (m->memory_mb)
-		spec.memory_mb = m->memory_mb;
-	if (m->accel[0] && vm_accel_parse(m->accel, &spec.accel) < 0)
-		return rpc_call_fail(call, ERR_INVALID_ARGUMENT,
-		                     "zone \"%s\": accel \"%.32s\": expected auto, kvm or tcg",
-		                     m->name, m->accel);
+	struct err e = {0};
+	const struct api_vm_request q = {.what = "zone",
+	                                 .name = m->name,
+	                                 .kernel = m->kernel,
+	                                 .image = m->image,
+	                                 .cpus = m->cpus,
+	                                 .memory_mb = m->memory_mb,
+	                                 .accel = m->accel};
+	if (api_vm_spec_fill(&spec, &q, &e) < 0)
+		return rpc_call_fail(call, e.code, "%s", e.msg);
 	/* The guest's kin is a machine init one level down: same limit. */
 	snprintf(spec.cmdline, sizeof(spec.cmdline), "kin.zone.depth=%u kin.zone.max-depth=%u",
 	         svc->depth + 1, svc->depth_max);
 	struct zrec *r = rec_new(svc, m->name, true);
 	if (!r)
 		return -ENOMEM;
-	int code = api_vm_start_as(svc->vms, &spec, m->name, on_vm_exited, r, err, sizeof(err));
-	if (code != ERR_OK) {
+	if (api_vm_start_as(svc->vms, &spec, m->name, on_vm_exited, r, &e) < 0) {
 		rec_unlink_free(r);
-		return rpc_call_fail(call, code, "zone \"%s\": %s", m->name, err);
+		return rpc_call_fail(call, e.code, "zone \"%s\": %s", m->name, e.msg);
 	}
 	log_info("zone \"%s\": a VM zone, depth %u", m->name, svc->depth + 1);
 	return reply_info(svc, r, call);
