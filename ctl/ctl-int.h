@@ -96,9 +96,12 @@ int ctl_stream_run(struct ctl *ctl, const char *service, const char *method,
 void ctl_json_str(const char *s, size_t len);
 void ctl_json_msg(const ProtobufCMessage *m);
 void ctl_json_line(const ProtobufCMessage *m);
-/* A message's fields without the braces, after a comma when comma;
- * strings_first: its strings, then the rest (zone list's order). */
-void ctl_json_fields(const ProtobufCMessage *m, bool strings_first, bool comma);
+/* A message's fields without the braces, after a comma when comma: those
+ * named in first (NULL-terminated, may be NULL) in that order, then the
+ * rest in field order. The order scripts have read since the JSON was
+ * written by hand (version, zones). */
+void ctl_json_fields(const ProtobufCMessage *m, const char *const *first, bool comma);
+void ctl_json_line_ordered(const ProtobufCMessage *m, const char *const *first);
 
 /* KEY=VALUE into the next of lims/ptrs (max): CTL_OK, or CTL_USAGE said. */
 int ctl_limit_add(struct ctl *ctl, Kin__V1__Limit *lims, Kin__V1__Limit **ptrs, size_t *n,

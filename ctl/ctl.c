@@ -37,11 +37,11 @@ static void help(FILE *f)
 }
 
 /* A command of no words: health, version, poweroff, reboot. One call,
- * its answer printed by print (or as JSON). */
+ * its answer printed by print (or as JSON, json_first first). */
 static int call_plain(struct ctl *ctl, int argc, char **argv, const char *service,
                       const char *method, const ProtobufCMessage *in,
                       const ProtobufCMessageDescriptor *out_desc,
-                      void (*print)(const ProtobufCMessage *m))
+                      void (*print)(const ProtobufCMessage *m), const char *const *json_first)
 {
 	ProtobufCMessage *out;
 	if (argc > 1) {
@@ -52,7 +52,7 @@ static int call_plain(struct ctl *ctl, int argc, char **argv, const char *servic
 	if (r != CTL_OK)
 		return r;
 	if (ctl->json)
-		ctl_json_line(out);
+		ctl_json_line_ordered(out, json_first);
 	else
 		print(out);
 	protobuf_c_message_free_unpacked(out, NULL);
@@ -71,7 +71,7 @@ static int cmd_health(struct ctl *ctl, int argc, char **argv)
 {
 	Kin__V1__CheckRequest in = KIN__V1__CHECK_REQUEST__INIT;
 	return call_plain(ctl, argc, argv, "kin.v1.Health", "Check", &in.base,
-	                  &kin__v1__check_response__descriptor, print_health);
+	                  &kin__v1__check_response__descriptor, print_health, NULL);
 }
 
 static void print_version(const ProtobufCMessage *out)
@@ -86,9 +86,10 @@ static void print_version(const ProtobufCMessage *out)
 
 static int cmd_version(struct ctl *ctl, int argc, char **argv)
 {
+	static const char *const first[] = {"version", "role", "zone", NULL};
 	Kin__V1__VersionRequest in = KIN__V1__VERSION_REQUEST__INIT;
 	return call_plain(ctl, argc, argv, "kin.v1.Health", "Version", &in.base,
-	                  &kin__v1__version_response__descriptor, print_version);
+	                  &kin__v1__version_response__descriptor, print_version, first);
 }
 
 static void print_power(const ProtobufCMessage *out)
@@ -101,14 +102,14 @@ static int cmd_poweroff(struct ctl *ctl, int argc, char **argv)
 {
 	Kin__V1__PoweroffRequest in = KIN__V1__POWEROFF_REQUEST__INIT;
 	return call_plain(ctl, argc, argv, "kin.v1.System", "Poweroff", &in.base,
-	                  &kin__v1__power_response__descriptor, print_power);
+	                  &kin__v1__power_response__descriptor, print_power, NULL);
 }
 
 static int cmd_reboot(struct ctl *ctl, int argc, char **argv)
 {
 	Kin__V1__RebootRequest in = KIN__V1__REBOOT_REQUEST__INIT;
 	return call_plain(ctl, argc, argv, "kin.v1.System", "Reboot", &in.base,
-	                  &kin__v1__power_response__descriptor, print_power);
+	                  &kin__v1__power_response__descriptor, print_power, NULL);
 }
 
 const struct ctl_cmd ctl_cmds[] = {

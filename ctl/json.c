@@ -132,28 +132,49 @@ static void json_field(const ProtobufCMessage *m, const ProtobufCFieldDescriptor
 	putchar(']');
 }
 
-void ctl_json_fields(const ProtobufCMessage *m, bool strings_first, bool comma)
+static bool name_in(const char *const *names, const char *name)
+{
+	for (; names && *names; names++)
+		if (!strcmp(*names, name))
+			return true;
+	return false;
+}
+
+void ctl_json_fields(const ProtobufCMessage *m, const char *const *first, bool comma)
 {
 	const ProtobufCMessageDescriptor *d = m->descriptor;
-	/* strings_first: two passes, strings then the rest, each in field order. */
-	for (int pass = strings_first ? 0 : 1; pass < 2; pass++)
-		for (unsigned i = 0; i < d->n_fields; i++) {
-			const ProtobufCFieldDescriptor *f = &d->fields[i];
-			bool is_str = f->type == PROTOBUF_C_TYPE_STRING &&
-			              f->label != PROTOBUF_C_LABEL_REPEATED;
-			if (strings_first && is_str != (pass == 0))
-				continue;
-			if (comma)
-				putchar(',');
-			comma = true;
-			json_field(m, f);
-		}
+	for (const char *const *n = first; n && *n; n++) {
+		const ProtobufCFieldDescriptor *f =
+		    protobuf_c_message_descriptor_get_field_by_name(d, *n);
+		if (!f)
+			continue;
+		if (comma)
+			putchar(',');
+		comma = true;
+		json_field(m, f);
+	}
+	for (unsigned i = 0; i < d->n_fields; i++) {
+		if (name_in(first, d->fields[i].name))
+			continue;
+		if (comma)
+			putchar(',');
+		comma = true;
+		json_field(m, &d->fields[i]);
+	}
+}
+
+void ctl_json_line_ordered(const ProtobufCMessage *m, const char *const *first)
+{
+	putchar('{');
+	ctl_json_fields(m, first, false);
+	puts("}");
+	fflush(stdout);
 }
 
 void ctl_json_msg(const ProtobufCMessage *m)
 {
 	putchar('{');
-	ctl_json_fields(m, false, false);
+	ctl_json_fields(m, NULL, false);
 	putchar('}');
 }
 

@@ -39,7 +39,9 @@ static void print_json(const Kin__V1__ZoneInfo *m, const char *path, unsigned le
 		ctl_json_str(path, strlen(path));
 		printf(",\"level\":%u", level);
 	}
-	ctl_json_fields(&m->base, true, path != NULL);
+	static const char *const first[] = {"name",   "kind", "state", "address", "gateway",
+	                                    "subnet", "log",  "route", "cell",    NULL};
+	ctl_json_fields(&m->base, first, path != NULL);
 	printf("}\n");
 }
 
