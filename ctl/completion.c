@@ -17,12 +17,25 @@ static void print_opts(const struct option *opts)
 		printf(" --%s", o->name);
 }
 
-/* Options that take a value: the word after them is not a command. */
-static void print_valued(const struct option *opts)
+/* Options that take a value: the word after them is not a command. Each
+ * name once (seen: the names printed so far, bounded). */
+struct seen {
+	const char *names[128];
+	size_t n;
+};
+
+static void print_valued(const struct option *opts, struct seen *seen)
 {
-	for (const struct option *o = opts; o && o->name; o++)
-		if (o->has_arg == required_argument)
-			printf("|--%s", o->name);
+	for (const struct option *o = opts; o && o->name; o++) {
+		bool dup = false;
+		for (size_t i = 0; i < seen->n && !dup; i++)
+			dup = !strcmp(seen->names[i], o->name);
+		if (dup || o->has_arg != required_argument)
+			continue;
+		if (seen->n < ARRAY_SIZE(seen->names))
+			seen->names[seen->n++] = o->name;
+		printf("|--%s", o->name);
+	}
 }
 
 static void print_names(const struct ctl_cmd *table)
@@ -90,12 +103,13 @@ static const char script_tail[] = "\tesac\n"
 
 static void print_bash(void)
 {
+	struct seen seen = {.n = 0};
 	printf(script_head, kin_words);
-	print_valued(ctl_main_opts);
+	print_valued(ctl_main_opts, &seen);
 	for (const struct ctl_cmd *g = ctl_cmds; g->name; g++) {
-		print_valued(g->opts);
+		print_valued(g->opts, &seen);
 		for (const struct ctl_cmd *s = g->subs; s && s->name; s++)
-			print_valued(s->opts);
+			print_valued(s->opts, &seen);
 	}
 	fputs(script_mid, stdout);
 	print_opts(ctl_main_opts);

@@ -28,6 +28,7 @@ static void help(FILE *f)
 	      "  version             kin's version, role, hostname, kernel, uptime\n"
 	      "  poweroff, reboot    stop kin: machine init powers off or reboots, other\n"
 	      "                      roles stop and exit (reboot: machine init only)\n"
+	      "  completion bash     a bash completion script for kin (commands, options)\n"
 	      "\n"
 	      "Exit status: 0 ok, 1 RPC error, 2 usage error, 3 kin unreachable.\n\n",
 	      f);
@@ -252,6 +253,7 @@ int ctl_main(int argc, char **argv)
 		        argv[optind]);
 		return CTL_USAGE;
 	}
+	ctl.what = cmd->name;
 	r = cmd->run(&ctl, argc - optind, argv + optind);
 	rpc_client_free(ctl.client);
 	fflush(stdout);
