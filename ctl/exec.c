@@ -1,5 +1,5 @@
-/* ctl_exec: `kin ctl exec ...` over kin.v1.Exec and `kin ctl events` over
- * kin.v1.Events. An ExecSpec is filled from the options in fixed-size
+/* exec: `kin ctl exec start|list|status|signal|stop|wait|logs|stdin|delete`
+ * over kin.v1.Exec. An ExecSpec is filled from the options in fixed-size
  * tables (static: one command per process), so a long command line is
  * refused with a sentence, never allocated for. `exec wait` exits with the
  * executable's own status, as a shell would. Every subcommand parses the
@@ -101,7 +101,6 @@ enum {
 	O_STDOUT,
 	O_STDERR,
 	O_CLOSE,
-	O_CELL,
 };
 
 const struct option ctl_exec_opts[] = {
@@ -619,58 +618,4 @@ int ctl_exec_main(struct ctl *ctl, int argc, char **argv)
 	    "unknown subcommand (start, list, status, signal, stop, wait, logs, "
 	    "stdin, delete)",
 	    true);
-}
-
-/* ---- events -------------------------------------------------------------------------------- */
-
-static void event_print(const ProtobufCMessage *m)
-{
-	const Kin__V1__Event *e = (const Kin__V1__Event *)m;
-	if (e->dropped)
-		printf("(%llu events dropped: this reader was too slow)\n",
-		       (unsigned long long)e->dropped);
-	printf("%llu.%06llu %-9s %s%s%s", (unsigned long long)(e->time_ns / 1000000000ull),
-	       (unsigned long long)(e->time_ns % 1000000000ull / 1000), e->name, e->cell,
-	       e->exec[0] ? "/" : "", e->exec);
-	if (e->pid)
-		printf(" pid=%d", e->pid);
-	if (e->type == KIN__V1__EVENT_TYPE__EXEC_EXIT)
-		printf(e->signal ? " signal=%d" : " status=%d",
-		       e->signal ? e->signal : e->exit_code);
-	if (e->type == KIN__V1__EVENT_TYPE__OOM_KILL ||
-	    e->type == KIN__V1__EVENT_TYPE__EXEC_RESTART)
-		printf(" count=%llu", (unsigned long long)e->count);
-	if (e->type == KIN__V1__EVENT_TYPE__EXEC_RESTART)
-		printf(" delay=%llums", (unsigned long long)e->delay_ms);
-	putchar('\n');
-	fflush(stdout);
-}
-
-const struct option ctl_events_opts[] = {
-    {"cell", required_argument, NULL, O_CELL},
-    {"output", required_argument, NULL, 'o'},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
-};
-
-int ctl_events_main(struct ctl *ctl, int argc, char **argv)
-{
-	Kin__V1__EventsRequest in = KIN__V1__EVENTS_REQUEST__INIT;
-	int c, r;
-	ctl->what = "events";
-	optind = 0; /* 0: glibc starts over, in its default (permuting) order */
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:h", ctl_events_opts, NULL)) != -1) {
-		int k = ctl_common_opt(ctl, c, argv, &r);
-		if (k > 0)
-			return r;
-		if (k == 0)
-			continue;
-		if (c == O_CELL)
-			in.cell = optarg;
-	}
-	if (optind < argc)
-		return ctl_usage(ctl, "unexpected argument '%s'", argv[optind]);
-	return ctl_stream_run(ctl, "kin.v1.Events", "Subscribe", &in.base,
-	                      &kin__v1__event__descriptor, event_print);
 }
