@@ -1,12 +1,22 @@
 /* ctl-int: what the files of `kin ctl` share, never included outside
- * ctl/: the options kin ctl hands to each command group, the exit codes,
- * and how a usage error or a failed call is said (helpers in ctl/ctl.c). */
+ * ctl/. One `kin ctl` run is a struct ctl: its options, the one connection
+ * every unary call of the run uses, and the words its messages start
+ * with. Every command is a row of a command table (struct ctl_cmd): the
+ * same tables dispatch, and make the bash completion (ctl/completion.c).
+ * Every helper here prints what went wrong itself and returns the exit
+ * code to end with, so a command only passes codes on. */
 #pragma once
 
 #include "rpc/rpc.h"
 #include "proto/kin.pb-c.h"
 #include "proto/system.pb-c.h"
+#include "proto/cells.pb-c.h"
 #include "proto/vm.pb-c.h"
+#include "proto/zone.pb-c.h"
+
+#include <getopt.h>
+#include <limits.h>
+#include <stdint.h>
 
 /* Exit codes, the contract scripts rely on (README "RPC"). */
 enum { CTL_OK = 0, CTL_RPC_ERROR = 1, CTL_USAGE = 2, CTL_UNREACHABLE = 3 };
@@ -16,22 +26,113 @@ enum { CTL_OK = 0, CTL_RPC_ERROR = 1, CTL_USAGE = 2, CTL_UNREACHABLE = 3 };
  * out is reported as DEADLINE_EXCEEDED, not as an unreachable kin. */
 #define CTL_EXEC_START_WAIT_MS (5000 + 5000)
 
-/* kin ctl's own options, given to `cell`, `exec`, `events`, `vm`, `zone`. */
-struct ctl_opts {
+struct ctl {
 	const char *address;
 	bool json;
-	int timeout_ms;                /* unary calls */
-	bool timeout_set;              /* given: also bounds waits (wait, stop, freeze, delete) */
-	const struct rpc_kv *metadata; /* --target: sent with every call */
-	size_t n_metadata;
+	int timeout_ms;      /* unary calls */
+	bool timeout_set;    /* given: also bounds waits (wait, stop, freeze, delete) */
+	struct rpc_kv md[1]; /* --target: sent with every call */
+	size_t n_md;
+	struct rpc_client *client; /* connected at the first call, kept to the end */
+	const char *what;          /* "cell create", for messages */
+	char what_buf[64];
 };
 
-/* "kin ctl CMD: " and fmt with arg on stderr, then where help is; returns
- * CTL_USAGE. */
-int ctl_usage(const char *cmd, const char *fmt, const char *arg) _printf_(2, 0);
-/* s as a JSON string on stdout. */
-void ctl_json_str(const char *s);
-/* How a call ended (r: rpc_client_call's result, st: its status when r >=
- * 0), said on stderr and, with json, as {"error":...} on stdout; returns
+/* One command or subcommand. run gets argv with argv[0] its own word.
+ * opts: its options, for the completion. subs: its subcommands
+ * ({NULL}-terminated), when it has any. */
+struct ctl_cmd {
+	const char *name;
+	const char *help; /* one line */
+	int (*run)(struct ctl *ctl, int argc, char **argv);
+	const struct option *opts;
+	const struct ctl_cmd *subs;
+};
+
+/* The subcommand argv[1] of group (argv[0]) run from table: ctl->what
+ * becomes "GROUP SUB" (what_sub) or "GROUP"; missing and unknown are the
+ * usage sentences for no and an unknown subcommand ("%s": the word). */
+int ctl_cmd_dispatch(struct ctl *ctl, const struct ctl_cmd *table, int argc, char **argv,
+                     const char *missing, const char *unknown, bool what_sub);
+const struct ctl_cmd *ctl_cmd_find(const struct ctl_cmd *table, const char *name);
+
+/* "kin ctl WHAT: ..." and where help is, on stderr; returns CTL_USAGE. */
+int ctl_usage(struct ctl *ctl, const char *fmt, ...) _printf_(2, 3);
+/* Options every subcommand takes: -o json|text, -h; and getopt's errors.
+ * Returns 1 when the command ends with *ret, 0 when parsing goes on, -1
+ * when c is not one of them. av is the vector given to getopt. */
+int ctl_common_opt(struct ctl *ctl, int c, char **av, int *ret);
+/* -o's value into ctl->json; CTL_USAGE (said) when neither text nor json. */
+int ctl_output_opt(struct ctl *ctl, const char *arg);
+
+/* How a call ended (r: the client's result, st: its status when r >= 0),
+ * said on stderr and, with -o json, as {"error":...} on stdout; returns
  * the exit code. */
-int ctl_call_end(const char *address, bool json, int r, const struct err *st);
+int ctl_result(struct ctl *ctl, int r, const struct err *st);
+/* One unary call on the run's connection, bounded by timeout_ms (0: waits
+ * as long as kin takes); target (NULL: --target's) as kin-target. quiet:
+ * an RPC error is returned (CTL_RPC_ERROR, *st set) but not printed. */
+struct ctl_call {
+	const char *service, *method;
+	const ProtobufCMessage *in;
+	const ProtobufCMessageDescriptor *out_desc;
+	int timeout_ms;
+	const char *target;
+	bool quiet;
+};
+int ctl_call(struct ctl *ctl, const struct ctl_call *c, ProtobufCMessage **ret_out, struct err *st);
+/* ctl_call with the run's timeout; waits: no timeout unless --timeout was given. */
+int ctl_call_simple(struct ctl *ctl, const char *service, const char *method,
+                    const ProtobufCMessage *in, const ProtobufCMessageDescriptor *out_desc,
+                    ProtobufCMessage **ret_out, bool waits);
+/* A server stream to its end: each message printed (as JSON with -o json)
+ * as it comes; the exit code says how the stream ended. */
+int ctl_stream_run(struct ctl *ctl, const char *service, const char *method,
+                   const ProtobufCMessage *in, const ProtobufCMessageDescriptor *desc,
+                   void (*print)(const ProtobufCMessage *m));
+
+/* JSON (ctl/json.c): s (len bytes) as a JSON string; a message by its
+ * descriptor, every field under its proto name; a line of it, flushed. */
+void ctl_json_str(const char *s, size_t len);
+void ctl_json_msg(const ProtobufCMessage *m);
+void ctl_json_line(const ProtobufCMessage *m);
+/* A message's fields without the braces, after a comma when comma: those
+ * named in first (NULL-terminated, may be NULL) in that order, then the
+ * rest in field order. The order scripts have read since the JSON was
+ * written by hand (version, zones). */
+void ctl_json_fields(const ProtobufCMessage *m, const char *const *first, bool comma);
+void ctl_json_line_ordered(const ProtobufCMessage *m, const char *const *first);
+
+/* KEY=VALUE into the next of lims/ptrs (max): CTL_OK, or CTL_USAGE said. */
+int ctl_limit_add(struct ctl *ctl, Kin__V1__Limit *lims, Kin__V1__Limit **ptrs, size_t *n,
+                  size_t max, char *kv, const char *bad_fmt, const char *full_fmt);
+
+/* The VM options `vm start` and `zone create --vm` share: --kernel 'k',
+ * --image 'i', --cpus 'c', --memory 'm', --accel 'a' (`vm start` also
+ * --disk 'd', --append 'A'), with their values as the request messages
+ * take them: "" or 0 when not given. Paths are absolute: the kin that
+ * starts QEMU may run elsewhere (cwd). */
+struct ctl_vm_args {
+	char kernel[PATH_MAX], image[PATH_MAX], disk[PATH_MAX];
+	uint32_t cpus, memory_mb;
+	const char *accel, *append;
+};
+#define CTL_VM_ARGS_INIT                                                                           \
+	{                                                                                          \
+		.accel = "", .append = ""                                                          \
+	}
+int ctl_vm_opt(struct ctl *ctl, struct ctl_vm_args *a, int c, const char *arg);
+
+/* The command groups (their tables, and the help text of each). */
+extern const struct ctl_cmd ctl_cell_cmds[], ctl_exec_cmds[], ctl_vm_cmds[], ctl_zone_cmds[];
+extern const struct option ctl_cell_opts[], ctl_exec_opts[], ctl_events_opts[];
+extern const char ctl_cells_help[], ctl_vm_help[], ctl_zone_help[];
+int ctl_cell_main(struct ctl *ctl, int argc, char **argv);
+int ctl_exec_main(struct ctl *ctl, int argc, char **argv);
+int ctl_events_main(struct ctl *ctl, int argc, char **argv);
+int ctl_vm_main(struct ctl *ctl, int argc, char **argv);
+int ctl_zone_main(struct ctl *ctl, int argc, char **argv);
+/* `kin ctl completion bash`. */
+int ctl_completion_main(struct ctl *ctl, int argc, char **argv);
+extern const struct ctl_cmd ctl_cmds[];
+extern const struct option ctl_main_opts[];

@@ -1,27 +1,15 @@
-/* ctl: `kin ctl`, the command-line client. Exit codes are the contract
- * scripts rely on: 0 success, 1 the call failed (code and message
- * printed), 2 usage error, 3 kin could not be reached. */
+/* ctl: `kin ctl`, the command-line client: its own options, the top
+ * command table (health, version, poweroff, reboot here; the groups in
+ * ctl/cell.c, exec.c, vm.c, zone.c), and the help. Exit codes are the
+ * contract scripts rely on: 0 success, 1 the call failed (code and
+ * message printed), 2 usage error, 3 kin could not be reached. */
 #include "ctl/ctl.h"
 #include "ctl/ctl-int.h"
-#include "ctl/cells.h"
-#include "ctl/vm.h"
-#include "ctl/zone.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
-struct ctl {
-	const char *address;
-	bool json;
-	int timeout_ms;
-	bool timeout_set;
-	struct rpc_kv md[1]; /* kin-target */
-	size_t n_md;
-	struct rpc_client *client;
-};
-
-static void ctl_help(FILE *f)
+static void help(FILE *f)
 {
 	fputs("usage: kin ctl [OPTIONS] COMMAND\n"
 	      "\n"
@@ -40,163 +28,104 @@ static void ctl_help(FILE *f)
 	      "  version             kin's version, role, hostname, kernel, uptime\n"
 	      "  poweroff, reboot    stop kin: machine init powers off or reboots, other\n"
 	      "                      roles stop and exit (reboot: machine init only)\n"
+	      "  completion bash     a bash completion script for kin (commands, options)\n"
 	      "\n"
 	      "Exit status: 0 ok, 1 RPC error, 2 usage error, 3 kin unreachable.\n\n",
 	      f);
-	fputs(ctl_cells_usage(), f);
-	fputs(ctl_vm_usage(), f);
-	fputs(ctl_zone_usage(), f);
+	fputs(ctl_cells_help, f);
+	fputs(ctl_vm_help, f);
+	fputs(ctl_zone_help, f);
 }
 
-void ctl_json_str(const char *s)
+/* A command of no words: health, version, poweroff, reboot. One call,
+ * its answer printed by print (or as JSON, json_first first). */
+static int call_plain(struct ctl *ctl, int argc, char **argv, const char *service,
+                      const char *method, const ProtobufCMessage *in,
+                      const ProtobufCMessageDescriptor *out_desc,
+                      void (*print)(const ProtobufCMessage *m), const char *const *json_first)
 {
-	fputc('"', stdout);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			printf("\\%c", *p);
-		else if (*p < 0x20)
-			printf("\\u%04x", *p);
-		else
-			fputc(*p, stdout);
+	ProtobufCMessage *out;
+	if (argc > 1) {
+		fprintf(stderr, "kin ctl %s: unexpected argument '%s'\n", argv[0], argv[1]);
+		return CTL_USAGE;
 	}
-	fputc('"', stdout);
-}
-
-int ctl_usage(const char *cmd, const char *fmt, const char *arg)
-{
-	fprintf(stderr, "kin ctl %s: ", cmd);
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wformat-nonliteral"
-	fprintf(stderr, fmt, arg);
-#pragma GCC diagnostic pop
-	fputs("\nTry 'kin ctl --help'.\n", stderr);
-	return CTL_USAGE;
-}
-
-int ctl_call_end(const char *address, bool json, int r, const struct err *st)
-{
-	if (r < 0) {
-		fprintf(stderr, "kin ctl: cannot reach kin at %s: %s\n", address,
-		        r == -EPROTO ? "not a ttrpc server" : strerror(-r));
-		if (json) {
-			printf("{\"error\":{\"code\":\"UNAVAILABLE\",\"message\":");
-			ctl_json_str(strerror(-r));
-			printf("}}\n");
-		}
-		return CTL_UNREACHABLE;
-	}
-	if (st->code != ERR_OK) {
-		fprintf(stderr, "kin ctl: %s: %s\n", err_code_name(st->code), st->msg);
-		if (json) {
-			printf("{\"error\":{\"code\":\"%s\",\"message\":", err_code_name(st->code));
-			ctl_json_str(st->msg);
-			printf("}}\n");
-		}
-		return CTL_RPC_ERROR;
-	}
+	int r = ctl_call_simple(ctl, service, method, in, out_desc, &out, false);
+	if (r != CTL_OK)
+		return r;
+	if (ctl->json)
+		ctl_json_line_ordered(out, json_first);
+	else
+		print(out);
+	protobuf_c_message_free_unpacked(out, NULL);
 	return CTL_OK;
 }
 
-/* Connects and calls; prints the failure and maps it to an exit code. */
-static int ctl_call(struct ctl *ctl, const char *service, const char *method,
-                    const ProtobufCMessage *in, const ProtobufCMessageDescriptor *out_desc,
-                    ProtobufCMessage **ret_out)
+static void print_health(const ProtobufCMessage *out)
 {
-	struct err st;
-	int r = 0;
-	if (!ctl->client) {
-		r = rpc_client_connect(ctl->address, ctl->timeout_ms, &ctl->client);
-		if (r == 0)
-			r = rpc_client_set_metadata(ctl->client, ctl->md, ctl->n_md);
-	}
-	if (r == 0)
-		r = rpc_client_call(ctl->client, service, method, in, out_desc, &st, ret_out);
-	return ctl_call_end(ctl->address, ctl->json, r, &st);
+	const Kin__V1__CheckResponse *m = (const Kin__V1__CheckResponse *)out;
+	const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value(
+	    &kin__v1__check_response__serving_status__descriptor, (int)m->status);
+	printf("%s\n", v ? v->name : "UNKNOWN");
 }
 
-static const char *serving_name(int status)
-{
-	switch (status) {
-	case KIN__V1__CHECK_RESPONSE__SERVING_STATUS__SERVING:
-		return "SERVING";
-	case KIN__V1__CHECK_RESPONSE__SERVING_STATUS__STOPPING:
-		return "STOPPING";
-	default:
-		return "UNKNOWN";
-	}
-}
-
-static int cmd_health(struct ctl *ctl)
+static int cmd_health(struct ctl *ctl, int argc, char **argv)
 {
 	Kin__V1__CheckRequest in = KIN__V1__CHECK_REQUEST__INIT;
-	ProtobufCMessage *out;
-	int r = ctl_call(ctl, "kin.v1.Health", "Check", &in.base,
-	                 &kin__v1__check_response__descriptor, &out);
-	if (r != CTL_OK)
-		return r;
-	const Kin__V1__CheckResponse *m = (const Kin__V1__CheckResponse *)out;
-	if (ctl->json)
-		printf("{\"status\":\"%s\"}\n", serving_name(m->status));
-	else
-		printf("%s\n", serving_name(m->status));
-	protobuf_c_message_free_unpacked(out, NULL);
-	return CTL_OK;
+	return call_plain(ctl, argc, argv, "kin.v1.Health", "Check", &in.base,
+	                  &kin__v1__check_response__descriptor, print_health, NULL);
 }
 
-static int cmd_version(struct ctl *ctl)
+static void print_version(const ProtobufCMessage *out)
 {
-	Kin__V1__VersionRequest in = KIN__V1__VERSION_REQUEST__INIT;
-	ProtobufCMessage *out;
-	int r = ctl_call(ctl, "kin.v1.Health", "Version", &in.base,
-	                 &kin__v1__version_response__descriptor, &out);
-	if (r != CTL_OK)
-		return r;
 	const Kin__V1__VersionResponse *m = (const Kin__V1__VersionResponse *)out;
-	if (ctl->json) {
-		const char *keys[] = {"version", "role", "zone", "hostname", "kernel_release"};
-		const char *vals[] = {m->version, m->role, m->zone, m->hostname, m->kernel_release};
-		fputc('{', stdout);
-		for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
-			printf("\"%s\":", keys[i]);
-			ctl_json_str(vals[i]);
-			fputc(',', stdout);
-		}
-		printf("\"uptime_ns\":%llu,\"pid\":%u}\n", (unsigned long long)m->uptime_ns,
-		       m->pid);
-	} else {
-		printf("version:  %s\nrole:     %s%s%s\nhostname: %s\nkernel:   %s\n"
-		       "uptime:   %llu.%03llus\npid:      %u\n",
-		       m->version, m->role, m->zone[0] ? " " : "", m->zone, m->hostname,
-		       m->kernel_release, (unsigned long long)(m->uptime_ns / 1000000000ull),
-		       (unsigned long long)(m->uptime_ns / 1000000ull % 1000), m->pid);
-	}
-	protobuf_c_message_free_unpacked(out, NULL);
-	return CTL_OK;
+	printf("version:  %s\nrole:     %s%s%s\nhostname: %s\nkernel:   %s\n"
+	       "uptime:   %llu.%03llus\npid:      %u\n",
+	       m->version, m->role, m->zone[0] ? " " : "", m->zone, m->hostname, m->kernel_release,
+	       (unsigned long long)(m->uptime_ns / 1000000000ull),
+	       (unsigned long long)(m->uptime_ns / 1000000ull % 1000), m->pid);
 }
 
-static int cmd_power(struct ctl *ctl, bool reboot)
+static int cmd_version(struct ctl *ctl, int argc, char **argv)
 {
-	Kin__V1__PoweroffRequest off = KIN__V1__POWEROFF_REQUEST__INIT;
-	Kin__V1__RebootRequest reb = KIN__V1__REBOOT_REQUEST__INIT;
-	ProtobufCMessage *out;
-	int r =
-	    ctl_call(ctl, "kin.v1.System", reboot ? "Reboot" : "Poweroff",
-	             reboot ? &reb.base : &off.base, &kin__v1__power_response__descriptor, &out);
-	if (r != CTL_OK)
-		return r;
-	const Kin__V1__PowerResponse *m = (const Kin__V1__PowerResponse *)out;
-	if (ctl->json) {
-		printf("{\"action\":");
-		ctl_json_str(m->action);
-		printf(",\"role\":");
-		ctl_json_str(m->role);
-		printf("}\n");
-	} else {
-		printf("%s (%s kin)\n", m->action, m->role);
-	}
-	protobuf_c_message_free_unpacked(out, NULL);
-	return CTL_OK;
+	static const char *const first[] = {"version", "role", "zone", NULL};
+	Kin__V1__VersionRequest in = KIN__V1__VERSION_REQUEST__INIT;
+	return call_plain(ctl, argc, argv, "kin.v1.Health", "Version", &in.base,
+	                  &kin__v1__version_response__descriptor, print_version, first);
 }
+
+static void print_power(const ProtobufCMessage *out)
+{
+	const Kin__V1__PowerResponse *m = (const Kin__V1__PowerResponse *)out;
+	printf("%s (%s kin)\n", m->action, m->role);
+}
+
+static int cmd_poweroff(struct ctl *ctl, int argc, char **argv)
+{
+	Kin__V1__PoweroffRequest in = KIN__V1__POWEROFF_REQUEST__INIT;
+	return call_plain(ctl, argc, argv, "kin.v1.System", "Poweroff", &in.base,
+	                  &kin__v1__power_response__descriptor, print_power, NULL);
+}
+
+static int cmd_reboot(struct ctl *ctl, int argc, char **argv)
+{
+	Kin__V1__RebootRequest in = KIN__V1__REBOOT_REQUEST__INIT;
+	return call_plain(ctl, argc, argv, "kin.v1.System", "Reboot", &in.base,
+	                  &kin__v1__power_response__descriptor, print_power, NULL);
+}
+
+const struct ctl_cmd ctl_cmds[] = {
+    {"health", "is kin serving", cmd_health, NULL, NULL},
+    {"version", "kin's version, role, hostname, kernel, uptime", cmd_version, NULL, NULL},
+    {"poweroff", "stop kin (machine init: power off)", cmd_poweroff, NULL, NULL},
+    {"reboot", "reboot (machine init only)", cmd_reboot, NULL, NULL},
+    {"cell", "cells: cgroups with limits", ctl_cell_main, ctl_cell_opts, ctl_cell_cmds},
+    {"exec", "executables in cells", ctl_exec_main, ctl_exec_opts, ctl_exec_cmds},
+    {"events", "follow events until interrupted", ctl_events_main, ctl_events_opts, NULL},
+    {"vm", "microVMs", ctl_vm_main, NULL, ctl_vm_cmds},
+    {"zone", "nested kins", ctl_zone_main, NULL, ctl_zone_cmds},
+    {"completion", "a shell completion script: completion bash", ctl_completion_main, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
 
 /* "pod1/vm/db": hops of zone names or vm/NAME (the kin on the way checks
  * them too; this catches typos before connecting). */
@@ -221,107 +150,111 @@ static bool target_is_valid(const char *t)
 	return !want_vm_name;
 }
 
+const struct option ctl_main_opts[] = {
+    {"socket", required_argument, NULL, 's'},
+    {"connect", required_argument, NULL, 'c'},
+    {"output", required_argument, NULL, 'o'},
+    {"timeout", required_argument, NULL, 't'},
+    {"target", required_argument, NULL, 'T'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+static int opt_address(struct ctl *ctl, int c, const char *arg)
+{
+	struct rpc_address a;
+	if ((c == 's' && (str_startswith(arg, "vsock:") || !*arg)) ||
+	    rpc_address_parse(arg, &a) < 0) {
+		fprintf(stderr, "kin ctl: '%s' is not a valid %s\n", arg,
+		        c == 's' ? "socket path" : "address (unix:PATH or vsock:CID:PORT)");
+		return CTL_USAGE;
+	}
+	ctl->address = arg;
+	return CTL_OK;
+}
+
+static int opt_timeout(struct ctl *ctl, const char *arg)
+{
+	uint64_t ms;
+	if (str_to_duration_ms(arg, 3600 * 1000, &ms) < 0 || ms == 0) {
+		fprintf(stderr,
+		        "kin ctl: --timeout '%s': expected a duration such as 5s or 1500ms, at "
+		        "most 1h\n",
+		        arg);
+		return CTL_USAGE;
+	}
+	ctl->timeout_ms = (int)ms;
+	ctl->timeout_set = true;
+	return CTL_OK;
+}
+
+static int opt_target(struct ctl *ctl, const char *arg)
+{
+	if (!target_is_valid(arg)) {
+		fprintf(stderr,
+		        "kin ctl: --target '%s': expected hops joined by '/', each a zone name or "
+		        "vm/NAME\n",
+		        arg);
+		return CTL_USAGE;
+	}
+	ctl->md[0] = (struct rpc_kv){RPC_TARGET_KEY, arg};
+	ctl->n_md = 1;
+	return CTL_OK;
+}
+
+/* One of kin ctl's own options; -1: --help done. */
+static int main_opt(struct ctl *ctl, int c, char **argv)
+{
+	switch (c) {
+	case 's':
+	case 'c':
+		return opt_address(ctl, c, optarg);
+	case 'o':
+		if (strcmp(optarg, "json") != 0 && strcmp(optarg, "text") != 0) {
+			fprintf(stderr, "kin ctl: -o '%s': expected text or json\n", optarg);
+			return CTL_USAGE;
+		}
+		ctl->json = strcmp(optarg, "json") == 0;
+		return CTL_OK;
+	case 't':
+		return opt_timeout(ctl, optarg);
+	case 'T':
+		return opt_target(ctl, optarg);
+	case 'h':
+		help(stdout);
+		return -1;
+	case ':':
+		fprintf(stderr, "kin ctl: option '%s' needs a value\n", argv[optind - 1]);
+		return CTL_USAGE;
+	default:
+		fprintf(stderr, "kin ctl: unknown option '%s'\nTry 'kin ctl --help'.\n",
+		        argv[optind - 1]);
+		return CTL_USAGE;
+	}
+}
+
 int ctl_main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-	    {"socket", required_argument, NULL, 's'},
-	    {"connect", required_argument, NULL, 'c'},
-	    {"output", required_argument, NULL, 'o'},
-	    {"timeout", required_argument, NULL, 't'},
-	    {"target", required_argument, NULL, 'T'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
 	struct ctl ctl = {.address = RPC_SOCKET_DEFAULT, .timeout_ms = 5000};
-	struct rpc_address a;
-	uint64_t ms;
-	int c;
+	int c, r;
 
 	opterr = 0;
 	optind = 0; /* 0: glibc starts over (not the state an earlier parse left) */
-	while ((c = getopt_long(argc, argv, "+:o:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 's':
-		case 'c':
-			if ((c == 's' && (str_startswith(optarg, "vsock:") || !*optarg)) ||
-			    rpc_address_parse(optarg, &a) < 0) {
-				fprintf(stderr, "kin ctl: '%s' is not a valid %s\n", optarg,
-				        c == 's' ? "socket path"
-				                 : "address (unix:PATH or vsock:CID:PORT)");
-				return CTL_USAGE;
-			}
-			ctl.address = optarg;
-			break;
-		case 'o':
-			if (strcmp(optarg, "json") != 0 && strcmp(optarg, "text") != 0) {
-				fprintf(stderr, "kin ctl: -o '%s': expected text or json\n",
-				        optarg);
-				return CTL_USAGE;
-			}
-			ctl.json = strcmp(optarg, "json") == 0;
-			break;
-		case 't':
-			if (str_to_duration_ms(optarg, 3600 * 1000, &ms) < 0 || ms == 0) {
-				fprintf(stderr,
-				        "kin ctl: --timeout '%s': expected a duration such "
-				        "as 5s or 1500ms, at most 1h\n",
-				        optarg);
-				return CTL_USAGE;
-			}
-			ctl.timeout_ms = (int)ms;
-			ctl.timeout_set = true;
-			break;
-		case 'T':
-			if (!target_is_valid(optarg)) {
-				fprintf(stderr,
-				        "kin ctl: --target '%s': expected hops joined by '/', "
-				        "each a zone name or vm/NAME\n",
-				        optarg);
-				return CTL_USAGE;
-			}
-			ctl.md[0] = (struct rpc_kv){RPC_TARGET_KEY, optarg};
-			ctl.n_md = 1;
-			break;
-		case 'h':
-			ctl_help(stdout);
-			return CTL_OK;
-		case ':':
-			fprintf(stderr, "kin ctl: option '%s' needs a value\n", argv[optind - 1]);
-			return CTL_USAGE;
-		default:
-			fprintf(stderr, "kin ctl: unknown option '%s'\nTry 'kin ctl --help'.\n",
-			        argv[optind - 1]);
-			return CTL_USAGE;
-		}
-	}
+	while ((c = getopt_long(argc, argv, "+:o:h", ctl_main_opts, NULL)) != -1)
+		if ((r = main_opt(&ctl, c, argv)) != CTL_OK)
+			return r < 0 ? CTL_OK : r;
 	if (optind >= argc) {
-		ctl_help(stderr);
+		help(stderr);
 		return CTL_USAGE;
 	}
-	const char *cmd = argv[optind];
-	struct ctl_opts o = {ctl.address,     ctl.json, ctl.timeout_ms,
-	                     ctl.timeout_set, ctl.md,   ctl.n_md};
-	if (ctl_cells_is_command(cmd)) /* cell, exec, events: rpc/ctl_cells.c */
-		return ctl_cells_main(&o, argc - optind, argv + optind);
-	if (strcmp(cmd, "vm") == 0)
-		return ctl_vm_main(&o, argc - optind, argv + optind);
-	if (strcmp(cmd, "zone") == 0)
-		return ctl_zone_main(&o, argc - optind, argv + optind);
-	if (optind + 1 < argc) {
-		fprintf(stderr, "kin ctl %s: unexpected argument '%s'\n", cmd, argv[optind + 1]);
+	const struct ctl_cmd *cmd = ctl_cmd_find(ctl_cmds, argv[optind]);
+	if (!cmd) {
+		fprintf(stderr, "kin ctl: unknown command '%s'\nTry 'kin ctl --help'.\n",
+		        argv[optind]);
 		return CTL_USAGE;
 	}
-	int r;
-	if (strcmp(cmd, "health") == 0)
-		r = cmd_health(&ctl);
-	else if (strcmp(cmd, "version") == 0)
-		r = cmd_version(&ctl);
-	else if (strcmp(cmd, "poweroff") == 0 || strcmp(cmd, "reboot") == 0)
-		r = cmd_power(&ctl, strcmp(cmd, "reboot") == 0);
-	else {
-		fprintf(stderr, "kin ctl: unknown command '%s'\nTry 'kin ctl --help'.\n", cmd);
-		r = CTL_USAGE;
-	}
+	ctl.what = cmd->name;
+	r = cmd->run(&ctl, argc - optind, argv + optind);
 	rpc_client_free(ctl.client);
 	fflush(stdout);
 	return r;

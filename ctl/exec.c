@@ -1,9 +1,12 @@
-/* ctl_exec: `kin ctl exec ...` over kin.v1.Exec and `kin ctl events` over
- * kin.v1.Events. An ExecSpec is filled from the options in fixed-size
+/* exec: `kin ctl exec start|list|status|signal|stop|wait|logs|stdin|delete`
+ * over kin.v1.Exec. An ExecSpec is filled from the options in fixed-size
  * tables (static: one command per process), so a long command line is
  * refused with a sentence, never allocated for. `exec wait` exits with the
- * executable's own status, as a shell would. */
-#include "ctl/cc.h"
+ * executable's own status, as a shell would. Every subcommand parses the
+ * same options (exec_parse) and refuses those that are not its own. */
+#include "ctl/ctl-int.h"
+
+#include <poll.h>
 
 #include <getopt.h>
 #include <signal.h>
@@ -59,38 +62,6 @@ static int parse_signal(const char *s)
 	return -1;
 }
 
-static int parse_size(const char *s, uint64_t *ret)
-{
-	char num[32];
-	size_t n = strlen(s);
-	uint64_t mul = 1, v;
-	if (n == 0 || n >= sizeof(num))
-		return -EINVAL;
-	memcpy(num, s, n + 1);
-	switch (num[n - 1]) {
-	case 'K':
-	case 'k':
-		mul = 1024;
-		break;
-	case 'M':
-	case 'm':
-		mul = 1024 * 1024;
-		break;
-	case 'G':
-	case 'g':
-		mul = 1024 * 1024 * 1024;
-		break;
-	default:
-		break;
-	}
-	if (mul > 1)
-		num[n - 1] = '\0';
-	if (str_to_u64(num, UINT64_MAX / mul, &v) < 0)
-		return -EINVAL;
-	*ret = v * mul;
-	return 0;
-}
-
 static int parse_idmap(const char *s, Kin__V1__IdMap *m)
 {
 	unsigned a, b, c;
@@ -130,10 +101,9 @@ enum {
 	O_STDOUT,
 	O_STDERR,
 	O_CLOSE,
-	O_CELL,
 };
 
-static const struct option exec_longopts[] = {
+const struct option ctl_exec_opts[] = {
     {"env", required_argument, NULL, O_ENV},
     {"cwd", required_argument, NULL, O_CWD},
     {"uid", required_argument, NULL, O_UID},
@@ -166,12 +136,230 @@ static const struct option exec_longopts[] = {
     {NULL, 0, NULL, 0},
 };
 
-struct start_args {
+/* What the options and words after `exec SUB` say. The spec's tables are
+ * fixed-size: a long command line is refused, never allocated for. */
+struct exec_args {
 	Kin__V1__ExecSpec spec;
 	char *env[256], *rlimits[16];
 	uint32_t groups[32];
 	Kin__V1__IdMap umaps[8], gmaps[8], *umapp[8], *gmapp[8];
+	bool follow, close_at_eof;
+	uint64_t grace;
+	Kin__V1__LogStream which;
+	int dd; /* the index of "--", argc without one */
+	char **pos;
+	int npos;
 };
+
+/* The ExecSpec field a plain string option sets, or NULL. */
+static char **start_str_field(Kin__V1__ExecSpec *sp, int c)
+{
+	switch (c) {
+	case O_CWD:
+		return &sp->cwd;
+	case O_UMASK:
+		return &sp->umask;
+	case O_CAPS:
+		return &sp->caps;
+	case O_AMBIENT:
+		return &sp->ambient;
+	case O_SECCOMP:
+		return &sp->seccomp;
+	case O_NS:
+		return &sp->namespaces;
+	case O_HOSTNAME:
+		return &sp->hostname;
+	case O_ROOT:
+		return &sp->root;
+	case O_RESTART:
+		return &sp->restart;
+	default:
+		return NULL;
+	}
+}
+
+static int start_opt_groups(struct ctl *ctl, struct exec_args *a, char *arg)
+{
+	char *save, *tok, *s = arg;
+	uint64_t v;
+	while ((tok = strtok_r(s, ",", &save))) {
+		s = NULL;
+		if (a->spec.n_groups == ARRAY_SIZE(a->groups) ||
+		    str_to_u64(tok, UINT32_MAX - 1, &v) < 0)
+			return ctl_usage(ctl, "--groups: expected at most 32 numeric ids");
+		a->groups[a->spec.n_groups++] = (uint32_t)v;
+	}
+	return CTL_OK;
+}
+
+static int start_opt_idmap(struct ctl *ctl, struct exec_args *a, int c, char *arg)
+{
+	bool u = c == O_UIDMAP;
+	size_t *n = u ? &a->spec.n_uid_map : &a->spec.n_gid_map;
+	Kin__V1__IdMap *m = u ? a->umaps : a->gmaps, **p = u ? a->umapp : a->gmapp;
+	if (*n == 8 || parse_idmap(arg, &m[*n]) < 0)
+		return ctl_usage(ctl, "'%s': expected INSIDE:OUTSIDE:COUNT (at most 8)", arg);
+	p[*n] = &m[*n];
+	(*n)++;
+	return CTL_OK;
+}
+
+static int start_opt_backoff(struct ctl *ctl, Kin__V1__ExecSpec *sp, char *arg)
+{
+	char *colon = strchr(arg, ':');
+	if (colon)
+		*colon = '\0';
+	if (str_to_duration_ms(arg, 3600 * 1000, &sp->backoff_base_ms) < 0 ||
+	    (colon && str_to_duration_ms(colon + 1, 3600 * 1000, &sp->backoff_cap_ms) < 0))
+		return ctl_usage(ctl, "--backoff: expected BASE[:CAP] durations (100ms:30s)");
+	return CTL_OK;
+}
+
+/* One of exec start's own options (O_ENV..O_BACKOFF) into the spec. */
+static int start_opt(struct ctl *ctl, struct exec_args *a, int c, char *arg)
+{
+	Kin__V1__ExecSpec *sp = &a->spec;
+	char **field = start_str_field(sp, c);
+	uint64_t v;
+	if (field) {
+		*field = arg;
+		return CTL_OK;
+	}
+	switch (c) {
+	case O_ENV:
+		if (sp->n_env == ARRAY_SIZE(a->env) || !strchr(arg, '='))
+			return ctl_usage(ctl, "--env '%s': expected K=V (at most 256)", arg);
+		a->env[sp->n_env++] = arg;
+		return CTL_OK;
+	case O_UID:
+	case O_GID:
+		if (str_to_u64(arg, UINT32_MAX - 1, &v) < 0)
+			return ctl_usage(ctl, "'%s': expected a numeric id", arg);
+		*(c == O_UID ? &sp->uid : &sp->gid) = (uint32_t)v;
+		return CTL_OK;
+	case O_GROUPS:
+		return start_opt_groups(ctl, a, arg);
+	case O_RLIMIT:
+		if (sp->n_rlimits == ARRAY_SIZE(a->rlimits))
+			return ctl_usage(ctl, "at most 16 --rlimit");
+		a->rlimits[sp->n_rlimits++] = arg;
+		return CTL_OK;
+	case O_UIDMAP:
+	case O_GIDMAP:
+		return start_opt_idmap(ctl, a, c, arg);
+	case O_NNP:
+	case O_RO:
+	case O_STDIN:
+		*(c == O_NNP  ? &sp->no_new_privs
+		  : c == O_RO ? &sp->root_readonly
+		              : &sp->stdin_pipe) = true;
+		return CTL_OK;
+	case O_LOGSIZE:
+		if (str_to_size(arg, 1, UINT64_MAX, &sp->log_bytes) < 0)
+			return ctl_usage(ctl, "--log-size '%s': expected bytes, K, M or G", arg);
+		return CTL_OK;
+	default: /* O_BACKOFF */
+		return start_opt_backoff(ctl, sp, arg);
+	}
+}
+
+/* The options of the other subcommands (logs, stop, stdin). */
+static int other_opt(struct ctl *ctl, struct exec_args *a, int c, const char *arg)
+{
+	switch (c) {
+	case 'f':
+		a->follow = true;
+		return CTL_OK;
+	case O_STDOUT:
+	case O_STDERR:
+		a->which =
+		    c == O_STDOUT ? KIN__V1__LOG_STREAM__STDOUT : KIN__V1__LOG_STREAM__STDERR;
+		return CTL_OK;
+	case O_CLOSE:
+		a->close_at_eof = true;
+		return CTL_OK;
+	case O_GRACE:
+		if (str_to_duration_ms(arg, 3600 * 1000, &a->grace) < 0 || !a->grace)
+			return ctl_usage(
+			    ctl, "--grace '%s': expected a duration (10s, 500ms), at most 1h", arg);
+		return CTL_OK;
+	default:
+		return CTL_USAGE;
+	}
+}
+
+/* Options that are not sub's own are refused by name. */
+static int exec_opts_check(struct ctl *ctl, const struct exec_args *a, const char *sub)
+{
+	if ((a->follow || a->which != KIN__V1__LOG_STREAM__BOTH) && strcmp(sub, "logs"))
+		return ctl_usage(ctl, "-f, --stdout and --stderr are for exec logs");
+	if (a->grace && strcmp(sub, "stop"))
+		return ctl_usage(ctl, "--grace is for exec stop");
+	if (a->close_at_eof && strcmp(sub, "stdin"))
+		return ctl_usage(ctl, "--close is for exec stdin");
+	return CTL_OK;
+}
+
+static void exec_args_init(struct exec_args *a, int argc, char **argv)
+{
+	Kin__V1__ExecSpec *sp = &a->spec;
+	*a = (struct exec_args){.which = KIN__V1__LOG_STREAM__BOTH, .dd = argc};
+	kin__v1__exec_spec__init(sp);
+	sp->env = a->env;
+	sp->rlimits = a->rlimits;
+	sp->groups = a->groups;
+	sp->uid_map = a->umapp;
+	sp->gid_map = a->gmapp;
+	for (int i = 2; i < argc; i++)
+		if (!strcmp(argv[i], "--")) {
+			a->dd = i;
+			break;
+		}
+}
+
+/* The options before "--" (getopt permutes), then the words left in
+ * a->pos: CTL_OK to go on, else the exit code. */
+static int exec_parse(struct ctl *ctl, int argc, char **argv, struct exec_args *a)
+{
+	bool is_start = !strcmp(argv[1], "start");
+	int c, r;
+	exec_args_init(a, argc, argv);
+	if (is_start && a->dd == argc)
+		return ctl_usage(ctl, "needs '-- ARGV...' after the options");
+	optind = 0; /* 0: glibc starts over, in its default (permuting) order */
+	opterr = 0;
+	while ((c = getopt_long(a->dd - 1, argv + 1, ":fo:h", ctl_exec_opts, NULL)) != -1) {
+		int k = ctl_common_opt(ctl, c, argv + 1, &r);
+		if (k > 0)
+			return r;
+		if (k == 0)
+			continue;
+		bool start_only = c >= O_ENV && c <= O_BACKOFF;
+		if (start_only && !is_start)
+			return ctl_usage(ctl, "option '%s' is for exec start", argv[optind]);
+		r = start_only ? start_opt(ctl, a, c, optarg) : other_opt(ctl, a, c, optarg);
+		if (r != CTL_OK)
+			return r;
+	}
+	if ((r = exec_opts_check(ctl, a, argv[1])) != CTL_OK)
+		return r;
+	a->pos = argv + 1 + optind;
+	a->npos = a->dd - 1 - optind;
+	return CTL_OK;
+}
+
+/* exec_parse, then CELL NAME (and as many more words as extra), no "--". */
+static int exec_parse_target(struct ctl *ctl, int argc, char **argv, struct exec_args *a, int extra)
+{
+	int r = exec_parse(ctl, argc, argv, a);
+	if (r != CTL_OK)
+		return r;
+	if (a->npos != 2 + extra)
+		return ctl_usage(ctl, extra ? "needs CELL NAME SIGNAL" : "needs CELL NAME");
+	if (a->dd != argc && strcmp(argv[1], "start"))
+		return ctl_usage(ctl, "'--' is for exec start");
+	return CTL_OK;
+}
 
 /* Waits for a run to end; exits with its status as a shell would. */
 static int exit_status_of(const Kin__V1__ExecStatus *s)
@@ -179,6 +367,158 @@ static int exit_status_of(const Kin__V1__ExecStatus *s)
 	if (s->signal)
 		return 128 + s->signal;
 	return s->exit_code & 0xff;
+}
+
+static int exec_start(struct ctl *ctl, int argc, char **argv)
+{
+	static struct exec_args a;
+	Kin__V1__StartRequest in = KIN__V1__START_REQUEST__INIT;
+	int r = exec_parse_target(ctl, argc, argv, &a, 0);
+	if (r != CTL_OK)
+		return r;
+	if (a.dd + 1 >= argc)
+		return ctl_usage(ctl, "needs a command after '--'");
+	in.cell = a.pos[0];
+	in.name = a.pos[1];
+	in.spec = &a.spec;
+	a.spec.argv = argv + a.dd + 1;
+	a.spec.n_argv = (size_t)(argc - a.dd - 1);
+	/* kin answers a start within its setup deadline (then kills the
+	 * child): by default wait that long, and a little more, so a setup
+	 * that times out is told as such, not as an unreachable kin. */
+	struct err st;
+	ProtobufCMessage *out;
+	const struct ctl_call c = {
+	    .service = "kin.v1.Exec",
+	    .method = "Start",
+	    .in = &in.base,
+	    .out_desc = &kin__v1__exec_status__descriptor,
+	    .timeout_ms = !ctl->timeout_set && ctl->timeout_ms < CTL_EXEC_START_WAIT_MS
+	                      ? CTL_EXEC_START_WAIT_MS
+	                      : ctl->timeout_ms,
+	};
+	if ((r = ctl_call(ctl, &c, &out, &st)) != CTL_OK)
+		return r;
+	const Kin__V1__ExecStatus *s = (Kin__V1__ExecStatus *)out;
+	if (ctl->json)
+		ctl_json_line(out);
+	else
+		printf("started %s/%s pid %d\n", s->cell, s->name, s->pid);
+	protobuf_c_message_free_unpacked(out, NULL);
+	return CTL_OK;
+}
+
+static int exec_list(struct ctl *ctl, int argc, char **argv)
+{
+	static struct exec_args a;
+	Kin__V1__ListExecRequest in = KIN__V1__LIST_EXEC_REQUEST__INIT;
+	ProtobufCMessage *out;
+	int r = exec_parse(ctl, argc, argv, &a);
+	if (r != CTL_OK)
+		return r;
+	if (a.npos > 1)
+		return ctl_usage(ctl, "takes at most one CELL");
+	in.cell = a.npos ? a.pos[0] : (char *)"";
+	r = ctl_call_simple(ctl, "kin.v1.Exec", "List", &in.base,
+	                    &kin__v1__list_exec_response__descriptor, &out, false);
+	if (r != CTL_OK)
+		return r;
+	const Kin__V1__ListExecResponse *m = (Kin__V1__ListExecResponse *)out;
+	if (ctl->json) {
+		ctl_json_line(out);
+	} else {
+		printf("%-24s %-16s %-9s %7s  %-10s %s\n", "CELL", "NAME", "STATE", "PID", "ENDED",
+		       "RESTARTS");
+		for (size_t i = 0; i < m->n_executables; i++)
+			print_status_row(m->executables[i]);
+	}
+	protobuf_c_message_free_unpacked(out, NULL);
+	return CTL_OK;
+}
+
+/* An ExecStatus answer (status, wait, signal, stop) printed; wait's exit
+ * code is the executable's status. */
+static int print_answer(struct ctl *ctl, ProtobufCMessage *out, bool waits)
+{
+	const Kin__V1__ExecStatus *s = (Kin__V1__ExecStatus *)out;
+	if (ctl->json)
+		ctl_json_line(out);
+	else if (waits && s->signal)
+		printf("%s/%s killed by signal %d\n", s->cell, s->name, s->signal);
+	else if (waits)
+		printf("%s/%s exited with status %d\n", s->cell, s->name, s->exit_code);
+	else
+		print_status(s);
+	int r = waits ? exit_status_of(s) : CTL_OK;
+	protobuf_c_message_free_unpacked(out, NULL);
+	return r;
+}
+
+/* status and wait */
+static int exec_status(struct ctl *ctl, int argc, char **argv)
+{
+	static struct exec_args a;
+	Kin__V1__ExecRequest in = KIN__V1__EXEC_REQUEST__INIT;
+	bool waits = !strcmp(argv[1], "wait");
+	ProtobufCMessage *out;
+	int r = exec_parse_target(ctl, argc, argv, &a, 0);
+	if (r != CTL_OK)
+		return r;
+	in.cell = a.pos[0];
+	in.name = a.pos[1];
+	r = ctl_call_simple(ctl, "kin.v1.Exec", waits ? "Wait" : "Status", &in.base,
+	                    &kin__v1__exec_status__descriptor, &out, waits);
+	return r != CTL_OK ? r : print_answer(ctl, out, waits);
+}
+
+static int exec_signal(struct ctl *ctl, int argc, char **argv)
+{
+	static struct exec_args a;
+	Kin__V1__SignalRequest in = KIN__V1__SIGNAL_REQUEST__INIT;
+	ProtobufCMessage *out;
+	int r = exec_parse_target(ctl, argc, argv, &a, 1);
+	if (r != CTL_OK)
+		return r;
+	in.cell = a.pos[0];
+	in.name = a.pos[1];
+	in.signal = parse_signal(a.pos[2]);
+	if (in.signal < 0)
+		return ctl_usage(ctl, "'%s': expected a signal name (TERM, SIGKILL) or number",
+		                 a.pos[2]);
+	r = ctl_call_simple(ctl, "kin.v1.Exec", "Signal", &in.base,
+	                    &kin__v1__exec_status__descriptor, &out, false);
+	return r != CTL_OK ? r : print_answer(ctl, out, false);
+}
+
+static int exec_stop(struct ctl *ctl, int argc, char **argv)
+{
+	static struct exec_args a;
+	Kin__V1__StopRequest in = KIN__V1__STOP_REQUEST__INIT;
+	ProtobufCMessage *out;
+	int r = exec_parse_target(ctl, argc, argv, &a, 0);
+	if (r != CTL_OK)
+		return r;
+	in.cell = a.pos[0];
+	in.name = a.pos[1];
+	in.grace_ms = a.grace;
+	r = ctl_call_simple(ctl, "kin.v1.Exec", "Stop", &in.base, &kin__v1__exec_status__descriptor,
+	                    &out, true);
+	return r != CTL_OK ? r : print_answer(ctl, out, false);
+}
+
+static int exec_delete(struct ctl *ctl, int argc, char **argv)
+{
+	static struct exec_args a;
+	Kin__V1__ExecRequest in = KIN__V1__EXEC_REQUEST__INIT;
+	int r = exec_parse_target(ctl, argc, argv, &a, 0);
+	if (r != CTL_OK)
+		return r;
+	in.cell = a.pos[0];
+	in.name = a.pos[1];
+	r = ctl_call_simple(ctl, "kin.v1.Exec", "Delete", &in.base, NULL, NULL, false);
+	if (r == CTL_OK)
+		printf(ctl->json ? "{}\n" : "deleted %s/%s\n", in.cell, in.name);
+	return r;
 }
 
 static void log_print(const ProtobufCMessage *m)
@@ -192,385 +532,90 @@ static void log_print(const ProtobufCMessage *m)
 	fflush(f);
 }
 
-static int exec_logs(struct cc *cc, const char *cell, const char *name, bool follow,
-                     Kin__V1__LogStream which)
+static int exec_logs(struct ctl *ctl, int argc, char **argv)
 {
+	static struct exec_args a;
 	Kin__V1__LogsRequest in = KIN__V1__LOGS_REQUEST__INIT;
-	in.cell = (char *)cell;
-	in.name = (char *)name;
-	in.follow = follow;
-	in.stream = which;
-	return ctl_cc_stream_run(cc, "kin.v1.Exec", "Logs", &in.base,
-	                         &kin__v1__log_chunk__descriptor, log_print);
+	int r = exec_parse_target(ctl, argc, argv, &a, 0);
+	if (r != CTL_OK)
+		return r;
+	in.cell = a.pos[0];
+	in.name = a.pos[1];
+	in.follow = a.follow;
+	in.stream = a.which;
+	return ctl_stream_run(ctl, "kin.v1.Exec", "Logs", &in.base, &kin__v1__log_chunk__descriptor,
+	                      log_print);
 }
 
-static int exec_stdin(struct cc *cc, const char *cell, const char *name, bool close_at_eof)
+/* One chunk to the executable's stdin pipe, over the run's connection.
+ * kin writes what the pipe takes now and says how much: the rest is sent
+ * again. Only when the pipe took nothing does kin ctl wait before asking
+ * again, from 1 ms growing to 64 ms, so a slow reader costs few calls. */
+static int stdin_send(struct ctl *ctl, Kin__V1__StdinRequest *in, uint8_t *buf, size_t n,
+                      bool close)
 {
+	size_t off = 0;
+	int idle_ms = 0;
+	do {
+		ProtobufCMessage *out;
+		in->data.data = buf + off;
+		in->data.len = n - off;
+		in->close = close;
+		int r = ctl_call_simple(ctl, "kin.v1.Exec", "Stdin", &in->base,
+		                        &kin__v1__stdin_response__descriptor, &out, false);
+		if (r != CTL_OK)
+			return r;
+		uint64_t w = ((Kin__V1__StdinResponse *)out)->written;
+		protobuf_c_message_free_unpacked(out, NULL);
+		off += (size_t)w;
+		idle_ms = w ? 0 : !idle_ms ? 1 : idle_ms < 64 ? idle_ms * 2 : 64;
+		if (idle_ms && off < n)
+			poll(NULL, 0, idle_ms); /* the pipe is full: the reader is slow */
+	} while (off < n);
+	return CTL_OK;
+}
+
+static int exec_stdin(struct ctl *ctl, int argc, char **argv)
+{
+	static struct exec_args a;
 	static uint8_t buf[64 * 1024];
 	Kin__V1__StdinRequest in = KIN__V1__STDIN_REQUEST__INIT;
-	in.cell = (char *)cell;
-	in.name = (char *)name;
-	for (;;) {
+	int r = exec_parse_target(ctl, argc, argv, &a, 0);
+	if (r != CTL_OK)
+		return r;
+	in.cell = a.pos[0];
+	in.name = a.pos[1];
+	for (bool eof = false; !eof;) {
 		size_t n = fread(buf, 1, sizeof(buf), stdin);
-		bool eof = n < sizeof(buf);
-		size_t off = 0;
-		do {
-			ProtobufCMessage *out;
-			in.data.data = buf + off;
-			in.data.len = n - off;
-			in.close = eof && close_at_eof;
-			int r = ctl_cc_call(cc, "kin.v1.Exec", "Stdin", &in.base,
-			                    &kin__v1__stdin_response__descriptor, &out, false);
-			if (r != CTL_OK)
-				return r;
-			uint64_t w = ((Kin__V1__StdinResponse *)out)->written;
-			protobuf_c_message_free_unpacked(out, NULL);
-			off += (size_t)w;
-			if (w == 0 && off < n)
-				usleep(10000); /* the pipe is full: the executable reads slowly */
-		} while (off < n);
-		if (eof)
-			break;
+		eof = n < sizeof(buf);
+		if ((r = stdin_send(ctl, &in, buf, n, eof && a.close_at_eof)) != CTL_OK)
+			return r;
 	}
-	if (cc->json)
+	if (ctl->json)
 		printf("{}\n");
 	return CTL_OK;
 }
 
-int ctl_cc_cmd_exec(struct cc *cc, int argc, char **argv)
+const struct ctl_cmd ctl_exec_cmds[] = {
+    {"start", "start an executable in a cell", exec_start, ctl_exec_opts, NULL},
+    {"list", "executables, of one cell or all", exec_list, ctl_exec_opts, NULL},
+    {"status", "an executable's state", exec_status, ctl_exec_opts, NULL},
+    {"signal", "send a signal", exec_signal, ctl_exec_opts, NULL},
+    {"stop", "stop it: TERM, then KILL after the grace", exec_stop, ctl_exec_opts, NULL},
+    {"wait", "wait for its end; exits with its status", exec_status, ctl_exec_opts, NULL},
+    {"logs", "its output", exec_logs, ctl_exec_opts, NULL},
+    {"stdin", "send kin ctl's stdin", exec_stdin, ctl_exec_opts, NULL},
+    {"delete", "forget an ended executable", exec_delete, ctl_exec_opts, NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+int ctl_exec_main(struct ctl *ctl, int argc, char **argv)
 {
-	static char what[64];
-	static struct start_args sa;
-	Kin__V1__ExecSpec *sp = &sa.spec;
-	bool follow = false, close_at_eof = false;
-	uint64_t grace = 0, v;
-	Kin__V1__LogStream which = KIN__V1__LOG_STREAM__BOTH;
-	int c, r, dd = argc;
-
-	if (argc < 2)
-		return ctl_cc_usage(cc,
-		                    "needs a subcommand: start, list, status, signal, stop, wait, "
-		                    "logs, stdin, delete");
-	const char *sub = argv[1];
-	snprintf(what, sizeof(what), "exec %s", sub);
-	cc->what = what;
-	bool is_start = !strcmp(sub, "start");
-	kin__v1__exec_spec__init(sp);
-	sp->env = sa.env;
-	sp->rlimits = sa.rlimits;
-	sp->groups = sa.groups;
-	sp->uid_map = sa.umapp;
-	sp->gid_map = sa.gmapp;
-	for (int i = 2; i < argc; i++)
-		if (!strcmp(argv[i], "--")) {
-			dd = i;
-			break;
-		}
-	if (is_start && dd == argc)
-		return ctl_cc_usage(cc, "needs '-- ARGV...' after the options");
-	optind = 0; /* 0: glibc starts over, in its default (permuting) order */
-	opterr = 0;
-	while ((c = getopt_long(dd - 1, argv + 1, ":fo:h", exec_longopts, NULL)) != -1) {
-		int k = ctl_cc_common_opt(cc, c, argv + 1, &r);
-		if (k > 0)
-			return r;
-		if (k == 0)
-			continue;
-		bool start_only = c >= O_ENV && c <= O_BACKOFF;
-		if (start_only && !is_start)
-			return ctl_cc_usage(cc, "option '%s' is for exec start", argv[optind]);
-		switch (c) {
-		case 'f':
-			follow = true;
-			break;
-		case O_STDOUT:
-			which = KIN__V1__LOG_STREAM__STDOUT;
-			break;
-		case O_STDERR:
-			which = KIN__V1__LOG_STREAM__STDERR;
-			break;
-		case O_CLOSE:
-			close_at_eof = true;
-			break;
-		case O_GRACE:
-			if (str_to_duration_ms(optarg, 3600 * 1000, &grace) < 0 || !grace)
-				return ctl_cc_usage(
-				    cc,
-				    "--grace '%s': expected a duration (10s, 500ms), at "
-				    "most 1h",
-				    optarg);
-			break;
-		case O_ENV:
-			if (sp->n_env == ARRAY_SIZE(sa.env) || !strchr(optarg, '='))
-				return ctl_cc_usage(cc, "--env '%s': expected K=V (at most 256)",
-				                    optarg);
-			sa.env[sp->n_env++] = optarg;
-			break;
-		case O_CWD:
-			sp->cwd = optarg;
-			break;
-		case O_UID:
-		case O_GID:
-			if (str_to_u64(optarg, UINT32_MAX - 1, &v) < 0)
-				return ctl_cc_usage(cc, "'%s': expected a numeric id", optarg);
-			*(c == O_UID ? &sp->uid : &sp->gid) = (uint32_t)v;
-			break;
-		case O_GROUPS: {
-			char *save, *tok, *s = optarg;
-			while ((tok = strtok_r(s, ",", &save))) {
-				s = NULL;
-				if (sp->n_groups == ARRAY_SIZE(sa.groups) ||
-				    str_to_u64(tok, UINT32_MAX - 1, &v) < 0)
-					return ctl_cc_usage(
-					    cc, "--groups: expected at most 32 numeric ids");
-				sa.groups[sp->n_groups++] = (uint32_t)v;
-			}
-			break;
-		}
-		case O_UMASK:
-			sp->umask = optarg;
-			break;
-		case O_RLIMIT:
-			if (sp->n_rlimits == ARRAY_SIZE(sa.rlimits))
-				return ctl_cc_usage(cc, "at most 16 --rlimit");
-			sa.rlimits[sp->n_rlimits++] = optarg;
-			break;
-		case O_CAPS:
-			sp->caps = optarg;
-			break;
-		case O_AMBIENT:
-			sp->ambient = optarg;
-			break;
-		case O_NNP:
-			sp->no_new_privs = true;
-			break;
-		case O_SECCOMP:
-			sp->seccomp = optarg;
-			break;
-		case O_NS:
-			sp->namespaces = optarg;
-			break;
-		case O_UIDMAP:
-		case O_GIDMAP: {
-			bool u = c == O_UIDMAP;
-			size_t *n = u ? &sp->n_uid_map : &sp->n_gid_map;
-			Kin__V1__IdMap *m = u ? sa.umaps : sa.gmaps, **p = u ? sa.umapp : sa.gmapp;
-			if (*n == 8 || parse_idmap(optarg, &m[*n]) < 0)
-				return ctl_cc_usage(
-				    cc, "'%s': expected INSIDE:OUTSIDE:COUNT (at most 8)", optarg);
-			p[*n] = &m[*n];
-			(*n)++;
-			break;
-		}
-		case O_HOSTNAME:
-			sp->hostname = optarg;
-			break;
-		case O_ROOT:
-			sp->root = optarg;
-			break;
-		case O_RO:
-			sp->root_readonly = true;
-			break;
-		case O_STDIN:
-			sp->stdin_pipe = true;
-			break;
-		case O_LOGSIZE:
-			if (parse_size(optarg, &sp->log_bytes) < 0)
-				return ctl_cc_usage(
-				    cc, "--log-size '%s': expected bytes, K, M or G", optarg);
-			break;
-		case O_RESTART:
-			sp->restart = optarg;
-			break;
-		case O_BACKOFF: {
-			char *colon = strchr(optarg, ':');
-			if (colon)
-				*colon = '\0';
-			if (str_to_duration_ms(optarg, 3600 * 1000, &sp->backoff_base_ms) < 0 ||
-			    (colon &&
-			     str_to_duration_ms(colon + 1, 3600 * 1000, &sp->backoff_cap_ms) < 0))
-				return ctl_cc_usage(
-				    cc, "--backoff: expected BASE[:CAP] durations (100ms:30s)");
-			break;
-		}
-		default:
-			return CTL_USAGE;
-		}
-	}
-	if ((follow || which != KIN__V1__LOG_STREAM__BOTH) && strcmp(sub, "logs"))
-		return ctl_cc_usage(cc, "-f, --stdout and --stderr are for exec logs");
-	if (grace && strcmp(sub, "stop"))
-		return ctl_cc_usage(cc, "--grace is for exec stop");
-	if (close_at_eof && strcmp(sub, "stdin"))
-		return ctl_cc_usage(cc, "--close is for exec stdin");
-	char **pos = argv + 1 + optind;
-	int npos = dd - 1 - optind;
-
-	if (!strcmp(sub, "list")) {
-		if (npos > 1)
-			return ctl_cc_usage(cc, "takes at most one CELL");
-		Kin__V1__ListExecRequest in = KIN__V1__LIST_EXEC_REQUEST__INIT;
-		ProtobufCMessage *out;
-		in.cell = npos ? pos[0] : (char *)"";
-		r = ctl_cc_call(cc, "kin.v1.Exec", "List", &in.base,
-		                &kin__v1__list_exec_response__descriptor, &out, false);
-		if (r != CTL_OK)
-			return r;
-		const Kin__V1__ListExecResponse *m = (Kin__V1__ListExecResponse *)out;
-		if (cc->json) {
-			ctl_cc_json_line(out);
-		} else {
-			printf("%-24s %-16s %-9s %7s  %-10s %s\n", "CELL", "NAME", "STATE", "PID",
-			       "ENDED", "RESTARTS");
-			for (size_t i = 0; i < m->n_executables; i++)
-				print_status_row(m->executables[i]);
-		}
-		protobuf_c_message_free_unpacked(out, NULL);
-		return CTL_OK;
-	}
-	bool is_signal = !strcmp(sub, "signal");
-	if (npos != (is_signal ? 3 : 2))
-		return ctl_cc_usage(cc, is_signal ? "needs CELL NAME SIGNAL" : "needs CELL NAME");
-	char *cell = pos[0], *name = pos[1];
-	ProtobufCMessage *out = NULL;
-
-	if (is_start) {
-		Kin__V1__StartRequest in = KIN__V1__START_REQUEST__INIT;
-		if (dd + 1 >= argc)
-			return ctl_cc_usage(cc, "needs a command after '--'");
-		in.cell = cell;
-		in.name = name;
-		in.spec = sp;
-		sp->argv = argv + dd + 1;
-		sp->n_argv = (size_t)(argc - dd - 1);
-		/* kin answers a start within its setup deadline (then kills the
-		 * child): by default wait that long, and a little more, so a
-		 * setup that times out is told as such, not as an unreachable kin. */
-		struct ctl_opts o = *cc->o;
-		const struct ctl_opts *given = cc->o;
-		if (!o.timeout_set && o.timeout_ms < CTL_EXEC_START_WAIT_MS)
-			o.timeout_ms = CTL_EXEC_START_WAIT_MS;
-		cc->o = &o;
-		r = ctl_cc_call(cc, "kin.v1.Exec", "Start", &in.base,
-		                &kin__v1__exec_status__descriptor, &out, false);
-		cc->o = given;
-		if (r != CTL_OK)
-			return r;
-		const Kin__V1__ExecStatus *s = (Kin__V1__ExecStatus *)out;
-		if (cc->json)
-			ctl_cc_json_line(out);
-		else
-			printf("started %s/%s pid %d\n", s->cell, s->name, s->pid);
-		protobuf_c_message_free_unpacked(out, NULL);
-		return CTL_OK;
-	}
-	if (dd != argc)
-		return ctl_cc_usage(cc, "'--' is for exec start");
-	if (!strcmp(sub, "logs"))
-		return exec_logs(cc, cell, name, follow, which);
-	if (!strcmp(sub, "stdin"))
-		return exec_stdin(cc, cell, name, close_at_eof);
-	Kin__V1__ExecRequest in = KIN__V1__EXEC_REQUEST__INIT;
-	in.cell = cell;
-	in.name = name;
-	if (!strcmp(sub, "delete")) {
-		r = ctl_cc_call(cc, "kin.v1.Exec", "Delete", &in.base, NULL, NULL, false);
-		if (r == CTL_OK)
-			printf(cc->json ? "{}\n" : "deleted %s/%s\n", cell, name);
-		return r;
-	}
-	bool waits = false;
-	if (is_signal) {
-		Kin__V1__SignalRequest sin = KIN__V1__SIGNAL_REQUEST__INIT;
-		sin.cell = cell;
-		sin.name = name;
-		sin.signal = parse_signal(pos[2]);
-		if (sin.signal < 0)
-			return ctl_cc_usage(
-			    cc, "'%s': expected a signal name (TERM, SIGKILL) or number", pos[2]);
-		r = ctl_cc_call(cc, "kin.v1.Exec", "Signal", &sin.base,
-		                &kin__v1__exec_status__descriptor, &out, false);
-	} else if (!strcmp(sub, "stop")) {
-		Kin__V1__StopRequest sin = KIN__V1__STOP_REQUEST__INIT;
-		sin.cell = cell;
-		sin.name = name;
-		sin.grace_ms = grace;
-		r = ctl_cc_call(cc, "kin.v1.Exec", "Stop", &sin.base,
-		                &kin__v1__exec_status__descriptor, &out, true);
-	} else if (!strcmp(sub, "wait") || !strcmp(sub, "status")) {
-		waits = !strcmp(sub, "wait");
-		r = ctl_cc_call(cc, "kin.v1.Exec", waits ? "Wait" : "Status", &in.base,
-		                &kin__v1__exec_status__descriptor, &out, waits);
-	} else {
-		return ctl_cc_usage(
-		    cc, "unknown subcommand (start, list, status, signal, stop, wait, logs, "
-		        "stdin, delete)");
-	}
-	if (r != CTL_OK)
-		return r;
-	const Kin__V1__ExecStatus *s = (Kin__V1__ExecStatus *)out;
-	if (cc->json)
-		ctl_cc_json_line(out);
-	else if (waits && s->signal)
-		printf("%s/%s killed by signal %d\n", s->cell, s->name, s->signal);
-	else if (waits)
-		printf("%s/%s exited with status %d\n", s->cell, s->name, s->exit_code);
-	else
-		print_status(s);
-	r = waits ? exit_status_of(s) : CTL_OK;
-	protobuf_c_message_free_unpacked(out, NULL);
-	return r;
-}
-
-/* ---- events -------------------------------------------------------------------------------- */
-
-static void event_print(const ProtobufCMessage *m)
-{
-	const Kin__V1__Event *e = (const Kin__V1__Event *)m;
-	if (e->dropped)
-		printf("(%llu events dropped: this reader was too slow)\n",
-		       (unsigned long long)e->dropped);
-	printf("%llu.%06llu %-9s %s%s%s", (unsigned long long)(e->time_ns / 1000000000ull),
-	       (unsigned long long)(e->time_ns % 1000000000ull / 1000), e->name, e->cell,
-	       e->exec[0] ? "/" : "", e->exec);
-	if (e->pid)
-		printf(" pid=%d", e->pid);
-	if (e->type == KIN__V1__EVENT_TYPE__EXEC_EXIT)
-		printf(e->signal ? " signal=%d" : " status=%d",
-		       e->signal ? e->signal : e->exit_code);
-	if (e->type == KIN__V1__EVENT_TYPE__OOM_KILL ||
-	    e->type == KIN__V1__EVENT_TYPE__EXEC_RESTART)
-		printf(" count=%llu", (unsigned long long)e->count);
-	if (e->type == KIN__V1__EVENT_TYPE__EXEC_RESTART)
-		printf(" delay=%llums", (unsigned long long)e->delay_ms);
-	putchar('\n');
-	fflush(stdout);
-}
-
-int ctl_cc_cmd_events(struct cc *cc, int argc, char **argv)
-{
-	static const struct option longopts[] = {
-	    {"cell", required_argument, NULL, O_CELL},
-	    {"output", required_argument, NULL, 'o'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
-	Kin__V1__EventsRequest in = KIN__V1__EVENTS_REQUEST__INIT;
-	int c, r;
-	cc->what = "events";
-	optind = 0; /* 0: glibc starts over, in its default (permuting) order */
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
-		int k = ctl_cc_common_opt(cc, c, argv, &r);
-		if (k > 0)
-			return r;
-		if (k == 0)
-			continue;
-		if (c == O_CELL)
-			in.cell = optarg;
-	}
-	if (optind < argc)
-		return ctl_cc_usage(cc, "unexpected argument '%s'", argv[optind]);
-	return ctl_cc_stream_run(cc, "kin.v1.Events", "Subscribe", &in.base,
-	                         &kin__v1__event__descriptor, event_print);
+	return ctl_cmd_dispatch(
+	    ctl, ctl_exec_cmds, argc, argv,
+	    "needs a subcommand: start, list, status, signal, stop, wait, "
+	    "logs, stdin, delete",
+	    "unknown subcommand (start, list, status, signal, stop, wait, logs, "
+	    "stdin, delete)",
+	    true);
 }

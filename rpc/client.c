@@ -43,6 +43,11 @@ void rpc_client_free(struct rpc_client *c)
 	free(c);
 }
 
+void rpc_client_set_timeout(struct rpc_client *c, int timeout_ms)
+{
+	c->timeout_ms = timeout_ms;
+}
+
 int rpc_client_set_metadata(struct rpc_client *c, const struct rpc_kv *kv, size_t n)
 {
 	if (n > RPC_METADATA_MAX)

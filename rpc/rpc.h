@@ -297,6 +297,9 @@ struct rpc_client;
  * connect and each later call (0: wait forever). */
 int rpc_client_connect(const char *address, int timeout_ms, struct rpc_client **ret);
 void rpc_client_free(struct rpc_client *c);
+/* Bounds each later call (0: wait forever); one connection can carry
+ * calls with different deadlines. */
+void rpc_client_set_timeout(struct rpc_client *c, int timeout_ms);
 /* Metadata sent with every later call (strings kept by pointer). */
 int rpc_client_set_metadata(struct rpc_client *c, const struct rpc_kv *kv, size_t n);
 /* One unary call. 0 when the server answered: ret_status says how, and on

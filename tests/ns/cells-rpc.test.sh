@@ -371,6 +371,18 @@ t_stdin() {
 		bad stdin_refused_without_pipe "exit $rc"
 }
 
+# 1 MiB to a reader that starts late: the pipe fills, kin takes what it can
+# and kin ctl sends the rest again, all over its one connection.
+t_stdin_large() {
+	kc exec start --stdin a slowreader -- sh -c 'sleep 0.5; wc -c'
+	head -c 1048576 /dev/zero | "$KIN" ctl --socket "$S" exec stdin --close a slowreader >"$T/out" 2>&1
+	local r=$?
+	kc exec wait a slowreader
+	"$KIN" ctl --socket "$S" exec logs --stdout a slowreader >"$T/o4" 2>&1
+	[ $r -eq 0 ] && [ "$(tr -d ' ' <"$T/o4")" = 1048576 ] && ok stdin_large_slow_reader ||
+		bad stdin_large_slow_reader "exit $r, '$(cat "$T/o4")'"
+}
+
 t_delete_refused() {
 	kc exec start z busy -- sleep 100
 	kc cell delete z
@@ -435,6 +447,7 @@ t_kill_leaves_no_process
 t_signal_stop_grace
 t_list_delete
 t_stdin
+t_stdin_large
 t_delete_refused
 t_hostile_clients
 serving && ok still_serving_after_all || bad still_serving_after_all "kin stopped answering"
