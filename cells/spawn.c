@@ -27,10 +27,6 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
-#ifndef P_PIDFD
-#define P_PIDFD 3
-#endif
-
 static const char *const step_names[EXEC_STEP_COUNT] = {
     [EXEC_STEP_SYNC] = "sync",
     [EXEC_STEP_SETSID] = "setsid",
@@ -62,53 +58,11 @@ const char *exec_step_name(enum exec_step s)
 	return (unsigned)s < EXEC_STEP_COUNT ? step_names[s] : "?";
 }
 
-struct exec_report {
-	int32_t step, err;
-};
-
-static _noreturn_ void child_fail(int fd, enum exec_step step, int e)
-{
-	struct exec_report rep = {.step = step, .err = e ? e : EIO};
-	(void)!write(fd, &rep, sizeof(rep));
-	_exit(127);
-}
-
 #define TRY(step, expr)                                                                            \
 	do {                                                                                       \
 		if ((expr) < 0)                                                                    \
-			child_fail(errfd, step, errno);                                            \
+			spawn_child_fail(errfd, step, errno);                                      \
 	} while (0)
-
-/* Device nodes a program expects; bound from the host's /dev, which works
- * in a user namespace where mknod does not. */
-static const char *const dev_nodes[] = {"null", "zero", "full", "random", "urandom", "tty"};
-
-static void setup_dev(int errfd)
-{
-	char path[64], host[64];
-	if (mkdir("dev", 0755) < 0 && errno != EEXIST)
-		child_fail(errfd, EXEC_STEP_MOUNT_DEV, errno);
-	TRY(EXEC_STEP_MOUNT_DEV,
-	    mount("tmpfs", "dev", "tmpfs", MS_NOSUID | MS_STRICTATIME, "mode=755,size=64k"));
-	for (size_t i = 0; i < ARRAY_SIZE(dev_nodes); i++) {
-		snprintf(path, sizeof(path), "dev/%s", dev_nodes[i]);
-		int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0666);
-		TRY(EXEC_STEP_MOUNT_DEV, fd);
-		close(fd);
-		snprintf(host, sizeof(host), "/dev/%s", dev_nodes[i]);
-		TRY(EXEC_STEP_MOUNT_DEV, mount(host, path, NULL, MS_BIND, NULL));
-	}
-	(void)!symlink("/proc/self/fd", "dev/fd");
-	(void)!symlink("/proc/self/fd/0", "dev/stdin");
-	(void)!symlink("/proc/self/fd/1", "dev/stdout");
-	(void)!symlink("/proc/self/fd/2", "dev/stderr");
-	(void)!mkdir("dev/shm", 01777);
-	/* A private devpts is a nicety (terminals); its absence is not fatal. */
-	if (mkdir("dev/pts", 0755) == 0 &&
-	    mount("devpts", "dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
-	          "newinstance,ptmxmode=0666,mode=620") == 0)
-		(void)!symlink("pts/ptmx", "dev/ptmx");
-}
 
 /* Remounting read-only in a user namespace must keep the flags the mount
  * was locked with, or the kernel refuses. */
@@ -138,10 +92,12 @@ static void setup_root(const struct exec_spec *s, int errfd)
 	TRY(EXEC_STEP_BIND_ROOT, mount(s->root, s->root, NULL, MS_BIND | MS_REC, NULL));
 	TRY(EXEC_STEP_BIND_ROOT, chdir(s->root));
 	if (mkdir("proc", 0555) < 0 && errno != EEXIST)
-		child_fail(errfd, EXEC_STEP_MOUNT_PROC, errno);
+		spawn_child_fail(errfd, EXEC_STEP_MOUNT_PROC, errno);
 	TRY(EXEC_STEP_MOUNT_PROC,
 	    mount("proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL));
-	setup_dev(errfd);
+	int r = spawn_make_dev("dev");
+	if (r < 0)
+		spawn_child_fail(errfd, EXEC_STEP_MOUNT_DEV, -r);
 	/* pivot_root(".", ".") stacks the old root under the new one; the
 	 * detach then drops it, leaving no path back to the host. */
 	TRY(EXEC_STEP_PIVOT_ROOT, syscall(SYS_pivot_root, ".", "."));
@@ -174,7 +130,7 @@ static void set_ids_and_caps(const struct spawn_req *req, int errfd)
 		groups[i] = s->groups[i];
 	for (int cap = 0; cap <= CAP_LAST_CAP; cap++)
 		if (!((s->caps >> cap) & 1) && cap_drop_bound(cap) < 0 && errno != EINVAL)
-			child_fail(errfd, EXEC_STEP_BOUNDING, errno);
+			spawn_child_fail(errfd, EXEC_STEP_BOUNDING, errno);
 	/* Keep permitted capabilities across the uid change; they are set
 	 * exactly right below. */
 	TRY(EXEC_STEP_CAPS, prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0));
@@ -230,12 +186,11 @@ static _noreturn_ void child_main(const struct spawn_req *req, int errfd, int sy
 	int fds[3];
 	char b;
 
-	for (int sig = 1; sig < NSIG; sig++)
-		if (sig != SIGKILL && sig != SIGSTOP)
-			signal(sig, SIG_DFL);
+	/* The mask stays as kin's (blocked) until just before execve. */
+	spawn_signals_reset(SPAWN_MASK_KEEP);
 	if (syncfd >= 0) { /* the parent writes our id maps first */
 		if (read(syncfd, &b, 1) != 1)
-			child_fail(errfd, EXEC_STEP_SYNC, errno ? errno : EPIPE);
+			spawn_child_fail(errfd, EXEC_STEP_SYNC, errno ? errno : EPIPE);
 		close(syncfd);
 	}
 	TRY(EXEC_STEP_SETSID, setsid());
@@ -275,11 +230,9 @@ static _noreturn_ void child_main(const struct spawn_req *req, int errfd, int sy
 	/* Whatever kin's caller leaked without CLOEXEC must not reach the
 	 * program; errfd stays open until execve succeeds. */
 	syscall(SYS_close_range, 3, ~0u, CLOSE_RANGE_CLOEXEC);
-	sigset_t none;
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
+	spawn_signals_reset(SPAWN_MASK_EMPTY);
 	exec_search(req);
-	child_fail(errfd, EXEC_STEP_EXECVE, errno);
+	spawn_child_fail(errfd, EXEC_STEP_EXECVE, errno);
 }
 
 static int write_map(pid_t pid, const char *file, const struct exec_idmap *m, size_t n)
@@ -291,13 +244,6 @@ static int write_map(pid_t pid, const char *file, const struct exec_idmap *m, si
 		                        m[i].outside, m[i].count);
 	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
 	return file_write_str(path, buf);
-}
-
-static void kill_and_reap(int pidfd)
-{
-	siginfo_t si;
-	syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
-	waitid((idtype_t)P_PIDFD, (id_t)pidfd, &si, WEXITED);
 }
 
 static uint64_t clone_ns_flags(uint32_t ns)
@@ -316,26 +262,20 @@ int exec_spawn(struct spawn_req *req, pid_t *ret_pid, int *ret_pidfd, int *ret_s
                struct err *err)
 {
 	const struct exec_spec *s = req->spec;
-	_cleanup_close_ int err_r = -1, err_w = -1, sync_r = -1, sync_w = -1;
-	int pipefd[2], pidfd = -1, r;
+	_cleanup_close_ int err_r = -1, sync_r = -1, sync_w = -1;
+	int pipefd[2], pidfd, r;
+	struct spawn_proc p;
 
-	if (pipe2(pipefd, O_CLOEXEC) < 0)
-		return err_set_errno(err, -errno, "exec \"%s\": pipe: %m", req->label);
-	err_r = pipefd[0], err_w = pipefd[1];
 	if (s->namespaces & EXEC_NS_USER) {
 		if (pipe2(pipefd, O_CLOEXEC) < 0)
 			return err_set_errno(err, -errno, "exec \"%s\": pipe: %m", req->label);
 		sync_r = pipefd[0], sync_w = pipefd[1];
 	}
-	struct clone_args args = {
-	    .flags = CLONE_PIDFD | CLONE_INTO_CGROUP | clone_ns_flags(s->namespaces),
-	    .pidfd = (uint64_t)(uintptr_t)&pidfd,
-	    .exit_signal = SIGCHLD,
-	    .cgroup = (uint64_t)req->cgroup_fd,
-	};
-	long pid = syscall(SYS_clone3, &args, sizeof(args));
-	if (pid < 0) {
-		r = -errno;
+	const struct spawn_opts o = {.ns_flags = clone_ns_flags(s->namespaces),
+	                             .cgroup_fd = req->cgroup_fd,
+	                             .report_nonblock = true};
+	r = spawn_clone(&o, &p);
+	if (r < 0) {
 		if (r == -EBUSY)
 			return err_set(err, r, ERR_FAILED_PRECONDITION,
 			               "exec \"%s\": clone3: the cell has child cells with "
@@ -343,13 +283,14 @@ int exec_spawn(struct spawn_req *req, pid_t *ret_pid, int *ret_pidfd, int *ret_s
 			               req->label);
 		return err_set_errno(err, r, "exec \"%s\": clone3: %s", req->label, strerror(-r));
 	}
-	if (pid == 0) {
-		close(err_r);
+	if (r == 0) {
 		if (sync_w >= 0)
 			close(sync_w);
-		child_main(req, err_w, sync_r);
+		child_main(req, p.report_fd, sync_r);
 	}
-	close(TAKE_FD(err_w));
+	pid_t pid = p.pid;
+	pidfd = p.pidfd;
+	err_r = p.report_fd;
 	if (sync_r >= 0)
 		close(TAKE_FD(sync_r));
 	if (s->namespaces & EXEC_NS_USER) {
@@ -361,20 +302,13 @@ int exec_spawn(struct spawn_req *req, pid_t *ret_pid, int *ret_pidfd, int *ret_s
 			r = -errno;
 		if (r < 0) {
 			/* Not tracked yet: the child dies at once (it waits for us). */
-			kill_and_reap(pidfd);
+			spawn_kill_and_reap(pidfd);
 			close(pidfd);
 			return err_set_errno(err, r, "exec \"%s\": uid/gid map: %s", req->label,
 			                     strerror(-r));
 		}
 	}
-	r = fd_set_nonblock(err_r, true);
-	if (r < 0) {
-		kill_and_reap(pidfd);
-		close(pidfd);
-		return err_set_errno(err, r, "exec \"%s\": status pipe: %s", req->label,
-		                     strerror(-r));
-	}
-	*ret_pid = (pid_t)pid;
+	*ret_pid = pid;
 	*ret_pidfd = pidfd;
 	*ret_status_fd = TAKE_FD(err_r);
 	return 0;
@@ -382,19 +316,14 @@ int exec_spawn(struct spawn_req *req, pid_t *ret_pid, int *ret_pidfd, int *ret_s
 
 int exec_spawn_result(int status_fd, const char *label, struct err *err)
 {
-	struct exec_report rep;
-	ssize_t n;
-	do
-		n = read(status_fd, &rep, sizeof(rep));
-	while (n < 0 && errno == EINTR);
-	if (n < 0 && errno == EAGAIN)
+	int step, r = spawn_report_read(status_fd, &step);
+	if (r == 0)
 		return -EAGAIN;
-	if (n == 0)
+	if (r == 1)
 		return 0;
-	if (n != (ssize_t)sizeof(rep))
+	if (step < 0)
 		return err_set(err, -EIO, ERR_INTERNAL, "exec \"%s\": the child died in setup",
 		               label);
-	int r = -rep.err;
 	return err_set_errno(err, r, "exec \"%s\": %s: %s", label,
-	                     exec_step_name((enum exec_step)rep.step), strerror(-r));
+	                     exec_step_name((enum exec_step)step), strerror(-r));
 }

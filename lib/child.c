@@ -9,10 +9,6 @@
 #include <sys/epoll.h>
 #include <sys/wait.h>
 
-#ifndef P_PIDFD
-#define P_PIDFD 3
-#endif
-
 struct child {
 	struct ev_source src; /* src.fd is the pidfd */
 	pid_t pid;
@@ -115,56 +111,31 @@ int child_track(struct child_table *t, pid_t pid, int pidfd, child_exit_fn on_ex
 	return 0;
 }
 
-static _noreturn_ void child_exec(char *const argv[], int errfd)
-{
-	sigset_t none;
-	sigemptyset(&none);
-	for (int sig = 1; sig < NSIG; sig++)
-		if (sig != SIGKILL && sig != SIGSTOP)
-			signal(sig, SIG_DFL);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	execvp(argv[0], argv);
-	int e = errno;
-	(void)!write(errfd, &e, sizeof(e));
-	_exit(127);
-}
-
 int child_spawn(struct child_table *t, char *const argv[], child_exit_fn on_exit, void *data,
                 struct child **ret)
 {
-	int pipefd[2], pidfd = -1;
+	struct spawn_proc p;
+	int step;
 
 	if (!argv || !argv[0])
 		return -EINVAL;
-	if (pipe2(pipefd, O_CLOEXEC) < 0)
-		return -errno;
-	struct clone_args args = {
-	    .flags = CLONE_PIDFD, .pidfd = (uint64_t)(uintptr_t)&pidfd, .exit_signal = SIGCHLD};
-	long pid = syscall(SYS_clone3, &args, sizeof(args));
-	if (pid < 0) {
-		int r = -errno;
-		close(pipefd[0]);
-		close(pipefd[1]);
+	int r = spawn_clone(&(struct spawn_opts){.cgroup_fd = -1}, &p);
+	if (r < 0)
+		return r;
+	if (r == 0) {
+		spawn_signals_reset(SPAWN_MASK_EMPTY);
+		execvp(argv[0], argv);
+		spawn_child_fail(p.report_fd, 0, errno);
+	}
+	r = spawn_report_read(p.report_fd, &step); /* blocking: until execve or its error */
+	close(p.report_fd);
+	if (r < 0) {
+		siginfo_t si;
+		waitid((idtype_t)P_PIDFD, (id_t)p.pidfd, &si, WEXITED);
+		close(p.pidfd);
 		return r;
 	}
-	if (pid == 0) {
-		close(pipefd[0]);
-		child_exec(argv, pipefd[1]);
-	}
-	close(pipefd[1]);
-	int e = 0;
-	ssize_t n;
-	do
-		n = read(pipefd[0], &e, sizeof(e));
-	while (n < 0 && errno == EINTR);
-	close(pipefd[0]);
-	if (n == (ssize_t)sizeof(e)) {
-		siginfo_t si;
-		waitid((idtype_t)P_PIDFD, (id_t)pidfd, &si, WEXITED);
-		close(pidfd);
-		return -e;
-	}
-	return child_track(t, (pid_t)pid, pidfd, on_exit, data, ret);
+	return child_track(t, p.pid, p.pidfd, on_exit, data, ret);
 }
 
 pid_t child_pid(const struct child *c)

@@ -14,6 +14,7 @@
 
 #include "lib/err.h"
 #include "lib/list.h"
+#include "lib/spawn.h"
 #include "lib/buf.h"
 
 /* ---- ownership ------------------------------------------------------- */

@@ -48,9 +48,7 @@ struct zone_spawned {
  * returns as soon as the child runs its own setup, never waiting on it.
  * A failure here (*ret_step ZSTEP_NET or -1) leaves no process. */
 int zone_spawn(const struct zone_spawn *a, struct zone_spawned *ret, int *ret_step);
-/* One read of the report pipe: 1 exec'd (EOF), 0 nothing yet, or the
- * failed step's -errno with *ret_step set. */
-int zone_spawn_report(int report_fd, int *ret_step);
+/* Its report pipe is read with lib's spawn_report_read. */
 
 /* ---- log.c: a zone kin's output, in a capped, rotated file -------------- */
 struct zone_log {

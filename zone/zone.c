@@ -481,7 +481,7 @@ static void on_report(struct ev_source *src, uint32_t events)
 {
 	struct zone *x = src->data;
 	int step = -1;
-	int r = zone_spawn_report(src->fd, &step);
+	int r = spawn_report_read(src->fd, &step);
 	(void)events;
 	if (r == 0)
 		return;
@@ -511,7 +511,7 @@ static void on_zone_exit(const siginfo_t *si, void *data)
 	if (x->starting && x->spawn_r == 0) {
 		/* Ended before we saw its report: a failed step says so. */
 		int step = -1;
-		int r = x->report.fd >= 0 ? zone_spawn_report(x->report.fd, &step) : 0;
+		int r = x->report.fd >= 0 ? spawn_report_read(x->report.fd, &step) : 0;
 		if (r < 0)
 			spawn_step_failed(x, r, step);
 		else
