@@ -15,12 +15,12 @@ struct child {
 	child_exit_fn on_exit;
 	void *data;
 	struct child_table *table;
-	struct child *prev, *next;
+	struct list_node node; /* in table->children, newest first */
 };
 
 struct child_table {
 	struct ev_loop *loop;
-	struct child *head;
+	struct list_node children;
 	size_t count;
 	uint64_t orphans;
 };
@@ -31,6 +31,7 @@ int child_table_new(struct ev_loop *loop, struct child_table **ret)
 	if (!t)
 		return -ENOMEM;
 	t->loop = loop;
+	list_init(&t->children);
 	*ret = t;
 	return 0;
 }
@@ -40,12 +41,7 @@ static void child_unlink_free(struct child *c)
 	struct child_table *t = c->table;
 	ev_del(t->loop, &c->src);
 	close(c->src.fd);
-	if (c->prev)
-		c->prev->next = c->next;
-	else
-		t->head = c->next;
-	if (c->next)
-		c->next->prev = c->prev;
+	list_remove(&c->node);
 	t->count--;
 	free(c);
 }
@@ -54,8 +50,9 @@ void child_table_free(struct child_table *t)
 {
 	if (!t)
 		return;
-	while (t->head)
-		child_unlink_free(t->head);
+	struct child *c, *tmp;
+	list_for_each_safe(c, tmp, &t->children, node)
+		child_unlink_free(c);
 	free(t);
 }
 
@@ -94,17 +91,14 @@ int child_track(struct child_table *t, pid_t pid, int pidfd, child_exit_fn on_ex
 	                    .pid = pid,
 	                    .on_exit = on_exit,
 	                    .data = data,
-	                    .table = t,
-	                    .next = t->head};
+	                    .table = t};
 	int r = ev_add(t->loop, &c->src, EPOLLIN);
 	if (r < 0) {
 		close(pidfd);
 		free(c);
 		return r;
 	}
-	if (t->head)
-		t->head->prev = c;
-	t->head = c;
+	list_push(&t->children, &c->node);
 	t->count++;
 	if (ret)
 		*ret = c;
@@ -150,7 +144,8 @@ int child_signal(struct child *c, int sig)
 
 void child_signal_all(struct child_table *t, int sig)
 {
-	for (struct child *c = t->head; c; c = c->next)
+	struct child *c;
+	list_for_each(c, &t->children, node)
 		child_signal(c, sig);
 }
 
@@ -162,10 +157,14 @@ size_t child_reap(struct child_table *t)
 		memset(&si, 0, sizeof(si));
 		if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 || si.si_pid == 0)
 			break;
-		struct child *c = t->head;
-		while (c && c->pid != si.si_pid)
-			c = c->next;
-		if (c) {
+		struct child *c, *found = NULL;
+		list_for_each(c, &t->children, node) {
+			if (c->pid == si.si_pid) {
+				found = c;
+				break;
+			}
+		}
+		if ((c = found)) {
 			if (!child_reap_one(c))
 				break;
 		} else {

@@ -37,9 +37,9 @@ struct zone {
 	int spawn_r; /* the first reason the start failed, 0: none yet */
 	struct err spawn_err;
 	int status;
-	bool cleaning;    /* reaped: removing what the zone kin made in its cell */
-	unsigned retries; /* of that removal */
-	struct zone *prev, *next;
+	bool cleaning;         /* reaped: removing what the zone kin made in its cell */
+	unsigned retries;      /* of that removal */
+	struct list_node node; /* in zones->list, oldest first */
 };
 
 struct zones {
@@ -59,7 +59,7 @@ struct zones {
 	int exe_fd;
 	bool self_dynamic;
 	struct zone_events ev;
-	struct zone *head, *tail;
+	struct list_node list;
 	size_t count;
 };
 
@@ -158,8 +158,9 @@ static int slot_alloc(struct zones *z, uint32_t *ret)
 	uint32_t n = z->has_subnet ? zone_subnet_links(z->subnet_prefix) : 0;
 	for (uint32_t s = 0; s < n; s++) {
 		bool used = false;
-		for (struct zone *x = z->head; x && !used; x = x->next)
-			used = x->info.net && x->slot == s;
+		struct zone *x;
+		list_for_each(x, &z->list, node)
+			used = used || (x->info.net && x->slot == s);
 		if (!used) {
 			*ret = s;
 			return 0;
@@ -175,8 +176,9 @@ static int deleg_alloc(struct zones *z)
 	uint32_t n = z->has_subnet ? zone_subnet_delegations(z->subnet_prefix) : 0;
 	for (uint32_t d = 0; d < n; d++) {
 		bool used = false;
-		for (struct zone *x = z->head; x && !used; x = x->next)
-			used = x->deleg == (int)d;
+		struct zone *x;
+		list_for_each(x, &z->list, node)
+			used = used || x->deleg == (int)d;
 		if (!used)
 			return (int)d;
 	}
@@ -247,6 +249,7 @@ int zones_new(struct ev_loop *loop, struct child_table *children, struct cells *
 	                    .stop_timeout_ms =
 	                        cfg->stop_timeout_ms ? cfg->stop_timeout_ms : ZONE_STOP_TIMEOUT_MS,
 	                    .exe_fd = -1};
+	list_init(&z->list);
 	if (ev)
 		z->ev = *ev;
 	const char *subnet = cfg->subnet       ? cfg->subnet
@@ -291,14 +294,7 @@ int zones_new(struct ev_loop *loop, struct child_table *children, struct cells *
 static void zone_unlink(struct zone *x)
 {
 	struct zones *z = x->z;
-	if (x->prev)
-		x->prev->next = x->next;
-	else
-		z->head = x->next;
-	if (x->next)
-		x->next->prev = x->prev;
-	else
-		z->tail = x->prev;
+	list_remove(&x->node);
 	z->count--;
 }
 
@@ -538,7 +534,8 @@ static void on_zone_exit(const siginfo_t *si, void *data)
 
 static struct zone *zone_find(struct zones *z, const char *name)
 {
-	for (struct zone *x = z->head; x; x = x->next)
+	struct zone *x;
+	list_for_each(x, &z->list, node)
 		if (strcmp(x->info.name, name) == 0)
 			return x;
 	return NULL;
@@ -767,12 +764,7 @@ int zone_create(struct zones *z, const struct zone_spec *spec, zone_created_fn c
 		            strerror(-r));
 	}
 	/* Listed from here: its name is taken, stop and kill reach it. */
-	x->prev = z->tail;
-	if (z->tail)
-		z->tail->next = x;
-	else
-		z->head = x;
-	z->tail = x;
+	list_append(&z->list, &x->node);
 	z->count++;
 	x->info.state = ZONE_STARTING;
 	x->starting = true;
@@ -859,10 +851,9 @@ int zone_get(struct zones *z, const char *name, struct zone_info *ret, struct er
 
 void zone_foreach(struct zones *z, void (*fn)(const struct zone_info *info, void *data), void *data)
 {
-	for (struct zone *x = z->head, *next; x; x = next) {
-		next = x->next;
+	struct zone *x, *next;
+	list_for_each_safe(x, next, &z->list, node)
 		fn(&x->info, data);
-	}
 }
 
 size_t zone_count(const struct zones *z)
@@ -874,8 +865,8 @@ void zones_free(struct zones *z)
 {
 	if (!z)
 		return;
-	while (z->head) {
-		struct zone *x = z->head;
+	while (!list_is_empty(&z->list)) {
+		struct zone *x = list_first_entry(&z->list, struct zone, node);
 		zone_unlink(x);
 		if (x->timer.fd >= 0) {
 			ev_del(z->loop, &x->timer);
