@@ -621,20 +621,11 @@ static void zone_abandon(struct zone *x, int out_fd)
 	free(x);
 }
 
-int zone_create(struct zones *z, const struct zone_spec *spec, zone_created_fn created, void *data,
-                struct err *err)
+/* A new zone's record: its name, cell, addresses, delegation and log (the
+ * log opened: *ret_out_fd is the zone kin's stdout and stderr). */
+static int zone_record_new(struct zones *z, const struct zone_spec *spec, struct zone **ret,
+                           struct net_ctx *nctx, int *ret_out_fd, struct err *err)
 {
-	int r = check_spec(z, spec, err);
-	if (r < 0)
-		return r;
-	r = exe_memfd(z);
-	if (r < 0)
-		return zerr(err, r, ERR_INTERNAL, "zone \"%s\": a sealed copy of %s: %s",
-		            spec->name, z->self, strerror(-r));
-	r = mkdir_p(z->scratch, 0700);
-	if (r < 0)
-		return zerr(err, r, ERR_INTERNAL, "zone \"%s\": %s: %s", spec->name, z->scratch,
-		            strerror(-r));
 	struct zone *x = calloc(1, sizeof(*x));
 	if (!x)
 		return zerr(err, -ENOMEM, ERR_INTERNAL, "zone \"%s\": out of memory", spec->name);
@@ -648,12 +639,12 @@ int zone_create(struct zones *z, const struct zone_spec *spec, zone_created_fn c
 	                             .started_ns = now_monotonic_ns()};
 	str_copy(x->info.name, sizeof(x->info.name), spec->name);
 	snprintf(x->info.cell, sizeof(x->info.cell), ZONE_CELL_PARENT "/%s", spec->name);
-	struct net_ctx nctx = {.x = x};
+	nctx->x = x;
 	if (spec->net) {
 		slot_alloc(z, &x->slot);
 		zone_subnet_slot(z->subnet_base, z->subnet_prefix, x->slot, x->info.addr,
-		                 sizeof(x->info.addr), x->info.gateway, nctx.host_cidr,
-		                 sizeof(nctx.host_cidr));
+		                 sizeof(x->info.addr), x->info.gateway, nctx->host_cidr,
+		                 sizeof(nctx->host_cidr));
 		snprintf(x->info.host_if, sizeof(x->info.host_if), "kz%d.%u",
 		         (int)(getpid() % 10000000), x->slot);
 	}
@@ -667,34 +658,24 @@ int zone_create(struct zones *z, const struct zone_spec *spec, zone_created_fn c
 		            "zone \"%s\": log path too long", spec->name);
 	}
 	zone_logs_forget(&z->kept, x->info.log); /* a new zone of that name owns it now */
-	int out_fd = -1;
-	r = zone_log_open(&x->log, z->loop, x->info.log, z->log_bytes, &out_fd);
+	*ret_out_fd = -1;
+	int r = zone_log_open(&x->log, z->loop, x->info.log, z->log_bytes, ret_out_fd);
 	if (r < 0) {
-		zone_abandon(x, out_fd);
+		zone_abandon(x, *ret_out_fd);
 		return zerr(err, r, ERR_INTERNAL, "zone \"%s\": log %s: %s", spec->name,
 		            x->info.log, strerror(-r));
 	}
+	*ret = x;
+	return 0;
+}
 
-	/* The cell: zones/NAME (zones made once, kept). */
-	struct err cerr = {0};
-	r = cell_create(z->cells, ZONE_CELL_PARENT, NULL, &cerr);
-	if (r < 0 && r != -EEXIST) {
-		zone_abandon(x, out_fd);
-		if (err)
-			*err = cerr;
-		return r;
-	}
-	r = cell_create(z->cells, x->info.cell, &spec->limits, err);
-	if (r < 0) {
-		zone_abandon(x, out_fd);
-		return r;
-	}
-	char cgdir[PATH_MAX], depth[16], depth_max[16];
-	cells_cgroup_dir(z->cells, x->info.cell, cgdir, sizeof(cgdir));
-	snprintf(depth, sizeof(depth), "%u", x->info.depth);
-	snprintf(depth_max, sizeof(depth_max), "%u", z->depth_max);
-	char *argv[ZONE_ARGS_MAX];
+/* The zone kin's command line; the strings in bufs (depth, depth_max). */
+static void zone_argv(const struct zones *z, const struct zone *x, const struct zone_spec *spec,
+                      char depth[16], char depth_max[16], char *argv[ZONE_ARGS_MAX])
+{
 	size_t n = 0;
+	snprintf(depth, 16, "%u", x->info.depth);
+	snprintf(depth_max, 16, "%u", z->depth_max);
 #define ARG(s) argv[n++] = (char *)(s)
 	ARG("kin");
 	ARG("init");
@@ -727,6 +708,72 @@ int zone_create(struct zones *z, const struct zone_spec *spec, zone_created_fn c
 	}
 	argv[n] = NULL;
 #undef ARG
+}
+
+/* The zone's cell, zones/NAME (zones made once, kept). */
+static int zone_cell_create(struct zones *z, const struct zone *x, const struct zone_spec *spec,
+                            struct err *err)
+{
+	struct err cerr = {0};
+	int r = cell_create(z->cells, ZONE_CELL_PARENT, NULL, &cerr);
+	if (r < 0 && r != -EEXIST) {
+		if (err)
+			*err = cerr;
+		return r;
+	}
+	return cell_create(z->cells, x->info.cell, &spec->limits, err);
+}
+
+/* The zone kin runs and is tracked: list it and watch its setup. */
+static void zone_watch(struct zone *x, const struct zone_spawned *out, zone_created_fn created,
+                       void *data)
+{
+	struct zones *z = x->z;
+	/* Listed from here: its name is taken, stop and kill reach it. */
+	list_append(&z->list, &x->node);
+	z->count++;
+	x->info.state = ZONE_STARTING;
+	x->starting = true;
+	x->created = created;
+	x->created_data = data;
+	x->report = (struct ev_source){.fd = out->report_fd, .fn = on_report, .data = x};
+	int r = ev_add(z->loop, &x->report, EPOLLIN);
+	if (r >= 0)
+		r = timer_arm(x, EXEC_START_TIMEOUT_MS);
+	if (r < 0) /* still pending: answered once it is reaped */
+		spawn_abort(x, r, ERR_INTERNAL, "zone \"%s\": watching its setup: %s", x->info.name,
+		            strerror(-r));
+}
+
+int zone_create(struct zones *z, const struct zone_spec *spec, zone_created_fn created, void *data,
+                struct err *err)
+{
+	int r = check_spec(z, spec, err);
+	if (r < 0)
+		return r;
+	r = exe_memfd(z);
+	if (r < 0)
+		return zerr(err, r, ERR_INTERNAL, "zone \"%s\": a sealed copy of %s: %s",
+		            spec->name, z->self, strerror(-r));
+	r = mkdir_p(z->scratch, 0700);
+	if (r < 0)
+		return zerr(err, r, ERR_INTERNAL, "zone \"%s\": %s: %s", spec->name, z->scratch,
+		            strerror(-r));
+	struct zone *x = NULL;
+	struct net_ctx nctx = {0};
+	int out_fd = -1;
+	r = zone_record_new(z, spec, &x, &nctx, &out_fd, err);
+	if (r < 0)
+		return r;
+	r = zone_cell_create(z, x, spec, err);
+	if (r < 0) {
+		zone_abandon(x, out_fd);
+		return r;
+	}
+	char cgdir[PATH_MAX], depth[16], depth_max[16];
+	char *argv[ZONE_ARGS_MAX];
+	cells_cgroup_dir(z->cells, x->info.cell, cgdir, sizeof(cgdir));
+	zone_argv(z, x, spec, depth, depth_max, argv);
 	struct zone_spawn sp = {.name = x->info.name,
 	                        .cgroup_dir = cgdir,
 	                        .root = spec->root,
@@ -751,7 +798,6 @@ int zone_create(struct zones *z, const struct zone_spec *spec, zone_created_fn c
 		return r;
 	}
 	close(out_fd); /* the zone kin has it as its stdout and stderr */
-	out_fd = -1;
 	x->info.pid = out.pid;
 	x->info.rpc_fd = out.rpc_fd;
 	r = child_track(z->children, out.pid, out.pidfd, on_zone_exit, x, &x->child);
@@ -759,24 +805,11 @@ int zone_create(struct zones *z, const struct zone_spec *spec, zone_created_fn c
 		cell_kill(z->cells, x->info.cell, NULL);
 		close(out.rpc_fd);
 		close(out.report_fd);
-		zone_abandon(x, out_fd);
+		zone_abandon(x, -1);
 		return zerr(err, r, ERR_INTERNAL, "zone \"%s\": tracking its kin: %s", spec->name,
 		            strerror(-r));
 	}
-	/* Listed from here: its name is taken, stop and kill reach it. */
-	list_append(&z->list, &x->node);
-	z->count++;
-	x->info.state = ZONE_STARTING;
-	x->starting = true;
-	x->created = created;
-	x->created_data = data;
-	x->report = (struct ev_source){.fd = out.report_fd, .fn = on_report, .data = x};
-	r = ev_add(z->loop, &x->report, EPOLLIN);
-	if (r >= 0)
-		r = timer_arm(x, EXEC_START_TIMEOUT_MS);
-	if (r < 0) /* still pending: answered once it is reaped */
-		spawn_abort(x, r, ERR_INTERNAL, "zone \"%s\": watching its setup: %s", x->info.name,
-		            strerror(-r));
+	zone_watch(x, &out, created, data);
 	log_debug("zone \"%s\": kin pid %d, depth %u%s%s; setting up", x->info.name, (int)out.pid,
 	          x->info.depth, spec->net ? ", eth0 " : "", x->info.addr);
 	return 1;
