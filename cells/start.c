@@ -194,9 +194,16 @@ void exec_start_forget(struct exec *e)
 
 /* ---- preparing the child ---------------------------------------------------- */
 
+/* libcap's handles freed by cleanup, like every other resource here. */
+static void cap_freep(cap_t *c)
+{
+	if (*c)
+		cap_free(*c);
+}
+
 static int build_caps(const struct exec_spec *s, cap_t *ret)
 {
-	cap_t caps = cap_init();
+	_cleanup_(cap_freep) cap_t caps = cap_init();
 	if (!caps)
 		return -ENOMEM;
 	cap_value_t list[64];
@@ -206,11 +213,9 @@ static int build_caps(const struct exec_spec *s, cap_t *ret)
 			list[n++] = cap;
 	if (n && (cap_set_flag(caps, CAP_PERMITTED, n, list, CAP_SET) < 0 ||
 	          cap_set_flag(caps, CAP_EFFECTIVE, n, list, CAP_SET) < 0 ||
-	          cap_set_flag(caps, CAP_INHERITABLE, n, list, CAP_SET) < 0)) {
-		cap_free(caps);
+	          cap_set_flag(caps, CAP_INHERITABLE, n, list, CAP_SET) < 0))
 		return -EINVAL;
-	}
-	*ret = caps;
+	*ret = TAKE_PTR(caps);
 	return 0;
 }
 
@@ -263,16 +268,73 @@ static int exec_fail_prefix(struct exec *e, int r, struct err *err)
  * is prepared first; whatever failed is undone by the cleanups. The child
  * is tracked from the start, so its exit is never lost to the orphan sweep
  * while its setup runs. */
+/* The child's stdio: stdin from /dev/null or a pipe kin writes, stdout
+ * and stderr into pipes kin reads. fds[0..5]: in_r, in_w (-1 without a
+ * stdin pipe), out_r, out_w, err_r, err_w; closed by the caller. */
+static int exec_stdio_open(struct exec *e, int fds[6], struct err *err)
+{
+	int p[2];
+	if (e->spec->stdin_pipe ? pipe2(p, O_CLOEXEC)
+	                        : (p[0] = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
+		return err_set_errno(err, -errno, "exec \"%s\": stdin: %m", e->label);
+	fds[0] = p[0], fds[1] = e->spec->stdin_pipe ? p[1] : -1;
+	if (pipe2(p, O_CLOEXEC) < 0 || (fds[2] = p[0], fds[3] = p[1], pipe2(p, O_CLOEXEC) < 0))
+		return err_set_errno(err, -errno, "exec \"%s\": output pipes: %m", e->label);
+	fds[4] = p[0], fds[5] = p[1];
+	return 0;
+}
+
+/* The child runs and is tracked: the run's state, its stdin and output,
+ * and its setup watched from the loop (report pipe and deadline). */
+static void exec_started(struct exec *e, struct exec_token *token, pid_t pid, int fds[6],
+                         int status_fd)
+{
+	e->token = token;
+	e->pid = pid;
+	e->state = EXEC_STARTING;
+	e->start_failed = false;
+	e->exited = false;
+	e->exit_code = e->signal = 0;
+	e->started_ns = now_monotonic_ns();
+	if (e->stdin_fd >= 0)
+		close(e->stdin_fd);
+	e->stdin_fd = TAKE_FD(fds[1]);
+	if (e->stdin_fd >= 0)
+		fd_set_nonblock(e->stdin_fd, true);
+	int r = exec_output_attach(e, TAKE_FD(fds[2]), TAKE_FD(fds[4]));
+	if (r < 0)
+		log_warn("exec \"%s\": output not captured: %s", e->label, strerror(-r));
+	/* Without its report in the loop, or without a deadline, the start
+	 * could never settle: kill the child, the reap settles it. */
+	e->status = (struct ev_source){.fd = status_fd, .fn = on_status, .data = e};
+	r = ev_add(e->owner->loop, &e->status, EPOLLIN);
+	if (r < 0) {
+		close(e->status.fd);
+		e->status.fd = -1;
+	}
+	if (r == 0)
+		r = exec_timer_arm(e, EXEC_START_TIMEOUT_MS);
+	if (r < 0)
+		verdict(e, -r, ERR_INTERNAL, "cannot watch its setup: %s", strerror(-r));
+}
+
+static void close_fds6(int (*fds)[6])
+{
+	for (int i = 0; i < 6; i++)
+		if ((*fds)[i] >= 0)
+			close((*fds)[i]);
+}
+
 int exec_run(struct exec *e, struct err *err)
 {
 	const struct exec_spec *s = e->spec;
 	struct spawn_req req = {.spec = s, .label = e->label};
-	_cleanup_close_ int cg = -1, in_r = -1, in_w = -1, out_r = -1, out_w = -1, err_r = -1,
-	                    err_w = -1, status_fd = -1;
+	_cleanup_close_ int cg = -1, status_fd = -1;
+	_cleanup_(close_fds6) int fds[6] = {-1, -1, -1, -1, -1, -1};
 	_cleanup_free_ struct sock_filter *filter = NULL;
+	_cleanup_(cap_freep) cap_t caps = NULL;
 	char dir[PATH_MAX];
-	cap_t caps = NULL;
-	int fds[2], r;
+	int r;
 
 	r = build_seccomp(e, &req.seccomp, err);
 	if (r < 0)
@@ -283,24 +345,12 @@ int exec_run(struct exec *e, struct err *err)
 		                     strerror(-r));
 	req.caps_state = caps;
 	cells_cell_dir(e->owner, e->cell, dir, sizeof(dir));
-	if ((cg = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
-		r = err_set_errno(err, -errno, "exec \"%s\": %s: %m", e->label, dir);
-		goto out;
-	}
-	if (s->stdin_pipe ? pipe2(fds, O_CLOEXEC)
-	                  : (fds[0] = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
-		r = err_set_errno(err, -errno, "exec \"%s\": stdin: %m", e->label);
-		goto out;
-	}
-	in_r = fds[0], in_w = s->stdin_pipe ? fds[1] : -1;
-	if (pipe2(fds, O_CLOEXEC) < 0 ||
-	    (out_r = fds[0], out_w = fds[1], pipe2(fds, O_CLOEXEC) < 0)) {
-		r = err_set_errno(err, -errno, "exec \"%s\": output pipes: %m", e->label);
-		goto out;
-	}
-	err_r = fds[0], err_w = fds[1];
+	if ((cg = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return err_set_errno(err, -errno, "exec \"%s\": %s: %m", e->label, dir);
+	if ((r = exec_stdio_open(e, fds, err)) < 0)
+		return r;
 	req.cgroup_fd = cg;
-	req.stdio[0] = in_r, req.stdio[1] = out_w, req.stdio[2] = err_w;
+	req.stdio[0] = fds[0], req.stdio[1] = fds[3], req.stdio[2] = fds[5];
 	const char *path = exec_env_get(s->env, "PATH");
 	size_t n = 0;
 	if (!path)
@@ -311,16 +361,14 @@ int exec_run(struct exec *e, struct err *err)
 	req.path = path ? path : DEFAULT_PATH;
 
 	struct exec_token *token = calloc(1, sizeof(*token));
-	if (!token) {
-		r = err_set(err, -ENOMEM, ERR_RESOURCE_EXHAUSTED, "out of memory");
-		goto out;
-	}
+	if (!token)
+		return err_set(err, -ENOMEM, ERR_RESOURCE_EXHAUSTED, "out of memory");
 	pid_t pid;
 	int pidfd;
 	r = exec_spawn(&req, &pid, &pidfd, &status_fd, err);
 	if (r < 0) {
 		free(token);
-		goto out;
+		return r;
 	}
 	token->e = e;
 	r = child_track(e->owner->children, pid, pidfd, exec_on_child_exit, token, NULL);
@@ -329,41 +377,11 @@ int exec_run(struct exec *e, struct err *err)
 		 * through the owner's orphan sweep. */
 		kill(pid, SIGKILL);
 		free(token);
-		err_set_errno(err, r, "exec \"%s\": cannot track pid %d: %s", e->label, (int)pid,
-		              strerror(-r));
-		goto out;
+		return err_set_errno(err, r, "exec \"%s\": cannot track pid %d: %s", e->label,
+		                     (int)pid, strerror(-r));
 	}
-	e->token = token;
-	e->pid = pid;
-	e->state = EXEC_STARTING;
-	e->start_failed = false;
-	e->exited = false;
-	e->exit_code = e->signal = 0;
-	e->started_ns = now_monotonic_ns();
-	if (e->stdin_fd >= 0)
-		close(e->stdin_fd);
-	e->stdin_fd = TAKE_FD(in_w);
-	if (e->stdin_fd >= 0)
-		fd_set_nonblock(e->stdin_fd, true);
-	r = exec_output_attach(e, TAKE_FD(out_r), TAKE_FD(err_r));
-	if (r < 0)
-		log_warn("exec \"%s\": output not captured: %s", e->label, strerror(-r));
-	/* Without its report in the loop, or without a deadline, the start
-	 * could never settle: kill the child, the reap settles it. */
-	e->status = (struct ev_source){.fd = TAKE_FD(status_fd), .fn = on_status, .data = e};
-	r = ev_add(e->owner->loop, &e->status, EPOLLIN);
-	if (r < 0) {
-		close(e->status.fd);
-		e->status.fd = -1;
-	}
-	if (r == 0)
-		r = exec_timer_arm(e, EXEC_START_TIMEOUT_MS);
-	if (r < 0)
-		verdict(e, -r, ERR_INTERNAL, "cannot watch its setup: %s", strerror(-r));
-	r = 0;
-out:
-	cap_free(caps);
-	return r;
+	exec_started(e, token, pid, fds, TAKE_FD(status_fd));
+	return 0;
 }
 
 /* ---- exec_start ------------------------------------------------------------ */
