@@ -3,6 +3,8 @@
 #   make check        every test layer; last line "N passed, N failed"
 #   make check SANITIZE=1   the same against an ASan+UBSan (dynamic) build
 #   make fuzz         long libFuzzer runs      make bench   benchmarks vs peers
+#   make lint         clang-format check, cppcheck, the layer check
+#   make format       clang-format -i over the files make lint checks
 
 CC       ?= cc
 CLANG    ?= clang
@@ -43,9 +45,10 @@ endif
 
 MODULES  := lib proto init api ctl cells vm net rpc rootfs zone
 # A module may add a MODULE/module.mk: LIBS it links, GEN_SRCS it generates
-# (into $(BUILD)/gen), and rules for them. Keeps this file free of module detail.
+# (into $(BUILD)/gen) with GEN_HDRS their headers, and rules for them. Keeps this file free of module detail.
 # CHECK_DEPS and BENCH_DEPS: test programs make check / make bench need.
 GEN_SRCS :=
+GEN_HDRS :=
 CHECK_DEPS :=
 BENCH_DEPS :=
 -include $(wildcard $(addsuffix /module.mk,$(MODULES)))
@@ -60,7 +63,7 @@ FUZZERS   := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRCS))
 
 KIN := $(BUILD)/kin
 
-.PHONY: all check check-run unit ns fuzz fuzz-build bench bench-run demo clean format deps kin-order
+.PHONY: all check check-run unit ns fuzz fuzz-build bench bench-run demo clean format lint deps kin-order
 all: $(KIN)
 
 $(BUILD)/obj/%.o: %.c
@@ -142,8 +145,16 @@ deps:
 kin-order: $(OBJS)
 	@BUILD=$(BUILD) scripts/kin-order.sh
 
+# lint: scripts/lint.sh (clang-format --dry-run, cppcheck with the build's
+# -I/-D flags over the modules' own sources, scripts/layers.sh). cppcheck
+# reads the generated headers, so they are made first.
+lint: $(GEN_HDRS)
+	@LINT_SRCS="$(filter-out $(GEN_SRCS),$(SRCS))" \
+		LINT_CPPFLAGS="$(filter -I% -D%,$(CFLAGS))" scripts/lint.sh
+
+# The same files lint's clang-format check reads (every tracked .c/.h).
 format:
-	clang-format -i $(SRCS) $(wildcard */*.h tests/*/*.c tests/*/*.h)
+	@scripts/lint.sh format
 
 clean:
 	rm -rf build

@@ -7,6 +7,7 @@ set -euo pipefail
 PKGS=(
 	make gcc libc6-dev clang libclang-rt-14-dev   # build, sanitizers, libFuzzer
 	lld                                           # links build/kin in init/kin.order
+	clang-format cppcheck                         # make lint
 	util-linux procps iproute2                    # unshare, ps, ip for the tests
 	qemu-system-x86 busybox-static               # guests (TCG) and the trivial-init peer
 	libseccomp-dev libcap-dev libnl-3-dev libnl-route-3-dev libblkid-dev
