@@ -5,10 +5,13 @@
 #   make fuzz         long libFuzzer runs      make bench   benchmarks vs peers
 #   make lint         clang-format check, cppcheck, the layer check
 #   make format       clang-format -i over the files make lint checks
+#   make install      bin/kin and its bash completion under $(DESTDIR)$(PREFIX)
 
 CC       ?= cc
 CLANG    ?= clang
 SANITIZE ?= 0
+PREFIX   ?= /usr/local
+DESTDIR  ?=
 FUZZ_SECONDS ?= 10
 
 WARNINGS := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wformat-security \
@@ -63,7 +66,7 @@ FUZZERS   := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRCS))
 
 KIN := $(BUILD)/kin
 
-.PHONY: all check check-run unit ns fuzz fuzz-build bench bench-run demo clean format lint deps kin-order
+.PHONY: all check check-run unit ns fuzz fuzz-build bench bench-run demo clean format lint install deps kin-order
 all: $(KIN)
 
 $(BUILD)/obj/%.o: %.c
@@ -137,6 +140,20 @@ demo:
 	@$(MAKE) --no-print-directory demo-run
 demo-run: $(KIN) $(BUILD)/ns-helper
 	@BUILD=$(BUILD) scripts/demo.sh
+
+# The completion script comes from the binary being installed (`kin ctl
+# completion bash`), made before anything is copied: a kin without the
+# subcommand (or printing nothing) fails the install instead of leaving an
+# empty completion file.
+COMPLETION_DIR := $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+install: $(KIN)
+	@mkdir -p $(BUILD)
+	@$(KIN) ctl completion bash >$(BUILD)/kin.bash-completion 2>$(BUILD)/kin.bash-completion.err && \
+		[ -s $(BUILD)/kin.bash-completion ] || { \
+		echo "install: '$(KIN) ctl completion bash' printed no completion script:" >&2; \
+		cat $(BUILD)/kin.bash-completion.err >&2; rm -f $(BUILD)/kin.bash-completion; exit 1; }
+	install -D -m 0755 $(KIN) $(DESTDIR)$(PREFIX)/bin/kin
+	install -D -m 0644 $(BUILD)/kin.bash-completion $(COMPLETION_DIR)/kin
 
 deps:
 	scripts/deps.sh
