@@ -47,27 +47,27 @@ endif
 endif
 
 MODULES  := lib proto init api ctl cells vm net rpc rootfs zone
-# A module may add a MODULE/module.mk: LIBS it links, GEN_SRCS it generates
-# (into $(BUILD)/gen) with GEN_HDRS their headers, and rules for them. Keeps this file free of module detail.
-# CHECK_DEPS and BENCH_DEPS: test programs make check / make bench need.
+# A module may add a MODULE/module.mk: LIBS it links, CFLAGS it needs,
+# GEN_SRCS it generates (into $(BUILD)/gen) with GEN_HDRS their headers, and
+# rules for them. Keeps this file free of module detail.
 GEN_SRCS :=
 GEN_HDRS :=
-CHECK_DEPS :=
-BENCH_DEPS :=
 -include $(wildcard $(addsuffix /module.mk,$(MODULES)))
 SRCS     := $(foreach m,$(MODULES),$(wildcard $(m)/*.c)) $(GEN_SRCS)
 OBJS     := $(patsubst %.c,$(BUILD)/obj/%.o,$(SRCS))
 # Everything but main(): what unit tests and fuzzers link against.
 LIB_OBJS := $(filter-out $(BUILD)/obj/init/main.o,$(OBJS))
 
-UNIT_SRCS := $(wildcard tests/unit/*.c)
-FUZZ_SRCS := $(filter-out tests/fuzz/replay.c,$(wildcard tests/fuzz/*.c))
-FUZZERS   := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRCS))
-
 KIN := $(BUILD)/kin
 
 .PHONY: all check check-run unit ns fuzz fuzz-build bench bench-run demo clean format lint install deps kin-order
 all: $(KIN)
+
+# The test programs (unit tests, drivers, fuzzers, benchmarks): tests/tests.mk
+# adds them to CHECK_DEPS and BENCH_DEPS.
+CHECK_DEPS :=
+BENCH_DEPS :=
+include tests/tests.mk
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -76,37 +76,13 @@ $(BUILD)/obj/%.o: %.c
 $(KIN): $(OBJS) $(KIN_LINK_DEPS)
 	$(CC) $(LDFLAGS) $(KIN_LDFLAGS) -o $@ $(OBJS) $(LIBS)
 
-$(BUILD)/unit-tests: $(UNIT_SRCS) $(LIB_OBJS)
-	$(CC) $(CFLAGS) -Wno-write-strings -Wno-discarded-qualifiers $(LDFLAGS) -Itests/unit -o $@ $(UNIT_SRCS) $(LIB_OBJS) $(LIBS)
-
-$(BUILD)/ns-helper: tests/ns/helper.c
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< 
-
-# libFuzzer builds (clang); module sources compiled in with the fuzzer's
-# instrumentation. tests/fuzz/replay.c gives each target a plain main too.
-FUZZ_CFLAGS := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined \
-	$(filter-out -D_FORTIFY_SOURCE%,$(filter -I% -D%,$(CFLAGS)))
-# Module objects are built once with the fuzzer's instrumentation and
-# shared by every target (compiling all of kin per target took minutes).
-FUZZ_OBJS := $(patsubst %.c,build/fuzz/obj/%.o,$(filter-out init/main.c,$(SRCS)))
-build/fuzz/obj/%.o: %.c
-	@mkdir -p $(dir $@)
-	@echo "  CC-FUZZ $<"; $(CLANG) $(FUZZ_CFLAGS:-fsanitize=fuzzer,%=-fsanitize=fuzzer-no-link,%) -MMD -MP -c $< -o $@
-$(FUZZ_OBJS): | $(GEN_SRCS)
-build/fuzz/%: tests/fuzz/%.c $(FUZZ_OBJS)
-	@mkdir -p $(dir $@)
-	$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_OBJS) $(LIBS)
-build/fuzz/%-replay: tests/fuzz/%.c tests/fuzz/replay.c $(LIB_OBJS)
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< tests/fuzz/replay.c $(LIB_OBJS) $(LIBS)
-
 fuzz-build: $(FUZZERS)
 
 # check, bench and demo first install what is missing (scripts/deps.sh).
 check:
 	@scripts/deps.sh
 	@$(MAKE) --no-print-directory check-run
-check-run: $(KIN) $(BUILD)/unit-tests $(BUILD)/ns-helper $(FUZZERS) $(CHECK_DEPS)
+check-run: $(KIN) $(CHECK_DEPS)
 	@BUILD=$(BUILD) FUZZ_SECONDS=$(FUZZ_SECONDS) tests/run-all.sh
 
 # Guest images always carry the static kin: an ASan build is dynamic and a
@@ -129,10 +105,7 @@ fuzz: $(FUZZERS)
 bench:
 	@scripts/deps.sh
 	@$(MAKE) --no-print-directory bench-run
-$(BUILD)/bench-%: tests/bench/%.c
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $<
-BENCH_BINS := $(patsubst tests/bench/%.c,$(BUILD)/bench-%,$(wildcard tests/bench/*.c))
-bench-run: $(KIN) $(BUILD)/ns-helper $(BENCH_BINS) $(BENCH_DEPS)
+bench-run: $(KIN) $(BENCH_DEPS)
 	@BUILD=$(BUILD) tests/bench/run.sh
 
 demo:
