@@ -60,8 +60,15 @@ LIB_OBJS := $(filter-out $(BUILD)/obj/init/main.o,$(OBJS))
 
 KIN := $(BUILD)/kin
 
-.PHONY: all check check-run unit ns fuzz fuzz-build bench bench-run demo clean format lint install deps kin-order
-all: $(KIN)
+.PHONY: all kin check check-run unit ns fuzz fuzz-build bench bench-run demo clean format lint lint-run \
+	install deps kin-order
+# Plain `make` first installs what building needs (scripts/deps.sh build: one
+# dpkg query when all is there), then builds in a fresh make that sees it
+# (ld.lld, for one, is looked for when the Makefile is read).
+all:
+	@scripts/deps.sh build
+	@$(MAKE) --no-print-directory kin
+kin: $(KIN)
 
 # The test programs (unit tests, drivers, fuzzers, benchmarks): tests/tests.mk
 # adds them to CHECK_DEPS and BENCH_DEPS.
@@ -78,7 +85,7 @@ $(KIN): $(OBJS) $(KIN_LINK_DEPS)
 
 fuzz-build: $(FUZZERS)
 
-# check, bench and demo first install what is missing (scripts/deps.sh).
+# check, bench and demo first install what is missing (scripts/deps.sh: all).
 check:
 	@scripts/deps.sh
 	@$(MAKE) --no-print-directory check-run
@@ -138,7 +145,10 @@ kin-order: $(OBJS)
 # lint: scripts/lint.sh (clang-format --dry-run, cppcheck with the build's
 # -I/-D flags over the modules' own sources, scripts/layers.sh). cppcheck
 # reads the generated headers, so they are made first.
-lint: $(GEN_HDRS)
+lint:
+	@scripts/deps.sh lint
+	@$(MAKE) --no-print-directory lint-run
+lint-run: $(GEN_HDRS)
 	@LINT_SRCS="$(filter-out $(GEN_SRCS),$(SRCS))" \
 		LINT_CPPFLAGS="$(filter -I% -D%,$(CFLAGS))" scripts/lint.sh
 
