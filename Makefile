@@ -3,10 +3,15 @@
 #   make check        every test layer; last line "N passed, N failed"
 #   make check SANITIZE=1   the same against an ASan+UBSan (dynamic) build
 #   make fuzz         long libFuzzer runs      make bench   benchmarks vs peers
+#   make lint         clang-format check, cppcheck, the layer check
+#   make format       clang-format -i over the files make lint checks
+#   make install      bin/kin and its bash completion under $(DESTDIR)$(PREFIX)
 
 CC       ?= cc
 CLANG    ?= clang
 SANITIZE ?= 0
+PREFIX   ?= /usr/local
+DESTDIR  ?=
 FUZZ_SECONDS ?= 10
 
 WARNINGS := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wformat-security \
@@ -42,26 +47,34 @@ endif
 endif
 
 MODULES  := lib proto init api ctl cells vm net rpc rootfs zone
-# A module may add a MODULE/module.mk: LIBS it links, GEN_SRCS it generates
-# (into $(BUILD)/gen), and rules for them. Keeps this file free of module detail.
-# CHECK_DEPS and BENCH_DEPS: test programs make check / make bench need.
+# A module may add a MODULE/module.mk: LIBS it links, CFLAGS it needs,
+# GEN_SRCS it generates (into $(BUILD)/gen) with GEN_HDRS their headers, and
+# rules for them. Keeps this file free of module detail.
 GEN_SRCS :=
-CHECK_DEPS :=
-BENCH_DEPS :=
+GEN_HDRS :=
 -include $(wildcard $(addsuffix /module.mk,$(MODULES)))
 SRCS     := $(foreach m,$(MODULES),$(wildcard $(m)/*.c)) $(GEN_SRCS)
 OBJS     := $(patsubst %.c,$(BUILD)/obj/%.o,$(SRCS))
 # Everything but main(): what unit tests and fuzzers link against.
 LIB_OBJS := $(filter-out $(BUILD)/obj/init/main.o,$(OBJS))
 
-UNIT_SRCS := $(wildcard tests/unit/*.c)
-FUZZ_SRCS := $(filter-out tests/fuzz/replay.c,$(wildcard tests/fuzz/*.c))
-FUZZERS   := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRCS))
-
 KIN := $(BUILD)/kin
 
-.PHONY: all check check-run unit ns fuzz fuzz-build bench bench-run demo clean format deps kin-order
-all: $(KIN)
+.PHONY: all kin check check-run unit ns fuzz fuzz-build bench bench-run demo clean format lint lint-run \
+	install deps kin-order
+# Plain `make` first installs what building needs (scripts/deps.sh build: one
+# dpkg query when all is there), then builds in a fresh make that sees it
+# (ld.lld, for one, is looked for when the Makefile is read).
+all:
+	@scripts/deps.sh build
+	@$(MAKE) --no-print-directory kin
+kin: $(KIN)
+
+# The test programs (unit tests, drivers, fuzzers, benchmarks): tests/tests.mk
+# adds them to CHECK_DEPS and BENCH_DEPS.
+CHECK_DEPS :=
+BENCH_DEPS :=
+include tests/tests.mk
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -70,37 +83,13 @@ $(BUILD)/obj/%.o: %.c
 $(KIN): $(OBJS) $(KIN_LINK_DEPS)
 	$(CC) $(LDFLAGS) $(KIN_LDFLAGS) -o $@ $(OBJS) $(LIBS)
 
-$(BUILD)/unit-tests: $(UNIT_SRCS) $(LIB_OBJS)
-	$(CC) $(CFLAGS) -Wno-write-strings -Wno-discarded-qualifiers $(LDFLAGS) -Itests/unit -o $@ $(UNIT_SRCS) $(LIB_OBJS) $(LIBS)
-
-$(BUILD)/ns-helper: tests/ns/helper.c
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< 
-
-# libFuzzer builds (clang); module sources compiled in with the fuzzer's
-# instrumentation. tests/fuzz/replay.c gives each target a plain main too.
-FUZZ_CFLAGS := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined \
-	$(filter-out -D_FORTIFY_SOURCE%,$(filter -I% -D%,$(CFLAGS)))
-# Module objects are built once with the fuzzer's instrumentation and
-# shared by every target (compiling all of kin per target took minutes).
-FUZZ_OBJS := $(patsubst %.c,build/fuzz/obj/%.o,$(filter-out init/main.c,$(SRCS)))
-build/fuzz/obj/%.o: %.c
-	@mkdir -p $(dir $@)
-	@echo "  CC-FUZZ $<"; $(CLANG) $(FUZZ_CFLAGS:-fsanitize=fuzzer,%=-fsanitize=fuzzer-no-link,%) -MMD -MP -c $< -o $@
-$(FUZZ_OBJS): | $(GEN_SRCS)
-build/fuzz/%: tests/fuzz/%.c $(FUZZ_OBJS)
-	@mkdir -p $(dir $@)
-	$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_OBJS) $(LIBS)
-build/fuzz/%-replay: tests/fuzz/%.c tests/fuzz/replay.c $(LIB_OBJS)
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< tests/fuzz/replay.c $(LIB_OBJS) $(LIBS)
-
 fuzz-build: $(FUZZERS)
 
-# check, bench and demo first install what is missing (scripts/deps.sh).
+# check, bench and demo first install what is missing (scripts/deps.sh: all).
 check:
 	@scripts/deps.sh
 	@$(MAKE) --no-print-directory check-run
-check-run: $(KIN) $(BUILD)/unit-tests $(BUILD)/ns-helper $(FUZZERS) $(CHECK_DEPS)
+check-run: $(KIN) $(CHECK_DEPS)
 	@BUILD=$(BUILD) FUZZ_SECONDS=$(FUZZ_SECONDS) tests/run-all.sh
 
 # Guest images always carry the static kin: an ASan build is dynamic and a
@@ -123,10 +112,7 @@ fuzz: $(FUZZERS)
 bench:
 	@scripts/deps.sh
 	@$(MAKE) --no-print-directory bench-run
-$(BUILD)/bench-%: tests/bench/%.c
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $<
-BENCH_BINS := $(patsubst tests/bench/%.c,$(BUILD)/bench-%,$(wildcard tests/bench/*.c))
-bench-run: $(KIN) $(BUILD)/ns-helper $(BENCH_BINS) $(BENCH_DEPS)
+bench-run: $(KIN) $(BENCH_DEPS)
 	@BUILD=$(BUILD) tests/bench/run.sh
 
 demo:
@@ -135,6 +121,20 @@ demo:
 demo-run: $(KIN) $(BUILD)/ns-helper
 	@BUILD=$(BUILD) scripts/demo.sh
 
+# The completion script comes from the binary being installed (`kin ctl
+# completion bash`), made before anything is copied: a kin without the
+# subcommand (or printing nothing) fails the install instead of leaving an
+# empty completion file.
+COMPLETION_DIR := $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+install: $(KIN)
+	@mkdir -p $(BUILD)
+	@$(KIN) ctl completion bash >$(BUILD)/kin.bash-completion 2>$(BUILD)/kin.bash-completion.err && \
+		[ -s $(BUILD)/kin.bash-completion ] || { \
+		echo "install: '$(KIN) ctl completion bash' printed no completion script:" >&2; \
+		cat $(BUILD)/kin.bash-completion.err >&2; rm -f $(BUILD)/kin.bash-completion; exit 1; }
+	install -D -m 0755 $(KIN) $(DESTDIR)$(PREFIX)/bin/kin
+	install -D -m 0644 $(BUILD)/kin.bash-completion $(COMPLETION_DIR)/kin
+
 deps:
 	scripts/deps.sh
 
@@ -142,8 +142,19 @@ deps:
 kin-order: $(OBJS)
 	@BUILD=$(BUILD) scripts/kin-order.sh
 
+# lint: scripts/lint.sh (clang-format --dry-run, cppcheck with the build's
+# -I/-D flags over the modules' own sources, scripts/layers.sh). cppcheck
+# reads the generated headers, so they are made first.
+lint:
+	@scripts/deps.sh lint
+	@$(MAKE) --no-print-directory lint-run
+lint-run: $(GEN_HDRS)
+	@LINT_SRCS="$(filter-out $(GEN_SRCS),$(SRCS))" \
+		LINT_CPPFLAGS="$(filter -I% -D%,$(CFLAGS))" scripts/lint.sh
+
+# The same files lint's clang-format check reads (every tracked .c/.h).
 format:
-	clang-format -i $(SRCS) $(wildcard */*.h tests/*/*.c tests/*/*.h)
+	@scripts/lint.sh format
 
 clean:
 	rm -rf build

@@ -7,6 +7,7 @@ PROTO_FILES  := $(wildcard proto/*.proto)
 PROTO_GEN_C  := $(patsubst %.proto,$(BUILD)/gen/%.pb-c.c,$(PROTO_FILES))
 PROTO_GEN_H  := $(PROTO_GEN_C:.c=.h)
 GEN_SRCS     += $(PROTO_GEN_C)
+GEN_HDRS     += $(PROTO_GEN_H)
 LIBS         += -lprotobuf-c
 CFLAGS       += -I$(BUILD)/gen
 

@@ -37,6 +37,9 @@ run_layer() {
 	fi
 }
 
+# The dependency rule between modules (README: "Layout"), and proof the
+# check catches an include against it.
+run_layer layers scripts/layers.sh --test
 run_layer unit "$BUILD/unit-tests"
 for suite in tests/ns/*.test.sh; do
 	run_layer "ns/$(basename "$suite" .test.sh)" "$suite"
