@@ -50,17 +50,21 @@ struct api_handlers {
 struct api_binding {
 	const struct api_handlers *h;
 	void *userdata; /* every handler's */
+	/* One allocation of exactly the service's methods: every zone kin
+	 * runs every service, so room for more would be memory per zone. */
+	struct rpc_method *table;
 	struct api_binding_slot {
 		struct api_binding *b;
 		const struct api_method *m;
-	} slots[API_METHODS_MAX];
-	struct rpc_method table[API_METHODS_MAX];
+	} * slots;
 };
 
 /* Registers h's methods with userdata. -EINVAL when the table does not
  * match the descriptor; rpc_server_register's errors. */
 int api_bind(struct rpc_server *s, struct api_binding *b, const struct api_handlers *h,
              void *userdata);
+/* Frees what api_bind allocated; after rpc_server_free. */
+void api_binding_release(struct api_binding *b);
 
 /* rpc_route_call to the first method of desc that takes in's type (a
  * zone's Health/Check, a VM's System/Poweroff). */

@@ -437,6 +437,9 @@ static void cells_free_all(struct api *api)
 		api_cells_pending_free(p);
 	list_for_each_safe(st, st_next, &svc->streams, node)
 		api_cells_stream_free(st);
+	api_binding_release(&svc->cells_binding);
+	api_binding_release(&svc->exec_binding);
+	api_binding_release(&svc->events_binding);
 	free(svc);
 	api->cells = NULL;
 }

@@ -62,6 +62,8 @@ static int health_start(struct api *api, const struct api_config *cfg)
 
 static void health_free(struct api *api)
 {
+	if (api->health)
+		api_binding_release(&api->health->binding);
 	free(api->health);
 	api->health = NULL;
 }

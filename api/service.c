@@ -30,6 +30,10 @@ int api_bind(struct rpc_server *s, struct api_binding *b, const struct api_handl
 		return -EINVAL;
 	b->h = h;
 	b->userdata = userdata;
+	b->table = calloc(1, h->n * (sizeof(*b->table) + sizeof(*b->slots)));
+	if (!b->table)
+		return -ENOMEM;
+	b->slots = (struct api_binding_slot *)(void *)(b->table + h->n);
 	for (size_t i = 0; i < h->n; i++) {
 		const ProtobufCMethodDescriptor *md = &h->desc->methods[i];
 		b->slots[i] = (struct api_binding_slot){b, &h->methods[i]};
@@ -42,7 +46,17 @@ int api_bind(struct rpc_server *s, struct api_binding *b, const struct api_handl
 		    .userdata = h->ready ? (void *)&b->slots[i] : userdata,
 		};
 	}
-	return rpc_server_register(s, b->table, h->n);
+	int r = rpc_server_register(s, b->table, h->n);
+	if (r < 0)
+		api_binding_release(b);
+	return r;
+}
+
+void api_binding_release(struct api_binding *b)
+{
+	free(b->table);
+	b->table = NULL;
+	b->slots = NULL;
 }
 
 int api_route_call(struct rpc_server *s, const char *route, const ProtobufCServiceDescriptor *desc,

@@ -62,6 +62,8 @@ static int system_start(struct api *api, const struct api_config *cfg)
 
 static void system_free(struct api *api)
 {
+	if (api->system)
+		api_binding_release(&api->system->binding);
 	free(api->system);
 	api->system = NULL;
 }

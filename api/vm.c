@@ -562,6 +562,7 @@ static void vm_free_state(struct api_vm *svc)
 	}
 	vm_manager_free(svc->m);
 	api_vm_cells_free(svc->vc);
+	api_binding_release(&svc->binding);
 	free(svc);
 }
 

@@ -573,6 +573,7 @@ static void zones_free_all(struct api *api)
 		return;
 	list_for_each_safe(r, next, &svc->recs, node)
 		rec_unlink_free(r);
+	api_binding_release(&svc->binding);
 	free(svc);
 	api->zones = NULL;
 }
