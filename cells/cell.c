@@ -374,6 +374,7 @@ int cell_create(struct cells *c, const char *path, const struct cell_limits *lim
 	                      .timer = {.fd = -1},
 	                      .wd_events = -1,
 	                      .wd_memory = -1};
+	list_init(&cell->execs);
 	str_copy(cell->name, sizeof(cell->name), name);
 	str_copy(cell->path, sizeof(cell->path), path);
 	cells_cell_dir(c, cell, dir, sizeof(dir));

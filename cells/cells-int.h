@@ -135,7 +135,7 @@ struct cell {
 	struct cell_op freeze_op, delete_op;
 	struct ev_source timer; /* deadline of a pending op; fd -1 when none */
 	struct cells *owner;
-	struct exec *execs;
+	struct list_node execs; /* its executables, newest first */
 };
 
 struct cells_listener {
@@ -210,7 +210,7 @@ struct exec_waiter {
 struct exec {
 	struct cells *owner;
 	struct cell *cell;
-	struct exec *next; /* in cell->execs */
+	struct list_node node; /* in cell->execs */
 	char name[CELLS_NAME_MAX + 1];
 	char label[CELLS_PATH_MAX + CELLS_NAME_MAX + 2]; /* "cell/name" */
 	struct exec_spec *spec;

@@ -295,6 +295,7 @@ int cells_new(struct ev_loop *loop, struct child_table *children, const struct c
 		return err_set_errno(err, r, "cells: cannot watch: %s", strerror(-r));
 	}
 	c->top = (struct cell){.wd_events = -1, .wd_memory = -1, .timer = {.fd = -1}, .owner = c};
+	list_init(&c->top.execs);
 	log_debug("cells: cgroup2 at %s, cells in %s", c->mount, c->root);
 	*ret = TAKE_PTR(c);
 	return 0;

@@ -35,7 +35,8 @@ int exec_get(struct cells *c, const char *cell, const char *name, struct exec **
 	int r = cells_get(c, cell, &ce, err);
 	if (r < 0)
 		return r;
-	for (struct exec *e = ce->execs; e; e = e->next)
+	struct exec *e;
+	list_for_each(e, &ce->execs, node)
 		if (name && strcmp(e->name, name) == 0) {
 			*ret = e;
 			return 0;
@@ -232,11 +233,7 @@ static void exec_timer_fired(struct ev_source *src, uint32_t events)
 void exec_free(struct exec *e)
 {
 	struct cells *c = e->owner;
-	for (struct exec **p = &e->cell->execs; *p; p = &(*p)->next)
-		if (*p == e) {
-			*p = e->next;
-			break;
-		}
+	list_remove(&e->node);
 	c->nexecs--;
 	exec_start_forget(e);
 	if (e->token)
@@ -256,21 +253,23 @@ void exec_free(struct exec *e)
 void exec_free_all(struct cells *c, struct cell *cell)
 {
 	(void)c;
-	while (cell->execs)
-		exec_free(cell->execs);
+	while (!list_is_empty(&cell->execs))
+		exec_free(list_first_entry(&cell->execs, struct exec, node));
 }
 
 size_t exec_count(const struct cell *cell)
 {
 	size_t n = 0;
-	for (const struct exec *e = cell->execs; e; e = e->next)
+	const struct exec *e;
+	list_for_each(e, &cell->execs, node)
 		n++;
 	return n;
 }
 
 bool exec_any_running(const struct cell *cell)
 {
-	for (const struct exec *e = cell->execs; e; e = e->next)
+	const struct exec *e;
+	list_for_each(e, &cell->execs, node)
 		if (e->token)
 			return true;
 	for (const struct cell *ch = cell->first_child; ch; ch = ch->next_sibling)
@@ -281,7 +280,8 @@ bool exec_any_running(const struct cell *cell)
 
 void exec_no_restart_subtree(struct cell *cell)
 {
-	for (struct exec *e = cell->execs; e; e = e->next) {
+	struct exec *e;
+	list_for_each(e, &cell->execs, node) {
 		e->no_restart = true;
 		if (e->state == EXEC_BACKOFF) {
 			exec_timer_disarm(e);
@@ -382,7 +382,8 @@ int exec_status(struct cells *c, const char *cell, const char *name, struct exec
 static int list_cell(struct cell *cell, bool recurse, exec_visit_fn fn, void *data)
 {
 	struct exec_status st;
-	for (struct exec *e = cell->execs; e; e = e->next) {
+	struct exec *e;
+	list_for_each(e, &cell->execs, node) {
 		exec_fill_status(e, &st);
 		int r = fn(&st, data);
 		if (r < 0)

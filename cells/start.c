@@ -23,12 +23,7 @@
 
 static void exec_unlink(struct exec *e)
 {
-	for (struct exec **p = &e->cell->execs; *p; p = &(*p)->next)
-		if (*p == e) {
-			*p = e->next;
-			e->next = NULL;
-			return;
-		}
+	list_remove(&e->node);
 }
 
 /* A first start failed: the ended run it would have replaced is back. */
@@ -38,8 +33,7 @@ static void exec_restore_replaced(struct exec *e)
 	if (!old)
 		return;
 	e->replaces = NULL;
-	old->next = old->cell->execs;
-	old->cell->execs = old;
+	list_push(&old->cell->execs, &old->node);
 }
 
 static void status_close(struct exec *e)
@@ -388,7 +382,8 @@ int exec_run(struct exec *e, struct err *err)
 
 static struct exec *oldest_ended(struct cell *cell, struct exec *best)
 {
-	for (struct exec *e = cell->execs; e; e = e->next)
+	struct exec *e;
+	list_for_each(e, &cell->execs, node)
 		if (e->state == EXEC_EXITED && !e->token && (!best || e->seq < best->seq))
 			best = e;
 	for (struct cell *ch = cell->first_child; ch; ch = ch->next_sibling)
@@ -417,9 +412,10 @@ int exec_start(struct cells *c, const char *cell, const char *name, const struct
 		cells_err_prefix(err, "exec", label);
 		return r;
 	}
-	for (struct exec *e = ce->execs; e; e = e->next)
-		if (strcmp(e->name, name) == 0)
-			old = e;
+	struct exec *it;
+	list_for_each(it, &ce->execs, node)
+		if (strcmp(it->name, name) == 0)
+			old = it;
 	if (!done)
 		return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
 		               "exec \"%s/%s\": start without a callback", cell, name);
@@ -471,8 +467,7 @@ int exec_start(struct cells *c, const char *cell, const char *name, const struct
 		exec_unlink(old);
 	e->replaces = old;
 	e->seq = ++c->exec_seq;
-	e->next = ce->execs;
-	ce->execs = e;
+	list_push(&ce->execs, &e->node);
 	c->nexecs++;
 	r = exec_run(e, err);
 	if (r < 0) {
