@@ -33,10 +33,13 @@ struct cell *cells_lookup(struct cells *c, const char *path, struct err *err)
 	struct cell *cur = &c->top;
 	for (const char *p = path; cur && *p;) {
 		size_t n = strcspn(p, "/");
-		struct cell *ch = cur->first_child;
-		while (ch && !(strlen(ch->name) == n && strncmp(ch->name, p, n) == 0))
-			ch = ch->next_sibling;
-		cur = ch;
+		struct cell *ch, *found = NULL;
+		list_for_each(ch, &cur->children, sibling)
+			if (strlen(ch->name) == n && strncmp(ch->name, p, n) == 0) {
+				found = ch;
+				break;
+			}
+		cur = found;
 		p += n + (p[n] == '/');
 	}
 	if (!cur)
@@ -210,7 +213,8 @@ static struct cell *find_wd(struct cell *cell, int wd, bool *is_memory)
 		*is_memory = cell->wd_memory == wd;
 		return cell;
 	}
-	for (struct cell *ch = cell->first_child; ch; ch = ch->next_sibling) {
+	struct cell *ch;
+	list_for_each(ch, &cell->children, sibling) {
 		struct cell *f = find_wd(ch, wd, is_memory);
 		if (f)
 			return f;
@@ -349,7 +353,8 @@ int cell_create(struct cells *c, const char *path, const struct cell_limits *lim
 			               "cell \"%s\": parent cell \"%s\" not found", path,
 			               parent_path);
 	}
-	for (struct cell *ch = parent->first_child; ch; ch = ch->next_sibling)
+	struct cell *ch;
+	list_for_each(ch, &parent->children, sibling)
 		if (strcmp(ch->name, name) == 0)
 			return err_set(err, -EEXIST, ERR_ALREADY_EXISTS,
 			               "cell \"%s\" already exists", path);
@@ -375,6 +380,8 @@ int cell_create(struct cells *c, const char *path, const struct cell_limits *lim
 	                      .wd_events = -1,
 	                      .wd_memory = -1};
 	list_init(&cell->execs);
+	list_init(&cell->children);
+	list_init(&cell->sibling);
 	str_copy(cell->name, sizeof(cell->name), name);
 	str_copy(cell->path, sizeof(cell->path), path);
 	cells_cell_dir(c, cell, dir, sizeof(dir));
@@ -401,11 +408,7 @@ int cell_create(struct cells *c, const char *path, const struct cell_limits *lim
 		free(cell);
 		return r;
 	}
-	if (parent->last_child)
-		parent->last_child->next_sibling = cell;
-	else
-		parent->first_child = cell;
-	parent->last_child = cell;
+	list_append(&parent->children, &cell->sibling);
 	c->ncells++;
 	cells_watch_add(c, cell);
 	cells_emit(c, &(struct cells_event){.type = CELLS_EV_CELL_CREATED, .cell = cell->path});
@@ -437,27 +440,13 @@ int cell_update(struct cells *c, const char *path, const struct cell_limits *lim
 
 /* ---- delete ------------------------------------------------------------- */
 
-static void unlink_child(struct cell *cell)
-{
-	struct cell *p = cell->parent, *prev = NULL;
-	for (struct cell *ch = p->first_child; ch; prev = ch, ch = ch->next_sibling)
-		if (ch == cell) {
-			if (prev)
-				prev->next_sibling = ch->next_sibling;
-			else
-				p->first_child = ch->next_sibling;
-			if (p->last_child == ch)
-				p->last_child = prev;
-			return;
-		}
-}
-
 /* Children first (rmdir needs empty directories); frees what it removed. */
 static int remove_subtree(struct cells *c, struct cell *cell, struct err *err)
 {
 	char dir[PATH_MAX], path[CELLS_PATH_MAX];
-	while (cell->first_child) {
-		int r = remove_subtree(c, cell->first_child, err);
+	while (!list_is_empty(&cell->children)) {
+		int r =
+		    remove_subtree(c, list_first_entry(&cell->children, struct cell, sibling), err);
 		if (r < 0)
 			return r;
 	}
@@ -473,7 +462,7 @@ static int remove_subtree(struct cells *c, struct cell *cell, struct err *err)
 	struct err cancelled;
 	err_set(&cancelled, -ECANCELED, ERR_CANCELLED, "cell \"%s\" was deleted", cell->path);
 	op_finish(&cell->freeze_op, -ECANCELED, &cancelled);
-	unlink_child(cell);
+	list_remove(&cell->sibling);
 	c->ncells--;
 	str_copy(path, sizeof(path), cell->path);
 	free(cell);
@@ -496,7 +485,7 @@ int cell_delete(struct cells *c, const char *path, bool force, cell_done_fn done
 	if (r < 0)
 		return err_set_errno(err, r, "cell \"%s\": cgroup.events: %s", path, strerror(-r));
 	if (!force) {
-		if (cell->first_child)
+		if (!list_is_empty(&cell->children))
 			return err_set(err, -ENOTEMPTY, ERR_FAILED_PRECONDITION,
 			               "cell \"%s\" has child cells (delete them, or force)", path);
 		if (populated || exec_any_running(cell))
@@ -582,7 +571,8 @@ static int visit(struct cells *c, struct cell *cell, cell_visit_fn fn, void *dat
 		if (r < 0)
 			return r;
 	}
-	for (struct cell *ch = cell->first_child; ch; ch = ch->next_sibling) {
+	struct cell *ch;
+	list_for_each(ch, &cell->children, sibling) {
 		int r = visit(c, ch, fn, data);
 		if (r < 0)
 			return r;

@@ -6,6 +6,15 @@
 
 #include <limits.h>
 #include <linux/filter.h>
+#include <sys/capability.h>
+
+/* libcap's handle freed by cleanup, like every other resource here. */
+static inline void cells_cap_freep(cap_t *c)
+{
+	if (*c)
+		cap_free(*c);
+}
+#define _cleanup_cap_ _cleanup_(cells_cap_freep)
 
 /* ---- errors (err.c) ----------------------------------------------------- */
 
@@ -92,7 +101,7 @@ struct spawn_req {
 	int cgroup_fd;
 	int stdio[3];              /* fds for 0, 1, 2 */
 	struct sock_fprog seccomp; /* len 0: none */
-	void *caps_state;          /* libcap's cap_t for cap_set_proc */
+	cap_t caps;                /* for cap_set_proc */
 	char *envp[EXEC_ENV_MAX + 2];
 	const char *path; /* PATH to search */
 };
@@ -127,7 +136,9 @@ struct cell {
 	char name[CELLS_NAME_MAX + 1];
 	char path[CELLS_PATH_MAX];
 	unsigned depth;
-	struct cell *parent, *first_child, *last_child, *next_sibling;
+	struct cell *parent;
+	struct list_node children; /* child cells, in creation order */
+	struct list_node sibling;  /* in parent->children */
 	struct cell_limits limits;
 	int wd_events, wd_memory;
 	bool populated, frozen;

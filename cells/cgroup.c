@@ -296,6 +296,8 @@ int cells_new(struct ev_loop *loop, struct child_table *children, const struct c
 	}
 	c->top = (struct cell){.wd_events = -1, .wd_memory = -1, .timer = {.fd = -1}, .owner = c};
 	list_init(&c->top.execs);
+	list_init(&c->top.children);
+	list_init(&c->top.sibling);
 	log_debug("cells: cgroup2 at %s, cells in %s", c->mount, c->root);
 	*ret = TAKE_PTR(c);
 	return 0;
@@ -303,10 +305,9 @@ int cells_new(struct ev_loop *loop, struct child_table *children, const struct c
 
 static void cell_free_tree(struct cells *c, struct cell *cell)
 {
-	for (struct cell *ch = cell->first_child, *next; ch; ch = next) {
-		next = ch->next_sibling;
+	struct cell *ch, *next;
+	list_for_each_safe(ch, next, &cell->children, sibling)
 		cell_free_tree(c, ch);
-	}
 	exec_free_all(c, cell);
 	if (cell->timer.fd >= 0) {
 		ev_del(c->loop, &cell->timer);

@@ -272,7 +272,8 @@ bool exec_any_running(const struct cell *cell)
 	list_for_each(e, &cell->execs, node)
 		if (e->token)
 			return true;
-	for (const struct cell *ch = cell->first_child; ch; ch = ch->next_sibling)
+	const struct cell *ch;
+	list_for_each(ch, &cell->children, sibling)
 		if (exec_any_running(ch))
 			return true;
 	return false;
@@ -289,7 +290,8 @@ void exec_no_restart_subtree(struct cell *cell)
 			exec_output_maybe_end(e);
 		}
 	}
-	for (struct cell *ch = cell->first_child; ch; ch = ch->next_sibling)
+	struct cell *ch;
+	list_for_each(ch, &cell->children, sibling)
 		exec_no_restart_subtree(ch);
 }
 
@@ -389,11 +391,13 @@ static int list_cell(struct cell *cell, bool recurse, exec_visit_fn fn, void *da
 		if (r < 0)
 			return r;
 	}
-	for (struct cell *ch = recurse ? cell->first_child : NULL; ch; ch = ch->next_sibling) {
-		int r = list_cell(ch, true, fn, data);
-		if (r < 0)
-			return r;
-	}
+	struct cell *ch;
+	if (recurse)
+		list_for_each(ch, &cell->children, sibling) {
+			int r = list_cell(ch, true, fn, data);
+			if (r < 0)
+				return r;
+		}
 	return 0;
 }
 

@@ -138,7 +138,7 @@ static void set_ids_and_caps(const struct spawn_req *req, int errfd)
 	TRY(EXEC_STEP_SETGID, setresgid(s->gid, s->gid, s->gid));
 	TRY(EXEC_STEP_SETUID, setresuid(s->uid, s->uid, s->uid));
 	TRY(EXEC_STEP_CAPS, prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0));
-	TRY(EXEC_STEP_CAPS, cap_set_proc((cap_t)req->caps_state));
+	TRY(EXEC_STEP_CAPS, cap_set_proc(req->caps));
 	TRY(EXEC_STEP_AMBIENT, cap_reset_ambient());
 	for (int cap = 0; cap <= CAP_LAST_CAP; cap++)
 		if ((s->ambient >> cap) & 1)

@@ -188,16 +188,9 @@ void exec_start_forget(struct exec *e)
 
 /* ---- preparing the child ---------------------------------------------------- */
 
-/* libcap's handles freed by cleanup, like every other resource here. */
-static void cap_freep(cap_t *c)
-{
-	if (*c)
-		cap_free(*c);
-}
-
 static int build_caps(const struct exec_spec *s, cap_t *ret)
 {
-	_cleanup_(cap_freep) cap_t caps = cap_init();
+	_cleanup_cap_ cap_t caps = cap_init();
 	if (!caps)
 		return -ENOMEM;
 	cap_value_t list[64];
@@ -326,7 +319,7 @@ int exec_run(struct exec *e, struct err *err)
 	_cleanup_close_ int cg = -1, status_fd = -1;
 	_cleanup_(close_fds6) int fds[6] = {-1, -1, -1, -1, -1, -1};
 	_cleanup_free_ struct sock_filter *filter = NULL;
-	_cleanup_(cap_freep) cap_t caps = NULL;
+	_cleanup_cap_ cap_t caps = NULL;
 	char dir[PATH_MAX];
 	int r;
 
@@ -337,7 +330,7 @@ int exec_run(struct exec *e, struct err *err)
 	if ((r = build_caps(s, &caps)) < 0)
 		return err_set_errno(err, r, "exec \"%s\": capabilities: %s", e->label,
 		                     strerror(-r));
-	req.caps_state = caps;
+	req.caps = caps;
 	cells_cell_dir(e->owner, e->cell, dir, sizeof(dir));
 	if ((cg = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return err_set_errno(err, -errno, "exec \"%s\": %s: %m", e->label, dir);
@@ -386,7 +379,8 @@ static struct exec *oldest_ended(struct cell *cell, struct exec *best)
 	list_for_each(e, &cell->execs, node)
 		if (e->state == EXEC_EXITED && !e->token && (!best || e->seq < best->seq))
 			best = e;
-	for (struct cell *ch = cell->first_child; ch; ch = ch->next_sibling)
+	struct cell *ch;
+	list_for_each(ch, &cell->children, sibling)
 		best = oldest_ended(ch, best);
 	return best;
 }

@@ -1,11 +1,7 @@
 /* child: pidfd-tracked children and the reaper. See lib.h for the contract. */
 #include "lib.h"
 
-#include <fcntl.h>
-#include <linux/sched.h>
-#include <sched.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <sys/epoll.h>
 #include <sys/wait.h>
 
@@ -61,9 +57,7 @@ void child_table_free(struct child_table *t)
 static bool child_reap_one(struct child *c)
 {
 	siginfo_t si;
-	memset(&si, 0, sizeof(si));
-	if (waitid((idtype_t)P_PIDFD, (id_t)c->src.fd, &si, WEXITED | WNOHANG) < 0 ||
-	    si.si_pid == 0)
+	if (spawn_pidfd_wait(c->src.fd, &si, WEXITED | WNOHANG) < 0 || si.si_pid == 0)
 		return false;
 	child_exit_fn fn = c->on_exit;
 	void *data = c->data;
@@ -124,8 +118,7 @@ int child_spawn(struct child_table *t, char *const argv[], child_exit_fn on_exit
 	r = spawn_report_read(p.report_fd, &step); /* blocking: until execve or its error */
 	close(p.report_fd);
 	if (r < 0) {
-		siginfo_t si;
-		waitid((idtype_t)P_PIDFD, (id_t)p.pidfd, &si, WEXITED);
+		spawn_kill_and_reap(p.pidfd); /* it has exited, or must not run on */
 		close(p.pidfd);
 		return r;
 	}
@@ -139,7 +132,7 @@ pid_t child_pid(const struct child *c)
 
 int child_signal(struct child *c, int sig)
 {
-	return syscall(SYS_pidfd_send_signal, c->src.fd, sig, NULL, 0) < 0 ? -errno : 0;
+	return spawn_pidfd_signal(c->src.fd, sig);
 }
 
 void child_signal_all(struct child_table *t, int sig)

@@ -8,6 +8,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -149,9 +150,24 @@ int spawn_report_read(int report_fd, int *ret_step)
 	return rep.err > 0 ? -rep.err : -EIO;
 }
 
+int spawn_pidfd_signal(int pidfd, int sig)
+{
+	return syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0) < 0 ? -errno : 0;
+}
+
+int spawn_pidfd_wait(int pidfd, siginfo_t *si, int options)
+{
+	memset(si, 0, sizeof(*si));
+	int r;
+	do
+		r = waitid((idtype_t)P_PIDFD, (id_t)pidfd, si, options);
+	while (r < 0 && errno == EINTR);
+	return r < 0 ? -errno : 0;
+}
+
 void spawn_kill_and_reap(int pidfd)
 {
 	siginfo_t si;
-	syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
-	waitid((idtype_t)P_PIDFD, (id_t)pidfd, &si, WEXITED);
+	(void)spawn_pidfd_signal(pidfd, SIGKILL);
+	(void)spawn_pidfd_wait(pidfd, &si, WEXITED);
 }

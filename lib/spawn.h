@@ -52,5 +52,12 @@ int spawn_make_dev(const char *dir);
  * nothing yet (a non-blocking fd), -errno the child's failure with the step
  * in *ret_step (-EIO and step -1: it died mid-report). */
 int spawn_report_read(int report_fd, int *ret_step);
-/* SIGKILL through the pidfd and reap; for a child not tracked yet. */
+/* SIGKILL through the pidfd and reap; for a child not tracked yet (or one
+ * that has already exited: the kill is then a no-op). */
 void spawn_kill_and_reap(int pidfd);
+
+/* The one pidfd shim: pidfd_send_signal(2) and waitid(P_PIDFD). Both
+ * return 0 or -errno; si is zeroed first, so with WNOHANG si->si_pid == 0
+ * means "not exited yet". */
+int spawn_pidfd_signal(int pidfd, int sig);
+int spawn_pidfd_wait(int pidfd, siginfo_t *si, int options);
