@@ -198,31 +198,22 @@ static int move_into_leaf(const char *dir)
 	return -EBUSY;
 }
 
-int cells_new(struct ev_loop *loop, struct child_table *children, const struct cells_config *cfg,
-              struct cells **ret, struct err *err)
+/* The paths live on the heap: on the stack they made a 29 KiB frame, every
+ * page of it probed (stack clash protection), so dirty for good in every kin. */
+struct cells_paths {
+	char mount_root[PATH_MAX], self[PATH_MAX], basedir[PATH_MAX];
+	char type_file[PATH_MAX + 16], leaf[PATH_MAX + 8];
+};
+
+/* c->mount, p->basedir (<mount>/<base>, made) and c->root (<basedir>/cells). */
+static int cells_find_base(struct cells *c, const struct cells_config *cfg, struct cells_paths *p,
+                           struct err *err)
 {
-	struct cells_config none = {0};
-	/* The paths live on the heap: on the stack they made a 29 KiB frame,
-	 * every page of it probed (stack clash protection), so dirty for good
-	 * in every kin. */
-	struct paths {
-		char mount_root[PATH_MAX], self[PATH_MAX], basedir[PATH_MAX];
-		char type_file[PATH_MAX + 16], leaf[PATH_MAX + 8];
-	};
-	_cleanup_free_ struct paths *p = malloc(sizeof(*p));
+	char *mount_root = p->mount_root, *self = p->self, *basedir = p->basedir;
 	const char *base;
 	int r;
 
-	if (!cfg)
-		cfg = &none;
-	_cleanup_free_ struct cells *c = calloc(1, sizeof(*c));
-	if (!c || !p)
-		return err_set(err, -ENOMEM, ERR_RESOURCE_EXHAUSTED, "cells: out of memory");
-	char *mount_root = p->mount_root, *self = p->self, *basedir = p->basedir;
 	strcpy(mount_root, "/");
-	c->loop = loop;
-	c->children = children;
-	c->inotify.fd = -1;
 	if (cfg->mount)
 		r = str_copy(c->mount, sizeof(c->mount), cfg->mount);
 	else
@@ -254,6 +245,16 @@ int cells_new(struct ev_loop *loop, struct child_table *children, const struct c
 	r = mkdir_p(basedir, 0755);
 	if (r < 0)
 		return err_set_errno(err, r, "cells: cannot make %s: %s", basedir, strerror(-r));
+	return 0;
+}
+
+/* kin into its own leaf where it must be, controllers enabled, c->root made. */
+static int cells_make_root(struct cells *c, const struct cells_config *cfg, struct cells_paths *p,
+                           struct err *err)
+{
+	const char *basedir = p->basedir;
+	int r;
+
 	/* The hierarchy's real root may hold processes and still enable
 	 * controllers (it is exempt from the no-internal-processes rule);
 	 * elsewhere kin must leave <base> for a leaf of its own first. The
@@ -284,7 +285,26 @@ int cells_new(struct ev_loop *loop, struct child_table *children, const struct c
 	if (cells_read_controllers(c->root, "cgroup.controllers", &avail) == 0 &&
 	    cells_enable_controllers(c->root, avail) < 0)
 		log_debug("cells: cannot enable controllers in %s", c->root);
+	return 0;
+}
 
+int cells_new(struct ev_loop *loop, struct child_table *children, const struct cells_config *cfg,
+              struct cells **ret, struct err *err)
+{
+	struct cells_config none = {0};
+	_cleanup_free_ struct cells_paths *p = malloc(sizeof(*p));
+	int r;
+
+	if (!cfg)
+		cfg = &none;
+	_cleanup_free_ struct cells *c = calloc(1, sizeof(*c));
+	if (!c || !p)
+		return err_set(err, -ENOMEM, ERR_RESOURCE_EXHAUSTED, "cells: out of memory");
+	c->loop = loop;
+	c->children = children;
+	c->inotify.fd = -1;
+	if ((r = cells_find_base(c, cfg, p, err)) < 0 || (r = cells_make_root(c, cfg, p, err)) < 0)
+		return r;
 	c->inotify = (struct ev_source){
 	    .fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC), .fn = cells_watch_event, .data = c};
 	if (c->inotify.fd < 0)
