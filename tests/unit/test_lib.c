@@ -432,3 +432,114 @@ TEST(buf_out_flush)
 	buf_out_free(&b);
 	close(sv[0]);
 }
+
+/* lib/spawn: the report pipe carries (step, errno); EOF means execve. */
+TEST(spawn_report_and_pidfd_shim)
+{
+	struct spawn_proc p;
+	int step = 0;
+	siginfo_t si;
+
+	/* A failing setup step: the parent reads the step and the errno. */
+	int r = spawn_clone(&(struct spawn_opts){.cgroup_fd = -1}, &p);
+	CHECK(r >= 0);
+	if (r == 0)
+		spawn_child_fail(p.report_fd, 5, ENOTDIR);
+	CHECK(p.pid > 0 && p.pidfd >= 0 && p.report_fd >= 0);
+	CHECK_EQ(spawn_report_read(p.report_fd, &step), -ENOTDIR);
+	CHECK_EQ(step, 5);
+	CHECK_EQ(spawn_pidfd_wait(p.pidfd, &si, WEXITED), 0);
+	CHECK_EQ(si.si_pid, p.pid);
+	CHECK_EQ(child_status_code(&si), 127);
+	close(p.report_fd), close(p.pidfd);
+
+	/* An errno of 0 still reads as a failure (EIO). */
+	r = spawn_clone(&(struct spawn_opts){.cgroup_fd = -1}, &p);
+	CHECK(r >= 0);
+	if (r == 0)
+		spawn_child_fail(p.report_fd, 1, 0);
+	CHECK_EQ(spawn_report_read(p.report_fd, &step), -EIO);
+	CHECK_EQ(step, 1);
+	spawn_kill_and_reap(p.pidfd); /* already exited: the kill is a no-op */
+	close(p.report_fd), close(p.pidfd);
+
+	/* A successful exec: EOF (the write end is CLOEXEC). */
+	r = spawn_clone(&(struct spawn_opts){.cgroup_fd = -1}, &p);
+	CHECK(r >= 0);
+	if (r == 0) {
+		spawn_signals_reset(SPAWN_MASK_EMPTY);
+		execlp("true", "true", (char *)NULL);
+		spawn_child_fail(p.report_fd, 0, errno);
+	}
+	CHECK_EQ(spawn_report_read(p.report_fd, &step), 1);
+	CHECK_EQ(step, -1);
+	CHECK_EQ(spawn_pidfd_wait(p.pidfd, &si, WEXITED), 0);
+	CHECK_EQ(child_status_code(&si), 0);
+	close(p.report_fd), close(p.pidfd);
+}
+
+TEST(spawn_nonblocking_report_and_kill)
+{
+	struct spawn_proc p;
+	int step = 0;
+	siginfo_t si;
+
+	int r = spawn_clone(&(struct spawn_opts){.cgroup_fd = -1, .report_nonblock = true}, &p);
+	CHECK(r >= 0);
+	if (r == 0) {
+		pause();
+		_exit(0);
+	}
+	/* Nothing yet from a child that is still in its setup. */
+	CHECK_EQ(spawn_report_read(p.report_fd, &step), 0);
+	CHECK_EQ(spawn_pidfd_wait(p.pidfd, &si, WEXITED | WNOHANG), 0);
+	CHECK_EQ(si.si_pid, 0);
+	CHECK_EQ(spawn_pidfd_signal(p.pidfd, SIGKILL), 0);
+	CHECK_EQ(spawn_pidfd_wait(p.pidfd, &si, WEXITED), 0);
+	CHECK_EQ(si.si_code, CLD_KILLED);
+	CHECK_EQ(child_status_code(&si), 128 + SIGKILL);
+	/* The child is gone: EOF, and a reaped pidfd cannot be waited on. */
+	CHECK_EQ(spawn_report_read(p.report_fd, &step), 1);
+	CHECK(spawn_pidfd_wait(p.pidfd, &si, WEXITED | WNOHANG) < 0);
+	close(p.report_fd), close(p.pidfd);
+
+	/* kill-and-reap of a child not yet tracked. */
+	r = spawn_clone(&(struct spawn_opts){.cgroup_fd = -1}, &p);
+	CHECK(r >= 0);
+	if (r == 0) {
+		pause();
+		_exit(0);
+	}
+	spawn_kill_and_reap(p.pidfd);
+	CHECK_EQ(spawn_report_read(p.report_fd, &step), 1);
+	close(p.report_fd), close(p.pidfd);
+	CHECK(child_none_left());
+}
+
+TEST(spawn_signals_reset_masks)
+{
+	struct spawn_proc p;
+	int step = 0;
+	for (int mask = SPAWN_MASK_KEEP; mask <= SPAWN_MASK_FULL; mask++) {
+		int r = spawn_clone(&(struct spawn_opts){.cgroup_fd = -1}, &p);
+		CHECK(r >= 0);
+		if (r == 0) {
+			signal(SIGTERM, SIG_IGN);
+			spawn_signals_reset((enum spawn_mask)mask);
+			struct sigaction sa;
+			sigset_t cur;
+			sigaction(SIGTERM, NULL, &sa);
+			sigprocmask(SIG_SETMASK, NULL, &cur);
+			if (sa.sa_handler != SIG_DFL)
+				spawn_child_fail(p.report_fd, 1, EINVAL);
+			if (mask == SPAWN_MASK_FULL && !sigismember(&cur, SIGTERM))
+				spawn_child_fail(p.report_fd, 2, EINVAL);
+			if (mask == SPAWN_MASK_EMPTY && sigismember(&cur, SIGTERM))
+				spawn_child_fail(p.report_fd, 3, EINVAL);
+			_exit(0);
+		}
+		CHECK_EQ(spawn_report_read(p.report_fd, &step), 1);
+		spawn_kill_and_reap(p.pidfd);
+		close(p.report_fd), close(p.pidfd);
+	}
+}
