@@ -12,6 +12,7 @@ BUILD_PKGS=(
 	lld                                           # links build/kin in init/kin.order
 	libseccomp-dev libcap-dev libnl-3-dev libnl-route-3-dev libblkid-dev
 	libprotobuf-c-dev protobuf-c-compiler         # RPC messages
+	libjansson-dev zlib1g-dev libzstd-dev         # oci/: JSON, gzip and zstd layers
 )
 LINT_PKGS=(
 	clang-format cppcheck                         # make lint
@@ -24,6 +25,7 @@ TEST_PKGS=(
 	tini                                          # the benchmark's peer
 	crun                                          # the cells benchmark's peer (run in a guest)
 	busybox-static                                # a static rootfs for the cells pivot_root test
+	skopeo umoci runc                             # OCI peers: image transports, unpack bench, runtime specs
 	kmod e2fsprogs cpio                           # kin image: depmod, mke2fs -d/debugfs, cpio -t in tests
 )
 

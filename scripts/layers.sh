@@ -10,10 +10,10 @@
 set -uo pipefail
 SELF=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
 
-MODULES=(init api ctl zone rpc cells vm net rootfs proto lib)
+MODULES=(init api ctl zone rpc cells vm net rootfs oci proto lib)
 declare -A ALLOW=(
-	[init]="api ctl rpc proto zone cells vm net rootfs lib"
-	[api]="rpc proto zone cells vm net rootfs lib"
+	[init]="api ctl rpc proto zone cells vm net rootfs oci lib"
+	[api]="rpc proto zone cells vm net rootfs oci lib"
 	[ctl]="rpc proto lib"
 	[zone]="cells net lib"
 	[rpc]="proto lib"
@@ -21,6 +21,7 @@ declare -A ALLOW=(
 	[vm]="lib"
 	[net]="lib"
 	[rootfs]="lib"
+	[oci]="lib"
 	[proto]=""
 	[lib]="lib"
 )
