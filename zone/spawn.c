@@ -50,23 +50,6 @@ static int mount_in(const char *root, const char *dir, const char *src, const ch
 	return mount(src, path, type, flags, data);
 }
 
-/* A dynamically linked kin (the sanitizer build) needs the host's
- * loader and libraries in a minimal root: /usr bound read-only. */
-static void bind_usr(const char *root)
-{
-	char path[PATH_MAX];
-	if (mount_in(root, "/usr", "/usr", NULL, MS_BIND | MS_REC, NULL) < 0)
-		return;
-	snprintf(path, sizeof(path), "%s/usr", root);
-	mount(NULL, path, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_REC, NULL);
-	static const char *const links[][2] = {
-	    {"usr/lib", "lib"}, {"usr/lib64", "lib64"}, {"usr/bin", "bin"}, {"usr/sbin", "sbin"}};
-	for (size_t i = 0; i < ARRAY_SIZE(links); i++) {
-		snprintf(path, sizeof(path), "%s/%s", root, links[i][1]);
-		(void)!symlink(links[i][0], path);
-	}
-}
-
 static _noreturn_ void zone_child(const struct zone_spawn *a, int errfd, int gofd, int rpcfd)
 {
 	/* Blocked, not default: a namespace's init drops signals it has no
@@ -84,12 +67,24 @@ static _noreturn_ void zone_child(const struct zone_spawn *a, int errfd, int gof
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		spawn_child_fail(errfd, ZSTEP_PRIVATE, errno);
 	const char *root = a->root ? a->root : a->scratch;
-	int m = a->root ? mount(root, root, NULL, MS_BIND | MS_REC, NULL)
-	                : mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755");
-	if (m < 0)
+	if (mount(a->root ? root : "/", root, NULL, MS_BIND | MS_REC, NULL) < 0)
 		spawn_child_fail(errfd, ZSTEP_ROOT, errno);
-	if (!a->root && a->self_dynamic)
-		bind_usr(root);
+	if (!a->root) {
+		/* No root given: the parent's, every mount of it read-only
+		 * (what its user expects to run is there: a shell, libraries,
+		 * the image store), with its own /proc, /sys, /dev, /run, /tmp. */
+		struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY};
+		if (mount_setattr(AT_FDCWD, root, AT_RECURSIVE, &ro, sizeof(ro)) < 0)
+			spawn_child_fail(errfd, ZSTEP_ROOT, errno);
+		/* The parent's mounts there go, not just hidden below ours: a
+		 * zone kin must find its own cgroup2, not the parent's. */
+		static const char *const own[] = {"/proc", "/sys", "/dev", "/run", "/tmp"};
+		char path[PATH_MAX];
+		for (size_t i = 0; i < ARRAY_SIZE(own); i++) {
+			snprintf(path, sizeof(path), "%s%s", root, own[i]);
+			umount2(path, MNT_DETACH); /* EINVAL: not a mount there */
+		}
+	}
 	if (mount_in(root, "/proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
 		spawn_child_fail(errfd, ZSTEP_PROC, errno);
 	/* sysfs and cgroup2 show this zone's view; not fatal where refused. */
@@ -106,7 +101,12 @@ static _noreturn_ void zone_child(const struct zone_spawn *a, int errfd, int gof
 		spawn_child_fail(errfd, ZSTEP_RUN, errno);
 	char tmp[PATH_MAX];
 	snprintf(tmp, sizeof(tmp), "%s/tmp", root);
-	mkdir(tmp, 01777);
+	if (!a->root) {
+		if (mount("tmpfs", tmp, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
+			spawn_child_fail(errfd, ZSTEP_RUN, errno);
+	} else {
+		mkdir(tmp, 01777);
+	}
 	if (chdir(root) < 0)
 		spawn_child_fail(errfd, ZSTEP_PIVOT, errno);
 	if (syscall(SYS_pivot_root, ".", ".") == 0) {

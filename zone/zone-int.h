@@ -25,9 +25,8 @@ const char *zone_step_name(int step);
 struct zone_spawn {
 	const char *name;
 	const char *cgroup_dir; /* absolute: the zone's cell */
-	const char *root;       /* NULL: a tmpfs on scratch */
+	const char *root;       /* NULL: the parent's root, read-only, on scratch */
 	const char *scratch;    /* an empty directory of ours to mount on */
-	bool self_dynamic;      /* kin needs its loader: bind /usr in a minimal root */
 	int exe_fd;             /* the sealed memfd */
 	char *const *argv;
 	bool net;

@@ -7,7 +7,6 @@
 
 #include <arpa/inet.h>
 #include <dirent.h>
-#include <elf.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -57,7 +56,6 @@ struct zones {
 	char log_level[16];
 	uint64_t stop_timeout_ms;
 	int exe_fd;
-	bool self_dynamic;
 	struct zone_events ev;
 	struct list_node list;
 	size_t count;
@@ -185,24 +183,6 @@ static int deleg_alloc(struct zones *z)
 	return -1;
 }
 
-static bool elf_is_dynamic(const char *path)
-{
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-	Elf64_Ehdr eh;
-	if (fd < 0 || pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
-	    memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_phentsize != sizeof(Elf64_Phdr))
-		return false;
-	for (unsigned i = 0; i < eh.e_phnum && i < 64; i++) {
-		Elf64_Phdr ph;
-		if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + i * sizeof(ph))) !=
-		    (ssize_t)sizeof(ph))
-			return false;
-		if (ph.p_type == PT_INTERP)
-			return true;
-	}
-	return false;
-}
-
 /* Made once, reused: a sealed copy of kin that nothing can change. */
 static int exe_memfd(struct zones *z)
 {
@@ -226,7 +206,6 @@ static int exe_memfd(struct zones *z)
 	}
 	if (fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0)
 		return -errno;
-	z->self_dynamic = elf_is_dynamic(z->self);
 	z->exe_fd = TAKE_FD(mfd);
 	return 0;
 }
@@ -778,7 +757,6 @@ int zone_create(struct zones *z, const struct zone_spec *spec, zone_created_fn c
 	                        .cgroup_dir = cgdir,
 	                        .root = spec->root,
 	                        .scratch = z->scratch,
-	                        .self_dynamic = z->self_dynamic,
 	                        .exe_fd = z->exe_fd,
 	                        .argv = argv,
 	                        .net = spec->net,

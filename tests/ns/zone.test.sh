@@ -71,8 +71,10 @@ t_minimal_root() {
 		"sh for ns in pid mnt uts ipc cgroup; do [ \"\$(readlink /proc/\$ZPID/ns/\$ns)\" != \"\$(readlink /proc/self/ns/\$ns)\" ] || echo SAMENS \$ns; done; [ \"\$(readlink /proc/\$ZPID/ns/net)\" = \"\$(readlink /proc/self/ns/net)\" ] && echo CHECK net_shared" \
 		"sh cat \$ZCELLDIR/cgroup.procs \$ZCELLDIR/init/cgroup.procs 2>/dev/null | grep -qx \$ZPID && echo CHECK in_cell" \
 		"sh readlink /proc/\$ZPID/exe | grep -q '^/memfd:kin' && echo CHECK memfd" \
-		"sh awk '\$5 == \"/\" {print \"ROOTFS\", \$9}' /proc/\$ZPID/mountinfo" \
-		"sh for m in /proc /sys /dev /run /dev/pts; do awk -v m=\$m '\$5 == m {f=1} END {exit !f}' /proc/\$ZPID/mountinfo || echo MISSING \$m; done" \
+		"sh awk '\$5 == \"/\" {print \"ROOTFS\", \$9, \$6}' /proc/\$ZPID/mountinfo" \
+		"sh awk '\$5 == \"/\" {print \"HOSTROOT\", \$9}' /proc/self/mountinfo" \
+		"sh awk '\$5 == \"/tmp\" {print \"TMPFS\", \$9, \$6}' /proc/\$ZPID/mountinfo" \
+		"sh for m in /proc /sys /dev /run /dev/pts /tmp; do awk -v m=\$m '\$5 == m {f=1} END {exit !f}' /proc/\$ZPID/mountinfo || echo MISSING \$m; done" \
 		"sh c=\$(tr '\\0' ' ' </proc/\$ZPID/cmdline); for f in '--zone a ' '--zone-depth 1 ' '--rpc-fd 3 '; do case \"\$c\" in *\"\$f\"*) ;; *) exit 0;; esac; done; echo CHECK cmdline" \
 		"sh echo ZPID \$ZPID" \
 		"stop a"
@@ -86,8 +88,11 @@ t_minimal_root() {
 		bad new_namespaces "$(grep '^SAMENS' "$T/out" | tr '\n' ' ')"
 	has '^CHECK in_cell' && ok in_zone_cell || bad in_zone_cell "zone kin not in its cell (or the cell's init leaf)"
 	has '^CHECK memfd' && ok exec_from_sealed_memfd || bad exec_from_sealed_memfd "exe is not a memfd"
-	has '^ROOTFS tmpfs' && ! has '^MISSING' && ok minimal_root_mounts ||
-		bad minimal_root_mounts "$(grep '^ROOTFS\|^MISSING' "$T/out" | tr '\n' ' ')"
+	# No root given: the parent's own, read-only, with a writable /tmp.
+	local hostfs
+	hostfs=$(sed -n 's/^HOSTROOT //p' "$T/out")
+	has "^ROOTFS $hostfs ro," && has '^TMPFS tmpfs rw,' && ! has '^MISSING' &&
+		ok parent_root_read_only || bad parent_root_read_only "$(grep '^ROOTFS\|^TMPFS\|^MISSING\|^HOSTROOT' "$T/out" | tr '\n' ' ')"
 	has '^CHECK cmdline' && ok zone_flags || bad zone_flags "no --zone a --zone-depth 1 --rpc-fd 3"
 	has '^stopped a status 0$' && ok stop_graceful || bad stop_graceful "no 'stopped a status 0'"
 	local left
