@@ -8,6 +8,7 @@
 #include "proto/kin.pb-c.h"
 #include "proto/system.pb-c.h"
 #include "proto/vm.pb-c.h"
+#include "proto/images.pb-c.h"
 
 #define API_SERVICES_MAX 8
 #define API_METHODS_MAX  16 /* methods of one protobuf service */
@@ -22,6 +23,7 @@ struct api {
 	struct api_cells *cells;
 	struct api_vm *vm;
 	struct api_zones *zones;
+	struct api_images *images;
 };
 
 /* ---- registration (api/service.c) -------------------------------------------------------- */
@@ -96,6 +98,19 @@ int api_vm_get_as(struct api_vm *svc, const char *name, struct vm_info *ret, boo
 /* Every running VM powers off (api_stop_all); returns how many. */
 size_t api_vm_stop_all(struct api_vm *svc, uint64_t timeout_ms);
 size_t api_vm_running(struct api_vm *svc);
+
+/* ---- Images, as Exec and Zones use it (api/images.c) ------------------------------------ */
+
+struct oci_image;
+struct oci_store;
+/* The store, opened at its first use (FAILED_PRECONDITION naming why when
+ * it cannot be). */
+int api_images_store(struct api_images *svc, struct oci_store **ret, struct err *e);
+/* Resolves name_or_digest and counts one more user of it (Remove is
+ * refused while it has any); api_images_release gives the use back. */
+int api_images_acquire(struct api_images *svc, const char *name_or_digest, struct oci_image *ret,
+                       struct err *e);
+void api_images_release(struct api_images *svc, const char *digest);
 
 /* ---- Zones (api/zones.c) ---------------------------------------------------------------- */
 

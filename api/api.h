@@ -46,6 +46,7 @@ struct api_config {
 	struct cells *cells;
 	const char *cells_why;
 	const char *vm_dir;               /* NULL: /run/kin/vm */
+	const char *image_store;          /* NULL: OCI_STORE_DEFAULT, opened at first use */
 	const struct zones_config *zones; /* read at start only */
 };
 
@@ -71,7 +72,7 @@ struct api_service {
  * NAME; namespace zones from zone/ over cells, VM zones from the Vm
  * service). */
 extern const struct api_service api_service_health, api_service_cells, api_service_system,
-    api_service_vm, api_service_zones;
+    api_service_vm, api_service_zones, api_service_images;
 /* All of them, in start order. */
 extern const struct api_service *const api_services[];
 extern const size_t api_services_count;

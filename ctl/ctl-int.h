@@ -124,14 +124,16 @@ struct ctl_vm_args {
 int ctl_vm_opt(struct ctl *ctl, struct ctl_vm_args *a, int c, const char *arg);
 
 /* The command groups (their tables, and the help text of each). */
-extern const struct ctl_cmd ctl_cell_cmds[], ctl_exec_cmds[], ctl_vm_cmds[], ctl_zone_cmds[];
+extern const struct ctl_cmd ctl_cell_cmds[], ctl_exec_cmds[], ctl_vm_cmds[], ctl_zone_cmds[],
+    ctl_image_cmds[];
 extern const struct option ctl_cell_opts[], ctl_exec_opts[], ctl_events_opts[];
-extern const char ctl_cells_help[], ctl_vm_help[], ctl_zone_help[];
+extern const char ctl_cells_help[], ctl_vm_help[], ctl_zone_help[], ctl_image_help[];
 int ctl_cell_main(struct ctl *ctl, int argc, char **argv);
 int ctl_exec_main(struct ctl *ctl, int argc, char **argv);
 int ctl_events_main(struct ctl *ctl, int argc, char **argv);
 int ctl_vm_main(struct ctl *ctl, int argc, char **argv);
 int ctl_zone_main(struct ctl *ctl, int argc, char **argv);
+int ctl_image_main(struct ctl *ctl, int argc, char **argv);
 /* `kin ctl completion bash`. */
 int ctl_completion_main(struct ctl *ctl, int argc, char **argv);
 extern const struct ctl_cmd ctl_cmds[];

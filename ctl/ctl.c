@@ -35,6 +35,7 @@ static void help(FILE *f)
 	fputs(ctl_cells_help, f);
 	fputs(ctl_vm_help, f);
 	fputs(ctl_zone_help, f);
+	fputs(ctl_image_help, f);
 }
 
 /* A command of no words: health, version, poweroff, reboot. One call,
@@ -123,6 +124,7 @@ const struct ctl_cmd ctl_cmds[] = {
     {"events", "follow events until interrupted", ctl_events_main, ctl_events_opts, NULL},
     {"vm", "microVMs", ctl_vm_main, NULL, ctl_vm_cmds},
     {"zone", "nested kins", ctl_zone_main, NULL, ctl_zone_cmds},
+    {"image", "the OCI image store", ctl_image_main, NULL, ctl_image_cmds},
     {"completion", "a shell completion script: completion bash", ctl_completion_main, NULL, NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };

@@ -76,6 +76,7 @@ struct init_config {
 	int rpc_fd;                 /* --rpc-fd: a parent's connected socket, 0: none */
 	unsigned zone_depth;        /* --zone-depth: how deep this zone kin is nested */
 	const char *vm_dir;         /* --vm-dir: VMs' state (default /run/kin/vm) */
+	const char *image_store;    /* --image-store (default OCI_STORE_DEFAULT) */
 	char zone_subnet[32];       /* --zone-subnet: the range our parent delegated, "" none */
 	unsigned zone_max_depth;    /* --zone-max-depth, kin.zone.max-depth=: 0 default */
 	const char *zone_dir;       /* --zone-dir: zone kins' logs (default /run/kin/zones) */

@@ -231,6 +231,7 @@ static void start_services(struct init_state *s)
 	    .cells = init_cells_lib(s->cells),
 	    .cells_why = init_cells_why(s->cells),
 	    .vm_dir = c->vm_dir,
+	    .image_store = c->image_store,
 	    .zones = &zcfg,
 	};
 	if (api_start(&acfg, NULL, 0, &s->api) < 0)

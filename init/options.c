@@ -305,6 +305,7 @@ void init_usage(FILE *f)
 	      "  --net-addr CIDR     bring eth0 up with this address (a zone's veth end)\n"
 	      "  --net-gw IP         default route via IP on eth0 (with --net-addr)\n"
 	      "  --vm-dir DIR        where VMs keep console logs and sockets (/run/kin/vm)\n"
+	      "  --image-store DIR   the OCI image store (/var/lib/kin/images)\n"
 	      "  -h, --help          this text\n",
 	      f);
 }
@@ -327,7 +328,7 @@ static const char *flag_key(int c)
 	return NULL;
 }
 
-/* --vm-dir, --zone-dir: an absolute path of at most 200 bytes. */
+/* --vm-dir, --zone-dir, --image-store: an absolute path of at most 200 bytes. */
 static int flag_dir(const char *flag, const char *v, const char **ret)
 {
 	if (v[0] != '/' || strlen(v) > 200) {
@@ -447,6 +448,7 @@ int init_flags_parse(int argc, char **argv, struct init_config *cfg)
 	    {"vm-dir", required_argument, NULL, 'M'},
 	    {"zone-max-depth", required_argument, NULL, 'X'},
 	    {"zone-dir", required_argument, NULL, 'Z'},
+	    {"image-store", required_argument, NULL, 'I'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -486,6 +488,9 @@ int init_flags_parse(int argc, char **argv, struct init_config *cfg)
 			break;
 		case 'Z':
 			r = flag_dir("zone-dir", optarg, &cfg->zone_dir);
+			break;
+		case 'I':
+			r = flag_dir("image-store", optarg, &cfg->image_store);
 			break;
 		case 'h':
 			init_usage(stdout);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #ifdef __x86_64__
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -107,8 +108,11 @@ static void blocks(uint32_t h[8], const uint8_t *p, size_t n)
 {
 #ifdef __x86_64__
 	if (use_shani < 0) {
-		__builtin_cpu_init();
-		use_shani = __builtin_cpu_supports("sha") && __builtin_cpu_supports("sse4.1");
+		/* CPUID leaf 7 EBX bit 29: SHA; leaf 1 ECX bit 19: SSE4.1 (the
+		 * blend and shuffle the rounds use). */
+		unsigned a, b, c, d;
+		use_shani = __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b >> 29 & 1) &&
+		            __get_cpuid(1, &a, &b, &c, &d) && (c >> 19 & 1);
 	}
 	if (use_shani) {
 		blocks_shani(h, p, n);

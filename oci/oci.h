@@ -24,6 +24,93 @@
 
 /* ---- layers (layer.c, tar.c, decompress.c) ------------------------------ */
 
-/* ---- the image store (store.c, import.c) -------------------------------- */
+/* ---- the image store (store.c, import.c, config.c) ---------------------- */
+
+/* Where images live unless told (kin init --image-store DIR). The store:
+ *   refs/NAME          one JSON record per image name (NAME %-escaped)
+ *   blobs/sha256/HEX   manifests and configs, verified
+ *   layers/HEX         each layer unpacked once (HEX: its diff_id), read-only
+ *   tmp/               work in progress; swept at every import
+ *   lock               flock: one writer (import, remove) at a time */
+#define OCI_STORE_DEFAULT "/var/lib/kin/images"
+#define OCI_NAME_MAX      255       /* "registry.example/team/app:1.2" */
+#define OCI_LAYERS_MAX    127       /* overlayfs stacks at most 500; images rarely pass 50 */
+#define OCI_JSON_MAX      (4 << 20) /* an index, manifest or config */
+
+/* An image name: 1..OCI_NAME_MAX bytes of [A-Za-z0-9._:@/+-], no "..",
+ * not starting with '/' or '.'. */
+bool oci_name_valid(const char *name);
+/* "sha256:" and 64 lower-case hex digits. */
+bool oci_digest_valid(const char *digest);
+
+/* One image of the store. */
+struct oci_image {
+	char name[OCI_NAME_MAX + 1];
+	char digest[OCI_DIGEST_LEN + 1]; /* the manifest's (docker-archive: the config's) */
+	char config[OCI_DIGEST_LEN + 1]; /* the config blob's */
+	uint64_t size;                   /* bytes of its blobs as imported (config + layers) */
+	int64_t created;                 /* the config's "created", seconds since 1970; 0 unknown */
+	size_t nlayers;
+	char layers[OCI_LAYERS_MAX][OCI_DIGEST_LEN + 1]; /* diff_ids, bottom first */
+};
+
+struct oci_store;
+/* Opens (making it when missing, mode 0700) the store at dir. */
+int oci_store_open(const char *dir, struct oci_store **ret, struct err *err);
+void oci_store_free(struct oci_store *s);
+const char *oci_store_dir(const struct oci_store *s);
+
+/* Imports ref — "oci:DIR[:TAG]", "oci-archive:FILE[:TAG]" or
+ * "docker-archive:FILE" — as name (NULL: the tag or name the source
+ * carries). Blocking, long: run it in a child. Every blob is checked
+ * against its digest and size, every layer's uncompressed bytes against
+ * the config's diff_id, before the image is recorded; a layer already in
+ * the store is not unpacked again. An existing record of the name is
+ * replaced. */
+int oci_import(struct oci_store *s, const char *ref, const char *name, struct oci_image *ret,
+               struct err *err);
+/* By name, or by digest ("sha256:…", or a unique prefix of 12+ hex digits). */
+int oci_image_get(struct oci_store *s, const char *name_or_digest, struct oci_image *ret,
+                  struct err *err);
+typedef int (*oci_image_visit_fn)(const struct oci_image *img, void *data);
+/* Every image, in name order; fn returning < 0 stops. */
+int oci_image_list(struct oci_store *s, oci_image_visit_fn fn, void *data, struct err *err);
+/* Forgets the name, then removes blobs and layers no other image uses. */
+int oci_image_remove(struct oci_store *s, const char *name, struct err *err);
+/* The config blob as stored (JSON), NUL-terminated. */
+int oci_image_config_json(struct oci_store *s, const struct oci_image *img, char **ret,
+                          size_t *ret_len, struct err *err);
+/* The overlayfs lowerdir= value of img: its layers' directories, top first,
+ * joined by ':'. -ENAMETOOLONG past size. */
+int oci_image_lowerdirs(struct oci_store *s, const struct oci_image *img, char *buf, size_t size,
+                        struct err *err);
+
+/* An image's User resolved in its own /etc/passwd and /etc/group:
+ * "app", "1000", "app:staff", "1000:50"; "" or NULL is root. A name the
+ * image does not list is NOT_FOUND; a numeric uid it does not list gets
+ * gid 0. Supplementary groups: those of /etc/group naming the user. */
+#define OCI_USER_GROUPS_MAX 32
+struct oci_user {
+	uint32_t uid, gid;
+	uint32_t groups[OCI_USER_GROUPS_MAX];
+	size_t ngroups;
+};
+int oci_image_user(struct oci_store *s, const struct oci_image *img, const char *spec,
+                   struct oci_user *ret, struct err *err);
+
+/* rm -rf of name under dirfd (AT_FDCWD: a path), never following a
+ * symlink; blocking (a child's work for a large tree). depth: 0. */
+int oci_remove_tree(int dirfd, const char *name, unsigned depth);
+
+/* What a container takes from an image's config (config.json's "config"). */
+struct oci_image_config {
+	char **entrypoint, **cmd, **env; /* NULL-terminated; NULL when absent */
+	char *working_dir, *user;        /* NULL when absent or empty */
+	char *stop_signal;
+	char *os, *architecture;
+};
+int oci_image_config_parse(const char *json, size_t len, struct oci_image_config **ret,
+                           struct err *err);
+void oci_image_config_free(struct oci_image_config *c);
 
 /* ---- runtime bundles (spec.c) ------------------------------------------- */
