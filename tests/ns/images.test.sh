@@ -127,6 +127,52 @@ kc image import "oci-archive:$T/evil.tar"
 [ $rc -eq 1 ] && out_has 'escaped' && [ ! -e "$T/escaped" ] && [ ! -e "$ST/escaped" ] &&
 	[ -z "$(ls "$ST/tmp")" ] && ok archive_traversal_refused || bad archive_traversal_refused "rc $rc"
 
+# Crafted layers, each in an image of its own: a name climbing out, a
+# symlink planted to point out and then written through, a hard link to a
+# file outside, a pax header of 2 MiB. Each is refused naming the layer
+# and the entry; nothing lands outside (the canary dir stays empty), no
+# layer is kept, tmp/ is clean.
+mkdir -p "$T/outside"
+python3 - "$T" <<'PY'
+import io, sys, tarfile
+T = sys.argv[1]
+def tar(path, entries):
+    with tarfile.open(path, "w", format=tarfile.PAX_FORMAT) as t:
+        for ti, data in entries:
+            t.addfile(ti, io.BytesIO(data) if data is not None else None)
+def f(name, data=b"x", **kw):
+    ti = tarfile.TarInfo(name); ti.size = len(data)
+    for k, v in kw.items(): setattr(ti, k, v)
+    return ti, data
+def link(name, target, kind):
+    ti = tarfile.TarInfo(name); ti.type = kind; ti.linkname = target
+    return ti, None
+tar(T + "/m-traversal.tar", [f("etc/ok"), f("etc/../../../outside/escaped")])
+tar(T + "/m-symlink.tar", [link("a", T + "/outside", tarfile.SYMTYPE), f("a/escaped")])
+tar(T + "/m-symlink-rel.tar", [link("b", "../../../../../../../..", tarfile.SYMTYPE),
+                               f("b" + T + "/outside/escaped")])
+tar(T + "/m-hardlink.tar", [link("h", "../../../../../../etc/passwd", tarfile.LNKTYPE)])
+tar(T + "/m-hardlink-sym.tar", [link("s", "/etc", tarfile.SYMTYPE),
+                                link("h", "s/passwd", tarfile.LNKTYPE)])
+big = f("etc/big")
+big[0].pax_headers = {"comment": "x" * (2 << 20)}
+tar(T + "/m-pax.tar", [big])
+PY
+for m in traversal:leaves symlink:symlink symlink-rel:symlink hardlink:leaves hardlink-sym:symlink pax:limit; do
+	name=${m%%:*} why=${m#*:}
+	python3 $MK --format oci --out "$T/img-$name" --tag m "$T/m-$name.tar" >/dev/null 2>&1
+	kc image import "oci:$T/img-$name:m" --name "evil-$name"
+	if [ $rc -eq 1 ] && out_has "layer sha256:[0-9a-f]{64}: entry (\"|[0-9])" && out_has "$why" &&
+		[ -z "$(ls -A "$T/outside")" ] && [ -z "$(ls "$ST/tmp")" ] &&
+		[ ! -e "$ST/refs/evil-$name" ] && [ "$(ls "$ST/layers" | wc -l)" -eq 2 ]; then
+		ok "malicious_layer_$name"
+	else
+		bad "malicious_layer_$name" "rc $rc; outside: $(ls -A "$T/outside")"
+	fi
+done
+grep -q root: /etc/passwd && [ "$(stat -c %h /etc/passwd)" -eq 1 ] && ok host_passwd_untouched ||
+	bad host_passwd_untouched "/etc/passwd has $(stat -c %h /etc/passwd) links"
+
 # A peer's archives: skopeo rewrites the layout as oci-archive and
 # docker-archive, and kin imports what it wrote.
 if command -v skopeo >/dev/null; then

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Builds OCI images by hand for kin's tests: each layer a tar of a
 directory (a file named .wh.X in it is an OCI whiteout, .wh..wh..opq an
-opaque marker), compressed, hashed, and written as one of skopeo's
-transports. Nothing comes from a registry.
+opaque marker) or a ready .tar (a crafted one), compressed, hashed, and
+written as one of skopeo's transports. Nothing comes from a registry.
 
   mkimage.py --format oci|oci-archive|docker-archive --out PATH --tag TAG
              [--comp gzip|zstd|none] [--config JSON] [--multiarch]
@@ -11,6 +11,9 @@ transports. Nothing comes from a registry.
 import argparse, gzip, hashlib, io, json, os, subprocess, sys, tarfile
 
 def layer_tar(d):
+    if d.endswith(".tar"):  # a layer made elsewhere (a crafted one), as it is
+        with open(d, "rb") as f:
+            return f.read()
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as t:
         for root, dirs, files in os.walk(d):
