@@ -40,11 +40,18 @@ struct api_cells_stream {
 
 struct api_cells {
 	struct cells *cells; /* NULL: unavailable, why says so */
+	struct child_table *children;
+	struct api_images *images; /* containers from images (api/exec_image.c) */
 	char why[256];
 	struct list_node pending;
 	struct list_node streams;
 	struct api_binding cells_binding, exec_binding, events_binding;
 };
+
+/* Exec/Start with spec.image (api/exec_image.c): answered through done
+ * as serve_exec_start's own starts are. */
+int api_exec_image_start(struct api_cells *svc, struct rpc_call *call,
+                         const Kin__V1__StartRequest *req, exec_start_fn done);
 
 /* The services' handler tables (every handler gets the api_cells as its
  * userdata and runs only while cells are available). */

@@ -377,6 +377,8 @@ static int cells_start(struct api *api, const struct api_config *cfg)
 	if (!svc)
 		return -ENOMEM;
 	svc->cells = cfg->cells;
+	svc->children = cfg->children;
+	svc->images = api->images; /* started before: NULL if it could not start */
 	(void)str_copy(svc->why, sizeof(svc->why), cfg->cells_why ? cfg->cells_why : "no cgroup2");
 	list_init(&svc->pending);
 	list_init(&svc->streams);

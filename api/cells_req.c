@@ -112,8 +112,11 @@ static int spec_from(const char *cell, const char *name, const Kin__V1__ExecSpec
 {
 	struct exec_spec *s = &b->s;
 	exec_spec_init(s);
-	if (!in || in->n_argv == 0)
+	if (!in || (in->n_argv == 0 && !in->image[0]))
 		return exec_fail(err, cell, name, "no argv");
+	if (in->user[0] && !in->image[0])
+		return exec_fail(err, cell, name, "user '%.64s': for image containers (uid, gid)",
+		                 in->user);
 	if (in->n_argv > EXEC_ARGS_MAX || in->n_env > EXEC_ENV_MAX)
 		return exec_fail(err, cell, name, "argv and env: at most %d entries each",
 		                 EXEC_ARGS_MAX);
@@ -126,7 +129,8 @@ static int spec_from(const char *cell, const char *name, const Kin__V1__ExecSpec
 	b->env = calloc(in->n_env + 1, sizeof(char *));
 	if (!b->argv || !b->env)
 		return -ENOMEM;
-	memcpy(b->argv, in->argv, in->n_argv * sizeof(char *));
+	if (in->n_argv) /* none with an image: protobuf-c leaves it NULL */
+		memcpy(b->argv, in->argv, in->n_argv * sizeof(char *));
 	if (in->n_env) /* protobuf-c leaves an empty repeated field NULL */
 		memcpy(b->env, in->env, in->n_env * sizeof(char *));
 	s->argv = b->argv;

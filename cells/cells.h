@@ -299,11 +299,35 @@ struct exec_spec {
 	const char *hostname;      /* needs EXEC_NS_UTS */
 	const char *root;          /* pivot_root here (implies EXEC_NS_MNT) */
 	bool root_readonly;
+	/* An overlay mounted at root (an empty directory) by the child, in
+	 * its own mount namespace (nothing to unmount after): lowerdirs as
+	 * overlayfs takes them ("top:...:bottom"), upperdir and workdir on
+	 * one filesystem. All three or none. */
+	const char *root_lowerdirs, *root_upperdir, *root_workdir;
+	/* Absolute paths in the new root (NULL-terminated lists; a path that
+	 * does not exist is skipped): masked ones get /dev/null (a file) or
+	 * an empty read-only tmpfs (a directory) over them, read-only ones a
+	 * read-only bind of themselves. Applied after pivot_root, so the new
+	 * /proc is the one masked. Needs root. */
+	const char *const *masked_paths;
+	const char *const *readonly_paths;
 	bool stdin_pipe;  /* else stdin is /dev/null */
 	size_t log_bytes; /* per stream ring; 0: EXEC_LOG_DEFAULT */
 	enum exec_restart restart;
 	uint64_t backoff_base_ms, backoff_cap_ms; /* 0: defaults */
+	/* Called once when the executable's record lets its copy of the spec
+	 * go (deleted, replaced by a new start of the name, its cell deleted,
+	 * the library freed), or before exec_start returns an error: what
+	 * the caller made for this executable (a container's writable layer)
+	 * goes with it. Runs in the loop; it must not call back into cells. */
+	void (*release)(void *data);
+	void *release_data;
 };
+
+/* The /proc and /sys paths container runtimes mask and make read-only by
+ * default (runc's and containerd's set), for image containers. */
+extern const char *const exec_masked_default[];
+extern const char *const exec_readonly_default[];
 
 void exec_spec_init(struct exec_spec *s);
 /* Checks everything exec_start checks that does not need the system. */

@@ -38,6 +38,7 @@ static const char *const step_names[EXEC_STEP_COUNT] = {
     [EXEC_STEP_MOUNT_DEV] = "mount /dev",
     [EXEC_STEP_PIVOT_ROOT] = "pivot_root",
     [EXEC_STEP_REMOUNT_RO] = "remount read-only",
+    [EXEC_STEP_MASK] = "masked and read-only paths",
     [EXEC_STEP_HOSTNAME] = "sethostname",
     [EXEC_STEP_LOOPBACK] = "loopback up",
     [EXEC_STEP_CHDIR] = "chdir",
@@ -87,9 +88,42 @@ static unsigned long locked_flags(const char *path)
 	return f;
 }
 
+/* Masked paths get /dev/null (a file) or an empty read-only tmpfs (a
+ * directory) over them; read-only ones a read-only bind of themselves.
+ * Paths that do not exist are skipped, as other runtimes do. */
+static void mask_paths(const struct exec_spec *s, int errfd)
+{
+	struct stat st;
+	for (size_t i = 0; s->masked_paths && s->masked_paths[i]; i++) {
+		const char *p = s->masked_paths[i];
+		if (stat(p, &st) < 0)
+			continue;
+		if (S_ISDIR(st.st_mode))
+			TRY(EXEC_STEP_MASK, mount("tmpfs", p, "tmpfs", MS_RDONLY, "size=0"));
+		else
+			TRY(EXEC_STEP_MASK, mount("/dev/null", p, NULL, MS_BIND, NULL));
+	}
+	for (size_t i = 0; s->readonly_paths && s->readonly_paths[i]; i++) {
+		const char *p = s->readonly_paths[i];
+		if (stat(p, &st) < 0)
+			continue;
+		TRY(EXEC_STEP_MASK, mount(p, p, NULL, MS_BIND | MS_REC, NULL));
+		TRY(EXEC_STEP_MASK,
+		    mount(NULL, p, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | locked_flags(p), NULL));
+	}
+}
+
 static void setup_root(const struct exec_spec *s, int errfd)
 {
-	TRY(EXEC_STEP_BIND_ROOT, mount(s->root, s->root, NULL, MS_BIND | MS_REC, NULL));
+	if (s->root_lowerdirs) {
+		/* Fits: exec_spec_validate bounds it below a page. */
+		char opts[4096];
+		snprintf(opts, sizeof(opts), "lowerdir=%s,upperdir=%s,workdir=%s",
+		         s->root_lowerdirs, s->root_upperdir, s->root_workdir);
+		TRY(EXEC_STEP_BIND_ROOT, mount("overlay", s->root, "overlay", 0, opts));
+	} else {
+		TRY(EXEC_STEP_BIND_ROOT, mount(s->root, s->root, NULL, MS_BIND | MS_REC, NULL));
+	}
 	TRY(EXEC_STEP_BIND_ROOT, chdir(s->root));
 	if (mkdir("proc", 0555) < 0 && errno != EEXIST)
 		spawn_child_fail(errfd, EXEC_STEP_MOUNT_PROC, errno);
@@ -107,6 +141,7 @@ static void setup_root(const struct exec_spec *s, int errfd)
 		TRY(EXEC_STEP_REMOUNT_RO,
 		    mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | locked_flags("/"),
 		          NULL));
+	mask_paths(s, errfd);
 }
 
 static int loopback_up(void)

@@ -11,6 +11,24 @@
 
 #define BACKOFF_LIMIT_MS (3600ull * 1000)
 
+const char *const exec_masked_default[] = {
+    "/proc/acpi",
+    "/proc/asound",
+    "/proc/kcore",
+    "/proc/keys",
+    "/proc/latency_stats",
+    "/proc/timer_list",
+    "/proc/timer_stats",
+    "/proc/sched_debug",
+    "/proc/scsi",
+    "/sys/firmware",
+    "/sys/devices/virtual/powercap",
+    NULL,
+};
+const char *const exec_readonly_default[] = {
+    "/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger", NULL,
+};
+
 void exec_spec_init(struct exec_spec *s)
 {
 	*s = (struct exec_spec){
@@ -45,6 +63,42 @@ static size_t strv_len(char *const *v)
 
 #define spec_fail(err, fmt, what) err_set(err, -EINVAL, ERR_INVALID_ARGUMENT, fmt, what)
 
+#define EXEC_PATHS_MAX   128  /* masked or read-only paths */
+#define OVERLAY_DATA_MAX 4000 /* mount(2) data is one page */
+
+/* The overlay root, masked and read-only paths. */
+static int validate_mounts(const struct exec_spec *s, size_t *bytes, struct err *err)
+{
+	int n = !!s->root_lowerdirs + !!s->root_upperdir + !!s->root_workdir;
+	if (n && (n != 3 || !s->root))
+		return spec_fail(
+		    err, "%s: lowerdirs, upperdir and workdir go together, with a root", "overlay");
+	if (n &&
+	    strlen(s->root_lowerdirs) + strlen(s->root_upperdir) + strlen(s->root_workdir) + 40 >
+	        OVERLAY_DATA_MAX)
+		return spec_fail(err, "overlay: the mount options pass %d bytes (too many layers)",
+		                 OVERLAY_DATA_MAX);
+	const char *const *lists[] = {s->masked_paths, s->readonly_paths};
+	for (size_t k = 0; k < ARRAY_SIZE(lists); k++) {
+		size_t m = strv_len((char *const *)lists[k]);
+		if (m && !s->root)
+			return spec_fail(err, "%s: masked and read-only paths need a root", "root");
+		if (m > EXEC_PATHS_MAX)
+			return spec_fail(err, "%s: more than 128 masked or read-only paths",
+			                 "paths");
+		for (size_t i = 0; i < m; i++) {
+			if (lists[k][i][0] != '/' || strstr(lists[k][i], ".."))
+				return spec_fail(err, "paths: \"%.64s\" is not absolute or has ..",
+				                 lists[k][i]);
+			*bytes += strlen(lists[k][i]) + 1;
+		}
+	}
+	if (n)
+		*bytes += strlen(s->root_lowerdirs) + strlen(s->root_upperdir) +
+		          strlen(s->root_workdir) + 3;
+	return 0;
+}
+
 int exec_spec_validate(const struct exec_spec *s, struct err *err)
 {
 	size_t bytes = 0, n = strv_len(s->argv);
@@ -67,6 +121,9 @@ int exec_spec_validate(const struct exec_spec *s, struct err *err)
 	const char *paths[] = {s->cwd, s->root, s->seccomp_file, s->hostname};
 	for (size_t i = 0; i < ARRAY_SIZE(paths); i++)
 		bytes += paths[i] ? strlen(paths[i]) + 1 : 0;
+	int r = validate_mounts(s, &bytes, err);
+	if (r < 0)
+		return r;
 	if (bytes > EXEC_STRINGS_MAX)
 		return err_set(err, -E2BIG, ERR_INVALID_ARGUMENT,
 		               "exec: argv, env and paths exceed %d bytes", EXEC_STRINGS_MAX);
@@ -140,36 +197,55 @@ static char *put_str(char **cursor, const char *s)
 	return d;
 }
 
+/* The vectors a spec holds (NULL-terminated or NULL) and where the copy's go. */
+#define SPEC_VECS(s)                                                                               \
+	{                                                                                          \
+		(void *)&(s)->argv, (void *)&(s)->env, (void *)&(s)->masked_paths,                 \
+		    (void *)&(s)->readonly_paths                                                   \
+	}
+#define SPEC_STRS(s)                                                                               \
+	{                                                                                          \
+		&(s)->cwd, &(s)->root, &(s)->seccomp_file, &(s)->hostname, &(s)->root_lowerdirs,   \
+		    &(s)->root_upperdir, &(s)->root_workdir                                        \
+	}
+
 int exec_spec_copy(const struct exec_spec *src, struct exec_spec **ret)
 {
-	size_t na = strv_len(src->argv), ne = strv_len(src->env);
-	size_t size = sizeof(struct exec_spec) + (na + ne + 2) * sizeof(char *);
-	for (size_t i = 0; i < na; i++)
-		size += strlen(src->argv[i]) + 1;
-	for (size_t i = 0; i < ne; i++)
-		size += strlen(src->env[i]) + 1;
-	const char *strs[] = {src->cwd, src->root, src->seccomp_file, src->hostname};
-	for (size_t i = 0; i < ARRAY_SIZE(strs); i++)
-		size += strs[i] ? strlen(strs[i]) + 1 : 0;
+	char *const *const *vecs[] = SPEC_VECS(src);
+	const char *const *strs[] = SPEC_STRS(src);
+	size_t size = sizeof(struct exec_spec);
+	for (size_t k = 0; k < ARRAY_SIZE(vecs); k++) {
+		size_t n = strv_len(*vecs[k]);
+		size += *vecs[k] ? (n + 1) * sizeof(char *) : 0;
+		for (size_t i = 0; i < n; i++)
+			size += strlen((*vecs[k])[i]) + 1;
+	}
+	for (size_t k = 0; k < ARRAY_SIZE(strs); k++)
+		size += *strs[k] ? strlen(*strs[k]) + 1 : 0;
 
 	struct exec_spec *d = malloc(size);
 	if (!d)
 		return -ENOMEM;
 	*d = *src;
-	char **argv = (char **)(d + 1), **env = argv + na + 1;
-	char *cur = (char *)(env + ne + 1);
-	for (size_t i = 0; i < na; i++)
-		argv[i] = put_str(&cur, src->argv[i]);
-	argv[na] = NULL;
-	for (size_t i = 0; i < ne; i++)
-		env[i] = put_str(&cur, src->env[i]);
-	env[ne] = NULL;
-	d->argv = argv;
-	d->env = env;
-	d->cwd = put_str(&cur, src->cwd);
-	d->root = put_str(&cur, src->root);
-	d->seccomp_file = put_str(&cur, src->seccomp_file);
-	d->hostname = put_str(&cur, src->hostname);
+	char *const **dvecs[] = SPEC_VECS(d);
+	const char **dstrs[] = SPEC_STRS(d);
+	char **slot = (char **)(d + 1);
+	size_t nslots = 0;
+	for (size_t k = 0; k < ARRAY_SIZE(vecs); k++)
+		nslots += *vecs[k] ? strv_len(*vecs[k]) + 1 : 0;
+	char *cur = (char *)(slot + nslots);
+	for (size_t k = 0; k < ARRAY_SIZE(vecs); k++) {
+		if (!*vecs[k])
+			continue;
+		size_t n = strv_len(*vecs[k]);
+		*dvecs[k] = slot;
+		for (size_t i = 0; i < n; i++)
+			slot[i] = put_str(&cur, (*vecs[k])[i]);
+		slot[n] = NULL;
+		slot += n + 1;
+	}
+	for (size_t k = 0; k < ARRAY_SIZE(strs); k++)
+		*dstrs[k] = put_str(&cur, *strs[k]);
 	if (d->root)
 		d->namespaces |= EXEC_NS_MNT; /* pivot_root needs a mount namespace */
 	if ((d->namespaces & EXEC_NS_USER) && !d->nuid_map) {
@@ -186,6 +262,8 @@ int exec_spec_copy(const struct exec_spec *src, struct exec_spec **ret)
 
 void exec_spec_free(struct exec_spec *s)
 {
+	if (s && s->release)
+		s->release(s->release_data);
 	free(s);
 }
 

@@ -385,8 +385,11 @@ static struct exec *oldest_ended(struct cell *cell, struct exec *best)
 	return best;
 }
 
-int exec_start(struct cells *c, const char *cell, const char *name, const struct exec_spec *spec,
-               exec_start_fn done, void *data, struct err *err)
+/* exec_start's work; *handed once the record owns a copy of spec (and so
+ * its release hook). */
+static int start_record(struct cells *c, const char *cell, const char *name,
+                        const struct exec_spec *spec, exec_start_fn done, void *data, bool *handed,
+                        struct err *err)
 {
 	struct cell *ce;
 	struct exec *old = NULL;
@@ -445,6 +448,7 @@ int exec_start(struct cells *c, const char *cell, const char *name, const struct
 	str_copy(e->name, sizeof(e->name), name);
 	snprintf(e->label, sizeof(e->label), "%s/%s", cell, name);
 	r = exec_spec_copy(spec, &e->spec);
+	*handed = r == 0;
 	if (r == 0)
 		r = exec_output_init(e, spec->log_bytes ? spec->log_bytes : EXEC_LOG_DEFAULT);
 	if (r < 0) {
@@ -472,6 +476,16 @@ int exec_start(struct cells *c, const char *cell, const char *name, const struct
 	e->start_done = done;
 	e->start_data = data;
 	return 1;
+}
+
+int exec_start(struct cells *c, const char *cell, const char *name, const struct exec_spec *spec,
+               exec_start_fn done, void *data, struct err *err)
+{
+	bool handed = false;
+	int r = start_record(c, cell, name, spec, done, data, &handed, err);
+	if (r < 0 && !handed && spec && spec->release)
+		spec->release(spec->release_data);
+	return r;
 }
 
 static void sync_done(int result, const struct err *err, void *data)

@@ -92,6 +92,8 @@ enum {
 	O_GIDMAP,
 	O_HOSTNAME,
 	O_ROOT,
+	O_IMAGE,
+	O_USER,
 	O_RO,
 	O_STDIN,
 	O_LOGSIZE,
@@ -121,6 +123,8 @@ const struct option ctl_exec_opts[] = {
     {"gid-map", required_argument, NULL, O_GIDMAP},
     {"hostname", required_argument, NULL, O_HOSTNAME},
     {"root", required_argument, NULL, O_ROOT},
+    {"image", required_argument, NULL, O_IMAGE},
+    {"user", required_argument, NULL, O_USER},
     {"read-only", no_argument, NULL, O_RO},
     {"stdin", no_argument, NULL, O_STDIN},
     {"log-size", required_argument, NULL, O_LOGSIZE},
@@ -171,6 +175,10 @@ static char **start_str_field(Kin__V1__ExecSpec *sp, int c)
 		return &sp->hostname;
 	case O_ROOT:
 		return &sp->root;
+	case O_IMAGE:
+		return &sp->image;
+	case O_USER:
+		return &sp->user;
 	case O_RESTART:
 		return &sp->restart;
 	default:
@@ -324,8 +332,6 @@ static int exec_parse(struct ctl *ctl, int argc, char **argv, struct exec_args *
 	bool is_start = !strcmp(argv[1], "start");
 	int c, r;
 	exec_args_init(a, argc, argv);
-	if (is_start && a->dd == argc)
-		return ctl_usage(ctl, "needs '-- ARGV...' after the options");
 	optind = 0; /* 0: glibc starts over, in its default (permuting) order */
 	opterr = 0;
 	while ((c = getopt_long(a->dd - 1, argv + 1, ":fo:h", ctl_exec_opts, NULL)) != -1) {
@@ -343,6 +349,9 @@ static int exec_parse(struct ctl *ctl, int argc, char **argv, struct exec_args *
 	}
 	if ((r = exec_opts_check(ctl, a, argv[1])) != CTL_OK)
 		return r;
+	/* An image brings its own Entrypoint and Cmd. */
+	if (is_start && a->dd == argc && !a->spec.image[0])
+		return ctl_usage(ctl, "needs '-- ARGV...' after the options (or --image)");
 	a->pos = argv + 1 + optind;
 	a->npos = a->dd - 1 - optind;
 	return CTL_OK;
@@ -376,13 +385,13 @@ static int exec_start(struct ctl *ctl, int argc, char **argv)
 	int r = exec_parse_target(ctl, argc, argv, &a, 0);
 	if (r != CTL_OK)
 		return r;
-	if (a.dd + 1 >= argc)
+	if (a.dd + 1 >= argc && !a.spec.image[0])
 		return ctl_usage(ctl, "needs a command after '--'");
 	in.cell = a.pos[0];
 	in.name = a.pos[1];
 	in.spec = &a.spec;
-	a.spec.argv = argv + a.dd + 1;
-	a.spec.n_argv = (size_t)(argc - a.dd - 1);
+	a.spec.argv = a.dd + 1 < argc ? argv + a.dd + 1 : NULL;
+	a.spec.n_argv = a.dd + 1 < argc ? (size_t)(argc - a.dd - 1) : 0;
 	/* kin answers a start within its setup deadline (then kills the
 	 * child): by default wait that long, and a little more, so a setup
 	 * that times out is told as such, not as an unreachable kin. */

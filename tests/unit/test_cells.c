@@ -290,6 +290,55 @@ TEST(cells_spec_validate)
 	exec_spec_free(copy);
 }
 
+static void count_release(void *data)
+{
+	(*(int *)data)++;
+}
+
+/* The overlay root and the masked/read-only lists: checked together,
+ * deep-copied; the release hook runs once, when the copy goes. */
+TEST(exec_spec_overlay_and_masks)
+{
+	char *argv[] = {"/bin/true", NULL};
+	const char *masked[] = {"/proc/kcore", NULL}, *ro[] = {"/proc/sys", NULL};
+	const char *rel[] = {"proc/kcore", NULL};
+	struct exec_spec s, *copy = NULL;
+	struct err err = {0};
+	int released = 0;
+	exec_spec_init(&s);
+	s.argv = argv;
+	s.root_lowerdirs = "/l2:/l1";
+	CHECK_EQ(exec_spec_validate(&s, &err), -EINVAL); /* not all three, no root */
+	s.root_upperdir = "/u";
+	s.root_workdir = "/w";
+	s.root = "/r";
+	CHECK_EQ(exec_spec_validate(&s, &err), 0);
+	s.masked_paths = rel;
+	CHECK_EQ(exec_spec_validate(&s, &err), -EINVAL); /* relative */
+	s.masked_paths = masked;
+	s.readonly_paths = ro;
+	CHECK_EQ(exec_spec_validate(&s, &err), 0);
+	s.release = count_release;
+	s.release_data = &released;
+	CHECK_EQ(exec_spec_copy(&s, &copy), 0);
+	CHECK_STR(copy->root_lowerdirs, "/l2:/l1");
+	CHECK_STR(copy->root_workdir, "/w");
+	CHECK(copy->masked_paths != s.masked_paths);
+	CHECK_STR(copy->masked_paths[0], "/proc/kcore");
+	CHECK(copy->masked_paths[1] == NULL);
+	CHECK_STR(copy->readonly_paths[0], "/proc/sys");
+	CHECK_STR(copy->argv[0], "/bin/true");
+	CHECK_EQ(released, 0);
+	exec_spec_free(copy);
+	CHECK_EQ(released, 1);
+	char big[5000];
+	memset(big, 'x', sizeof(big) - 1);
+	big[0] = '/';
+	big[sizeof(big) - 1] = 0;
+	s.root_lowerdirs = big;
+	CHECK_EQ(exec_spec_validate(&s, &err), -EINVAL); /* past a page of mount data */
+}
+
 TEST(cells_codes)
 {
 	CHECK_EQ(err_code_from_errno(-ENOENT), ERR_NOT_FOUND);

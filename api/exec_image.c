@@ -1,0 +1,281 @@
+/* exec_image: Exec/Start of a container from an image of the store.
+ *
+ * The image's config gives the defaults (Entrypoint + Cmd, Env,
+ * WorkingDir, User), the request what differs: an argv replaces Cmd (as
+ * `docker run IMAGE ARGS` does), env adds to the image's (a key given
+ * again wins), cwd and user replace. The root is an overlay of the
+ * image's layers (read-only, shared by every container of the image) with
+ * a private writable layer under the containers directory, mounted by the
+ * child in its own mount namespace, entered with pivot_root; the usual
+ * /proc paths are masked. Without --ns a container gets its own pid and
+ * mount namespaces and shares the rest with its kin — inside a zone, the
+ * pod's network, IPC and UTS, as Kubernetes' pod model has it.
+ *
+ * The executable's record owns its container: when cells lets the record
+ * go, the image's use is given back and the writable layer removed (in a
+ * child: a tree can be large). */
+#include "api/cells-int.h"
+#include "oci/oci.h"
+
+#include <fcntl.h>
+#include <linux/close_range.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+
+#define CONTAINERS_DIR_DEFAULT "/run/kin/containers"
+
+/* One container's part of the store and of the disk, until its record goes. */
+struct api_container {
+	struct api_cells *svc;
+	char digest[OCI_DIGEST_LEN + 1];
+	char dir[PATH_MAX - 8]; /* CONTAINERS/ID: root/, upper/, work/ */
+	char root[PATH_MAX], upper[PATH_MAX], work[PATH_MAX];
+	char lower[8192];
+};
+
+/* Removes dir in a child of kin (reaped by the orphan sweep's owner: the
+ * child table tracks it without a callback). */
+static void remove_later(struct api_cells *svc, const char *dir)
+{
+	struct spawn_proc p;
+	const struct spawn_opts o = {.cgroup_fd = -1};
+	int r = spawn_clone(&o, &p);
+	if (r == 0) {
+		spawn_signals_reset(SPAWN_MASK_EMPTY);
+		syscall(SYS_close_range, 3, ~0u, 0);
+		_exit(oci_remove_tree(AT_FDCWD, dir, 0) < 0 ? 1 : 0);
+	}
+	if (r < 0) {
+		log_warn("container %s: cannot remove its writable layer: clone: %s", dir,
+		         strerror(-r));
+		return;
+	}
+	close(p.report_fd);
+	if (child_track(svc->children, p.pid, p.pidfd, NULL, NULL, NULL) < 0) {
+		spawn_kill_and_reap(p.pidfd);
+		close(p.pidfd);
+	}
+}
+
+static void container_release(void *data)
+{
+	struct api_container *k = data;
+	api_images_release(k->svc->images, k->digest);
+	remove_later(k->svc, k->dir);
+	free(k);
+}
+
+/* ---- the spec from the image --------------------------------------------------------- */
+
+static size_t strv_len(char *const *v)
+{
+	size_t n = 0;
+	while (v && v[n])
+		n++;
+	return n;
+}
+
+/* Entrypoint + (argv given ? argv : Cmd), into a new vector of pointers
+ * into its sources. */
+static int image_argv(const struct oci_image_config *cfg, const Kin__V1__ExecSpec *in, char ***ret,
+                      struct err *err)
+{
+	size_t ne = strv_len(cfg->entrypoint), nc = in->n_argv ? in->n_argv : strv_len(cfg->cmd);
+	if (ne + nc == 0)
+		return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
+		               "image \"%s\" has no Entrypoint or Cmd: give the command after --",
+		               in->image);
+	if (ne + nc > EXEC_ARGS_MAX)
+		return err_set(err, -E2BIG, ERR_INVALID_ARGUMENT,
+		               "image \"%s\": more than %d arguments", in->image, EXEC_ARGS_MAX);
+	char **v = calloc(ne + nc + 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < ne; i++)
+		v[i] = cfg->entrypoint[i];
+	for (size_t i = 0; i < nc; i++)
+		v[ne + i] = in->n_argv ? in->argv[i] : cfg->cmd[i];
+	*ret = v;
+	return 0;
+}
+
+static bool same_key(const char *a, const char *b)
+{
+	size_t n = strcspn(a, "=");
+	return strncmp(a, b, n) == 0 && b[n] == '=';
+}
+
+/* The image's Env, then the request's: a key given again replaces. */
+static int image_env(const struct oci_image_config *cfg, const Kin__V1__ExecSpec *in, char ***ret,
+                     struct err *err)
+{
+	size_t ni = strv_len(cfg->env), n = 0;
+	char **v = calloc(ni + in->n_env + 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < ni; i++) {
+		bool replaced = !strchr(cfg->env[i], '=');
+		for (size_t k = 0; k < in->n_env && !replaced; k++)
+			replaced = same_key(cfg->env[i], in->env[k]);
+		if (!replaced)
+			v[n++] = cfg->env[i];
+	}
+	for (size_t k = 0; k < in->n_env; k++)
+		v[n++] = in->env[k];
+	if (n > EXEC_ENV_MAX) {
+		free(v);
+		return err_set(err, -E2BIG, ERR_INVALID_ARGUMENT,
+		               "image \"%s\": more than %d environment variables", in->image,
+		               EXEC_ENV_MAX);
+	}
+	*ret = v;
+	return 0;
+}
+
+/* CONTAINERS/CELL.NAME.N with its root, upper and work directories. */
+static int container_dirs(struct api_container *k, const char *cell, const char *name,
+                          struct err *err)
+{
+	static unsigned long serial;
+	char id[CELLS_PATH_MAX + CELLS_NAME_MAX + 32];
+	snprintf(id, sizeof(id), "%s.%s.%lu", cell, name, ++serial);
+	for (char *p = id; *p; p++)
+		if (*p == '/')
+			*p = '+';
+	if (snprintf(k->dir, sizeof(k->dir), "%s/%s", CONTAINERS_DIR_DEFAULT, id) >=
+	    (int)sizeof(k->dir))
+		return err_set(err, -ENAMETOOLONG, ERR_INVALID_ARGUMENT,
+		               "exec \"%s/%s\": path too long", cell, name);
+	snprintf(k->root, sizeof(k->root), "%s/root", k->dir);
+	snprintf(k->upper, sizeof(k->upper), "%s/upper", k->dir);
+	snprintf(k->work, sizeof(k->work), "%s/work", k->dir);
+	oci_remove_tree(AT_FDCWD, k->dir, 0); /* left by a kin that died */
+	int r = mkdir_p(CONTAINERS_DIR_DEFAULT, 0700);
+	if (r == 0 && (mkdir(k->dir, 0700) < 0 || mkdir(k->root, 0755) < 0 ||
+	               mkdir(k->upper, 0755) < 0 || mkdir(k->work, 0700) < 0))
+		r = -errno;
+	if (r < 0) {
+		oci_remove_tree(AT_FDCWD, k->dir, 0);
+		return err_set_errno(err, r, "exec \"%s/%s\": writable layer %s: %s", cell, name,
+		                     k->dir, strerror(-r));
+	}
+	return 0;
+}
+
+struct image_parts {
+	struct oci_image img;
+	struct oci_image_config *cfg;
+	struct oci_user user;
+};
+
+static int fill_spec(struct api_cells *svc, const Kin__V1__StartRequest *req,
+                     struct image_parts *ip, struct api_cells_spec_buf *b, struct api_container *k,
+                     struct err *err)
+{
+	const Kin__V1__ExecSpec *in = req->spec;
+	struct exec_spec *s = &b->s;
+	struct oci_store *store = NULL;
+	_cleanup_free_ char *json = NULL;
+	size_t len;
+	int r = api_images_store(svc->images, &store, err);
+	if (r >= 0)
+		r = oci_image_config_json(store, &ip->img, &json, &len, err);
+	if (r >= 0)
+		r = oci_image_config_parse(json, len, &ip->cfg, err);
+	if (r >= 0)
+		r = oci_image_user(store, &ip->img, in->user[0] ? in->user : ip->cfg->user,
+		                   &ip->user, err);
+	if (r >= 0)
+		r = oci_image_lowerdirs(store, &ip->img, k->lower, sizeof(k->lower), err);
+	free(b->argv), free(b->env);
+	b->argv = b->env = NULL;
+	if (r >= 0)
+		r = image_argv(ip->cfg, in, &b->argv, err);
+	if (r >= 0)
+		r = image_env(ip->cfg, in, &b->env, err);
+	if (r < 0)
+		return r;
+	s->argv = b->argv;
+	s->env = b->env;
+	if (!in->cwd[0] && ip->cfg->working_dir)
+		s->cwd = ip->cfg->working_dir;
+	s->uid = ip->user.uid;
+	s->gid = ip->user.gid;
+	memcpy(s->groups, ip->user.groups, ip->user.ngroups * sizeof(uint32_t));
+	s->ngroups = ip->user.ngroups;
+	if (!in->namespaces[0])
+		s->namespaces = EXEC_NS_PID | EXEC_NS_MNT;
+	s->namespaces |= EXEC_NS_MNT;
+	s->root = k->root;
+	s->root_lowerdirs = k->lower;
+	s->root_upperdir = k->upper;
+	s->root_workdir = k->work;
+	s->masked_paths = exec_masked_default;
+	s->readonly_paths = exec_readonly_default;
+	s->release = container_release;
+	s->release_data = k;
+	return 0;
+}
+
+static int check_request(const Kin__V1__StartRequest *req, struct err *err)
+{
+	const Kin__V1__ExecSpec *in = req->spec;
+	if (in->uid || in->gid || in->n_groups)
+		return err_set(
+		    err, -EINVAL, ERR_INVALID_ARGUMENT,
+		    "exec \"%s/%s\": with an image, ids come from --user (resolved in the "
+		    "image), not uid, gid or groups",
+		    req->cell, req->name);
+	if (in->root[0])
+		return err_set(
+		    err, -EINVAL, ERR_INVALID_ARGUMENT,
+		    "exec \"%s/%s\": an image brings its own root: no --root with --image",
+		    req->cell, req->name);
+	return 0;
+}
+
+int api_exec_image_start(struct api_cells *svc, struct rpc_call *call,
+                         const Kin__V1__StartRequest *req, exec_start_fn done)
+{
+	_cleanup_(api_cells_spec_buf_free) struct api_cells_spec_buf b = {0};
+	_cleanup_free_ struct image_parts *ip = calloc(1, sizeof(*ip));
+	struct api_container *k = calloc(1, sizeof(*k));
+	struct api_cells_pending *p = NULL;
+	struct err err = {0};
+	bool acquired = false, dirs = false;
+	int r = ip && k ? 0 : -ENOMEM;
+	if (r == 0)
+		r = api_cells_req_start(req, &b, &err);
+	if (r == 0)
+		r = check_request(req, &err);
+	if (r == 0 && (r = api_images_acquire(svc->images, req->spec->image, &ip->img, &err)) == 0)
+		acquired = true;
+	if (r == 0 && (r = container_dirs(k, req->cell, req->name, &err)) == 0)
+		dirs = true;
+	if (r == 0) {
+		k->svc = svc;
+		memcpy(k->digest, ip->img.digest, sizeof(k->digest));
+		r = fill_spec(svc, req, ip, &b, k, &err);
+	}
+	if (r == 0 && !(p = api_cells_pending_new(svc, call)))
+		r = -ENOMEM;
+	if (r < 0) {
+		if (acquired)
+			api_images_release(svc->images, ip->img.digest);
+		if (dirs)
+			oci_remove_tree(AT_FDCWD, k->dir, 0);
+		free(k);
+		if (ip)
+			oci_image_config_free(ip->cfg);
+		return api_cells_failed(call, r, &err);
+	}
+	(void)str_copy(p->path, sizeof(p->path), req->cell);
+	(void)str_copy(p->name, sizeof(p->name), req->name);
+	/* From here the record owns k: exec_start releases it on failure too. */
+	r = api_cells_pending_settle(
+	    p, exec_start(svc->cells, req->cell, req->name, &b.s, done, p, &err));
+	oci_image_config_free(ip->cfg);
+	return r < 0 ? api_cells_failed(call, r, &err) : 0;
+}
