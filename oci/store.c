@@ -110,6 +110,11 @@ int oci_store_fd(const struct oci_store *s)
 int oci_store_lock(struct oci_store *s, struct err *err)
 {
 	int fd = openat(s->dirfd, "lock", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0 && errno == EROFS)
+		return err_set(err, -EROFS, ERR_FAILED_PRECONDITION,
+		               "image store \"%s\" is read-only here (a zone sees its parent's "
+		               "store): import and remove images at the kin that owns it",
+		               s->dir);
 	if (fd < 0)
 		return err_set_errno(err, -errno, "image store \"%s\": lock: %m", s->dir);
 	if (flock(fd, LOCK_EX) < 0) {

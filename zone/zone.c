@@ -54,6 +54,7 @@ struct zones {
 	size_t log_bytes;
 	struct zone_logs_kept kept;
 	char log_level[16];
+	char image_store[PATH_MAX];
 	uint64_t stop_timeout_ms;
 	int exe_fd;
 	struct zone_events ev;
@@ -260,7 +261,9 @@ int zones_new(struct ev_loop *loop, struct child_table *children, struct cells *
 	    str_copy(z->state_dir, sizeof(z->state_dir),
 	             cfg->state_dir ? cfg->state_dir : "/run/kin/zones") < 0 ||
 	    str_copy(z->log_level, sizeof(z->log_level), cfg->log_level ? cfg->log_level : "") <
-	        0) {
+	        0 ||
+	    str_copy(z->image_store, sizeof(z->image_store),
+	             cfg->image_store ? cfg->image_store : "") < 0) {
 		free(z);
 		return zerr(err, -ENAMETOOLONG, ERR_INVALID_ARGUMENT,
 		            "zones: a configured path is too long");
@@ -572,10 +575,10 @@ static int check_spec(struct zones *z, const struct zone_spec *spec, struct err 
 	size_t n = 0;
 	for (char *const *a = spec->argv; a && *a; a++)
 		n++;
-	if (n + 21 > ZONE_ARGS_MAX) /* ours, with --zone-max-depth and NULL */
+	if (n + 23 > ZONE_ARGS_MAX) /* ours, with --zone-max-depth and NULL */
 		return zerr(err, -E2BIG, ERR_INVALID_ARGUMENT,
 		            "zone \"%s\": workload has more than %d arguments", spec->name,
-		            ZONE_ARGS_MAX - 21);
+		            ZONE_ARGS_MAX - 23);
 	int r = cell_limits_validate(&spec->limits, err);
 	if (r < 0)
 		return r;
@@ -669,6 +672,10 @@ static void zone_argv(const struct zones *z, const struct zone *x, const struct 
 	if (z->log_level[0]) {
 		ARG("--log-level");
 		ARG(z->log_level);
+	}
+	if (z->image_store[0]) {
+		ARG("--image-store");
+		ARG(z->image_store);
 	}
 	if (x->info.subnet[0]) {
 		ARG("--zone-subnet");

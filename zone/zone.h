@@ -45,6 +45,10 @@ struct zones_config {
 	const char *state_dir;    /* default /run/kin/zones; zone logs go here */
 	size_t log_bytes;         /* per zone log file; 0: ZONE_LOG_BYTES_DEFAULT */
 	const char *log_level;    /* passed to zone kins; NULL: theirs */
+	/* Passed to zone kins (--image-store): a zone without a root of its
+	 * own sees its parent's root read-only, the parent's image store
+	 * included, at the same path. NULL: theirs (the default). */
+	const char *image_store;
 	uint64_t stop_timeout_ms; /* 0: ZONE_STOP_TIMEOUT_MS */
 };
 
