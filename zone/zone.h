@@ -42,9 +42,9 @@ struct zones_config {
 	 * only the range its parent delegated: --zone-subnet). "none": no
 	 * --net zones. */
 	const char *subnet;
-	const char *state_dir;    /* default /run/kin/zones; zone logs go here */
-	size_t log_bytes;         /* per zone log file; 0: ZONE_LOG_BYTES_DEFAULT */
-	const char *log_level;    /* passed to zone kins; NULL: theirs */
+	const char *state_dir; /* default /run/kin/zones; zone logs go here */
+	size_t log_bytes;      /* per zone log file; 0: ZONE_LOG_BYTES_DEFAULT */
+	const char *log_level; /* passed to zone kins; NULL: theirs */
 	/* Passed to zone kins (--image-store): a zone without a root of its
 	 * own sees its parent's root read-only, the parent's image store
 	 * included, at the same path. NULL: theirs (the default). */
