@@ -1,0 +1,310 @@
+/* oci: the tar reader's corners (ustar prefix, pax, GNU long names,
+ * base-256 numbers, checksums, v7 directories, the end and what follows
+ * it), decompression (gzip members, trailing bytes, truncation, zstd's
+ * window cap), names and digests, and an image config. Archives are made
+ * here, header by header. */
+#include "unit.h"
+
+#include "oci/oci-int.h"
+
+#include <stdio.h>
+#include <zlib.h>
+#include <zstd.h>
+
+struct mem {
+	struct oci_reader r;
+	const uint8_t *p;
+	size_t left;
+};
+
+static ssize_t mem_read(struct oci_reader *r, void *buf, size_t n, struct err *err)
+{
+	struct mem *m = container_of(r, struct mem, r);
+	(void)err;
+	n = n < m->left ? n : m->left;
+	memcpy(buf, m->p, n);
+	m->p += n;
+	m->left -= n;
+	return (ssize_t)n;
+}
+
+static struct mem mem_of(const void *p, size_t n)
+{
+	return (struct mem){.r = {.read = mem_read}, .p = p, .left = n};
+}
+
+/* One 512-byte header: name, type, size (octal unless base256), and a
+ * checksum (broken when asked). */
+static void header(uint8_t *b, const char *name, char type, uint64_t size, bool base256,
+                   bool bad_sum, const char *prefix)
+{
+	memset(b, 0, 512);
+	snprintf((char *)b, 100, "%s", name);
+	snprintf((char *)b + 100, 8, "%07o", 0644);
+	snprintf((char *)b + 108, 8, "%07o", 0);
+	snprintf((char *)b + 116, 8, "%07o", 0);
+	if (base256) {
+		b[124] = 0x80;
+		for (int i = 0; i < 8; i++)
+			b[135 - i] = (uint8_t)(size >> (8 * i));
+	} else {
+		snprintf((char *)b + 124, 12, "%011llo",
+		         (unsigned long long)(size & 077777777777ull));
+	}
+	snprintf((char *)b + 136, 12, "%011o", 1000);
+	b[156] = (uint8_t)type;
+	memcpy(b + 257,
+	       "ustar\0"
+	       "00",
+	       8);
+	if (prefix)
+		snprintf((char *)b + 345, 155, "%s", prefix);
+	memset(b + 148, ' ', 8);
+	unsigned sum = 0;
+	for (int i = 0; i < 512; i++)
+		sum += b[i];
+	snprintf((char *)b + 148, 8, "%06o", sum + (bad_sum ? 1 : 0));
+}
+
+struct arc {
+	uint8_t buf[64 * 512];
+	size_t len;
+};
+
+static void add(struct arc *a, const char *name, char type, const char *data, bool base256,
+                bool bad_sum, const char *prefix)
+{
+	size_t n = data ? strlen(data) : 0;
+	header(a->buf + a->len, name, type, n, base256, bad_sum, prefix);
+	a->len += 512;
+	if (n) {
+		memset(a->buf + a->len, 0, (n + 511) / 512 * 512);
+		memcpy(a->buf + a->len, data, n);
+		a->len += (n + 511) / 512 * 512;
+	}
+}
+
+static void end(struct arc *a, int zero_blocks)
+{
+	memset(a->buf + a->len, 0, 512 * (size_t)zero_blocks);
+	a->len += 512 * (size_t)zero_blocks;
+}
+
+/* Reads every entry: names joined by ' ' into out; the result. */
+static int read_all(const void *p, size_t n, char *out, size_t size, struct err *err)
+{
+	const struct oci_tar_limits lim = {256, 4096, 100, 8, 4096};
+	struct mem m = mem_of(p, n);
+	struct oci_tar *t;
+	const struct oci_tar_entry *e;
+	int r = oci_tar_new(&m.r, &lim, "layer test", &t, err);
+	out[0] = 0;
+	while (r >= 0 && (r = oci_tar_next(t, &e, err)) == 1) {
+		char data[64] = "";
+		ssize_t k = oci_read(oci_tar_data(t), data, sizeof(data) - 1, err);
+		if (k > 0)
+			data[k] = 0;
+		snprintf(out + strlen(out), size - strlen(out), "%s%s%s%s", out[0] ? " " : "",
+		         e->name, data[0] ? "=" : "", data);
+	}
+	oci_tar_free(t);
+	return r;
+}
+
+TEST(oci_tar_formats)
+{
+	static struct arc a;
+	char out[1024];
+	struct err err = {0};
+	a.len = 0;
+	add(&a, "plain", '0', "one", false, false, NULL);
+	add(&a, "file", '0', "two", false, false, "a/long/prefix");
+	add(&a, "big", '0', "256", true, false, NULL);
+	add(&a, "v7dir/", 0, NULL, false, false, NULL);
+	add(&a, "././@LongLink", 'L',
+	    "gnu/"
+	    "nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn"
+	    "nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn",
+	    false, false, NULL);
+	add(&a, "cut", '0', "g", false, false, NULL);
+	add(&a, "pax", 'x', "18 path=pax/named\n", false, false, NULL);
+	add(&a, "short", '0', "p", false, false, NULL);
+	end(&a, 2);
+	CHECK_EQ(read_all(a.buf, a.len, out, sizeof(out), &err), 0);
+	CHECK_STR(out,
+	          "plain=one a/long/prefix/file=two big=256 v7dir/ "
+	          "gnu/nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn"
+	          "nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn=g pax/named=p");
+
+	/* One zero block then the end, and the end at an entry boundary. */
+	a.len = 0;
+	add(&a, "x", '0', "1", false, false, NULL);
+	end(&a, 1);
+	CHECK_EQ(read_all(a.buf, a.len, out, sizeof(out), &err), 0);
+	a.len = 0;
+	add(&a, "x", '0', "1", false, false, NULL);
+	CHECK_EQ(read_all(a.buf, a.len, out, sizeof(out), &err), 0);
+}
+
+TEST(oci_tar_refusals)
+{
+	static struct arc a;
+	char out[1024];
+	struct err err = {0};
+	a.len = 0;
+	add(&a, "ok", '0', "1", false, false, NULL);
+	add(&a, "bad", '0', "2", false, true, NULL);
+	CHECK_EQ(read_all(a.buf, a.len, out, sizeof(out), &err), -EBADMSG);
+	CHECK(strstr(err.msg, "checksum mismatch") != NULL);
+
+	a.len = 0;
+	add(&a, "f", '0', "data", false, false, NULL);
+	CHECK_EQ(read_all(a.buf, a.len - 512, out, sizeof(out), &err), -EBADMSG); /* cut */
+	CHECK(strstr(err.msg, "truncated") != NULL);
+
+	a.len = 0;
+	add(&a, "sparse", 'S', NULL, false, false, NULL);
+	CHECK_EQ(read_all(a.buf, a.len, out, sizeof(out), &err), -ENOTSUP);
+	CHECK(strstr(err.msg, "entry type 'S'") != NULL);
+
+	a.len = 0;
+	add(&a, "pax", 'x', "99 path=x\n", false, false, NULL); /* length past the record */
+	add(&a, "f", '0', "1", false, false, NULL);
+	CHECK_EQ(read_all(a.buf, a.len, out, sizeof(out), &err), -EBADMSG);
+	CHECK(strstr(err.msg, "malformed pax record") != NULL);
+
+	a.len = 0; /* a pax header over the 4 KiB limit these tests set */
+	header(a.buf, "huge", 'x', 1u << 31, false, false, NULL);
+	a.len = 512;
+	CHECK_EQ(read_all(a.buf, a.len, out, sizeof(out), &err), -E2BIG);
+	CHECK(strstr(err.msg, "over the 4096-byte limit") != NULL);
+
+	a.len = 0; /* a zero block, then more entries */
+	end(&a, 1);
+	add(&a, "after", '0', "1", false, false, NULL);
+	CHECK_EQ(read_all(a.buf, a.len, out, sizeof(out), &err), -EBADMSG);
+
+	a.len = 0; /* more than 100 entries */
+	for (int i = 0; i < 60; i++)
+		add(&a, "d/", '5', NULL, false, false, NULL);
+	static uint8_t two[2 * sizeof(a.buf)];
+	memcpy(two, a.buf, a.len);
+	memcpy(two + a.len, a.buf, a.len);
+	CHECK_EQ(read_all(two, 2 * a.len, out, sizeof(out), &err), -E2BIG);
+	CHECK(strstr(err.msg, "more than 100 entries") != NULL);
+}
+
+/* Everything a decompressing reader gives, or its error. */
+static ssize_t inflate_all(const void *p, size_t n, enum oci_compression c, char *out, size_t size,
+                           struct err *err)
+{
+	struct mem m = mem_of(p, n);
+	struct oci_reader *d;
+	size_t len = 0;
+	int r = oci_decomp_new(&m.r, c, "blob test", &d, err);
+	if (r < 0)
+		return r;
+	for (ssize_t k; (k = oci_read(d, out + len, size - len, err)) != 0; len += (size_t)k)
+		if (k < 0) {
+			oci_decomp_free(d);
+			return k;
+		}
+	oci_decomp_free(d);
+	return (ssize_t)len;
+}
+
+static size_t gz(const char *s, uint8_t *out, size_t size)
+{
+	z_stream z = {0};
+	deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY);
+	z.next_in = (Bytef *)s;
+	z.avail_in = (uInt)strlen(s);
+	z.next_out = out;
+	z.avail_out = (uInt)size;
+	deflate(&z, Z_FINISH);
+	size_t n = size - z.avail_out;
+	deflateEnd(&z);
+	return n;
+}
+
+TEST(oci_decompress)
+{
+	uint8_t buf[4096];
+	char out[256];
+	struct err err = {0};
+	size_t n = gz("first ", buf, sizeof(buf));
+	n += gz("second", buf + n, sizeof(buf) - n);
+	ssize_t k = inflate_all(buf, n, OCI_COMP_AUTO, out, sizeof(out), &err);
+	CHECK_EQ(k, 12); /* two members, as gzip a; gzip b; cat writes them */
+	CHECK(k == 12 && !memcmp(out, "first second", 12));
+	buf[n] = 'j';
+	CHECK_EQ(inflate_all(buf, n + 1, OCI_COMP_AUTO, out, sizeof(out), &err), -EBADMSG);
+	CHECK(strstr(err.msg, "trailing bytes") != NULL);
+	CHECK_EQ(inflate_all(buf, n - 5, OCI_COMP_GZIP, out, sizeof(out), &err), -EBADMSG);
+
+	size_t z = ZSTD_compress(buf, sizeof(buf), "zstd data", 9, 3);
+	k = inflate_all(buf, z, OCI_COMP_AUTO, out, sizeof(out), &err);
+	CHECK(k == 9 && !memcmp(out, "zstd data", 9));
+	CHECK_EQ(inflate_all(buf, z - 2, OCI_COMP_ZSTD, out, sizeof(out), &err), -EBADMSG);
+	/* A frame that asks for a 2 GiB window is refused, not allocated. */
+	ZSTD_CCtx *c = ZSTD_createCCtx();
+	ZSTD_CCtx_setParameter(c, ZSTD_c_windowLog, 31);
+	ZSTD_CCtx_setParameter(c, ZSTD_c_enableLongDistanceMatching, 1);
+	ZSTD_CCtx_setParameter(c, ZSTD_c_contentSizeFlag, 0); /* else the size sets the window */
+	/* Streamed, so the size is unknown and the window stays as asked. */
+	ZSTD_outBuffer ob = {buf, sizeof(buf), 0};
+	ZSTD_inBuffer ib = {"big window", 10, 0};
+	z = ZSTD_compressStream2(c, &ob, &ib, ZSTD_e_continue);
+	if (!ZSTD_isError(z))
+		z = ZSTD_compressStream2(c, &ob, &ib, ZSTD_e_end);
+	if (!ZSTD_isError(z))
+		z = ob.pos;
+	ZSTD_freeCCtx(c);
+	if (!ZSTD_isError(z)) {
+		CHECK_EQ(inflate_all(buf, z, OCI_COMP_AUTO, out, sizeof(out), &err), -EBADMSG);
+		CHECK(strstr(err.msg, "zstd") != NULL);
+	}
+	k = inflate_all("plain", 5, OCI_COMP_AUTO, out, sizeof(out), &err);
+	CHECK(k == 5 && !memcmp(out, "plain", 5));
+}
+
+TEST(oci_names_and_digests)
+{
+	CHECK(oci_name_valid("docker.io/library/busybox:1.36"));
+	CHECK(oci_name_valid("app@sha256:abc"));
+	CHECK(!oci_name_valid(""));
+	CHECK(!oci_name_valid("/abs"));
+	CHECK(!oci_name_valid(".hidden"));
+	CHECK(!oci_name_valid("a/../b"));
+	CHECK(!oci_name_valid("sp ace"));
+	CHECK(oci_digest_valid(
+	    "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"));
+	CHECK(!oci_digest_valid(
+	    "sha256:E3B0C44298FC1C149AFBF4C8996FB92427AE41E4649B934CA495991B7852B855"));
+	CHECK(!oci_digest_valid("sha512:e3b0"));
+	CHECK(!oci_digest_valid(
+	    "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b85"));
+}
+
+TEST(oci_image_config)
+{
+	const char *j = "{\"config\":{\"Entrypoint\":[\"/bin/echo\"],\"Cmd\":null,"
+	                "\"Env\":[\"A=1\"],\"WorkingDir\":\"\",\"User\":\"app:grp\"},"
+	                "\"os\":\"linux\",\"architecture\":\"amd64\"}";
+	struct oci_image_config *c = NULL;
+	struct err err = {0};
+	CHECK_EQ(oci_image_config_parse(j, strlen(j), &c, &err), 0);
+	if (c) {
+		CHECK_STR(c->entrypoint[0], "/bin/echo");
+		CHECK(c->entrypoint[1] == NULL);
+		CHECK(c->cmd == NULL);
+		CHECK_STR(c->env[0], "A=1");
+		CHECK(c->working_dir == NULL); /* empty is absent */
+		CHECK_STR(c->user, "app:grp");
+		oci_image_config_free(c);
+	}
+	const char *bad = "{\"config\":{\"Cmd\":[1]}}";
+	CHECK_EQ(oci_image_config_parse(bad, strlen(bad), &c, &err), -EINVAL);
+	CHECK(strstr(err.msg, "config.Cmd[0]: not a string") != NULL);
+	CHECK_EQ(oci_image_config_parse("[", 1, &c, &err), -EBADMSG);
+}
