@@ -10,6 +10,8 @@
 #include "proto/vm.pb-c.h"
 #include "proto/images.pb-c.h"
 
+#include <limits.h>
+
 #define API_SERVICES_MAX 8
 #define API_METHODS_MAX  16 /* methods of one protobuf service */
 
@@ -111,6 +113,25 @@ int api_images_store(struct api_images *svc, struct oci_store **ret, struct err 
 int api_images_acquire(struct api_images *svc, const char *name_or_digest, struct oci_image *ret,
                        struct err *e);
 void api_images_release(struct api_images *svc, const char *digest);
+
+/* What a container (an executable, or a zone made from an image) holds of
+ * an image: one use of it, and a writable layer CONTAINERS/ID with root/,
+ * upper/ and work/ (ID made unique; '/' in it becomes '+'), its root an
+ * overlay of lower (the image's layers, top first) and upper, mounted by
+ * whoever starts it. The containers directory is /run/kin/containers. */
+struct api_container {
+	struct api_images *svc;
+	char digest[72];
+	char dir[PATH_MAX - 8];
+	char root[PATH_MAX], upper[PATH_MAX], work[PATH_MAX];
+	char lower[8192];
+};
+/* Acquires image (a name or digest; *ret_img filled) and makes the dirs. */
+int api_container_new(struct api_images *svc, const char *image, const char *id,
+                      struct api_container **ret, struct oci_image *ret_img, struct err *e);
+/* Gives the image back and removes the writable layer (in a child of kin:
+ * a tree can be large). NULL is fine. */
+void api_container_release(struct api_container *k);
 
 /* ---- Zones (api/zones.c) ---------------------------------------------------------------- */
 

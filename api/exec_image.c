@@ -11,9 +11,9 @@
  * mount namespaces and shares the rest with its kin — inside a zone, the
  * pod's network, IPC and UTS, as Kubernetes' pod model has it.
  *
- * The executable's record owns its container: when cells lets the record
- * go, the image's use is given back and the writable layer removed (in a
- * child: a tree can be large). */
+ * The executable's record owns its container (api_container, of the Images
+ * service): when cells lets the record go, the image's use is given back
+ * and the writable layer removed. */
 #include "api/cells-int.h"
 #include "oci/oci.h"
 
@@ -24,47 +24,9 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
-#define CONTAINERS_DIR_DEFAULT "/run/kin/containers"
-
-/* One container's part of the store and of the disk, until its record goes. */
-struct api_container {
-	struct api_cells *svc;
-	char digest[OCI_DIGEST_LEN + 1];
-	char dir[PATH_MAX - 8]; /* CONTAINERS/ID: root/, upper/, work/ */
-	char root[PATH_MAX], upper[PATH_MAX], work[PATH_MAX];
-	char lower[8192];
-};
-
-/* Removes dir in a child of kin (reaped by the orphan sweep's owner: the
- * child table tracks it without a callback). */
-static void remove_later(struct api_cells *svc, const char *dir)
-{
-	struct spawn_proc p;
-	const struct spawn_opts o = {.cgroup_fd = -1};
-	int r = spawn_clone(&o, &p);
-	if (r == 0) {
-		spawn_signals_reset(SPAWN_MASK_EMPTY);
-		syscall(SYS_close_range, 3, ~0u, 0);
-		_exit(oci_remove_tree(AT_FDCWD, dir, 0) < 0 ? 1 : 0);
-	}
-	if (r < 0) {
-		log_warn("container %s: cannot remove its writable layer: clone: %s", dir,
-		         strerror(-r));
-		return;
-	}
-	close(p.report_fd);
-	if (child_track(svc->children, p.pid, p.pidfd, NULL, NULL, NULL) < 0) {
-		spawn_kill_and_reap(p.pidfd);
-		close(p.pidfd);
-	}
-}
-
 static void container_release(void *data)
 {
-	struct api_container *k = data;
-	api_images_release(k->svc->images, k->digest);
-	remove_later(k->svc, k->dir);
-	free(k);
+	api_container_release(data);
 }
 
 /* ---- the spec from the image --------------------------------------------------------- */
@@ -134,36 +96,6 @@ static int image_env(const struct oci_image_config *cfg, const Kin__V1__ExecSpec
 	return 0;
 }
 
-/* CONTAINERS/CELL.NAME.N with its root, upper and work directories. */
-static int container_dirs(struct api_container *k, const char *cell, const char *name,
-                          struct err *err)
-{
-	static unsigned long serial;
-	char id[CELLS_PATH_MAX + CELLS_NAME_MAX + 32];
-	snprintf(id, sizeof(id), "%s.%s.%lu", cell, name, ++serial);
-	for (char *p = id; *p; p++)
-		if (*p == '/')
-			*p = '+';
-	if (snprintf(k->dir, sizeof(k->dir), "%s/%s", CONTAINERS_DIR_DEFAULT, id) >=
-	    (int)sizeof(k->dir))
-		return err_set(err, -ENAMETOOLONG, ERR_INVALID_ARGUMENT,
-		               "exec \"%s/%s\": path too long", cell, name);
-	snprintf(k->root, sizeof(k->root), "%s/root", k->dir);
-	snprintf(k->upper, sizeof(k->upper), "%s/upper", k->dir);
-	snprintf(k->work, sizeof(k->work), "%s/work", k->dir);
-	oci_remove_tree(AT_FDCWD, k->dir, 0); /* left by a kin that died */
-	int r = mkdir_p(CONTAINERS_DIR_DEFAULT, 0700);
-	if (r == 0 && (mkdir(k->dir, 0700) < 0 || mkdir(k->root, 0755) < 0 ||
-	               mkdir(k->upper, 0755) < 0 || mkdir(k->work, 0700) < 0))
-		r = -errno;
-	if (r < 0) {
-		oci_remove_tree(AT_FDCWD, k->dir, 0);
-		return err_set_errno(err, r, "exec \"%s/%s\": writable layer %s: %s", cell, name,
-		                     k->dir, strerror(-r));
-	}
-	return 0;
-}
-
 struct image_parts {
 	struct oci_image img;
 	struct oci_image_config *cfg;
@@ -187,8 +119,6 @@ static int fill_spec(struct api_cells *svc, const Kin__V1__StartRequest *req,
 	if (r >= 0)
 		r = oci_image_user(store, &ip->img, in->user[0] ? in->user : ip->cfg->user,
 		                   &ip->user, err);
-	if (r >= 0)
-		r = oci_image_lowerdirs(store, &ip->img, k->lower, sizeof(k->lower), err);
 	free(b->argv), free(b->env);
 	b->argv = b->env = NULL;
 	if (r >= 0)
@@ -241,32 +171,25 @@ int api_exec_image_start(struct api_cells *svc, struct rpc_call *call,
 {
 	_cleanup_(api_cells_spec_buf_free) struct api_cells_spec_buf b = {0};
 	_cleanup_free_ struct image_parts *ip = calloc(1, sizeof(*ip));
-	struct api_container *k = calloc(1, sizeof(*k));
+	struct api_container *k = NULL;
 	struct api_cells_pending *p = NULL;
 	struct err err = {0};
-	bool acquired = false, dirs = false;
-	int r = ip && k ? 0 : -ENOMEM;
+	char id[CELLS_PATH_MAX + CELLS_NAME_MAX + 2];
+	int r = ip ? 0 : -ENOMEM;
 	if (r == 0)
 		r = api_cells_req_start(req, &b, &err);
 	if (r == 0)
 		r = check_request(req, &err);
-	if (r == 0 && (r = api_images_acquire(svc->images, req->spec->image, &ip->img, &err)) == 0)
-		acquired = true;
-	if (r == 0 && (r = container_dirs(k, req->cell, req->name, &err)) == 0)
-		dirs = true;
 	if (r == 0) {
-		k->svc = svc;
-		memcpy(k->digest, ip->img.digest, sizeof(k->digest));
-		r = fill_spec(svc, req, ip, &b, k, &err);
+		snprintf(id, sizeof(id), "%s.%s", req->cell, req->name);
+		r = api_container_new(svc->images, req->spec->image, id, &k, &ip->img, &err);
 	}
+	if (r == 0)
+		r = fill_spec(svc, req, ip, &b, k, &err);
 	if (r == 0 && !(p = api_cells_pending_new(svc, call)))
 		r = -ENOMEM;
 	if (r < 0) {
-		if (acquired)
-			api_images_release(svc->images, ip->img.digest);
-		if (dirs)
-			oci_remove_tree(AT_FDCWD, k->dir, 0);
-		free(k);
+		api_container_release(k);
 		if (ip)
 			oci_image_config_free(ip->cfg);
 		return api_cells_failed(call, r, &err);

@@ -18,6 +18,7 @@
 #include <linux/close_range.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 
 #define IMAGES_JOBS_MAX  4    /* imports and removals running at once */
@@ -125,6 +126,88 @@ static uint32_t users_of(struct api_images *svc, const char *digest)
 {
 	struct image_use *u = use_find(svc, digest);
 	return u ? u->users : 0;
+}
+
+/* ---- containers' writable layers ---------------------------------------------------- */
+
+#define CONTAINERS_DIR "/run/kin/containers"
+
+int api_container_new(struct api_images *svc, const char *image, const char *id,
+                      struct api_container **ret, struct oci_image *ret_img, struct err *e)
+{
+	static unsigned long serial;
+	struct oci_store *store = NULL;
+	struct api_container *k = calloc(1, sizeof(*k));
+	if (!k)
+		return err_set_errno(e, -ENOMEM, "container %s: out of memory", id);
+	int r = api_images_acquire(svc, image, ret_img, e);
+	if (r < 0) {
+		free(k);
+		return r;
+	}
+	k->svc = svc;
+	memcpy(k->digest, ret_img->digest, sizeof(k->digest));
+	if (snprintf(k->dir, sizeof(k->dir), "%s/%s.%lu", CONTAINERS_DIR, id, ++serial) >=
+	    (int)sizeof(k->dir)) {
+		api_images_release(svc, k->digest);
+		free(k);
+		return err_set(e, -ENAMETOOLONG, ERR_INVALID_ARGUMENT,
+		               "container %s: path too long", id);
+	}
+	for (char *p = k->dir + strlen(CONTAINERS_DIR) + 1; *p; p++)
+		if (*p == '/')
+			*p = '+';
+	snprintf(k->root, sizeof(k->root), "%s/root", k->dir);
+	snprintf(k->upper, sizeof(k->upper), "%s/upper", k->dir);
+	snprintf(k->work, sizeof(k->work), "%s/work", k->dir);
+	oci_remove_tree(AT_FDCWD, k->dir, 0); /* left by a kin that died */
+	r = api_images_store(svc, &store, e);
+	if (r == 0)
+		r = oci_image_lowerdirs(store, ret_img, k->lower, sizeof(k->lower), e);
+	if (r == 0) {
+		r = mkdir_p(CONTAINERS_DIR, 0700);
+		if (r == 0 && (mkdir(k->dir, 0700) < 0 || mkdir(k->root, 0755) < 0 ||
+		               mkdir(k->upper, 0755) < 0 || mkdir(k->work, 0700) < 0))
+			r = -errno;
+		if (r < 0)
+			err_set_errno(e, r, "container %s: writable layer %s: %s", id, k->dir,
+			              strerror(-r));
+	}
+	if (r < 0) {
+		oci_remove_tree(AT_FDCWD, k->dir, 0);
+		api_images_release(svc, k->digest);
+		free(k);
+		return r;
+	}
+	*ret = k;
+	return 0;
+}
+
+void api_container_release(struct api_container *k)
+{
+	struct spawn_proc p;
+	if (!k)
+		return;
+	api_images_release(k->svc, k->digest);
+	const struct spawn_opts o = {.cgroup_fd = -1};
+	int r = spawn_clone(&o, &p);
+	if (r == 0) {
+		spawn_signals_reset(SPAWN_MASK_EMPTY);
+		syscall(SYS_close_range, 3, ~0u, 0);
+		_exit(oci_remove_tree(AT_FDCWD, k->dir, 0) < 0 ? 1 : 0);
+	}
+	if (r < 0) {
+		log_warn("container %s: cannot remove its writable layer: clone: %s", k->dir,
+		         strerror(-r));
+	} else {
+		close(p.report_fd);
+		if (!k->svc ||
+		    child_track(k->svc->children, p.pid, p.pidfd, NULL, NULL, NULL) < 0) {
+			spawn_kill_and_reap(p.pidfd);
+			close(p.pidfd);
+		}
+	}
+	free(k);
 }
 
 /* ---- answers --------------------------------------------------------------------- */

@@ -7,6 +7,9 @@
 #   kin, no new namespaces
 #   kin, new pid+mnt+uts+ipc namespaces
 #   kin, the same namespaces + pivot_root into the bundle's rootfs, read-only
+#   kin, the same namespaces, a container from an image of the same rootfs
+#     (imported first: overlay of its layer + a fresh writable layer, masked
+#     /proc, the writable layer removed with the cell)
 #   crun run, pid+mnt+uts+ipc namespaces, the bundle's rootfs (read-only)
 # The first two run Debian's /bin/true (dynamic: ld.so's work is in the
 # figure), the last two busybox-static's true from the bundle.
@@ -30,6 +33,9 @@ cp /bin/busybox "$T/bundle/rootfs/bin/busybox"
 ln -s busybox "$T/bundle/rootfs/bin/true"
 ln -s busybox "$T/bundle/rootfs/bin/sh"
 (cd "$T/bundle" && crun spec)
+# The same rootfs as an OCI image (one layer), for kin's image variant.
+python3 tests/oci/mkimage.py --format oci --out "$T/img" --tag bb --config '{"Env":["PATH=/bin"]}' \
+	"$T/bundle/rootfs" >/dev/null
 python3 - "$T/bundle/config.json" <<'PY'
 import json, sys
 p = sys.argv[1]
@@ -44,11 +50,13 @@ cat >"$T/run.sh" <<GUEST
 export PATH=/usr/bin:/usr/sbin:/bin:/sbin
 bb=/usr/bin/busybox
 /usr/bin/busybox mkdir -p /run/crun
-for v in plain ns root crun; do
+echo "BENCH import \$(kin ctl image import oci:/bench/img:bb --name bb 2>&1 | \$bb tail -1)"
+for v in plain ns root image crun; do
 	case \$v in
 	plain) r=\$(cells-bench kin /run/kin/kin.sock $RUNS 2>&1) ;;
 	ns) r=\$(cells-bench kin /run/kin/kin.sock $RUNS --ns pid,mnt,uts,ipc 2>&1) ;;
 	root) r=\$(cells-bench kin /run/kin/kin.sock $RUNS --ns pid,mnt,uts,ipc --root /bundle/rootfs 2>&1) ;;
+	image) r=\$(cells-bench kin /run/kin/kin.sock $RUNS --ns pid,mnt,uts,ipc --image bb 2>&1) ;;
 	crun) r=\$(cells-bench crun /bundle $RUNS 2>&1) ;;
 	esac
 	echo "BENCH \$v \$(echo "\$r" | \$bb tr '\n' ' ')"
@@ -59,10 +67,11 @@ GUEST
 
 # An ext4 root disk (pivot_root cannot leave an initramfs), booted through
 # a plain kin initramfs that switches root to it.
-"$KIN" image build -o "$T/initrd.cpio" >"$T/build.log" 2>&1 &&
-	"$KIN" image build --format ext4 -o "$T/root.ext4" --add-binary /bin/busybox \
+"$KIN" image build -o "$T/initrd.cpio" --modules overlay >"$T/build.log" 2>&1 &&
+	"$KIN" image build --format ext4 --size 256M -o "$T/root.ext4" --modules overlay --add-binary /bin/busybox \
 		--add-binary /usr/bin/true --add-binary /usr/bin/crun --add "$BENCH:/usr/bin/cells-bench" \
-		--add "$T/bundle:/bundle" --add "$T/run.sh:/bench/run.sh" >>"$T/build.log" 2>&1 ||
+		--add "$T/bundle:/bundle" --add "$T/img:/bench/img" --add "$T/run.sh:/bench/run.sh" \
+		>>"$T/build.log" 2>&1 ||
 	{ echo "== cells: kin image build failed"; cat "$T/build.log"; exit 1; }
 timeout 1800 "$KIN" vm run --quiet --kernel "$KERNEL" --image "$T/initrd.cpio" --disk "$T/root.ext4" --state-dir "$T/state" \
 	--name cb --cpus 2 --memory 1024 --timeout 1500s -- /usr/bin/busybox sh /bench/run.sh \
@@ -86,9 +95,11 @@ row() { # row VARIANT LABEL
 row plain "kin, no new namespaces"
 row ns "kin, new pid+mnt+uts+ipc namespaces"
 row root "kin, pid+mnt+uts+ipc + pivot_root into the bundle (ro)"
+row image "kin, pid+mnt+uts+ipc, a container from an image (overlay)"
+[ -n "$(field image 4)" ] || grep -a '^BENCH import' "$T/results" | sed 's/^/    /'  # why
 row crun "crun run, pid+mnt+uts+ipc, the same bundle (peer)"
 c=$(field crun 4)
-for v in plain ns root; do
+for v in plain ns root image; do
 	k=$(field $v 4)
 	[ -n "$k" ] && [ -n "$c" ] && printf '  %-58s %.2f\n' "ratio kin ($v) / crun (goal <= 0.33)" \
 		"$(awk -v k="$k" -v c="$c" 'BEGIN{print k/c}')"

@@ -2,8 +2,10 @@
  * run inside a guest. One run is: create a cell, start /bin/true in it,
  * observe its exit — through kin's RPC on one connection, as a client
  * would — or `crun run` of a bundle doing the same, spawned and reaped.
- *   cells-bench kin SOCKET RUNS [--ns LIST] [--root DIR]
+ *   cells-bench kin SOCKET RUNS [--ns LIST] [--root DIR | --image NAME]
  *   cells-bench crun BUNDLE RUNS
+ * With --image, the executable is a container from kin's image store
+ * (overlay root with a fresh writable layer, masked /proc), argv as given.
  * Prints "RESULT median_us p90_us runs" (and, for kin, the median with the
  * cell deleted afterwards too). */
 #include "proto/cells.pb-c.h"
@@ -50,7 +52,7 @@ static int call(struct rpc_client *c, const char *svc, const char *m, const Prot
 }
 
 static int bench_kin(const char *sock, size_t runs, const char *ns, const char *root,
-                     uint64_t *t_exit, uint64_t *t_del)
+                     const char *image, uint64_t *t_exit, uint64_t *t_del)
 {
 	struct rpc_client *c;
 	int r = rpc_client_connect(sock, 30000, &c);
@@ -75,6 +77,7 @@ static int bench_kin(const char *sock, size_t runs, const char *ns, const char *
 		spec.namespaces = (char *)(ns ? ns : "");
 		spec.root = (char *)(root ? root : "");
 		spec.root_readonly = root != NULL;
+		spec.image = (char *)(image ? image : "");
 		sr.spec = &spec;
 		uint64_t t0 = now_monotonic_ns();
 		if (call(c, "kin.v1.Cells", "Create", &cr.base, &kin__v1__cell__descriptor) < 0 ||
@@ -122,7 +125,7 @@ static int bench_crun(const char *bundle, size_t runs, uint64_t *t)
 
 int main(int argc, char **argv)
 {
-	const char *ns = NULL, *root = NULL;
+	const char *ns = NULL, *root = NULL, *image = NULL;
 	if (argc < 4)
 		goto usage;
 	size_t runs = strtoul(argv[3], NULL, 10);
@@ -131,6 +134,8 @@ int main(int argc, char **argv)
 			ns = argv[i + 1];
 		else if (!strcmp(argv[i], "--root"))
 			root = argv[i + 1];
+		else if (!strcmp(argv[i], "--image"))
+			image = argv[i + 1];
 		else
 			goto usage;
 	}
@@ -140,7 +145,7 @@ int main(int argc, char **argv)
 	if (!a || !b)
 		return 1;
 	if (!strcmp(argv[1], "kin")) {
-		if (bench_kin(argv[2], runs, ns, root, a, b))
+		if (bench_kin(argv[2], runs, ns, root, image, a, b))
 			return 1;
 		printf("RESULT %llu %llu %zu deleted %llu\n", (unsigned long long)pct(a, runs, 50),
 		       (unsigned long long)pct(a, runs, 90), runs,
@@ -157,7 +162,8 @@ int main(int argc, char **argv)
 	free(b);
 	return 0;
 usage:
-	fprintf(stderr, "usage: cells-bench kin SOCKET RUNS [--ns LIST] [--root DIR]\n"
-	                "       cells-bench crun BUNDLE RUNS\n");
+	fprintf(stderr,
+	        "usage: cells-bench kin SOCKET RUNS [--ns LIST] [--root DIR | --image NAME]\n"
+	        "       cells-bench crun BUNDLE RUNS\n");
 	return 2;
 }
