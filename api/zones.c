@@ -9,6 +9,7 @@
  * This file keeps what outlives a handler: a record per zone with the
  * Create call waiting for readiness and the Stop calls waiting for the end. */
 #include "api/api-int.h"
+#include "oci/oci.h"
 #include "proto/zone.pb-c.h"
 #include "vm/vm.h"
 #include "zone/zone.h"
@@ -29,7 +30,8 @@ struct zrec {
 	bool gone;     /* nothing of it left; freed once not checking */
 	int exit_status;
 	uint64_t started_ns;
-	struct rpc_call *create_call; /* namespaces: answered when ready */
+	struct rpc_call *create_call;    /* namespaces: answered when ready */
+	struct api_container *container; /* a zone from an image: its layer, released with it */
 	struct rpc_call *waiters[ZONE_STOP_WAITERS_MAX];
 };
 
@@ -37,6 +39,7 @@ struct api_zones {
 	struct rpc_server *rpc;
 	struct zones *zones; /* NULL: namespace zones unavailable (why) */
 	struct api_vm *vms;
+	struct api_images *images;
 	char why[ERR_MSG_MAX];
 	unsigned depth, depth_max;
 	struct list_node recs;
@@ -56,6 +59,7 @@ static struct zrec *rec_find(struct api_zones *svc, const char *name)
 static void rec_unlink_free(struct zrec *r)
 {
 	list_remove(&r->node);
+	api_container_release(r->container);
 	free(r);
 }
 
@@ -224,7 +228,7 @@ static int create_vm(struct api_zones *svc, struct rpc_call *call,
 	if (!svc->vms)
 		return rpc_call_fail(call, ERR_FAILED_PRECONDITION,
 		                     "zone \"%s\": this kin runs no VMs", m->name);
-	if (m->net || m->root[0] || m->n_limits)
+	if (m->net || m->root[0] || m->root_image[0] || m->n_limits)
 		return rpc_call_fail(call, ERR_INVALID_ARGUMENT,
 		                     "zone \"%s\": --net, --root and limits are for namespace "
 		                     "zones; a VM zone takes cpus and memory",
@@ -314,6 +318,10 @@ static int create_ns(struct api_zones *svc, struct rpc_call *call,
 		                     m->name);
 	struct zone_spec spec = {.root = m->root[0] ? m->root : NULL, .net = m->net};
 	struct err err = {0};
+	if (m->root[0] && m->root_image[0])
+		return rpc_call_fail(call, ERR_INVALID_ARGUMENT,
+		                     "zone \"%s\": a root directory or an image, not both",
+		                     m->name);
 	if (str_copy(spec.name, sizeof(spec.name), m->name) < 0)
 		return rpc_call_fail(call, ERR_INVALID_ARGUMENT,
 		                     "zone \"%.64s\": a name is 1-64 of [A-Za-z0-9_.-]", m->name);
@@ -330,6 +338,23 @@ static int create_ns(struct api_zones *svc, struct rpc_call *call,
 	struct zrec *r = rec_new(svc, m->name, false);
 	if (!r)
 		return -ENOMEM;
+	if (m->root_image[0]) {
+		char id[NAME_MAX_LEN + 8];
+		struct oci_image *img = malloc(sizeof(*img));
+		snprintf(id, sizeof(id), "zone.%s", m->name);
+		int e = img ? api_container_new(svc->images, m->root_image, id, &r->container, img,
+		                                &err)
+		            : -ENOMEM;
+		free(img);
+		if (e < 0) {
+			rec_unlink_free(r);
+			return fail_err(call, &err, e);
+		}
+		spec.root = r->container->root;
+		spec.root_lowerdirs = r->container->lower;
+		spec.root_upperdir = r->container->upper;
+		spec.root_workdir = r->container->work;
+	}
 	int e = zone_create(svc->zones, &spec, zone_created, r, &err);
 	if (e < 0) {
 		rec_unlink_free(r);
@@ -495,6 +520,7 @@ static int zones_start(struct api *api, const struct api_config *cfg)
 		return -ENOMEM;
 	svc->rpc = cfg->rpc;
 	svc->vms = api->vm;
+	svc->images = api->images;
 	svc->depth = cfg->zones->depth;
 	svc->depth_max = cfg->zones->depth_max ? cfg->zones->depth_max : ZONE_DEPTH_MAX_DEFAULT;
 	list_init(&svc->recs);

@@ -13,7 +13,8 @@
 
 const char ctl_zone_help[] =
     "\nZones (nested kins; reach one with --target NAME, deeper NAME/INNER):\n"
-    "  zone create NAME [--net] [--root DIR] [KEY=VALUE...]   namespaces: own\n"
+    "  zone create NAME [--net] [--root DIR | --image NAME] [KEY=VALUE...]\n"
+    "           namespaces: own\n"
     "           pid, mount, uts, ipc, cgroup (and net: a veth, an address from\n"
     "           this kin's subnet) namespaces; limits as for cells; answered\n"
     "           once the zone's kin answers RPC\n"
@@ -101,6 +102,7 @@ struct create_args {
 	Kin__V1__ZoneCreateRequest in;
 	Kin__V1__Limit lims[ZONE_CREATE_LIMITS_MAX], *lptr[ZONE_CREATE_LIMITS_MAX];
 	struct ctl_vm_args vm;
+	const char *image; /* --vm: the initramfs; else an image of the store */
 };
 
 /* NAME or KEY=VALUE, in order. */
@@ -129,6 +131,9 @@ static int create_opt(struct ctl *ctl, struct create_args *a, int c, char **av)
 	case 'r':
 		a->in.root = optarg; /* a path on the zone's parent kin: as given */
 		return CTL_OK;
+	case 'i': /* what it is depends on --vm, which may come later */
+		a->image = optarg;
+		return CTL_OK;
 	case 'o':
 		return ctl_output_opt(ctl, optarg);
 	case ':':
@@ -153,6 +158,10 @@ static int zone_create(struct ctl *ctl, int argc, char **argv)
 			return r;
 	if (!a.in.name)
 		return ctl_usage(ctl, "create needs a NAME");
+	if (a.image && a.in.vm && (r = ctl_vm_opt(ctl, &a.vm, 'i', a.image)) != CTL_OK)
+		return r;
+	if (a.image && !a.in.vm)
+		a.in.root_image = (char *)a.image;
 	a.in.limits = a.lptr;
 	a.in.kernel = a.vm.kernel;
 	a.in.image = a.vm.image;

@@ -67,8 +67,19 @@ static _noreturn_ void zone_child(const struct zone_spawn *a, int errfd, int gof
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		spawn_child_fail(errfd, ZSTEP_PRIVATE, errno);
 	const char *root = a->root ? a->root : a->scratch;
-	if (mount(a->root ? root : "/", root, NULL, MS_BIND | MS_REC, NULL) < 0)
+	if (a->overlay ? mount("overlay", root, "overlay", 0, a->overlay) < 0
+	               : mount(a->root ? root : "/", root, NULL, MS_BIND | MS_REC, NULL) < 0)
 		spawn_child_fail(errfd, ZSTEP_ROOT, errno);
+	if (a->overlay) {
+		/* An image need not have the mount points; its overlay is ours
+		 * to write. */
+		static const char *const dirs[] = {"/proc", "/sys", "/dev", "/run", "/tmp"};
+		char path[PATH_MAX];
+		for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
+			snprintf(path, sizeof(path), "%s%s", root, dirs[i]);
+			mkdir(path, i == 4 ? 01777 : 0755);
+		}
+	}
 	if (!a->root) {
 		/* No root given: the parent's, every mount of it read-only
 		 * (what its user expects to run is there: a shell, libraries,

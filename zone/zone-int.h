@@ -27,6 +27,7 @@ struct zone_spawn {
 	const char *cgroup_dir; /* absolute: the zone's cell */
 	const char *root;       /* NULL: the parent's root, read-only, on scratch */
 	const char *scratch;    /* an empty directory of ours to mount on */
+	const char *overlay;    /* mount data of an overlay at root, or NULL: root bound */
 	int exe_fd;             /* the sealed memfd */
 	char *const *argv;
 	bool net;

@@ -16,7 +16,8 @@
 #include <sys/stat.h>
 #include <sys/timerfd.h>
 
-#define ZONE_ARGS_MAX 64
+#define ZONE_ARGS_MAX    64
+#define ZONE_OVERLAY_MAX 4000 /* mount(2) data is one page */
 
 struct zone {
 	struct zone_info info;
@@ -572,6 +573,15 @@ static int check_spec(struct zones *z, const struct zone_spec *spec, struct err 
 			            "zone \"%s\": root %s is not a directory", spec->name,
 			            spec->root);
 	}
+	int layers = !!spec->root_lowerdirs + !!spec->root_upperdir + !!spec->root_workdir;
+	if (layers && (layers != 3 || !spec->root ||
+	               strlen(spec->root_lowerdirs) + strlen(spec->root_upperdir) +
+	                       strlen(spec->root_workdir) + 40 >
+	                   ZONE_OVERLAY_MAX))
+		return zerr(err, -EINVAL, ERR_INVALID_ARGUMENT,
+		            "zone \"%s\": an overlay root needs lower, upper and work directories "
+		            "in under %d bytes",
+		            spec->name, ZONE_OVERLAY_MAX);
 	size_t n = 0;
 	for (char *const *a = spec->argv; a && *a; a++)
 		n++;
@@ -760,9 +770,14 @@ int zone_create(struct zones *z, const struct zone_spec *spec, zone_created_fn c
 	char *argv[ZONE_ARGS_MAX];
 	cells_cgroup_dir(z->cells, x->info.cell, cgdir, sizeof(cgdir));
 	zone_argv(z, x, spec, depth, depth_max, argv);
+	char overlay[ZONE_OVERLAY_MAX];
+	if (spec->root_lowerdirs)
+		snprintf(overlay, sizeof(overlay), "lowerdir=%s,upperdir=%s,workdir=%s",
+		         spec->root_lowerdirs, spec->root_upperdir, spec->root_workdir);
 	struct zone_spawn sp = {.name = x->info.name,
 	                        .cgroup_dir = cgdir,
 	                        .root = spec->root,
+	                        .overlay = spec->root_lowerdirs ? overlay : NULL,
 	                        .scratch = z->scratch,
 	                        .exe_fd = z->exe_fd,
 	                        .argv = argv,

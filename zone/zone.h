@@ -54,7 +54,11 @@ struct zones_config {
 
 struct zone_spec {
 	char name[NAME_MAX_LEN + 1];
-	const char *root;          /* a directory, or NULL: a minimal tmpfs root */
+	const char *root; /* a directory, or NULL: the parent's root, read-only */
+	/* With root: an overlay mounted there by the zone's child (a zone from
+	 * an image: its layers, top first, and a writable layer). All three
+	 * or none. */
+	const char *root_lowerdirs, *root_upperdir, *root_workdir;
 	bool net;                  /* own network namespace with a veth pair */
 	struct cell_limits limits; /* of the zone's cell */
 	char *const *argv;         /* the zone kin's workload, or NULL */

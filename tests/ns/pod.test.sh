@@ -5,8 +5,9 @@
 # two containers started in it from two images, one reaching the other
 # over the pod's localhost (busybox httpd and wget) while each has its own
 # root; the same one zone further down (pod1/inner); the issue's first
-# flow (a shell in a cell of a fresh zone); and nothing left once the pod
-# stops (processes, cgroups, mounts, writable layers).
+# flow (a shell in a cell of a fresh zone); a zone whose root is an image;
+# and nothing left once the pods stop (processes, cgroups, mounts,
+# writable layers).
 cd "$(dirname "$0")/../.."
 . tests/ns/lib.sh
 ns_suite_begin pod
@@ -92,6 +93,22 @@ kc zone create p1 && kc --target p1 cell create c &&
 kc --target p1 image import "oci:$T/web:1" --name inzone
 [ $rc -eq 1 ] && out_has 'FAILED_PRECONDITION' && out_has 'read-only here' && ok zone_store_read_only ||
 	bad zone_store_read_only "rc $rc"
+
+# A zone whose root is an image: an overlay of its layers and a writable
+# layer of its own, gone with the zone.
+kc zone create imgz --image web:1 && kc --target imgz cell create c &&
+	kc --target imgz exec start c look -- /bin/sh -c 'cat /www/index.html; echo w >/www/new; ls /www'
+[ "$(logs_of imgz c look | tr '\n' ' ')" = "hello from the pod index.html new " ] &&
+	[ -n "$(ls -d /run/kin/containers/zone.imgz.* 2>/dev/null)" ] && ok zone_from_image ||
+	bad zone_from_image "rc $rc: $(logs_of imgz c look | tr '\n' ' ')"
+kc image rm web:1
+[ $rc -eq 1 ] && out_has 'in use' && ok image_of_zone_in_use || bad image_of_zone_in_use "rc $rc"
+kc zone stop imgz
+wait_for "[ -z \"\$(ls -d /run/kin/containers/zone.imgz.* 2>/dev/null)\" ]" 100 &&
+	ok zone_image_layer_removed || bad zone_image_layer_removed "$(ls -d /run/kin/containers/zone.imgz.*)"
+kc zone create both --image web:1 --root /
+[ $rc -eq 1 ] && out_has 'not both' && ok zone_root_and_image_refused ||
+	bad zone_root_and_image_refused "rc $rc"
 
 kc zone stop pod1
 kc zone stop p1
