@@ -52,6 +52,9 @@ struct api_cells {
  * as serve_exec_start's own starts are. */
 int api_exec_image_start(struct api_cells *svc, struct rpc_call *call,
                          const Kin__V1__StartRequest *req, exec_start_fn done);
+/* Exec/Start with spec.bundle (api/exec_bundle.c), the same way. */
+int api_exec_bundle_start(struct api_cells *svc, struct rpc_call *call,
+                          const Kin__V1__StartRequest *req, exec_start_fn done);
 
 /* The services' handler tables (every handler gets the api_cells as its
  * userdata and runs only while cells are available). */

@@ -69,6 +69,8 @@ static int serve_exec_start(struct rpc_call *call, const ProtobufCMessage *in, v
 	struct api_cells_pending *p = NULL;
 	if (req->spec && req->spec->image[0])
 		return api_exec_image_start(svc, call, req, exec_started);
+	if (req->spec && req->spec->bundle[0])
+		return api_exec_bundle_start(svc, call, req, exec_started);
 	int r = api_cells_req_start(req, &b, &err);
 	if (r == 0 && !(p = api_cells_pending_new(svc, call)))
 		r = -ENOMEM;

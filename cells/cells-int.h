@@ -77,6 +77,10 @@ enum exec_step {
 	EXEC_STEP_PIVOT_ROOT,
 	EXEC_STEP_REMOUNT_RO,
 	EXEC_STEP_MASK,
+	EXEC_STEP_MOUNTS,
+	EXEC_STEP_SYSCTL,
+	EXEC_STEP_SETNS,
+	EXEC_STEP_OOM,
 	EXEC_STEP_HOSTNAME,
 	EXEC_STEP_LOOPBACK,
 	EXEC_STEP_CHDIR,
@@ -104,6 +108,8 @@ struct spawn_req {
 	struct sock_fprog seccomp; /* len 0: none */
 	cap_t caps;                /* for cap_set_proc */
 	char *envp[EXEC_ENV_MAX + 2];
+	int join_fds[4]; /* the spec's joins, opened and checked */
+	size_t njoins;
 	const char *path; /* PATH to search */
 };
 /* clone3 into the cell's cgroup (user namespace maps written); the child
@@ -114,6 +120,17 @@ int exec_spawn(struct spawn_req *req, pid_t *ret_pid, int *ret_pidfd, int *ret_s
 /* Reads the report: 0 the child reached execve (EOF), -EAGAIN nothing yet,
  * else the failed step and errno as -errno and a sentence in err. */
 int exec_spawn_result(int status_fd, const char *label, struct err *err);
+
+/* ---- the device program (devices.c) ----------------------------------------- */
+
+struct bpf_insn;
+/* The program of rules (kin's defaults first), for tests; *ret freed. */
+int exec_devices_program(const struct exec_device_rule *rules, size_t n, struct bpf_insn **ret,
+                         size_t *ret_n);
+/* Loads the spec's program and attaches it to cgroup_fd (no-op without
+ * devices_set). */
+int exec_devices_attach(const struct exec_spec *s, int cgroup_fd, const char *label,
+                        struct err *err);
 
 /* ---- spec copies (spec.c) ---------------------------------------------- */
 

@@ -311,6 +311,33 @@ struct exec_spec {
 	 * /proc is the one masked. Needs root. */
 	const char *const *masked_paths;
 	const char *const *readonly_paths;
+	/* A runtime-spec mount list, applied in order in the new root before
+	 * pivot_root; with one, kin mounts no /proc or /dev of its own (a
+	 * tmpfs at /dev is kin's minimal /dev, its nodes included). Targets
+	 * are made where missing, never through a symlink (refused). */
+	const struct exec_mount *mounts;
+	size_t nmounts;
+	char *const *sysctls; /* "net.ipv4.ip_forward=1", written after pivot_root */
+	/* Namespaces joined instead of made (net, ipc, uts, cgroup): paths
+	 * such as /proc/PID/ns/net, opened and checked by exec_start. */
+	struct exec_ns_join {
+		uint32_t ns; /* one EXEC_NS_* bit */
+		const char *path;
+	} joins[4];
+	size_t njoins;
+	/* Separate capability sets (runtime-spec): caps is then the bounding
+	 * set, ambient must be in permitted and inheritable. */
+	bool caps_split;
+	uint64_t caps_effective, caps_permitted, caps_inheritable;
+	bool oom_score_adj_set;
+	int oom_score_adj;
+	/* A device allow-list (runtime-spec's linux.resources.devices): with
+	 * devices_set, a cgroup device program attached to the cell before
+	 * the child enters it; the last matching rule decides, none denies,
+	 * and kin's minimal /dev is always allowed. */
+	bool devices_set;
+	const struct exec_device_rule *devices;
+	size_t ndevices;
 	bool stdin_pipe;  /* else stdin is /dev/null */
 	size_t log_bytes; /* per stream ring; 0: EXEC_LOG_DEFAULT */
 	enum exec_restart restart;
@@ -323,6 +350,22 @@ struct exec_spec {
 	void (*release)(void *data);
 	void *release_data;
 };
+
+/* One mount of a runtime-spec list: target absolute in the new root;
+ * type NULL with MS_BIND in flags for a bind (source on kin's machine). */
+struct exec_mount {
+	const char *source, *target, *type, *data;
+	unsigned long flags, propagation;
+};
+struct exec_device_rule {
+	bool allow;
+	char type;            /* 'a' (any), 'b', 'c' */
+	int64_t major, minor; /* -1: any */
+	unsigned access;      /* 1 read, 2 write, 4 mknod */
+};
+#define EXEC_DEVICES_MAX 256
+#define EXEC_MOUNTS_MAX  256
+#define EXEC_SYSCTLS_MAX 64
 
 /* The /proc and /sys paths container runtimes mask and make read-only by
  * default (runc's and containerd's set), for image containers. */

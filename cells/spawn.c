@@ -39,6 +39,10 @@ static const char *const step_names[EXEC_STEP_COUNT] = {
     [EXEC_STEP_PIVOT_ROOT] = "pivot_root",
     [EXEC_STEP_REMOUNT_RO] = "remount read-only",
     [EXEC_STEP_MASK] = "masked and read-only paths",
+    [EXEC_STEP_MOUNTS] = "mounts",
+    [EXEC_STEP_SYSCTL] = "sysctl",
+    [EXEC_STEP_SETNS] = "joining a namespace",
+    [EXEC_STEP_OOM] = "oom_score_adj",
     [EXEC_STEP_HOSTNAME] = "sethostname",
     [EXEC_STEP_LOOPBACK] = "loopback up",
     [EXEC_STEP_CHDIR] = "chdir",
@@ -113,6 +117,83 @@ static void mask_paths(const struct exec_spec *s, int errfd)
 	}
 }
 
+/* A file to bind over is made a file, anything else a directory; every
+ * component below the root a real directory (a symlink is refused: the
+ * root may come from an image or a bundle someone else controls). */
+static int mount_target(const struct exec_mount *m)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+	const char *slash = strrchr(m->target, '/');
+	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - m->target), m->target);
+	int pfd, r = dir_open_beneath(AT_FDCWD, dir[0] ? dir + 1 : ".", 0755, &pfd);
+	if (r < 0)
+		return r;
+	const char *name = slash + 1;
+	bool file = (m->flags & MS_BIND) && stat(m->source, &st) == 0 && !S_ISDIR(st.st_mode);
+	if (!name[0])
+		r = 0; /* "/" itself */
+	else if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		r = S_ISLNK(st.st_mode) ? -ELOOP : 0;
+	else if (file)
+		r = mknodat(pfd, name, S_IFREG | 0644, 0) < 0 && errno != EEXIST ? -errno : 0;
+	else
+		r = mkdirat(pfd, name, 0755) < 0 && errno != EEXIST ? -errno : 0;
+	close(pfd);
+	return r;
+}
+
+/* One mount of the list, cwd at the new root. A tmpfs on /dev is kin's
+ * minimal /dev (the nodes a container needs, which a runtime supplies). */
+static void apply_mount(const struct exec_mount *m, int errfd)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), ".%s", m->target);
+	int r = mount_target(m);
+	if (r < 0)
+		spawn_child_fail(errfd, EXEC_STEP_MOUNTS, -r);
+	if (m->type && !strcmp(m->type, "tmpfs") && !strcmp(m->target, "/dev")) {
+		if ((r = spawn_make_dev(path)) < 0)
+			spawn_child_fail(errfd, EXEC_STEP_MOUNT_DEV, -r);
+		return;
+	}
+	const char *type = m->type;
+	if (type && !strcmp(type, "cgroup")) /* v1's name: kin runs on cgroup2 */
+		type = "cgroup2";
+	unsigned long f = m->flags & ~(MS_REMOUNT | MS_REC | MS_BIND);
+	if (m->flags & MS_BIND) {
+		TRY(EXEC_STEP_MOUNTS,
+		    mount(m->source, path, NULL, m->flags & (MS_BIND | MS_REC), NULL));
+		/* A bind takes its flags only on a remount. */
+		if (f)
+			TRY(EXEC_STEP_MOUNTS,
+			    mount(NULL, path, NULL, MS_REMOUNT | MS_BIND | f | locked_flags(path),
+			          NULL));
+	} else {
+		TRY(EXEC_STEP_MOUNTS,
+		    mount(m->source ? m->source : type, path, type, f,
+		          m->data && m->data[0] && strcmp(type, "cgroup2") ? m->data : NULL));
+	}
+	if (m->propagation)
+		TRY(EXEC_STEP_MOUNTS, mount(NULL, path, NULL, m->propagation, NULL));
+}
+
+/* "net.ipv4.ip_forward=1" into /proc/sys/net/ipv4/ip_forward. */
+static void write_sysctls(const struct exec_spec *s, int errfd)
+{
+	for (size_t i = 0; s->sysctls && s->sysctls[i]; i++) {
+		char path[PATH_MAX];
+		const char *kv = s->sysctls[i], *eq = strchr(kv, '=');
+		int n = snprintf(path, sizeof(path), "/proc/sys/%.*s", (int)(eq - kv), kv);
+		for (char *p = path + 10; n > 0 && *p; p++)
+			if (*p == '.')
+				*p = '/';
+		int r = file_write_str(path, eq + 1);
+		if (r < 0)
+			spawn_child_fail(errfd, EXEC_STEP_SYSCTL, -r);
+	}
+}
+
 static void setup_root(const struct exec_spec *s, int errfd)
 {
 	if (s->root_lowerdirs) {
@@ -125,13 +206,18 @@ static void setup_root(const struct exec_spec *s, int errfd)
 		TRY(EXEC_STEP_BIND_ROOT, mount(s->root, s->root, NULL, MS_BIND | MS_REC, NULL));
 	}
 	TRY(EXEC_STEP_BIND_ROOT, chdir(s->root));
-	if (mkdir("proc", 0555) < 0 && errno != EEXIST)
-		spawn_child_fail(errfd, EXEC_STEP_MOUNT_PROC, errno);
-	TRY(EXEC_STEP_MOUNT_PROC,
-	    mount("proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL));
-	int r = spawn_make_dev("dev");
-	if (r < 0)
-		spawn_child_fail(errfd, EXEC_STEP_MOUNT_DEV, -r);
+	if (s->nmounts) {
+		for (size_t i = 0; i < s->nmounts; i++)
+			apply_mount(&s->mounts[i], errfd);
+	} else {
+		if (mkdir("proc", 0555) < 0 && errno != EEXIST)
+			spawn_child_fail(errfd, EXEC_STEP_MOUNT_PROC, errno);
+		TRY(EXEC_STEP_MOUNT_PROC,
+		    mount("proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL));
+		int r = spawn_make_dev("dev");
+		if (r < 0)
+			spawn_child_fail(errfd, EXEC_STEP_MOUNT_DEV, -r);
+	}
 	/* pivot_root(".", ".") stacks the old root under the new one; the
 	 * detach then drops it, leaving no path back to the host. */
 	TRY(EXEC_STEP_PIVOT_ROOT, syscall(SYS_pivot_root, ".", "."));
@@ -141,6 +227,7 @@ static void setup_root(const struct exec_spec *s, int errfd)
 		TRY(EXEC_STEP_REMOUNT_RO,
 		    mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | locked_flags("/"),
 		          NULL));
+	write_sysctls(s, errfd);
 	mask_paths(s, errfd);
 }
 
@@ -228,6 +315,8 @@ static _noreturn_ void child_main(const struct spawn_req *req, int errfd, int sy
 			spawn_child_fail(errfd, EXEC_STEP_SYNC, errno ? errno : EPIPE);
 		close(syncfd);
 	}
+	for (size_t i = 0; i < req->njoins; i++)
+		TRY(EXEC_STEP_SETNS, setns(req->join_fds[i], 0));
 	TRY(EXEC_STEP_SETSID, setsid());
 	/* Above 2 first, so dup2 onto 0-2 never clobbers a source. */
 	for (int i = 0; i < 3; i++)
@@ -253,6 +342,13 @@ static _noreturn_ void child_main(const struct spawn_req *req, int errfd, int sy
 		TRY(EXEC_STEP_RLIMIT, setrlimit(s->rlimits[i].resource, &rl));
 	}
 	umask(s->umask);
+	if (s->oom_score_adj_set) {
+		char v[16];
+		snprintf(v, sizeof(v), "%d", s->oom_score_adj);
+		int r = file_write_str("/proc/self/oom_score_adj", v);
+		if (r < 0)
+			spawn_child_fail(errfd, EXEC_STEP_OOM, -r);
+	}
 	/* Without no_new_privs a filter needs CAP_SYS_ADMIN to load: load it
 	 * while we still have it. With no_new_privs, load it last. */
 	if (!s->no_new_privs)

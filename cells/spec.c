@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/capability.h>
+#include <sys/mount.h>
 
 #define BACKOFF_LIMIT_MS (3600ull * 1000)
 
@@ -96,6 +97,73 @@ static int validate_mounts(const struct exec_spec *s, size_t *bytes, struct err 
 	if (n)
 		*bytes += strlen(s->root_lowerdirs) + strlen(s->root_upperdir) +
 		          strlen(s->root_workdir) + 3;
+	if (s->nmounts && !s->root)
+		return spec_fail(err, "%s: a mount list needs a root", "mounts");
+	if (s->nmounts > EXEC_MOUNTS_MAX)
+		return spec_fail(err, "%s: more than 256", "mounts");
+	for (size_t i = 0; i < s->nmounts; i++) {
+		const struct exec_mount *m = &s->mounts[i];
+		if (!m->target || m->target[0] != '/' || strstr(m->target, ".."))
+			return spec_fail(err, "mounts: target \"%.64s\" is not absolute or has ..",
+			                 m->target ? m->target : "");
+		if (!(m->flags & MS_BIND) && !m->type)
+			return spec_fail(err, "mounts: \"%.64s\" has no type", m->target);
+		if ((m->flags & MS_BIND) && (!m->source || m->source[0] != '/'))
+			return spec_fail(err, "mounts: \"%.64s\": a bind needs an absolute source",
+			                 m->target);
+		const char *strs[] = {m->source, m->target, m->type, m->data};
+		for (size_t k = 0; k < ARRAY_SIZE(strs); k++)
+			*bytes += strs[k] ? strlen(strs[k]) + 1 : 0;
+	}
+	size_t ns = strv_len(s->sysctls);
+	if (ns > EXEC_SYSCTLS_MAX)
+		return spec_fail(err, "%s: more than 64", "sysctls");
+	for (size_t i = 0; i < ns; i++) {
+		const char *kv = s->sysctls[i], *eq = strchr(kv, '=');
+		bool net = str_startswith(kv, "net.");
+		bool ipc = str_startswith(kv, "kernel.shm") || str_startswith(kv, "kernel.msg") ||
+		           str_startswith(kv, "kernel.sem") || str_startswith(kv, "fs.mqueue.");
+		if (!eq || eq == kv || strstr(kv, "..") || strchr(kv, '\n'))
+			return spec_fail(err, "sysctls: \"%.64s\" is not key=value", kv);
+		if (!(net && (s->namespaces & EXEC_NS_NET)) &&
+		    !(ipc && (s->namespaces & EXEC_NS_IPC)))
+			return spec_fail(
+			    err,
+			    "sysctls: \"%.64s\" is not of a namespace the executable has "
+			    "of its own (net.* needs net, kernel.shm/msg/sem and "
+			    "fs.mqueue ipc)",
+			    kv);
+		*bytes += strlen(kv) + 1;
+	}
+	if (s->njoins > ARRAY_SIZE(s->joins))
+		return spec_fail(err, "%s: more than 4 to join", "namespaces");
+	for (size_t i = 0; i < s->njoins; i++) {
+		uint32_t t = s->joins[i].ns;
+		if (!(t == EXEC_NS_NET || t == EXEC_NS_IPC || t == EXEC_NS_UTS ||
+		      t == EXEC_NS_CGROUP))
+			return spec_fail(err, "%s: only net, ipc, uts and cgroup can be joined",
+			                 "namespaces");
+		if ((s->namespaces & t) || !s->joins[i].path || s->joins[i].path[0] != '/')
+			return spec_fail(err,
+			                 "%s: one to join is also new, or its path is not absolute",
+			                 "namespaces");
+		*bytes += strlen(s->joins[i].path) + 1;
+	}
+	if (s->caps_split && ((s->caps_effective | s->caps_permitted | s->caps_inheritable) &
+	                      (CAP_LAST_CAP < 63 ? ~0ull << (CAP_LAST_CAP + 1) : 0)))
+		return spec_fail(err, "%s: unknown capability bits", "caps");
+	if (s->ndevices > EXEC_DEVICES_MAX || (s->ndevices && !s->devices))
+		return spec_fail(err, "%s: more than 256 rules", "devices");
+	for (size_t i = 0; i < s->ndevices; i++) {
+		const struct exec_device_rule *d = &s->devices[i];
+		if (!strchr("abc", d->type) || !d->type || d->major < -1 || d->minor < -1 ||
+		    d->major > 0xfff || d->minor > 0xfffff || !d->access || d->access > 7)
+			return spec_fail(err,
+			                 "%s: a rule's type, numbers or access are out of range",
+			                 "devices");
+	}
+	if (s->oom_score_adj_set && (s->oom_score_adj < -1000 || s->oom_score_adj > 1000))
+		return spec_fail(err, "%s: -1000 to 1000", "oom_score_adj");
 	return 0;
 }
 
@@ -151,7 +219,8 @@ int exec_spec_validate(const struct exec_spec *s, struct err *err)
 			return spec_fail(err, "%s: unknown resource or soft above hard", "rlimits");
 	if (CAP_LAST_CAP < 63 && (s->caps >> (CAP_LAST_CAP + 1)))
 		return spec_fail(err, "%s: unknown capability bits", "caps");
-	if (s->ambient & ~s->caps)
+	if (s->ambient & ~s->caps ||
+	    (s->caps_split && (s->ambient & ~(s->caps_permitted & s->caps_inheritable))))
 		return spec_fail(err, "%s: ambient capabilities must be kept in caps too", "caps");
 	if ((unsigned)s->seccomp > EXEC_SECCOMP_FILE ||
 	    (s->seccomp == EXEC_SECCOMP_FILE && (!s->seccomp_file || !*s->seccomp_file)))
@@ -201,7 +270,7 @@ static char *put_str(char **cursor, const char *s)
 #define SPEC_VECS(s)                                                                               \
 	{                                                                                          \
 		(void *)&(s)->argv, (void *)&(s)->env, (void *)&(s)->masked_paths,                 \
-		    (void *)&(s)->readonly_paths                                                   \
+		    (void *)&(s)->readonly_paths, (void *)&(s)->sysctls                            \
 	}
 #define SPEC_STRS(s)                                                                               \
 	{                                                                                          \
@@ -213,7 +282,16 @@ int exec_spec_copy(const struct exec_spec *src, struct exec_spec **ret)
 {
 	char *const *const *vecs[] = SPEC_VECS(src);
 	const char *const *strs[] = SPEC_STRS(src);
-	size_t size = sizeof(struct exec_spec);
+	size_t size = sizeof(struct exec_spec) + src->nmounts * sizeof(struct exec_mount) +
+	              src->ndevices * sizeof(struct exec_device_rule);
+	for (size_t i = 0; i < src->nmounts; i++) {
+		const struct exec_mount *m = &src->mounts[i];
+		const char *ms[] = {m->source, m->target, m->type, m->data};
+		for (size_t k = 0; k < ARRAY_SIZE(ms); k++)
+			size += ms[k] ? strlen(ms[k]) + 1 : 0;
+	}
+	for (size_t i = 0; i < src->njoins && i < ARRAY_SIZE(src->joins); i++)
+		size += src->joins[i].path ? strlen(src->joins[i].path) + 1 : 0;
 	for (size_t k = 0; k < ARRAY_SIZE(vecs); k++) {
 		size_t n = strv_len(*vecs[k]);
 		size += *vecs[k] ? (n + 1) * sizeof(char *) : 0;
@@ -229,7 +307,12 @@ int exec_spec_copy(const struct exec_spec *src, struct exec_spec **ret)
 	*d = *src;
 	char *const **dvecs[] = SPEC_VECS(d);
 	const char **dstrs[] = SPEC_STRS(d);
-	char **slot = (char **)(d + 1);
+	struct exec_mount *mounts = (struct exec_mount *)(d + 1);
+	struct exec_device_rule *devices = (struct exec_device_rule *)(mounts + src->nmounts);
+	char **slot = (char **)(devices + src->ndevices);
+	if (src->ndevices)
+		memcpy(devices, src->devices, src->ndevices * sizeof(*devices));
+	d->devices = src->ndevices ? devices : NULL;
 	size_t nslots = 0;
 	for (size_t k = 0; k < ARRAY_SIZE(vecs); k++)
 		nslots += *vecs[k] ? strv_len(*vecs[k]) + 1 : 0;
@@ -246,6 +329,18 @@ int exec_spec_copy(const struct exec_spec *src, struct exec_spec **ret)
 	}
 	for (size_t k = 0; k < ARRAY_SIZE(strs); k++)
 		*dstrs[k] = put_str(&cur, *strs[k]);
+	for (size_t i = 0; i < src->nmounts; i++) {
+		const struct exec_mount *m = &src->mounts[i];
+		mounts[i] = (struct exec_mount){.source = put_str(&cur, m->source),
+		                                .target = put_str(&cur, m->target),
+		                                .type = put_str(&cur, m->type),
+		                                .data = put_str(&cur, m->data),
+		                                .flags = m->flags,
+		                                .propagation = m->propagation};
+	}
+	d->mounts = src->nmounts ? mounts : NULL;
+	for (size_t i = 0; i < src->njoins && i < ARRAY_SIZE(src->joins); i++)
+		d->joins[i].path = put_str(&cur, src->joins[i].path);
 	if (d->root)
 		d->namespaces |= EXEC_NS_MNT; /* pivot_root needs a mount namespace */
 	if ((d->namespaces & EXEC_NS_USER) && !d->nuid_map) {

@@ -10,6 +10,12 @@
  * that exited 127, and the restart policy goes on. */
 #include "cells/cells-int.h"
 
+#include <sys/ioctl.h>
+
+#include <sched.h>
+
+#include <linux/nsfs.h>
+
 #include <fcntl.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -188,22 +194,61 @@ void exec_start_forget(struct exec *e)
 
 /* ---- preparing the child ---------------------------------------------------- */
 
+/* One set of caps from a mask. */
+static int caps_flag(cap_t caps, cap_flag_t flag, uint64_t mask)
+{
+	cap_value_t list[64];
+	int n = 0;
+	for (int cap = 0; cap < 64 && cap <= CAP_LAST_CAP; cap++)
+		if ((mask >> cap) & 1)
+			list[n++] = cap;
+	return n && cap_set_flag(caps, flag, n, list, CAP_SET) < 0 ? -EINVAL : 0;
+}
+
+/* Permitted, effective and inheritable: caps for all three, or each its
+ * own (caps_split; caps is then the bounding set alone). */
 static int build_caps(const struct exec_spec *s, cap_t *ret)
 {
 	_cleanup_cap_ cap_t caps = cap_init();
 	if (!caps)
 		return -ENOMEM;
-	cap_value_t list[64];
-	int n = 0;
-	for (int cap = 0; cap < 64 && cap <= CAP_LAST_CAP; cap++)
-		if ((s->caps >> cap) & 1)
-			list[n++] = cap;
-	if (n && (cap_set_flag(caps, CAP_PERMITTED, n, list, CAP_SET) < 0 ||
-	          cap_set_flag(caps, CAP_EFFECTIVE, n, list, CAP_SET) < 0 ||
-	          cap_set_flag(caps, CAP_INHERITABLE, n, list, CAP_SET) < 0))
+	bool split = s->caps_split;
+	if (caps_flag(caps, CAP_PERMITTED, split ? s->caps_permitted : s->caps) < 0 ||
+	    caps_flag(caps, CAP_EFFECTIVE, split ? s->caps_effective : s->caps) < 0 ||
+	    caps_flag(caps, CAP_INHERITABLE, split ? s->caps_inheritable : s->caps) < 0)
 		return -EINVAL;
 	*ret = TAKE_PTR(caps);
 	return 0;
+}
+
+/* The namespaces to join, opened and checked to be of their kind. */
+static int open_joins(struct exec *e, struct spawn_req *req, struct err *err)
+{
+	const struct exec_spec *s = req->spec;
+	for (size_t i = 0; i < s->njoins; i++) {
+		uint32_t t = s->joins[i].ns;
+		int want = t == EXEC_NS_NET   ? CLONE_NEWNET
+		           : t == EXEC_NS_IPC ? CLONE_NEWIPC
+		           : t == EXEC_NS_UTS ? CLONE_NEWUTS
+		                              : CLONE_NEWCGROUP;
+		int fd = open(s->joins[i].path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		if (fd < 0)
+			return err_set_errno(err, -errno, "exec \"%s\": namespace %s: %m", e->label,
+			                     s->joins[i].path);
+		req->join_fds[req->njoins++] = fd;
+		if (ioctl(fd, NS_GET_NSTYPE) != want)
+			return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
+			               "exec \"%s\": %s is not a namespace of the kind to join",
+			               e->label, s->joins[i].path);
+	}
+	return 0;
+}
+
+static void close_joins(struct spawn_req *req)
+{
+	for (size_t i = 0; i < req->njoins; i++)
+		close(req->join_fds[i]);
+	req->njoins = 0;
 }
 
 /* The profile is read by kin itself: a FIFO (or a device) named there
@@ -331,11 +376,23 @@ int exec_run(struct exec *e, struct err *err)
 		return err_set_errno(err, r, "exec \"%s\": capabilities: %s", e->label,
 		                     strerror(-r));
 	req.caps = caps;
-	cells_cell_dir(e->owner, e->cell, dir, sizeof(dir));
-	if ((cg = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-		return err_set_errno(err, -errno, "exec \"%s\": %s: %m", e->label, dir);
-	if ((r = exec_stdio_open(e, fds, err)) < 0)
+	if ((r = open_joins(e, &req, err)) < 0) {
+		close_joins(&req);
 		return r;
+	}
+	cells_cell_dir(e->owner, e->cell, dir, sizeof(dir));
+	if ((cg = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		close_joins(&req);
+		return err_set_errno(err, -errno, "exec \"%s\": %s: %m", e->label, dir);
+	}
+	if ((r = exec_stdio_open(e, fds, err)) < 0) {
+		close_joins(&req);
+		return r;
+	}
+	if ((r = exec_devices_attach(s, cg, e->label, err)) < 0) {
+		close_joins(&req);
+		return r;
+	}
 	req.cgroup_fd = cg;
 	req.stdio[0] = fds[0], req.stdio[1] = fds[3], req.stdio[2] = fds[5];
 	const char *path = exec_env_get(s->env, "PATH");
@@ -348,11 +405,14 @@ int exec_run(struct exec *e, struct err *err)
 	req.path = path ? path : DEFAULT_PATH;
 
 	struct exec_token *token = calloc(1, sizeof(*token));
-	if (!token)
+	if (!token) {
+		close_joins(&req);
 		return err_set(err, -ENOMEM, ERR_RESOURCE_EXHAUSTED, "out of memory");
+	}
 	pid_t pid;
 	int pidfd;
 	r = exec_spawn(&req, &pid, &pidfd, &status_fd, err);
+	close_joins(&req);
 	if (r < 0) {
 		free(token);
 		return r;

@@ -22,6 +22,7 @@ const char ctl_cells_help[] =
     "  exec start CELL NAME [OPTIONS] -- ARGV...\n"
     "  exec start CELL NAME --image NAME [--user USER[:GROUP]] [OPTIONS] [-- ARGV...]\n"
     "                 a container from an image (ARGV replaces its Cmd)\n"
+    "  exec start CELL NAME --bundle DIR [-- ARGV...]   a runtime-spec bundle\n"
     "      --env K=V  --cwd DIR  --uid N  --gid N  --groups N,N  --umask 022\n"
     "      --rlimit nofile=1024:4096  --caps LIST  --ambient LIST  --no-new-privs\n"
     "      --seccomp default|none|FILE  --ns pid,mnt,net,uts,ipc,user,cgroup\n"

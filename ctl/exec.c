@@ -11,6 +11,7 @@
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- text output ------------------------------------------------------------------------- */
@@ -94,6 +95,7 @@ enum {
 	O_ROOT,
 	O_IMAGE,
 	O_USER,
+	O_BUNDLE,
 	O_RO,
 	O_STDIN,
 	O_LOGSIZE,
@@ -125,6 +127,7 @@ const struct option ctl_exec_opts[] = {
     {"root", required_argument, NULL, O_ROOT},
     {"image", required_argument, NULL, O_IMAGE},
     {"user", required_argument, NULL, O_USER},
+    {"bundle", required_argument, NULL, O_BUNDLE},
     {"read-only", no_argument, NULL, O_RO},
     {"stdin", no_argument, NULL, O_STDIN},
     {"log-size", required_argument, NULL, O_LOGSIZE},
@@ -179,6 +182,8 @@ static char **start_str_field(Kin__V1__ExecSpec *sp, int c)
 		return &sp->image;
 	case O_USER:
 		return &sp->user;
+	case O_BUNDLE:
+		return &sp->bundle;
 	case O_RESTART:
 		return &sp->restart;
 	default:
@@ -350,8 +355,9 @@ static int exec_parse(struct ctl *ctl, int argc, char **argv, struct exec_args *
 	if ((r = exec_opts_check(ctl, a, argv[1])) != CTL_OK)
 		return r;
 	/* An image brings its own Entrypoint and Cmd. */
-	if (is_start && a->dd == argc && !a->spec.image[0])
-		return ctl_usage(ctl, "needs '-- ARGV...' after the options (or --image)");
+	if (is_start && a->dd == argc && !a->spec.image[0] && !a->spec.bundle[0])
+		return ctl_usage(ctl,
+		                 "needs '-- ARGV...' after the options (or --image, --bundle)");
 	a->pos = argv + 1 + optind;
 	a->npos = a->dd - 1 - optind;
 	return CTL_OK;
@@ -385,8 +391,14 @@ static int exec_start(struct ctl *ctl, int argc, char **argv)
 	int r = exec_parse_target(ctl, argc, argv, &a, 0);
 	if (r != CTL_OK)
 		return r;
-	if (a.dd + 1 >= argc && !a.spec.image[0])
+	if (a.dd + 1 >= argc && !a.spec.image[0] && !a.spec.bundle[0])
 		return ctl_usage(ctl, "needs a command after '--'");
+	static char bundle[PATH_MAX];
+	if (a.spec.bundle[0] && a.spec.bundle[0] != '/') { /* kin on this machine, as usual */
+		if (!realpath(a.spec.bundle, bundle))
+			return ctl_usage(ctl, "--bundle %s: no such directory", a.spec.bundle);
+		a.spec.bundle = bundle;
+	}
 	in.cell = a.pos[0];
 	in.name = a.pos[1];
 	in.spec = &a.spec;

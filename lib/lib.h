@@ -112,6 +112,12 @@ int file_read_small(const char *path, size_t max, char **ret_buf, size_t *ret_le
 int file_write_str(const char *path, const char *s);
 /* mkdir -p with the given mode for the missing parts. */
 int mkdir_p(const char *path, mode_t mode);
+/* Opens the directory path below dirfd one component at a time, never
+ * following a symlink (one on the way, or a non-directory, is -ELOOP;
+ * ".." is -EINVAL), making missing ones with create_mode (0: none). The
+ * walk for anything written into a tree someone else controls: a layer,
+ * a container's root. *ret_fd is a new fd (O_DIRECTORY). */
+int dir_open_beneath(int dirfd, const char *path, mode_t create_mode, int *ret_fd);
 /* Writes all of buf, retrying on EINTR and short writes (blocking fds). */
 int write_all(int fd, const void *buf, size_t len);
 

@@ -243,6 +243,43 @@ int mkdir_p(const char *path, mode_t mode)
 	return 0;
 }
 
+int dir_open_beneath(int dirfd, const char *path, mode_t create_mode, int *ret_fd)
+{
+	char part[256];
+	int fd = dirfd, depth = 0;
+	for (const char *p = path; *p; depth++) {
+		while (*p == '/')
+			p++;
+		size_t n = strcspn(p, "/");
+		if (n == 0)
+			break;
+		if (n >= sizeof(part) || depth > 256 || (n == 2 && p[0] == '.' && p[1] == '.')) {
+			if (fd != dirfd)
+				close(fd);
+			return n >= sizeof(part) ? -ENAMETOOLONG : -EINVAL;
+		}
+		memcpy(part, p, n);
+		part[n] = 0;
+		p += n;
+		int next = openat(fd, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0 && errno == ENOENT && create_mode) {
+			if (mkdirat(fd, part, create_mode) < 0 && errno != EEXIST)
+				next = -1;
+			else
+				next = openat(fd, part,
+				              O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		}
+		int e = errno;
+		if (fd != dirfd)
+			close(fd);
+		if (next < 0)
+			return e == ENOTDIR ? -ELOOP : -e;
+		fd = next;
+	}
+	*ret_fd = fd == dirfd ? fcntl(dirfd, F_DUPFD_CLOEXEC, 3) : fd;
+	return *ret_fd < 0 ? -errno : 0;
+}
+
 uint64_t now_monotonic_ns(void)
 {
 	struct timespec ts;

@@ -108,40 +108,12 @@ static int walk(struct unpack *u, const char *dir, bool create, int *ret)
 		*ret = u->cached_fd;
 		return 0;
 	}
-	int fd = u->dirfd, depth = 0;
-	char part[NAME_MAX + 1];
-	for (const char *p = dir; *p; depth++) {
-		size_t n = strcspn(p, "/");
-		memcpy(part, p, n);
-		part[n] = 0;
-		p += n + (p[n] == '/');
-		int next = openat(fd, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (next < 0 && errno == ENOENT && create) {
-			if (mkdirat(fd, part, 0755) < 0 && errno != EEXIST)
-				next = -1;
-			else
-				next = openat(fd, part,
-				              O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		}
-		int e = errno;
-		if (fd != u->dirfd)
-			close(fd);
-		if (next < 0) {
-			if (e == ELOOP || e == ENOTDIR)
-				return fail(u, -ELOOP,
-				            "the path goes through a symlink or a non-directory "
-				            "(\"%s\")",
-				            part);
-			return fail(u, -e, "%s: %s", part, strerror(e));
-		}
-		fd = next;
-		if (depth > DEPTH_MAX)
-			break;
-	}
-	if (depth > DEPTH_MAX) {
-		close(fd);
-		return fail(u, -ELOOP, "nested deeper than %d directories", DEPTH_MAX);
-	}
+	int fd, r = dir_open_beneath(u->dirfd, dir, create ? 0755 : 0, &fd);
+	if (r == -ELOOP)
+		return fail(u, r, "the path goes through a symlink or a non-directory (\"%.200s\")",
+		            dir);
+	if (r < 0)
+		return fail(u, r, "%s: %s", dir, strerror(-r));
 	if (u->cached_fd >= 0)
 		close(u->cached_fd);
 	u->cached_fd = fd;

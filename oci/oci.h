@@ -114,3 +114,84 @@ int oci_image_config_parse(const char *json, size_t len, struct oci_image_config
 void oci_image_config_free(struct oci_image_config *c);
 
 /* ---- runtime bundles (spec.c) ------------------------------------------- */
+
+/* A runtime-spec config.json as kin runs it (runtime-spec 1.0 to 1.2).
+ * Unknown fields are ignored, as the spec says; a known field kin cannot
+ * honour, or one that is malformed, is refused with INVALID_ARGUMENT (or
+ * UNIMPLEMENTED) naming its JSON path. Strings and vectors are owned. */
+#define OCI_SPEC_JSON_MAX (4 << 20)
+#define OCI_SPEC_LIST_MAX 256 /* args, env, mounts, sysctls, devices, ... */
+
+enum oci_ns {
+	OCI_NS_PID,
+	OCI_NS_NET,
+	OCI_NS_MNT,
+	OCI_NS_IPC,
+	OCI_NS_UTS,
+	OCI_NS_USER,
+	OCI_NS_CGROUP,
+	OCI_NS_COUNT
+};
+
+struct oci_mount {
+	char *destination, *type, *source, *data; /* data: options mount(2) takes as text */
+	unsigned long flags;                      /* MS_* (MS_BIND, MS_REC with rbind) */
+	unsigned long propagation;                /* MS_PRIVATE, MS_SLAVE, ... (| MS_REC) */
+};
+struct oci_idmap {
+	uint32_t container, host, size;
+};
+struct oci_rlimit {
+	int type;
+	uint64_t soft, hard;
+};
+struct oci_device_rule {
+	bool allow;
+	char type;            /* 'a', 'b', 'c' */
+	int64_t major, minor; /* -1: any */
+	unsigned access;      /* 1 r, 2 w, 4 m */
+};
+
+struct oci_spec {
+	bool terminal;
+	uint32_t uid, gid;
+	uint32_t groups[32];
+	size_t ngroups;
+	int umask; /* -1: not given */
+	char **args, **env, *cwd;
+	bool caps_given;
+	uint64_t cap_bounding, cap_effective, cap_permitted, cap_inheritable, cap_ambient;
+	struct oci_rlimit rlimits[16];
+	size_t nrlimits;
+	bool no_new_privileges;
+	bool oom_score_adj_given;
+	int oom_score_adj;
+	char *root;
+	bool root_readonly;
+	char *hostname;
+	struct oci_mount *mounts;
+	size_t nmounts;
+	bool ns[OCI_NS_COUNT];
+	char *ns_path[OCI_NS_COUNT]; /* join this one (NULL: a new one) */
+	struct oci_idmap uid_map[8], gid_map[8];
+	size_t nuid_map, ngid_map;
+	char **sysctl; /* "key=value" */
+	char **masked, **readonly;
+	bool masked_given, readonly_given;
+	/* resources; -1 (or 0, NULL) where not given */
+	int64_t memory_limit, memory_reservation, memory_swap, cpu_quota, pids_limit;
+	uint64_t cpu_shares, cpu_period, blkio_weight;
+	char *cpus, *mems;
+	char **unified; /* "key=value" */
+	struct oci_device_rule *devices;
+	size_t ndevices;
+	char note[256]; /* what was given and is ignored (apparmor, selinux) */
+};
+
+/* Parses config.json text of a bundle at bundle_dir (root.path relative
+ * to it is made absolute). */
+int oci_spec_parse(const char *json, size_t len, const char *bundle_dir, struct oci_spec **ret,
+                   struct err *err);
+/* Reads DIR/config.json (at most OCI_SPEC_JSON_MAX bytes) and parses it. */
+int oci_spec_load(const char *bundle_dir, struct oci_spec **ret, struct err *err);
+void oci_spec_free(struct oci_spec *s);

@@ -8,6 +8,7 @@
 #include "oci/oci-int.h"
 
 #include <stdio.h>
+#include <sys/mount.h>
 #include <zlib.h>
 #include <zstd.h>
 
@@ -307,4 +308,111 @@ TEST(oci_image_config)
 	CHECK_EQ(oci_image_config_parse(bad, strlen(bad), &c, &err), -EINVAL);
 	CHECK(strstr(err.msg, "config.Cmd[0]: not a string") != NULL);
 	CHECK_EQ(oci_image_config_parse("[", 1, &c, &err), -EBADMSG);
+}
+
+/* runc's `runc spec` (1.1, trimmed of nothing that matters here). */
+static const char runc_spec[] =
+    "{\"ociVersion\":\"1.0.2-dev\",\"process\":{\"terminal\":false,\"user\":{\"uid\":0,"
+    "\"gid\":0},\"args\":[\"sh\"],\"env\":[\"PATH=/usr/bin:/bin\",\"TERM=xterm\"],\"cwd\":\"/\","
+    "\"capabilities\":{\"bounding\":[\"CAP_AUDIT_WRITE\",\"CAP_KILL\",\"CAP_NET_BIND_SERVICE\"],"
+    "\"effective\":[\"CAP_AUDIT_WRITE\",\"CAP_KILL\",\"CAP_NET_BIND_SERVICE\"],\"permitted\":["
+    "\"CAP_AUDIT_WRITE\",\"CAP_KILL\",\"CAP_NET_BIND_SERVICE\"],\"ambient\":[\"CAP_AUDIT_WRITE\","
+    "\"CAP_KILL\",\"CAP_NET_BIND_SERVICE\"]},\"rlimits\":[{\"type\":\"RLIMIT_NOFILE\",\"hard\":"
+    "1024,\"soft\":1024}],\"noNewPrivileges\":true},\"root\":{\"path\":\"rootfs\",\"readonly\":"
+    "true},\"hostname\":\"runc\",\"mounts\":[{\"destination\":\"/proc\",\"type\":\"proc\","
+    "\"source\":\"proc\"},{\"destination\":\"/dev\",\"type\":\"tmpfs\",\"source\":\"tmpfs\","
+    "\"options\":[\"nosuid\",\"strictatime\",\"mode=755\",\"size=65536k\"]},{\"destination\":"
+    "\"/dev/pts\",\"type\":\"devpts\",\"source\":\"devpts\",\"options\":[\"nosuid\",\"noexec\","
+    "\"newinstance\",\"ptmxmode=0666\",\"mode=0620\",\"gid=5\"]},{\"destination\":\"/data\","
+    "\"type\":\"bind\",\"source\":\"data\",\"options\":[\"rbind\",\"ro\",\"rprivate\"]}],"
+    "\"linux\":{\"resources\":{\"devices\":[{\"allow\":false,\"access\":\"rwm\"},{\"allow\":"
+    "true,\"type\":\"c\",\"major\":10,\"minor\":200,\"access\":\"rw\"}],\"memory\":{\"limit\":"
+    "536870912},\"pids\":{\"limit\":64}},\"namespaces\":[{\"type\":\"pid\"},{\"type\":\"network\","
+    "\"path\":\"/proc/1/ns/net\"},{\"type\":\"ipc\"},{\"type\":\"uts\"},{\"type\":\"mount\"}],"
+    "\"sysctl\":{\"net.ipv4.ip_forward\":\"1\"},\"maskedPaths\":[\"/proc/kcore\"],"
+    "\"readonlyPaths\":[\"/proc/sys\"]}}";
+
+TEST(oci_spec_runc)
+{
+	struct oci_spec *s = NULL;
+	struct err err = {0};
+	CHECK_EQ(oci_spec_parse(runc_spec, strlen(runc_spec), "/b", &s, &err), 0);
+	if (!s) {
+		printf("    %s\n", err.msg);
+		return;
+	}
+	CHECK_STR(s->args[0], "sh");
+	CHECK_STR(s->env[1], "TERM=xterm");
+	CHECK_STR(s->root, "/b/rootfs");
+	CHECK(s->root_readonly);
+	CHECK_STR(s->hostname, "runc");
+	CHECK_EQ(s->cap_bounding, 0x20000420);
+	CHECK_EQ(s->cap_inheritable, 0);
+	CHECK_EQ(s->nrlimits, 1);
+	CHECK_EQ(s->rlimits[0].hard, 1024);
+	CHECK(s->no_new_privileges);
+	CHECK_EQ(s->nmounts, 4);
+	CHECK_STR(s->mounts[1].data, "mode=755,size=65536k");
+	CHECK_EQ(s->mounts[1].flags, MS_NOSUID | MS_STRICTATIME);
+	CHECK_STR(s->mounts[2].data, "newinstance,ptmxmode=0666,mode=0620,gid=5");
+	CHECK_STR(s->mounts[3].source, "/b/data"); /* a relative bind source is the bundle's */
+	CHECK_EQ(s->mounts[3].flags, MS_BIND | MS_REC | MS_RDONLY);
+	CHECK_EQ(s->mounts[3].propagation, MS_PRIVATE | MS_REC);
+	CHECK(s->ns[OCI_NS_PID] && s->ns[OCI_NS_MNT] && !s->ns[OCI_NS_USER]);
+	CHECK_STR(s->ns_path[OCI_NS_NET], "/proc/1/ns/net");
+	CHECK_STR(s->sysctl[0], "net.ipv4.ip_forward=1");
+	CHECK(s->masked_given);
+	CHECK_STR(s->masked[0], "/proc/kcore");
+	CHECK_EQ(s->memory_limit, 536870912);
+	CHECK_EQ(s->pids_limit, 64);
+	CHECK_EQ(s->ndevices, 2);
+	CHECK(!s->devices[0].allow && s->devices[0].type == 'a' && s->devices[0].access == 7);
+	CHECK(s->devices[1].allow && s->devices[1].major == 10 && s->devices[1].access == 3);
+	oci_spec_free(s);
+}
+
+/* One edit of the runc spec (from, to) and the sentence it must give. */
+static void refused(const char *from, const char *to, const char *want)
+{
+	char buf[sizeof(runc_spec) + 256];
+	const char *at = strstr(runc_spec, from);
+	struct oci_spec *s = NULL;
+	struct err err = {0};
+	CHECK(at != NULL);
+	if (!at)
+		return;
+	snprintf(buf, sizeof(buf), "%.*s%s%s", (int)(at - runc_spec), runc_spec, to,
+	         at + strlen(from));
+	CHECK(oci_spec_parse(buf, strlen(buf), "/b", &s, &err) < 0);
+	if (!strstr(err.msg, want))
+		printf("    got \"%s\", want \"%s\"\n", err.msg, want);
+	CHECK(strstr(err.msg, want) != NULL);
+	oci_spec_free(s);
+}
+
+TEST(oci_spec_refusals)
+{
+	refused("\"args\":[\"sh\"]", "\"args\":[]", "config.json: process.args: empty");
+	refused("\"cwd\":\"/\"", "\"cwd\":\"rel\"",
+	        "config.json: process.cwd: \"rel\" is not an absolute");
+	refused("\"CAP_KILL\",\"CAP_NET_BIND_SERVICE\"],\"effective\"",
+	        "\"CAP_FOO\"],\"effective\"",
+	        "config.json: process.capabilities.bounding: unknown capability \"CAP_FOO\"");
+	refused("{\"type\":\"uts\"}", "{\"type\":\"time\"}",
+	        "config.json: linux.namespaces[3]: time namespaces are not supported");
+	refused("{\"type\":\"uts\"}", "{\"type\":\"pid\"}",
+	        "linux.namespaces[3]: pid is listed twice");
+	refused("\"destination\":\"/proc\"", "\"destination\":\"proc\"",
+	        "config.json: mounts[0].destination: \"proc\" is not an absolute path");
+	refused("\"terminal\":false", "\"terminal\":true", "config.json: process.terminal: true");
+	refused("\"hard\":1024", "\"hard\":10", "process.rlimits[0]: soft 1024 is above hard 10");
+	refused("\"type\":\"RLIMIT_NOFILE\"", "\"type\":\"RLIMIT_FOO\"",
+	        "process.rlimits[0]: unknown type \"RLIMIT_FOO\"");
+	refused("\"access\":\"rw\"", "\"access\":\"rx\"", "access \"rx\": expected letters of rwm");
+	refused("\"uid\":0", "\"uid\":-1", "config.json: process.user.uid: expected a number");
+	refused("\"ociVersion\":\"1.0.2-dev\"", "\"ociVersion\":\"2.0\"",
+	        "kin runs runtime-spec 1.x");
+	refused("\"sysctl\":{", "\"seccomp\":{},\"sysctl\":{", "config.json: linux.seccomp:");
+	refused("\"hostname\":\"runc\"", "\"hostname\":\"runc\",\"hostname\":\"x\"", "not JSON");
+	refused("{\"ociVersion\"", "[{\"ociVersion\"", "not JSON");
 }

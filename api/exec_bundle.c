@@ -1,0 +1,216 @@
+/* exec_bundle: Exec/Start of a runtime-spec bundle (config.json and its
+ * root) — what runc and crun run, as kin runs it: the process, root,
+ * hostname, mounts, namespaces (new, or net/ipc/uts/cgroup joined by
+ * path), id maps, sysctls, masked and read-only paths (the usual set when
+ * the bundle names none), capabilities set by set, rlimits, oom_score_adj;
+ * resources become the cell's limits. An argv given replaces the bundle's
+ * args. The bundle is read in PID 1: a small file (4 MiB at most) on kin's
+ * machine.
+ *
+ * Device rules (linux.resources.devices) become the cell's device program
+ * (cells/devices.c), kin's minimal /dev always allowed; a bundle with no
+ * rules gets that program too, so a CAP_MKNOD it grants makes no usable
+ * node beyond those. */
+#include "api/cells-int.h"
+#include "oci/oci.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+
+struct bundle_buf {
+	struct oci_spec *o;
+	struct exec_mount mounts[OCI_SPEC_LIST_MAX];
+	struct exec_device_rule devices[OCI_SPEC_LIST_MAX];
+};
+
+static int ns_bits(const struct oci_spec *o, struct exec_spec *s, struct err *err)
+{
+	static const uint32_t bit[OCI_NS_COUNT] = {
+	    [OCI_NS_PID] = EXEC_NS_PID,      [OCI_NS_NET] = EXEC_NS_NET,
+	    [OCI_NS_MNT] = EXEC_NS_MNT,      [OCI_NS_IPC] = EXEC_NS_IPC,
+	    [OCI_NS_UTS] = EXEC_NS_UTS,      [OCI_NS_USER] = EXEC_NS_USER,
+	    [OCI_NS_CGROUP] = EXEC_NS_CGROUP};
+	s->namespaces = 0;
+	for (int k = 0; k < OCI_NS_COUNT; k++) {
+		if (!o->ns[k])
+			continue;
+		if (!o->ns_path[k]) {
+			s->namespaces |= bit[k];
+			continue;
+		}
+		if (k == OCI_NS_PID || k == OCI_NS_MNT || k == OCI_NS_USER)
+			return err_set(
+			    err, -ENOTSUP, ERR_UNIMPLEMENTED,
+			    "config.json: linux.namespaces: joining a pid, mount or user "
+			    "namespace by path is not supported yet");
+		s->joins[s->njoins++] = (struct exec_ns_join){bit[k], o->ns_path[k]};
+	}
+	if (!(s->namespaces & EXEC_NS_MNT))
+		return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
+		               "config.json: linux.namespaces: kin needs a mount namespace to "
+		               "pivot_root into root.path");
+	return 0;
+}
+
+/* Resources as the cell's limits (cgroup v2 keys). */
+static int limits_of(const struct oci_spec *o, struct cell_limits *l, struct err *err)
+{
+	char v[64];
+	int r = 0;
+#define SET(key, ...)                                                                              \
+	do {                                                                                       \
+		snprintf(v, sizeof(v), __VA_ARGS__);                                               \
+		if (r >= 0)                                                                        \
+			r = cell_limit_parse(l, key, v, err);                                      \
+	} while (0)
+	memset(l, 0, sizeof(*l));
+	if (o->memory_limit > 0)
+		SET("memory.max", "%lld", (long long)o->memory_limit);
+	if (o->memory_reservation > 0)
+		SET("memory.low", "%lld", (long long)o->memory_reservation);
+	if (o->memory_swap > 0 && o->memory_limit > 0 && o->memory_swap >= o->memory_limit)
+		SET("memory.swap.max", "%lld", (long long)(o->memory_swap - o->memory_limit));
+	if (o->cpu_shares)
+		SET("cpu.weight", "%llu",
+		    (unsigned long long)(1 + ((o->cpu_shares < 2 ? 2 : o->cpu_shares) - 2) * 9999 /
+		                                 262142));
+	if (o->cpu_quota > 0)
+		SET("cpu.max", "%lld %llu", (long long)o->cpu_quota,
+		    (unsigned long long)(o->cpu_period ? o->cpu_period : 100000));
+	if (o->cpus && o->cpus[0])
+		SET("cpuset.cpus", "%s", o->cpus);
+	if (o->mems && o->mems[0])
+		SET("cpuset.mems", "%s", o->mems);
+	if (o->pids_limit > 0)
+		SET("pids.max", "%lld", (long long)o->pids_limit);
+	if (o->blkio_weight >= 10)
+		SET("io.weight", "%llu",
+		    (unsigned long long)(1 + (o->blkio_weight - 10) * 9999 / 990));
+	for (size_t i = 0; r >= 0 && o->unified && o->unified[i]; i++) {
+		char key[64];
+		const char *eq = strchr(o->unified[i], '=');
+		snprintf(key, sizeof(key), "%.*s", (int)(eq - o->unified[i]), o->unified[i]);
+		r = cell_limit_parse(l, key, eq + 1, err);
+	}
+#undef SET
+	if (r < 0)
+		err->code = ERR_INVALID_ARGUMENT;
+	return r;
+}
+
+static int fill(const Kin__V1__StartRequest *req, struct bundle_buf *bb,
+                struct api_cells_spec_buf *b, struct err *err)
+{
+	const struct oci_spec *o = bb->o;
+	struct exec_spec *s = &b->s;
+	if (!req->spec->n_argv)
+		s->argv = o->args;
+	if (!req->spec->n_env)
+		s->env = o->env;
+	s->cwd = o->cwd;
+	s->uid = o->uid;
+	s->gid = o->gid;
+	memcpy(s->groups, o->groups, o->ngroups * sizeof(uint32_t));
+	s->ngroups = o->ngroups;
+	if (o->umask >= 0)
+		s->umask = (mode_t)o->umask;
+	for (size_t i = 0; i < o->nrlimits && s->nrlimits < EXEC_RLIMITS_MAX; i++)
+		s->rlimits[s->nrlimits++] = (struct exec_rlimit){
+		    o->rlimits[i].type, o->rlimits[i].soft, o->rlimits[i].hard};
+	if (o->caps_given) {
+		s->caps = o->cap_bounding;
+		s->caps_split = true;
+		s->caps_effective = o->cap_effective & o->cap_bounding;
+		s->caps_permitted = o->cap_permitted & o->cap_bounding;
+		s->caps_inheritable = o->cap_inheritable & o->cap_bounding;
+		/* As runc: an ambient capability the process cannot hold is dropped. */
+		s->ambient = o->cap_ambient & s->caps_permitted & s->caps_inheritable;
+	}
+	s->no_new_privs = o->no_new_privileges;
+	s->seccomp = EXEC_SECCOMP_NONE; /* a bundle without linux.seccomp has none */
+	int r = ns_bits(o, s, err);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < o->nuid_map; i++)
+		s->uid_map[s->nuid_map++] = (struct exec_idmap){
+		    o->uid_map[i].container, o->uid_map[i].host, o->uid_map[i].size};
+	for (size_t i = 0; i < o->ngid_map; i++)
+		s->gid_map[s->ngid_map++] = (struct exec_idmap){
+		    o->gid_map[i].container, o->gid_map[i].host, o->gid_map[i].size};
+	s->hostname = o->hostname;
+	s->root = o->root;
+	s->root_readonly = o->root_readonly;
+	for (size_t i = 0; i < o->nmounts; i++) {
+		const struct oci_mount *m = &o->mounts[i];
+		bool bind = m->flags & MS_BIND;
+		bb->mounts[i] = (struct exec_mount){.source = m->source,
+		                                    .target = m->destination,
+		                                    .type = bind ? NULL : m->type,
+		                                    .data = m->data,
+		                                    .flags = m->flags,
+		                                    .propagation = m->propagation};
+	}
+	s->mounts = bb->mounts;
+	s->nmounts = o->nmounts;
+	s->sysctls = o->sysctl;
+	s->masked_paths = o->masked_given ? (const char *const *)o->masked : exec_masked_default;
+	s->readonly_paths =
+	    o->readonly_given ? (const char *const *)o->readonly : exec_readonly_default;
+	s->oom_score_adj_set = o->oom_score_adj_given;
+	s->oom_score_adj = o->oom_score_adj;
+	for (size_t i = 0; i < o->ndevices; i++)
+		bb->devices[i] = (struct exec_device_rule){o->devices[i].allow, o->devices[i].type,
+		                                           o->devices[i].major, o->devices[i].minor,
+		                                           o->devices[i].access};
+	/* Confined either way: a bundle without rules gets kin's /dev only. */
+	s->devices_set = true;
+	s->devices = bb->devices;
+	s->ndevices = o->ndevices;
+	if (!s->argv || !s->argv[0])
+		return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
+		               "config.json: process.args: required (or give ARGV after --)");
+	return 0;
+}
+
+int api_exec_bundle_start(struct api_cells *svc, struct rpc_call *call,
+                          const Kin__V1__StartRequest *req, exec_start_fn done)
+{
+	_cleanup_(api_cells_spec_buf_free) struct api_cells_spec_buf b = {0};
+	_cleanup_free_ struct bundle_buf *bb = calloc(1, sizeof(*bb));
+	struct api_cells_pending *p = NULL;
+	struct err err = {0};
+	struct cell_limits limits;
+	int r = bb ? api_cells_req_start(req, &b, &err) : -ENOMEM;
+	if (r == 0 &&
+	    (req->spec->uid || req->spec->gid || req->spec->root[0] || req->spec->namespaces[0]))
+		r = err_set(&err, -EINVAL, ERR_INVALID_ARGUMENT,
+		            "exec \"%s/%s\": a bundle brings its own ids, root and namespaces",
+		            req->cell, req->name);
+	if (r == 0 && req->spec->bundle[0] != '/')
+		r = err_set(&err, -EINVAL, ERR_INVALID_ARGUMENT,
+		            "exec \"%s/%s\": bundle \"%.100s\" is not an absolute path", req->cell,
+		            req->name, req->spec->bundle);
+	if (r == 0)
+		r = oci_spec_load(req->spec->bundle, &bb->o, &err);
+	if (r == 0)
+		r = fill(req, bb, &b, &err);
+	if (r == 0 && bb->o->note[0])
+		log_info("exec \"%s/%s\": bundle %s: %s", req->cell, req->name, req->spec->bundle,
+		         bb->o->note);
+	if (r == 0)
+		r = limits_of(bb->o, &limits, &err);
+	if (r == 0 && limits.set)
+		r = cell_update(svc->cells, req->cell, &limits, &err);
+	if (r == 0 && !(p = api_cells_pending_new(svc, call)))
+		r = -ENOMEM;
+	if (r == 0) {
+		(void)str_copy(p->path, sizeof(p->path), req->cell);
+		(void)str_copy(p->name, sizeof(p->name), req->name);
+		r = api_cells_pending_settle(
+		    p, exec_start(svc->cells, req->cell, req->name, &b.s, done, p, &err));
+	}
+	if (bb)
+		oci_spec_free(bb->o);
+	return r < 0 ? api_cells_failed(call, r, &err) : 0;
+}

@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# Runtime-spec bundles (exec start --bundle) through a daemon kin on the
+# host's cgroup2: the specs peers write — `runc spec`, `crun spec` (both
+# Debian's) and containerd's `ctr oci spec` — run unchanged but for
+# "terminal" (ctr's has no args: the argv is given), with a busybox rootfs.
+# Checked from inside: the hostname, PID 1, the capability sets, rlimits,
+# a read-only root, the spec's mounts (/dev/shm, /dev/mqueue, sysfs), masked
+# and read-only /proc paths, the device program (no disk node); then a
+# bind mount, a joined network namespace and a sysctl; and malformed or
+# unsupported specs refused naming the JSON path.
+cd "$(dirname "$0")/../.."
+. tests/ns/lib.sh
+ns_suite_begin bundle
+ns_need_cgroup2
+command -v python3 >/dev/null || ns_skip "no python3 to edit specs"
+[ -x /bin/busybox ] || ns_skip "no /bin/busybox (busybox-static)"
+TOP=kin-bundle-test-$$
+S=$T/k.sock
+BASE=$CG/$TOP/d
+cleanup() {
+	[ -n "${DPID:-}" ] && kill -KILL "$DPID" 2>/dev/null
+	cgroup_tree_remove "$CG/$TOP"
+	rm -rf "$T"
+}
+trap cleanup EXIT
+mkdir -p "$BASE"
+sh -c "echo \$\$ >'$BASE/cgroup.procs' && exec '$KIN' init --socket '$S' --image-store '$T/store'" \
+	>"$T/kin.log" 2>&1 &
+DPID=$!
+wait_for "grep -q 'ready:' '$T/kin.log'" 250 || bad kin_ready "no ready line"
+kc() { "$KIN" ctl --socket "$S" "$@" >"$T/out" 2>&1; rc=$?; }
+out_has() { grep -qE -- "$1" "$T/out"; }
+run() {
+	local name=$1
+	shift
+	kc exec start c "$name" "$@" || return
+	"$KIN" ctl --socket "$S" exec wait c "$name" >/dev/null 2>&1
+	rc=$?
+	"$KIN" ctl --socket "$S" exec logs c "$name" >"$T/out" 2>&1
+}
+# bundle DIR SPEC-COMMAND...: a busybox rootfs and the peer's spec, with
+# terminal false and nothing else changed.
+bundle() {
+	local d=$1
+	shift
+	mkdir -p "$d/rootfs/bin" "$d/rootfs/tmp"
+	cp /bin/busybox "$d/rootfs/bin/busybox"
+	for c in sh cat echo ls id hostname grep mount ip wc mknod; do ln -sf busybox "$d/rootfs/bin/$c"; done
+	(cd "$d" && "$@") >"$d/spec.out" 2>&1 || return 1
+	[ -f "$d/config.json" ] || mv "$d/spec.out" "$d/config.json"
+	python3 - "$d/config.json" <<'PY'
+import json, sys
+p = sys.argv[1]
+c = json.load(open(p))
+c["process"]["terminal"] = False
+json.dump(c, open(p, "w"))
+PY
+}
+kc cell create c
+INSIDE='echo "host=$(hostname) pid=$$"; grep -E "^Cap(Bnd|Eff|Prm|Amb)" /proc/self/status | tr "\t\n" "  "; echo; echo "nofile=$(ulimit -n)"; touch /x 2>/dev/null && echo ROOT_RW; echo "timer_list=$(wc -c </proc/timer_list)"; echo x >/proc/sys/kernel/domainname 2>/dev/null && echo SYS_RW; grep -E " /dev/shm | /dev/mqueue | /sys " /proc/self/mounts | cut -d" " -f2 | tr "\n" " "; echo; mknod /tmp/sda b 8 0 2>/dev/null && echo MKNOD; true'
+
+for peer in runc crun; do
+	if ! command -v $peer >/dev/null; then
+		bad "${peer}_spec" "$peer is not installed (scripts/deps.sh installs it)"
+		continue
+	fi
+	bundle "$T/$peer" $peer spec || { bad "${peer}_spec" "$peer spec failed"; continue; }
+	run "$peer" --bundle "$T/$peer" -- sh -c "$INSIDE"
+	# runc/crun's defaults: caps AUDIT_WRITE, KILL, NET_BIND_SERVICE (0x20000420)
+	# in bounding, effective and permitted; no inheritable, so no ambient.
+	if [ $rc -eq 0 ] && out_has "^host=$peer pid=1$" && out_has 'CapBnd: 0000000020000420' &&
+		out_has 'CapEff: 0000000020000420' && out_has 'CapAmb: 0000000000000000' &&
+		out_has '^nofile=1024$' && ! out_has 'ROOT_RW|SYS_RW|MKNOD' && out_has '^timer_list=0$' &&
+		out_has '/dev/shm /dev/mqueue /sys'; then
+		ok "${peer}_spec_runs"
+	else
+		bad "${peer}_spec_runs" "rc $rc: $(tr '\n' '|' <"$T/out")"
+	fi
+done
+
+if command -v ctr >/dev/null; then
+	bundle "$T/ctr" ctr oci spec || bad ctr_spec "ctr oci spec failed"
+	run ctr --bundle "$T/ctr" -- sh -c "$INSIDE"
+	# containerd's default caps (0xa80425fb) include MKNOD: the device
+	# program still refuses a disk's node.
+	[ $rc -eq 0 ] && out_has 'pid=1$' && out_has 'CapBnd: 00000000a80425fb' && ! out_has MKNOD &&
+		out_has '^timer_list=0$' &&
+		ok ctr_spec_runs || bad ctr_spec_runs "rc $rc: $(tr '\n' '|' <"$T/out")"
+	kc exec start c noargs --bundle "$T/ctr"
+	[ $rc -eq 1 ] && out_has 'config.json: process.args: required' && ok ctr_spec_needs_argv ||
+		bad ctr_spec_needs_argv "rc $rc"
+else
+	bad ctr_spec "ctr is not installed (containerd)"
+fi
+
+# Beyond the defaults: a read-only bind of a host file, a sysctl in the
+# container's network namespace, and joining another executable's
+# network namespace by path.
+echo shared >"$T/shared.txt"
+cp -r "$T/runc" "$T/extra"
+python3 - "$T/extra/config.json" "$T/shared.txt" <<'PY'
+import json, sys
+p = sys.argv[1]
+c = json.load(open(p))
+c["mounts"].append({"destination": "/data/shared.txt", "type": "bind", "source": sys.argv[2],
+                    "options": ["rbind", "ro"]})
+c["linux"]["sysctl"] = {"net.ipv4.ip_forward": "1"}
+json.dump(c, open(p, "w"))
+PY
+run extra --bundle "$T/extra" -- sh -c 'cat /data/shared.txt; (echo no >/data/shared.txt) 2>/dev/null || echo RO; cat /proc/sys/net/ipv4/ip_forward'
+[ "$(tr '\n' ' ' <"$T/out")" = "shared RO 1 " ] && ok bind_and_sysctl || bad bind_and_sysctl "$(tr '\n' '|' <"$T/out")"
+kc exec start c holder --bundle "$T/runc" -- sh -c 'sleep 30'
+hpid=$("$KIN" ctl --socket "$S" -o json exec status c holder | python3 -c 'import json,sys; print(json.load(sys.stdin)["pid"])')
+cp -r "$T/runc" "$T/join"
+python3 - "$T/join/config.json" "/proc/$hpid/ns/net" <<'PY'
+import json, sys
+p = sys.argv[1]
+c = json.load(open(p))
+c["linux"]["namespaces"] = [n if n["type"] != "network" else {"type": "network", "path": sys.argv[2]}
+                            for n in c["linux"]["namespaces"]]
+json.dump(c, open(p, "w"))
+PY
+run joined --bundle "$T/join" -- sh -c 'readlink /proc/self/ns/net'
+[ "$(cat "$T/out")" = "$(readlink /proc/$hpid/ns/net)" ] && ok join_net_namespace ||
+	bad join_net_namespace "$(cat "$T/out") vs $(readlink /proc/$hpid/ns/net)"
+kc exec stop c holder
+
+# Refusals, each naming its JSON path.
+refuse() { # NAME PYTHON-EDIT EXPECTED
+	cp -r "$T/runc" "$T/$1"
+	python3 - "$T/$1/config.json" "$2" <<'PY'
+import json, sys
+p = sys.argv[1]
+c = json.load(open(p))
+exec(sys.argv[2])
+json.dump(c, open(p, "w"))
+PY
+	kc exec start c "$1" --bundle "$T/$1"
+	[ $rc -eq 1 ] && grep -qF -- "$3" "$T/out" && ok "refuses_$1" || bad "refuses_$1" "rc $rc"
+}
+refuse badaction 'c["linux"]["namespaces"].append({"type": "time"})' 'config.json: linux.namespaces[5]: time namespaces are not supported'
+refuse badcap 'c["process"]["capabilities"]["bounding"].append("CAP_FOO")' 'config.json: process.capabilities.bounding: unknown capability "CAP_FOO"'
+refuse relmount 'c["mounts"].append({"destination": "rel", "type": "tmpfs"})' 'config.json: mounts[7].destination: "rel" is not an absolute path'
+refuse dupns 'c["linux"]["namespaces"].append({"type": "pid"})' 'config.json: linux.namespaces[5]: pid is listed twice'
+refuse seccomp 'c["linux"]["seccomp"] = {"defaultAction": "SCMP_ACT_ALLOW"}' 'config.json: linux.seccomp:'
+refuse hooks 'c["hooks"] = {"prestart": [{"path": "/bin/true"}]}' 'config.json: hooks: OCI hooks are not supported yet'
+refuse terminal 'c["process"]["terminal"] = True' 'config.json: process.terminal'
+refuse rlimit 'c["process"]["rlimits"][0]["soft"] = 99999' 'config.json: process.rlimits[0]: soft 99999 is above hard 1024'
+echo '{"ociVersion": "1.0.2", "process": ' >"$T/runc-broken.json"
+mkdir -p "$T/broken" && cp "$T/runc-broken.json" "$T/broken/config.json"
+kc exec start c broken --bundle "$T/broken" -- true
+[ $rc -eq 1 ] && out_has 'config.json: not JSON' && ok refuses_broken_json || bad refuses_broken_json "rc $rc"
+
+kc health
+[ "$(cat "$T/out")" = SERVING ] && ok still_serving || bad still_serving "$(cat "$T/out")"
+kill -TERM $DPID
+wait $DPID
+clean_log "$T/kin.log" && ok clean_log || bad clean_log "sanitizer report"
+ns_suite_end
