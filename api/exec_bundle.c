@@ -128,7 +128,12 @@ static int fill(const Kin__V1__StartRequest *req, struct bundle_buf *bb,
 		s->ambient = o->cap_ambient & s->caps_permitted & s->caps_inheritable;
 	}
 	s->no_new_privs = o->no_new_privileges;
-	s->seccomp = EXEC_SECCOMP_NONE; /* a bundle without linux.seccomp has none */
+	if (o->seccomp_text) {
+		s->seccomp = EXEC_SECCOMP_TEXT;
+		s->seccomp_file = o->seccomp_text;
+	} else {
+		s->seccomp = EXEC_SECCOMP_NONE; /* a bundle without linux.seccomp has none */
+	}
 	int r = ns_bits(o, s, err);
 	if (r < 0)
 		return r;

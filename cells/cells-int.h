@@ -38,19 +38,36 @@ size_t exec_ring_read(const struct exec_ring *r, uint64_t *pos, void *out, size_
 
 /* ---- seccomp (seccomp.c) ------------------------------------------------ */
 
-enum exec_sc_action { EXEC_SC_ALLOW, EXEC_SC_ERRNO, EXEC_SC_KILL, EXEC_SC_TRAP, EXEC_SC_LOG };
-#define EXEC_SC_RULES_MAX 512
+enum exec_sc_action {
+	EXEC_SC_ALLOW,
+	EXEC_SC_ERRNO,
+	EXEC_SC_KILL,
+	EXEC_SC_TRAP,
+	EXEC_SC_LOG,
+	EXEC_SC_KILL_THREAD
+};
+#define EXEC_SC_RULES_MAX 1024
 #define EXEC_SC_FILE_MAX  (64 * 1024)
+#define EXEC_SC_ARGS_MAX  6
 
+/* An argument condition: argN OP VALUE (me: (arg & value) == value_two). */
+struct exec_sc_arg {
+	unsigned index;
+	int op; /* libseccomp's enum scmp_compare */
+	uint64_t value, value_two;
+};
 struct exec_sc_rule {
 	int nr; /* syscall number (native arch) */
 	enum exec_sc_action action;
 	int errno_val;
+	size_t nargs;
+	struct exec_sc_arg args[EXEC_SC_ARGS_MAX];
 };
 struct exec_sc_profile {
 	enum exec_sc_action def_action;
 	int def_errno;
 	size_t nrules;
+	size_t skipped; /* names unknown to this kernel, with "unknown skip" */
 	struct exec_sc_rule rules[EXEC_SC_RULES_MAX];
 };
 /* Parses a profile file's text; err names the line. */

@@ -253,7 +253,12 @@ void cells_unlisten(struct cells *c, struct cells_listener *l);
 /* ---- executables ------------------------------------------------------------ */
 
 enum exec_restart { EXEC_RESTART_NO, EXEC_RESTART_ON_FAILURE, EXEC_RESTART_ALWAYS };
-enum exec_seccomp_mode { EXEC_SECCOMP_DEFAULT, EXEC_SECCOMP_NONE, EXEC_SECCOMP_FILE };
+enum exec_seccomp_mode {
+	EXEC_SECCOMP_DEFAULT,
+	EXEC_SECCOMP_NONE,
+	EXEC_SECCOMP_FILE,
+	EXEC_SECCOMP_TEXT, /* seccomp_file holds the profile's text itself */
+};
 
 #define EXEC_NS_PID    (1u << 0)
 #define EXEC_NS_MNT    (1u << 1)
@@ -292,8 +297,9 @@ struct exec_spec {
 	uint64_t ambient; /* subset of caps */
 	bool no_new_privs;
 	enum exec_seccomp_mode seccomp;
-	const char *seccomp_file; /* EXEC_SECCOMP_FILE: README "Seccomp profiles" */
-	uint32_t namespaces;      /* EXEC_NS_* */
+	const char
+	    *seccomp_file;   /* EXEC_SECCOMP_FILE: README "Seccomp profiles"; _TEXT: the text */
+	uint32_t namespaces; /* EXEC_NS_* */
 	struct exec_idmap uid_map[EXEC_IDMAP_MAX], gid_map[EXEC_IDMAP_MAX];
 	size_t nuid_map, ngid_map; /* EXEC_NS_USER: default maps 0 to 0, 1 id */
 	const char *hostname;      /* needs EXEC_NS_UTS */

@@ -110,7 +110,8 @@ static int parse_errno(const char *s, int *ret)
 	return 0;
 }
 
-/* "allow" | "errno [E]" | "kill" | "trap" | "log" from words w[0..n). */
+/* "allow" | "errno [E]" | "kill" | "kill-thread" | "trap" | "log" from
+ * words w[0..n); returns how many words the action took. */
 static int parse_action(char **w, int n, enum exec_sc_action *act, int *eno)
 {
 	*eno = EPERM;
@@ -118,20 +119,67 @@ static int parse_action(char **w, int n, enum exec_sc_action *act, int *eno)
 		return -EINVAL;
 	if (strcmp(w[0], "errno") == 0) {
 		*act = EXEC_SC_ERRNO;
-		return n == 1 ? 0 : n == 2 ? parse_errno(w[1], eno) : -EINVAL;
+		if (n == 1 || str_startswith(w[1], "arg"))
+			return 1;
+		return parse_errno(w[1], eno) < 0 ? -EINVAL : 2;
 	}
-	if (n != 1)
-		return -EINVAL;
 	if (strcmp(w[0], "allow") == 0)
 		*act = EXEC_SC_ALLOW;
 	else if (strcmp(w[0], "kill") == 0)
 		*act = EXEC_SC_KILL;
+	else if (strcmp(w[0], "kill-thread") == 0)
+		*act = EXEC_SC_KILL_THREAD;
 	else if (strcmp(w[0], "trap") == 0)
 		*act = EXEC_SC_TRAP;
 	else if (strcmp(w[0], "log") == 0)
 		*act = EXEC_SC_LOG;
 	else
 		return -EINVAL;
+	return 1;
+}
+
+/* "argN OP VALUE[:VALUE2]", OP one of ne lt le eq ge gt me (masked eq:
+ * VALUE is the mask, VALUE2 what the masked argument must be). */
+static int parse_arg(const char *idx, const char *op, const char *val, struct exec_sc_arg *a)
+{
+	static const char *const ops[] = {"ne", "lt", "le", "eq", "ge", "gt", "me"};
+	uint64_t i;
+	char *end;
+	if (!str_startswith(idx, "arg") || str_to_u64(idx + 3, EXEC_SC_ARGS_MAX - 1, &i) < 0)
+		return -EINVAL;
+	a->index = (unsigned)i;
+	a->op = 0;
+	for (size_t k = 0; k < ARRAY_SIZE(ops); k++)
+		if (strcmp(op, ops[k]) == 0)
+			a->op = (int)k + SCMP_CMP_NE;
+	if (!a->op)
+		return -EINVAL;
+	errno = 0;
+	a->value = strtoull(val, &end, 0);
+	a->value_two = 0;
+	if (errno || end == val || val[0] == '-')
+		return -EINVAL;
+	if (*end == ':') {
+		const char *two = end + 1;
+		a->value_two = strtoull(two, &end, 0);
+		if (errno || end == two || two[0] == '-')
+			return -EINVAL;
+	}
+	return *end || (a->op == SCMP_CMP_MASKED_EQ) != (strchr(val, ':') != NULL) ? -EINVAL : 0;
+}
+
+/* The words after NAME: an action, then argument conditions. */
+static int parse_rule(char **w, int n, struct exec_sc_rule *r)
+{
+	int k = parse_action(w, n, &r->action, &r->errno_val);
+	if (k < 0)
+		return k;
+	r->nargs = 0;
+	for (; k < n; k += 3) {
+		if (k + 3 > n || r->nargs == EXEC_SC_ARGS_MAX ||
+		    parse_arg(w[k], w[k + 1], w[k + 2], &r->args[r->nargs++]) < 0)
+			return -EINVAL;
+	}
 	return 0;
 }
 
@@ -146,7 +194,7 @@ int exec_sc_parse(const char *text, struct exec_sc_profile *p, struct err *err)
 	if (!copy)
 		return -ENOMEM;
 	unsigned lineno = 0;
-	bool have_default = false;
+	bool have_default = false, skip_unknown = false;
 	for (char *line = copy, *next; line; line = next) {
 		next = strchr(line, '\n');
 		if (next)
@@ -155,7 +203,7 @@ int exec_sc_parse(const char *text, struct exec_sc_profile *p, struct err *err)
 		char *hash = strchr(line, '#');
 		if (hash)
 			*hash = '\0';
-		char *w[4];
+		char *w[4 + 3 * EXEC_SC_ARGS_MAX];
 		int n = 0;
 		for (char *save = NULL, *tok = strtok_r(line, " \t\r", &save); tok;
 		     tok = strtok_r(NULL, " \t\r", &save)) {
@@ -166,37 +214,44 @@ int exec_sc_parse(const char *text, struct exec_sc_profile *p, struct err *err)
 		}
 		if (n == 0)
 			continue;
-		enum exec_sc_action act;
-		int eno;
-		if (parse_action(w + 1, n - 1, &act, &eno) < 0)
+		if (n == 2 && !strcmp(w[0], "unknown") && !strcmp(w[1], "skip")) {
+			skip_unknown = true; /* a profile written for other kernels */
+			continue;
+		}
+		struct exec_sc_rule rule = {0};
+		if (parse_rule(w + 1, n - 1, &rule) < 0 || (!strcmp(w[0], "default") && rule.nargs))
 			return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
 			               "seccomp profile line %u: expected \"%s allow|errno "
-			               "[ERRNO]|kill|trap|log\"",
+			               "[ERRNO]|kill|kill-thread|trap|log [argN OP VALUE]...\"",
 			               lineno, w[0]);
 		if (strcmp(w[0], "default") == 0) {
 			if (have_default)
 				return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
 				               "seccomp profile line %u: second default", lineno);
 			have_default = true;
-			p->def_action = act;
-			p->def_errno = eno;
+			p->def_action = rule.action;
+			p->def_errno = rule.errno_val;
 			continue;
 		}
 		int nr = seccomp_syscall_resolve_name(w[0]);
+		if (nr == __NR_SCMP_ERROR && skip_unknown) {
+			p->skipped++;
+			continue;
+		}
 		if (nr == __NR_SCMP_ERROR)
 			return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
 			               "seccomp profile line %u: unknown syscall \"%s\"", lineno,
 			               w[0]);
-		for (size_t i = 0; i < p->nrules; i++)
-			if (p->rules[i].nr == nr)
+		for (size_t i = 0; i < p->nrules && !rule.nargs; i++)
+			if (p->rules[i].nr == nr && !p->rules[i].nargs)
 				return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
 				               "seccomp profile line %u: \"%s\" listed twice",
 				               lineno, w[0]);
 		if (p->nrules == EXEC_SC_RULES_MAX)
 			return err_set(err, -E2BIG, ERR_INVALID_ARGUMENT,
 			               "seccomp profile: more than %d rules", EXEC_SC_RULES_MAX);
-		p->rules[p->nrules++] =
-		    (struct exec_sc_rule){.nr = nr, .action = act, .errno_val = eno};
+		rule.nr = nr;
+		p->rules[p->nrules++] = rule;
 	}
 	return 0;
 }
@@ -214,6 +269,8 @@ static uint32_t scmp_action(enum exec_sc_action a, int eno)
 		return SCMP_ACT_TRAP;
 	case EXEC_SC_LOG:
 		return SCMP_ACT_LOG;
+	case EXEC_SC_KILL_THREAD:
+		return SCMP_ACT_KILL_THREAD;
 	}
 	return SCMP_ACT_KILL_PROCESS;
 }
@@ -281,9 +338,16 @@ int exec_sc_build(const struct exec_sc_profile *fp, uint64_t caps, struct sock_f
 	r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
 	if (r == 0 && fp) {
 		for (size_t i = 0; i < fp->nrules && r == 0; i++) {
-			uint32_t a = scmp_action(fp->rules[i].action, fp->rules[i].errno_val);
+			const struct exec_sc_rule *rl = &fp->rules[i];
+			uint32_t a = scmp_action(rl->action, rl->errno_val);
+			struct scmp_arg_cmp cmp[EXEC_SC_ARGS_MAX];
+			for (size_t k = 0; k < rl->nargs; k++)
+				cmp[k] = (struct scmp_arg_cmp){
+				    rl->args[k].index, (enum scmp_compare)rl->args[k].op,
+				    rl->args[k].value, rl->args[k].value_two};
 			if (a != def) /* libseccomp refuses rules that repeat the default */
-				r = seccomp_rule_add(ctx, a, fp->rules[i].nr, 0);
+				r = seccomp_rule_add_array(ctx, a, rl->nr, (unsigned)rl->nargs,
+				                           cmp);
 		}
 	} else if (r == 0) {
 		r = add_default_rules(ctx, caps);

@@ -222,8 +222,8 @@ int exec_spec_validate(const struct exec_spec *s, struct err *err)
 	if (s->ambient & ~s->caps ||
 	    (s->caps_split && (s->ambient & ~(s->caps_permitted & s->caps_inheritable))))
 		return spec_fail(err, "%s: ambient capabilities must be kept in caps too", "caps");
-	if ((unsigned)s->seccomp > EXEC_SECCOMP_FILE ||
-	    (s->seccomp == EXEC_SECCOMP_FILE && (!s->seccomp_file || !*s->seccomp_file)))
+	if ((unsigned)s->seccomp > EXEC_SECCOMP_TEXT ||
+	    (s->seccomp >= EXEC_SECCOMP_FILE && (!s->seccomp_file || !*s->seccomp_file)))
 		return spec_fail(err, "%s: a profile file is needed", "seccomp");
 	if (s->namespaces & ~0x7fu)
 		return spec_fail(err, "%s: unknown namespace bits", "namespaces");

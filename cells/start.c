@@ -279,11 +279,11 @@ static int build_seccomp(struct exec *e, struct sock_fprog *prog, struct err *er
 	_cleanup_free_ struct exec_sc_profile *p = malloc(sizeof(*p));
 	if (!p)
 		return err_set(err, -ENOMEM, ERR_RESOURCE_EXHAUSTED, "out of memory");
-	int r = read_profile(s->seccomp_file, &text);
+	int r = s->seccomp == EXEC_SECCOMP_TEXT ? 0 : read_profile(s->seccomp_file, &text);
 	if (r < 0)
 		return err_set(err, r, ERR_INVALID_ARGUMENT, "seccomp profile %s: %s",
 		               s->seccomp_file, r == -EINVAL ? "not a regular file" : strerror(-r));
-	r = exec_sc_parse(text, p, err);
+	r = exec_sc_parse(text ? text : s->seccomp_file, p, err);
 	if (r < 0)
 		return r;
 	return exec_sc_build(p, s->caps, prog, err);

@@ -185,6 +185,10 @@ struct oci_spec {
 	char **unified; /* "key=value" */
 	struct oci_device_rule *devices;
 	size_t ndevices;
+	/* linux.seccomp as a profile in kin's text form (README "Seccomp"),
+	 * "unknown skip" first: names this kernel lacks are skipped, as runc
+	 * does. NULL: no filter. */
+	char *seccomp_text;
 	char note[256]; /* what was given and is ignored (apparmor, selinux) */
 };
 

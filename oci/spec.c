@@ -11,8 +11,11 @@
  *              they need a host policy), annotations, linux.cgroupsPath (the
  *              cell is the caller's), domainname
  *   refused    process.terminal true (kin captures output; no console),
- *              a time namespace, linux.seccomp and hooks (not yet: UNIMPLEMENTED,
- *              named), realtime cpu, intelRdt, personality
+ *              a time namespace, hooks (not yet: UNIMPLEMENTED, named), seccomp's
+ *              TRACE and NOTIFY actions, realtime cpu, intelRdt, personality
+ *   seccomp    turned into kin's profile text (README "Seccomp"), names the
+ *              kernel lacks skipped as runc does; architectures and flags
+ *              ignored (kin kills every non-native architecture)
  * Every refusal names the JSON path: `config.json: process.args: required`. */
 #include "oci/oci-int.h"
 
@@ -633,6 +636,161 @@ static int resources_at(struct ctx *c, json_t *res)
 	return devices_at(c, json_object_get(res, "devices"));
 }
 
+/* ---- seccomp: runtime-spec's JSON into kin's profile text ----------------------------- */
+
+#define SECCOMP_TEXT_MAX (64 * 1024)
+
+struct text {
+	char *buf;
+	size_t len;
+	bool full;
+};
+
+static void put(struct text *t, const char *fmt, ...) _printf_(2, 3);
+static void put(struct text *t, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(t->buf + t->len, SECCOMP_TEXT_MAX - t->len, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= SECCOMP_TEXT_MAX - t->len)
+		t->full = true;
+	else
+		t->len += (size_t)n;
+}
+
+/* An action (and its errno) as kin's profile words. */
+static int action_at(struct ctx *c, json_t *v, json_t *eno, uint64_t def_eno, const char *path,
+                     char *out, size_t size)
+{
+	static const struct {
+		const char *oci, *kin;
+	} map[] = {
+	    {"SCMP_ACT_ALLOW", "allow"},
+	    {"SCMP_ACT_KILL", "kill-thread"},
+	    {"SCMP_ACT_KILL_THREAD", "kill-thread"},
+	    {"SCMP_ACT_KILL_PROCESS", "kill"},
+	    {"SCMP_ACT_TRAP", "trap"},
+	    {"SCMP_ACT_LOG", "log"},
+	};
+	const char *a = json_string_value(v);
+	uint64_t e = def_eno;
+	if (!a)
+		return BAD(c, path, "required (a string)");
+	if (!strcmp(a, "SCMP_ACT_ERRNO")) {
+		if (eno && u64_at(c, eno, path, 4095, &e) < 0)
+			return -EINVAL;
+		snprintf(out, size, "errno %llu", (unsigned long long)(e ? e : EPERM));
+		return 0;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(map); i++)
+		if (!strcmp(a, map[i].oci)) {
+			snprintf(out, size, "%s", map[i].kin);
+			return 0;
+		}
+	if (!strcmp(a, "SCMP_ACT_TRACE") || !strcmp(a, "SCMP_ACT_NOTIFY"))
+		return bad(c, ERR_UNIMPLEMENTED, path, "%s is not supported", a);
+	return BAD(c, path, "unknown action \"%.40s\"", a);
+}
+
+static int seccomp_args_at(struct ctx *c, json_t *args, const char *path, struct text *t)
+{
+	static const struct {
+		const char *oci, *kin;
+	} ops[] = {{"SCMP_CMP_NE", "ne"},       {"SCMP_CMP_LT", "lt"}, {"SCMP_CMP_LE", "le"},
+	           {"SCMP_CMP_EQ", "eq"},       {"SCMP_CMP_GE", "ge"}, {"SCMP_CMP_GT", "gt"},
+	           {"SCMP_CMP_MASKED_EQ", "me"}};
+	size_t i;
+	json_t *a;
+	char sub[128];
+	if (args && (!json_is_array(args) || json_array_size(args) > 6))
+		return BAD(c, path, "args: expected at most 6 conditions");
+	json_array_foreach(args, i, a)
+	{
+		uint64_t idx, v1 = 0, v2 = 0;
+		const char *op = json_string_value(json_object_get(a, "op"));
+		size_t k = 0;
+		snprintf(sub, sizeof(sub), "%s.args[%zu]", path, i);
+		if (u64_at(c, json_object_get(a, "index"), sub, 5, &idx) < 0 ||
+		    u64_at(c, json_object_get(a, "value"), sub, UINT64_MAX >> 1, &v1) < 0 ||
+		    (json_object_get(a, "valueTwo") &&
+		     u64_at(c, json_object_get(a, "valueTwo"), sub, UINT64_MAX >> 1, &v2) < 0))
+			return -EINVAL;
+		while (op && k < ARRAY_SIZE(ops) && strcmp(ops[k].oci, op))
+			k++;
+		if (!op || k == ARRAY_SIZE(ops))
+			return BAD(c, sub, "unknown op \"%.32s\"", op ? op : "");
+		if (k == 6)
+			put(t, " arg%llu me %llu:%llu", (unsigned long long)idx,
+			    (unsigned long long)v1, (unsigned long long)v2);
+		else
+			put(t, " arg%llu %s %llu", (unsigned long long)idx, ops[k].kin,
+			    (unsigned long long)v1);
+	}
+	return 0;
+}
+
+static bool syscall_name_ok(const char *s)
+{
+	for (const char *p = s; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_'))
+			return false;
+	return s[0] && strlen(s) < 64;
+}
+
+static int seccomp_at(struct ctx *c, json_t *sc)
+{
+	json_t *rules = json_object_get(sc, "syscalls"), *rule;
+	uint64_t def_eno = EPERM;
+	char action[32], path[64], sub[96];
+	size_t i;
+	if (!sc)
+		return 0;
+	if (!json_is_object(sc))
+		return BAD(c, "linux.seccomp", "expected an object");
+	struct text t = {.buf = malloc(SECCOMP_TEXT_MAX)};
+	if (!t.buf)
+		return -ENOMEM;
+	c->s->seccomp_text = t.buf;
+	if (json_object_get(sc, "defaultErrnoRet") &&
+	    u64_at(c, json_object_get(sc, "defaultErrnoRet"), "linux.seccomp.defaultErrnoRet", 4095,
+	           &def_eno) < 0)
+		return -EINVAL;
+	if (action_at(c, json_object_get(sc, "defaultAction"), NULL, def_eno,
+	              "linux.seccomp.defaultAction", action, sizeof(action)) < 0)
+		return -EINVAL;
+	put(&t, "unknown skip\ndefault %s\n", action);
+	if (rules && (!json_is_array(rules) || json_array_size(rules) > 1024))
+		return BAD(c, "linux.seccomp.syscalls", "expected a list of at most 1024 rules");
+	json_array_foreach(rules, i, rule)
+	{
+		json_t *names = json_object_get(rule, "names"), *n;
+		size_t k;
+		snprintf(path, sizeof(path), "linux.seccomp.syscalls[%zu]", i);
+		snprintf(sub, sizeof(sub), "%s.action", path);
+		if (action_at(c, json_object_get(rule, "action"), json_object_get(rule, "errnoRet"),
+		              def_eno, sub, action, sizeof(action)) < 0)
+			return -EINVAL;
+		if (!json_is_array(names) || json_array_size(names) > 1024)
+			return BAD(c, path, "names: expected a list of syscall names");
+		json_array_foreach(names, k, n)
+		{
+			const char *name = json_string_value(n);
+			snprintf(sub, sizeof(sub), "%s.names[%zu]", path, k);
+			if (!name || !syscall_name_ok(name))
+				return BAD(c, sub, "not a syscall name");
+			put(&t, "%s %s", name, action);
+			if (seccomp_args_at(c, json_object_get(rule, "args"), path, &t) < 0)
+				return -EINVAL;
+			put(&t, "\n");
+		}
+	}
+	if (t.full)
+		return BAD(c, "linux.seccomp", "the profile passes %d bytes in kin's form",
+		           SECCOMP_TEXT_MAX);
+	return 0;
+}
+
 static int linux_at(struct ctx *c, json_t *l)
 {
 	struct oci_spec *s = c->s;
@@ -641,10 +799,8 @@ static int linux_at(struct ctx *c, json_t *l)
 		return 0;
 	if (!json_is_object(l))
 		return BAD(c, "linux", "expected an object");
-	if (json_object_get(l, "seccomp"))
-		return bad(c, ERR_UNIMPLEMENTED, "linux.seccomp",
-		           "seccomp profiles in bundles are not supported yet (remove it, or run "
-		           "with kin's default filter: exec start without --bundle)");
+	if ((r = seccomp_at(c, json_object_get(l, "seccomp"))) < 0)
+		return r;
 	if (json_object_get(l, "intelRdt") || json_object_get(l, "personality"))
 		return bad(c, ERR_UNIMPLEMENTED, "linux",
 		           "intelRdt and personality are not supported");
@@ -783,5 +939,6 @@ void oci_spec_free(struct oci_spec *s)
 	free(s->mems);
 	strv_free(s->unified);
 	free(s->devices);
+	free(s->seccomp_text);
 	free(s);
 }

@@ -6,8 +6,9 @@
 # Checked from inside: the hostname, PID 1, the capability sets, rlimits,
 # a read-only root, the spec's mounts (/dev/shm, /dev/mqueue, sysfs), masked
 # and read-only /proc paths, the device program (no disk node); then a
-# bind mount, a joined network namespace and a sysctl; and malformed or
-# unsupported specs refused naming the JSON path.
+# bind mount, a joined network namespace, a sysctl and a seccomp profile
+# with errnoRet and argument conditions; and malformed or unsupported
+# specs refused naming the JSON path.
 cd "$(dirname "$0")/../.."
 . tests/ns/lib.sh
 ns_suite_begin bundle
@@ -125,6 +126,27 @@ run joined --bundle "$T/join" -- sh -c 'readlink /proc/self/ns/net'
 	bad join_net_namespace "$(cat "$T/out") vs $(readlink /proc/$hpid/ns/net)"
 kc exec stop c holder
 
+# A seccomp profile in the spec's JSON: mkdir fails with the profile's
+# errnoRet (38, ENOSYS), other calls work; a name this kernel lacks is
+# skipped, a rule with an argument condition loads.
+cp -r "$T/runc" "$T/sec"
+python3 - "$T/sec/config.json" <<'PY'
+import json, sys
+p = sys.argv[1]
+c = json.load(open(p))
+c["linux"]["seccomp"] = {"defaultAction": "SCMP_ACT_ALLOW", "architectures": ["SCMP_ARCH_X86_64"],
+    "syscalls": [
+        {"names": ["mkdir", "mkdirat", "no_such_syscall"], "action": "SCMP_ACT_ERRNO",
+         "errnoRet": 38},
+        {"names": ["rmdir"], "action": "SCMP_ACT_ERRNO", "errnoRet": 38,
+         "args": [{"index": 0, "value": 0, "op": "SCMP_CMP_EQ"}]}]}
+c["root"]["readonly"] = False
+json.dump(c, open(p, "w"))
+PY
+run sec --bundle "$T/sec" -- sh -c 'mkdir /tmp/a 2>&1; echo > /tmp/f && echo F'
+out_has 'Function not implemented' && out_has '^F$' && ok seccomp_json_errno_ret ||
+	bad seccomp_json_errno_ret "$(tr '\n' '|' <"$T/out")"
+
 # Refusals, each naming its JSON path.
 refuse() { # NAME PYTHON-EDIT EXPECTED
 	cp -r "$T/runc" "$T/$1"
@@ -142,7 +164,7 @@ refuse badaction 'c["linux"]["namespaces"].append({"type": "time"})' 'config.jso
 refuse badcap 'c["process"]["capabilities"]["bounding"].append("CAP_FOO")' 'config.json: process.capabilities.bounding: unknown capability "CAP_FOO"'
 refuse relmount 'c["mounts"].append({"destination": "rel", "type": "tmpfs"})' 'config.json: mounts[7].destination: "rel" is not an absolute path'
 refuse dupns 'c["linux"]["namespaces"].append({"type": "pid"})' 'config.json: linux.namespaces[5]: pid is listed twice'
-refuse seccomp 'c["linux"]["seccomp"] = {"defaultAction": "SCMP_ACT_ALLOW"}' 'config.json: linux.seccomp:'
+refuse seccomp 'c["linux"]["seccomp"] = {"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [{"names": ["mkdir"], "action": "SCMP_ACT_FOO"}]}' 'config.json: linux.seccomp.syscalls[0].action: unknown action "SCMP_ACT_FOO"'
 refuse hooks 'c["hooks"] = {"prestart": [{"path": "/bin/true"}]}' 'config.json: hooks: OCI hooks are not supported yet'
 refuse terminal 'c["process"]["terminal"] = True' 'config.json: process.terminal'
 refuse rlimit 'c["process"]["rlimits"][0]["soft"] = 99999' 'config.json: process.rlimits[0]: soft 99999 is above hard 1024'

@@ -412,7 +412,38 @@ TEST(oci_spec_refusals)
 	refused("\"uid\":0", "\"uid\":-1", "config.json: process.user.uid: expected a number");
 	refused("\"ociVersion\":\"1.0.2-dev\"", "\"ociVersion\":\"2.0\"",
 	        "kin runs runtime-spec 1.x");
-	refused("\"sysctl\":{", "\"seccomp\":{},\"sysctl\":{", "config.json: linux.seccomp:");
+	refused("\"sysctl\":{", "\"seccomp\":{},\"sysctl\":{",
+	        "config.json: linux.seccomp.defaultAction: required");
+	refused("\"sysctl\":{",
+	        "\"seccomp\":{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"syscalls\":[{\"names\":["
+	        "\"getpid\"],\"action\":\"SCMP_ACT_ALLOW\"},{\"names\":[\"mkdir\"],\"action\":"
+	        "\"SCMP_ACT_FOO\"}]},\"sysctl\":{",
+	        "config.json: linux.seccomp.syscalls[1].action: unknown action \"SCMP_ACT_FOO\"");
 	refused("\"hostname\":\"runc\"", "\"hostname\":\"runc\",\"hostname\":\"x\"", "not JSON");
 	refused("{\"ociVersion\"", "[{\"ociVersion\"", "not JSON");
+}
+
+TEST(oci_spec_seccomp)
+{
+	const char *edit =
+	    "\"seccomp\":{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"defaultErrnoRet\":1,"
+	    "\"syscalls\":[{\"names\":[\"mkdir\",\"nosuchcall\"],\"action\":"
+	    "\"SCMP_ACT_ERRNO\",\"errnoRet\":38,\"args\":[{\"index\":1,\"value\":"
+	    "448,\"op\":\"SCMP_CMP_EQ\"}]},{\"names\":[\"personality\"],\"action\":"
+	    "\"SCMP_ACT_KILL_PROCESS\",\"args\":[{\"index\":0,\"value\":255,"
+	    "\"valueTwo\":8,\"op\":\"SCMP_CMP_MASKED_EQ\"}]}]},\"sysctl\":{";
+	char buf[sizeof(runc_spec) + 512];
+	const char *at = strstr(runc_spec, "\"sysctl\":{");
+	struct oci_spec *s = NULL;
+	struct err err = {0};
+	snprintf(buf, sizeof(buf), "%.*s%s%s", (int)(at - runc_spec), runc_spec, edit,
+	         at + strlen("\"sysctl\":{"));
+	CHECK_EQ(oci_spec_parse(buf, strlen(buf), "/b", &s, &err), 0);
+	if (!s)
+		return;
+	CHECK_STR(s->seccomp_text, "unknown skip\ndefault allow\n"
+	                           "mkdir errno 38 arg1 eq 448\n"
+	                           "nosuchcall errno 38 arg1 eq 448\n"
+	                           "personality kill arg0 me 255:8\n");
+	oci_spec_free(s);
 }
