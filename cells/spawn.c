@@ -169,10 +169,20 @@ static void apply_mount(const struct exec_mount *m, int errfd)
 			TRY(EXEC_STEP_MOUNTS,
 			    mount(NULL, path, NULL, MS_REMOUNT | MS_BIND | f | locked_flags(path),
 			          NULL));
-	} else {
+	} else if (mount(m->source ? m->source : type, path, type, f,
+	                 m->data && m->data[0] && strcmp(type, "cgroup2") ? m->data : NULL) < 0) {
+		/* In a user namespace without a network (or cgroup) namespace of
+		 * its own, sysfs (cgroup2) cannot be mounted anew: the host's is
+		 * bound read-only instead, as runc does for rootless containers. */
+		const char *host = !strcmp(type, "sysfs")     ? "/sys"
+		                   : !strcmp(type, "cgroup2") ? "/sys/fs/cgroup"
+		                                              : NULL;
+		if (errno != EPERM || !host)
+			spawn_child_fail(errfd, EXEC_STEP_MOUNTS, errno);
+		TRY(EXEC_STEP_MOUNTS, mount(host, path, NULL, MS_BIND | MS_REC, NULL));
 		TRY(EXEC_STEP_MOUNTS,
-		    mount(m->source ? m->source : type, path, type, f,
-		          m->data && m->data[0] && strcmp(type, "cgroup2") ? m->data : NULL));
+		    mount(NULL, path, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | locked_flags(path),
+		          NULL));
 	}
 	if (m->propagation)
 		TRY(EXEC_STEP_MOUNTS, mount(NULL, path, NULL, m->propagation, NULL));

@@ -189,7 +189,9 @@ struct oci_spec {
 	 * "unknown skip" first: names this kernel lacks are skipped, as runc
 	 * does. NULL: no filter. */
 	char *seccomp_text;
-	char note[256]; /* what was given and is ignored (apparmor, selinux) */
+	char **annotations; /* "key=value" (at most 256, 64 KiB): the containerd shim reads
+	                     * io.kubernetes.cri.* from here */
+	char note[256];     /* what was given and is ignored (apparmor, selinux) */
 };
 
 /* Parses config.json text of a bundle at bundle_dir (root.path relative

@@ -7,8 +7,9 @@
  *              joined by path); uid/gid mappings; sysctl; maskedPaths,
  *              readonlyPaths; resources memory, cpu, pids, blockIO weight,
  *              unified, devices
+ *   recorded   annotations (for the containerd shim)
  *   ignored    process.apparmorProfile, selinuxLabel, linux.mountLabel (noted:
- *              they need a host policy), annotations, linux.cgroupsPath (the
+ *              they need a host policy), linux.cgroupsPath (the
  *              cell is the caller's), domainname
  *   refused    process.terminal true (kin captures output; no console),
  *              a time namespace, hooks (not yet: UNIMPLEMENTED, named), seccomp's
@@ -543,6 +544,38 @@ static int kv_at(struct ctx *c, json_t *v, const char *path, bool (*check)(const
 	return 0;
 }
 
+static bool annotation_key_ok(const char *k)
+{
+	return k[0] && !strchr(k, '=') && strlen(k) < 256;
+}
+
+/* annotations: any string keys and values, bounded in count and bytes. */
+static int annotations_at(struct ctx *c, json_t *v)
+{
+	const char *k;
+	json_t *e;
+	size_t n = 0, bytes = 0;
+	if (!v)
+		return 0;
+	if (!json_is_object(v) || json_object_size(v) > 256)
+		return BAD(c, "annotations", "expected an object of at most 256 strings");
+	if (!(c->s->annotations = calloc(json_object_size(v) + 1, sizeof(char *))))
+		return -ENOMEM;
+	json_object_foreach(v, k, e)
+	{
+		if (!json_is_string(e) || strlen(json_string_value(e)) != json_string_length(e) ||
+		    !annotation_key_ok(k))
+			return BAD(c, "annotations", "\"%.64s\": expected a string key and value",
+			           k);
+		bytes += strlen(k) + json_string_length(e) + 2;
+		if (bytes > 64 * 1024)
+			return BAD(c, "annotations", "more than 64 KiB");
+		if (asprintf(&c->s->annotations[n++], "%s=%s", k, json_string_value(e)) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 static int devices_at(struct ctx *c, json_t *v)
 {
 	struct oci_spec *s = c->s;
@@ -866,6 +899,8 @@ static int spec_at(struct ctx *c, json_t *j, const char *bundle)
 		if ((r = mount_at(c, m, i, bundle, &s->mounts[i])) < 0)
 			return r;
 	}
+	if ((r = annotations_at(c, json_object_get(j, "annotations"))) < 0)
+		return r;
 	return linux_at(c, json_object_get(j, "linux"));
 }
 
@@ -940,5 +975,6 @@ void oci_spec_free(struct oci_spec *s)
 	strv_free(s->unified);
 	free(s->devices);
 	free(s->seccomp_text);
+	strv_free(s->annotations);
 	free(s);
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runtime-spec bundles (exec start --bundle) through a daemon kin on the
-# host's cgroup2: the specs peers write — `runc spec`, `crun spec` (both
-# Debian's) and containerd's `ctr oci spec` — run unchanged but for
+# host's cgroup2: the specs peers write — `runc spec` and `crun spec` (both
+# Debian's, also --rootless) and containerd's `ctr oci spec` — run unchanged but for
 # "terminal" (ctr's has no args: the argv is given), with a busybox rootfs.
 # Checked from inside: the hostname, PID 1, the capability sets, rlimits,
 # a read-only root, the spec's mounts (/dev/shm, /dev/mqueue, sysfs), masked
@@ -77,6 +77,17 @@ for peer in runc crun; do
 	else
 		bad "${peer}_spec_runs" "rc $rc: $(tr '\n' '|' <"$T/out")"
 	fi
+done
+
+# --rootless: a user namespace (0 mapped to kin's own uid) and no network
+# namespace, so sysfs is the host's, bound read-only, as runc does.
+for peer in runc crun; do
+	command -v $peer >/dev/null || continue
+	bundle "$T/$peer-rl" $peer spec --rootless || { bad "${peer}_rootless" "spec failed"; continue; }
+	run "$peer-rl" --bundle "$T/$peer-rl" -- sh -c 'cat /proc/self/uid_map; readlink /proc/self/ns/user; grep " /sys " /proc/self/mounts | cut -d" " -f4 | cut -d, -f1'
+	[ $rc -eq 0 ] && [ "$(sed -n 2p "$T/out")" != "$(readlink /proc/self/ns/user)" ] &&
+		out_has '^ +0 +0 +1$' && out_has '^ro$' && ok "${peer}_rootless_spec_runs" ||
+		bad "${peer}_rootless_spec_runs" "rc $rc: $(tr '\n' '|' <"$T/out")"
 done
 
 if command -v ctr >/dev/null; then
