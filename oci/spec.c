@@ -18,9 +18,8 @@
  *              kernel lacks skipped as runc does; architectures and flags
  *              ignored (kin kills every non-native architecture)
  * Every refusal names the JSON path: `config.json: process.args: required`. */
-#include "oci/oci-int.h"
+#include "oci/spec-int.h"
 
-#include <jansson.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -85,16 +84,9 @@ static const struct {
     {"RLIMIT_RTPRIO", RLIMIT_RTPRIO},     {"RLIMIT_RTTIME", RLIMIT_RTTIME},
 };
 
-static const char *const ns_names[OCI_NS_COUNT] = {"pid", "network", "mount", "ipc",
-                                                   "uts", "user",    "cgroup"};
+/* ---- typed getters (path: where the value is, for messages) ------------------------- */
 
-struct ctx {
-	struct err *err;
-	struct oci_spec *s;
-};
-
-static int bad(struct ctx *c, int code, const char *path, const char *fmt, ...) _printf_(4, 5);
-static int bad(struct ctx *c, int code, const char *path, const char *fmt, ...)
+int oci_spec_bad(struct oci_spec_ctx *c, int code, const char *path, const char *fmt, ...)
 {
 	char what[300];
 	va_list ap;
@@ -104,11 +96,8 @@ static int bad(struct ctx *c, int code, const char *path, const char *fmt, ...)
 	return err_set(c->err, code == ERR_UNIMPLEMENTED ? -ENOTSUP : -EINVAL, code,
 	               "config.json: %s: %s", path, what);
 }
-#define BAD(c, path, ...) bad(c, ERR_INVALID_ARGUMENT, path, __VA_ARGS__)
 
-/* ---- typed getters (path: where the value is, for messages) ------------------------- */
-
-static int str_at(struct ctx *c, json_t *v, const char *path, bool required, char **ret)
+int oci_spec_str_at(struct oci_spec_ctx *c, json_t *v, const char *path, bool required, char **ret)
 {
 	*ret = NULL;
 	if (!v || json_is_null(v))
@@ -122,7 +111,8 @@ static int str_at(struct ctx *c, json_t *v, const char *path, bool required, cha
 	return (*ret = strdup(json_string_value(v))) ? 0 : -ENOMEM;
 }
 
-static int u64_at(struct ctx *c, json_t *v, const char *path, uint64_t max, uint64_t *ret)
+int oci_spec_u64_at(struct oci_spec_ctx *c, json_t *v, const char *path, uint64_t max,
+                    uint64_t *ret)
 {
 	if (!json_is_integer(v) || json_integer_value(v) < 0 ||
 	    (uint64_t)json_integer_value(v) > max)
@@ -131,7 +121,7 @@ static int u64_at(struct ctx *c, json_t *v, const char *path, uint64_t max, uint
 	return 0;
 }
 
-static int i64_at(struct ctx *c, json_t *v, const char *path, int64_t *ret)
+int oci_spec_i64_at(struct oci_spec_ctx *c, json_t *v, const char *path, int64_t *ret)
 {
 	if (!json_is_integer(v))
 		return BAD(c, path, "expected a number");
@@ -139,7 +129,7 @@ static int i64_at(struct ctx *c, json_t *v, const char *path, int64_t *ret)
 	return 0;
 }
 
-static int bool_at(struct ctx *c, json_t *v, const char *path, bool *ret)
+int oci_spec_bool_at(struct oci_spec_ctx *c, json_t *v, const char *path, bool *ret)
 {
 	if (!v)
 		return 0;
@@ -150,8 +140,8 @@ static int bool_at(struct ctx *c, json_t *v, const char *path, bool *ret)
 }
 
 /* A list of strings (NULL when absent): each checked by check (NULL: any). */
-static int strv_at(struct ctx *c, json_t *v, const char *path, bool (*check)(const char *),
-                   const char *what, char ***ret)
+int oci_spec_strv_at(struct oci_spec_ctx *c, json_t *v, const char *path,
+                     bool (*check)(const char *), const char *what, char ***ret)
 {
 	char sub[128];
 	size_t i;
@@ -168,7 +158,7 @@ static int strv_at(struct ctx *c, json_t *v, const char *path, bool (*check)(con
 	json_array_foreach(v, i, e)
 	{
 		snprintf(sub, sizeof(sub), "%s[%zu]", path, i);
-		int r = str_at(c, e, sub, true, &out[i]);
+		int r = oci_spec_str_at(c, e, sub, true, &out[i]);
 		if (r < 0)
 			return r;
 		if (check && !check(out[i]))
@@ -177,7 +167,7 @@ static int strv_at(struct ctx *c, json_t *v, const char *path, bool (*check)(con
 	return 0;
 }
 
-static bool is_absolute(const char *s)
+bool oci_spec_is_absolute(const char *s)
 {
 	return s[0] == '/';
 }
@@ -187,7 +177,7 @@ static bool is_env(const char *s)
 	return strchr(s, '=') && s[0] != '=';
 }
 
-static void strv_free(char **v)
+void oci_spec_strv_free(char **v)
 {
 	for (size_t i = 0; v && v[i]; i++)
 		free(v[i]);
@@ -196,10 +186,10 @@ static void strv_free(char **v)
 
 /* ---- process ------------------------------------------------------------------------ */
 
-static int caps_at(struct ctx *c, json_t *v, const char *path, uint64_t *ret)
+static int caps_at(struct oci_spec_ctx *c, json_t *v, const char *path, uint64_t *ret)
 {
 	char **names = NULL;
-	int r = strv_at(c, v, path, NULL, NULL, &names);
+	int r = oci_spec_strv_at(c, v, path, NULL, NULL, &names);
 	*ret = 0;
 	for (size_t i = 0; r >= 0 && names && names[i]; i++) {
 		size_t k = 0;
@@ -211,11 +201,11 @@ static int caps_at(struct ctx *c, json_t *v, const char *path, uint64_t *ret)
 		else
 			*ret |= 1ull << k;
 	}
-	strv_free(names);
+	oci_spec_strv_free(names);
 	return r;
 }
 
-static int user_at(struct ctx *c, json_t *u)
+static int user_at(struct oci_spec_ctx *c, json_t *u)
 {
 	struct oci_spec *s = c->s;
 	uint64_t v;
@@ -223,14 +213,17 @@ static int user_at(struct ctx *c, json_t *u)
 	size_t i;
 	if (!json_is_object(u))
 		return BAD(c, "process.user", "required (an object with uid and gid)");
-	if (u64_at(c, json_object_get(u, "uid"), "process.user.uid", UINT32_MAX - 1, &v) < 0)
+	if (oci_spec_u64_at(c, json_object_get(u, "uid"), "process.user.uid", UINT32_MAX - 1, &v) <
+	    0)
 		return -EINVAL;
 	s->uid = (uint32_t)v;
-	if (u64_at(c, json_object_get(u, "gid"), "process.user.gid", UINT32_MAX - 1, &v) < 0)
+	if (oci_spec_u64_at(c, json_object_get(u, "gid"), "process.user.gid", UINT32_MAX - 1, &v) <
+	    0)
 		return -EINVAL;
 	s->gid = (uint32_t)v;
 	if (json_object_get(u, "umask")) {
-		if (u64_at(c, json_object_get(u, "umask"), "process.user.umask", 0777, &v) < 0)
+		if (oci_spec_u64_at(c, json_object_get(u, "umask"), "process.user.umask", 0777,
+		                    &v) < 0)
 			return -EINVAL;
 		s->umask = (int)v;
 	}
@@ -239,16 +232,17 @@ static int user_at(struct ctx *c, json_t *u)
 		           ARRAY_SIZE(s->groups));
 	json_array_foreach(g, i, e)
 	{
-		if (u64_at(c, e, "process.user.additionalGids[]", UINT32_MAX - 1, &v) < 0)
+		if (oci_spec_u64_at(c, e, "process.user.additionalGids[]", UINT32_MAX - 1, &v) < 0)
 			return -EINVAL;
 		s->groups[s->ngroups++] = (uint32_t)v;
 	}
 	if (json_object_get(u, "username"))
-		return bad(c, ERR_UNIMPLEMENTED, "process.user.username", "is for Windows");
+		return oci_spec_bad(c, ERR_UNIMPLEMENTED, "process.user.username",
+		                    "is for Windows");
 	return 0;
 }
 
-static int rlimits_at(struct ctx *c, json_t *v)
+static int rlimits_at(struct oci_spec_ctx *c, json_t *v)
 {
 	struct oci_spec *s = c->s;
 	size_t i;
@@ -270,8 +264,10 @@ static int rlimits_at(struct ctx *c, json_t *v)
 		if (!type || k == ARRAY_SIZE(rlimit_names))
 			return BAD(c, path, "unknown type \"%.32s\"", type ? type : "");
 		l->type = rlimit_names[k].type;
-		if (u64_at(c, json_object_get(e, "soft"), path, UINT64_MAX >> 1, &l->soft) < 0 ||
-		    u64_at(c, json_object_get(e, "hard"), path, UINT64_MAX >> 1, &l->hard) < 0)
+		if (oci_spec_u64_at(c, json_object_get(e, "soft"), path, UINT64_MAX >> 1,
+		                    &l->soft) < 0 ||
+		    oci_spec_u64_at(c, json_object_get(e, "hard"), path, UINT64_MAX >> 1,
+		                    &l->hard) < 0)
 			return -EINVAL;
 		if (l->soft > l->hard)
 			return BAD(c, path, "soft %llu is above hard %llu",
@@ -281,30 +277,32 @@ static int rlimits_at(struct ctx *c, json_t *v)
 	return 0;
 }
 
-static int process_at(struct ctx *c, json_t *p)
+static int process_at(struct oci_spec_ctx *c, json_t *p)
 {
 	struct oci_spec *s = c->s;
 	json_t *caps = json_object_get(p, "capabilities"), *oom;
 	int r;
 	if (!json_is_object(p))
 		return BAD(c, "process", "required");
-	if ((r = bool_at(c, json_object_get(p, "terminal"), "process.terminal", &s->terminal)) < 0)
+	if ((r = oci_spec_bool_at(c, json_object_get(p, "terminal"), "process.terminal",
+	                          &s->terminal)) < 0)
 		return r;
 	if (s->terminal)
-		return bad(c, ERR_UNIMPLEMENTED, "process.terminal",
-		           "true: kin captures output and has no console to give (set it false)");
+		return oci_spec_bad(
+		    c, ERR_UNIMPLEMENTED, "process.terminal",
+		    "true: kin captures output and has no console to give (set it false)");
 	if ((r = user_at(c, json_object_get(p, "user"))) < 0 ||
-	    (r = strv_at(c, json_object_get(p, "args"), "process.args", NULL, NULL, &s->args)) <
-	        0 ||
-	    (r = strv_at(c, json_object_get(p, "env"), "process.env", is_env, "NAME=VALUE",
-	                 &s->env)) < 0 ||
-	    (r = str_at(c, json_object_get(p, "cwd"), "process.cwd", true, &s->cwd)) < 0)
+	    (r = oci_spec_strv_at(c, json_object_get(p, "args"), "process.args", NULL, NULL,
+	                          &s->args)) < 0 ||
+	    (r = oci_spec_strv_at(c, json_object_get(p, "env"), "process.env", is_env, "NAME=VALUE",
+	                          &s->env)) < 0 ||
+	    (r = oci_spec_str_at(c, json_object_get(p, "cwd"), "process.cwd", true, &s->cwd)) < 0)
 		return r;
 	/* Required by the spec, but ctr's generated spec leaves it to the
 	 * image: kin takes an argv from the request then (exec_bundle.c). */
 	if (s->args && (!s->args[0] || !s->args[0][0]))
 		return BAD(c, "process.args", "empty (at least the program)");
-	if (!is_absolute(s->cwd))
+	if (!oci_spec_is_absolute(s->cwd))
 		return BAD(c, "process.cwd", "\"%.100s\" is not an absolute path", s->cwd);
 	if (caps) {
 		s->caps_given = true;
@@ -321,12 +319,12 @@ static int process_at(struct ctx *c, json_t *p)
 			return r;
 	}
 	if ((r = rlimits_at(c, json_object_get(p, "rlimits"))) < 0 ||
-	    (r = bool_at(c, json_object_get(p, "noNewPrivileges"), "process.noNewPrivileges",
-	                 &s->no_new_privileges)) < 0)
+	    (r = oci_spec_bool_at(c, json_object_get(p, "noNewPrivileges"),
+	                          "process.noNewPrivileges", &s->no_new_privileges)) < 0)
 		return r;
 	if ((oom = json_object_get(p, "oomScoreAdj"))) {
 		int64_t v = 0;
-		if (i64_at(c, oom, "process.oomScoreAdj", &v) < 0 || v < -1000 || v > 1000)
+		if (oci_spec_i64_at(c, oom, "process.oomScoreAdj", &v) < 0 || v < -1000 || v > 1000)
 			return BAD(c, "process.oomScoreAdj", "expected -1000 to 1000");
 		s->oom_score_adj = (int)v;
 		s->oom_score_adj_given = true;
@@ -381,8 +379,8 @@ static const struct {
 };
 
 /* One option into flags, propagation or the data text. */
-static int mount_option(struct ctx *c, struct oci_mount *m, const char *o, const char *path,
-                        char *data, size_t size)
+static int mount_option(struct oci_spec_ctx *c, struct oci_mount *m, const char *o,
+                        const char *path, char *data, size_t size)
 {
 	for (size_t k = 0; k < ARRAY_SIZE(mount_flags); k++)
 		if (!strcmp(o, mount_flags[k].name)) {
@@ -404,31 +402,32 @@ static int mount_option(struct ctx *c, struct oci_mount *m, const char *o, const
 	return 0;
 }
 
-static int mount_at(struct ctx *c, json_t *j, size_t i, const char *bundle, struct oci_mount *m)
+static int mount_at(struct oci_spec_ctx *c, json_t *j, size_t i, const char *bundle,
+                    struct oci_mount *m)
 {
 	char path[64], sub[96], data[4000] = "";
 	char **opts = NULL;
 	snprintf(path, sizeof(path), "mounts[%zu]", i);
 	snprintf(sub, sizeof(sub), "%s.destination", path);
-	int r = str_at(c, json_object_get(j, "destination"), sub, true, &m->destination);
+	int r = oci_spec_str_at(c, json_object_get(j, "destination"), sub, true, &m->destination);
 	if (r < 0)
 		return r;
-	if (!is_absolute(m->destination) || strstr(m->destination, ".."))
+	if (!oci_spec_is_absolute(m->destination) || strstr(m->destination, ".."))
 		return BAD(c, sub, "\"%.100s\" is not an absolute path without ..", m->destination);
 	snprintf(sub, sizeof(sub), "%s.type", path);
-	if ((r = str_at(c, json_object_get(j, "type"), sub, false, &m->type)) < 0)
+	if ((r = oci_spec_str_at(c, json_object_get(j, "type"), sub, false, &m->type)) < 0)
 		return r;
 	snprintf(sub, sizeof(sub), "%s.source", path);
-	if ((r = str_at(c, json_object_get(j, "source"), sub, false, &m->source)) < 0)
+	if ((r = oci_spec_str_at(c, json_object_get(j, "source"), sub, false, &m->source)) < 0)
 		return r;
 	snprintf(sub, sizeof(sub), "%s.options", path);
-	if ((r = strv_at(c, json_object_get(j, "options"), sub, NULL, NULL, &opts)) < 0) {
-		strv_free(opts);
+	if ((r = oci_spec_strv_at(c, json_object_get(j, "options"), sub, NULL, NULL, &opts)) < 0) {
+		oci_spec_strv_free(opts);
 		return r;
 	}
 	for (size_t k = 0; r >= 0 && opts && opts[k]; k++)
 		r = mount_option(c, m, opts[k], sub, data, sizeof(data));
-	strv_free(opts);
+	oci_spec_strv_free(opts);
 	if (r < 0)
 		return r;
 	if (m->type && !strcmp(m->type, "bind"))
@@ -448,109 +447,13 @@ static int mount_at(struct ctx *c, json_t *j, size_t i, const char *bundle, stru
 	return (m->data = strdup(data)) ? 0 : -ENOMEM;
 }
 
-/* ---- linux ------------------------------------------------------------------------- */
-
-static int namespaces_at(struct ctx *c, json_t *v)
-{
-	struct oci_spec *s = c->s;
-	size_t i;
-	json_t *e;
-	char path[64];
-	if (v && !json_is_array(v))
-		return BAD(c, "linux.namespaces", "expected a list");
-	json_array_foreach(v, i, e)
-	{
-		const char *type = json_string_value(json_object_get(e, "type"));
-		int k = 0;
-		snprintf(path, sizeof(path), "linux.namespaces[%zu]", i);
-		if (type && !strcmp(type, "time"))
-			return bad(c, ERR_UNIMPLEMENTED, path, "time namespaces are not supported");
-		while (type && k < OCI_NS_COUNT && strcmp(ns_names[k], type))
-			k++;
-		if (!type || k == OCI_NS_COUNT)
-			return BAD(c, path, "unknown type \"%.32s\"", type ? type : "");
-		if (s->ns[k])
-			return BAD(c, path, "%s is listed twice", type);
-		s->ns[k] = true;
-		char sub[96];
-		snprintf(sub, sizeof(sub), "%s.path", path);
-		int r = str_at(c, json_object_get(e, "path"), sub, false, &s->ns_path[k]);
-		if (r < 0)
-			return r;
-		if (s->ns_path[k] && !is_absolute(s->ns_path[k]))
-			return BAD(c, sub, "not an absolute path");
-	}
-	return 0;
-}
-
-static int idmaps_at(struct ctx *c, json_t *v, const char *path, struct oci_idmap *m, size_t *n)
-{
-	size_t i;
-	json_t *e;
-	uint64_t a, b, z;
-	if (!v)
-		return 0;
-	if (!json_is_array(v) || json_array_size(v) > 8)
-		return BAD(c, path, "expected at most 8 entries");
-	json_array_foreach(v, i, e)
-	{
-		if (u64_at(c, json_object_get(e, "containerID"), path, UINT32_MAX, &a) < 0 ||
-		    u64_at(c, json_object_get(e, "hostID"), path, UINT32_MAX, &b) < 0 ||
-		    u64_at(c, json_object_get(e, "size"), path, UINT32_MAX, &z) < 0)
-			return -EINVAL;
-		if (!z || a + z > UINT32_MAX || b + z > UINT32_MAX)
-			return BAD(c, path, "a range is empty or passes 2^32");
-		m[(*n)++] = (struct oci_idmap){(uint32_t)a, (uint32_t)b, (uint32_t)z};
-	}
-	return 0;
-}
-
-static bool sysctl_key_ok(const char *k)
-{
-	if (!k[0] || strstr(k, ".."))
-		return false;
-	for (const char *p = k; *p; p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || strchr("_.-/", *p)))
-			return false;
-	return true;
-}
-
-/* A map of strings into "key=value" (sysctl, unified). */
-static int kv_at(struct ctx *c, json_t *v, const char *path, bool (*check)(const char *),
-                 char ***ret)
-{
-	const char *k;
-	json_t *e;
-	size_t n = 0;
-	*ret = NULL;
-	if (!v)
-		return 0;
-	if (!json_is_object(v) || json_object_size(v) > 64)
-		return BAD(c, path, "expected an object of at most 64 strings");
-	char **out = calloc(json_object_size(v) + 1, sizeof(*out));
-	if (!out)
-		return -ENOMEM;
-	*ret = out;
-	json_object_foreach(v, k, e)
-	{
-		if (!json_is_string(e) || strlen(json_string_value(e)) != json_string_length(e))
-			return BAD(c, path, "\"%.64s\": expected a string", k);
-		if (!check(k) || strchr(json_string_value(e), '\n'))
-			return BAD(c, path,
-			           "\"%.64s\" is not a valid key, or its value holds a newline", k);
-		if (asprintf(&out[n++], "%s=%s", k, json_string_value(e)) < 0)
-			return -ENOMEM;
-	}
-	return 0;
-}
-
 static bool annotation_key_ok(const char *k)
 {
 	return k[0] && !strchr(k, '=') && strlen(k) < 256;
 }
 
 /* annotations: any string keys and values, bounded in count and bytes. */
-static int annotations_at(struct ctx *c, json_t *v)
+static int annotations_at(struct oci_spec_ctx *c, json_t *v)
 {
 	const char *k;
 	json_t *e;
@@ -576,291 +479,9 @@ static int annotations_at(struct ctx *c, json_t *v)
 	return 0;
 }
 
-static int devices_at(struct ctx *c, json_t *v)
-{
-	struct oci_spec *s = c->s;
-	size_t i;
-	json_t *e;
-	char path[64];
-	if (!v)
-		return 0;
-	if (!json_is_array(v) || json_array_size(v) > OCI_SPEC_LIST_MAX)
-		return BAD(c, "linux.resources.devices", "expected at most %d rules",
-		           OCI_SPEC_LIST_MAX);
-	if (!(s->devices = calloc(json_array_size(v) + 1, sizeof(*s->devices))))
-		return -ENOMEM;
-	json_array_foreach(v, i, e)
-	{
-		struct oci_device_rule *d = &s->devices[s->ndevices];
-		const char *type = json_string_value(json_object_get(e, "type"));
-		const char *access = json_string_value(json_object_get(e, "access"));
-		json_t *maj = json_object_get(e, "major"), *min = json_object_get(e, "minor");
-		snprintf(path, sizeof(path), "linux.resources.devices[%zu]", i);
-		if (!json_is_boolean(json_object_get(e, "allow")))
-			return BAD(c, path, "allow: required, true or false");
-		d->allow = json_is_true(json_object_get(e, "allow"));
-		d->type = type ? type[0] : 'a';
-		if (type && (strlen(type) != 1 || !strchr("abc", type[0])))
-			return BAD(c, path, "type \"%.8s\": expected a, b or c", type);
-		d->major = d->minor = -1;
-		if ((maj && !json_is_null(maj) && i64_at(c, maj, path, &d->major) < 0) ||
-		    (min && !json_is_null(min) && i64_at(c, min, path, &d->minor) < 0))
-			return -EINVAL;
-		if (d->major < -1 || d->minor < -1 || d->major > 0xfff || d->minor > 0xfffff)
-			return BAD(c, path, "major or minor out of range");
-		for (const char *a = access ? access : "rwm"; *a; a++) {
-			const char *at = strchr("rwm", *a);
-			if (!at)
-				return BAD(c, path, "access \"%.8s\": expected letters of rwm",
-				           access);
-			d->access |= 1u << (at - "rwm");
-		}
-		s->ndevices++;
-	}
-	return 0;
-}
-
-static int resources_at(struct ctx *c, json_t *res)
-{
-	struct oci_spec *s = c->s;
-	json_t *mem = json_object_get(res, "memory"), *cpu = json_object_get(res, "cpu");
-	json_t *pids = json_object_get(res, "pids"), *blk = json_object_get(res, "blockIO"), *v;
-	int r;
-	if (!res)
-		return 0;
-	if (!json_is_object(res))
-		return BAD(c, "linux.resources", "expected an object");
-	if ((v = json_object_get(mem, "limit")) &&
-	    i64_at(c, v, "linux.resources.memory.limit", &s->memory_limit) < 0)
-		return -EINVAL;
-	if ((v = json_object_get(mem, "reservation")) &&
-	    i64_at(c, v, "linux.resources.memory.reservation", &s->memory_reservation) < 0)
-		return -EINVAL;
-	if ((v = json_object_get(mem, "swap")) &&
-	    i64_at(c, v, "linux.resources.memory.swap", &s->memory_swap) < 0)
-		return -EINVAL;
-	if ((v = json_object_get(cpu, "shares")) &&
-	    u64_at(c, v, "linux.resources.cpu.shares", 262144, &s->cpu_shares) < 0)
-		return -EINVAL;
-	if ((v = json_object_get(cpu, "quota")) &&
-	    i64_at(c, v, "linux.resources.cpu.quota", &s->cpu_quota) < 0)
-		return -EINVAL;
-	if ((v = json_object_get(cpu, "period")) &&
-	    u64_at(c, v, "linux.resources.cpu.period", 1000000, &s->cpu_period) < 0)
-		return -EINVAL;
-	if ((json_integer_value(json_object_get(cpu, "realtimeRuntime")) ||
-	     json_integer_value(json_object_get(cpu, "realtimePeriod"))))
-		return bad(c, ERR_UNIMPLEMENTED, "linux.resources.cpu.realtimeRuntime",
-		           "realtime cpu is not supported");
-	if ((r = str_at(c, json_object_get(cpu, "cpus"), "linux.resources.cpu.cpus", false,
-	                &s->cpus)) < 0 ||
-	    (r = str_at(c, json_object_get(cpu, "mems"), "linux.resources.cpu.mems", false,
-	                &s->mems)) < 0)
-		return r;
-	if ((v = json_object_get(pids, "limit")) &&
-	    i64_at(c, v, "linux.resources.pids.limit", &s->pids_limit) < 0)
-		return -EINVAL;
-	if ((v = json_object_get(blk, "weight")) &&
-	    u64_at(c, v, "linux.resources.blockIO.weight", 1000, &s->blkio_weight) < 0)
-		return -EINVAL;
-	if ((r = kv_at(c, json_object_get(res, "unified"), "linux.resources.unified", sysctl_key_ok,
-	               &s->unified)) < 0)
-		return r;
-	return devices_at(c, json_object_get(res, "devices"));
-}
-
-/* ---- seccomp: runtime-spec's JSON into kin's profile text ----------------------------- */
-
-#define SECCOMP_TEXT_MAX (64 * 1024)
-
-struct text {
-	char *buf;
-	size_t len;
-	bool full;
-};
-
-static void put(struct text *t, const char *fmt, ...) _printf_(2, 3);
-static void put(struct text *t, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(t->buf + t->len, SECCOMP_TEXT_MAX - t->len, fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= SECCOMP_TEXT_MAX - t->len)
-		t->full = true;
-	else
-		t->len += (size_t)n;
-}
-
-/* An action (and its errno) as kin's profile words. */
-static int action_at(struct ctx *c, json_t *v, json_t *eno, uint64_t def_eno, const char *path,
-                     char *out, size_t size)
-{
-	static const struct {
-		const char *oci, *kin;
-	} map[] = {
-	    {"SCMP_ACT_ALLOW", "allow"},
-	    {"SCMP_ACT_KILL", "kill-thread"},
-	    {"SCMP_ACT_KILL_THREAD", "kill-thread"},
-	    {"SCMP_ACT_KILL_PROCESS", "kill"},
-	    {"SCMP_ACT_TRAP", "trap"},
-	    {"SCMP_ACT_LOG", "log"},
-	};
-	const char *a = json_string_value(v);
-	uint64_t e = def_eno;
-	if (!a)
-		return BAD(c, path, "required (a string)");
-	if (!strcmp(a, "SCMP_ACT_ERRNO")) {
-		if (eno && u64_at(c, eno, path, 4095, &e) < 0)
-			return -EINVAL;
-		snprintf(out, size, "errno %llu", (unsigned long long)(e ? e : EPERM));
-		return 0;
-	}
-	for (size_t i = 0; i < ARRAY_SIZE(map); i++)
-		if (!strcmp(a, map[i].oci)) {
-			snprintf(out, size, "%s", map[i].kin);
-			return 0;
-		}
-	if (!strcmp(a, "SCMP_ACT_TRACE") || !strcmp(a, "SCMP_ACT_NOTIFY"))
-		return bad(c, ERR_UNIMPLEMENTED, path, "%s is not supported", a);
-	return BAD(c, path, "unknown action \"%.40s\"", a);
-}
-
-static int seccomp_args_at(struct ctx *c, json_t *args, const char *path, struct text *t)
-{
-	static const struct {
-		const char *oci, *kin;
-	} ops[] = {{"SCMP_CMP_NE", "ne"},       {"SCMP_CMP_LT", "lt"}, {"SCMP_CMP_LE", "le"},
-	           {"SCMP_CMP_EQ", "eq"},       {"SCMP_CMP_GE", "ge"}, {"SCMP_CMP_GT", "gt"},
-	           {"SCMP_CMP_MASKED_EQ", "me"}};
-	size_t i;
-	json_t *a;
-	char sub[128];
-	if (args && (!json_is_array(args) || json_array_size(args) > 6))
-		return BAD(c, path, "args: expected at most 6 conditions");
-	json_array_foreach(args, i, a)
-	{
-		uint64_t idx, v1 = 0, v2 = 0;
-		const char *op = json_string_value(json_object_get(a, "op"));
-		size_t k = 0;
-		snprintf(sub, sizeof(sub), "%s.args[%zu]", path, i);
-		if (u64_at(c, json_object_get(a, "index"), sub, 5, &idx) < 0 ||
-		    u64_at(c, json_object_get(a, "value"), sub, UINT64_MAX >> 1, &v1) < 0 ||
-		    (json_object_get(a, "valueTwo") &&
-		     u64_at(c, json_object_get(a, "valueTwo"), sub, UINT64_MAX >> 1, &v2) < 0))
-			return -EINVAL;
-		while (op && k < ARRAY_SIZE(ops) && strcmp(ops[k].oci, op))
-			k++;
-		if (!op || k == ARRAY_SIZE(ops))
-			return BAD(c, sub, "unknown op \"%.32s\"", op ? op : "");
-		if (k == 6)
-			put(t, " arg%llu me %llu:%llu", (unsigned long long)idx,
-			    (unsigned long long)v1, (unsigned long long)v2);
-		else
-			put(t, " arg%llu %s %llu", (unsigned long long)idx, ops[k].kin,
-			    (unsigned long long)v1);
-	}
-	return 0;
-}
-
-static bool syscall_name_ok(const char *s)
-{
-	for (const char *p = s; *p; p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_'))
-			return false;
-	return s[0] && strlen(s) < 64;
-}
-
-static int seccomp_at(struct ctx *c, json_t *sc)
-{
-	json_t *rules = json_object_get(sc, "syscalls"), *rule;
-	uint64_t def_eno = EPERM;
-	char action[32], path[64], sub[96];
-	size_t i;
-	if (!sc)
-		return 0;
-	if (!json_is_object(sc))
-		return BAD(c, "linux.seccomp", "expected an object");
-	struct text t = {.buf = malloc(SECCOMP_TEXT_MAX)};
-	if (!t.buf)
-		return -ENOMEM;
-	c->s->seccomp_text = t.buf;
-	if (json_object_get(sc, "defaultErrnoRet") &&
-	    u64_at(c, json_object_get(sc, "defaultErrnoRet"), "linux.seccomp.defaultErrnoRet", 4095,
-	           &def_eno) < 0)
-		return -EINVAL;
-	if (action_at(c, json_object_get(sc, "defaultAction"), NULL, def_eno,
-	              "linux.seccomp.defaultAction", action, sizeof(action)) < 0)
-		return -EINVAL;
-	put(&t, "unknown skip\ndefault %s\n", action);
-	if (rules && (!json_is_array(rules) || json_array_size(rules) > 1024))
-		return BAD(c, "linux.seccomp.syscalls", "expected a list of at most 1024 rules");
-	json_array_foreach(rules, i, rule)
-	{
-		json_t *names = json_object_get(rule, "names"), *n;
-		size_t k;
-		snprintf(path, sizeof(path), "linux.seccomp.syscalls[%zu]", i);
-		snprintf(sub, sizeof(sub), "%s.action", path);
-		if (action_at(c, json_object_get(rule, "action"), json_object_get(rule, "errnoRet"),
-		              def_eno, sub, action, sizeof(action)) < 0)
-			return -EINVAL;
-		if (!json_is_array(names) || json_array_size(names) > 1024)
-			return BAD(c, path, "names: expected a list of syscall names");
-		json_array_foreach(names, k, n)
-		{
-			const char *name = json_string_value(n);
-			snprintf(sub, sizeof(sub), "%s.names[%zu]", path, k);
-			if (!name || !syscall_name_ok(name))
-				return BAD(c, sub, "not a syscall name");
-			put(&t, "%s %s", name, action);
-			if (seccomp_args_at(c, json_object_get(rule, "args"), path, &t) < 0)
-				return -EINVAL;
-			put(&t, "\n");
-		}
-	}
-	if (t.full)
-		return BAD(c, "linux.seccomp", "the profile passes %d bytes in kin's form",
-		           SECCOMP_TEXT_MAX);
-	return 0;
-}
-
-static int linux_at(struct ctx *c, json_t *l)
-{
-	struct oci_spec *s = c->s;
-	int r;
-	if (!l)
-		return 0;
-	if (!json_is_object(l))
-		return BAD(c, "linux", "expected an object");
-	if ((r = seccomp_at(c, json_object_get(l, "seccomp"))) < 0)
-		return r;
-	if (json_object_get(l, "intelRdt") || json_object_get(l, "personality"))
-		return bad(c, ERR_UNIMPLEMENTED, "linux",
-		           "intelRdt and personality are not supported");
-	if ((r = namespaces_at(c, json_object_get(l, "namespaces"))) < 0 ||
-	    (r = idmaps_at(c, json_object_get(l, "uidMappings"), "linux.uidMappings", s->uid_map,
-	                   &s->nuid_map)) < 0 ||
-	    (r = idmaps_at(c, json_object_get(l, "gidMappings"), "linux.gidMappings", s->gid_map,
-	                   &s->ngid_map)) < 0 ||
-	    (r = kv_at(c, json_object_get(l, "sysctl"), "linux.sysctl", sysctl_key_ok,
-	               &s->sysctl)) < 0 ||
-	    (r = strv_at(c, json_object_get(l, "maskedPaths"), "linux.maskedPaths", is_absolute,
-	                 "an absolute path", &s->masked)) < 0 ||
-	    (r = strv_at(c, json_object_get(l, "readonlyPaths"), "linux.readonlyPaths", is_absolute,
-	                 "an absolute path", &s->readonly)) < 0)
-		return r;
-	s->masked_given = json_object_get(l, "maskedPaths") != NULL;
-	s->readonly_given = json_object_get(l, "readonlyPaths") != NULL;
-	if (json_object_get(l, "devices") && json_array_size(json_object_get(l, "devices")))
-		return bad(c, ERR_UNIMPLEMENTED, "linux.devices",
-		           "device nodes to create are not supported yet (kin's /dev has null, "
-		           "zero, full, random, urandom, tty, ptmx)");
-	return resources_at(c, json_object_get(l, "resources"));
-}
-
 /* ---- the whole ---------------------------------------------------------------------- */
 
-static int spec_at(struct ctx *c, json_t *j, const char *bundle)
+static int spec_at(struct oci_spec_ctx *c, json_t *j, const char *bundle)
 {
 	struct oci_spec *s = c->s;
 	const char *ver = json_string_value(json_object_get(j, "ociVersion"));
@@ -872,15 +493,18 @@ static int spec_at(struct ctx *c, json_t *j, const char *bundle)
 	if (!str_startswith(ver, "1."))
 		return BAD(c, "ociVersion", "\"%.32s\": kin runs runtime-spec 1.x", ver);
 	if (json_object_get(j, "hooks") && json_object_size(json_object_get(j, "hooks")))
-		return bad(c, ERR_UNIMPLEMENTED, "hooks", "OCI hooks are not supported yet");
+		return oci_spec_bad(c, ERR_UNIMPLEMENTED, "hooks",
+		                    "OCI hooks are not supported yet");
 	if ((r = process_at(c, json_object_get(j, "process"))) < 0)
 		return r;
 	if (!json_is_object(root))
 		return BAD(c, "root", "required");
-	if ((r = str_at(c, json_object_get(root, "path"), "root.path", true, &s->root)) < 0 ||
-	    (r = bool_at(c, json_object_get(root, "readonly"), "root.readonly",
-	                 &s->root_readonly)) < 0 ||
-	    (r = str_at(c, json_object_get(j, "hostname"), "hostname", false, &s->hostname)) < 0)
+	if ((r = oci_spec_str_at(c, json_object_get(root, "path"), "root.path", true, &s->root)) <
+	        0 ||
+	    (r = oci_spec_bool_at(c, json_object_get(root, "readonly"), "root.readonly",
+	                          &s->root_readonly)) < 0 ||
+	    (r = oci_spec_str_at(c, json_object_get(j, "hostname"), "hostname", false,
+	                         &s->hostname)) < 0)
 		return r;
 	if (s->root[0] != '/') {
 		char *abs = NULL;
@@ -901,7 +525,7 @@ static int spec_at(struct ctx *c, json_t *j, const char *bundle)
 	}
 	if ((r = annotations_at(c, json_object_get(j, "annotations"))) < 0)
 		return r;
-	return linux_at(c, json_object_get(j, "linux"));
+	return oci_spec_linux(c, json_object_get(j, "linux"));
 }
 
 int oci_spec_parse(const char *json, size_t len, const char *bundle_dir, struct oci_spec **ret,
@@ -917,7 +541,7 @@ int oci_spec_parse(const char *json, size_t len, const char *bundle_dir, struct 
 		               "config.json: not JSON: %s at line %d column %d", je.text, je.line,
 		               je.column);
 	struct oci_spec *s = calloc(1, sizeof(*s));
-	struct ctx c = {.err = err, .s = s};
+	struct oci_spec_ctx c = {.err = err, .s = s};
 	int r = s ? 0 : -ENOMEM;
 	if (r == 0) {
 		s->umask = -1;
@@ -953,8 +577,8 @@ void oci_spec_free(struct oci_spec *s)
 {
 	if (!s)
 		return;
-	strv_free(s->args);
-	strv_free(s->env);
+	oci_spec_strv_free(s->args);
+	oci_spec_strv_free(s->env);
 	free(s->cwd);
 	free(s->root);
 	free(s->hostname);
@@ -967,14 +591,14 @@ void oci_spec_free(struct oci_spec *s)
 	free(s->mounts);
 	for (int i = 0; i < OCI_NS_COUNT; i++)
 		free(s->ns_path[i]);
-	strv_free(s->sysctl);
-	strv_free(s->masked);
-	strv_free(s->readonly);
+	oci_spec_strv_free(s->sysctl);
+	oci_spec_strv_free(s->masked);
+	oci_spec_strv_free(s->readonly);
 	free(s->cpus);
 	free(s->mems);
-	strv_free(s->unified);
+	oci_spec_strv_free(s->unified);
 	free(s->devices);
 	free(s->seccomp_text);
-	strv_free(s->annotations);
+	oci_spec_strv_free(s->annotations);
 	free(s);
 }
