@@ -21,7 +21,8 @@
 struct bundle_buf {
 	struct oci_spec *o;
 	struct exec_mount mounts[OCI_SPEC_LIST_MAX];
-	struct exec_device_rule devices[OCI_SPEC_LIST_MAX];
+	struct exec_device_rule devices[OCI_SPEC_LIST_MAX + 64];
+	struct exec_device_node nodes[64];
 };
 
 static int ns_bits(const struct oci_spec *o, struct exec_spec *s, struct err *err)
@@ -168,10 +169,24 @@ static int fill(const Kin__V1__StartRequest *req, struct bundle_buf *bb,
 		bb->devices[i] = (struct exec_device_rule){o->devices[i].allow, o->devices[i].type,
 		                                           o->devices[i].major, o->devices[i].minor,
 		                                           o->devices[i].access};
+	/* The nodes the bundle asks for are made, and allowed above its rules
+	 * (runc does the same). */
+	size_t nd = o->ndevices;
+	for (size_t i = 0; i < o->nnodes && i < ARRAY_SIZE(bb->nodes); i++) {
+		const struct oci_device_node *n = &o->nodes[i];
+		bb->nodes[i] = (struct exec_device_node){
+		    n->path, n->type, (uint32_t)n->major, (uint32_t)n->minor, n->mode,
+		    n->uid,  n->gid};
+		if (n->type != 'p')
+			bb->devices[nd++] =
+			    (struct exec_device_rule){true, n->type, n->major, n->minor, 7};
+	}
+	s->device_nodes = bb->nodes;
+	s->ndevice_nodes = o->nnodes;
 	/* Confined either way: a bundle without rules gets kin's /dev only. */
 	s->devices_set = true;
 	s->devices = bb->devices;
-	s->ndevices = o->ndevices;
+	s->ndevices = nd;
 	if (!s->argv || !s->argv[0])
 		return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
 		               "config.json: process.args: required (or give ARGV after --)");

@@ -344,6 +344,10 @@ struct exec_spec {
 	bool devices_set;
 	const struct exec_device_rule *devices;
 	size_t ndevices;
+	/* Nodes made in the new root's /dev (after the mounts): mknod, or in
+	 * a user namespace, where mknod is refused, the host's node bound. */
+	const struct exec_device_node *device_nodes;
+	size_t ndevice_nodes;
 	bool stdin_pipe;  /* else stdin is /dev/null */
 	size_t log_bytes; /* per stream ring; 0: EXEC_LOG_DEFAULT */
 	enum exec_restart restart;
@@ -369,7 +373,13 @@ struct exec_device_rule {
 	int64_t major, minor; /* -1: any */
 	unsigned access;      /* 1 read, 2 write, 4 mknod */
 };
+struct exec_device_node {
+	const char *path; /* under /dev */
+	char type;        /* 'c', 'b', 'p' */
+	uint32_t major, minor, mode, uid, gid;
+};
 #define EXEC_DEVICES_MAX 256
+#define EXEC_NODES_MAX   64
 #define EXEC_MOUNTS_MAX  256
 #define EXEC_SYSCTLS_MAX 64
 

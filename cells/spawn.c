@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 
 static const char *const step_names[EXEC_STEP_COUNT] = {
@@ -43,6 +44,7 @@ static const char *const step_names[EXEC_STEP_COUNT] = {
     [EXEC_STEP_SYSCTL] = "sysctl",
     [EXEC_STEP_SETNS] = "joining a namespace",
     [EXEC_STEP_OOM] = "oom_score_adj",
+    [EXEC_STEP_NODES] = "device nodes",
     [EXEC_STEP_HOSTNAME] = "sethostname",
     [EXEC_STEP_LOOPBACK] = "loopback up",
     [EXEC_STEP_CHDIR] = "chdir",
@@ -188,6 +190,36 @@ static void apply_mount(const struct exec_mount *m, int errfd)
 		TRY(EXEC_STEP_MOUNTS, mount(NULL, path, NULL, m->propagation, NULL));
 }
 
+/* The spec's device nodes, in the new root's /dev (cwd is the root). In a
+ * user namespace mknod is refused: the host's node is bound instead. */
+static void make_nodes(const struct exec_spec *s, int errfd)
+{
+	for (size_t i = 0; i < s->ndevice_nodes; i++) {
+		const struct exec_device_node *d = &s->device_nodes[i];
+		char dir[PATH_MAX], host[PATH_MAX];
+		const char *slash = strrchr(d->path, '/'), *name = slash + 1;
+		int pfd;
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - d->path - 1), d->path + 1);
+		int r = dir_open_beneath(AT_FDCWD, dir, 0755, &pfd);
+		if (r < 0)
+			spawn_child_fail(errfd, EXEC_STEP_NODES, -r);
+		mode_t type = d->type == 'b' ? S_IFBLK : d->type == 'p' ? S_IFIFO : S_IFCHR;
+		unlinkat(pfd, name, 0);
+		if (mknodat(pfd, name, type | 0600, makedev(d->major, d->minor)) < 0) {
+			if (errno != EPERM || type == S_IFIFO)
+				spawn_child_fail(errfd, EXEC_STEP_NODES, errno);
+			snprintf(host, sizeof(host), ".%s", d->path);
+			TRY(EXEC_STEP_NODES, mknodat(pfd, name, S_IFREG | 0600, 0));
+			TRY(EXEC_STEP_NODES, mount(d->path, host, NULL, MS_BIND, NULL));
+		} else {
+			TRY(EXEC_STEP_NODES,
+			    fchownat(pfd, name, d->uid, d->gid, AT_SYMLINK_NOFOLLOW));
+			TRY(EXEC_STEP_NODES, fchmodat(pfd, name, d->mode, 0));
+		}
+		close(pfd);
+	}
+}
+
 /* "net.ipv4.ip_forward=1" into /proc/sys/net/ipv4/ip_forward. */
 static void write_sysctls(const struct exec_spec *s, int errfd)
 {
@@ -228,6 +260,7 @@ static void setup_root(const struct exec_spec *s, int errfd)
 		if (r < 0)
 			spawn_child_fail(errfd, EXEC_STEP_MOUNT_DEV, -r);
 	}
+	make_nodes(s, errfd);
 	/* pivot_root(".", ".") stacks the old root under the new one; the
 	 * detach then drops it, leaving no path back to the host. */
 	TRY(EXEC_STEP_PIVOT_ROOT, syscall(SYS_pivot_root, ".", "."));

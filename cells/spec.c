@@ -162,6 +162,16 @@ static int validate_mounts(const struct exec_spec *s, size_t *bytes, struct err 
 			                 "%s: a rule's type, numbers or access are out of range",
 			                 "devices");
 	}
+	if (s->ndevice_nodes > EXEC_NODES_MAX || (s->ndevice_nodes && !s->root))
+		return spec_fail(err, "%s: at most 64, with a root", "device nodes");
+	for (size_t i = 0; i < s->ndevice_nodes; i++) {
+		const struct exec_device_node *d = &s->device_nodes[i];
+		if (!d->path || !str_startswith(d->path, "/dev/") || strstr(d->path, "..") ||
+		    !strchr("cbp", d->type) || !d->type || (d->mode & ~07777u))
+			return spec_fail(err, "%s: a path under /dev, type c, b or p, a mode",
+			                 "device nodes");
+		*bytes += strlen(d->path) + 1;
+	}
 	if (s->oom_score_adj_set && (s->oom_score_adj < -1000 || s->oom_score_adj > 1000))
 		return spec_fail(err, "%s: -1000 to 1000", "oom_score_adj");
 	return 0;
@@ -283,7 +293,10 @@ int exec_spec_copy(const struct exec_spec *src, struct exec_spec **ret)
 	char *const *const *vecs[] = SPEC_VECS(src);
 	const char *const *strs[] = SPEC_STRS(src);
 	size_t size = sizeof(struct exec_spec) + src->nmounts * sizeof(struct exec_mount) +
-	              src->ndevices * sizeof(struct exec_device_rule);
+	              src->ndevices * sizeof(struct exec_device_rule) +
+	              src->ndevice_nodes * sizeof(struct exec_device_node);
+	for (size_t i = 0; i < src->ndevice_nodes; i++)
+		size += strlen(src->device_nodes[i].path) + 1;
 	for (size_t i = 0; i < src->nmounts; i++) {
 		const struct exec_mount *m = &src->mounts[i];
 		const char *ms[] = {m->source, m->target, m->type, m->data};
@@ -309,7 +322,8 @@ int exec_spec_copy(const struct exec_spec *src, struct exec_spec **ret)
 	const char **dstrs[] = SPEC_STRS(d);
 	struct exec_mount *mounts = (struct exec_mount *)(d + 1);
 	struct exec_device_rule *devices = (struct exec_device_rule *)(mounts + src->nmounts);
-	char **slot = (char **)(devices + src->ndevices);
+	struct exec_device_node *nodes = (struct exec_device_node *)(devices + src->ndevices);
+	char **slot = (char **)(nodes + src->ndevice_nodes);
 	if (src->ndevices)
 		memcpy(devices, src->devices, src->ndevices * sizeof(*devices));
 	d->devices = src->ndevices ? devices : NULL;
@@ -341,6 +355,11 @@ int exec_spec_copy(const struct exec_spec *src, struct exec_spec **ret)
 	d->mounts = src->nmounts ? mounts : NULL;
 	for (size_t i = 0; i < src->njoins && i < ARRAY_SIZE(src->joins); i++)
 		d->joins[i].path = put_str(&cur, src->joins[i].path);
+	for (size_t i = 0; i < src->ndevice_nodes; i++) {
+		nodes[i] = src->device_nodes[i];
+		nodes[i].path = put_str(&cur, src->device_nodes[i].path);
+	}
+	d->device_nodes = src->ndevice_nodes ? nodes : NULL;
 	if (d->root)
 		d->namespaces |= EXEC_NS_MNT; /* pivot_root needs a mount namespace */
 	if ((d->namespaces & EXEC_NS_USER) && !d->nuid_map) {

@@ -152,6 +152,15 @@ struct oci_device_rule {
 	unsigned access;      /* 1 r, 2 w, 4 m */
 };
 
+/* linux.devices: a node the container's /dev must have. */
+struct oci_device_node {
+	char *path;           /* absolute, under /dev */
+	char type;            /* 'c', 'b', 'p' ('u' is read as 'c') */
+	int64_t major, minor; /* 0 for 'p' */
+	uint32_t mode;        /* permission bits; 0666 when not given */
+	uint32_t uid, gid;
+};
+
 struct oci_spec {
 	bool terminal;
 	uint32_t uid, gid;
@@ -185,6 +194,8 @@ struct oci_spec {
 	char **unified; /* "key=value" */
 	struct oci_device_rule *devices;
 	size_t ndevices;
+	struct oci_device_node *nodes;
+	size_t nnodes;
 	/* linux.seccomp as a profile in kin's text form (README "Seccomp"),
 	 * "unknown skip" first: names this kernel lacks are skipped, as runc
 	 * does. NULL: no filter. */

@@ -6,7 +6,7 @@
  *              oomScoreAdj); root; hostname; mounts; linux.namespaces (new, or
  *              joined by path); uid/gid mappings; sysctl; maskedPaths,
  *              readonlyPaths; resources memory, cpu, pids, blockIO weight,
- *              unified, devices
+ *              unified, devices; linux.devices (nodes); linux.seccomp
  *   recorded   annotations (for the containerd shim)
  *   ignored    process.apparmorProfile, selinuxLabel, linux.mountLabel (noted:
  *              they need a host policy), linux.cgroupsPath (the
@@ -598,6 +598,9 @@ void oci_spec_free(struct oci_spec *s)
 	free(s->mems);
 	oci_spec_strv_free(s->unified);
 	free(s->devices);
+	for (size_t i = 0; s->nodes && i < s->nnodes; i++)
+		free(s->nodes[i].path);
+	free(s->nodes);
 	free(s->seccomp_text);
 	oci_spec_strv_free(s->annotations);
 	free(s);

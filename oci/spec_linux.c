@@ -360,6 +360,57 @@ static int seccomp_at(struct oci_spec_ctx *c, json_t *sc)
 	return 0;
 }
 
+/* linux.devices: nodes to make in the container's /dev. */
+static int nodes_at(struct oci_spec_ctx *c, json_t *v)
+{
+	struct oci_spec *s = c->s;
+	size_t i;
+	json_t *e;
+	char path[64];
+	if (!v)
+		return 0;
+	if (!json_is_array(v) || json_array_size(v) > 64)
+		return BAD(c, "linux.devices", "expected a list of at most 64 devices");
+	if (!(s->nodes = calloc(json_array_size(v) + 1, sizeof(*s->nodes))))
+		return -ENOMEM;
+	json_array_foreach(v, i, e)
+	{
+		struct oci_device_node *d = &s->nodes[s->nnodes++];
+		const char *type = json_string_value(json_object_get(e, "type"));
+		uint64_t n = 0;
+		snprintf(path, sizeof(path), "linux.devices[%zu]", i);
+		int r = oci_spec_str_at(c, json_object_get(e, "path"), path, true, &d->path);
+		if (r < 0)
+			return r;
+		if (!str_startswith(d->path, "/dev/") || strstr(d->path, ".."))
+			return BAD(c, path, "path \"%.64s\" is not under /dev", d->path);
+		if (!type || strlen(type) != 1 || !strchr("cbpu", type[0]))
+			return BAD(c, path, "type: expected c, b, u or p");
+		d->type = type[0] == 'u' ? 'c' : type[0];
+		if (d->type != 'p' &&
+		    (oci_spec_i64_at(c, json_object_get(e, "major"), path, &d->major) < 0 ||
+		     oci_spec_i64_at(c, json_object_get(e, "minor"), path, &d->minor) < 0))
+			return -EINVAL;
+		if (d->major < 0 || d->minor < 0 || d->major > 0xfff || d->minor > 0xfffff)
+			return BAD(c, path, "major or minor out of range");
+		d->mode = 0666;
+		if (json_object_get(e, "fileMode")) {
+			if (oci_spec_u64_at(c, json_object_get(e, "fileMode"), path, 07777, &n) < 0)
+				return -EINVAL;
+			d->mode = (uint32_t)n;
+		}
+		if (json_object_get(e, "uid") &&
+		    oci_spec_u64_at(c, json_object_get(e, "uid"), path, UINT32_MAX - 1, &n) < 0)
+			return -EINVAL;
+		d->uid = json_object_get(e, "uid") ? (uint32_t)n : 0;
+		if (json_object_get(e, "gid") &&
+		    oci_spec_u64_at(c, json_object_get(e, "gid"), path, UINT32_MAX - 1, &n) < 0)
+			return -EINVAL;
+		d->gid = json_object_get(e, "gid") ? (uint32_t)n : 0;
+	}
+	return 0;
+}
+
 int oci_spec_linux(struct oci_spec_ctx *c, json_t *l)
 {
 	struct oci_spec *s = c->s;
@@ -387,10 +438,7 @@ int oci_spec_linux(struct oci_spec_ctx *c, json_t *l)
 		return r;
 	s->masked_given = json_object_get(l, "maskedPaths") != NULL;
 	s->readonly_given = json_object_get(l, "readonlyPaths") != NULL;
-	if (json_object_get(l, "devices") && json_array_size(json_object_get(l, "devices")))
-		return oci_spec_bad(
-		    c, ERR_UNIMPLEMENTED, "linux.devices",
-		    "device nodes to create are not supported yet (kin's /dev has null, "
-		    "zero, full, random, urandom, tty, ptmx)");
+	if ((r = nodes_at(c, json_object_get(l, "devices"))) < 0)
+		return r;
 	return resources_at(c, json_object_get(l, "resources"));
 }

@@ -137,6 +137,27 @@ run joined --bundle "$T/join" -- sh -c 'readlink /proc/self/ns/net'
 	bad join_net_namespace "$(cat "$T/out") vs $(readlink /proc/$hpid/ns/net)"
 kc exec stop c holder
 
+# linux.devices: a node made in the container's /dev and allowed by the
+# device program above the spec's deny-all; a disk's is still refused.
+if [ -c /dev/fuse ]; then
+	cp -r "$T/runc" "$T/dev"
+	python3 - "$T/dev/config.json" <<'PY'
+import json, sys
+p = sys.argv[1]
+c = json.load(open(p))
+c["linux"]["devices"] = [{"path": "/dev/fuse", "type": "c", "major": 10, "minor": 229,
+                          "fileMode": 438, "uid": 0, "gid": 0}]
+json.dump(c, open(p, "w"))
+PY
+	# A cell of its own: device programs of one cell stack (every one must allow).
+	kc cell create devc
+	kc exec start devc dev --bundle "$T/dev" -- sh -c 'ls -l /dev/fuse | cut -c1-10; (exec 3<>/dev/fuse) && echo OPEN; (exec 3</dev/null) && echo NULL'
+	"$KIN" ctl --socket "$S" exec wait devc dev >/dev/null 2>&1
+	"$KIN" ctl --socket "$S" exec logs devc dev >"$T/out" 2>&1
+	[ "$(tr '\n' ' ' <"$T/out")" = "crw-rw-rw- OPEN NULL " ] && ok linux_devices_node ||
+		bad linux_devices_node "$(tr '\n' '|' <"$T/out")"
+fi
+
 # A seccomp profile in the spec's JSON: mkdir fails with the profile's
 # errnoRet (38, ENOSYS), other calls work; a name this kernel lacks is
 # skipped, a rule with an argument condition loads.
