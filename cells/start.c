@@ -251,23 +251,6 @@ static void close_joins(struct spawn_req *req)
 	req->njoins = 0;
 }
 
-/* The profile is read by kin itself: a FIFO (or a device) named there
- * must not block the loop, so only a regular file is read. */
-static int read_profile(const char *path, char **ret_text)
-{
-	char fdpath[64];
-	struct stat st;
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0)
-		return -errno;
-	if (!S_ISREG(st.st_mode))
-		return -EINVAL;
-	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
-	return file_read_small(fdpath, EXEC_SC_FILE_MAX, ret_text, NULL);
-}
-
 static int build_seccomp(struct exec *e, struct sock_fprog *prog, struct err *err)
 {
 	const struct exec_spec *s = e->spec;
@@ -279,7 +262,9 @@ static int build_seccomp(struct exec *e, struct sock_fprog *prog, struct err *er
 	_cleanup_free_ struct exec_sc_profile *p = malloc(sizeof(*p));
 	if (!p)
 		return err_set(err, -ENOMEM, ERR_RESOURCE_EXHAUSTED, "out of memory");
-	int r = s->seccomp == EXEC_SECCOMP_TEXT ? 0 : read_profile(s->seccomp_file, &text);
+	int r = s->seccomp == EXEC_SECCOMP_TEXT
+	            ? 0
+	            : file_read_regular(s->seccomp_file, EXEC_SC_FILE_MAX, &text, NULL);
 	if (r < 0)
 		return err_set(err, r, ERR_INVALID_ARGUMENT, "seccomp profile %s: %s",
 		               s->seccomp_file, r == -EINVAL ? "not a regular file" : strerror(-r));

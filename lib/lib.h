@@ -108,6 +108,10 @@ int fd_set_nonblock(int fd, bool on);
 int fd_set_cloexec(int fd, bool on);
 /* Reads a whole small file (at most max bytes) into a NUL-terminated buffer. */
 int file_read_small(const char *path, size_t max, char **ret_buf, size_t *ret_len);
+/* file_read_small of a path someone else names (a client, a bundle):
+ * opened without blocking and read only if it is a regular file (-EINVAL
+ * otherwise), so a FIFO or a device there cannot stall the caller. */
+int file_read_regular(const char *path, size_t max, char **ret_buf, size_t *ret_len);
 /* Writes s to an existing file (sysfs, cgroupfs, proc), one write(2). */
 int file_write_str(const char *path, const char *s);
 /* mkdir -p with the given mode for the missing parts. */

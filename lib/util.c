@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <stdio.h>
 #include <time.h>
 
 bool str_startswith(const char *s, const char *prefix)
@@ -222,6 +223,21 @@ int write_all(int fd, const void *buf, size_t len)
 		len -= (size_t)n;
 	}
 	return 0;
+}
+
+int file_read_regular(const char *path, size_t max, char **ret_buf, size_t *ret_len)
+{
+	char fdpath[64];
+	struct stat st;
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
+	return file_read_small(fdpath, max, ret_buf, ret_len);
 }
 
 int mkdir_p(const char *path, mode_t mode)

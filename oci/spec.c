@@ -566,10 +566,12 @@ int oci_spec_load(const char *bundle_dir, struct oci_spec **ret, struct err *err
 	size_t len;
 	if (snprintf(path, sizeof(path), "%s/config.json", bundle_dir) >= (int)sizeof(path))
 		return err_set(err, -ENAMETOOLONG, ERR_INVALID_ARGUMENT, "bundle path too long");
-	int r = file_read_small(path, OCI_SPEC_JSON_MAX, &text, &len);
+	/* Read in PID 1: a FIFO or a device named config.json must not block. */
+	int r = file_read_regular(path, OCI_SPEC_JSON_MAX, &text, &len);
 	if (r < 0)
 		return err_set(err, r, r == -ENOENT ? ERR_NOT_FOUND : ERR_INVALID_ARGUMENT,
-		               "bundle %s: config.json: %s", bundle_dir, strerror(-r));
+		               "bundle %s: config.json: %s", bundle_dir,
+		               r == -EINVAL ? "not a regular file" : strerror(-r));
 	return oci_spec_parse(text, len, bundle_dir, ret, err);
 }
 

@@ -205,6 +205,13 @@ mkdir -p "$T/broken" && cp "$T/runc-broken.json" "$T/broken/config.json"
 kc exec start c broken --bundle "$T/broken" -- true
 [ $rc -eq 1 ] && out_has 'config.json: not JSON' && ok refuses_broken_json || bad refuses_broken_json "rc $rc"
 
+# A config.json that is a FIFO nobody writes: refused at once (kin reads
+# the bundle itself and must not block on it).
+mkdir -p "$T/fifo" && mkfifo "$T/fifo/config.json"
+kc --timeout 5s exec start c fifo --bundle "$T/fifo" -- true
+[ $rc -eq 1 ] && out_has 'config.json: not a regular file' && ok refuses_fifo_config ||
+	bad refuses_fifo_config "rc $rc"
+
 kc health
 [ "$(cat "$T/out")" = SERVING ] && ok still_serving || bad still_serving "$(cat "$T/out")"
 kill -TERM $DPID
