@@ -116,7 +116,7 @@ void api_images_release(struct api_images *svc, const char *digest);
 
 /* What a container (an executable, or a zone made from an image) holds of
  * an image: one use of it, and a writable layer CONTAINERS/ID with root/,
- * upper/ and work/ (ID made unique; '/' in it becomes '+'), its root an
+ * upper/ and work/ (ID.EPOCH.N, unique across restarts; '/' becomes '+'), its root an
  * overlay of lower (the image's layers, top first) and upper, mounted by
  * whoever starts it. The containers directory is /run/kin/containers. */
 struct api_container {

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 
 #define IMAGES_JOBS_MAX  4    /* imports and removals running at once */
 #define IMAGES_USERS_MAX 4096 /* distinct images in use */
@@ -147,8 +148,16 @@ int api_container_new(struct api_images *svc, const char *image, const char *id,
 	}
 	k->svc = svc;
 	memcpy(k->digest, ret_img->digest, sizeof(k->digest));
-	if (snprintf(k->dir, sizeof(k->dir), "%s/%s.%lu", CONTAINERS_DIR, id, ++serial) >=
-	    (int)sizeof(k->dir)) {
+	/* Unique across restarts of kin (the realtime clock at the first one):
+	 * a layer a dead kin left is never reused or removed here, in PID 1. */
+	static uint64_t epoch;
+	if (!epoch) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		epoch = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	}
+	if (snprintf(k->dir, sizeof(k->dir), "%s/%s.%llx.%lu", CONTAINERS_DIR, id,
+	             (unsigned long long)epoch, ++serial) >= (int)sizeof(k->dir)) {
 		api_images_release(svc, k->digest);
 		free(k);
 		return err_set(e, -ENAMETOOLONG, ERR_INVALID_ARGUMENT,
@@ -160,7 +169,6 @@ int api_container_new(struct api_images *svc, const char *image, const char *id,
 	snprintf(k->root, sizeof(k->root), "%s/root", k->dir);
 	snprintf(k->upper, sizeof(k->upper), "%s/upper", k->dir);
 	snprintf(k->work, sizeof(k->work), "%s/work", k->dir);
-	oci_remove_tree(AT_FDCWD, k->dir, 0); /* left by a kin that died */
 	r = api_images_store(svc, &store, e);
 	if (r == 0)
 		r = oci_image_lowerdirs(store, ret_img, k->lower, sizeof(k->lower), e);
