@@ -25,7 +25,7 @@ TEST_PKGS=(
 	tini                                          # the benchmark's peer
 	crun                                          # the cells benchmark's peer (run in a guest)
 	busybox-static                                # a static rootfs for the cells pivot_root test
-	skopeo umoci runc                             # OCI peers: image transports, unpack bench, runtime specs
+	skopeo umoci runc containerd                  # OCI peers: image transports, unpack bench, runtime specs (ctr)
 	kmod e2fsprogs cpio                           # kin image: depmod, mke2fs -d/debugfs, cpio -t in tests
 )
 
