@@ -17,7 +17,8 @@
  * in a directory changes its own. Extended attributes: security.capability
  * (file capabilities that programs such as ping rely on) and user.*; the
  * rest (ACLs, SELinux labels) mean nothing without the host policy they
- * came from and are skipped; trusted.overlay.* is refused, so a layer
+ * came from and are skipped; trusted.overlay.* (and user.overlay.*, what
+ * overlayfs reads with userxattr) is refused, so a layer
  * cannot forge whiteouts or opaque directories but through OCI's names.
  *
  * Bounded: entries, bytes written, and free space (each file's size must
@@ -159,7 +160,8 @@ static int xattrs_set(struct unpack *u, int fd, const struct oci_tar_entry *e)
 {
 	for (size_t i = 0; i < e->nxattrs; i++) {
 		const struct oci_tar_xattr *x = &e->xattrs[i];
-		if (str_startswith(x->name, "trusted.overlay."))
+		if (str_startswith(x->name, "trusted.overlay.") ||
+		    str_startswith(x->name, "user.overlay."))
 			return fail(u, -EPERM,
 			            "sets %s (overlayfs's own; whiteouts come as .wh. names)",
 			            x->name);
@@ -191,9 +193,6 @@ static int attrs_set(struct unpack *u, int fd, const struct oci_tar_entry *e)
 static int space_check(struct unpack *u, uint64_t size)
 {
 	struct statvfs sv;
-	if (u->stats.bytes + size > u->lim->max_bytes)
-		return fail(u, -EFBIG, "the layer passes %llu bytes",
-		            (unsigned long long)u->lim->max_bytes);
 	if (fstatvfs(u->dirfd, &sv) == 0 &&
 	    (uint64_t)sv.f_bavail * sv.f_frsize < size + u->lim->reserve_bytes)
 		return fail(u, -ENOSPC, "%llu bytes would leave less than %llu MiB free",
@@ -219,7 +218,6 @@ static int write_file(struct unpack *u, struct oci_tar *t, int pfd, const char *
 		if (write_all(fd, u->buf, (size_t)n) < 0)
 			return fail(u, -errno, "write: %m");
 	}
-	u->stats.bytes += e->size;
 	return attrs_set(u, fd, e);
 }
 
@@ -329,6 +327,12 @@ static int entry(struct unpack *u, struct oci_tar *t, const struct oci_tar_entry
 	char path[PATH_MAX], dir[PATH_MAX];
 	int pfd, r;
 	u->entry = e->name;
+	/* Every entry's data counts, written or not: a whiteout (or anything
+	 * skipped) with a huge size would otherwise be inflated for free. */
+	if (u->stats.bytes + e->size > u->lim->max_bytes)
+		return fail(u, -EFBIG, "the layer passes %llu bytes",
+		            (unsigned long long)u->lim->max_bytes);
+	u->stats.bytes += e->size;
 	if (normalize(e->name, path, sizeof(path)) < 0)
 		return fail(u, -EINVAL, "the name leaves the layer (\"..\") or is too long");
 	if (!path[0]) { /* "./": the layer's root itself */

@@ -44,6 +44,11 @@ $(BUILD)/ttrpc-peer: tests/interop/main.go
 $(BUILD)/zone-driver: tests/zone/driver.c $(LIB_OBJS)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_OBJS) $(LIBS)
 
+# The layer unpacker of tests/ns/oci-layer.test.sh (a blob into a directory).
+$(BUILD)/oci-layer-unpack: tests/oci/layer_unpack.c $(LIB_OBJS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_OBJS) $(LIBS)
+
+CHECK_DEPS += $(BUILD)/oci-layer-unpack
 CHECK_DEPS += $(BUILD)/unit-tests $(BUILD)/ns-helper $(BUILD)/cells-driver \
 	$(BUILD)/cells-hostile $(BUILD)/cells-probe $(BUILD)/rpc-load $(BUILD)/rpc-route \
 	$(BUILD)/ttrpc-peer $(BUILD)/zone-driver

@@ -7,6 +7,7 @@
 
 #include "oci/oci-int.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <sys/mount.h>
 #include <zlib.h>
@@ -486,4 +487,37 @@ TEST(oci_spec_fixtures)
 		CHECK(strstr(files[i], "runc-rootless") ? s->nuid_map == 1 : s->nuid_map == 0);
 		oci_spec_free(s);
 	}
+}
+
+/* A layer whose whiteout entry carries 64 MiB of data (nothing would be
+ * written, but the reader would inflate it all to skip it) is refused by
+ * the byte bound; so is an archive xattr in overlayfs's user namespace. */
+TEST(oci_layer_bounds_every_entry)
+{
+	static uint8_t buf[4 * 512];
+	char dir[] = "/tmp/kin-unit-layer.XXXXXX";
+	struct err err = {0};
+	struct oci_layer_stats st;
+	const struct oci_layer_limits lim = {.max_entries = 100, .max_bytes = 1 << 20};
+	if (!mkdtemp(dir)) {
+		CHECK(0);
+		return;
+	}
+	_cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	header(buf, ".wh.big", '0', 64u << 20, false, false, NULL);
+	struct mem m = mem_of(buf, 512); /* the header alone: the bound trips first */
+	CHECK_EQ(oci_layer_unpack(&m.r, fd, "layer test", &lim, OCI_UNPACK_WHITEOUTS, &st, &err),
+	         -EFBIG);
+	CHECK(strstr(err.msg, "entry \".wh.big\": the layer passes 1048576 bytes") != NULL);
+
+	static struct arc a;
+	a.len = 0;
+	add(&a, "x", 'x', "38 SCHILY.xattr.user.overlay.opaque=y\n", false, false, NULL);
+	add(&a, "d", '0', "1", false, false, NULL);
+	end(&a, 2);
+	struct mem m2 = mem_of(a.buf, a.len);
+	CHECK_EQ(oci_layer_unpack(&m2.r, fd, "layer test", &lim, OCI_UNPACK_WHITEOUTS, &st, &err),
+	         -EPERM);
+	CHECK(strstr(err.msg, "user.overlay.opaque") != NULL);
+	oci_remove_tree(AT_FDCWD, dir, 0);
 }
