@@ -349,6 +349,14 @@ struct exec_spec {
 	const struct exec_device_node *device_nodes;
 	size_t ndevice_nodes;
 	bool stdin_pipe;  /* else stdin is /dev/null */
+	/* Absolute paths on kin's machine opened for the child's stdin,
+	 * stdout, stderr instead of /dev/null and the output rings (a
+	 * containerd FIFO, a log file). Opened by kin at each run, never
+	 * blocking: a FIFO's writer end needs a reader already there (else
+	 * the start fails naming it), its reader end does not wait for a
+	 * writer. FIFOs, regular files (appended to, made if missing) and character devices
+	 * only. A stream given a path is not captured. */
+	const char *stdio_paths[3];
 	size_t log_bytes; /* per stream ring; 0: EXEC_LOG_DEFAULT */
 	enum exec_restart restart;
 	uint64_t backoff_base_ms, backoff_cap_ms; /* 0: defaults */

@@ -85,6 +85,8 @@ int exec_output_attach(struct exec *e, int out_fd, int err_fd)
 		pipe_close(p); /* a previous run's writer may linger: its output goes */
 		p->src = (struct ev_source){.fd = fds[s], .fn = on_output, .data = p};
 		fds[s] = -1;
+		if (p->src.fd < 0)
+			continue; /* the stream goes to a path of the spec */
 		if (r == 0)
 			r = fd_set_nonblock(p->src.fd, true);
 		if (r == 0)

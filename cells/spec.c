@@ -196,7 +196,9 @@ int exec_spec_validate(const struct exec_spec *s, struct err *err)
 			               "env: \"%.64s\" is not NAME=VALUE", s->env[i]);
 		bytes += strlen(s->env[i]) + 1;
 	}
-	const char *paths[] = {s->cwd, s->root, s->seccomp_file, s->hostname};
+	const char *paths[] = {s->cwd,            s->root,           s->seccomp_file,
+	                       s->hostname,       s->stdio_paths[0], s->stdio_paths[1],
+	                       s->stdio_paths[2]};
 	for (size_t i = 0; i < ARRAY_SIZE(paths); i++)
 		bytes += paths[i] ? strlen(paths[i]) + 1 : 0;
 	int r = validate_mounts(s, &bytes, err);
@@ -252,6 +254,14 @@ int exec_spec_validate(const struct exec_spec *s, struct err *err)
 		return spec_fail(err, "%s: needs a uts namespace", "hostname");
 	if (s->hostname && !str_is_hostname(s->hostname))
 		return spec_fail(err, "hostname: \"%s\" is not a valid hostname", s->hostname);
+	for (int i = 0; i < 3; i++)
+		if (s->stdio_paths[i] && s->stdio_paths[i][0] != '/')
+			return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
+			               "%s: \"%s\" is not absolute",
+			               i == 0 ? "stdin" : i == 1 ? "stdout" : "stderr",
+			               s->stdio_paths[i]);
+	if (s->stdin_pipe && s->stdio_paths[0])
+		return spec_fail(err, "%s: a pipe from kin or a path, not both", "stdin");
 	if (s->root_readonly && !s->root)
 		return spec_fail(err, "%s: read-only needs a root", "root");
 	if (s->log_bytes && (s->log_bytes < EXEC_LOG_MIN || s->log_bytes > EXEC_LOG_MAX))
@@ -285,7 +295,8 @@ static char *put_str(char **cursor, const char *s)
 #define SPEC_STRS(s)                                                                               \
 	{                                                                                          \
 		&(s)->cwd, &(s)->root, &(s)->seccomp_file, &(s)->hostname, &(s)->root_lowerdirs,   \
-		    &(s)->root_upperdir, &(s)->root_workdir                                        \
+		    &(s)->root_upperdir, &(s)->root_workdir, &(s)->stdio_paths[0],                 \
+		    &(s)->stdio_paths[1], &(s)->stdio_paths[2]                                     \
 	}
 
 int exec_spec_copy(const struct exec_spec *src, struct exec_spec **ret)

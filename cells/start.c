@@ -285,19 +285,65 @@ static int exec_fail_prefix(struct exec *e, int r, struct err *err)
  * is prepared first; whatever failed is undone by the cleanups. The child
  * is tracked from the start, so its exit is never lost to the orphan sweep
  * while its setup runs. */
-/* The child's stdio: stdin from /dev/null or a pipe kin writes, stdout
- * and stderr into pipes kin reads. fds[0..5]: in_r, in_w (-1 without a
- * stdin pipe), out_r, out_w, err_r, err_w; closed by the caller. */
+/* A stdio path of the spec, opened without ever waiting: O_NONBLOCK for
+ * the open (a FIFO's writer end fails ENXIO with no reader rather than
+ * block), cleared after, since the child expects ordinary blocking I/O. */
+static int stdio_path_open(struct exec *e, int which, struct err *err)
+{
+	static const char *const names[] = {"stdin", "stdout", "stderr"};
+	const char *path = e->spec->stdio_paths[which];
+	int flags = (which == 0 ? O_RDONLY : O_WRONLY | O_APPEND | O_CREAT) | O_NONBLOCK |
+	            O_NOCTTY | O_CLOEXEC;
+	_cleanup_close_ int fd = open(path, flags, 0640);
+	if (fd < 0 && errno == ENXIO)
+		return err_set(err, -ENXIO, ERR_FAILED_PRECONDITION,
+		               "exec \"%s\": %s %s: a FIFO nobody reads", e->label, names[which],
+		               path);
+	if (fd < 0)
+		return err_set_errno(err, -errno, "exec \"%s\": %s %s: %m", e->label, names[which],
+		                     path);
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return err_set_errno(err, -errno, "exec \"%s\": %s %s: %m", e->label, names[which],
+		                     path);
+	if (!S_ISFIFO(st.st_mode) && !S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode))
+		return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
+		               "exec \"%s\": %s %s: not a FIFO, regular file or character device",
+		               e->label, names[which], path);
+	int r = fd_set_nonblock(fd, false);
+	if (r < 0)
+		return err_set_errno(err, r, "exec \"%s\": %s %s: %s", e->label, names[which],
+		                     path, strerror(-r));
+	return TAKE_FD(fd);
+}
+
+/* The child's stdio: stdin from /dev/null, a pipe kin writes or a path;
+ * stdout and stderr into pipes kin reads, or paths. fds[0..5]: in_r, in_w
+ * (-1 without a stdin pipe), out_r, out_w, err_r, err_w (out_r, err_r -1
+ * for a path); closed by the caller. */
 static int exec_stdio_open(struct exec *e, int fds[6], struct err *err)
 {
+	const struct exec_spec *s = e->spec;
 	int p[2];
-	if (e->spec->stdin_pipe ? pipe2(p, O_CLOEXEC)
-	                        : (p[0] = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
+	if (s->stdio_paths[0]) {
+		if ((fds[0] = stdio_path_open(e, 0, err)) < 0)
+			return fds[0];
+	} else if (s->stdin_pipe ? pipe2(p, O_CLOEXEC)
+	                         : (p[0] = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
 		return err_set_errno(err, -errno, "exec \"%s\": stdin: %m", e->label);
-	fds[0] = p[0], fds[1] = e->spec->stdin_pipe ? p[1] : -1;
-	if (pipe2(p, O_CLOEXEC) < 0 || (fds[2] = p[0], fds[3] = p[1], pipe2(p, O_CLOEXEC) < 0))
-		return err_set_errno(err, -errno, "exec \"%s\": output pipes: %m", e->label);
-	fds[4] = p[0], fds[5] = p[1];
+	} else {
+		fds[0] = p[0], fds[1] = s->stdin_pipe ? p[1] : -1;
+	}
+	for (int i = 1; i <= 2; i++) {
+		if (s->stdio_paths[i]) {
+			if ((fds[2 * i + 1] = stdio_path_open(e, i, err)) < 0)
+				return fds[2 * i + 1];
+		} else if (pipe2(p, O_CLOEXEC) < 0) {
+			return err_set_errno(err, -errno, "exec \"%s\": output pipes: %m", e->label);
+		} else {
+			fds[2 * i] = p[0], fds[2 * i + 1] = p[1];
+		}
+	}
 	return 0;
 }
 

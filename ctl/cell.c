@@ -28,6 +28,7 @@ const char ctl_cells_help[] =
     "      --seccomp default|none|FILE  --ns pid,mnt,net,uts,ipc,user,cgroup\n"
     "      --uid-map IN:OUT:N  --gid-map IN:OUT:N  --hostname H  --root DIR  --read-only\n"
     "      --stdin  --log-size SIZE  --restart no|on-failure|always  --backoff BASE[:CAP]\n"
+    "      --stdin-from PATH  --stdout-to PATH  --stderr-to PATH   (FIFOs, files)\n"
     "  exec list [CELL]\n"
     "  exec status|wait|delete CELL NAME   (wait exits with the executable's status)\n"
     "  exec signal CELL NAME SIGNAL        (TERM, SIGKILL, 9, ...)\n"

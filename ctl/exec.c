@@ -96,6 +96,9 @@ enum {
 	O_IMAGE,
 	O_USER,
 	O_BUNDLE,
+	O_STDIN_FROM,
+	O_STDOUT_TO,
+	O_STDERR_TO,
 	O_RO,
 	O_STDIN,
 	O_LOGSIZE,
@@ -128,6 +131,9 @@ const struct option ctl_exec_opts[] = {
     {"image", required_argument, NULL, O_IMAGE},
     {"user", required_argument, NULL, O_USER},
     {"bundle", required_argument, NULL, O_BUNDLE},
+    {"stdin-from", required_argument, NULL, O_STDIN_FROM},
+    {"stdout-to", required_argument, NULL, O_STDOUT_TO},
+    {"stderr-to", required_argument, NULL, O_STDERR_TO},
     {"read-only", no_argument, NULL, O_RO},
     {"stdin", no_argument, NULL, O_STDIN},
     {"log-size", required_argument, NULL, O_LOGSIZE},
@@ -184,6 +190,12 @@ static char **start_str_field(Kin__V1__ExecSpec *sp, int c)
 		return &sp->user;
 	case O_BUNDLE:
 		return &sp->bundle;
+	case O_STDIN_FROM:
+		return &sp->stdin_path;
+	case O_STDOUT_TO:
+		return &sp->stdout_path;
+	case O_STDERR_TO:
+		return &sp->stderr_path;
 	case O_RESTART:
 		return &sp->restart;
 	default:
