@@ -348,7 +348,7 @@ struct exec_spec {
 	 * a user namespace, where mknod is refused, the host's node bound. */
 	const struct exec_device_node *device_nodes;
 	size_t ndevice_nodes;
-	bool stdin_pipe;  /* else stdin is /dev/null */
+	bool stdin_pipe; /* else stdin is /dev/null */
 	/* Absolute paths on kin's machine opened for the child's stdin,
 	 * stdout, stderr instead of /dev/null and the output rings (a
 	 * containerd FIFO, a log file). Opened by kin at each run, never

@@ -196,8 +196,8 @@ int exec_spec_validate(const struct exec_spec *s, struct err *err)
 			               "env: \"%.64s\" is not NAME=VALUE", s->env[i]);
 		bytes += strlen(s->env[i]) + 1;
 	}
-	const char *paths[] = {s->cwd,            s->root,           s->seccomp_file,
-	                       s->hostname,       s->stdio_paths[0], s->stdio_paths[1],
+	const char *paths[] = {s->cwd,           s->root,           s->seccomp_file,
+	                       s->hostname,      s->stdio_paths[0], s->stdio_paths[1],
 	                       s->stdio_paths[2]};
 	for (size_t i = 0; i < ARRAY_SIZE(paths); i++)
 		bytes += paths[i] ? strlen(paths[i]) + 1 : 0;
@@ -258,7 +258,9 @@ int exec_spec_validate(const struct exec_spec *s, struct err *err)
 		if (s->stdio_paths[i] && s->stdio_paths[i][0] != '/')
 			return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
 			               "%s: \"%s\" is not absolute",
-			               i == 0 ? "stdin" : i == 1 ? "stdout" : "stderr",
+			               i == 0   ? "stdin"
+			               : i == 1 ? "stdout"
+			                        : "stderr",
 			               s->stdio_paths[i]);
 	if (s->stdin_pipe && s->stdio_paths[0])
 		return spec_fail(err, "%s: a pipe from kin or a path, not both", "stdin");

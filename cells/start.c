@@ -312,8 +312,8 @@ static int stdio_path_open(struct exec *e, int which, struct err *err)
 		               e->label, names[which], path);
 	int r = fd_set_nonblock(fd, false);
 	if (r < 0)
-		return err_set_errno(err, r, "exec \"%s\": %s %s: %s", e->label, names[which],
-		                     path, strerror(-r));
+		return err_set_errno(err, r, "exec \"%s\": %s %s: %s", e->label, names[which], path,
+		                     strerror(-r));
 	return TAKE_FD(fd);
 }
 
@@ -339,7 +339,8 @@ static int exec_stdio_open(struct exec *e, int fds[6], struct err *err)
 			if ((fds[2 * i + 1] = stdio_path_open(e, i, err)) < 0)
 				return fds[2 * i + 1];
 		} else if (pipe2(p, O_CLOEXEC) < 0) {
-			return err_set_errno(err, -errno, "exec \"%s\": output pipes: %m", e->label);
+			return err_set_errno(err, -errno, "exec \"%s\": output pipes: %m",
+			                     e->label);
 		} else {
 			fds[2 * i] = p[0], fds[2 * i + 1] = p[1];
 		}
