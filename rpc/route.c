@@ -369,7 +369,8 @@ static struct relay *relay_new(struct rpc_route *r)
 
 int rpc_route_add(struct rpc_server *s, const char *name, int fd, unsigned flags)
 {
-	if (!rpc_route_name_is_valid(name))
+	if (flags & RPC_ROUTE_PRIVATE ? name[0] != '@' || !name_is_valid(name + 1)
+	                              : !rpc_route_name_is_valid(name))
 		return -EINVAL;
 	if (route_find(s, name))
 		return -EEXIST;

@@ -44,7 +44,6 @@ struct rpc_timer *rpc_timers_first(const struct rpc_timers *t);
 void rpc_timers_done(struct rpc_timers *t);
 
 /* Listening sockets (transport.c): non-blocking, O_CLOEXEC. */
-int rpc_listen_unix(const char *path, mode_t mode, int *ret_fd);
 int rpc_listen_vsock(uint32_t port, int *ret_fd);
 /* Fills in who is on the other end of an accepted socket. */
 int rpc_peer_identify(int fd, enum rpc_transport transport, struct rpc_peer *ret);

@@ -179,6 +179,15 @@ int rpc_server_register(struct rpc_server *s, const struct rpc_method *methods, 
  * directory made 0700) — refuses -EADDRINUSE when a live server answers
  * there, replaces a stale socket. */
 int rpc_server_listen_unix(struct rpc_server *s, const char *path);
+/* A listening unix socket at path (mode; its directory made 0700, or 0711
+ * when mode lets others in), non-blocking and O_CLOEXEC: what
+ * rpc_server_listen_unix listens on, for a process that hands it to the
+ * server of another (a containerd shim's start to its daemon). -EADDRINUSE
+ * when a live server answers there; a stale socket is replaced. */
+int rpc_listen_unix(const char *path, mode_t mode, int *ret_fd);
+/* Serves a listening unix socket made elsewhere (takes fd); path, if not
+ * NULL, is unlinked at rpc_server_free while it is still that socket. */
+int rpc_server_listen_fd(struct rpc_server *s, int fd, const char *path);
 /* Listens on AF_VSOCK; -EAFNOSUPPORT when the kernel has no vsock. Peers:
  * the host (CID 2) and this machine (CID 1, loopback). */
 int rpc_server_listen_vsock(struct rpc_server *s, uint32_t port);
@@ -267,6 +276,10 @@ enum {
 	 * (a VM link: QEMU accepts the connection long before the guest's
 	 * kin opens its port); until then calls answer UNAVAILABLE. */
 	RPC_ROUTE_PROBE = 0x1,
+	/* Not a child kin but a peer this kin calls (containerd's events
+	 * service, for a shim): named "@NAME", which no target can name, so
+	 * only rpc_route_call reaches it. */
+	RPC_ROUTE_PRIVATE = 0x2,
 };
 /* "vm/NAME" or a name (name_is_valid) other than "vm". */
 bool rpc_route_name_is_valid(const char *name);

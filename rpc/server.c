@@ -221,6 +221,16 @@ int rpc_server_listen_unix(struct rpc_server *s, const char *path)
 	return listener_add(s, fd, RPC_TRANSPORT_UNIX, path);
 }
 
+int rpc_server_listen_fd(struct rpc_server *s, int fd, const char *path)
+{
+	int r = fd_set_nonblock(fd, true);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	return listener_add(s, fd, RPC_TRANSPORT_UNIX, path);
+}
+
 int rpc_server_listen_vsock(struct rpc_server *s, uint32_t port)
 {
 	int fd;

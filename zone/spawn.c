@@ -32,6 +32,8 @@ static const char *const step_names[] = {
     [ZSTEP_FDS] = "setting up fds",
     [ZSTEP_EXEC] = "execveat",
     [ZSTEP_NET] = "creating the veth pair",
+    [ZSTEP_SHARE] = "binding the shared directory",
+    [ZSTEP_NETNS] = "joining the network namespace",
 };
 
 const char *zone_step_name(int step)
@@ -63,6 +65,21 @@ static _noreturn_ void zone_child(const struct zone_spawn *a, int errfd, int gof
 			spawn_child_fail(errfd, ZSTEP_SYNC, errno);
 		}
 		close(gofd);
+	}
+	if (a->netns) {
+		int fd = open(a->netns, O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || setns(fd, CLONE_NEWNET) < 0)
+			spawn_child_fail(errfd, ZSTEP_NETNS, errno);
+		close(fd);
+	}
+	/* A clone of a shared mount joins its peer group: taken before our
+	 * mounts go private, it is made a slave once in place. */
+	int share = -1;
+	if (a->share_src) {
+		share = (int)syscall(SYS_open_tree, AT_FDCWD, a->share_src,
+		                     OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+		if (share < 0)
+			spawn_child_fail(errfd, ZSTEP_SHARE, errno);
 	}
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		spawn_child_fail(errfd, ZSTEP_PRIVATE, errno);
@@ -118,6 +135,15 @@ static _noreturn_ void zone_child(const struct zone_spawn *a, int errfd, int gof
 	} else {
 		mkdir(tmp, 01777);
 	}
+	if (share >= 0) {
+		char dst[PATH_MAX];
+		snprintf(dst, sizeof(dst), "%s%s", root, a->share_dst);
+		if (mkdir_p(dst, 0755) < 0 ||
+		    syscall(SYS_move_mount, share, "", AT_FDCWD, dst, MOVE_MOUNT_F_EMPTY_PATH) < 0 ||
+		    mount(NULL, dst, NULL, MS_REC | MS_SLAVE, NULL) < 0)
+			spawn_child_fail(errfd, ZSTEP_SHARE, errno);
+		close(share);
+	}
 	if (chdir(root) < 0)
 		spawn_child_fail(errfd, ZSTEP_PIVOT, errno);
 	if (syscall(SYS_pivot_root, ".", ".") == 0) {
@@ -130,7 +156,7 @@ static _noreturn_ void zone_child(const struct zone_spawn *a, int errfd, int gof
 		 * chroot'ed into instead, as container runtimes do there. */
 		spawn_child_fail(errfd, ZSTEP_PIVOT, errno);
 	}
-	if (sethostname(a->name, strlen(a->name)) < 0)
+	if (sethostname(a->hostname, strlen(a->hostname)) < 0)
 		spawn_child_fail(errfd, ZSTEP_HOSTNAME, errno);
 	/* fd 3 is the RPC end; the exe memfd, errfd and the log pipe stay
 	 * clear of it and of 0-2. */

@@ -19,6 +19,8 @@ enum zone_step {
 	ZSTEP_FDS,
 	ZSTEP_EXEC,
 	ZSTEP_NET, /* the parent's side: the veth pair */
+	ZSTEP_SHARE,
+	ZSTEP_NETNS,
 };
 const char *zone_step_name(int step);
 
@@ -31,6 +33,9 @@ struct zone_spawn {
 	int exe_fd;             /* the sealed memfd */
 	char *const *argv;
 	bool net;
+	const char *netns;    /* joined by the child first, or NULL */
+	const char *hostname; /* the zone's */
+	const char *share_src, *share_dst;
 	int out_fd; /* the zone kin's stdout and stderr (stdin: /dev/null); -1: ours */
 	/* Runs in the parent once the child exists, before it goes on. */
 	int (*net_setup)(void *data, pid_t pid);

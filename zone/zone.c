@@ -573,6 +573,27 @@ static int check_spec(struct zones *z, const struct zone_spec *spec, struct err 
 			            "zone \"%s\": root %s is not a directory", spec->name,
 			            spec->root);
 	}
+	if (spec->net && spec->netns)
+		return zerr(err, -EINVAL, ERR_INVALID_ARGUMENT,
+		            "zone \"%s\": a network namespace of its own or one to join, not both",
+		            spec->name);
+	if (spec->netns && spec->netns[0] != '/')
+		return zerr(err, -EINVAL, ERR_INVALID_ARGUMENT,
+		            "zone \"%s\": netns \"%.200s\" is not an absolute path", spec->name,
+		            spec->netns);
+	if (spec->hostname && !str_is_hostname(spec->hostname))
+		return zerr(err, -EINVAL, ERR_INVALID_ARGUMENT,
+		            "zone \"%s\": \"%.200s\" is not a valid hostname", spec->name,
+		            spec->hostname);
+	if (!spec->share_src != !spec->share_dst ||
+	    (spec->share_src && (spec->share_src[0] != '/' ||
+	                         !str_startswith(spec->share_dst, "/run/") ||
+	                         strstr(spec->share_dst, "/..") ||
+	                         strlen(spec->share_dst) > PATH_MAX / 2)))
+		return zerr(err, -EINVAL, ERR_INVALID_ARGUMENT,
+		            "zone \"%s\": a shared directory needs an absolute source and a "
+		            "destination below /run",
+		            spec->name);
 	int layers = !!spec->root_lowerdirs + !!spec->root_upperdir + !!spec->root_workdir;
 	if (layers && (layers != 3 || !spec->root ||
 	               strlen(spec->root_lowerdirs) + strlen(spec->root_upperdir) +
@@ -782,6 +803,10 @@ int zone_create(struct zones *z, const struct zone_spec *spec, zone_created_fn c
 	                        .exe_fd = z->exe_fd,
 	                        .argv = argv,
 	                        .net = spec->net,
+	                        .netns = spec->netns,
+	                        .hostname = spec->hostname ? spec->hostname : x->info.name,
+	                        .share_src = spec->share_src,
+	                        .share_dst = spec->share_dst,
 	                        .out_fd = out_fd,
 	                        .net_setup = zone_net_setup,
 	                        .net_data = &nctx};

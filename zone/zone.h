@@ -60,6 +60,16 @@ struct zone_spec {
 	 * or none. */
 	const char *root_lowerdirs, *root_upperdir, *root_workdir;
 	bool net;                  /* own network namespace with a veth pair */
+	/* Or the network namespace at this path (a CNI netns, /proc/PID/ns/net)
+	 * joined by the zone's child; not with net. NULL: the parent's. */
+	const char *netns;
+	const char *hostname; /* NULL: the name */
+	/* A directory of the parent's bound (writable) at share_dst in the
+	 * zone, as a slave: mounts the parent makes below share_src later
+	 * appear in the zone (share_src must be a shared mount for that), the
+	 * zone's own mounts there stay its own. share_dst is absolute, below
+	 * /run (the zone's own tmpfs). Both or neither. */
+	const char *share_src, *share_dst;
 	struct cell_limits limits; /* of the zone's cell */
 	char *const *argv;         /* the zone kin's workload, or NULL */
 };
