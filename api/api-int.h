@@ -12,7 +12,7 @@
 
 #include <limits.h>
 
-#define API_SERVICES_MAX 8
+#define API_SERVICES_MAX API_SERVICES_MAX_LIST
 #define API_METHODS_MAX  16 /* methods of one protobuf service */
 
 struct api {
@@ -26,6 +26,7 @@ struct api {
 	struct api_vm *vm;
 	struct api_zones *zones;
 	struct api_images *images;
+	struct api_task *task; /* a containerd shim's */
 };
 
 /* ---- registration (api/service.c) -------------------------------------------------------- */
@@ -133,7 +134,28 @@ int api_container_new(struct api_images *svc, const char *image, const char *id,
  * a tree can be large). NULL is fine. */
 void api_container_release(struct api_container *k);
 
+/* A runtime spec's resources as a cell's limits (api/exec_bundle.c). */
+struct oci_spec;
+struct cell_limits;
+int api_oci_limits(const struct oci_spec *o, struct cell_limits *l, struct err *err);
+
 /* ---- Zones (api/zones.c) ---------------------------------------------------------------- */
 
 void api_zones_stop_all(struct api_zones *svc);
+/* A namespace zone this kin makes for itself (a shim's pod): listed and
+ * routed like any (kin ctl --target NAME reaches it). ready runs once: 0
+ * when its kin answers, or -errno with err (it is gone by then, and gone
+ * does not follow); gone runs once it has ended after being ready. */
+struct zone_spec;
+struct zone_info;
+struct api_zone_owner {
+	void (*ready)(int result, const struct err *err, void *data);
+	void (*gone)(int status, void *data);
+	void *data;
+};
+int api_zones_create_own(struct api_zones *svc, const struct zone_spec *spec,
+                         const struct api_zone_owner *owner, struct err *err);
+int api_zones_info(struct api_zones *svc, const char *name, struct zone_info *ret);
+/* zone_stop (kill false) or zone_kill of a namespace zone. */
+int api_zones_end(struct api_zones *svc, const char *name, bool kill);
 bool api_zones_all_gone(const struct api_zones *svc);

@@ -11,6 +11,7 @@
 struct cells;
 struct child_table;
 struct zones_config;
+struct shim_serve;
 
 /* What Health reports; init fills it in (api never includes init). Strings
  * and data must outlive the server. */
@@ -48,6 +49,9 @@ struct api_config {
 	const char *vm_dir;               /* NULL: /run/kin/vm */
 	const char *image_store;          /* NULL: OCI_STORE_DEFAULT, opened at first use */
 	const struct zones_config *zones; /* read at start only */
+	/* A containerd shim kin's (shim/shim.h): the Task service serves
+	 * containerd on its socket. NULL: not a shim. */
+	const struct shim_serve *shim;
 };
 
 /* The running services (api/service.c). */
@@ -73,6 +77,10 @@ struct api_service {
  * service). */
 extern const struct api_service api_service_health, api_service_cells, api_service_system,
     api_service_vm, api_service_zones, api_service_images;
+/* containerd.task.v2.Task (api/task*.c), for a shim kin: start it after
+ * the others (it makes its pod a zone of the Zones service). */
+extern const struct api_service api_service_task;
+#define API_SERVICES_MAX_LIST 8 /* services api_start takes */
 /* All of them, in start order. */
 extern const struct api_service *const api_services[];
 extern const size_t api_services_count;

@@ -55,7 +55,7 @@ static int ns_bits(const struct oci_spec *o, struct exec_spec *s, struct err *er
 }
 
 /* Resources as the cell's limits (cgroup v2 keys). */
-static int limits_of(const struct oci_spec *o, struct cell_limits *l, struct err *err)
+int api_oci_limits(const struct oci_spec *o, struct cell_limits *l, struct err *err)
 {
 	char v[64];
 	int r = 0;
@@ -193,6 +193,30 @@ static int fill(const Kin__V1__StartRequest *req, struct bundle_buf *bb,
 	return 0;
 }
 
+/* Resources whose controller this cell does not offer (a host with hybrid
+ * cgroups has none) are not enforced: each is dropped, and said so, rather
+ * than refuse a bundle that asks for runtimes' defaults (ctr's cpu.shares). */
+static void drop_unavailable(struct cells *cells, const char *cell, struct cell_limits *l)
+{
+	struct cell_info info;
+	if (cell_show(cells, cell, &info, NULL, NULL) < 0)
+		return;
+	for (int k = 0; k < CELL_LIMIT_COUNT; k++) {
+		if (!(l->set & (1u << k)))
+			continue;
+		const char *ctl = cell_limit_controller((enum cell_limit)k);
+		bool have = false;
+		for (int c = 0; c < CELLS_CTL_COUNT; c++)
+			if (strcmp(cells_controller_name((enum cells_controller)c), ctl) == 0)
+				have = info.controllers & (1u << c);
+		if (have)
+			continue;
+		l->set &= ~(1u << k);
+		log_warn("cell \"%s\": %s from the bundle not enforced: no %s controller here",
+		         cell, cell_limit_name((enum cell_limit)k), ctl);
+	}
+}
+
 int api_exec_bundle_start(struct api_cells *svc, struct rpc_call *call,
                           const Kin__V1__StartRequest *req, exec_start_fn done)
 {
@@ -219,7 +243,9 @@ int api_exec_bundle_start(struct api_cells *svc, struct rpc_call *call,
 		log_info("exec \"%s/%s\": bundle %s: %s", req->cell, req->name, req->spec->bundle,
 		         bb->o->note);
 	if (r == 0)
-		r = limits_of(bb->o, &limits, &err);
+		r = api_oci_limits(bb->o, &limits, &err);
+	if (r == 0 && limits.set)
+		drop_unavailable(svc->cells, req->cell, &limits);
 	if (r == 0 && limits.set)
 		r = cell_update(svc->cells, req->cell, &limits, &err);
 	if (r == 0 && !(p = api_cells_pending_new(svc, call)))

@@ -32,6 +32,7 @@ struct zrec {
 	uint64_t started_ns;
 	struct rpc_call *create_call;    /* namespaces: answered when ready */
 	struct api_container *container; /* a zone from an image: its layer, released with it */
+	struct api_zone_owner owner;     /* a zone this kin made for itself (a shim's pod) */
 	struct rpc_call *waiters[ZONE_STOP_WAITERS_MAX];
 };
 
@@ -156,8 +157,14 @@ static void rec_gone(struct zrec *r, int status, const char *why)
 	}
 	if (!r->vm) /* a VM zone's route went with its VMM (vm.c) */
 		rpc_route_remove(svc->rpc, r->name, why);
+	struct api_zone_owner owner = r->owner;
+	r->owner = (struct api_zone_owner){0};
 	if (!r->checking)
 		rec_unlink_free(r);
+	if (owner.ready) /* never answered ready: a failed start */
+		owner.ready(-ECHILD, NULL, owner.data);
+	if (owner.gone)
+		owner.gone(status, owner.data);
 }
 
 static void on_zone_gone(const struct zone_info *info, int status, void *data)
@@ -185,6 +192,11 @@ static void check_done(const struct err *st, const uint8_t *payload, size_t len,
 	(void)payload, (void)len;
 	r->checking = false;
 	r->ready = st->code == ERR_OK;
+	if (r->owner.ready && !r->gone) {
+		void (*ready)(int, const struct err *, void *) = r->owner.ready;
+		r->owner.ready = NULL;
+		ready(r->ready ? 0 : -EHOSTUNREACH, r->ready ? NULL : st, r->owner.data);
+	}
 	if (call) {
 		r->create_call = NULL;
 		rpc_call_on_cancel(call, NULL, NULL);
@@ -201,6 +213,8 @@ static void check_done(const struct err *st, const uint8_t *payload, size_t len,
 	if (r->gone)
 		rec_unlink_free(r);
 }
+
+static void zone_stopped(int status, void *data);
 
 static struct zrec *rec_new(struct api_zones *svc, const char *name, bool vm)
 {
@@ -273,6 +287,12 @@ static void zone_created(int result, const struct err *err, void *data)
 			r->create_call = NULL;
 			rpc_call_on_cancel(call, NULL, NULL);
 			fail_err(call, err, result);
+		}
+		if (r->owner.ready) {
+			void (*ready)(int, const struct err *, void *) = r->owner.ready;
+			r->owner.ready = NULL;
+			r->owner.gone = NULL; /* it never ran */
+			ready(result, err, r->owner.data);
 		}
 		rec_gone(r, -1, err && err->msg[0] ? err->msg : strerror(-result));
 		return;
@@ -364,6 +384,42 @@ static int create_ns(struct api_zones *svc, struct rpc_call *call,
 	r->create_call = call;
 	rpc_call_on_cancel(call, create_cancelled, r);
 	return 0;
+}
+
+int api_zones_create_own(struct api_zones *svc, const struct zone_spec *spec,
+                         const struct api_zone_owner *owner, struct err *err)
+{
+	if (!svc || !svc->zones)
+		return err_set(err, -ENODEV, ERR_FAILED_PRECONDITION, "zone \"%s\": %s", spec->name,
+		               svc ? svc->why : "no Zones service");
+	if (rec_find(svc, spec->name) || rpc_route_state(svc->rpc, spec->name) != RPC_ROUTE_NONE)
+		return err_set(err, -EEXIST, ERR_ALREADY_EXISTS, "zone \"%s\" already exists",
+		               spec->name);
+	struct zrec *r = rec_new(svc, spec->name, false);
+	if (!r)
+		return err_set(err, -ENOMEM, ERR_RESOURCE_EXHAUSTED, "out of memory");
+	int e = zone_create(svc->zones, spec, zone_created, r, err);
+	if (e < 0) {
+		rec_unlink_free(r);
+		return e;
+	}
+	r->owner = *owner;
+	return 0;
+}
+
+int api_zones_info(struct api_zones *svc, const char *name, struct zone_info *ret)
+{
+	if (!svc || !svc->zones)
+		return -ENODEV;
+	return zone_get(svc->zones, name, ret, NULL);
+}
+
+int api_zones_end(struct api_zones *svc, const char *name, bool kill)
+{
+	if (!svc || !svc->zones)
+		return -ENODEV;
+	return kill ? zone_kill(svc->zones, name, NULL)
+	            : zone_stop(svc->zones, name, zone_stopped, NULL, NULL);
 }
 
 static int serve_zones_create(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)

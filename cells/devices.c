@@ -124,11 +124,22 @@ int exec_devices_attach(const struct exec_spec *s, int cgroup_fd, const char *la
 	union bpf_attr load = {.prog_type = BPF_PROG_TYPE_CGROUP_DEVICE,
 	                       .insn_cnt = (uint32_t)n,
 	                       .insns = (uint64_t)(uintptr_t)insns,
-	                       .license = (uint64_t)(uintptr_t) "GPL",
-	                       .log_buf = (uint64_t)(uintptr_t)log,
-	                       .log_size = sizeof(log),
-	                       .log_level = 1};
+	                       .license = (uint64_t)(uintptr_t) "GPL"};
 	int prog = (int)syscall(SYS_bpf, BPF_PROG_LOAD, &load, sizeof(load));
+	if (prog < 0) {
+		/* Again with the verifier's log, for the message only: with a
+		 * log the load fails ENOSPC once a long program's log outgrows
+		 * the buffer, so the first try has none. */
+		int e = errno;
+		load.log_buf = (uint64_t)(uintptr_t)log;
+		load.log_size = sizeof(log);
+		load.log_level = 1;
+		prog = (int)syscall(SYS_bpf, BPF_PROG_LOAD, &load, sizeof(load));
+		if (prog >= 0)
+			close(prog);
+		prog = -1;
+		errno = e;
+	}
 	free(insns);
 	if (prog < 0)
 		return err_set_errno(err, -errno,

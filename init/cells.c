@@ -15,9 +15,9 @@ struct init_cells {
 };
 
 int init_cells_start(struct ev_loop *loop, struct child_table *children, struct rpc_server *rpc,
-                     struct init_cells **ret)
+                     const char *base, struct init_cells **ret)
 {
-	struct cells_config cfg = {.own_leaf = true};
+	struct cells_config cfg = {.own_leaf = true, .base = base};
 	struct err err = {0};
 	char why[sizeof(err.msg) + 32] = "";
 	struct init_cells *ic;

@@ -9,6 +9,8 @@
 #include "net/net.h"
 
 #include <signal.h>
+
+struct shim_serve;
 #include <stdio.h>
 
 enum init_role {
@@ -80,6 +82,8 @@ struct init_config {
 	char zone_subnet[32];       /* --zone-subnet: the range our parent delegated, "" none */
 	unsigned zone_max_depth;    /* --zone-max-depth, kin.zone.max-depth=: 0 default */
 	const char *zone_dir;       /* --zone-dir: zone kins' logs (default /run/kin/zones) */
+	const char *cgroup;         /* a daemon's own cgroup (its cells' base), NULL: where it is */
+	const struct shim_serve *shim; /* a containerd shim's daemon (shim/shim.h), or NULL */
 };
 
 void init_config_defaults(struct init_config *cfg);
@@ -154,8 +158,10 @@ void init_link_free(struct init_link *l);
  * with the final SIGKILL. Shutdown frees the library, after the services'
  * shutdown and before rpc_server_free; free comes after. */
 struct init_cells;
+/* base: the cgroup (relative to the cgroup2 mount) kin moves into and
+ * makes its cells below; NULL: its own. */
 int init_cells_start(struct ev_loop *loop, struct child_table *children, struct rpc_server *rpc,
-                     struct init_cells **ret);
+                     const char *base, struct init_cells **ret);
 void init_cells_stop(struct init_cells *ic, uint64_t grace_ms);
 void init_cells_kill(struct init_cells *ic);
 void init_cells_shutdown(struct init_cells *ic);
@@ -164,6 +170,10 @@ void init_cells_free(struct init_cells *ic);
 struct cells *init_cells_lib(struct init_cells *ic);
 /* Why there is none ("" when there is). */
 const char *init_cells_why(struct init_cells *ic);
+
+/* kin run by containerd as containerd-shim-kin-v2: start, delete, and the
+ * daemon (init/shim.c). */
+int init_shim_main(int argc, char **argv);
 
 /* `kin init ...` entry point, also used when kin is started as /init. */
 int init_main(int argc, char **argv, bool as_kernel_init);

@@ -234,8 +234,16 @@ static void start_services(struct init_state *s)
 	    .vm_dir = c->vm_dir,
 	    .image_store = c->image_store,
 	    .zones = &zcfg,
+	    .shim = c->shim,
 	};
-	if (api_start(&acfg, NULL, 0, &s->api) < 0)
+	/* A shim serves containerd's Task API too, last (its pod is a zone). */
+	const struct api_service *list[API_SERVICES_MAX_LIST];
+	size_t n = 0;
+	for (size_t i = 0; i < api_services_count && n + 1 < ARRAY_SIZE(list); i++)
+		list[n++] = api_services[i];
+	if (c->shim)
+		list[n++] = &api_service_task;
+	if (api_start(&acfg, list, n, &s->api) < 0)
 		log_error("rpc: cannot start the services: out of memory");
 }
 
@@ -416,7 +424,7 @@ int init_run(struct init_config *cfg, enum init_role role)
 	/* Machine init is ready once RPC listens; its workload starts after
 	 * (a fork under TCG costs tens of ms, not part of being reachable). */
 	/* Before the workload: kin moves into its own leaf cgroup first. */
-	if (init_cells_start(s.loop, s.children, s.rpc, &s.cells) < 0)
+	if (init_cells_start(s.loop, s.children, s.rpc, cfg->cgroup, &s.cells) < 0)
 		log_error("cells: out of memory; going on without them");
 	start_services(&s);
 	if (cfg->argv && role != INIT_ROLE_MACHINE) {

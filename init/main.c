@@ -6,6 +6,7 @@
 #include "api/api.h"
 #include "ctl/ctl.h"
 #include "vm/vm.h"
+#include "shim/shim.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -138,6 +139,8 @@ int main(int argc, char **argv)
 	const char *base = argc > 0 && argv[0] ? strrchr(argv[0], '/') : NULL;
 	base = base ? base + 1 : argc > 0 && argv[0] ? argv[0] : "kin";
 
+	if (shim_argv0_is_shim(base))
+		return init_shim_main(argc, argv);
 	if (strcmp(base, "init") == 0 || strcmp(base, "linuxrc") == 0)
 		return init_main(argc, argv, true);
 	if (argc < 2) {

@@ -114,6 +114,8 @@ int file_read_small(const char *path, size_t max, char **ret_buf, size_t *ret_le
 int file_read_regular(const char *path, size_t max, char **ret_buf, size_t *ret_len);
 /* Writes s to an existing file (sysfs, cgroupfs, proc), one write(2). */
 int file_write_str(const char *path, const char *s);
+/* Writes s as the whole of path, made (mode) or truncated; no symlink followed. */
+int file_create_str(const char *path, const char *s, mode_t mode);
 /* mkdir -p with the given mode for the missing parts. */
 int mkdir_p(const char *path, mode_t mode);
 /* Opens the directory path below dirfd one component at a time, never

@@ -209,6 +209,15 @@ int file_write_str(const char *path, const char *s)
 	return (size_t)n == len ? 0 : -EIO;
 }
 
+int file_create_str(const char *path, const char *s, mode_t mode)
+{
+	_cleanup_close_ int fd =
+	    open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW, mode);
+	if (fd < 0)
+		return -errno;
+	return write_all(fd, s, strlen(s));
+}
+
 int write_all(int fd, const void *buf, size_t len)
 {
 	const char *p = buf;

@@ -212,3 +212,6 @@ int oci_spec_parse(const char *json, size_t len, const char *bundle_dir, struct 
 /* Reads DIR/config.json (at most OCI_SPEC_JSON_MAX bytes) and parses it. */
 int oci_spec_load(const char *bundle_dir, struct oci_spec **ret, struct err *err);
 void oci_spec_free(struct oci_spec *s);
+/* A runtime-spec LinuxResources object alone (containerd's Update): only
+ * the resource fields of *ret are set; errors name the field. */
+int oci_resources_parse(const char *json, size_t len, struct oci_spec **ret, struct err *err);

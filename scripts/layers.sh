@@ -10,10 +10,10 @@
 set -uo pipefail
 SELF=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
 
-MODULES=(init api ctl zone rpc cells vm net rootfs oci proto lib)
+MODULES=(init api ctl zone rpc cells vm net rootfs oci shim proto lib)
 declare -A ALLOW=(
-	[init]="api ctl rpc proto zone cells vm net rootfs oci lib"
-	[api]="rpc proto zone cells vm net rootfs oci lib"
+	[init]="api ctl rpc proto zone cells vm net rootfs oci shim lib"
+	[api]="rpc proto zone cells vm net rootfs oci shim lib"
 	[ctl]="rpc proto lib"
 	[zone]="cells net lib"
 	[rpc]="proto lib"
@@ -22,6 +22,7 @@ declare -A ALLOW=(
 	[net]="lib"
 	[rootfs]="lib"
 	[oci]="lib"
+	[shim]="rpc proto oci lib"
 	[proto]=""
 	[lib]="lib"
 )

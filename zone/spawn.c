@@ -139,7 +139,8 @@ static _noreturn_ void zone_child(const struct zone_spawn *a, int errfd, int gof
 		char dst[PATH_MAX];
 		snprintf(dst, sizeof(dst), "%s%s", root, a->share_dst);
 		if (mkdir_p(dst, 0755) < 0 ||
-		    syscall(SYS_move_mount, share, "", AT_FDCWD, dst, MOVE_MOUNT_F_EMPTY_PATH) < 0 ||
+		    syscall(SYS_move_mount, share, "", AT_FDCWD, dst, MOVE_MOUNT_F_EMPTY_PATH) <
+		        0 ||
 		    mount(NULL, dst, NULL, MS_REC | MS_SLAVE, NULL) < 0)
 			spawn_child_fail(errfd, ZSTEP_SHARE, errno);
 		close(share);

@@ -586,10 +586,9 @@ static int check_spec(struct zones *z, const struct zone_spec *spec, struct err 
 		            "zone \"%s\": \"%.200s\" is not a valid hostname", spec->name,
 		            spec->hostname);
 	if (!spec->share_src != !spec->share_dst ||
-	    (spec->share_src && (spec->share_src[0] != '/' ||
-	                         !str_startswith(spec->share_dst, "/run/") ||
-	                         strstr(spec->share_dst, "/..") ||
-	                         strlen(spec->share_dst) > PATH_MAX / 2)))
+	    (spec->share_src &&
+	     (spec->share_src[0] != '/' || !str_startswith(spec->share_dst, "/run/") ||
+	      strstr(spec->share_dst, "/..") || strlen(spec->share_dst) > PATH_MAX / 2)))
 		return zerr(err, -EINVAL, ERR_INVALID_ARGUMENT,
 		            "zone \"%s\": a shared directory needs an absolute source and a "
 		            "destination below /run",

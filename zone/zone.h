@@ -59,7 +59,7 @@ struct zone_spec {
 	 * an image: its layers, top first, and a writable layer). All three
 	 * or none. */
 	const char *root_lowerdirs, *root_upperdir, *root_workdir;
-	bool net;                  /* own network namespace with a veth pair */
+	bool net; /* own network namespace with a veth pair */
 	/* Or the network namespace at this path (a CNI netns, /proc/PID/ns/net)
 	 * joined by the zone's child; not with net. NULL: the parent's. */
 	const char *netns;

@@ -1,0 +1,154 @@
+/* task internals: containerd's Task service (api/task*.c) as a shim kin
+ * serves it. The pod is one namespace zone of this kin (SHIM_ZONE_NAME);
+ * the sandbox task is the zone itself (its kin's pid is the sandbox pid),
+ * every container one executable ("init") in a cell of the zone kin, its
+ * rootfs and FIFOs bound into the pod directory the zone sees, its execs
+ * more executables of that cell. Calls to the zone kin go through its
+ * route; a completion finds its task again by id, so nothing dangles when
+ * a task goes while a call is in flight. */
+#pragma once
+
+#include "api/api-int.h"
+#include "proto/shim.pb-c.h"
+#include "shim/shim.h"
+
+#include <time.h>
+
+#define TASKS_MAX        128 /* containers of one pod */
+#define TASK_EXECS_MAX   64  /* execs of one container alive at once */
+#define TASK_WAITERS_MAX 16  /* Wait calls on one process */
+#define TASK_EVENTS_MAX  1024
+
+#define TASK_SERVICE   "containerd.task.v2.Task"
+#define EVENTS_SERVICE "containerd.services.events.ttrpc.v1.Events"
+#define EVENTS_ROUTE   "@containerd"
+
+enum tstate { T_CREATED, T_RUNNING, T_PAUSED, T_STOPPED };
+
+/* A container's init process or one of its execs. */
+struct tproc {
+	struct list_node node; /* in task.execs (an exec) */
+	struct task *t;
+	char exec_id[SHIM_ID_MAX + 1]; /* "" for the init */
+	char kname[NAME_MAX_LEN + 1];  /* the executable in the zone */
+	enum tstate state;
+	bool starting; /* Exec/Start in flight */
+	uint32_t pid;  /* in this kin's pid namespace; 0 unknown */
+	uint32_t exit_status;
+	struct timespec exited_at;
+	char stdio[3][PATH_MAX]; /* containerd's paths, "" none */
+	bool terminal;
+	int hold[3];     /* our O_RDWR opens of the output FIFOs (-1) */
+	char *spec_json; /* an exec's process (OCI Process JSON) */
+	struct rpc_call *start_call;
+	struct rpc_call *waiters[TASK_WAITERS_MAX];
+};
+
+struct task {
+	struct list_node node; /* in api_task.tasks */
+	struct api_task *svc;
+	char id[SHIM_ID_MAX + 1];
+	char bundle[PATH_MAX];
+	bool sandbox;                /* the pod's zone itself */
+	char cell[NAME_MAX_LEN + 1]; /* in the zone */
+	char dir[PATH_MAX];          /* POD_DIR/ID on this side */
+	bool rootfs_mounted;         /* BUNDLE/rootfs is ours to unmount */
+	struct tproc init;
+	struct list_node execs;
+	size_t nexecs;
+	struct rpc_call *create_call; /* waiting for the zone, or for its cell */
+	Kin__Shim__CreateTaskRequest *create; /* kept while the zone starts */
+};
+
+enum zstate { ZN_NONE, ZN_STARTING, ZN_READY, ZN_GONE };
+
+struct task_event {
+	struct list_node node;
+	struct timespec at;
+	char topic[32];
+	char type_url[48];
+	size_t len;
+	uint8_t data[];
+};
+
+struct api_task {
+	struct api *api;
+	struct rpc_server *rpc;
+	struct ev_loop *loop;
+	struct cells *cells;
+	const struct shim_serve *cfg;
+	struct api_system_ops system;
+	const char *version;
+	struct list_node tasks;
+	size_t ntasks;
+	enum zstate zone;
+	pid_t zone_pid;
+	char zone_cgroup[PATH_MAX]; /* the zone's cell dir on this side */
+	int zone_status;
+	/* Events to containerd, one Forward at a time, in order. */
+	struct list_node events;
+	size_t nevents;
+	uint64_t events_dropped;
+	bool forwarding;
+	struct ev_source retry; /* timerfd: reconnect to containerd */
+	struct rpc_method methods[17];
+	bool shutting_down;
+};
+
+/* task_events.c */
+void task_events_init(struct api_task *svc);
+void task_events_free(struct api_task *svc);
+/* Queues one event (msg packed now, its time now) and sends what is due. */
+void task_publish(struct api_task *svc, const char *topic, const char *type,
+                  const ProtobufCMessage *msg);
+
+/* task_ops.c: Pids, Stats, Update, Pause, Resume, over the container's cell. */
+struct task *task_find(struct api_task *svc, const char *id);
+int task_cell_dir(struct api_task *svc, const struct task *t, char *buf, size_t size);
+int task_serve_pids(struct rpc_call *call, const ProtobufCMessage *in, void *data);
+int task_serve_stats(struct rpc_call *call, const ProtobufCMessage *in, void *data);
+int task_serve_update(struct rpc_call *call, const ProtobufCMessage *in, void *data);
+int task_serve_pause(struct rpc_call *call, const ProtobufCMessage *in, void *data);
+int task_serve_resume(struct rpc_call *call, const ProtobufCMessage *in, void *data);
+/* The pid in this kin's namespace of the process zone_pid (in the zone's)
+ * of cell dir, or 0 when it is gone already. */
+uint32_t task_host_pid(const char *cell_dir, int zone_pid);
+void task_timestamp(const struct timespec *ts, Kin__Shim__Timestamp *ret);
+
+/* task.c: records, and calls to the zone kin. */
+/* What a completion needs to find its process again. */
+struct zref {
+	struct api_task *svc;
+	struct rpc_call *call; /* the caller waiting for the answer (zref_keep), or NULL */
+	char id[SHIM_ID_MAX + 1];
+	char exec_id[SHIM_ID_MAX + 1];
+};
+struct tproc *proc_find(struct task *t, const char *exec_id);
+void proc_init(struct tproc *p, struct task *t, const char *exec_id);
+void proc_hold(struct tproc *p);
+void proc_release(struct tproc *p);
+void proc_answer_waiters(struct tproc *p);
+/* p ended with status: recorded, TaskExit published, its waiters answered. */
+void proc_exited(struct tproc *p, uint32_t status);
+void task_free(struct task *t);
+/* Undoes a container's mounts: its binds in the pod directory, its rootfs. */
+void container_unmount(struct task *t);
+int fail_errp(struct rpc_call *call, const struct err *e, int r);
+struct zref *zref_new(struct api_task *svc, const char *id, const char *exec_id);
+struct tproc *zref_proc(const struct zref *z);
+/* call waits for z's answer: a cancel clears z->call. */
+void zref_keep(struct zref *z, struct rpc_call *call);
+/* z->call, released from z (NULL if the caller left). */
+struct rpc_call *zref_take_call(struct zref *z);
+/* rpc_route_call to the zone kin; z is done's data (freed by it, or here
+ * on failure). -EHOSTDOWN when the zone is not ready. */
+int zone_call(struct api_task *svc, const char *service, const char *method,
+              const ProtobufCMessage *in, rpc_route_done_fn done, struct zref *z);
+
+/* task_run.c: Start, Wait, Kill, Delete, Exec, CloseIO. */
+int task_serve_start(struct rpc_call *call, const ProtobufCMessage *in, void *data);
+int task_serve_wait(struct rpc_call *call, const ProtobufCMessage *in, void *data);
+int task_serve_kill(struct rpc_call *call, const ProtobufCMessage *in, void *data);
+int task_serve_delete(struct rpc_call *call, const ProtobufCMessage *in, void *data);
+int task_serve_exec(struct rpc_call *call, const ProtobufCMessage *in, void *data);
+int task_serve_close_io(struct rpc_call *call, const ProtobufCMessage *in, void *data);

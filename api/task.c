@@ -1,0 +1,779 @@
+/* task: containerd's Task service (containerd.task.v2.Task), served by a
+ * shim kin on the socket containerd was given (see task-int.h for the
+ * model). This file holds the tasks' lifecycle: Create (the pod's zone
+ * first; a container's rootfs, FIFOs and config bound into the pod
+ * directory, its cell made in the zone), Start (Exec/Start in the zone,
+ * then an Exec/Wait that ends in TaskExit), Wait, Kill, Delete, State,
+ * Connect, Shutdown, and the calls kin does not do. */
+#include "api/task-int.h"
+#include "oci/oci.h"
+#include "proto/cells.pb-c.h"
+#include "zone/zone.h"
+
+#include <fcntl.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define CONFIG_MAX (4u << 20)
+
+/* ---- records ----------------------------------------------------------------------- */
+
+struct task *task_find(struct api_task *svc, const char *id)
+{
+	struct task *t;
+	list_for_each(t, &svc->tasks, node)
+		if (strcmp(t->id, id) == 0)
+			return t;
+	return NULL;
+}
+
+struct tproc *proc_find(struct task *t, const char *exec_id)
+{
+	if (!exec_id || !exec_id[0])
+		return &t->init;
+	struct tproc *p;
+	list_for_each(p, &t->execs, node)
+		if (strcmp(p->exec_id, exec_id) == 0)
+			return p;
+	return NULL;
+}
+
+void task_timestamp(const struct timespec *ts, Kin__Shim__Timestamp *ret)
+{
+	kin__shim__timestamp__init(ret);
+	ret->seconds = ts->tv_sec;
+	ret->nanos = (int32_t)ts->tv_nsec;
+}
+
+void proc_init(struct tproc *p, struct task *t, const char *exec_id)
+{
+	p->t = t;
+	str_copy(p->exec_id, sizeof(p->exec_id), exec_id ? exec_id : "");
+	for (int i = 0; i < 3; i++)
+		p->hold[i] = -1;
+}
+
+/* Holds the output FIFOs open for reading (O_RDWR never waits): a
+ * containerd that restarts finds them still alive, and the process's
+ * writes never fail for want of a reader. */
+void proc_hold(struct tproc *p)
+{
+	for (int i = 1; i < 3; i++) {
+		struct stat st;
+		if (!p->stdio[i][0] || stat(p->stdio[i], &st) < 0 || !S_ISFIFO(st.st_mode))
+			continue;
+		p->hold[i] = open(p->stdio[i], O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	}
+}
+
+void proc_release(struct tproc *p)
+{
+	if (p->start_call) {
+		rpc_call_on_cancel(p->start_call, NULL, NULL);
+		rpc_call_fail(p->start_call, ERR_NOT_FOUND, "task %s: deleted", p->t->id);
+		p->start_call = NULL;
+	}
+	for (size_t i = 0; i < TASK_WAITERS_MAX; i++)
+		if (p->waiters[i]) {
+			rpc_call_on_cancel(p->waiters[i], NULL, NULL);
+			rpc_call_fail(p->waiters[i], ERR_NOT_FOUND, "task %s: deleted", p->t->id);
+			p->waiters[i] = NULL;
+		}
+	for (int i = 0; i < 3; i++)
+		if (p->hold[i] >= 0) {
+			close(p->hold[i]);
+			p->hold[i] = -1;
+		}
+	free(p->spec_json);
+	p->spec_json = NULL;
+}
+
+/* Every Wait on p is answered with its end. */
+void proc_answer_waiters(struct tproc *p)
+{
+	Kin__Shim__Timestamp ts;
+	Kin__Shim__WaitResponse out = KIN__SHIM__WAIT_RESPONSE__INIT;
+	task_timestamp(&p->exited_at, &ts);
+	out.exit_status = p->exit_status;
+	out.exited_at = &ts;
+	for (size_t i = 0; i < TASK_WAITERS_MAX; i++) {
+		struct rpc_call *call = p->waiters[i];
+		if (!call)
+			continue;
+		p->waiters[i] = NULL;
+		rpc_call_on_cancel(call, NULL, NULL);
+		rpc_call_reply(call, &out.base);
+	}
+}
+
+/* p has ended with status: recorded, published, its waiters answered. */
+void proc_exited(struct tproc *p, uint32_t status)
+{
+	if (p->state == T_STOPPED)
+		return;
+	p->state = T_STOPPED;
+	p->exit_status = status;
+	clock_gettime(CLOCK_REALTIME, &p->exited_at);
+	Kin__Shim__Timestamp ts;
+	task_timestamp(&p->exited_at, &ts);
+	Kin__Shim__TaskExit ev = KIN__SHIM__TASK_EXIT__INIT;
+	ev.container_id = p->t->id;
+	ev.id = p->exec_id[0] ? p->exec_id : p->t->id;
+	ev.pid = p->pid;
+	ev.exit_status = status;
+	ev.exited_at = &ts;
+	task_publish(p->t->svc, "/tasks/exit", "containerd.events.TaskExit", &ev.base);
+	proc_answer_waiters(p);
+}
+
+void task_free(struct task *t)
+{
+	struct tproc *p, *next;
+	list_for_each_safe(p, next, &t->execs, node) {
+		list_remove(&p->node);
+		proc_release(p);
+		free(p);
+	}
+	proc_release(&t->init);
+	if (t->create_call) {
+		rpc_call_on_cancel(t->create_call, NULL, NULL);
+		rpc_call_fail(t->create_call, ERR_UNAVAILABLE, "task %s: ended before created", t->id);
+	}
+	if (t->create)
+		kin__shim__create_task_request__free_unpacked(t->create, NULL);
+	list_remove(&t->node);
+	t->svc->ntasks--;
+	free(t);
+}
+
+int fail_errp(struct rpc_call *call, const struct err *e, int r)
+{
+	int code = e && e->code != ERR_OK ? (int)e->code : err_code_from_errno(r);
+	return rpc_call_fail(call, code == ERR_OK ? ERR_INTERNAL : code, "%s",
+	                     e && e->msg[0] ? e->msg : strerror(-r));
+}
+
+/* ---- calls to the zone kin ------------------------------------------------------------ */
+
+
+struct zref *zref_new(struct api_task *svc, const char *id, const char *exec_id)
+{
+	struct zref *z = calloc(1, sizeof(*z));
+	if (!z)
+		return NULL;
+	z->svc = svc;
+	str_copy(z->id, sizeof(z->id), id);
+	str_copy(z->exec_id, sizeof(z->exec_id), exec_id ? exec_id : "");
+	return z;
+}
+
+static void zref_cancelled(struct rpc_call *call, void *data)
+{
+	struct zref *z = data;
+	(void)call;
+	z->call = NULL;
+}
+
+void zref_keep(struct zref *z, struct rpc_call *call)
+{
+	z->call = call;
+	rpc_call_on_cancel(call, zref_cancelled, z);
+}
+
+struct rpc_call *zref_take_call(struct zref *z)
+{
+	struct rpc_call *call = z->call;
+	z->call = NULL;
+	if (call)
+		rpc_call_on_cancel(call, NULL, NULL);
+	return call;
+}
+
+struct tproc *zref_proc(const struct zref *z)
+{
+	struct task *t = task_find(z->svc, z->id);
+	return t ? proc_find(t, z->exec_id) : NULL;
+}
+
+int zone_call(struct api_task *svc, const char *service, const char *method,
+                     const ProtobufCMessage *in, rpc_route_done_fn done, struct zref *z)
+{
+	if (!z)
+		return -ENOMEM;
+	int r = svc->zone == ZN_READY ? rpc_route_call(svc->rpc, SHIM_ZONE_NAME, service, method,
+	                                               in, done, z)
+	                              : -EHOSTDOWN;
+	if (r < 0)
+		free(z);
+	return r;
+}
+
+/* ---- the pod's zone ---------------------------------------------------------------- */
+
+static void create_container(struct task *t, const Kin__Shim__CreateTaskRequest *m);
+
+static void zone_ready(int result, const struct err *err, void *data)
+{
+	struct api_task *svc = data;
+	struct task *t, *next;
+	if (result < 0) {
+		svc->zone = ZN_GONE;
+		log_warn("shim: the pod's zone did not start: %s",
+		         err && err->msg[0] ? err->msg : strerror(-result));
+		list_for_each_safe(t, next, &svc->tasks, node) {
+			if (!t->create_call)
+				continue;
+			struct rpc_call *call = t->create_call;
+			t->create_call = NULL;
+			rpc_call_on_cancel(call, NULL, NULL);
+			rpc_call_fail(call, ERR_UNAVAILABLE, "task %s: the pod's zone: %s", t->id,
+			              err && err->msg[0] ? err->msg : strerror(-result));
+			task_free(t);
+		}
+		return;
+	}
+	struct zone_info info;
+	svc->zone = ZN_READY;
+	if (api_zones_info(svc->api->zones, SHIM_ZONE_NAME, &info) == 0) {
+		svc->zone_pid = info.pid;
+		cells_cgroup_dir(svc->cells, info.cell, svc->zone_cgroup, sizeof(svc->zone_cgroup));
+	}
+	log_info("shim: pod zone ready, pid %d", (int)svc->zone_pid);
+	list_for_each_safe(t, next, &svc->tasks, node) {
+		if (!t->create_call)
+			continue;
+		if (!t->sandbox) {
+			Kin__Shim__CreateTaskRequest *req = t->create;
+			t->create = NULL;
+			create_container(t, req);
+			kin__shim__create_task_request__free_unpacked(req, NULL);
+			continue;
+		}
+		t->init.pid = (uint32_t)svc->zone_pid;
+		Kin__Shim__CreateTaskResponse out = KIN__SHIM__CREATE_TASK_RESPONSE__INIT;
+		out.pid = t->init.pid;
+		struct rpc_call *call = t->create_call;
+		t->create_call = NULL;
+		rpc_call_on_cancel(call, NULL, NULL);
+		rpc_call_reply(call, &out.base);
+		Kin__Shim__TaskCreate ev = KIN__SHIM__TASK_CREATE__INIT;
+		ev.container_id = t->id;
+		ev.bundle = t->bundle;
+		ev.pid = t->init.pid;
+		task_publish(svc, "/tasks/create", "containerd.events.TaskCreate", &ev.base);
+	}
+}
+
+/* The zone ended: the sandbox with the zone kin's status, every container
+ * process still running killed with it. */
+static void zone_gone(int status, void *data)
+{
+	struct api_task *svc = data;
+	struct task *t;
+	svc->zone = ZN_GONE;
+	svc->zone_status = status;
+	log_info("shim: pod zone gone, status %d", status);
+	list_for_each(t, &svc->tasks, node) {
+		struct tproc *p;
+		list_for_each(p, &t->execs, node)
+			if (p->state != T_STOPPED)
+				proc_exited(p, 128 + SIGKILL);
+		if (t->init.state != T_STOPPED)
+			proc_exited(&t->init, t->sandbox ? (uint32_t)status : 128 + SIGKILL);
+	}
+}
+
+/* The zone for the pod, from the sandbox's spec (CRI) or the first
+ * container's (ctr run): its network namespace if the spec names one, its
+ * hostname, the pod directory shared into it. */
+static int zone_start(struct api_task *svc, const struct oci_spec *o, struct err *err)
+{
+	if (svc->zone != ZN_NONE)
+		return svc->zone == ZN_GONE ? err_set(err, -EHOSTDOWN, ERR_FAILED_PRECONDITION,
+		                                      "the pod's zone has ended")
+		                            : 0;
+	int r = shim_pod_dir_setup(svc->cfg->pod_dir, err);
+	if (r < 0)
+		return r;
+	struct zone_spec spec = {.share_src = svc->cfg->pod_dir, .share_dst = SHIM_POD_IN_ZONE};
+	str_copy(spec.name, sizeof(spec.name), SHIM_ZONE_NAME);
+	if (o && o->ns[OCI_NS_NET] && o->ns_path[OCI_NS_NET])
+		spec.netns = o->ns_path[OCI_NS_NET];
+	if (o && o->hostname && str_is_hostname(o->hostname))
+		spec.hostname = o->hostname;
+	struct api_zone_owner owner = {.ready = zone_ready, .gone = zone_gone, .data = svc};
+	r = api_zones_create_own(svc->api->zones, &spec, &owner, err);
+	if (r < 0)
+		return r;
+	svc->zone = ZN_STARTING;
+	return 0;
+}
+
+/* ---- Create --------------------------------------------------------------------------- */
+
+static void create_cancelled(struct rpc_call *call, void *data)
+{
+	struct task *t = data;
+	(void)call;
+	t->create_call = NULL;
+}
+
+/* The container's config.json for the zone: namespaces that name the
+ * sandbox's (/proc/SANDBOXPID/ns/X, which CRI writes) are the zone's own,
+ * so the container stays in them rather than join by a path the zone
+ * cannot see. */
+static int config_for_zone(struct api_task *svc, const char *bundle, const char *dir,
+                           struct err *err)
+{
+	char path[PATH_MAX + 16], own[64];
+	_cleanup_free_ char *text = NULL;
+	snprintf(path, sizeof(path), "%s/config.json", bundle);
+	int r = file_read_regular(path, CONFIG_MAX, &text, NULL);
+	if (r < 0)
+		return err_set_errno(err, r, "%s: %s", path, strerror(-r));
+	json_error_t jerr;
+	json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
+	if (!root)
+		return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT, "%s: line %d: %s", path,
+		               jerr.line, jerr.text);
+	snprintf(own, sizeof(own), "/proc/%d/ns/", (int)svc->zone_pid);
+	json_t *nss = json_object_get(json_object_get(root, "linux"), "namespaces");
+	for (size_t i = 0; json_is_array(nss) && i < json_array_size(nss);) {
+		const char *p = json_string_value(json_object_get(json_array_get(nss, i), "path"));
+		if (p && str_startswith(p, own))
+			json_array_remove(nss, i);
+		else
+			i++;
+	}
+	snprintf(path, sizeof(path), "%s/config.json", dir);
+	r = json_dump_file(root, path, JSON_COMPACT) < 0 ? -EIO : 0;
+	json_decref(root);
+	if (r < 0)
+		return err_set(err, r, ERR_INTERNAL, "%s: cannot write", path);
+	return 0;
+}
+
+/* Undoes create_prepare: the binds, the pod directory entry, the rootfs. */
+void container_unmount(struct task *t)
+{
+	static const char *const leaves[] = {"rootfs", "stdin", "stdout", "stderr"};
+	char path[PATH_MAX + 16];
+	for (size_t i = 0; i < ARRAY_SIZE(leaves); i++) {
+		snprintf(path, sizeof(path), "%s/%s", t->dir, leaves[i]);
+		shim_unmount_all(path);
+		unlink(path);
+		rmdir(path);
+	}
+	snprintf(path, sizeof(path), "%s/config.json", t->dir);
+	unlink(path);
+	rmdir(t->dir);
+	if (t->rootfs_mounted) {
+		snprintf(path, sizeof(path), "%s/rootfs", t->bundle);
+		shim_unmount_all(path);
+		t->rootfs_mounted = false;
+	}
+}
+
+static int create_prepare(struct task *t, const Kin__Shim__CreateTaskRequest *m,
+                          struct err *err)
+{
+	static const char *const names[] = {"stdin", "stdout", "stderr"};
+	struct api_task *svc = t->svc;
+	char rootfs[PATH_MAX + 8], path[PATH_MAX + 16];
+	snprintf(rootfs, sizeof(rootfs), "%s/rootfs", t->bundle);
+	if (m->n_rootfs) {
+		struct shim_mount mounts[SHIM_MOUNTS_MAX];
+		for (size_t i = 0; i < m->n_rootfs && i < SHIM_MOUNTS_MAX; i++)
+			mounts[i] = (struct shim_mount){m->rootfs[i]->type, m->rootfs[i]->source,
+			                                (const char *const *)m->rootfs[i]->options,
+			                                m->rootfs[i]->n_options};
+		int r = shim_rootfs_mount(mounts, m->n_rootfs, rootfs, err);
+		if (r < 0)
+			return r;
+		t->rootfs_mounted = true;
+	}
+	if (mkdir(t->dir, 0711) < 0 && errno != EEXIST)
+		return err_set_errno(err, -errno, "%s: %m", t->dir);
+	snprintf(path, sizeof(path), "%s/rootfs", t->dir);
+	int r = shim_bind(rootfs, path, err);
+	for (int i = 0; r == 0 && i < 3; i++) {
+		if (!t->init.stdio[i][0])
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", t->dir, names[i]);
+		r = shim_bind(t->init.stdio[i], path, err);
+	}
+	if (r == 0)
+		r = config_for_zone(svc, t->bundle, t->dir, err);
+	if (r == 0) { /* refused here, not at Start: the spec as the zone will read it */
+		struct oci_spec *o = NULL;
+		r = oci_spec_load(t->dir, &o, err);
+		oci_spec_free(o);
+	}
+	return r;
+}
+
+static void cell_created(const struct err *st, const uint8_t *payload, size_t len, void *data)
+{
+	struct zref *z = data;
+	struct task *t = task_find(z->svc, z->id);
+	(void)payload, (void)len;
+	free(z);
+	if (!t || !t->create_call)
+		return;
+	struct rpc_call *call = t->create_call;
+	t->create_call = NULL;
+	rpc_call_on_cancel(call, NULL, NULL);
+	if (st->code != ERR_OK) {
+		rpc_call_fail(call, st->code, "task %s: cell in the pod's zone: %s", t->id, st->msg);
+		container_unmount(t);
+		task_free(t);
+		return;
+	}
+	proc_hold(&t->init);
+	Kin__Shim__CreateTaskResponse out = KIN__SHIM__CREATE_TASK_RESPONSE__INIT;
+	rpc_call_reply(call, &out.base);
+	Kin__Shim__TaskIO io = KIN__SHIM__TASK_IO__INIT;
+	io.stdin = t->init.stdio[0];
+	io.stdout = t->init.stdio[1];
+	io.stderr = t->init.stdio[2];
+	Kin__Shim__TaskCreate ev = KIN__SHIM__TASK_CREATE__INIT;
+	ev.container_id = t->id;
+	ev.bundle = t->bundle;
+	ev.io = &io;
+	task_publish(t->svc, "/tasks/create", "containerd.events.TaskCreate", &ev.base);
+}
+
+/* With the zone ready: mounts and config, then the cell in the zone. */
+static void create_container(struct task *t, const Kin__Shim__CreateTaskRequest *m)
+{
+	struct err err = {0};
+	struct rpc_call *call = t->create_call;
+	int r = m ? create_prepare(t, m, &err) : err_set(&err, -ENOMEM, ERR_RESOURCE_EXHAUSTED,
+	                                                 "task %s: out of memory", t->id);
+	if (r == 0) {
+		Kin__V1__CreateCellRequest in = KIN__V1__CREATE_CELL_REQUEST__INIT;
+		in.path = t->cell;
+		r = zone_call(t->svc, "kin.v1.Cells", "Create", &in.base, cell_created,
+		              zref_new(t->svc, t->id, NULL));
+		if (r < 0)
+			err_set(&err, r, ERR_UNAVAILABLE, "task %s: the pod's zone: %s", t->id,
+			        strerror(-r));
+	}
+	if (r < 0) {
+		t->create_call = NULL;
+		rpc_call_on_cancel(call, NULL, NULL);
+		fail_errp(call, &err, r);
+		container_unmount(t);
+		task_free(t);
+	}
+}
+
+static int create_check(struct api_task *svc, struct rpc_call *call,
+                        const Kin__Shim__CreateTaskRequest *m)
+{
+	if (!cell_name_valid(m->id))
+		return rpc_call_fail(call, ERR_INVALID_ARGUMENT,
+		                     "task \"%.80s\": an id is 1-%d of [A-Za-z0-9_.-]", m->id,
+		                     NAME_MAX_LEN);
+	if (task_find(svc, m->id))
+		return rpc_call_fail(call, ERR_ALREADY_EXISTS, "task %s already exists", m->id);
+	if (svc->ntasks >= TASKS_MAX)
+		return rpc_call_fail(call, ERR_RESOURCE_EXHAUSTED, "task %s: this pod has %d tasks",
+		                     m->id, TASKS_MAX);
+	if (m->bundle[0] != '/' || strlen(m->bundle) > PATH_MAX - 64)
+		return rpc_call_fail(call, ERR_INVALID_ARGUMENT,
+		                     "task %s: bundle \"%.200s\" is not an absolute path", m->id,
+		                     m->bundle);
+	if (m->terminal)
+		return rpc_call_fail(call, ERR_UNIMPLEMENTED,
+		                     "task %s: terminals are not supported by kin's shim", m->id);
+	if (m->checkpoint[0] || m->parent_checkpoint[0])
+		return rpc_call_fail(call, ERR_UNIMPLEMENTED,
+		                     "task %s: checkpoint/restore is not supported by kin's shim",
+		                     m->id);
+	if (m->n_rootfs > SHIM_MOUNTS_MAX)
+		return rpc_call_fail(call, ERR_INVALID_ARGUMENT, "task %s: %zu rootfs mounts, at most %d",
+		                     m->id, m->n_rootfs, SHIM_MOUNTS_MAX);
+	const char *io[3] = {m->stdin, m->stdout, m->stderr};
+	for (int i = 0; i < 3; i++)
+		if (io[i][0] && (io[i][0] != '/' || strlen(io[i]) >= PATH_MAX))
+			return rpc_call_fail(call, ERR_INVALID_ARGUMENT,
+			                     "task %s: stdio \"%.200s\": kin's shim takes FIFO or file "
+			                     "paths only",
+			                     m->id, io[i]);
+	return 1;
+}
+
+static bool annotation_is(const struct oci_spec *o, const char *key, const char *value)
+{
+	size_t n = strlen(key);
+	for (char **a = o->annotations; a && *a; a++)
+		if (strncmp(*a, key, n) == 0 && (*a)[n] == '=')
+			return strcmp(*a + n + 1, value) == 0;
+	return false;
+}
+
+static int serve_create(struct rpc_call *call, const ProtobufCMessage *in, void *data)
+{
+	struct api_task *svc = data;
+	const Kin__Shim__CreateTaskRequest *m = (const Kin__Shim__CreateTaskRequest *)in;
+	int r = create_check(svc, call, m);
+	if (r <= 0)
+		return r;
+	struct err err = {0};
+	struct oci_spec *o = NULL;
+	r = oci_spec_load(m->bundle, &o, &err);
+	if (r < 0)
+		return fail_errp(call, &err, r);
+	bool sandbox = annotation_is(o, "io.kubernetes.cri.container-type", "sandbox");
+	bool cri_container = annotation_is(o, "io.kubernetes.cri.container-type", "container");
+	if (cri_container && svc->zone == ZN_NONE) {
+		oci_spec_free(o);
+		return rpc_call_fail(call, ERR_FAILED_PRECONDITION,
+		                     "task %s: a container of a pod whose sandbox is not here",
+		                     m->id);
+	}
+	if (sandbox && svc->zone != ZN_NONE) {
+		oci_spec_free(o);
+		return rpc_call_fail(call, ERR_ALREADY_EXISTS, "task %s: this pod has its sandbox",
+		                     m->id);
+	}
+	struct task *t = calloc(1, sizeof(*t));
+	if (!t) {
+		oci_spec_free(o);
+		return -ENOMEM;
+	}
+	t->svc = svc;
+	str_copy(t->id, sizeof(t->id), m->id);
+	str_copy(t->bundle, sizeof(t->bundle), m->bundle);
+	t->sandbox = sandbox;
+	proc_init(&t->init, t, NULL);
+	str_copy(t->init.kname, sizeof(t->init.kname), "init");
+	const char *io[3] = {m->stdin, m->stdout, m->stderr};
+	for (int i = 0; i < 3; i++)
+		str_copy(t->init.stdio[i], sizeof(t->init.stdio[i]), io[i]);
+	list_init(&t->execs);
+	/* A cell per container, named by its id (create_check: a cell name). */
+	str_copy(t->cell, sizeof(t->cell), m->id);
+	r = str_copy(t->dir, sizeof(t->dir), svc->cfg->pod_dir);
+	if (r == 0 && strlen(t->dir) + strlen(t->cell) + 2 < sizeof(t->dir))
+		strcat(strcat(t->dir, "/"), t->cell);
+	else
+		r = err_set(&err, -ENAMETOOLONG, ERR_INVALID_ARGUMENT, "task %s: path too long", m->id);
+	if (r == 0)
+		r = zone_start(svc, o, &err);
+	oci_spec_free(o);
+	if (r < 0) {
+		free(t);
+		return fail_errp(call, &err, r);
+	}
+	list_append(&svc->tasks, &t->node);
+	svc->ntasks++;
+	t->create_call = call;
+	rpc_call_on_cancel(call, create_cancelled, t);
+	if (svc->zone == ZN_READY) { /* never a sandbox: it makes the zone */
+		create_container(t, m);
+		return 0;
+	}
+	/* The zone is on its way: zone_ready goes on. */
+	if (!sandbox) { /* a copy of the request, kept until then */
+		uint8_t *buf = malloc(protobuf_c_message_get_packed_size(in));
+		if (buf) {
+			size_t n = protobuf_c_message_pack(in, buf);
+			t->create = kin__shim__create_task_request__unpack(NULL, n, buf);
+			free(buf);
+		}
+		if (!t->create) {
+			t->create_call = NULL;
+			rpc_call_on_cancel(call, NULL, NULL);
+			task_free(t);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/* ---- State, Connect, Shutdown, and what kin does not do -------------------------------- */
+
+static int serve_state(struct rpc_call *call, const ProtobufCMessage *in, void *data)
+{
+	struct api_task *svc = data;
+	const Kin__Shim__StateRequest *m = (const Kin__Shim__StateRequest *)in;
+	struct task *t = task_find(svc, m->id);
+	struct tproc *p = t ? proc_find(t, m->exec_id) : NULL;
+	if (!p)
+		return rpc_call_fail(call, ERR_NOT_FOUND, "task %.80s%s%.80s not found", m->id,
+		                     m->exec_id[0] ? " exec " : "", m->exec_id);
+	static const Kin__Shim__Status status[] = {
+	    [T_CREATED] = KIN__SHIM__STATUS__CREATED,
+	    [T_RUNNING] = KIN__SHIM__STATUS__RUNNING,
+	    [T_PAUSED] = KIN__SHIM__STATUS__PAUSED,
+	    [T_STOPPED] = KIN__SHIM__STATUS__STOPPED,
+	};
+	Kin__Shim__Timestamp ts;
+	Kin__Shim__StateResponse out = KIN__SHIM__STATE_RESPONSE__INIT;
+	out.id = t->id;
+	out.exec_id = p->exec_id;
+	out.bundle = t->bundle;
+	out.pid = p->pid;
+	out.status = status[p->state];
+	out.stdin = p->stdio[0];
+	out.stdout = p->stdio[1];
+	out.stderr = p->stdio[2];
+	out.terminal = p->terminal;
+	out.exit_status = p->exit_status;
+	if (p->state == T_STOPPED) {
+		task_timestamp(&p->exited_at, &ts);
+		out.exited_at = &ts;
+	}
+	return rpc_call_reply(call, &out.base);
+}
+
+static int serve_connect(struct rpc_call *call, const ProtobufCMessage *in, void *data)
+{
+	struct api_task *svc = data;
+	const Kin__Shim__ConnectRequest *m = (const Kin__Shim__ConnectRequest *)in;
+	struct task *t = task_find(svc, m->id);
+	Kin__Shim__ConnectResponse out = KIN__SHIM__CONNECT_RESPONSE__INIT;
+	out.shim_pid = (uint32_t)getpid();
+	out.task_pid = t ? t->init.pid : 0;
+	out.version = (char *)svc->version;
+	return rpc_call_reply(call, &out.base);
+}
+
+/* containerd asks after each task's Delete; the shim ends once its pod has
+ * no task left (its zone goes with kin's stop). */
+static int serve_shutdown(struct rpc_call *call, const ProtobufCMessage *in, void *data)
+{
+	struct api_task *svc = data;
+	const char *action;
+	(void)in;
+	Kin__Shim__Empty out = KIN__SHIM__EMPTY__INIT;
+	rpc_call_reply(call, &out.base);
+	if (svc->ntasks == 0 && !svc->shutting_down && svc->system.stop &&
+	    svc->system.stop(false, true, &action, svc->system.data) == 0) {
+		svc->shutting_down = true;
+		log_info("shim: no task left: stopping");
+		svc->system.stop(false, false, &action, svc->system.data);
+	}
+	return 0;
+}
+
+static int serve_unimplemented(struct rpc_call *call, const ProtobufCMessage *in, void *data)
+{
+	(void)in, (void)data;
+	return rpc_call_fail(call, ERR_UNIMPLEMENTED, "%s: not supported by kin's shim%s",
+	                     rpc_call_method(call),
+	                     strcmp(rpc_call_method(call), "ResizePty") == 0
+	                         ? " (no terminals)"
+	                         : "");
+}
+
+/* ---- the service -------------------------------------------------------------------- */
+
+static const struct {
+	const char *name;
+	const ProtobufCMessageDescriptor *input;
+	rpc_handler_fn fn;
+} task_methods[] = {
+    {"State", &kin__shim__state_request__descriptor, serve_state},
+    {"Create", &kin__shim__create_task_request__descriptor, serve_create},
+    {"Start", &kin__shim__start_request__descriptor, task_serve_start},
+    {"Delete", &kin__shim__delete_request__descriptor, task_serve_delete},
+    {"Pids", &kin__shim__pids_request__descriptor, task_serve_pids},
+    {"Pause", &kin__shim__pause_request__descriptor, task_serve_pause},
+    {"Resume", &kin__shim__resume_request__descriptor, task_serve_resume},
+    {"Checkpoint", &kin__shim__checkpoint_task_request__descriptor, serve_unimplemented},
+    {"Kill", &kin__shim__kill_request__descriptor, task_serve_kill},
+    {"Exec", &kin__shim__exec_process_request__descriptor, task_serve_exec},
+    {"ResizePty", &kin__shim__resize_pty_request__descriptor, serve_unimplemented},
+    {"CloseIO", &kin__shim__close_iorequest__descriptor, task_serve_close_io},
+    {"Update", &kin__shim__update_task_request__descriptor, task_serve_update},
+    {"Wait", &kin__shim__wait_request__descriptor, task_serve_wait},
+    {"Stats", &kin__shim__stats_request__descriptor, task_serve_stats},
+    {"Connect", &kin__shim__connect_request__descriptor, serve_connect},
+    {"Shutdown", &kin__shim__shutdown_request__descriptor, serve_shutdown},
+};
+
+/* The pod's cgroup, for `delete` after this shim is gone. */
+static void note_cgroup(struct api_task *svc)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 16];
+	if (!svc->cells || cells_cgroup_dir(svc->cells, NULL, dir, sizeof(dir)) < 0)
+		return;
+	char *slash = strrchr(dir, '/'); /* BASE/cells: BASE is the shim's */
+	if (slash)
+		*slash = '\0';
+	snprintf(path, sizeof(path), "%s/cgroup", svc->cfg->state);
+	if (file_create_str(path, dir, 0600) < 0)
+		log_warn("shim: %s: cannot write", path);
+}
+
+static int task_start(struct api *api, const struct api_config *cfg)
+{
+	if (!cfg->shim)
+		return 0;
+	struct api_task *svc = calloc(1, sizeof(*svc));
+	if (!svc)
+		return -ENOMEM;
+	*svc = (struct api_task){.api = api,
+	                         .rpc = cfg->rpc,
+	                         .loop = cfg->loop,
+	                         .cells = cfg->cells,
+	                         .cfg = cfg->shim,
+	                         .system = cfg->system,
+	                         .version = cfg->health.version};
+	list_init(&svc->tasks);
+	task_events_init(svc);
+	static_assert(ARRAY_SIZE(task_methods) == ARRAY_SIZE(svc->methods), "methods");
+	for (size_t i = 0; i < ARRAY_SIZE(task_methods); i++)
+		svc->methods[i] = (struct rpc_method){.service = TASK_SERVICE,
+		                                      .method = task_methods[i].name,
+		                                      .input = task_methods[i].input,
+		                                      .handler = task_methods[i].fn,
+		                                      .userdata = svc};
+	int r = rpc_server_register(svc->rpc, svc->methods, ARRAY_SIZE(svc->methods));
+	if (r == 0)
+		r = rpc_server_listen_fd(svc->rpc, cfg->shim->listen_fd, cfg->shim->socket);
+	if (r < 0) {
+		task_events_free(svc);
+		free(svc);
+		return r;
+	}
+	note_cgroup(svc);
+	api->task = svc;
+	log_info("shim: serving containerd's Task API on %s (namespace %s, pod %s)",
+	         cfg->shim->socket, cfg->shim->ns, cfg->shim->group);
+	return 0;
+}
+
+static void task_shutdown(struct api *api)
+{
+	struct api_task *svc = api->task;
+	struct task *t, *next;
+	if (!svc)
+		return;
+	list_for_each_safe(t, next, &svc->tasks, node) {
+		if (!t->sandbox)
+			container_unmount(t);
+		task_free(t);
+	}
+	task_events_free(svc);
+	shim_unmount_all(svc->cfg->pod_dir);
+}
+
+static void task_free_all(struct api *api)
+{
+	free(api->task);
+	api->task = NULL;
+}
+
+const struct api_service api_service_task = {
+    .name = "the Task service (containerd shim)",
+    .start = task_start,
+    .shutdown = task_shutdown,
+    .free = task_free_all,
+};

@@ -1,0 +1,306 @@
+/* task_ops: what a task's cell answers — Pids and Stats read from this
+ * side of the cgroup tree (the zone's cells are below the zone's cell of
+ * this kin), Update (runtime-spec resources as the cell's limits, set by
+ * the zone kin; the sandbox's on the zone's cell here), Pause and Resume
+ * (the cell frozen by the zone kin). */
+#include "api/task-int.h"
+#include "cells/cells.h"
+#include "oci/oci.h"
+#include "proto/cells.pb-c.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#define LINUX_RESOURCES_URL "types.containerd.io/opencontainers/runtime-spec/1/LinuxResources"
+#define METRICS_URL         "io.containerd.cgroups.v2.Metrics"
+
+int task_cell_dir(struct api_task *svc, const struct task *t, char *buf, size_t size)
+{
+	if (!svc->zone_cgroup[0])
+		return -EHOSTDOWN;
+	int n = t->sandbox ? snprintf(buf, size, "%s", svc->zone_cgroup)
+	                   : snprintf(buf, size, "%s/cells/%s", svc->zone_cgroup, t->cell);
+	return n < (int)size ? 0 : -ENAMETOOLONG;
+}
+
+/* NSpid lists a process's pid in each namespace from ours down: the one
+ * whose second entry is the zone's is ours in the first. */
+uint32_t task_host_pid(const char *cell_dir, int zone_pid)
+{
+	char path[PATH_MAX + 16];
+	_cleanup_free_ char *list = NULL;
+	snprintf(path, sizeof(path), "%s/cgroup.procs", cell_dir);
+	if (zone_pid <= 0 || file_read_small(path, 1 << 20, &list, NULL) < 0)
+		return 0;
+	for (char *save = NULL, *s = strtok_r(list, "\n", &save); s;
+	     s = strtok_r(NULL, "\n", &save)) {
+		_cleanup_free_ char *status = NULL;
+		snprintf(path, sizeof(path), "/proc/%s/status", s);
+		if (file_read_small(path, 64 * 1024, &status, NULL) < 0)
+			continue;
+		const char *ns = strstr(status, "\nNSpid:");
+		unsigned host, in_zone;
+		if (ns && sscanf(ns + 7, "%u %u", &host, &in_zone) == 2 && (int)in_zone == zone_pid)
+			return host;
+	}
+	return 0;
+}
+
+static int get_task(struct api_task *svc, struct rpc_call *call, const char *id,
+                    struct task **ret)
+{
+	*ret = task_find(svc, id);
+	if (!*ret)
+		return rpc_call_fail(call, ERR_NOT_FOUND, "task %.80s not found", id);
+	if ((*ret)->create_call)
+		return rpc_call_fail(call, ERR_FAILED_PRECONDITION, "task %s is still being created",
+		                     id);
+	return 1;
+}
+
+int task_serve_pids(struct rpc_call *call, const ProtobufCMessage *in, void *data)
+{
+	struct api_task *svc = data;
+	const Kin__Shim__PidsRequest *m = (const Kin__Shim__PidsRequest *)in;
+	struct task *t;
+	int r = get_task(svc, call, m->id, &t);
+	if (r <= 0)
+		return r;
+	char dir[PATH_MAX], path[PATH_MAX + 16];
+	_cleanup_free_ char *list = NULL;
+	if (task_cell_dir(svc, t, dir, sizeof(dir)) < 0)
+		return rpc_call_fail(call, ERR_FAILED_PRECONDITION, "task %s: no zone", t->id);
+	/* The sandbox: every process of the pod, the zone kin's leaf included. */
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	if (!t->sandbox && file_read_small(path, 1 << 20, &list, NULL) < 0)
+		list = strdup("");
+	if (t->sandbox)
+		list = strdup("");
+	enum { PIDS_MAX = 4096 };
+	_cleanup_free_ Kin__Shim__ProcessInfo *infos = calloc(PIDS_MAX, sizeof(*infos));
+	_cleanup_free_ Kin__Shim__ProcessInfo **ptrs = calloc(PIDS_MAX, sizeof(*ptrs));
+	if (!list || !infos || !ptrs)
+		return -ENOMEM;
+	Kin__Shim__PidsResponse out = KIN__SHIM__PIDS_RESPONSE__INIT;
+	if (t->sandbox && t->init.pid) {
+		kin__shim__process_info__init(&infos[0]);
+		infos[0].pid = t->init.pid;
+		ptrs[out.n_processes++] = &infos[0];
+	}
+	for (char *save = NULL, *s = strtok_r(list, "\n", &save); s && out.n_processes < PIDS_MAX;
+	     s = strtok_r(NULL, "\n", &save)) {
+		uint32_t pid;
+		if (str_to_u32(s, &pid) < 0)
+			continue;
+		Kin__Shim__ProcessInfo *pi = &infos[out.n_processes];
+		kin__shim__process_info__init(pi);
+		pi->pid = pid;
+		ptrs[out.n_processes++] = pi;
+	}
+	out.processes = ptrs;
+	return rpc_call_reply(call, &out.base);
+}
+
+/* "key value" lines of a cgroup file into the fields named. */
+static void read_keyed(const char *dir, const char *file, const char *const *keys,
+                       uint64_t *const *vals, size_t n)
+{
+	char path[PATH_MAX + 32];
+	_cleanup_free_ char *text = NULL;
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	if (file_read_small(path, 64 * 1024, &text, NULL) < 0)
+		return;
+	for (char *save = NULL, *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		char *sp = strchr(l, ' ');
+		if (!sp)
+			continue;
+		*sp = '\0';
+		for (size_t i = 0; i < n; i++)
+			if (strcmp(l, keys[i]) == 0)
+				*vals[i] = strtoull(sp + 1, NULL, 10);
+	}
+}
+
+/* One number ("max" is 0: no limit, as containerd reports it). */
+static uint64_t read_num(const char *dir, const char *file)
+{
+	char path[PATH_MAX + 32];
+	_cleanup_free_ char *text = NULL;
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	if (file_read_small(path, 256, &text, NULL) < 0)
+		return 0;
+	return strtoull(text, NULL, 10);
+}
+
+int task_serve_stats(struct rpc_call *call, const ProtobufCMessage *in, void *data)
+{
+	struct api_task *svc = data;
+	const Kin__Shim__StatsRequest *m = (const Kin__Shim__StatsRequest *)in;
+	struct task *t;
+	int r = get_task(svc, call, m->id, &t);
+	if (r <= 0)
+		return r;
+	char dir[PATH_MAX];
+	if (task_cell_dir(svc, t, dir, sizeof(dir)) < 0)
+		return rpc_call_fail(call, ERR_FAILED_PRECONDITION, "task %s: no zone", t->id);
+	Kin__Shim__PidsStat pids = KIN__SHIM__PIDS_STAT__INIT;
+	Kin__Shim__CPUStat cpu = KIN__SHIM__CPUSTAT__INIT;
+	Kin__Shim__MemoryStat mem = KIN__SHIM__MEMORY_STAT__INIT;
+	Kin__Shim__MemoryEvents mev = KIN__SHIM__MEMORY_EVENTS__INIT;
+	Kin__Shim__Metrics metrics = KIN__SHIM__METRICS__INIT;
+	pids.current = read_num(dir, "pids.current");
+	pids.limit = read_num(dir, "pids.max");
+	static const char *const ck[] = {"usage_usec",   "user_usec",    "system_usec",
+	                                 "nr_periods",   "nr_throttled", "throttled_usec"};
+	uint64_t *const cv[] = {&cpu.usage_usec, &cpu.user_usec,    &cpu.system_usec,
+	                        &cpu.nr_periods, &cpu.nr_throttled, &cpu.throttled_usec};
+	read_keyed(dir, "cpu.stat", ck, cv, ARRAY_SIZE(ck));
+	static const char *const mk[] = {"anon",         "file",      "kernel_stack",   "slab",
+	                                 "sock",         "shmem",     "file_mapped",    "file_dirty",
+	                                 "file_writeback", "pgfault", "pgmajfault"};
+	uint64_t *const mv[] = {&mem.anon,           &mem.file,        &mem.kernel_stack,
+	                        &mem.slab,           &mem.sock,        &mem.shmem,
+	                        &mem.file_mapped,    &mem.file_dirty,  &mem.file_writeback,
+	                        &mem.pgfault,        &mem.pgmajfault};
+	read_keyed(dir, "memory.stat", mk, mv, ARRAY_SIZE(mk));
+	mem.usage = read_num(dir, "memory.current");
+	mem.usage_limit = read_num(dir, "memory.max");
+	mem.swap_usage = read_num(dir, "memory.swap.current");
+	mem.swap_limit = read_num(dir, "memory.swap.max");
+	static const char *const ek[] = {"low", "high", "max", "oom", "oom_kill"};
+	uint64_t *const ev[] = {&mev.low, &mev.high, &mev.max, &mev.oom, &mev.oom_kill};
+	read_keyed(dir, "memory.events", ek, ev, ARRAY_SIZE(ek));
+	metrics.pids = &pids;
+	metrics.cpu = &cpu;
+	metrics.memory = &mem;
+	metrics.memory_events = &mev;
+	uint8_t buf[1024];
+	size_t n = protobuf_c_message_get_packed_size(&metrics.base);
+	if (n > sizeof(buf))
+		return -EOVERFLOW;
+	protobuf_c_message_pack(&metrics.base, buf);
+	Kin__Shim__Any any = KIN__SHIM__ANY__INIT;
+	any.type_url = (char *)METRICS_URL;
+	any.value = (ProtobufCBinaryData){n, buf};
+	Kin__Shim__StatsResponse out = KIN__SHIM__STATS_RESPONSE__INIT;
+	out.stats = &any;
+	return rpc_call_reply(call, &out.base);
+}
+
+static void zone_answered(const struct err *st, const uint8_t *payload, size_t len, void *data)
+{
+	struct zref *z = data;
+	struct rpc_call *call = zref_take_call(z);
+	struct api_task *svc = z->svc;
+	(void)payload, (void)len;
+	if (call && st->code != ERR_OK) {
+		rpc_call_fail(call, st->code, "task %s: %s", z->id, st->msg);
+	} else if (call) {
+		Kin__Shim__Empty out = KIN__SHIM__EMPTY__INIT;
+		rpc_call_reply(call, &out.base);
+	}
+	/* Pause and Resume: the state and the event follow the zone's answer. */
+	struct task *t = st->code == ERR_OK ? task_find(svc, z->id) : NULL;
+	if (t && z->exec_id[0] == 'P') {
+		t->init.state = T_PAUSED;
+		Kin__Shim__TaskPaused ev = KIN__SHIM__TASK_PAUSED__INIT;
+		ev.container_id = t->id;
+		task_publish(svc, "/tasks/paused", "containerd.events.TaskPaused", &ev.base);
+	} else if (t && z->exec_id[0] == 'R') {
+		t->init.state = T_RUNNING;
+		Kin__Shim__TaskResumed ev = KIN__SHIM__TASK_RESUMED__INIT;
+		ev.container_id = t->id;
+		task_publish(svc, "/tasks/resumed", "containerd.events.TaskResumed", &ev.base);
+	}
+	free(z);
+}
+
+int task_serve_update(struct rpc_call *call, const ProtobufCMessage *in, void *data)
+{
+	struct api_task *svc = data;
+	const Kin__Shim__UpdateTaskRequest *m = (const Kin__Shim__UpdateTaskRequest *)in;
+	struct task *t;
+	int r = get_task(svc, call, m->id, &t);
+	if (r <= 0)
+		return r;
+	if (!m->resources || strcmp(m->resources->type_url, LINUX_RESOURCES_URL) != 0)
+		return rpc_call_fail(call, ERR_INVALID_ARGUMENT,
+		                     "task %s: update: expected resources of type %s", t->id,
+		                     LINUX_RESOURCES_URL);
+	struct err err = {0};
+	struct oci_spec *o = NULL;
+	struct cell_limits limits;
+	r = oci_resources_parse((const char *)m->resources->value.data, m->resources->value.len,
+	                        &o, &err);
+	if (r == 0)
+		r = api_oci_limits(o, &limits, &err);
+	oci_spec_free(o);
+	if (r < 0)
+		return fail_errp(call, &err, r);
+	if (t->sandbox) { /* the zone's cell is this kin's */
+		char cell[64];
+		snprintf(cell, sizeof(cell), "zones/%s", SHIM_ZONE_NAME);
+		r = cell_update(svc->cells, cell, &limits, &err);
+		if (r < 0)
+			return fail_errp(call, &err, r);
+		Kin__Shim__Empty out = KIN__SHIM__EMPTY__INIT;
+		return rpc_call_reply(call, &out.base);
+	}
+	Kin__V1__Limit lv[CELL_LIMIT_COUNT], *lp[CELL_LIMIT_COUNT];
+	char vals[CELL_LIMIT_COUNT][160];
+	Kin__V1__CreateCellRequest req = KIN__V1__CREATE_CELL_REQUEST__INIT;
+	req.path = t->cell;
+	req.limits = lp;
+	for (int k = 0; k < CELL_LIMIT_COUNT; k++) {
+		if (!(limits.set & (1u << k)))
+			continue;
+		kin__v1__limit__init(&lv[req.n_limits]);
+		cell_limit_format(&limits, (enum cell_limit)k, vals[k], sizeof(vals[k]));
+		lv[req.n_limits].key = (char *)cell_limit_name((enum cell_limit)k);
+		lv[req.n_limits].value = vals[k];
+		lp[req.n_limits] = &lv[req.n_limits];
+		req.n_limits++;
+	}
+	struct zref *z = zref_new(svc, t->id, NULL);
+	r = zone_call(svc, "kin.v1.Cells", "Update", &req.base, zone_answered, z);
+	if (r < 0)
+		return rpc_call_fail(call, ERR_UNAVAILABLE, "task %s: the pod's zone: %s", t->id,
+		                     strerror(-r));
+	zref_keep(z, call);
+	return 0;
+}
+
+static int freeze(struct api_task *svc, struct rpc_call *call, const char *id, bool pause)
+{
+	struct task *t;
+	int r = get_task(svc, call, id, &t);
+	if (r <= 0)
+		return r;
+	if (t->sandbox)
+		return rpc_call_fail(call, ERR_UNIMPLEMENTED,
+		                     "task %s: pausing a pod's sandbox is not supported", t->id);
+	if (t->init.state != (pause ? T_RUNNING : T_PAUSED))
+		return rpc_call_fail(call, ERR_FAILED_PRECONDITION, "task %s is not %s", t->id,
+		                     pause ? "running" : "paused");
+	Kin__V1__CellRequest req = KIN__V1__CELL_REQUEST__INIT;
+	req.path = t->cell;
+	/* exec_id carries which it was to the answer: 'P'ause or 'R'esume. */
+	struct zref *z = zref_new(svc, t->id, pause ? "P" : "R");
+	r = zone_call(svc, "kin.v1.Cells", pause ? "Freeze" : "Thaw", &req.base, zone_answered, z);
+	if (r < 0)
+		return rpc_call_fail(call, ERR_UNAVAILABLE, "task %s: the pod's zone: %s", t->id,
+		                     strerror(-r));
+	zref_keep(z, call);
+	return 0;
+}
+
+int task_serve_pause(struct rpc_call *call, const ProtobufCMessage *in, void *data)
+{
+	return freeze(data, call, ((const Kin__Shim__PauseRequest *)in)->id, true);
+}
+
+int task_serve_resume(struct rpc_call *call, const ProtobufCMessage *in, void *data)
+{
+	return freeze(data, call, ((const Kin__Shim__ResumeRequest *)in)->id, false);
+}

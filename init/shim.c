@@ -1,0 +1,32 @@
+/* shim: kin run by containerd as its runtime v2 shim. start and delete are
+ * shim/'s and end there; the daemon start leaves is init's daemon loop,
+ * with its RPC socket, zone logs and cgroup in the pod's state directory
+ * and containerd's Task service added to its services. */
+#include "init/init.h"
+#include "shim/shim.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int init_shim_main(int argc, char **argv)
+{
+	static struct shim_serve serve; /* the services keep pointers into it */
+	static char zone_dir[PATH_MAX + 8];
+	int r = shim_main(argc, argv, &serve);
+	if (r != SHIM_MAIN_SERVE)
+		return r;
+	struct init_config cfg;
+	init_config_defaults(&cfg);
+	cfg.exec_ns = now_monotonic_ns();
+	log_set_level(LOG_INFO_);
+	str_copy(cfg.rpc.socket, sizeof(cfg.rpc.socket), serve.kin_socket);
+	snprintf(zone_dir, sizeof(zone_dir), "%s/zones", serve.state);
+	cfg.zone_dir = zone_dir;
+	cfg.cgroup = serve.cgroup;
+	cfg.shim = &serve;
+	/* containerd stops a shim with Shutdown; SIGTERM (a stop by hand)
+	 * ends it the same way, killing the pod. */
+	r = init_run(&cfg, INIT_ROLE_DAEMON);
+	shim_cleanup(&serve);
+	return r;
+}

@@ -1,0 +1,138 @@
+/* mount: what a shim mounts on containerd's behalf — the rootfs list of a
+ * Create at BUNDLE/rootfs, the pod directory (a shared tmpfs the pod's zone
+ * gets as a slave) and the binds into it that make a container's rootfs
+ * and FIFOs visible inside the zone — and the lazy unmounts that undo them
+ * (delete runs them too, after a shim died). */
+#include "shim/shim.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+
+/* The options mount(8) would turn into flags; the rest is data. */
+static const struct {
+	const char *name;
+	unsigned long set, clear;
+} mount_flags[] = {
+    {"ro", MS_RDONLY, 0},          {"rw", 0, MS_RDONLY},         {"nosuid", MS_NOSUID, 0},
+    {"suid", 0, MS_NOSUID},        {"nodev", MS_NODEV, 0},       {"dev", 0, MS_NODEV},
+    {"noexec", MS_NOEXEC, 0},      {"exec", 0, MS_NOEXEC},       {"sync", MS_SYNCHRONOUS, 0},
+    {"async", 0, MS_SYNCHRONOUS},  {"noatime", MS_NOATIME, 0},   {"atime", 0, MS_NOATIME},
+    {"nodiratime", MS_NODIRATIME, 0}, {"relatime", MS_RELATIME, 0}, {"strictatime", MS_STRICTATIME, 0},
+    {"bind", MS_BIND, 0},          {"rbind", MS_BIND | MS_REC, 0}, {"defaults", 0, 0},
+};
+
+static int mount_one(const struct shim_mount *m, const char *target, struct err *err)
+{
+	char data[4096] = "";
+	size_t len = 0;
+	unsigned long flags = 0;
+	if (!m->type || !m->type[0] || strlen(m->type) > 64 || !m->source || !m->source[0] ||
+	    m->noptions > SHIM_OPTIONS_MAX)
+		return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
+		               "rootfs: a mount needs a type, a source and at most %d options",
+		               SHIM_OPTIONS_MAX);
+	for (size_t i = 0; i < m->noptions; i++) {
+		const char *o = m->options[i];
+		bool flag = false;
+		for (size_t k = 0; k < ARRAY_SIZE(mount_flags); k++)
+			if (strcmp(o, mount_flags[k].name) == 0) {
+				flags = (flags | mount_flags[k].set) & ~mount_flags[k].clear;
+				flag = true;
+			}
+		if (flag)
+			continue;
+		size_t n = strlen(o);
+		if (len + n + 2 > sizeof(data))
+			return err_set(err, -E2BIG, ERR_INVALID_ARGUMENT,
+			               "rootfs: %s mount: options over %zu bytes", m->type,
+			               sizeof(data) - 1);
+		len += (size_t)snprintf(data + len, sizeof(data) - len, "%s%s", len ? "," : "", o);
+	}
+	bool bind = strcmp(m->type, "bind") == 0 || (flags & MS_BIND);
+	if (bind)
+		flags |= MS_BIND;
+	/* A bind takes no data, and its read-only needs a remount. */
+	if (mount(m->source, target, bind ? NULL : m->type, flags & ~(bind ? MS_RDONLY : 0),
+	          bind || !len ? NULL : data) < 0)
+		return err_set_errno(err, -errno, "rootfs: %s mount of %.200s: %m", m->type,
+		                     m->source);
+	if (bind && (flags & MS_RDONLY) &&
+	    mount(NULL, target, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY, NULL) < 0) {
+		int e = -errno;
+		umount2(target, MNT_DETACH);
+		return err_set_errno(err, e, "rootfs: read-only bind of %.200s: %s", m->source,
+		                     strerror(-e));
+	}
+	return 0;
+}
+
+int shim_rootfs_mount(const struct shim_mount *m, size_t n, const char *target,
+                      struct err *err)
+{
+	if (n > SHIM_MOUNTS_MAX)
+		return err_set(err, -E2BIG, ERR_INVALID_ARGUMENT, "rootfs: %zu mounts, at most %d",
+		               n, SHIM_MOUNTS_MAX);
+	if (mkdir(target, 0711) < 0 && errno != EEXIST)
+		return err_set_errno(err, -errno, "rootfs: %s: %m", target);
+	for (size_t i = 0; i < n; i++) {
+		int r = mount_one(&m[i], target, err);
+		if (r < 0) {
+			shim_unmount_all(target);
+			return r;
+		}
+	}
+	return 0;
+}
+
+int shim_unmount_all(const char *path)
+{
+	int n = 0;
+	/* Stacked mounts come off one at a time; a bound loop in case the
+	 * kernel keeps answering yes. */
+	while (n < 64 && umount2(path, MNT_DETACH | UMOUNT_NOFOLLOW) == 0)
+		n++;
+	return n;
+}
+
+int shim_pod_dir_setup(const char *dir, struct err *err)
+{
+	int r = mkdir_p(dir, 0711);
+	if (r < 0)
+		return err_set_errno(err, r, "pod directory %s: %s", dir, strerror(-r));
+	struct stat st, parent;
+	char up[PATH_MAX];
+	snprintf(up, sizeof(up), "%s/..", dir);
+	if (stat(dir, &st) == 0 && stat(up, &parent) == 0 && st.st_dev != parent.st_dev)
+		return 0; /* mounted already: a restarted daemon */
+	if (mount("kin-pod", dir, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0711,size=16m") < 0)
+		return err_set_errno(err, -errno, "pod directory %s: tmpfs: %m", dir);
+	if (mount(NULL, dir, NULL, MS_SHARED, NULL) < 0) {
+		r = -errno;
+		umount2(dir, MNT_DETACH);
+		return err_set_errno(err, r, "pod directory %s: make shared: %s", dir,
+		                     strerror(-r));
+	}
+	return 0;
+}
+
+int shim_bind(const char *src, const char *dst, struct err *err)
+{
+	struct stat st;
+	if (stat(src, &st) < 0)
+		return err_set_errno(err, -errno, "%.200s: %m", src);
+	if (S_ISDIR(st.st_mode)) {
+		if (mkdir(dst, 0711) < 0 && errno != EEXIST)
+			return err_set_errno(err, -errno, "%.200s: %m", dst);
+	} else {
+		int fd = open(dst, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (fd < 0)
+			return err_set_errno(err, -errno, "%.200s: %m", dst);
+		close(fd);
+	}
+	if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL) < 0)
+		return err_set_errno(err, -errno, "bind %.200s: %m", src);
+	return 0;
+}
