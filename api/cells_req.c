@@ -159,6 +159,9 @@ static int spec_from(const char *cell, const char *name, const Kin__V1__ExecSpec
 		s->root = in->root;
 	s->root_readonly = in->root_readonly;
 	s->stdin_pipe = in->stdin_pipe;
+	if (in->join[0] && !in->bundle[0])
+		return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
+		               "exec \"%s/%s\": join is for a bundle's process", cell, name);
 	const char *paths[3] = {in->stdin_path, in->stdout_path, in->stderr_path};
 	for (int i = 0; i < 3; i++)
 		s->stdio_paths[i] = paths[i][0] ? paths[i] : NULL;

@@ -16,6 +16,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/mount.h>
 
 struct bundle_buf {
@@ -23,6 +24,7 @@ struct bundle_buf {
 	struct exec_mount mounts[OCI_SPEC_LIST_MAX];
 	struct exec_device_rule devices[OCI_SPEC_LIST_MAX + 64];
 	struct exec_device_node nodes[64];
+	char join_paths[EXEC_JOINS_MAX][64];
 };
 
 static int ns_bits(const struct oci_spec *o, struct exec_spec *s, struct err *err)
@@ -217,6 +219,58 @@ static void drop_unavailable(struct cells *cells, const char *cell, struct cell_
 	}
 }
 
+/* exec into a running executable: its namespaces joined where they are
+ * not kin's own, the bundle's root, mounts and namespaces left aside. */
+static int join_of(struct api_cells *svc, const Kin__V1__StartRequest *req, struct bundle_buf *bb,
+                   struct exec_spec *s, struct err *err)
+{
+	static const struct {
+		const char *name;
+		uint32_t bit;
+	} kinds[] = {{"pid", EXEC_NS_PID},  {"mnt", EXEC_NS_MNT}, {"net", EXEC_NS_NET},
+	             {"ipc", EXEC_NS_IPC},  {"uts", EXEC_NS_UTS}, {"cgroup", EXEC_NS_CGROUP},
+	             {"user", EXEC_NS_USER}};
+	struct exec_status st;
+	int r = exec_status(svc->cells, req->cell, req->spec->join, &st, err);
+	if (r < 0)
+		return r;
+	if (st.state != EXEC_RUNNING && st.state != EXEC_STOPPING)
+		return err_set(err, -ESRCH, ERR_FAILED_PRECONDITION,
+		               "exec \"%s/%s\": %s is not running", req->cell, req->name,
+		               req->spec->join);
+	s->namespaces = 0;
+	s->root = NULL;
+	s->root_readonly = false;
+	s->nmounts = 0;
+	s->sysctls = NULL;
+	s->hostname = NULL;
+	s->masked_paths = s->readonly_paths = NULL;
+	s->ndevice_nodes = 0;
+	s->devices_set = false; /* the cell's program, attached at its start, holds */
+	s->nuid_map = s->ngid_map = 0;
+	s->njoins = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(kinds); i++) {
+		char theirs[64], ours[64];
+		struct stat a, b;
+		snprintf(theirs, sizeof(theirs), "/proc/%d/ns/%s", (int)st.pid, kinds[i].name);
+		snprintf(ours, sizeof(ours), "/proc/self/ns/%s", kinds[i].name);
+		if (stat(theirs, &a) < 0)
+			return err_set_errno(err, -errno, "exec \"%s/%s\": %s: %m", req->cell,
+			                     req->name, theirs);
+		if (stat(ours, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev)
+			continue;
+		if (kinds[i].bit == EXEC_NS_USER)
+			return err_set(err, -EOPNOTSUPP, ERR_UNIMPLEMENTED,
+			               "exec \"%s/%s\": joining a user namespace is not supported",
+			               req->cell, req->name);
+		str_copy(bb->join_paths[s->njoins], sizeof(bb->join_paths[0]), theirs);
+		s->joins[s->njoins].ns = kinds[i].bit;
+		s->joins[s->njoins].path = bb->join_paths[s->njoins];
+		s->njoins++;
+	}
+	return 0;
+}
+
 int api_exec_bundle_start(struct api_cells *svc, struct rpc_call *call,
                           const Kin__V1__StartRequest *req, exec_start_fn done)
 {
@@ -239,11 +293,15 @@ int api_exec_bundle_start(struct api_cells *svc, struct rpc_call *call,
 		r = oci_spec_load(req->spec->bundle, &bb->o, &err);
 	if (r == 0)
 		r = fill(req, bb, &b, &err);
+	if (r == 0 && req->spec->join[0])
+		r = join_of(svc, req, bb, &b.s, &err);
 	if (r == 0 && bb->o->note[0])
 		log_info("exec \"%s/%s\": bundle %s: %s", req->cell, req->name, req->spec->bundle,
 		         bb->o->note);
-	if (r == 0)
+	if (r == 0 && !req->spec->join[0]) /* an exec's are its container's */
 		r = api_oci_limits(bb->o, &limits, &err);
+	else
+		limits.set = 0;
 	if (r == 0 && limits.set)
 		drop_unavailable(svc->cells, req->cell, &limits);
 	if (r == 0 && limits.set)

@@ -56,7 +56,7 @@ struct task {
 	struct tproc init;
 	struct list_node execs;
 	size_t nexecs;
-	struct rpc_call *create_call; /* waiting for the zone, or for its cell */
+	struct rpc_call *create_call;         /* waiting for the zone, or for its cell */
 	Kin__Shim__CreateTaskRequest *create; /* kept while the zone starts */
 };
 
@@ -133,6 +133,12 @@ void proc_exited(struct tproc *p, uint32_t status);
 void task_free(struct task *t);
 /* Undoes a container's mounts: its binds in the pod directory, its rootfs. */
 void container_unmount(struct task *t);
+/* p's directory in the pod directory (POD/CELL, an exec's POD/CELL/x-ID),
+ * as this kin sees it or (in_zone) as the zone does: config.json, rootfs
+ * and the stdio FIFOs bound there. */
+int proc_dir(const struct tproc *p, bool in_zone, char *buf, size_t size);
+int proc_bind_stdio(struct tproc *p, struct err *err);
+void proc_unmount(struct tproc *p);
 int fail_errp(struct rpc_call *call, const struct err *e, int r);
 struct zref *zref_new(struct api_task *svc, const char *id, const char *exec_id);
 struct tproc *zref_proc(const struct zref *z);

@@ -140,7 +140,8 @@ void task_free(struct task *t)
 	proc_release(&t->init);
 	if (t->create_call) {
 		rpc_call_on_cancel(t->create_call, NULL, NULL);
-		rpc_call_fail(t->create_call, ERR_UNAVAILABLE, "task %s: ended before created", t->id);
+		rpc_call_fail(t->create_call, ERR_UNAVAILABLE, "task %s: ended before created",
+		              t->id);
 	}
 	if (t->create)
 		kin__shim__create_task_request__free_unpacked(t->create, NULL);
@@ -157,7 +158,6 @@ int fail_errp(struct rpc_call *call, const struct err *e, int r)
 }
 
 /* ---- calls to the zone kin ------------------------------------------------------------ */
-
 
 struct zref *zref_new(struct api_task *svc, const char *id, const char *exec_id)
 {
@@ -199,13 +199,13 @@ struct tproc *zref_proc(const struct zref *z)
 }
 
 int zone_call(struct api_task *svc, const char *service, const char *method,
-                     const ProtobufCMessage *in, rpc_route_done_fn done, struct zref *z)
+              const ProtobufCMessage *in, rpc_route_done_fn done, struct zref *z)
 {
 	if (!z)
 		return -ENOMEM;
-	int r = svc->zone == ZN_READY ? rpc_route_call(svc->rpc, SHIM_ZONE_NAME, service, method,
-	                                               in, done, z)
-	                              : -EHOSTDOWN;
+	int r = svc->zone == ZN_READY
+	            ? rpc_route_call(svc->rpc, SHIM_ZONE_NAME, service, method, in, done, z)
+	            : -EHOSTDOWN;
 	if (r < 0)
 		free(z);
 	return r;
@@ -356,31 +356,66 @@ static int config_for_zone(struct api_task *svc, const char *bundle, const char 
 	return 0;
 }
 
-/* Undoes create_prepare: the binds, the pod directory entry, the rootfs. */
-void container_unmount(struct task *t)
+int proc_dir(const struct tproc *p, bool in_zone, char *buf, size_t size)
 {
-	static const char *const leaves[] = {"rootfs", "stdin", "stdout", "stderr"};
-	char path[PATH_MAX + 16];
+	const char *base = in_zone ? SHIM_POD_IN_ZONE : p->t->svc->cfg->pod_dir;
+	int n = p->exec_id[0] ? snprintf(buf, size, "%s/%s/x-%s", base, p->t->cell, p->exec_id)
+	                      : snprintf(buf, size, "%s/%s", base, p->t->cell);
+	return n < (int)size ? 0 : -ENAMETOOLONG;
+}
+
+void proc_unmount(struct tproc *p)
+{
+	static const char *const leaves[] = {"rootfs", "stdin", "stdout", "stderr", "config.json"};
+	char dir[PATH_MAX], path[PATH_MAX + 16];
+	if (proc_dir(p, false, dir, sizeof(dir)) < 0)
+		return;
 	for (size_t i = 0; i < ARRAY_SIZE(leaves); i++) {
-		snprintf(path, sizeof(path), "%s/%s", t->dir, leaves[i]);
+		snprintf(path, sizeof(path), "%s/%s", dir, leaves[i]);
 		shim_unmount_all(path);
 		unlink(path);
 		rmdir(path);
 	}
-	snprintf(path, sizeof(path), "%s/config.json", t->dir);
-	unlink(path);
-	rmdir(t->dir);
+	rmdir(dir);
+}
+
+/* Binds containerd's stdio paths of p into its directory (made). */
+int proc_bind_stdio(struct tproc *p, struct err *err)
+{
+	static const char *const names[] = {"stdin", "stdout", "stderr"};
+	char dir[PATH_MAX], path[PATH_MAX + 16];
+	int r = proc_dir(p, false, dir, sizeof(dir));
+	if (r < 0)
+		return err_set(err, r, ERR_INVALID_ARGUMENT, "task %s: path too long", p->t->id);
+	if (mkdir(dir, 0711) < 0 && errno != EEXIST)
+		return err_set_errno(err, -errno, "%s: %m", dir);
+	for (int i = 0; r == 0 && i < 3; i++) {
+		if (!p->stdio[i][0])
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		r = shim_bind(p->stdio[i], path, err);
+	}
+	return r;
+}
+
+/* Undoes create_prepare: the execs' and the container's binds, the pod
+ * directory entries, the rootfs. */
+void container_unmount(struct task *t)
+{
+	struct tproc *p;
+	list_for_each(p, &t->execs, node)
+		proc_unmount(p);
+	proc_unmount(&t->init);
 	if (t->rootfs_mounted) {
+		char path[PATH_MAX + 16];
 		snprintf(path, sizeof(path), "%s/rootfs", t->bundle);
 		shim_unmount_all(path);
 		t->rootfs_mounted = false;
 	}
 }
 
-static int create_prepare(struct task *t, const Kin__Shim__CreateTaskRequest *m,
-                          struct err *err)
+static int create_prepare(struct task *t, const Kin__Shim__CreateTaskRequest *m, struct err *err)
 {
-	static const char *const names[] = {"stdin", "stdout", "stderr"};
 	struct api_task *svc = t->svc;
 	char rootfs[PATH_MAX + 8], path[PATH_MAX + 16];
 	snprintf(rootfs, sizeof(rootfs), "%s/rootfs", t->bundle);
@@ -395,15 +430,10 @@ static int create_prepare(struct task *t, const Kin__Shim__CreateTaskRequest *m,
 			return r;
 		t->rootfs_mounted = true;
 	}
-	if (mkdir(t->dir, 0711) < 0 && errno != EEXIST)
-		return err_set_errno(err, -errno, "%s: %m", t->dir);
-	snprintf(path, sizeof(path), "%s/rootfs", t->dir);
-	int r = shim_bind(rootfs, path, err);
-	for (int i = 0; r == 0 && i < 3; i++) {
-		if (!t->init.stdio[i][0])
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", t->dir, names[i]);
-		r = shim_bind(t->init.stdio[i], path, err);
+	int r = proc_bind_stdio(&t->init, err);
+	if (r == 0) {
+		snprintf(path, sizeof(path), "%s/rootfs", t->dir);
+		r = shim_bind(rootfs, path, err);
 	}
 	if (r == 0)
 		r = config_for_zone(svc, t->bundle, t->dir, err);
@@ -427,7 +457,8 @@ static void cell_created(const struct err *st, const uint8_t *payload, size_t le
 	t->create_call = NULL;
 	rpc_call_on_cancel(call, NULL, NULL);
 	if (st->code != ERR_OK) {
-		rpc_call_fail(call, st->code, "task %s: cell in the pod's zone: %s", t->id, st->msg);
+		rpc_call_fail(call, st->code, "task %s: cell in the pod's zone: %s", t->id,
+		              st->msg);
 		container_unmount(t);
 		task_free(t);
 		return;
@@ -451,8 +482,8 @@ static void create_container(struct task *t, const Kin__Shim__CreateTaskRequest 
 {
 	struct err err = {0};
 	struct rpc_call *call = t->create_call;
-	int r = m ? create_prepare(t, m, &err) : err_set(&err, -ENOMEM, ERR_RESOURCE_EXHAUSTED,
-	                                                 "task %s: out of memory", t->id);
+	int r = m ? create_prepare(t, m, &err)
+	          : err_set(&err, -ENOMEM, ERR_RESOURCE_EXHAUSTED, "task %s: out of memory", t->id);
 	if (r == 0) {
 		Kin__V1__CreateCellRequest in = KIN__V1__CREATE_CELL_REQUEST__INIT;
 		in.path = t->cell;
@@ -495,15 +526,17 @@ static int create_check(struct api_task *svc, struct rpc_call *call,
 		                     "task %s: checkpoint/restore is not supported by kin's shim",
 		                     m->id);
 	if (m->n_rootfs > SHIM_MOUNTS_MAX)
-		return rpc_call_fail(call, ERR_INVALID_ARGUMENT, "task %s: %zu rootfs mounts, at most %d",
-		                     m->id, m->n_rootfs, SHIM_MOUNTS_MAX);
+		return rpc_call_fail(call, ERR_INVALID_ARGUMENT,
+		                     "task %s: %zu rootfs mounts, at most %d", m->id, m->n_rootfs,
+		                     SHIM_MOUNTS_MAX);
 	const char *io[3] = {m->stdin, m->stdout, m->stderr};
 	for (int i = 0; i < 3; i++)
 		if (io[i][0] && (io[i][0] != '/' || strlen(io[i]) >= PATH_MAX))
-			return rpc_call_fail(call, ERR_INVALID_ARGUMENT,
-			                     "task %s: stdio \"%.200s\": kin's shim takes FIFO or file "
-			                     "paths only",
-			                     m->id, io[i]);
+			return rpc_call_fail(
+			    call, ERR_INVALID_ARGUMENT,
+			    "task %s: stdio \"%.200s\": kin's shim takes FIFO or file "
+			    "paths only",
+			    m->id, io[i]);
 	return 1;
 }
 
@@ -562,7 +595,8 @@ static int serve_create(struct rpc_call *call, const ProtobufCMessage *in, void 
 	if (r == 0 && strlen(t->dir) + strlen(t->cell) + 2 < sizeof(t->dir))
 		strcat(strcat(t->dir, "/"), t->cell);
 	else
-		r = err_set(&err, -ENAMETOOLONG, ERR_INVALID_ARGUMENT, "task %s: path too long", m->id);
+		r = err_set(&err, -ENAMETOOLONG, ERR_INVALID_ARGUMENT, "task %s: path too long",
+		            m->id);
 	if (r == 0)
 		r = zone_start(svc, o, &err);
 	oci_spec_free(o);
@@ -665,11 +699,9 @@ static int serve_shutdown(struct rpc_call *call, const ProtobufCMessage *in, voi
 static int serve_unimplemented(struct rpc_call *call, const ProtobufCMessage *in, void *data)
 {
 	(void)in, (void)data;
-	return rpc_call_fail(call, ERR_UNIMPLEMENTED, "%s: not supported by kin's shim%s",
-	                     rpc_call_method(call),
-	                     strcmp(rpc_call_method(call), "ResizePty") == 0
-	                         ? " (no terminals)"
-	                         : "");
+	return rpc_call_fail(
+	    call, ERR_UNIMPLEMENTED, "%s: not supported by kin's shim%s", rpc_call_method(call),
+	    strcmp(rpc_call_method(call), "ResizePty") == 0 ? " (no terminals)" : "");
 }
 
 /* ---- the service -------------------------------------------------------------------- */

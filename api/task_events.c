@@ -17,8 +17,8 @@ static void pump(struct api_task *svc);
 
 static void retry_arm(struct api_task *svc)
 {
-	struct itimerspec its = {.it_value = {.tv_sec = RETRY_MS / 1000,
-	                                      .tv_nsec = (RETRY_MS % 1000) * 1000000L}};
+	struct itimerspec its = {
+	    .it_value = {.tv_sec = RETRY_MS / 1000, .tv_nsec = (RETRY_MS % 1000) * 1000000L}};
 	if (svc->retry.fd >= 0)
 		timerfd_settime(svc->retry.fd, 0, &its, NULL);
 }
@@ -149,8 +149,10 @@ void task_publish(struct api_task *svc, const char *topic, const char *type,
 void task_events_init(struct api_task *svc)
 {
 	list_init(&svc->events);
-	svc->retry = (struct ev_source){
-	    .fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC), .fn = on_retry, .data = svc};
+	svc->retry =
+	    (struct ev_source){.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC),
+	                       .fn = on_retry,
+	                       .data = svc};
 	if (svc->retry.fd >= 0 && ev_add(svc->loop, &svc->retry, EPOLLIN) < 0) {
 		close(svc->retry.fd);
 		svc->retry.fd = -1;

@@ -47,15 +47,14 @@ uint32_t task_host_pid(const char *cell_dir, int zone_pid)
 	return 0;
 }
 
-static int get_task(struct api_task *svc, struct rpc_call *call, const char *id,
-                    struct task **ret)
+static int get_task(struct api_task *svc, struct rpc_call *call, const char *id, struct task **ret)
 {
 	*ret = task_find(svc, id);
 	if (!*ret)
 		return rpc_call_fail(call, ERR_NOT_FOUND, "task %.80s not found", id);
 	if ((*ret)->create_call)
-		return rpc_call_fail(call, ERR_FAILED_PRECONDITION, "task %s is still being created",
-		                     id);
+		return rpc_call_fail(call, ERR_FAILED_PRECONDITION,
+		                     "task %s is still being created", id);
 	return 1;
 }
 
@@ -111,7 +110,8 @@ static void read_keyed(const char *dir, const char *file, const char *const *key
 	snprintf(path, sizeof(path), "%s/%s", dir, file);
 	if (file_read_small(path, 64 * 1024, &text, NULL) < 0)
 		return;
-	for (char *save = NULL, *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+	for (char *save = NULL, *l = strtok_r(text, "\n", &save); l;
+	     l = strtok_r(NULL, "\n", &save)) {
 		char *sp = strchr(l, ' ');
 		if (!sp)
 			continue;
@@ -151,18 +151,18 @@ int task_serve_stats(struct rpc_call *call, const ProtobufCMessage *in, void *da
 	Kin__Shim__Metrics metrics = KIN__SHIM__METRICS__INIT;
 	pids.current = read_num(dir, "pids.current");
 	pids.limit = read_num(dir, "pids.max");
-	static const char *const ck[] = {"usage_usec",   "user_usec",    "system_usec",
-	                                 "nr_periods",   "nr_throttled", "throttled_usec"};
+	static const char *const ck[] = {"usage_usec", "user_usec",    "system_usec",
+	                                 "nr_periods", "nr_throttled", "throttled_usec"};
 	uint64_t *const cv[] = {&cpu.usage_usec, &cpu.user_usec,    &cpu.system_usec,
 	                        &cpu.nr_periods, &cpu.nr_throttled, &cpu.throttled_usec};
 	read_keyed(dir, "cpu.stat", ck, cv, ARRAY_SIZE(ck));
-	static const char *const mk[] = {"anon",         "file",      "kernel_stack",   "slab",
-	                                 "sock",         "shmem",     "file_mapped",    "file_dirty",
+	static const char *const mk[] = {"anon",           "file",    "kernel_stack", "slab",
+	                                 "sock",           "shmem",   "file_mapped",  "file_dirty",
 	                                 "file_writeback", "pgfault", "pgmajfault"};
-	uint64_t *const mv[] = {&mem.anon,           &mem.file,        &mem.kernel_stack,
-	                        &mem.slab,           &mem.sock,        &mem.shmem,
-	                        &mem.file_mapped,    &mem.file_dirty,  &mem.file_writeback,
-	                        &mem.pgfault,        &mem.pgmajfault};
+	uint64_t *const mv[] = {&mem.anon,        &mem.file,       &mem.kernel_stack,
+	                        &mem.slab,        &mem.sock,       &mem.shmem,
+	                        &mem.file_mapped, &mem.file_dirty, &mem.file_writeback,
+	                        &mem.pgfault,     &mem.pgmajfault};
 	read_keyed(dir, "memory.stat", mk, mv, ARRAY_SIZE(mk));
 	mem.usage = read_num(dir, "memory.current");
 	mem.usage_limit = read_num(dir, "memory.max");
@@ -231,8 +231,8 @@ int task_serve_update(struct rpc_call *call, const ProtobufCMessage *in, void *d
 	struct err err = {0};
 	struct oci_spec *o = NULL;
 	struct cell_limits limits;
-	r = oci_resources_parse((const char *)m->resources->value.data, m->resources->value.len,
-	                        &o, &err);
+	r = oci_resources_parse((const char *)m->resources->value.data, m->resources->value.len, &o,
+	                        &err);
 	if (r == 0)
 		r = api_oci_limits(o, &limits, &err);
 	oci_spec_free(o);

@@ -4,7 +4,11 @@
  * sandbox task is the zone: it is "started" by being ready, killed by
  * stopping the zone, and ends with the zone kin. */
 #include "api/task-int.h"
+#include "cells/cells.h"
+#include "oci/oci.h"
 #include "proto/cells.pb-c.h"
+
+#include <jansson.h>
 
 #include <signal.h>
 #include <stdio.h>
@@ -21,8 +25,8 @@ static int task_proc_get(struct api_task *svc, struct rpc_call *call, const char
 		return rpc_call_fail(call, ERR_NOT_FOUND, "task %s: exec %.80s not found", id,
 		                     exec_id);
 	if (t->create_call)
-		return rpc_call_fail(call, ERR_FAILED_PRECONDITION, "task %s is still being created",
-		                     id);
+		return rpc_call_fail(call, ERR_FAILED_PRECONDITION,
+		                     "task %s is still being created", id);
 	*ret_t = t;
 	*ret_p = p;
 	return 1;
@@ -154,14 +158,16 @@ int task_serve_start(struct rpc_call *call, const ProtobufCMessage *in, void *da
 	static const char *const names[] = {"stdin", "stdout", "stderr"};
 	char bundle[PATH_MAX / 2], io[3][PATH_MAX];
 	Kin__V1__ExecSpec spec = KIN__V1__EXEC_SPEC__INIT;
-	snprintf(bundle, sizeof(bundle), SHIM_POD_IN_ZONE "/%s", t->cell);
+	if (proc_dir(p, true, bundle, sizeof(bundle)) < 0)
+		return rpc_call_fail(call, ERR_INVALID_ARGUMENT, "task %s: path too long", t->id);
 	spec.bundle = bundle;
+	if (p->exec_id[0])
+		spec.join = t->init.kname;
 	char **paths[3] = {&spec.stdin_path, &spec.stdout_path, &spec.stderr_path};
 	for (int i = 0; i < 3; i++) {
 		if (!p->stdio[i][0])
 			continue;
-		snprintf(io[i], sizeof(io[i]), "%s/%s%s%s", bundle, p->exec_id[0] ? "x-" : "",
-		         p->exec_id[0] ? p->exec_id : "", names[i]);
+		snprintf(io[i], sizeof(io[i]), "%s/%s", bundle, names[i]);
 		*paths[i] = io[i];
 	}
 	Kin__V1__StartRequest req = KIN__V1__START_REQUEST__INIT;
@@ -212,8 +218,8 @@ int task_serve_wait(struct rpc_call *call, const ProtobufCMessage *in, void *dat
 			rpc_call_on_cancel(call, wait_cancelled, p);
 			return 0;
 		}
-	return rpc_call_fail(call, ERR_RESOURCE_EXHAUSTED, "task %s: %d Wait calls already",
-	                     t->id, TASK_WAITERS_MAX);
+	return rpc_call_fail(call, ERR_RESOURCE_EXHAUSTED, "task %s: %d Wait calls already", t->id,
+	                     TASK_WAITERS_MAX);
 }
 
 /* ---- Kill ----------------------------------------------------------------------------- */
@@ -274,8 +280,9 @@ int task_serve_kill(struct rpc_call *call, const ProtobufCMessage *in, void *dat
 	if (t->sandbox && p == &t->init) {
 		r = api_zones_end(svc->api->zones, SHIM_ZONE_NAME, m->signal == SIGKILL);
 		if (r < 0 && r != -ENOENT)
-			return rpc_call_fail(call, ERR_INTERNAL, "task %s: stopping the pod's zone: %s",
-			                     t->id, strerror(-r));
+			return rpc_call_fail(call, ERR_INTERNAL,
+			                     "task %s: stopping the pod's zone: %s", t->id,
+			                     strerror(-r));
 		return rpc_call_reply(call, &out.base);
 	}
 	if (p->state == T_CREATED && !p->starting) { /* never ran: it ends here */
@@ -304,8 +311,7 @@ int task_serve_kill(struct rpc_call *call, const ProtobufCMessage *in, void *dat
 
 /* ---- Delete --------------------------------------------------------------------------- */
 
-static void zone_done_ignored(const struct err *st, const uint8_t *payload, size_t len,
-                              void *data)
+static void zone_done_ignored(const struct err *st, const uint8_t *payload, size_t len, void *data)
 {
 	struct zref *z = data;
 	(void)payload, (void)len;
@@ -325,12 +331,12 @@ static int reply_deleted(struct rpc_call *call, const struct tproc *p)
 	return rpc_call_reply(call, &out.base);
 }
 
-static int delete_exec(struct api_task *svc, struct rpc_call *call, struct task *t,
-                       struct tproc *p)
+static int delete_exec(struct api_task *svc, struct rpc_call *call, struct task *t, struct tproc *p)
 {
 	if (p->state == T_RUNNING || p->state == T_PAUSED || p->starting)
 		return rpc_call_fail(call, ERR_FAILED_PRECONDITION,
-		                     "task %s exec %s is running: kill it first", t->id, p->exec_id);
+		                     "task %s exec %s is running: kill it first", t->id,
+		                     p->exec_id);
 	Kin__V1__ExecRequest req = KIN__V1__EXEC_REQUEST__INIT;
 	req.cell = t->cell;
 	req.name = p->kname;
@@ -340,6 +346,7 @@ static int delete_exec(struct api_task *svc, struct rpc_call *call, struct task 
 	reply_deleted(call, p);
 	list_remove(&p->node);
 	t->nexecs--;
+	proc_unmount(p);
 	proc_release(p);
 	free(p);
 	return 0;
@@ -388,14 +395,109 @@ int task_serve_delete(struct rpc_call *call, const ProtobufCMessage *in, void *d
 
 /* ---- Exec, CloseIO ------------------------------------------------------------------------ */
 
+/* The exec's bundle: the container's config (as the zone reads it) with
+ * containerd's process in place of its own. */
+static int exec_config(struct task *t, struct tproc *p, const Kin__Shim__Any *spec, struct err *err)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 16], rootfs[PATH_MAX + 16];
+	_cleanup_free_ char *text = NULL;
+	json_error_t je;
+	if (!spec || spec->value.len > OCI_SPEC_JSON_MAX)
+		return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
+		               "exec %s: a process spec (JSON) of at most %d bytes is needed",
+		               p->exec_id, OCI_SPEC_JSON_MAX);
+	json_t *proc = json_loadb((const char *)spec->value.data, spec->value.len,
+	                          JSON_REJECT_DUPLICATES, &je);
+	if (!json_is_object(proc)) {
+		json_decref(proc);
+		return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
+		               "exec %s: the process spec is not a JSON object", p->exec_id);
+	}
+	snprintf(path, sizeof(path), "%s/config.json", t->dir);
+	int r = file_read_regular(path, OCI_SPEC_JSON_MAX, &text, NULL);
+	json_t *root = r == 0 ? json_loads(text, 0, NULL) : NULL;
+	if (!root) {
+		json_decref(proc);
+		return err_set(err, r < 0 ? r : -EIO, ERR_INTERNAL, "exec %s: %s: unreadable",
+		               p->exec_id, path);
+	}
+	proc_dir(&t->init, true, dir, sizeof(dir));
+	snprintf(rootfs, sizeof(rootfs), "%s/rootfs", dir);
+	json_object_set_new(root, "process", proc);
+	json_object_set_new(json_object_get(root, "root"), "path", json_string(rootfs));
+	proc_dir(p, false, dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/config.json", dir);
+	r = json_dump_file(root, path, JSON_COMPACT) < 0 ? -EIO : 0;
+	json_decref(root);
+	if (r < 0)
+		return err_set(err, r, ERR_INTERNAL, "exec %s: %s: cannot write", p->exec_id, path);
+	struct oci_spec *o = NULL;
+	r = oci_spec_load(dir, &o, err);
+	if (r == 0 && o->terminal)
+		r = err_set(err, -EOPNOTSUPP, ERR_UNIMPLEMENTED,
+		            "exec %s: terminals are not supported by kin's shim", p->exec_id);
+	oci_spec_free(o);
+	return r;
+}
+
 int task_serve_exec(struct rpc_call *call, const ProtobufCMessage *in, void *data)
 {
+	struct api_task *svc = data;
 	const Kin__Shim__ExecProcessRequest *m = (const Kin__Shim__ExecProcessRequest *)in;
-	(void)data;
-	return rpc_call_fail(call, ERR_UNIMPLEMENTED,
-	                     "task %.80s: exec %.80s: running a process in a started container "
-	                     "is not supported by kin's shim yet",
-	                     m->id, m->exec_id);
+	struct task *t = task_find(svc, m->id);
+	if (!t)
+		return rpc_call_fail(call, ERR_NOT_FOUND, "task %.80s not found", m->id);
+	if (t->sandbox || t->init.state != T_RUNNING)
+		return rpc_call_fail(call, ERR_FAILED_PRECONDITION, "task %s: %s", t->id,
+		                     t->sandbox ? "a pod's sandbox runs no execs"
+		                                : "exec needs a running container");
+	if (!cell_name_valid(m->exec_id) || strcmp(m->exec_id, t->init.kname) == 0)
+		return rpc_call_fail(
+		    call, ERR_INVALID_ARGUMENT,
+		    "task %s: exec id \"%.80s\": 1-64 of [A-Za-z0-9_.-], not \"%s\"", t->id,
+		    m->exec_id, t->init.kname);
+	if (proc_find(t, m->exec_id))
+		return rpc_call_fail(call, ERR_ALREADY_EXISTS, "task %s: exec %s already exists",
+		                     t->id, m->exec_id);
+	if (t->nexecs >= TASK_EXECS_MAX)
+		return rpc_call_fail(call, ERR_RESOURCE_EXHAUSTED, "task %s: %d execs already",
+		                     t->id, TASK_EXECS_MAX);
+	if (m->terminal)
+		return rpc_call_fail(call, ERR_UNIMPLEMENTED,
+		                     "task %s: exec %s: terminals are not supported by kin's shim",
+		                     t->id, m->exec_id);
+	const char *io[3] = {m->stdin, m->stdout, m->stderr};
+	for (int i = 0; i < 3; i++)
+		if (io[i][0] && (io[i][0] != '/' || strlen(io[i]) >= PATH_MAX))
+			return rpc_call_fail(
+			    call, ERR_INVALID_ARGUMENT,
+			    "task %s: exec %s: stdio \"%.200s\": FIFO or file paths only", t->id,
+			    m->exec_id, io[i]);
+	struct tproc *p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	proc_init(p, t, m->exec_id);
+	str_copy(p->kname, sizeof(p->kname), m->exec_id);
+	for (int i = 0; i < 3; i++)
+		str_copy(p->stdio[i], sizeof(p->stdio[i]), io[i]);
+	struct err err = {0};
+	int r = proc_bind_stdio(p, &err);
+	if (r == 0)
+		r = exec_config(t, p, m->spec, &err);
+	if (r < 0) {
+		proc_unmount(p);
+		free(p);
+		return fail_errp(call, &err, r);
+	}
+	proc_hold(p);
+	list_append(&t->execs, &p->node);
+	t->nexecs++;
+	Kin__Shim__TaskExecAdded ev = KIN__SHIM__TASK_EXEC_ADDED__INIT;
+	ev.container_id = t->id;
+	ev.exec_id = p->exec_id;
+	task_publish(svc, "/tasks/exec-added", "containerd.events.TaskExecAdded", &ev.base);
+	Kin__Shim__Empty out = KIN__SHIM__EMPTY__INIT;
+	return rpc_call_reply(call, &out.base);
 }
 
 /* A process reads its stdin FIFO itself (kin's shim relays nothing), so

@@ -126,8 +126,11 @@ struct spawn_req {
 	struct sock_fprog seccomp; /* len 0: none */
 	cap_t caps;                /* for cap_set_proc */
 	char *envp[EXEC_ENV_MAX + 2];
-	int join_fds[4]; /* the spec's joins, opened and checked */
+	int join_fds[EXEC_JOINS_MAX]; /* the spec's joins but pid, opened and checked */
 	size_t njoins;
+	/* A pid namespace to join: kin enters it for its children around the
+	 * clone (setns applies to children only), then returns to its own. */
+	int join_pid_fd;
 	const char *path; /* PATH to search */
 };
 /* clone3 into the cell's cgroup (user namespace maps written); the child

@@ -267,6 +267,7 @@ enum exec_seccomp_mode {
 #define EXEC_NS_IPC    (1u << 4)
 #define EXEC_NS_USER   (1u << 5)
 #define EXEC_NS_CGROUP (1u << 6)
+#define EXEC_JOINS_MAX 6 /* pid, mnt, net, uts, ipc, cgroup: not user */
 
 struct exec_idmap {
 	uint32_t inside, outside, count;
@@ -324,12 +325,13 @@ struct exec_spec {
 	const struct exec_mount *mounts;
 	size_t nmounts;
 	char *const *sysctls; /* "net.ipv4.ip_forward=1", written after pivot_root */
-	/* Namespaces joined instead of made (net, ipc, uts, cgroup): paths
-	 * such as /proc/PID/ns/net, opened and checked by exec_start. */
+	/* Namespaces joined instead of made (pid, mnt, net, ipc, uts, cgroup):
+	 * paths such as /proc/PID/ns/net, opened and checked by exec_start.
+	 * A mount namespace joined is the process's root (no root here). */
 	struct exec_ns_join {
 		uint32_t ns; /* one EXEC_NS_* bit */
 		const char *path;
-	} joins[4];
+	} joins[EXEC_JOINS_MAX];
 	size_t njoins;
 	/* Separate capability sets (runtime-spec): caps is then the bounding
 	 * set, ambient must be in permitted and inheritable. */

@@ -448,7 +448,17 @@ int exec_spawn(struct spawn_req *req, pid_t *ret_pid, int *ret_pidfd, int *ret_s
 	const struct spawn_opts o = {.ns_flags = clone_ns_flags(s->namespaces),
 	                             .cgroup_fd = req->cgroup_fd,
 	                             .report_nonblock = true};
+	_cleanup_close_ int own_pid = -1;
+	if (req->join_pid_fd >= 0) {
+		/* Our children's pid namespace is the joined one for this clone. */
+		own_pid = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
+		if (own_pid < 0 || setns(req->join_pid_fd, CLONE_NEWPID) < 0)
+			return err_set_errno(
+			    err, -errno, "exec \"%s\": joining the pid namespace: %m", req->label);
+	}
 	r = spawn_clone(&o, &p);
+	if (r != 0 && own_pid >= 0 && setns(own_pid, CLONE_NEWPID) < 0)
+		log_error("exec \"%s\": cannot return to kin's pid namespace: %m", req->label);
 	if (r < 0) {
 		if (r == -EBUSY)
 			return err_set(err, r, ERR_FAILED_PRECONDITION,

@@ -136,12 +136,22 @@ static int validate_mounts(const struct exec_spec *s, size_t *bytes, struct err 
 		*bytes += strlen(kv) + 1;
 	}
 	if (s->njoins > ARRAY_SIZE(s->joins))
-		return spec_fail(err, "%s: more than 4 to join", "namespaces");
+		return spec_fail(err, "%s: more than 6 to join", "namespaces");
+	uint32_t joined = 0;
 	for (size_t i = 0; i < s->njoins; i++) {
 		uint32_t t = s->joins[i].ns;
 		if (!(t == EXEC_NS_NET || t == EXEC_NS_IPC || t == EXEC_NS_UTS ||
-		      t == EXEC_NS_CGROUP))
-			return spec_fail(err, "%s: only net, ipc, uts and cgroup can be joined",
+		      t == EXEC_NS_CGROUP || t == EXEC_NS_PID || t == EXEC_NS_MNT) ||
+		    (joined & t))
+			return spec_fail(err,
+			                 "%s: pid, mnt, net, ipc, uts and cgroup can be joined, "
+			                 "each once",
+			                 "namespaces");
+		joined |= t;
+		if (t == EXEC_NS_MNT && s->root)
+			return spec_fail(err,
+			                 "%s: a mount namespace joined has its own root, not a "
+			                 "root of the spec",
 			                 "namespaces");
 		if ((s->namespaces & t) || !s->joins[i].path || s->joins[i].path[0] != '/')
 			return spec_fail(err,

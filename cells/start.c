@@ -225,17 +225,23 @@ static int build_caps(const struct exec_spec *s, cap_t *ret)
 static int open_joins(struct exec *e, struct spawn_req *req, struct err *err)
 {
 	const struct exec_spec *s = req->spec;
+	req->join_pid_fd = -1;
 	for (size_t i = 0; i < s->njoins; i++) {
 		uint32_t t = s->joins[i].ns;
 		int want = t == EXEC_NS_NET   ? CLONE_NEWNET
 		           : t == EXEC_NS_IPC ? CLONE_NEWIPC
 		           : t == EXEC_NS_UTS ? CLONE_NEWUTS
+		           : t == EXEC_NS_PID ? CLONE_NEWPID
+		           : t == EXEC_NS_MNT ? CLONE_NEWNS
 		                              : CLONE_NEWCGROUP;
 		int fd = open(s->joins[i].path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 		if (fd < 0)
 			return err_set_errno(err, -errno, "exec \"%s\": namespace %s: %m", e->label,
 			                     s->joins[i].path);
-		req->join_fds[req->njoins++] = fd;
+		if (t == EXEC_NS_PID)
+			req->join_pid_fd = fd;
+		else
+			req->join_fds[req->njoins++] = fd;
 		if (ioctl(fd, NS_GET_NSTYPE) != want)
 			return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
 			               "exec \"%s\": %s is not a namespace of the kind to join",
@@ -249,6 +255,9 @@ static void close_joins(struct spawn_req *req)
 	for (size_t i = 0; i < req->njoins; i++)
 		close(req->join_fds[i]);
 	req->njoins = 0;
+	if (req->join_pid_fd >= 0)
+		close(req->join_pid_fd);
+	req->join_pid_fd = -1;
 }
 
 static int build_seccomp(struct exec *e, struct sock_fprog *prog, struct err *err)
@@ -392,7 +401,7 @@ static void close_fds6(int (*fds)[6])
 int exec_run(struct exec *e, struct err *err)
 {
 	const struct exec_spec *s = e->spec;
-	struct spawn_req req = {.spec = s, .label = e->label};
+	struct spawn_req req = {.spec = s, .label = e->label, .join_pid_fd = -1};
 	_cleanup_close_ int cg = -1, status_fd = -1;
 	_cleanup_(close_fds6) int fds[6] = {-1, -1, -1, -1, -1, -1};
 	_cleanup_free_ struct sock_filter *filter = NULL;

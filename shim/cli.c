@@ -62,8 +62,7 @@ static void hash_hex(const char *a, const char *b, const char *c, char out[65])
 	sha256_hex(d, out);
 }
 
-int shim_socket_path(const char *address, const char *ns, const char *group, char *buf,
-                     size_t size)
+int shim_socket_path(const char *address, const char *ns, const char *group, char *buf, size_t size)
 {
 	char hex[65];
 	hash_hex(address, ns, group, hex);
@@ -79,8 +78,7 @@ int shim_state_dir(const char *ns, const char *group, char *buf, size_t size)
 		           : -ENAMETOOLONG;
 	char hex[65];
 	hash_hex("state", ns, group, hex);
-	return snprintf(buf, size, SHIM_STATE_ROOT "/h-%.32s", hex) < (int)size ? 0
-	                                                                        : -ENAMETOOLONG;
+	return snprintf(buf, size, SHIM_STATE_ROOT "/h-%.32s", hex) < (int)size ? 0 : -ENAMETOOLONG;
 }
 
 static int parse(int argc, char **argv, struct args *a)
@@ -170,16 +168,18 @@ static void bundle_read(const char *bundle, const char *id, struct bundle_info *
 	if (!root)
 		return;
 	json_t *ann = json_object_get(root, "annotations");
-	const char *type = json_string_value(json_object_get(ann, "io.kubernetes.cri.container-type"));
-	const char *sandbox = json_string_value(json_object_get(ann, "io.kubernetes.cri.sandbox-id"));
+	const char *type =
+	    json_string_value(json_object_get(ann, "io.kubernetes.cri.container-type"));
+	const char *sandbox =
+	    json_string_value(json_object_get(ann, "io.kubernetes.cri.sandbox-id"));
 	if (type && strcmp(type, "container") == 0 && sandbox && id_ok(sandbox)) {
 		b->container = true;
 		str_copy(b->group, sizeof(b->group), sandbox);
 	}
 	/* cgroupfs form only ("/kubepods/pod1/ID"); systemd's "slice:prefix:name"
 	 * is not a path. */
-	const char *cg = json_string_value(json_object_get(json_object_get(root, "linux"),
-	                                                   "cgroupsPath"));
+	const char *cg =
+	    json_string_value(json_object_get(json_object_get(root, "linux"), "cgroupsPath"));
 	if (cg && cg[0] == '/' && !strchr(cg, ':') && !strstr(cg, "..") && strlen(cg) < 512)
 		str_copy(b->cgroup, sizeof(b->cgroup), cg + 1);
 	json_decref(root);
@@ -229,8 +229,10 @@ static int spawn_daemon(char **argv, const struct args *a, const struct bundle_i
 	const char *args[16];
 	size_t n = 0;
 	args[n++] = argv[0];
-	const char *pairs[][2] = {{"-namespace", a->ns}, {"-id", a->id},
-	                          {"-address", a->address}, {"-group", b->group},
+	const char *pairs[][2] = {{"-namespace", a->ns},
+	                          {"-id", a->id},
+	                          {"-address", a->address},
+	                          {"-group", b->group},
 	                          {"-cgroup", cgroup}};
 	for (size_t i = 0; i < ARRAY_SIZE(pairs); i++) {
 		args[n++] = pairs[i][0];

@@ -16,12 +16,24 @@ static const struct {
 	const char *name;
 	unsigned long set, clear;
 } mount_flags[] = {
-    {"ro", MS_RDONLY, 0},          {"rw", 0, MS_RDONLY},         {"nosuid", MS_NOSUID, 0},
-    {"suid", 0, MS_NOSUID},        {"nodev", MS_NODEV, 0},       {"dev", 0, MS_NODEV},
-    {"noexec", MS_NOEXEC, 0},      {"exec", 0, MS_NOEXEC},       {"sync", MS_SYNCHRONOUS, 0},
-    {"async", 0, MS_SYNCHRONOUS},  {"noatime", MS_NOATIME, 0},   {"atime", 0, MS_NOATIME},
-    {"nodiratime", MS_NODIRATIME, 0}, {"relatime", MS_RELATIME, 0}, {"strictatime", MS_STRICTATIME, 0},
-    {"bind", MS_BIND, 0},          {"rbind", MS_BIND | MS_REC, 0}, {"defaults", 0, 0},
+    {"ro", MS_RDONLY, 0},
+    {"rw", 0, MS_RDONLY},
+    {"nosuid", MS_NOSUID, 0},
+    {"suid", 0, MS_NOSUID},
+    {"nodev", MS_NODEV, 0},
+    {"dev", 0, MS_NODEV},
+    {"noexec", MS_NOEXEC, 0},
+    {"exec", 0, MS_NOEXEC},
+    {"sync", MS_SYNCHRONOUS, 0},
+    {"async", 0, MS_SYNCHRONOUS},
+    {"noatime", MS_NOATIME, 0},
+    {"atime", 0, MS_NOATIME},
+    {"nodiratime", MS_NODIRATIME, 0},
+    {"relatime", MS_RELATIME, 0},
+    {"strictatime", MS_STRICTATIME, 0},
+    {"bind", MS_BIND, 0},
+    {"rbind", MS_BIND | MS_REC, 0},
+    {"defaults", 0, 0},
 };
 
 static int mount_one(const struct shim_mount *m, const char *target, struct err *err)
@@ -69,8 +81,7 @@ static int mount_one(const struct shim_mount *m, const char *target, struct err 
 	return 0;
 }
 
-int shim_rootfs_mount(const struct shim_mount *m, size_t n, const char *target,
-                      struct err *err)
+int shim_rootfs_mount(const struct shim_mount *m, size_t n, const char *target, struct err *err)
 {
 	if (n > SHIM_MOUNTS_MAX)
 		return err_set(err, -E2BIG, ERR_INVALID_ARGUMENT, "rootfs: %zu mounts, at most %d",

@@ -26,12 +26,12 @@
 
 #include <limits.h>
 
-#define SHIM_STATE_ROOT  "/run/kin/shim"    /* SHIM_STATE_ROOT/NS/ID per pod shim */
-#define SHIM_SOCKET_DIR  "/run/containerd/s" /* where containerd's own shims listen */
-#define SHIM_ID_MAX      76                  /* containerd's identifier limit */
-#define SHIM_ZONE_NAME   "pod"               /* the pod's zone, in every shim */
-#define SHIM_POD_IN_ZONE "/run/kin/pod"      /* the pod directory, seen from the zone */
-#define SHIM_DELETE_WAIT_MS 4000             /* delete's budget (containerd gives 5 s) */
+#define SHIM_STATE_ROOT     "/run/kin/shim"     /* SHIM_STATE_ROOT/NS/ID per pod shim */
+#define SHIM_SOCKET_DIR     "/run/containerd/s" /* where containerd's own shims listen */
+#define SHIM_ID_MAX         76                  /* containerd's identifier limit */
+#define SHIM_ZONE_NAME      "pod"               /* the pod's zone, in every shim */
+#define SHIM_POD_IN_ZONE    "/run/kin/pod"      /* the pod directory, seen from the zone */
+#define SHIM_DELETE_WAIT_MS 4000                /* delete's budget (containerd gives 5 s) */
 
 /* "io.containerd.kin.v2": namespace zones; "io.containerd.kin-vm.v2": VMs. */
 enum shim_flavor { SHIM_FLAVOR_NS, SHIM_FLAVOR_VM };
@@ -39,17 +39,17 @@ enum shim_flavor { SHIM_FLAVOR_NS, SHIM_FLAVOR_VM };
 /* What a shim daemon serves; filled by shim_main for init. */
 struct shim_serve {
 	enum shim_flavor flavor;
-	char ns[SHIM_ID_MAX + 1];  /* containerd namespace */
-	char id[SHIM_ID_MAX + 1];  /* the task that started it (the pod's sandbox) */
+	char ns[SHIM_ID_MAX + 1];    /* containerd namespace */
+	char id[SHIM_ID_MAX + 1];    /* the task that started it (the pod's sandbox) */
 	char group[SHIM_ID_MAX + 1]; /* the pod: sandbox id, or id */
-	char address[PATH_MAX];    /* containerd's grpc socket */
-	char ttrpc[PATH_MAX];      /* TTRPC_ADDRESS: containerd's events service */
-	char socket[108];          /* the Task socket path */
-	int listen_fd;             /* its listening fd, made by start */
-	char state[PATH_MAX];      /* SHIM_STATE_ROOT/NS/GROUP (or a hash) */
-	char kin_socket[108];      /* STATE/kin.sock: kin's own API */
-	char pod_dir[PATH_MAX];    /* STATE/pod: a shared tmpfs, SHIM_POD_IN_ZONE in the zone */
-	char cgroup[PATH_MAX];     /* the shim's cgroup (relative to the cgroup2 mount) */
+	char address[PATH_MAX];      /* containerd's grpc socket */
+	char ttrpc[PATH_MAX];        /* TTRPC_ADDRESS: containerd's events service */
+	char socket[108];            /* the Task socket path */
+	int listen_fd;               /* its listening fd, made by start */
+	char state[PATH_MAX];        /* SHIM_STATE_ROOT/NS/GROUP (or a hash) */
+	char kin_socket[108];        /* STATE/kin.sock: kin's own API */
+	char pod_dir[PATH_MAX];      /* STATE/pod: a shared tmpfs, SHIM_POD_IN_ZONE in the zone */
+	char cgroup[PATH_MAX];       /* the shim's cgroup (relative to the cgroup2 mount) */
 };
 
 /* Entered when argv[0]'s name starts with "containerd-shim-kin". start and
@@ -88,8 +88,7 @@ struct shim_mount {
 /* Mounts containerd's rootfs list in order at target (overlay, bind, any
  * filesystem type: options that are flags become flags, the rest data).
  * On failure nothing stays mounted; err names the mount and why. */
-int shim_rootfs_mount(const struct shim_mount *m, size_t n, const char *target,
-                      struct err *err);
+int shim_rootfs_mount(const struct shim_mount *m, size_t n, const char *target, struct err *err);
 /* Unmounts everything at and below path (lazily), ignoring what is not
  * mounted. Returns how many mounts went. */
 int shim_unmount_all(const char *path);
