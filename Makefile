@@ -68,7 +68,12 @@ KIN := $(BUILD)/kin
 all:
 	@scripts/deps.sh build
 	@$(MAKE) --no-print-directory kin
-kin: $(KIN)
+# containerd runs runtime io.containerd.kin.v2 as containerd-shim-kin-v2 (and
+# kin-vm as containerd-shim-kin-vm-v2): links to the one binary.
+SHIM_LINKS := containerd-shim-kin-v2 containerd-shim-kin-vm-v2
+kin: $(KIN) $(addprefix $(BUILD)/,$(SHIM_LINKS))
+$(addprefix $(BUILD)/,$(SHIM_LINKS)): | $(KIN)
+	@ln -sf kin $@
 
 # The test programs (unit tests, drivers, fuzzers, benchmarks): tests/tests.mk
 # adds them to CHECK_DEPS and BENCH_DEPS.
@@ -133,6 +138,7 @@ install: $(KIN)
 		echo "install: '$(KIN) ctl completion bash' printed no completion script:" >&2; \
 		cat $(BUILD)/kin.bash-completion.err >&2; rm -f $(BUILD)/kin.bash-completion; exit 1; }
 	install -D -m 0755 $(KIN) $(DESTDIR)$(PREFIX)/bin/kin
+	for l in $(SHIM_LINKS); do ln -sf kin $(DESTDIR)$(PREFIX)/bin/$$l; done
 	install -D -m 0644 $(BUILD)/kin.bash-completion $(COMPLETION_DIR)/kin
 
 deps:

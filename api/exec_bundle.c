@@ -42,11 +42,12 @@ static int ns_bits(const struct oci_spec *o, struct exec_spec *s, struct err *er
 			s->namespaces |= bit[k];
 			continue;
 		}
-		if (k == OCI_NS_PID || k == OCI_NS_MNT || k == OCI_NS_USER)
+		if (k == OCI_NS_MNT || k == OCI_NS_USER)
 			return err_set(
 			    err, -ENOTSUP, ERR_UNIMPLEMENTED,
-			    "config.json: linux.namespaces: joining a pid, mount or user "
-			    "namespace by path is not supported yet");
+			    "config.json: linux.namespaces: joining a %s namespace by path "
+			    "is not supported",
+			    k == OCI_NS_MNT ? "mount" : "user");
 		s->joins[s->njoins++] = (struct exec_ns_join){bit[k], o->ns_path[k]};
 	}
 	if (!(s->namespaces & EXEC_NS_MNT))

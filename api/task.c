@@ -556,6 +556,11 @@ static int serve_create(struct rpc_call *call, const ProtobufCMessage *in, void 
 	int r = create_check(svc, call, m);
 	if (r <= 0)
 		return r;
+	if (svc->cfg->flavor == SHIM_FLAVOR_VM)
+		return rpc_call_fail(call, ERR_UNIMPLEMENTED,
+		                     "task %s: kin-vm pods (a microVM zone per pod) are not "
+		                     "implemented yet; use the kin runtime (namespace zones)",
+		                     m->id);
 	struct err err = {0};
 	struct oci_spec *o = NULL;
 	r = oci_spec_load(m->bundle, &o, &err);

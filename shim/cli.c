@@ -185,13 +185,25 @@ static void bundle_read(const char *bundle, const char *id, struct bundle_info *
 	json_decref(root);
 }
 
+/* A shim answers there: a Connect call, not just a connect(2) — a shim
+ * being killed still has its socket for a moment, and containerd runs
+ * delete the moment the connection drops. */
 static bool socket_alive(const char *path)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	if (str_copy(sa.sun_path, sizeof(sa.sun_path), path) < 0)
+	char addr[128];
+	struct rpc_client *c = NULL;
+	snprintf(addr, sizeof(addr), "unix:%s", path);
+	if (rpc_client_connect(addr, 500, &c) < 0)
 		return false;
-	_cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	return fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+	Kin__Shim__ConnectRequest in = KIN__SHIM__CONNECT_REQUEST__INIT;
+	struct err st = {0};
+	ProtobufCMessage *out = NULL;
+	int r = rpc_client_call(c, "containerd.task.v2.Task", "Connect", &in.base,
+	                        &kin__shim__connect_response__descriptor, &st, &out);
+	if (out)
+		protobuf_c_message_free_unpacked(out, NULL);
+	rpc_client_free(c);
+	return r == 0 && st.code != ERR_DEADLINE_EXCEEDED;
 }
 
 static int write_address(const char *bundle, const char *addr)
@@ -308,7 +320,7 @@ static int cmd_start(char **argv, const struct args *a)
 }
 
 /* Everything in a dead pod's cgroup killed, the tree removed bottom-up. */
-static void cgroup_remove(const char *dir, int depth)
+static void cgroup_remove(const char *dir, int depth, uint64_t deadline)
 {
 	char path[PATH_MAX + 32];
 	DIR *d = depth < 16 ? opendir(dir) : NULL;
@@ -316,12 +328,12 @@ static void cgroup_remove(const char *dir, int depth)
 	while (d && (e = readdir(d)))
 		if (e->d_type == DT_DIR && e->d_name[0] != '.') {
 			snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-			cgroup_remove(path, depth + 1);
+			cgroup_remove(path, depth + 1, deadline);
 		}
 	if (d)
 		closedir(d);
-	for (int i = 0; i < 40 && rmdir(dir) < 0 && errno == EBUSY; i++)
-		usleep(50 * 1000); /* the killed take a moment to leave */
+	while (rmdir(dir) < 0 && errno == EBUSY && now_monotonic_ns() < deadline)
+		usleep(20 * 1000); /* the killed take a moment to leave */
 }
 
 /* kill: everything in it killed first (a dead shim's pod); else only
@@ -343,7 +355,7 @@ static void pod_cgroup_remove(const char *state, bool kill)
 		snprintf(self, sizeof(self), "%d", (int)getpid());
 		file_write_str(path, self);
 	}
-	cgroup_remove(cg, 0);
+	cgroup_remove(cg, 0, now_monotonic_ns() + SHIM_DELETE_WAIT_MS * 1000000ull);
 }
 
 static void pod_teardown(const char *state, bool kill)

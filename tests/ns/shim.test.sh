@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# containerd runs kin's shim: a private containerd (Debian's 1.6, its own
+# config, root, state and socket) with containerd-shim-kin-v2 on its PATH,
+# a hand-built busybox image imported with ctr, and ctr driving tasks
+# through --runtime io.containerd.kin.v2 as a user would: output and exit
+# status, 128+N on a signal, stdin, run -d with exec, ps, pause/resume,
+# metrics, kill and delete; the pod seen through the shim's own kin API;
+# containerd restarted while a task runs; a shim SIGKILLed and cleaned up by
+# delete; bad input refused with nothing left; and nothing left at the end.
+cd "$(dirname "$0")/../.."
+. tests/ns/lib.sh
+ns_suite_begin shim
+ns_need_cgroup2
+for c in containerd ctr python3; do
+	command -v $c >/dev/null || ns_skip "no $c (scripts/deps.sh test installs containerd)"
+done
+[ -x /bin/busybox ] || ns_skip "no /bin/busybox (busybox-static)"
+NS=kintest$$
+BIN=$T/bin
+CD=$T/cd
+cleanup() {
+	for id in $(ctr -a "$CD/sock" -n $NS t ls -q 2>/dev/null); do
+		ctr -a "$CD/sock" -n $NS t kill -s KILL "$id" >/dev/null 2>&1
+	done
+	[ -n "${CPID:-}" ] && kill "$CPID" 2>/dev/null && wait "$CPID" 2>/dev/null
+	pkill -KILL -f "containerd-shim-kin-v2 -namespace $NS " 2>/dev/null
+	sleep 0.2
+	for m in $(awk -v t="$T" 'index($5, t) == 1 {print $5}' /proc/self/mountinfo | sort -r); do
+		umount -l "$m" 2>/dev/null
+	done
+	for d in /run/kin/shim/$NS/*/pod; do umount -l "$d" 2>/dev/null; done
+	rm -rf "/run/kin/shim/$NS"
+	cgroup_tree_remove "$CG/$NS"
+	rm -rf "$T"
+}
+trap cleanup EXIT
+mkdir -p "$BIN" "$CD"
+ln -s "$KIN" "$BIN/containerd-shim-kin-v2"
+cat >"$CD/config.toml" <<EOF
+version = 2
+root = "$CD/root"
+state = "$CD/state"
+disabled_plugins = ["io.containerd.grpc.v1.cri"]
+[grpc]
+  address = "$CD/sock"
+[ttrpc]
+  address = "$CD/sock.ttrpc"
+EOF
+cd_start() {
+	PATH=$BIN:$PATH containerd --config "$CD/config.toml" >>"$CD/log" 2>&1 &
+	CPID=$!
+	wait_for "ctr -a '$CD/sock' version >/dev/null 2>&1" 250
+}
+cd_start || { cat "$CD/log" | tail -5; ns_skip "containerd does not start here"; }
+C="ctr -a $CD/sock -n $NS"
+R="--runtime io.containerd.kin.v2"
+
+# The image: busybox-static, made by hand (no registry).
+L=$T/layer
+mkdir -p "$L/bin" "$L/etc" "$L/tmp" "$L/proc" "$L/sys" "$L/dev"
+cp /bin/busybox "$L/bin/busybox"
+for c in sh echo cat ls sleep true hostname ps id kill; do ln -s busybox "$L/bin/$c"; done
+printf 'root:x:0:0:root:/root:/bin/sh\n' >"$L/etc/passwd"
+printf 'root:x:0:\n' >"$L/etc/group"
+python3 tests/oci/mkimage.py --format oci-archive --out "$T/bb.tar" --tag bb:1 \
+	--config '{"Cmd":["/bin/sh"],"Env":["PATH=/bin"]}' "$L" >/dev/null &&
+	$C image import --all-platforms "$T/bb.tar" >"$T/out" 2>&1 ||
+	bad image_import "ctr could not import the image"
+IMG=bb:1
+
+# run: output on stdout and stderr, the exit status.
+timeout 30 $C run --rm $R $IMG t1 /bin/sh -c 'echo to-out; echo to-err >&2; exit 3' \
+	>"$T/o1" 2>"$T/e1"
+rc=$?
+[ $rc -eq 3 ] && grep -qx to-out "$T/o1" && grep -q to-err "$T/e1" && ok run_output_status ||
+	{ cp "$T/e1" "$T/out"; bad run_output_status "rc $rc, stdout '$(cat "$T/o1")'"; }
+
+# stdin, through the FIFO containerd gives.
+echo piped-in | timeout 30 $C run --rm $R $IMG t2 /bin/cat >"$T/out" 2>&1
+grep -qx piped-in "$T/out" && ok run_stdin || bad run_stdin "cat did not echo its stdin"
+
+# A container killed: 128+9.
+timeout 30 $C run --rm $R $IMG t3 /bin/sleep 100 >"$T/o3" 2>&1 &
+RUN=$!
+wait_for "$C t ls 2>/dev/null | grep -q '^t3 .*RUNNING'" 500
+$C t kill -s KILL t3 >/dev/null 2>&1
+wait $RUN
+rc=$?
+[ $rc -eq 137 ] && ok run_killed_137 || { cp "$T/o3" "$T/out"; bad run_killed_137 "rc $rc"; }
+
+# run -d, then what a user does with a running task.
+timeout 30 $C run -d $R $IMG d1 /bin/sleep 1000 >"$T/out" 2>&1
+$C t ls >"$T/out" 2>&1
+PID=$(awk '$1 == "d1" && $3 == "RUNNING" {print $2}' "$T/out")
+[ -n "$PID" ] && [ "$PID" -gt 0 ] && [ "$(readlink /proc/$PID/exe)" = /bin/busybox ] &&
+	ok detached_running_pid || bad detached_running_pid "no RUNNING d1 with busybox's pid"
+$C t exec --exec-id e1 d1 /bin/sh -c 'echo pid $$; hostname; exit 4' >"$T/out" 2>&1
+rc=$?
+[ $rc -eq 4 ] && grep -qx 'pid [0-9]*' "$T/out" && ! grep -qx 'pid 1' "$T/out" &&
+	ok exec_in_container || bad exec_in_container "rc $rc"
+echo via-exec | $C t exec --exec-id e2 d1 /bin/cat >"$T/out" 2>&1
+grep -qx via-exec "$T/out" && ok exec_stdin || bad exec_stdin "no echo"
+# The exec sees the container's own pid namespace: its pid 1 is sleep.
+$C t exec --exec-id e3 d1 /bin/cat /proc/1/cmdline >"$T/out" 2>&1
+tr '\0' ' ' <"$T/out" | grep -q '^/bin/sleep 1000' && ok exec_joins_pid_ns ||
+	bad exec_joins_pid_ns "pid 1 is not the container's"
+$C t exec --exec-id e4 d1 /bin/sleep 100 >/dev/null 2>&1 &
+EX=$!
+wait_for "$C t ps d1 2>/dev/null | grep -c '^[0-9]' | grep -qx 2" 250
+$C t kill --exec-id e4 -s TERM d1 >/dev/null 2>&1
+wait $EX
+rc=$?
+[ $rc -eq 143 ] && ok exec_signalled_143 || bad exec_signalled_143 "rc $rc"
+$C t ps d1 >"$T/out" 2>&1
+grep -qw "$PID" "$T/out" && ok ps || bad ps "pid $PID not listed"
+$C t pause d1 >"$T/out" 2>&1 && $C t ls 2>&1 | grep -q '^d1 .*PAUSED' &&
+	grep -q '^frozen 1' "$CG/$NS/d1/cells/zones/pod/cells/d1/cgroup.events" 2>/dev/null &&
+	$C t resume d1 >>"$T/out" 2>&1 && $C t ls 2>&1 | grep -q '^d1 .*RUNNING' &&
+	grep -q '^frozen 0' "$CG/$NS/d1/cells/zones/pod/cells/d1/cgroup.events" &&
+	ok pause_resume || bad pause_resume "state or cgroup.freeze did not follow"
+$C t metrics d1 >"$T/out" 2>&1
+grep -q 'cpu.usage_usec' "$T/out" && ok metrics || bad metrics "no cgroup v2 metrics"
+# The pod through the shim's own kin API: the zone, the container's cell.
+KS=/run/kin/shim/$NS/d1/kin.sock
+"$KIN" ctl --socket "$KS" zone list >"$T/out" 2>&1 && grep -q '^pod ' "$T/out" &&
+	"$KIN" ctl --socket "$KS" --target pod exec list >"$T/out" 2>&1 &&
+	grep -q '^d1 *init *running' "$T/out" && ok kin_api_sees_pod || bad kin_api_sees_pod "no zone or exec"
+
+# containerd restarted while d1 runs: it reconnects through the address
+# file and the task goes on; kill and wait work afterwards.
+kill "$CPID" && wait "$CPID" 2>/dev/null
+cd_start || bad containerd_restart "containerd did not come back"
+$C t ls 2>&1 | grep -q "^d1 *$PID *RUNNING" && ok restart_task_kept ||
+	{ $C t ls >"$T/out" 2>&1; bad restart_task_kept "d1 not RUNNING after the restart"; }
+$C t kill -s KILL d1 >/dev/null 2>&1
+wait_for "$C t ls 2>/dev/null | grep -q '^d1 .*STOPPED'" 250 && ok restart_kill ||
+	bad restart_kill "no STOPPED after kill"
+$C t rm d1 >"$T/out" 2>&1 && $C c rm d1 >>"$T/out" 2>&1 && ok delete || bad delete "rm failed"
+wait_for "[ ! -e /run/kin/shim/$NS/d1 ]" 250 && ok shim_gone_after_delete ||
+	bad shim_gone_after_delete "its state directory is still there"
+
+# A shim killed outright: containerd's cleanup runs `delete`, which leaves
+# nothing of the pod (processes, cgroups, mounts, state).
+timeout 30 $C run -d $R $IMG d2 /bin/sleep 1000 >"$T/out" 2>&1
+SHIM=$(pgrep -f "containerd-shim-kin-v2 -namespace $NS -id d2 ")
+PID=$($C t ls 2>/dev/null | awk '$1 == "d2" {print $2}')
+[ -n "$SHIM" ] && kill -KILL "$SHIM"
+wait_for "$C t ls 2>/dev/null | grep -q '^d2 .*STOPPED'" 250
+$C t rm -f d2 >/dev/null 2>&1
+$C c rm d2 >"$T/out" 2>&1
+wait_for "[ ! -d '$CG/$NS/d2' ] && [ ! -e /run/kin/shim/$NS/d2 ]" 250 &&
+	! kill -0 "$PID" 2>/dev/null &&
+	! grep -q "/$NS/d2" /proc/self/mountinfo && ok shim_killed_delete_cleans ||
+	bad shim_killed_delete_cleans "something of d2 is left"
+
+# Bad input: refused with a sentence naming it, nothing left.
+# ctr wants a console for --tty: script(1) gives it one.
+if command -v script >/dev/null; then
+	timeout 30 script -qec "$C run --rm $R --tty $IMG b1 /bin/true" /dev/null >"$T/out" 2>&1 </dev/null
+	grep -q 'terminals are not supported' "$T/out" && ok refuse_terminal ||
+		bad refuse_terminal "no clear refusal"
+else
+	echo "SKIP ns/shim/refuse_terminal: no script(1) to give ctr a console"
+fi
+timeout 30 $C run --rm $R --with-ns user:/proc/self/ns/user $IMG b2 /bin/true >"$T/out" 2>&1
+grep -q 'joining a user namespace by path is not supported' "$T/out" &&
+	! grep -q '^b2 ' <($C t ls 2>/dev/null) && ok refuse_spec ||
+	bad refuse_spec "a user namespace to join was not refused"
+timeout 30 $C run --rm $R $IMG b3 /no/such/program >"$T/out" 2>&1
+grep -q 'No such file' "$T/out" && ok refuse_missing_program || bad refuse_missing_program "no error"
+
+sleep 0.3
+left=$(ls /run/kin/shim/$NS 2>/dev/null)
+[ -z "$left" ] && ! grep -q "kin-pod\|/$NS/" /proc/self/mountinfo && [ -z "$(pgrep -f "containerd-shim-kin-v2 -namespace $NS ")" ] &&
+	ok nothing_left || { echo "$left" >"$T/out"; bad nothing_left "shim state, mounts or shims left"; }
+ns_suite_end
