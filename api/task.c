@@ -116,6 +116,13 @@ void proc_exited(struct tproc *p, uint32_t status)
 		return;
 	p->state = T_STOPPED;
 	p->exit_status = status;
+	/* Our read ends go: containerd sees EOF once the process's own
+	 * writers (it and what it forked) are gone, and ends its copy. */
+	for (int i = 0; i < 3; i++)
+		if (p->hold[i] >= 0) {
+			close(p->hold[i]);
+			p->hold[i] = -1;
+		}
 	clock_gettime(CLOCK_REALTIME, &p->exited_at);
 	Kin__Shim__Timestamp ts;
 	task_timestamp(&p->exited_at, &ts);
@@ -325,9 +332,49 @@ static void create_cancelled(struct rpc_call *call, void *data)
  * sandbox's (/proc/SANDBOXPID/ns/X, which CRI writes) are the zone's own,
  * so the container stays in them rather than join by a path the zone
  * cannot see. */
-static int config_for_zone(struct api_task *svc, const char *bundle, const char *dir,
-                           struct err *err)
+static bool mount_is_bind(json_t *m)
 {
+	const char *type = json_string_value(json_object_get(m, "type"));
+	if (type && strcmp(type, "bind") == 0)
+		return true;
+	json_t *opts = json_object_get(m, "options"), *o;
+	size_t i;
+	json_array_foreach(opts, i, o)
+	{
+		const char *v = json_string_value(o);
+		if (v && (strcmp(v, "bind") == 0 || strcmp(v, "rbind") == 0))
+			return true;
+	}
+	return false;
+}
+
+/* Binds the sources of the spec's bind mounts (CRI's /etc/hosts,
+ * resolv.conf, the pod's /dev/shm, volumes) into the container's directory
+ * as mN, the spec then naming them where the zone sees them. */
+static int binds_for_zone(struct task *t, json_t *mounts, struct err *err)
+{
+	char zdir[PATH_MAX], dst[PATH_MAX + 32], src[PATH_MAX + 32];
+	json_t *m;
+	size_t i;
+	proc_dir(&t->init, true, zdir, sizeof(zdir));
+	json_array_foreach(mounts, i, m)
+	{
+		const char *source = json_string_value(json_object_get(m, "source"));
+		if (!mount_is_bind(m) || !source || source[0] != '/')
+			continue;
+		snprintf(dst, sizeof(dst), "%s/m%zu", t->dir, i);
+		int r = shim_bind(source, dst, err);
+		if (r < 0)
+			return r;
+		snprintf(src, sizeof(src), "%s/m%zu", zdir, i);
+		json_object_set_new(m, "source", json_string(src));
+	}
+	return 0;
+}
+
+static int config_for_zone(struct task *t, const char *bundle, const char *dir, struct err *err)
+{
+	struct api_task *svc = t->svc;
 	char path[PATH_MAX + 16], own[64];
 	_cleanup_free_ char *text = NULL;
 	snprintf(path, sizeof(path), "%s/config.json", bundle);
@@ -347,6 +394,17 @@ static int config_for_zone(struct api_task *svc, const char *bundle, const char 
 			json_array_remove(nss, i);
 		else
 			i++;
+	}
+	json_t *mounts = json_object_get(root, "mounts");
+	if (json_array_size(mounts) > OCI_SPEC_LIST_MAX) {
+		json_decref(root);
+		return err_set(err, -E2BIG, ERR_INVALID_ARGUMENT, "%s: more than %d mounts", path,
+		               OCI_SPEC_LIST_MAX);
+	}
+	r = binds_for_zone(t, mounts, err);
+	if (r < 0) {
+		json_decref(root);
+		return r;
 	}
 	snprintf(path, sizeof(path), "%s/config.json", dir);
 	r = json_dump_file(root, path, JSON_COMPACT) < 0 ? -EIO : 0;
@@ -375,6 +433,13 @@ void proc_unmount(struct tproc *p)
 		shim_unmount_all(path);
 		unlink(path);
 		rmdir(path);
+	}
+	for (size_t i = 0; !p->exec_id[0] && i < OCI_SPEC_LIST_MAX; i++) { /* binds_for_zone's */
+		snprintf(path, sizeof(path), "%s/m%zu", dir, i);
+		if (shim_unmount_all(path) > 0 || access(path, F_OK) == 0) {
+			unlink(path);
+			rmdir(path);
+		}
 	}
 	rmdir(dir);
 }
@@ -416,7 +481,6 @@ void container_unmount(struct task *t)
 
 static int create_prepare(struct task *t, const Kin__Shim__CreateTaskRequest *m, struct err *err)
 {
-	struct api_task *svc = t->svc;
 	char rootfs[PATH_MAX + 8], path[PATH_MAX + 16];
 	snprintf(rootfs, sizeof(rootfs), "%s/rootfs", t->bundle);
 	if (m->n_rootfs) {
@@ -436,7 +500,7 @@ static int create_prepare(struct task *t, const Kin__Shim__CreateTaskRequest *m,
 		r = shim_bind(rootfs, path, err);
 	}
 	if (r == 0)
-		r = config_for_zone(svc, t->bundle, t->dir, err);
+		r = config_for_zone(t, t->bundle, t->dir, err);
 	if (r == 0) { /* refused here, not at Start: the spec as the zone will read it */
 		struct oci_spec *o = NULL;
 		r = oci_spec_load(t->dir, &o, err);

@@ -26,6 +26,8 @@ TEST_PKGS=(
 	crun                                          # the cells benchmark's peer (run in a guest)
 	busybox-static                                # a static rootfs for the cells pivot_root test
 	skopeo umoci runc containerd                  # OCI peers: image transports, unpack bench, runtime specs (ctr)
+	python3-grpcio python3-grpc-tools             # the CRI client of the shim tests
+	containernetworking-plugins                   # CNI for CRI pods (bridge, host-local)
 	kmod e2fsprogs cpio                           # kin image: depmod, mke2fs -d/debugfs, cpio -t in tests
 )
 
