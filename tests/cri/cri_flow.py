@@ -123,6 +123,16 @@ class Flow:
                                 "for i in $(seq 50); do busybox wget -q -O- http://127.0.0.1:%s/passwd && exit 0; sleep 0.1; done; exit 9" % port])
         if not web or not client:
             return
+        # Both containers went to the pod's shim: one shim daemon for the pod.
+        shims = 0
+        for pid in os.listdir("/proc"):
+            try:
+                cmd = open("/proc/%s/cmdline" % pid, "rb").read().split(b"\0")
+            except (OSError, ValueError):
+                continue
+            if cmd and cmd[0].endswith(b"containerd-shim-kin-v2") and b"serve" in cmd and pod.encode() in cmd:
+                shims += 1
+        self.check("one_shim_per_pod", shims == 1, "%d shim daemons for the pod" % shims)
         ids = self.list_ids(pod)
         self.check("list_created", ids.get(web) == pb.CONTAINER_CREATED and ids.get(client) == pb.CONTAINER_CREATED,
                    str(ids))
@@ -142,6 +152,16 @@ class Flow:
                    any(len(l) == 4 and l[1] == "stdout" and l[2] in ("F", "P") and l[3].startswith("root:")
                        for l in lines), "log: %r" % text[:200])
 
+        if not a.host_network:
+            # CNI's netns is the pod's: the zone joined it, so the container
+            # has the address CRI reports.
+            ip = self.call("PodSandboxStatus", pb.PodSandboxStatusRequest(
+                pod_sandbox_id=pod)).status.network.ip
+            e = self.try_call("pod_network", "ExecSync", pb.ExecSyncRequest(
+                container_id=web, cmd=["/bin/busybox", "ip", "-4", "addr", "show", "eth0"], timeout=20))
+            if e:
+                self.check("pod_network", ip and ("inet %s/" % ip).encode() in e.stdout,
+                           "pod ip %r, eth0: %r" % (ip, e.stdout))
         e = self.try_call("exec_sync", "ExecSync", pb.ExecSyncRequest(
             container_id=web, cmd=["/bin/sh", "-c", "echo out-$((6*7)); echo err >&2; exit 3"], timeout=20))
         if e:
