@@ -79,49 +79,10 @@ int cells_enable_controllers(const char *dir, uint32_t mask)
 }
 
 /* mountinfo escapes space, tab, newline and backslash as \ooo. */
-static void unescape_octal(char *s)
-{
-	char *w = s;
-	for (char *p = s; *p; p++) {
-		if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' &&
-		    p[3] >= '0' && p[3] <= '7') {
-			*w++ = (char)((p[1] - '0') * 64 + (p[2] - '0') * 8 + (p[3] - '0'));
-			p += 3;
-		} else
-			*w++ = *p;
-	}
-	*w = '\0';
-}
-
-/* The first cgroup2 mount, and the cgroup its root shows (relative to our
- * cgroup namespace) in mount_root. */
-static int find_mount(char *buf, size_t size, char *mount_root, size_t root_size)
-{
-	_cleanup_free_ char *info = NULL;
-	int r = file_read_small("/proc/self/mountinfo", 1 << 20, &info, NULL);
-	if (r < 0)
-		return r;
-	for (char *save = NULL, *line = strtok_r(info, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save)) {
-		char *sep = strstr(line, " - ");
-		if (!sep || strncmp(sep + 3, "cgroup2 ", 8) != 0)
-			continue;
-		char root[PATH_MAX], point[PATH_MAX];
-		if (sscanf(line, "%*s %*s %*s %4095s %4095s", root, point) != 2)
-			continue;
-		unescape_octal(root);
-		unescape_octal(point);
-		if (str_copy(buf, size, point) < 0 || str_copy(mount_root, root_size, root) < 0)
-			return -ENAMETOOLONG;
-		return 0;
-	}
-	return -ENOENT;
-}
-
 int cells_find_mount(char *buf, size_t size)
 {
 	char root[PATH_MAX];
-	return find_mount(buf, size, root, sizeof(root));
+	return cgroup2_find_mount(buf, size, root, sizeof(root));
 }
 
 int cells_self_cgroup(char *buf, size_t size)
@@ -178,7 +139,15 @@ static int move_into_leaf(const char *dir)
 	snprintf(procs, sizeof(procs), "%s/cgroup.procs", dir);
 	snprintf(leaf, sizeof(leaf), "%s/init/cgroup.procs", dir);
 	snprintf(self, sizeof(self), "%d", (int)getpid());
-	int r = file_write_str(leaf, self);
+	/* Already there (a shim's daemon is cloned into it): a write would
+	 * still cost a migration's wait, milliseconds. */
+	_cleanup_free_ char *in_leaf = NULL;
+	bool there = false;
+	if (file_read_small(leaf, 1 << 16, &in_leaf, NULL) == 0)
+		for (char *save = NULL, *pid = strtok_r(in_leaf, "\n", &save); pid && !there;
+		     pid = strtok_r(NULL, "\n", &save))
+			there = strcmp(pid, self) == 0;
+	int r = there ? 0 : file_write_str(leaf, self);
 	if (r < 0)
 		return r;
 	for (int round = 0; round < 8; round++) {
@@ -217,7 +186,8 @@ static int cells_find_base(struct cells *c, const struct cells_config *cfg, stru
 	if (cfg->mount)
 		r = str_copy(c->mount, sizeof(c->mount), cfg->mount);
 	else
-		r = find_mount(c->mount, sizeof(c->mount), mount_root, sizeof(p->mount_root));
+		r = cgroup2_find_mount(c->mount, sizeof(c->mount), mount_root,
+		                       sizeof(p->mount_root));
 	if (r < 0)
 		return err_set(err, r, ERR_FAILED_PRECONDITION,
 		               "cells: no cgroup2 mount in /proc/self/mountinfo: %s", strerror(-r));

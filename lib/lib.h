@@ -118,6 +118,9 @@ int file_write_str(const char *path, const char *s);
 int file_create_str(const char *path, const char *s, mode_t mode);
 /* mkdir -p with the given mode for the missing parts. */
 int mkdir_p(const char *path, mode_t mode);
+/* The first cgroup2 mount of /proc/self/mountinfo: where it is mounted and
+ * the cgroup it shows as its root. -ENOENT: none. */
+int cgroup2_find_mount(char *buf, size_t size, char *mount_root, size_t root_size);
 /* Opens the directory path below dirfd one component at a time, never
  * following a symlink (one on the way, or a non-directory, is -ELOOP;
  * ".." is -EINVAL), making missing ones with create_mode (0: none). The

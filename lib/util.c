@@ -4,6 +4,7 @@
 #include "lib.h"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <stdio.h>
@@ -325,4 +326,45 @@ bool name_is_valid(const char *s)
 			return false;
 	}
 	return n > 0;
+}
+
+/* ---- cgroup2 ---------------------------------------------------------------- */
+
+static void unescape_octal(char *s)
+{
+	char *w = s;
+	for (char *p = s; *p; p++) {
+		if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' &&
+		    p[3] >= '0' && p[3] <= '7') {
+			*w++ = (char)((p[1] - '0') * 64 + (p[2] - '0') * 8 + (p[3] - '0'));
+			p += 3;
+		} else
+			*w++ = *p;
+	}
+	*w = '\0';
+}
+
+/* The first cgroup2 mount, and the cgroup its root shows (relative to our
+ * cgroup namespace) in mount_root. */
+int cgroup2_find_mount(char *buf, size_t size, char *mount_root, size_t root_size)
+{
+	_cleanup_free_ char *info = NULL;
+	int r = file_read_small("/proc/self/mountinfo", 1 << 20, &info, NULL);
+	if (r < 0)
+		return r;
+	for (char *save = NULL, *line = strtok_r(info, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *sep = strstr(line, " - ");
+		if (!sep || strncmp(sep + 3, "cgroup2 ", 8) != 0)
+			continue;
+		char root[PATH_MAX], point[PATH_MAX];
+		if (sscanf(line, "%*s %*s %*s %4095s %4095s", root, point) != 2)
+			continue;
+		unescape_octal(root);
+		unescape_octal(point);
+		if (str_copy(buf, size, point) < 0 || str_copy(mount_root, root_size, root) < 0)
+			return -ENAMETOOLONG;
+		return 0;
+	}
+	return -ENOENT;
 }

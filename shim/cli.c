@@ -4,6 +4,7 @@
  * start passes). See shim.h. */
 #include "shim/shim.h"
 #include "lib/sha256.h"
+#include "lib/spawn.h"
 #include "oci/oci.h"
 #include "proto/shim.pb-c.h"
 #include "rpc/rpc.h"
@@ -254,10 +255,23 @@ static int spawn_daemon(char **argv, const struct args *a, const struct bundle_i
 		args[n++] = "-debug";
 	args[n++] = "serve";
 	args[n] = NULL;
-	pid_t pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (pid == 0) {
+	/* Cloned straight into its cgroup's leaf (BASE/init, as kin's cells
+	 * want it): moving it there later costs a migration's wait. */
+	char mnt[PATH_MAX], root[PATH_MAX], leaf[2 * PATH_MAX + 16];
+	_cleanup_close_ int cg = -1;
+	if (cgroup2_find_mount(mnt, sizeof(mnt), root, sizeof(root)) == 0) {
+		snprintf(leaf, sizeof(leaf), "%s/%s/init", mnt, cgroup);
+		if (mkdir_p(leaf, 0755) == 0)
+			cg = open(leaf, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	}
+	struct spawn_proc sp;
+	int r = spawn_clone(&(struct spawn_opts){.cgroup_fd = cg}, &sp);
+	if (r < 0 && cg >= 0) /* not there: kin moves itself, slower */
+		r = spawn_clone(&(struct spawn_opts){.cgroup_fd = -1}, &sp);
+	if (r < 0)
+		return r;
+	if (r == 0) {
+		close(sp.report_fd);
 		setsid();
 		if (dup2(null, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0 ||
 		    (listen_fd == 3 ? fd_set_cloexec(3, false) : dup2(listen_fd, 3)) < 0)
@@ -268,6 +282,8 @@ static int spawn_daemon(char **argv, const struct args *a, const struct bundle_i
 		execv("/proc/self/exe", (char **)args);
 		_exit(127);
 	}
+	close(sp.pidfd);
+	close(sp.report_fd);
 	return 0;
 }
 

@@ -1,6 +1,7 @@
 /* Fuzz target: a runtime-spec config.json as a bundle hands it to kin
- * (oci_spec_parse): whatever it accepts is whole and bounded, whatever it
- * refuses names why. */
+ * (oci_spec_parse), and the same bytes as the LinuxResources object of a
+ * containerd Update (oci_resources_parse): whatever they accept is whole
+ * and bounded, whatever they refuse names why. */
 #include "oci/oci.h"
 
 #include <string.h>
@@ -19,6 +20,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (size_t i = 0; i < s->nmounts; i++)
 			if (!s->mounts[i].destination || s->mounts[i].destination[0] != '/')
 				__builtin_trap();
+		oci_spec_free(s);
+	} else if (!e.msg[0]) {
+		__builtin_trap();
+	}
+	e = (struct err){0};
+	s = NULL;
+	if (oci_resources_parse((const char *)data, size, &s, &e) == 0) {
+		if (s->cpus && strlen(s->cpus) > OCI_SPEC_JSON_MAX)
+			__builtin_trap();
 		oci_spec_free(s);
 	} else if (!e.msg[0]) {
 		__builtin_trap();
