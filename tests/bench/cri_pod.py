@@ -31,7 +31,7 @@ def main():
         name = "b%d" % n[0]
         sconf = pb.PodSandboxConfig(
             metadata=pb.PodSandboxMetadata(name=name, uid="u-" + name, namespace="bench"),
-            hostname=name, log_directory="/tmp",
+            log_directory="/tmp",  # host network: the host's UTS too (runc refuses a hostname)
             linux=pb.LinuxPodSandboxConfig(security_context=pb.LinuxSandboxSecurityContext(
                 namespace_options=pb.NamespaceOption(network=pb.NODE))))
         t0 = time.monotonic()

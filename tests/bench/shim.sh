@@ -128,7 +128,7 @@ for rt in kin runc; do
 	for _ in $(seq 250); do [ -s "$T/hold" ] && break; sleep 0.02; done
 	pod=$(head -1 "$T/hold")
 	if [ $rt = kin ]; then
-		shim=$(pgrep -f "containerd-shim-kin-v2 .*-group $pod serve")
+		shim=$(pgrep -f "containerd-shim-kin-v2 .*-group $pod .*serve")
 		zone=$(cat /proc/$shim/task/$shim/children 2>/dev/null | awk '{print $1}')
 		kin_mem=$(mem $shim $zone)
 	else
