@@ -48,7 +48,11 @@ $(BUILD)/zone-driver: tests/zone/driver.c $(LIB_OBJS)
 $(BUILD)/oci-layer-unpack: tests/oci/layer_unpack.c $(LIB_OBJS)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_OBJS) $(LIBS)
 
-CHECK_DEPS += $(BUILD)/oci-layer-unpack
+# The hostile caller of a shim's Task service (tests/ns/shim.test.sh).
+$(BUILD)/shim-hostile: tests/shim/hostile.c $(LIB_OBJS)
+	$(CC) $(CFLAGS) -Wno-discarded-qualifiers $(LDFLAGS) -o $@ $< $(LIB_OBJS) $(LIBS)
+
+CHECK_DEPS += $(BUILD)/oci-layer-unpack $(BUILD)/shim-hostile
 CHECK_DEPS += $(BUILD)/unit-tests $(BUILD)/ns-helper $(BUILD)/cells-driver \
 	$(BUILD)/cells-hostile $(BUILD)/cells-probe $(BUILD)/rpc-load $(BUILD)/rpc-route \
 	$(BUILD)/ttrpc-peer $(BUILD)/zone-driver

@@ -126,6 +126,21 @@ KS=/run/kin/shim/$NS/d1/kin.sock
 	"$KIN" ctl --socket "$KS" --target pod exec list >"$T/out" 2>&1 &&
 	grep -q '^d1 *init *running' "$T/out" && ok kin_api_sees_pod || bad kin_api_sees_pod "no zone or exec"
 
+# A hostile caller of the shim's Task service: each bad request answered
+# with its code and a sentence, the task untouched, the shim serving.
+SOCK=$(sed 's|^unix://||' "$CD/state/io.containerd.runtime.v2.task/$NS/d1/address" 2>/dev/null)
+mkdir -p "$T/hostile"
+"${BUILD_DIR:-$PWD/$BUILD}/shim-hostile" "$SOCK" d1 "$T/hostile" >"$T/hostile.out" 2>&1
+while read -r verdict name why; do
+	case $verdict in
+	ok) ok "hostile/$name" ;;
+	bad) echo "$why" >"$T/out"; bad "hostile/$name" "$why" ;;
+	esac
+done <"$T/hostile.out"
+grep -q '^ok task_still_running' "$T/hostile.out" || { cp "$T/hostile.out" "$T/out"; bad hostile "no verdict"; }
+ls /run/kin/shim/$NS/d1/pod | grep -qv '^d1$' && bad hostile_left "a refused Create left a pod entry" ||
+	ok hostile_nothing_left
+
 # containerd restarted while d1 runs: it reconnects through the address
 # file and the task goes on; kill and wait work afterwards.
 kill "$CPID" && wait "$CPID" 2>/dev/null
