@@ -151,6 +151,9 @@ struct rpc_call *zref_take_call(struct zref *z);
 int zone_call(struct api_task *svc, const char *service, const char *method,
               const ProtobufCMessage *in, rpc_route_done_fn done, struct zref *z);
 
+/* task_create.c: Create, and the pod's zone. */
+int task_serve_create(struct rpc_call *call, const ProtobufCMessage *in, void *data);
+
 /* task_run.c: Start, Wait, Kill, Delete, Exec, CloseIO. */
 int task_serve_start(struct rpc_call *call, const ProtobufCMessage *in, void *data);
 int task_serve_wait(struct rpc_call *call, const ProtobufCMessage *in, void *data);

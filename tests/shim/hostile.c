@@ -85,12 +85,15 @@ static void creates(void)
 	expect("create_config_fifo", "Create", &m.base, ERR_INVALID_ARGUMENT);
 	m.bundle = bundle("b3", "{not json");
 	expect("create_config_not_json", "Create", &m.base, ERR_INVALID_ARGUMENT);
-	m.bundle = bundle("b4", "{\"ociVersion\":\"1.0.2\",\"process\":{\"user\":{\"uid\":0,\"gid\":0},\"args\":[\"/bin/true\"],"
-	                        "\"cwd\":\"/\"},\"root\":{\"path\":\"rootfs\"},\"hooks\":{\"prestart\":"
-	                        "[{\"path\":\"/bin/true\"}]},\"linux\":{\"namespaces\":[{\"type\":"
-	                        "\"mount\"}]}}");
+	m.bundle =
+	    bundle("b4", "{\"ociVersion\":\"1.0.2\",\"process\":{\"user\":{\"uid\":0,\"gid\":0},"
+	                 "\"args\":[\"/bin/true\"],"
+	                 "\"cwd\":\"/\"},\"root\":{\"path\":\"rootfs\"},\"hooks\":{\"prestart\":"
+	                 "[{\"path\":\"/bin/true\"}]},\"linux\":{\"namespaces\":[{\"type\":"
+	                 "\"mount\"}]}}");
 	expect("create_hooks", "Create", &m.base, ERR_UNIMPLEMENTED);
-	m.bundle = bundle("b5", "{\"ociVersion\":\"1.0.2\",\"process\":{\"user\":{\"uid\":0,\"gid\":0},\"args\":[\"/bin/true\"],"
+	m.bundle = bundle("b5", "{\"ociVersion\":\"1.0.2\",\"process\":{\"user\":{\"uid\":0,"
+	                        "\"gid\":0},\"args\":[\"/bin/true\"],"
 	                        "\"cwd\":\"/\"},\"root\":{\"path\":\"rootfs\"},\"linux\":"
 	                        "{\"namespaces\":[{\"type\":\"mount\"}]}}");
 	expect("create_missing_rootfs", "Create", &m.base, ERR_NOT_FOUND);
@@ -192,8 +195,8 @@ int main(int argc, char **argv)
 	sr.id = (char *)task_id;
 	struct err st = {0};
 	ProtobufCMessage *out = NULL;
-	int r = rpc_client_call(client, TASK, "State", &sr.base, &kin__shim__state_response__descriptor,
-	                        &st, &out);
+	int r = rpc_client_call(client, TASK, "State", &sr.base,
+	                        &kin__shim__state_response__descriptor, &st, &out);
 	Kin__Shim__StateResponse *s = (Kin__Shim__StateResponse *)out;
 	verdict(r == 0 && st.code == ERR_OK && s && s->status == KIN__SHIM__STATUS__RUNNING,
 	        "task_still_running", st.msg);
