@@ -5,6 +5,7 @@
  * the service itself; Create is task_create.c's, the processes'
  * lifecycle task_run.c's, what a cell answers task_ops.c's. */
 #include "api/task-int.h"
+#include "cells/cells.h"
 
 #include <fcntl.h>
 #include <signal.h>
