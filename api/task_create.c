@@ -497,4 +497,3 @@ int task_serve_create(struct rpc_call *call, const ProtobufCMessage *in, void *d
 	}
 	return 0;
 }
-
