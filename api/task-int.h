@@ -57,6 +57,8 @@ struct task {
 	struct list_node execs;
 	size_t nexecs;
 	struct rpc_call *create_call;         /* waiting for the zone, or for its cell */
+	int oom_wd;                           /* inotify watch of its cell's memory.events, -1 */
+	uint64_t oom_kills;                   /* memory.events oom_kill, as last published */
 	Kin__Shim__CreateTaskRequest *create; /* kept while the zone starts */
 };
 
@@ -91,6 +93,7 @@ struct api_task {
 	uint64_t events_dropped;
 	bool forwarding;
 	struct ev_source retry; /* timerfd: reconnect to containerd */
+	struct ev_source oom;   /* inotify: the containers' memory.events */
 	struct rpc_method methods[17];
 	bool shutting_down;
 };
@@ -113,6 +116,14 @@ int task_serve_resume(struct rpc_call *call, const ProtobufCMessage *in, void *d
 /* The pid in this kin's namespace of the process zone_pid (in the zone's)
  * of cell dir, or 0 when it is gone already. */
 uint32_t task_host_pid(const char *cell_dir, int zone_pid);
+/* OOM kills (TaskOOM) from each container's memory.events: watched from
+ * its start (no file, no memory controller: nothing to watch), checked
+ * once more when it ends, so the event precedes its TaskExit. */
+void task_oom_init(struct api_task *svc);
+void task_oom_free(struct api_task *svc);
+void task_oom_watch(struct task *t);
+void task_oom_check(struct task *t);
+void task_oom_unwatch(struct task *t);
 void task_timestamp(const struct timespec *ts, Kin__Shim__Timestamp *ret);
 
 /* task.c: records, and calls to the zone kin. */

@@ -108,6 +108,10 @@ void proc_exited(struct tproc *p, uint32_t status)
 {
 	if (p->state == T_STOPPED)
 		return;
+	if (p == &p->t->init) { /* an OOM kill is told before the exit it caused */
+		task_oom_check(p->t);
+		task_oom_unwatch(p->t);
+	}
 	p->state = T_STOPPED;
 	p->exit_status = status;
 	/* Our read ends go: containerd sees EOF once the process's own
@@ -139,6 +143,7 @@ void task_free(struct task *t)
 		free(p);
 	}
 	proc_release(&t->init);
+	task_oom_unwatch(t);
 	if (t->create_call) {
 		rpc_call_on_cancel(t->create_call, NULL, NULL);
 		rpc_call_fail(t->create_call, ERR_UNAVAILABLE, "task %s: ended before created",
@@ -342,6 +347,7 @@ static int task_start(struct api *api, const struct api_config *cfg)
 	                         .version = cfg->health.version};
 	list_init(&svc->tasks);
 	task_events_init(svc);
+	task_oom_init(svc);
 	static_assert(ARRAY_SIZE(task_methods) == ARRAY_SIZE(svc->methods), "methods");
 	for (size_t i = 0; i < ARRAY_SIZE(task_methods); i++)
 		svc->methods[i] = (struct rpc_method){.service = TASK_SERVICE,
@@ -353,6 +359,7 @@ static int task_start(struct api *api, const struct api_config *cfg)
 	if (r == 0)
 		r = rpc_server_listen_fd(svc->rpc, cfg->shim->listen_fd, cfg->shim->socket);
 	if (r < 0) {
+		task_oom_free(svc);
 		task_events_free(svc);
 		free(svc);
 		return r;
@@ -375,6 +382,7 @@ static void task_shutdown(struct api *api)
 			container_unmount(t);
 		task_free(t);
 	}
+	task_oom_free(svc);
 	task_events_free(svc);
 	shim_unmount_all(svc->cfg->pod_dir);
 }

@@ -448,6 +448,7 @@ int task_serve_create(struct rpc_call *call, const ProtobufCMessage *in, void *d
 		return -ENOMEM;
 	}
 	t->svc = svc;
+	t->oom_wd = -1;
 	str_copy(t->id, sizeof(t->id), m->id);
 	str_copy(t->bundle, sizeof(t->bundle), m->bundle);
 	t->sandbox = sandbox;

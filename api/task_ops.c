@@ -9,6 +9,8 @@
 #include "proto/cells.pb-c.h"
 
 #include <inttypes.h>
+#include <sys/epoll.h>
+#include <sys/inotify.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -303,4 +305,81 @@ int task_serve_pause(struct rpc_call *call, const ProtobufCMessage *in, void *da
 int task_serve_resume(struct rpc_call *call, const ProtobufCMessage *in, void *data)
 {
 	return freeze(data, call, ((const Kin__Shim__ResumeRequest *)in)->id, false);
+}
+
+/* ---- OOM kills ------------------------------------------------------------------------ */
+
+void task_oom_check(struct task *t)
+{
+	char dir[PATH_MAX];
+	uint64_t kills = 0, *const vals[] = {&kills};
+	static const char *const keys[] = {"oom_kill"};
+	if (t->sandbox || task_cell_dir(t->svc, t, dir, sizeof(dir)) < 0)
+		return;
+	read_keyed(dir, "memory.events", keys, vals, 1);
+	if (kills <= t->oom_kills)
+		return;
+	t->oom_kills = kills;
+	log_info("shim: task %s: OOM kill in its cell", t->id);
+	Kin__Shim__TaskOOM ev = KIN__SHIM__TASK_OOM__INIT;
+	ev.container_id = t->id;
+	task_publish(t->svc, "/tasks/oom", "containerd.events.TaskOOM", &ev.base);
+}
+
+static void on_oom(struct ev_source *src, uint32_t events)
+{
+	struct api_task *svc = src->data;
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	(void)events;
+	for (;;) {
+		ssize_t n = read(src->fd, buf, sizeof(buf));
+		if (n <= 0)
+			return;
+		for (char *p = buf; p < buf + n;) {
+			const struct inotify_event *e = (const struct inotify_event *)p;
+			struct task *t;
+			list_for_each(t, &svc->tasks, node)
+				if (t->oom_wd == e->wd)
+					task_oom_check(t);
+			p += sizeof(*e) + e->len;
+		}
+	}
+}
+
+void task_oom_watch(struct task *t)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 16];
+	if (t->oom_wd >= 0 || t->svc->oom.fd < 0 || task_cell_dir(t->svc, t, dir, sizeof(dir)) < 0)
+		return;
+	snprintf(path, sizeof(path), "%s/memory.events", dir);
+	t->oom_wd = inotify_add_watch(t->svc->oom.fd, path, IN_MODIFY);
+	if (t->oom_wd < 0 && errno != ENOENT)
+		log_warn("shim: task %s: cannot watch %s: %m", t->id, path);
+	task_oom_check(t); /* one that came before the watch */
+}
+
+void task_oom_unwatch(struct task *t)
+{
+	if (t->oom_wd >= 0 && t->svc->oom.fd >= 0)
+		inotify_rm_watch(t->svc->oom.fd, t->oom_wd);
+	t->oom_wd = -1;
+}
+
+void task_oom_init(struct api_task *svc)
+{
+	svc->oom = (struct ev_source){
+	    .fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC), .fn = on_oom, .data = svc};
+	if (svc->oom.fd >= 0 && ev_add(svc->loop, &svc->oom, EPOLLIN) < 0) {
+		close(svc->oom.fd);
+		svc->oom.fd = -1;
+	}
+}
+
+void task_oom_free(struct api_task *svc)
+{
+	if (svc->oom.fd < 0)
+		return;
+	ev_del(svc->loop, &svc->oom);
+	close(svc->oom.fd);
+	svc->oom.fd = -1;
 }

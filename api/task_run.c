@@ -120,6 +120,7 @@ static void started(const struct err *st, const uint8_t *payload, size_t len, vo
 		ev.container_id = p->t->id;
 		ev.pid = p->pid;
 		task_publish(p->t->svc, "/tasks/start", "containerd.events.TaskStart", &ev.base);
+		task_oom_watch(p->t);
 	}
 	proc_wait_in_zone(p);
 }
