@@ -217,6 +217,7 @@ static void start_services(struct init_state *s)
 	    .state_dir = c->zone_dir,
 	    .log_level = c->log_level_set ? level_name(c->log_level) : NULL,
 	    .image_store = c->image_store,
+	    .exec_self = c->shim != NULL,
 	};
 	struct api_config acfg = {
 	    .rpc = s->rpc,

@@ -48,6 +48,7 @@ struct zones {
 	struct cells *cells;
 	char self[PATH_MAX];
 	unsigned depth, depth_max;
+	bool exec_self; /* zones_config's */
 	bool has_subnet;
 	uint32_t subnet_base;
 	unsigned subnet_prefix;
@@ -193,6 +194,10 @@ static int exe_memfd(struct zones *z)
 	_cleanup_close_ int src = open(z->self, O_RDONLY | O_CLOEXEC);
 	if (src < 0)
 		return -errno;
+	if (z->exec_self) {
+		z->exe_fd = TAKE_FD(src);
+		return 0;
+	}
 	struct stat st;
 	if (fstat(src, &st) < 0)
 		return -errno;
@@ -229,7 +234,8 @@ int zones_new(struct ev_loop *loop, struct child_table *children, struct cells *
 	                    .depth_max = cfg->depth_max ? cfg->depth_max : ZONE_DEPTH_MAX_DEFAULT,
 	                    .stop_timeout_ms =
 	                        cfg->stop_timeout_ms ? cfg->stop_timeout_ms : ZONE_STOP_TIMEOUT_MS,
-	                    .exe_fd = -1};
+	                    .exe_fd = -1,
+	                    .exec_self = cfg->exec_self};
 	list_init(&z->list);
 	if (ev)
 		z->ev = *ev;

@@ -50,6 +50,12 @@ struct zones_config {
 	 * included, at the same path. NULL: theirs (the default). */
 	const char *image_store;
 	uint64_t stop_timeout_ms; /* 0: ZONE_STOP_TIMEOUT_MS */
+	/* Zone kins exec'd from this kin's own binary file (an fd of self)
+	 * rather than a sealed memfd copy of it: no copy in memory per parent,
+	 * the text shared with this kin's, and no more exposed to the file
+	 * being rewritten than this kin itself is. For a containerd shim,
+	 * whose one zone would otherwise cost a 5 MB copy per pod. */
+	bool exec_self;
 };
 
 struct zone_spec {
