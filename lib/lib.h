@@ -121,6 +121,10 @@ int mkdir_p(const char *path, mode_t mode);
 /* The first cgroup2 mount of /proc/self/mountinfo: where it is mounted and
  * the cgroup it shows as its root. -ENOENT: none. */
 int cgroup2_find_mount(char *buf, size_t size, char *mount_root, size_t root_size);
+/* Enables, as far as each allows, every controller it has in the subtree
+ * of each directory from mount down to the parent of mount/rel, so that
+ * rel gets them (as runtimes do along a cgroupsPath). */
+int cgroup2_enable_along(const char *mount, const char *rel);
 /* Opens the directory path below dirfd one component at a time, never
  * following a symlink (one on the way, or a non-directory, is -ELOOP;
  * ".." is -EINVAL), making missing ones with create_mode (0: none). The

@@ -368,3 +368,30 @@ int cgroup2_find_mount(char *buf, size_t size, char *mount_root, size_t root_siz
 	}
 	return -ENOENT;
 }
+
+int cgroup2_enable_along(const char *mount, const char *rel)
+{
+	char dir[PATH_MAX], ctl[PATH_MAX + 32];
+	if (snprintf(dir, sizeof(dir), "%s/%s", mount, rel) >= (int)sizeof(dir))
+		return -ENAMETOOLONG;
+	/* From the mount down to rel's parent: each lets its children have
+	 * what it has. */
+	size_t base = strlen(mount);
+	for (char *slash = dir + base + 1; (slash = strchr(slash, '/')); slash++) {
+		*slash = '\0';
+		_cleanup_free_ char *have = NULL;
+		snprintf(ctl, sizeof(ctl), "%s/cgroup.controllers", dir);
+		if (file_read_small(ctl, 4096, &have, NULL) == 0 && have[0]) {
+			char want[1024] = "";
+			size_t n = 0;
+			for (char *save = NULL, *c = strtok_r(have, " \n", &save); c;
+			     c = strtok_r(NULL, " \n", &save))
+				n += (size_t)snprintf(want + n, sizeof(want) - n, "%s+%s",
+				                      n ? " " : "", c);
+			snprintf(ctl, sizeof(ctl), "%s/cgroup.subtree_control", dir);
+			file_write_str(ctl, want); /* best effort: a dir with processes refuses */
+		}
+		*slash = '/';
+	}
+	return 0;
+}

@@ -263,6 +263,7 @@ static int spawn_daemon(char **argv, const struct args *a, const struct bundle_i
 		snprintf(leaf, sizeof(leaf), "%s/%s/init", mnt, cgroup);
 		if (mkdir_p(leaf, 0755) == 0)
 			cg = open(leaf, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		cgroup2_enable_along(mnt, cgroup);
 	}
 	struct spawn_proc sp;
 	int r = spawn_clone(&(struct spawn_opts){.cgroup_fd = cg}, &sp);
