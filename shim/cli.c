@@ -288,6 +288,8 @@ static int spawn_daemon(char **argv, const struct args *a, const struct bundle_i
 	return 0;
 }
 
+static void pod_teardown(const char *state, bool kill);
+
 static int cmd_start(char **argv, const struct args *a)
 {
 	char cwd[PATH_MAX], sock[108], state[PATH_MAX], addr[128];
@@ -318,6 +320,11 @@ static int cmd_start(char **argv, const struct args *a)
 		        a->id, b.group);
 		return 1;
 	}
+	/* What a shim that died without a delete left (containerd was down):
+	 * its pod is killed and its state removed, or the new pod's zone
+	 * would find the old one's cgroup and mounts in its way. */
+	if (access(state, F_OK) == 0)
+		pod_teardown(state, true);
 	int r = mkdir_p(state, 0700);
 	int fd = -1;
 	if (r == 0)
