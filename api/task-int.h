@@ -157,6 +157,9 @@ struct tproc *zref_proc(const struct zref *z);
 void zref_keep(struct zref *z, struct rpc_call *call);
 /* z->call, released from z (NULL if the caller left). */
 struct rpc_call *zref_take_call(struct zref *z);
+/* The zone's answer st to z's caller: Empty on OK, else st's code and
+ * sentence naming the task. */
+void zref_answer(struct zref *z, const struct err *st);
 /* rpc_route_call to the zone kin; z is done's data (freed by it, or here
  * on failure). -EHOSTDOWN when the zone is not ready. */
 int zone_call(struct api_task *svc, const char *service, const char *method,

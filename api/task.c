@@ -198,6 +198,16 @@ struct rpc_call *zref_take_call(struct zref *z)
 	return call;
 }
 
+void zref_answer(struct zref *z, const struct err *st)
+{
+	struct rpc_call *call = zref_take_call(z);
+	Kin__Shim__Empty out = KIN__SHIM__EMPTY__INIT;
+	if (call && st->code != ERR_OK)
+		rpc_call_fail(call, st->code, "task %s: %s", z->id, st->msg);
+	else if (call)
+		rpc_call_reply(call, &out.base);
+}
+
 struct tproc *zref_proc(const struct zref *z)
 {
 	struct task *t = task_find(z->svc, z->id);

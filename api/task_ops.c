@@ -193,15 +193,9 @@ int task_serve_stats(struct rpc_call *call, const ProtobufCMessage *in, void *da
 static void zone_answered(const struct err *st, const uint8_t *payload, size_t len, void *data)
 {
 	struct zref *z = data;
-	struct rpc_call *call = zref_take_call(z);
 	struct api_task *svc = z->svc;
 	(void)payload, (void)len;
-	if (call && st->code != ERR_OK) {
-		rpc_call_fail(call, st->code, "task %s: %s", z->id, st->msg);
-	} else if (call) {
-		Kin__Shim__Empty out = KIN__SHIM__EMPTY__INIT;
-		rpc_call_reply(call, &out.base);
-	}
+	zref_answer(z, st);
 	/* Pause and Resume: the state and the event follow the zone's answer. */
 	struct task *t = st->code == ERR_OK ? task_find(svc, z->id) : NULL;
 	if (t && z->exec_id[0] == 'P') {

@@ -227,18 +227,9 @@ int task_serve_wait(struct rpc_call *call, const ProtobufCMessage *in, void *dat
 
 static void signalled(const struct err *st, const uint8_t *payload, size_t len, void *data)
 {
-	struct zref *z = data;
-	struct rpc_call *call = zref_take_call(z);
 	(void)payload, (void)len;
-	free(z);
-	if (!call)
-		return;
-	if (st->code == ERR_OK) {
-		Kin__Shim__Empty out = KIN__SHIM__EMPTY__INIT;
-		rpc_call_reply(call, &out.base);
-	} else {
-		rpc_call_fail(call, st->code, "%s", st->msg);
-	}
+	zref_answer(data, st);
+	free(data);
 }
 
 /* Every process of the container's cell (kill --all), from this side. */

@@ -13,6 +13,12 @@ struct oci_spec_ctx {
 	struct oci_spec *s;
 };
 
+/* JSON text (at most OCI_SPEC_JSON_MAX bytes, one object) into a new spec
+ * with "not given" defaults, by at; errors start with what. */
+int oci_spec_parse_json(const char *json, size_t len, const char *what,
+                        int (*at)(struct oci_spec_ctx *c, json_t *j, const void *arg),
+                        const void *arg, struct oci_spec **ret, struct err *err);
+
 /* INVALID_ARGUMENT (or code) with "config.json: PATH: what". */
 int oci_spec_bad(struct oci_spec_ctx *c, int code, const char *path, const char *fmt, ...)
     _printf_(4, 5);

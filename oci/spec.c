@@ -528,17 +528,18 @@ static int spec_at(struct oci_spec_ctx *c, json_t *j, const char *bundle)
 	return oci_spec_linux(c, json_object_get(j, "linux"));
 }
 
-int oci_spec_parse(const char *json, size_t len, const char *bundle_dir, struct oci_spec **ret,
-                   struct err *err)
+int oci_spec_parse_json(const char *json, size_t len, const char *what,
+                        int (*at)(struct oci_spec_ctx *c, json_t *j, const void *arg),
+                        const void *arg, struct oci_spec **ret, struct err *err)
 {
 	json_error_t je;
 	if (len > OCI_SPEC_JSON_MAX)
-		return err_set(err, -EFBIG, ERR_INVALID_ARGUMENT, "config.json: more than %d bytes",
+		return err_set(err, -EFBIG, ERR_INVALID_ARGUMENT, "%s: more than %d bytes", what,
 		               OCI_SPEC_JSON_MAX);
 	json_t *j = json_loadb(json, len, JSON_REJECT_DUPLICATES, &je);
 	if (!j)
 		return err_set(err, -EBADMSG, ERR_INVALID_ARGUMENT,
-		               "config.json: not JSON: %s at line %d column %d", je.text, je.line,
+		               "%s: not JSON: %s at line %d column %d", what, je.text, je.line,
 		               je.column);
 	struct oci_spec *s = calloc(1, sizeof(*s));
 	struct oci_spec_ctx c = {.err = err, .s = s};
@@ -547,16 +548,26 @@ int oci_spec_parse(const char *json, size_t len, const char *bundle_dir, struct 
 		s->umask = -1;
 		s->memory_limit = s->memory_reservation = s->memory_swap = s->cpu_quota = -1;
 		s->pids_limit = -1;
-		r = json_is_object(j) ? spec_at(&c, j, bundle_dir)
-		                      : BAD(&c, "(top)", "not an object");
+		r = json_is_object(j) ? at(&c, j, arg) : BAD(&c, "(top)", "not an object");
 	}
 	json_decref(j);
 	if (r < 0) {
 		oci_spec_free(s);
-		return r == -ENOMEM ? err_set_errno(err, r, "config.json: out of memory") : r;
+		return r == -ENOMEM ? err_set_errno(err, r, "%s: out of memory", what) : r;
 	}
 	*ret = s;
 	return 0;
+}
+
+static int spec_top(struct oci_spec_ctx *c, json_t *j, const void *bundle_dir)
+{
+	return spec_at(c, j, bundle_dir);
+}
+
+int oci_spec_parse(const char *json, size_t len, const char *bundle_dir, struct oci_spec **ret,
+                   struct err *err)
+{
+	return oci_spec_parse_json(json, len, "config.json", spec_top, bundle_dir, ret, err);
 }
 
 int oci_spec_load(const char *bundle_dir, struct oci_spec **ret, struct err *err)

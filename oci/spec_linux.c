@@ -443,31 +443,13 @@ int oci_spec_linux(struct oci_spec_ctx *c, json_t *l)
 	return resources_at(c, json_object_get(l, "resources"));
 }
 
+static int resources_top(struct oci_spec_ctx *c, json_t *j, const void *arg)
+{
+	(void)arg;
+	return resources_at(c, j);
+}
+
 int oci_resources_parse(const char *json, size_t len, struct oci_spec **ret, struct err *err)
 {
-	json_error_t je;
-	if (len > OCI_SPEC_JSON_MAX)
-		return err_set(err, -EFBIG, ERR_INVALID_ARGUMENT, "resources: more than %d bytes",
-		               OCI_SPEC_JSON_MAX);
-	json_t *j = json_loadb(json, len, JSON_REJECT_DUPLICATES, &je);
-	if (!j)
-		return err_set(err, -EBADMSG, ERR_INVALID_ARGUMENT,
-		               "resources: not JSON: %s at line %d column %d", je.text, je.line,
-		               je.column);
-	struct oci_spec *s = calloc(1, sizeof(*s));
-	struct oci_spec_ctx c = {.err = err, .s = s};
-	int r = s ? 0 : -ENOMEM;
-	if (r == 0) {
-		s->umask = -1;
-		s->memory_limit = s->memory_reservation = s->memory_swap = s->cpu_quota = -1;
-		s->pids_limit = -1;
-		r = resources_at(&c, j);
-	}
-	json_decref(j);
-	if (r < 0) {
-		oci_spec_free(s);
-		return r == -ENOMEM ? err_set_errno(err, r, "resources: out of memory") : r;
-	}
-	*ret = s;
-	return 0;
+	return oci_spec_parse_json(json, len, "resources", resources_top, NULL, ret, err);
 }
