@@ -170,10 +170,15 @@ class Flow:
 
         # A process that ignores SIGTERM: StopContainer kills it after the grace.
         stubborn = self.container(pod, sconf, "stubborn",
-                                  ["/bin/sh", "-c", "trap '' TERM; while :; do sleep 0.1; done"])
+                                  ["/bin/sh", "-c", "trap '' TERM; echo armed; while :; do sleep 0.1; done"])
         if stubborn:
             self.try_call("start_stubborn", "StartContainer", pb.StartContainerRequest(container_id=stubborn))
             self.wait_state(stubborn, pb.CONTAINER_RUNNING)
+            # Running is exec'd, not yet past the trap: wait for its word.
+            log = os.path.join(a.logdir, "stubborn.log")
+            end = time.time() + 20
+            while time.time() < end and not (os.path.exists(log) and "armed" in open(log).read()):
+                time.sleep(0.05)
             t0 = time.time()
             self.try_call("stop_stubborn", "StopContainer",
                           pb.StopContainerRequest(container_id=stubborn, timeout=1))
