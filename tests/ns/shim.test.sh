@@ -181,6 +181,10 @@ timeout 30 $C run --rm $R --with-ns user:/proc/self/ns/user $IMG b2 /bin/true >"
 grep -q 'joining a user namespace by path is not supported' "$T/out" &&
 	! grep -q '^b2 ' <($C t ls 2>/dev/null) && ok refuse_spec ||
 	bad refuse_spec "a user namespace to join was not refused"
+ln -s "$KIN" "$BIN/containerd-shim-kin-vm-v2"
+timeout 30 $C run --rm --runtime io.containerd.kin-vm.v2 $IMG b4 /bin/true >"$T/out" 2>&1
+grep -q 'kin-vm pods .* are not implemented yet' "$T/out" && ! grep -q '^b4 ' <($C t ls 2>/dev/null) &&
+	ok refuse_kin_vm || bad refuse_kin_vm "no clear refusal"
 timeout 30 $C run --rm $R $IMG b3 /no/such/program >"$T/out" 2>&1
 grep -q 'No such file' "$T/out" && ok refuse_missing_program || bad refuse_missing_program "no error"
 

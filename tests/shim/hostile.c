@@ -2,6 +2,9 @@
  * tests/ns/shim.test.sh (containerd is trusted, but its requests carry what
  * users and images put in them).
  *   shim-hostile SOCKET TASK_ID SCRATCH_DIR
+ *   shim-hostile --update SOCKET TASK_ID MEMORY_BYTES   (one valid Update,
+ *       as kubelet's resize would send; for the guest suite, whose ctr
+ *       has no update command)
  * TASK_ID is a running task of that shim; SCRATCH_DIR a directory to make
  * bad bundles in. Every request below must be answered with a clean status
  * (the code named, never INTERNAL or UNKNOWN, no connection cut), and at
@@ -174,8 +177,28 @@ static void on_task(void)
 	expect("wait_unknown_exec", "Wait", &wr.base, ERR_NOT_FOUND);
 }
 
+static int update(const char *sock, const char *id, const char *bytes)
+{
+	char addr[256], json[128];
+	snprintf(addr, sizeof(addr), "unix:%s", sock);
+	snprintf(json, sizeof(json), "{\"memory\":{\"limit\":%s}}", bytes);
+	if (rpc_client_connect(addr, 5000, &client) < 0)
+		return 2;
+	Kin__Shim__Any res = KIN__SHIM__ANY__INIT;
+	res.type_url = (char *)"types.containerd.io/opencontainers/runtime-spec/1/LinuxResources";
+	res.value = (ProtobufCBinaryData){strlen(json), (uint8_t *)json};
+	Kin__Shim__UpdateTaskRequest up = KIN__SHIM__UPDATE_TASK_REQUEST__INIT;
+	up.id = (char *)id;
+	up.resources = &res;
+	expect("update", "Update", &up.base, ERR_OK);
+	rpc_client_free(client);
+	return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 5 && strcmp(argv[1], "--update") == 0)
+		return update(argv[2], argv[3], argv[4]);
 	if (argc != 4) {
 		fprintf(stderr, "usage: shim-hostile SOCKET TASK_ID SCRATCH_DIR\n");
 		return 2;

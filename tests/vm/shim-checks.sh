@@ -29,6 +29,12 @@ max=$($bb cat /sys/fs/cgroup/kintest/c2/cells/zones/pod/cells/c2/memory.max 2>/d
 $C t metrics c2 >/tmp/o 2>&1
 $bb grep -q 'memory.usage_limit *33554432' /tmp/o && pass metrics_limit ||
 	fail metrics_limit "$($bb cat /tmp/o)"
+# Update: new resources become the cell's limits.
+sock=$($bb sed 's|^unix://||' /run/containerd/io.containerd.runtime.v2.task/kintest/c2/address)
+hostile=$($bb find / -xdev -name shim-hostile -type f 2>/dev/null | $bb head -1)
+"$hostile" --update "$sock" c2 67108864 >/tmp/o 2>&1
+max=$($bb cat /sys/fs/cgroup/kintest/c2/cells/zones/pod/cells/c2/memory.max 2>/dev/null)
+[ "$max" = 67108864 ] && pass update_memory_limit || fail update_memory_limit "memory.max '$max': $($bb cat /tmp/o)"
 $C t kill -s KILL c2 >/dev/null 2>&1
 $bb sleep 0.5
 $C t rm c2 >/dev/null 2>&1

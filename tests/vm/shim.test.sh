@@ -4,7 +4,8 @@
 # image with containerd and ctr from Debian, a busybox image made on the
 # host, kin as PID 1 and `containerd-shim-kin-v2` a link to it; checks run
 # inside (tests/vm/shim-checks.sh): a run's output and status, a memory
-# limit as the container cell's memory.max and in ctr's metrics, an OOM
+# limit as the container cell's memory.max and in ctr's metrics, a new
+# one through Update, an OOM
 # kill reported to containerd (/tasks/oom) and 137, nothing left.
 cd "$(dirname "$0")/../.."
 . tests/vm/lib.sh
@@ -29,6 +30,7 @@ EOF2
 cp "$KIN" "$T/shimlink"
 "$KIN" image build -o "$T/guest.cpio" --add-binary /bin/busybox --add-binary "$(command -v containerd)" \
 	--add-binary "$(command -v ctr)" --add "$T/shimlink:/usr/bin/containerd-shim-kin-v2" \
+	--add-binary "$PWD/$BUILD/shim-hostile" \
 	--add "$T/bb.tar:/test/bb.tar" --add "$T/containerd.toml:/test/containerd.toml" \
 	--add tests/vm/shim-checks.sh:/test/checks.sh >"$T/build.log" 2>&1 ||
 	{ bad image_build "kin image build failed" "$T/build.log"; vm_suite_end; exit; }
@@ -44,6 +46,6 @@ while read -r _ name verdict why; do
 	n=$((n + 1))
 	[ "$verdict" = ok ] && ok "guest/$name" || bad "guest/$name" "$why"
 done < <(grep -a '^CHECK ' "$con" | tr -d '\r')
-[ $n -ge 6 ] && ok guest_checks_ran || bad guest_checks_ran "only $n guest checks reported" "$con"
+[ $n -ge 7 ] && ok guest_checks_ran || bad guest_checks_ran "only $n guest checks reported" "$con"
 [ $rc -eq 0 ] && ok vmm_exit_0 || bad vmm_exit_0 "kin vm run exited $rc" "$T/run.log"
 vm_suite_end
