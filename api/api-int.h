@@ -71,6 +71,10 @@ int api_bind(struct rpc_server *s, struct api_binding *b, const struct api_handl
 /* Frees what api_bind allocated; after rpc_server_free. */
 void api_binding_release(struct api_binding *b);
 
+/* Ends call with err's code and sentence (err NULL or empty: r's errno,
+ * INTERNAL when it maps to OK). */
+int api_fail_err(struct rpc_call *call, const struct err *err, int r);
+
 /* rpc_route_call to the first method of desc that takes in's type (a
  * zone's Health/Check, a VM's System/Poweroff). */
 int api_route_call(struct rpc_server *s, const char *route, const ProtobufCServiceDescriptor *desc,

@@ -201,23 +201,16 @@ static int fill(const Kin__V1__StartRequest *req, struct bundle_buf *bb,
  * than refuse a bundle that asks for runtimes' defaults (ctr's cpu.shares). */
 static void drop_unavailable(struct cells *cells, const char *cell, struct cell_limits *l)
 {
-	struct cell_info info;
-	if (cell_show(cells, cell, &info, NULL, NULL) < 0)
+	uint32_t missing;
+	if (cell_limits_unavailable(cells, cell, l, &missing, NULL) < 0)
 		return;
-	for (int k = 0; k < CELL_LIMIT_COUNT; k++) {
-		if (!(l->set & (1u << k)))
-			continue;
-		const char *ctl = cell_limit_controller((enum cell_limit)k);
-		bool have = false;
-		for (int c = 0; c < CELLS_CTL_COUNT; c++)
-			if (strcmp(cells_controller_name((enum cells_controller)c), ctl) == 0)
-				have = info.controllers & (1u << c);
-		if (have)
-			continue;
-		l->set &= ~(1u << k);
-		log_warn("cell \"%s\": %s from the bundle not enforced: no %s controller here",
-		         cell, cell_limit_name((enum cell_limit)k), ctl);
-	}
+	for (int k = 0; k < CELL_LIMIT_COUNT; k++)
+		if (missing & (1u << k))
+			log_warn(
+			    "cell \"%s\": %s from the bundle not enforced: no %s controller here",
+			    cell, cell_limit_name((enum cell_limit)k),
+			    cell_limit_controller((enum cell_limit)k));
+	l->set &= ~missing;
 }
 
 /* exec into a running executable: its namespaces joined where they are

@@ -86,7 +86,6 @@ struct api_task {
 	enum zstate zone;
 	pid_t zone_pid;
 	char zone_cgroup[PATH_MAX]; /* the zone's cell dir on this side */
-	int zone_status;
 	/* Events to containerd, one Forward at a time, in order. */
 	struct list_node events;
 	size_t nevents;
@@ -150,7 +149,6 @@ void container_unmount(struct task *t);
 int proc_dir(const struct tproc *p, bool in_zone, char *buf, size_t size);
 int proc_bind_stdio(struct tproc *p, struct err *err);
 void proc_unmount(struct tproc *p);
-int fail_errp(struct rpc_call *call, const struct err *e, int r);
 struct zref *zref_new(struct api_task *svc, const char *id, const char *exec_id);
 struct tproc *zref_proc(const struct zref *z);
 /* call waits for z's answer: a cancel clears z->call. */

@@ -156,13 +156,6 @@ void task_free(struct task *t)
 	free(t);
 }
 
-int fail_errp(struct rpc_call *call, const struct err *e, int r)
-{
-	int code = e && e->code != ERR_OK ? (int)e->code : err_code_from_errno(r);
-	return rpc_call_fail(call, code == ERR_OK ? ERR_INTERNAL : code, "%s",
-	                     e && e->msg[0] ? e->msg : strerror(-r));
-}
-
 /* ---- calls to the zone kin ------------------------------------------------------------ */
 
 struct zref *zref_new(struct api_task *svc, const char *id, const char *exec_id)

@@ -15,8 +15,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define CONFIG_MAX (4u << 20)
-
 /* ---- the pod's zone ---------------------------------------------------------------- */
 
 static void create_container(struct task *t, const Kin__Shim__CreateTaskRequest *m);
@@ -80,7 +78,6 @@ static void zone_gone(int status, void *data)
 	struct api_task *svc = data;
 	struct task *t;
 	svc->zone = ZN_GONE;
-	svc->zone_status = status;
 	log_info("shim: pod zone gone, status %d", status);
 	list_for_each(t, &svc->tasks, node) {
 		struct tproc *p;
@@ -127,10 +124,6 @@ static void create_cancelled(struct rpc_call *call, void *data)
 	t->create_call = NULL;
 }
 
-/* The container's config.json for the zone: namespaces that name the
- * sandbox's (/proc/SANDBOXPID/ns/X, which CRI writes) are the zone's own,
- * so the container stays in them rather than join by a path the zone
- * cannot see. */
 static bool mount_is_bind(json_t *m)
 {
 	const char *type = json_string_value(json_object_get(m, "type"));
@@ -171,13 +164,17 @@ static int binds_for_zone(struct task *t, json_t *mounts, struct err *err)
 	return 0;
 }
 
+/* The container's config.json for the zone: namespaces that name the
+ * sandbox's (/proc/SANDBOXPID/ns/X, which CRI writes) are the zone's own,
+ * so the container stays in them rather than join by a path the zone
+ * cannot see; bind mounts' sources are where the zone sees them. */
 static int config_for_zone(struct task *t, const char *bundle, const char *dir, struct err *err)
 {
 	struct api_task *svc = t->svc;
 	char path[PATH_MAX + 16], own[64];
 	_cleanup_free_ char *text = NULL;
 	snprintf(path, sizeof(path), "%s/config.json", bundle);
-	int r = file_read_regular(path, CONFIG_MAX, &text, NULL);
+	int r = file_read_regular(path, OCI_SPEC_JSON_MAX, &text, NULL);
 	if (r < 0)
 		return err_set_errno(err, r, "%s: %s", path, strerror(-r));
 	json_error_t jerr;
@@ -223,24 +220,9 @@ int proc_dir(const struct tproc *p, bool in_zone, char *buf, size_t size)
 
 void proc_unmount(struct tproc *p)
 {
-	static const char *const leaves[] = {"rootfs", "stdin", "stdout", "stderr", "config.json"};
-	char dir[PATH_MAX], path[PATH_MAX + 16];
-	if (proc_dir(p, false, dir, sizeof(dir)) < 0)
-		return;
-	for (size_t i = 0; i < ARRAY_SIZE(leaves); i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, leaves[i]);
-		shim_unmount_all(path);
-		unlink(path);
-		rmdir(path);
-	}
-	for (size_t i = 0; !p->exec_id[0] && i < OCI_SPEC_LIST_MAX; i++) { /* binds_for_zone's */
-		snprintf(path, sizeof(path), "%s/m%zu", dir, i);
-		if (shim_unmount_all(path) > 0 || access(path, F_OK) == 0) {
-			unlink(path);
-			rmdir(path);
-		}
-	}
-	rmdir(dir);
+	char dir[PATH_MAX];
+	if (proc_dir(p, false, dir, sizeof(dir)) == 0)
+		shim_unmount_entries(dir);
 }
 
 /* Binds containerd's stdio paths of p into its directory (made). */
@@ -298,13 +280,10 @@ static int create_prepare(struct task *t, const Kin__Shim__CreateTaskRequest *m,
 		snprintf(path, sizeof(path), "%s/rootfs", t->dir);
 		r = shim_bind(rootfs, path, err);
 	}
+	/* The spec was checked whole at Create (serve_create); the zone
+	 * reads this rewrite of it at Start. */
 	if (r == 0)
 		r = config_for_zone(t, t->bundle, t->dir, err);
-	if (r == 0) { /* refused here, not at Start: the spec as the zone will read it */
-		struct oci_spec *o = NULL;
-		r = oci_spec_load(t->dir, &o, err);
-		oci_spec_free(o);
-	}
 	return r;
 }
 
@@ -359,7 +338,7 @@ static void create_container(struct task *t, const Kin__Shim__CreateTaskRequest 
 	if (r < 0) {
 		t->create_call = NULL;
 		rpc_call_on_cancel(call, NULL, NULL);
-		fail_errp(call, &err, r);
+		api_fail_err(call, &err, r);
 		container_unmount(t);
 		task_free(t);
 	}
@@ -428,7 +407,7 @@ int task_serve_create(struct rpc_call *call, const ProtobufCMessage *in, void *d
 	struct oci_spec *o = NULL;
 	r = oci_spec_load(m->bundle, &o, &err);
 	if (r < 0)
-		return fail_errp(call, &err, r);
+		return api_fail_err(call, &err, r);
 	bool sandbox = annotation_is(o, "io.kubernetes.cri.container-type", "sandbox");
 	bool cri_container = annotation_is(o, "io.kubernetes.cri.container-type", "container");
 	if (cri_container && svc->zone == ZN_NONE) {
@@ -471,7 +450,7 @@ int task_serve_create(struct rpc_call *call, const ProtobufCMessage *in, void *d
 	oci_spec_free(o);
 	if (r < 0) {
 		free(t);
-		return fail_errp(call, &err, r);
+		return api_fail_err(call, &err, r);
 	}
 	list_append(&svc->tasks, &t->node);
 	svc->ntasks++;

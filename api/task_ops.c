@@ -72,11 +72,10 @@ int task_serve_pids(struct rpc_call *call, const ProtobufCMessage *in, void *dat
 	_cleanup_free_ char *list = NULL;
 	if (task_cell_dir(svc, t, dir, sizeof(dir)) < 0)
 		return rpc_call_fail(call, ERR_FAILED_PRECONDITION, "task %s: no zone", t->id);
-	/* The sandbox: every process of the pod, the zone kin's leaf included. */
+	/* A container: its cell's processes. The sandbox: the zone kin alone
+	 * (what runc lists for it is the pause process). */
 	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
-	if (!t->sandbox && file_read_small(path, 1 << 20, &list, NULL) < 0)
-		list = strdup("");
-	if (t->sandbox)
+	if (t->sandbox || file_read_small(path, 1 << 20, &list, NULL) < 0)
 		list = strdup("");
 	enum { PIDS_MAX = 4096 };
 	_cleanup_free_ Kin__Shim__ProcessInfo *infos = calloc(PIDS_MAX, sizeof(*infos));
@@ -233,13 +232,13 @@ int task_serve_update(struct rpc_call *call, const ProtobufCMessage *in, void *d
 		r = api_oci_limits(o, &limits, &err);
 	oci_spec_free(o);
 	if (r < 0)
-		return fail_errp(call, &err, r);
+		return api_fail_err(call, &err, r);
 	if (t->sandbox) { /* the zone's cell is this kin's */
 		char cell[64];
 		snprintf(cell, sizeof(cell), "zones/%s", SHIM_ZONE_NAME);
 		r = cell_update(svc->cells, cell, &limits, &err);
 		if (r < 0)
-			return fail_errp(call, &err, r);
+			return api_fail_err(call, &err, r);
 		Kin__Shim__Empty out = KIN__SHIM__EMPTY__INIT;
 		return rpc_call_reply(call, &out.base);
 	}
@@ -320,24 +319,20 @@ void task_oom_check(struct task *t)
 	task_publish(t->svc, "/tasks/oom", "containerd.events.TaskOOM", &ev.base);
 }
 
+static void oom_one(int wd, uint32_t mask, void *data)
+{
+	struct api_task *svc = data;
+	struct task *t;
+	(void)mask;
+	list_for_each(t, &svc->tasks, node)
+		if (t->oom_wd == wd)
+			task_oom_check(t);
+}
+
 static void on_oom(struct ev_source *src, uint32_t events)
 {
-	struct api_task *svc = src->data;
-	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
 	(void)events;
-	for (;;) {
-		ssize_t n = read(src->fd, buf, sizeof(buf));
-		if (n <= 0)
-			return;
-		for (char *p = buf; p < buf + n;) {
-			const struct inotify_event *e = (const struct inotify_event *)p;
-			struct task *t;
-			list_for_each(t, &svc->tasks, node)
-				if (t->oom_wd == e->wd)
-					task_oom_check(t);
-			p += sizeof(*e) + e->len;
-		}
-	}
+	inotify_drain(src->fd, oom_one, src->data);
 }
 
 void task_oom_watch(struct task *t)

@@ -229,13 +229,6 @@ static struct zrec *rec_new(struct api_zones *svc, const char *name, bool vm)
 	return r;
 }
 
-static int fail_err(struct rpc_call *call, const struct err *err, int r)
-{
-	int code = err->code != ERR_OK ? (int)err->code : err_code_from_errno(r);
-	return rpc_call_fail(call, code == ERR_OK ? ERR_INTERNAL : code, "%s",
-	                     err->msg[0] ? err->msg : strerror(-r));
-}
-
 static int create_vm(struct api_zones *svc, struct rpc_call *call,
                      const Kin__V1__ZoneCreateRequest *m)
 {
@@ -286,7 +279,7 @@ static void zone_created(int result, const struct err *err, void *data)
 		if (call) {
 			r->create_call = NULL;
 			rpc_call_on_cancel(call, NULL, NULL);
-			fail_err(call, err, result);
+			api_fail_err(call, err, result);
 		}
 		if (r->owner.ready) {
 			void (*ready)(int, const struct err *, void *) = r->owner.ready;
@@ -353,7 +346,7 @@ static int create_ns(struct api_zones *svc, struct rpc_call *call,
 		int e =
 		    cell_limit_parse(&spec.limits, m->limits[i]->key, m->limits[i]->value, &err);
 		if (e < 0)
-			return fail_err(call, &err, e);
+			return api_fail_err(call, &err, e);
 	}
 	struct zrec *r = rec_new(svc, m->name, false);
 	if (!r)
@@ -368,7 +361,7 @@ static int create_ns(struct api_zones *svc, struct rpc_call *call,
 		free(img);
 		if (e < 0) {
 			rec_unlink_free(r);
-			return fail_err(call, &err, e);
+			return api_fail_err(call, &err, e);
 		}
 		spec.root = r->container->root;
 		spec.root_lowerdirs = r->container->lower;
@@ -378,7 +371,7 @@ static int create_ns(struct api_zones *svc, struct rpc_call *call,
 	int e = zone_create(svc->zones, &spec, zone_created, r, &err);
 	if (e < 0) {
 		rec_unlink_free(r);
-		return fail_err(call, &err, e);
+		return api_fail_err(call, &err, e);
 	}
 	/* Its setup runs on; zone_created goes on from the loop. */
 	r->create_call = call;
@@ -530,7 +523,7 @@ static int serve_zones_stop(struct rpc_call *call, const ProtobufCMessage *in, v
 			struct err err = {0};
 			int e = zone_stop(svc->zones, r->name, zone_stopped, NULL, &err);
 			if (e < 0 && e != -EALREADY)
-				return fail_err(call, &err, e);
+				return api_fail_err(call, &err, e);
 		}
 	}
 	r->waiters[i] = call;
@@ -553,7 +546,7 @@ static int serve_zones_kill(struct rpc_call *call, const ProtobufCMessage *in, v
 		struct err err = {0};
 		int e = zone_kill(svc->zones, r->name, &err);
 		if (e < 0)
-			return fail_err(call, &err, e);
+			return api_fail_err(call, &err, e);
 	}
 	log_info("zone \"%s\": killed over RPC", r->name);
 	return reply_info(svc, r, call);

@@ -222,29 +222,23 @@ static struct cell *find_wd(struct cell *cell, int wd, bool *is_memory)
 	return NULL;
 }
 
+static void watch_one(int wd, uint32_t mask, void *data)
+{
+	struct cells *c = data;
+	bool is_memory = false;
+	struct cell *cell = mask & IN_IGNORED ? NULL : find_wd(&c->top, wd, &is_memory);
+	if (!cell)
+		return;
+	if (is_memory)
+		memory_changed(c, cell);
+	else
+		cell_state_changed(c, cell);
+}
+
 void cells_watch_event(struct ev_source *src, uint32_t events)
 {
-	struct cells *c = src->data;
-	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
 	(void)events;
-	for (;;) {
-		ssize_t n = read(src->fd, buf, sizeof(buf));
-		if (n <= 0)
-			return;
-		for (char *p = buf; p < buf + n;) {
-			struct inotify_event *ie = (struct inotify_event *)p;
-			p += sizeof(*ie) + ie->len;
-			bool is_memory = false;
-			struct cell *cell =
-			    ie->mask & IN_IGNORED ? NULL : find_wd(&c->top, ie->wd, &is_memory);
-			if (!cell)
-				continue;
-			if (is_memory)
-				memory_changed(c, cell);
-			else
-				cell_state_changed(c, cell);
-		}
-	}
+	inotify_drain(src->fd, watch_one, src->data);
 }
 
 /* ---- create and update ------------------------------------------------------- */
@@ -412,6 +406,25 @@ int cell_create(struct cells *c, const char *path, const struct cell_limits *lim
 	c->ncells++;
 	cells_watch_add(c, cell);
 	cells_emit(c, &(struct cells_event){.type = CELLS_EV_CELL_CREATED, .cell = cell->path});
+	return 0;
+}
+
+int cell_limits_unavailable(struct cells *c, const char *path, const struct cell_limits *l,
+                            uint32_t *ret_bits, struct err *err)
+{
+	char dir[PATH_MAX];
+	struct cell *cell;
+	int r = cells_get(c, path, &cell, err);
+	if (r < 0)
+		return r;
+	uint32_t have = 0;
+	cells_cell_dir(c, cell, dir, sizeof(dir));
+	cells_read_controllers(dir, "cgroup.controllers", &have);
+	*ret_bits = 0;
+	for (int k = 0; k < CELL_LIMIT_COUNT; k++)
+		if ((l->set & (1u << k)) &&
+		    (cells_controllers_parse(cell_limit_controller(k)) & ~have))
+			*ret_bits |= 1u << k;
 	return 0;
 }
 

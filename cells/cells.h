@@ -158,6 +158,10 @@ int cell_freeze(struct cells *c, const char *path, bool freeze, cell_done_fn don
                 struct err *err);
 /* cgroup.kill: SIGKILL to every process of the cell and its descendants. */
 int cell_kill(struct cells *c, const char *path, struct err *err);
+/* The limits set in l (bits of l->set) whose controller the cell does not
+ * have, which cell_update would refuse. */
+int cell_limits_unavailable(struct cells *c, const char *path, const struct cell_limits *l,
+                            uint32_t *ret_bits, struct err *err);
 
 struct cell_info {
 	char path[CELLS_PATH_MAX];

@@ -121,6 +121,9 @@ int mkdir_p(const char *path, mode_t mode);
 /* The first cgroup2 mount of /proc/self/mountinfo: where it is mounted and
  * the cgroup it shows as its root. -ENOENT: none. */
 int cgroup2_find_mount(char *buf, size_t size, char *mount_root, size_t root_size);
+/* Reads a non-blocking inotify fd until it is empty, calling fn(wd, mask,
+ * data) for each event. */
+void inotify_drain(int fd, void (*fn)(int wd, uint32_t mask, void *data), void *data);
 /* Enables, as far as each allows, every controller it has in the subtree
  * of each directory from mount down to the parent of mount/rel, so that
  * rel gets them (as runtimes do along a cgroupsPath). */

@@ -5,6 +5,7 @@
 
 #include <fcntl.h>
 #include <limits.h>
+#include <sys/inotify.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <stdio.h>
@@ -394,4 +395,19 @@ int cgroup2_enable_along(const char *mount, const char *rel)
 		*slash = '/';
 	}
 	return 0;
+}
+
+void inotify_drain(int fd, void (*fn)(int wd, uint32_t mask, void *data), void *data)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	for (;;) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+		if (n <= 0)
+			return;
+		for (char *p = buf; p < buf + n;) {
+			const struct inotify_event *e = (const struct inotify_event *)p;
+			p += sizeof(*e) + e->len;
+			fn(e->wd, e->mask, data);
+		}
+	}
 }

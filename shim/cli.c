@@ -23,8 +23,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CONFIG_MAX (4u << 20) /* a bundle's config.json */
-
 struct args {
 	const char *ns, *id, *address, *publish, *bundle, *group, *cgroup, *action;
 	bool debug;
@@ -163,7 +161,7 @@ static void bundle_read(const char *bundle, const char *id, struct bundle_info *
 	*b = (struct bundle_info){0};
 	str_copy(b->group, sizeof(b->group), id);
 	snprintf(path, sizeof(path), "%s/config.json", bundle);
-	if (file_read_regular(path, CONFIG_MAX, &text, NULL) < 0)
+	if (file_read_regular(path, OCI_SPEC_JSON_MAX, &text, NULL) < 0)
 		return; /* Create says what is wrong with it */
 	json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, NULL);
 	if (!root)
@@ -386,29 +384,8 @@ static void pod_teardown(const char *state, bool kill)
 {
 	char path[PATH_MAX + 32];
 	pod_cgroup_remove(state, kill);
+	/* A lazy unmount of the pod directory takes every bind below it. */
 	snprintf(path, sizeof(path), "%s/pod", state);
-	/* The binds below it first (a container's rootfs and FIFOs), then
-	 * the tmpfs; MNT_DETACH takes a subtree anyway, this is tidier. */
-	DIR *d = opendir(path);
-	struct dirent *e;
-	while (d && (e = readdir(d))) {
-		if (e->d_name[0] == '.')
-			continue;
-		char sub[PATH_MAX + 300];
-		snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name);
-		DIR *dd = opendir(sub);
-		struct dirent *f;
-		while (dd && (f = readdir(dd))) {
-			char leaf[PATH_MAX + 600];
-			snprintf(leaf, sizeof(leaf), "%s/%s", sub, f->d_name);
-			if (f->d_name[0] != '.')
-				shim_unmount_all(leaf);
-		}
-		if (dd)
-			closedir(dd);
-	}
-	if (d)
-		closedir(d);
 	shim_unmount_all(path);
 	oci_remove_tree(AT_FDCWD, state, 0);
 }

@@ -5,6 +5,7 @@
  * (delete runs them too, after a shim died). */
 #include "shim/shim.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -106,6 +107,26 @@ int shim_unmount_all(const char *path)
 	while (n < 64 && umount2(path, MNT_DETACH | UMOUNT_NOFOLLOW) == 0)
 		n++;
 	return n;
+}
+
+void shim_unmount_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char path[PATH_MAX + 300];
+	while (d && (e = readdir(d))) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		shim_unmount_all(path);
+		/* What is left is the pod directory's own node: a file goes, a
+		 * directory only when empty (an exec's is its own to empty). */
+		if (unlink(path) < 0 && errno == EISDIR)
+			rmdir(path);
+	}
+	if (d)
+		closedir(d);
+	rmdir(dir);
 }
 
 int shim_pod_dir_setup(const char *dir, struct err *err)

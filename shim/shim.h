@@ -92,6 +92,10 @@ int shim_rootfs_mount(const struct shim_mount *m, size_t n, const char *target, 
 /* Unmounts everything at and below path (lazily), ignoring what is not
  * mounted. Returns how many mounts went. */
 int shim_unmount_all(const char *path);
+/* Unmounts every entry of dir (a container's directory in the pod
+ * directory: its rootfs, FIFOs and bind sources bound there), removes
+ * what is left of them and dir itself when empty. */
+void shim_unmount_entries(const char *dir);
 /* The pod directory: a small tmpfs, a shared mount, so binds made below it
  * later show in the zone that got it as a slave. Idempotent. */
 int shim_pod_dir_setup(const char *dir, struct err *err);

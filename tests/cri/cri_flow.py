@@ -120,7 +120,7 @@ class Flow:
         web = self.container(pod, sconf, "web", ["/bin/busybox", "httpd", "-f", "-p", "127.0.0.1:" + port,
                                                   "-h", "/etc"])
         client = self.container(pod, sconf, "client", ["/bin/sh", "-c",
-                                "for i in $(seq 50); do busybox wget -q -O- http://127.0.0.1:%s/passwd && exit 0; sleep 0.1; done; exit 9" % port])
+                                "for i in $(seq 200); do busybox wget -q -O- http://127.0.0.1:%s/passwd && exit 0; sleep 0.1; done; exit 9" % port])
         if not web or not client:
             return
         # Both containers went to the pod's shim: one shim daemon for the pod.
