@@ -23,7 +23,9 @@
 #include <string.h>
 #include <sys/capability.h>
 #include <sys/epoll.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 
 #define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
@@ -319,6 +321,13 @@ static int stdio_path_open(struct exec *e, int which, struct err *err)
 		return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
 		               "exec \"%s\": %s %s: not a FIFO, regular file or character device",
 		               e->label, names[which], path);
+	/* procfs and sysfs files look regular, but kin opened them: its own
+	 * /proc/self/mem must not become a child's stdin. */
+	struct statfs sf;
+	if (fstatfs(fd, &sf) == 0 && (sf.f_type == PROC_SUPER_MAGIC || sf.f_type == SYSFS_MAGIC))
+		return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
+		               "exec \"%s\": %s %s: a /proc or /sys file is not stdio", e->label,
+		               names[which], path);
 	int r = fd_set_nonblock(fd, false);
 	if (r < 0)
 		return err_set_errno(err, r, "exec \"%s\": %s %s: %s", e->label, names[which], path,

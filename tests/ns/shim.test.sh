@@ -125,6 +125,11 @@ KS=/run/kin/shim/$NS/d1/kin.sock
 "$KIN" ctl --socket "$KS" zone list >"$T/out" 2>&1 && grep -q '^pod ' "$T/out" &&
 	"$KIN" ctl --socket "$KS" --target pod exec list >"$T/out" 2>&1 &&
 	grep -q '^d1 *init *running' "$T/out" && ok kin_api_sees_pod || bad kin_api_sees_pod "no zone or exec"
+# A stdio path kin itself would open into its own memory is refused.
+"$KIN" ctl --socket "$KS" --target pod exec start d1 peek --stdin-from /proc/self/mem -- /bin/true \
+	>"$T/out" 2>&1
+grep -q 'INVALID_ARGUMENT.*a /proc or /sys file is not stdio' "$T/out" && ok stdio_proc_refused ||
+	bad stdio_proc_refused "not refused"
 
 # A hostile caller of the shim's Task service: each bad request answered
 # with its code and a sentence, the task untouched, the shim serving.
