@@ -159,7 +159,15 @@ struct api_zone_owner {
 };
 int api_zones_create_own(struct api_zones *svc, const struct zone_spec *spec,
                          const struct api_zone_owner *owner, struct err *err);
+/* The same for a VM zone (a kin-vm shim's pod): ready once its guest's
+ * kin answers through the route, gone with its VMM. */
+struct vm_spec;
+int api_zones_create_own_vm(struct api_zones *svc, const struct vm_spec *spec,
+                            const struct api_zone_owner *owner, struct err *err);
+/* A zone's facts; for a VM zone its VMM's pid, state and cell. */
 int api_zones_info(struct api_zones *svc, const char *name, struct zone_info *ret);
-/* zone_stop (kill false) or zone_kill of a namespace zone. */
+/* zone_stop (kill false) or zone_kill of a namespace zone; for a VM zone
+ * a power-off (SIGKILL of the VMM after API_ZONES_VM_STOP_MS) or SIGKILL. */
+#define API_ZONES_VM_STOP_MS 10000
 int api_zones_end(struct api_zones *svc, const char *name, bool kill);
 bool api_zones_all_gone(const struct api_zones *svc);

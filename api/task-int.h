@@ -38,8 +38,9 @@ struct tproc {
 	struct timespec exited_at;
 	char stdio[3][PATH_MAX]; /* containerd's paths, "" none */
 	bool terminal;
-	int hold[3];     /* our O_RDWR opens of the output FIFOs (-1) */
-	char *spec_json; /* an exec's process (OCI Process JSON) */
+	int hold[3];              /* our O_RDWR opens of the output FIFOs (-1) */
+	char *spec_json;          /* an exec's process (OCI Process JSON) */
+	struct task_relay *relay; /* kin-vm: its stdio relayed (task_vm.c), or NULL */
 	struct rpc_call *start_call;
 	struct rpc_call *waiters[TASK_WAITERS_MAX];
 };
@@ -84,7 +85,8 @@ struct api_task {
 	struct list_node tasks;
 	size_t ntasks;
 	enum zstate zone;
-	pid_t zone_pid;
+	bool vm;                    /* kin-vm: the zone is a microVM (task_vm.c) */
+	pid_t zone_pid;             /* the zone kin; for a VM its VMM */
 	char zone_cgroup[PATH_MAX]; /* the zone's cell dir on this side */
 	/* Events to containerd, one Forward at a time, in order. */
 	struct list_node events;
@@ -162,6 +164,20 @@ void zref_answer(struct zref *z, const struct err *st);
  * on failure). -EHOSTDOWN when the zone is not ready. */
 int zone_call(struct api_task *svc, const char *service, const char *method,
               const ProtobufCMessage *in, rpc_route_done_fn done, struct zref *z);
+
+/* task_vm.c: a kin-vm pod's VM, stdio relay, and the guest's answers. */
+struct oci_spec;
+int task_vm_zone_start(struct api_task *svc, const struct oci_spec *o,
+                       const struct api_zone_owner *owner, struct err *err);
+/* After p's Start: its output followed into containerd's FIFOs, its stdin
+ * sent on (a FIFO containerd closes ends it). Freed with p. */
+int task_vm_relay_start(struct tproc *p);
+void task_vm_relay_free(struct tproc *p);
+/* p ended in the guest with status: an OOM kill of its cell is published
+ * first (a container's init), then proc_exited. */
+void task_vm_exited(struct tproc *p, uint32_t status);
+int task_vm_pids(struct rpc_call *call, struct task *t);
+int task_vm_stats(struct rpc_call *call, struct task *t);
 
 /* task_create.c: Create, and the pod's zone. */
 int task_serve_create(struct rpc_call *call, const ProtobufCMessage *in, void *data);

@@ -65,6 +65,7 @@ void proc_hold(struct tproc *p)
 
 void proc_release(struct tproc *p)
 {
+	task_vm_relay_free(p);
 	if (p->start_call) {
 		rpc_call_on_cancel(p->start_call, NULL, NULL);
 		rpc_call_fail(p->start_call, ERR_NOT_FOUND, "task %s: deleted", p->t->id);
@@ -346,6 +347,7 @@ static int task_start(struct api *api, const struct api_config *cfg)
 	                         .loop = cfg->loop,
 	                         .cells = cfg->cells,
 	                         .cfg = cfg->shim,
+	                         .vm = cfg->shim->flavor == SHIM_FLAVOR_VM,
 	                         .system = cfg->system,
 	                         .version = cfg->health.version};
 	list_init(&svc->tasks);

@@ -43,7 +43,9 @@ static void zone_ready(int result, const struct err *err, void *data)
 	svc->zone = ZN_READY;
 	if (api_zones_info(svc->api->zones, SHIM_ZONE_NAME, &info) == 0) {
 		svc->zone_pid = info.pid;
-		cells_cgroup_dir(svc->cells, info.cell, svc->zone_cgroup, sizeof(svc->zone_cgroup));
+		if (!svc->vm) /* a VM's cells are the guest's, not below its VMM's */
+			cells_cgroup_dir(svc->cells, info.cell, svc->zone_cgroup,
+			                 sizeof(svc->zone_cgroup));
 	}
 	log_info("shim: pod zone ready, pid %d", (int)svc->zone_pid);
 	list_for_each_safe(t, next, &svc->tasks, node) {
@@ -101,13 +103,19 @@ static int zone_start(struct api_task *svc, const struct oci_spec *o, struct err
 	int r = shim_pod_dir_setup(svc->cfg->pod_dir, err);
 	if (r < 0)
 		return r;
+	struct api_zone_owner owner = {.ready = zone_ready, .gone = zone_gone, .data = svc};
+	if (svc->vm) {
+		r = task_vm_zone_start(svc, o, &owner, err);
+		if (r == 0)
+			svc->zone = ZN_STARTING;
+		return r;
+	}
 	struct zone_spec spec = {.share_src = svc->cfg->pod_dir, .share_dst = SHIM_POD_IN_ZONE};
 	str_copy(spec.name, sizeof(spec.name), SHIM_ZONE_NAME);
 	if (o && o->ns[OCI_NS_NET] && o->ns_path[OCI_NS_NET])
 		spec.netns = o->ns_path[OCI_NS_NET];
 	if (o && o->hostname && str_is_hostname(o->hostname))
 		spec.hostname = o->hostname;
-	struct api_zone_owner owner = {.ready = zone_ready, .gone = zone_gone, .data = svc};
 	r = api_zones_create_own(svc->api->zones, &spec, &owner, err);
 	if (r < 0)
 		return r;
@@ -275,7 +283,11 @@ static int create_prepare(struct task *t, const Kin__Shim__CreateTaskRequest *m,
 			return r;
 		t->rootfs_mounted = true;
 	}
-	int r = proc_bind_stdio(&t->init, err);
+	/* kin-vm: the FIFOs stay here, relayed (a FIFO over 9p is the guest's own) */
+	int r = t->svc->vm ? mkdir(t->dir, 0711) < 0 && errno != EEXIST
+	                         ? err_set_errno(err, -errno, "%s: %m", t->dir)
+	                         : 0
+	                   : proc_bind_stdio(&t->init, err);
 	if (r == 0) {
 		snprintf(path, sizeof(path), "%s/rootfs", t->dir);
 		r = shim_bind(rootfs, path, err);
@@ -305,7 +317,8 @@ static void cell_created(const struct err *st, const uint8_t *payload, size_t le
 		task_free(t);
 		return;
 	}
-	proc_hold(&t->init);
+	if (!t->svc->vm)
+		proc_hold(&t->init);
 	Kin__Shim__CreateTaskResponse out = KIN__SHIM__CREATE_TASK_RESPONSE__INIT;
 	rpc_call_reply(call, &out.base);
 	Kin__Shim__TaskIO io = KIN__SHIM__TASK_IO__INIT;
@@ -398,11 +411,6 @@ int task_serve_create(struct rpc_call *call, const ProtobufCMessage *in, void *d
 	int r = create_check(svc, call, m);
 	if (r <= 0)
 		return r;
-	if (svc->cfg->flavor == SHIM_FLAVOR_VM)
-		return rpc_call_fail(call, ERR_UNIMPLEMENTED,
-		                     "task %s: kin-vm pods (a microVM zone per pod) are not "
-		                     "implemented yet; use the kin runtime (namespace zones)",
-		                     m->id);
 	struct err err = {0};
 	struct oci_spec *o = NULL;
 	r = oci_spec_load(m->bundle, &o, &err);

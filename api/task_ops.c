@@ -68,6 +68,8 @@ int task_serve_pids(struct rpc_call *call, const ProtobufCMessage *in, void *dat
 	int r = get_task(svc, call, m->id, &t);
 	if (r <= 0)
 		return r;
+	if (svc->vm)
+		return task_vm_pids(call, t);
 	char dir[PATH_MAX], path[PATH_MAX + 16];
 	_cleanup_free_ char *list = NULL;
 	if (task_cell_dir(svc, t, dir, sizeof(dir)) < 0)
@@ -142,6 +144,8 @@ int task_serve_stats(struct rpc_call *call, const ProtobufCMessage *in, void *da
 	int r = get_task(svc, call, m->id, &t);
 	if (r <= 0)
 		return r;
+	if (svc->vm)
+		return task_vm_stats(call, t);
 	char dir[PATH_MAX];
 	if (task_cell_dir(svc, t, dir, sizeof(dir)) < 0)
 		return rpc_call_fail(call, ERR_FAILED_PRECONDITION, "task %s: no zone", t->id);

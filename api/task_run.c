@@ -57,7 +57,10 @@ static void exec_waited(const struct err *st, const uint8_t *payload, size_t len
 	} else {
 		log_warn("shim: task %s: waiting in the zone: %s", p->t->id, st->msg);
 	}
-	proc_exited(p, status);
+	if (p->t->svc->vm)
+		task_vm_exited(p, status);
+	else
+		proc_exited(p, status);
 }
 
 static void proc_wait_in_zone(struct tproc *p)
@@ -99,10 +102,14 @@ static void started(const struct err *st, const uint8_t *payload, size_t len, vo
 	}
 	Kin__V1__ExecStatus *es = kin__v1__exec_status__unpack(NULL, len, payload);
 	char dir[PATH_MAX];
-	if (es && task_cell_dir(p->t->svc, p->t, dir, sizeof(dir)) == 0)
+	if (es && p->t->svc->vm) /* the guest's pid: all there is */
+		p->pid = es->pid > 0 ? (uint32_t)es->pid : 0;
+	else if (es && task_cell_dir(p->t->svc, p->t, dir, sizeof(dir)) == 0)
 		p->pid = task_host_pid(dir, es->pid);
 	kin__v1__exec_status__free_unpacked(es, NULL);
 	p->state = T_RUNNING;
+	if (p->t->svc->vm)
+		task_vm_relay_start(p);
 	if (call) {
 		Kin__Shim__StartResponse out = KIN__SHIM__START_RESPONSE__INIT;
 		out.pid = p->pid;
@@ -165,8 +172,9 @@ int task_serve_start(struct rpc_call *call, const ProtobufCMessage *in, void *da
 	if (p->exec_id[0])
 		spec.join = t->init.kname;
 	char **paths[3] = {&spec.stdin_path, &spec.stdout_path, &spec.stderr_path};
+	spec.stdin_pipe = svc->vm && p->stdio[0][0]; /* kin-vm: relayed (task_vm.c) */
 	for (int i = 0; i < 3; i++) {
-		if (!p->stdio[i][0])
+		if (!p->stdio[i][0] || svc->vm)
 			continue;
 		snprintf(io[i], sizeof(io[i]), "%s/%s", bundle, names[i]);
 		*paths[i] = io[i];
@@ -281,7 +289,20 @@ int task_serve_kill(struct rpc_call *call, const ProtobufCMessage *in, void *dat
 		proc_exited(p, 128 + m->signal);
 		return rpc_call_reply(call, &out.base);
 	}
-	if (m->all) {
+	if (m->all && svc->vm && m->signal == SIGKILL) { /* cgroup.kill in the guest */
+		Kin__V1__CellRequest kreq = KIN__V1__CELL_REQUEST__INIT;
+		kreq.path = t->cell;
+		struct zref *kz = zref_new(svc, t->id, p->exec_id);
+		r = zone_call(svc, "kin.v1.Cells", "Kill", &kreq.base, signalled, kz);
+		if (r < 0)
+			return rpc_call_fail(call, ERR_UNAVAILABLE, "task %s: the pod's VM: %s",
+			                     t->id, strerror(-r));
+		zref_keep(kz, call);
+		return 0;
+	}
+	/* kin-vm: other signals with all go to the container's process (the
+	 * guest kin signals executables, not whole cells) */
+	if (m->all && !svc->vm) {
 		r = kill_all(svc, t, (int)m->signal);
 		if (r < 0)
 			return rpc_call_fail(call, ERR_INTERNAL, "task %s: signalling its cell: %s",

@@ -139,8 +139,8 @@ static int fail(struct err *err, const struct err *e, int r, const char *name, c
 	                     e->msg[0] ? e->msg : strerror(-r));
 }
 
-static int vmm_start(void *data, const char *name, char *const *argv, pid_t *ret_pid, char *where,
-                     size_t where_len, struct err *err)
+static int vmm_start(void *data, const char *name, char *const *argv, const char *netns,
+                     pid_t *ret_pid, char *where, size_t where_len, struct err *err)
 {
 	struct api_vm_cells *vc = data;
 	const struct cell_limits *limits = vc->limits;
@@ -177,6 +177,8 @@ static int vmm_start(void *data, const char *name, char *const *argv, pid_t *ret
 	spec.caps = own_caps();
 	spec.seccomp = EXEC_SECCOMP_NONE;
 	spec.log_bytes = VMM_LOG_BYTES;
+	if (netns) /* a pod's network: QEMU opens its tap there */
+		spec.joins[spec.njoins++] = (struct exec_ns_join){EXEC_NS_NET, netns};
 	e = (struct err){0};
 	/* Synchronous: vm/'s backend answers with the pid. The VMM's setup is
 	 * a plain child's (no namespaces, no root), so the wait is short. */

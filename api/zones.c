@@ -400,8 +400,72 @@ int api_zones_create_own(struct api_zones *svc, const struct zone_spec *spec,
 	return 0;
 }
 
+static void vm_zone_ready(void *data)
+{
+	struct zrec *r = data;
+	r->ready = true;
+	if (r->owner.ready && !r->gone) {
+		void (*ready)(int, const struct err *, void *) = r->owner.ready;
+		r->owner.ready = NULL;
+		ready(0, NULL, r->owner.data);
+	}
+}
+
+int api_zones_create_own_vm(struct api_zones *svc, const struct vm_spec *spec,
+                            const struct api_zone_owner *owner, struct err *err)
+{
+	if (!svc || !svc->vms)
+		return err_set(err, -ENODEV, ERR_FAILED_PRECONDITION,
+		               "zone \"%s\": this kin runs no VMs", spec->name);
+	if (rec_find(svc, spec->name) || rpc_route_state(svc->rpc, spec->name) != RPC_ROUTE_NONE)
+		return err_set(err, -EEXIST, ERR_ALREADY_EXISTS, "zone \"%s\" already exists",
+		               spec->name);
+	struct vm_spec s = *spec;
+	char depth[64];
+	snprintf(depth, sizeof(depth), "%skin.zone.depth=%u kin.zone.max-depth=%u",
+	         s.cmdline[0] ? " " : "", svc->depth + 1, svc->depth_max);
+	if (strlen(s.cmdline) + strlen(depth) >= sizeof(s.cmdline))
+		return err_set(err, -E2BIG, ERR_INVALID_ARGUMENT,
+		               "zone \"%s\": the kernel command line is too long", spec->name);
+	strcat(s.cmdline, depth);
+	struct zrec *r = rec_new(svc, spec->name, true);
+	if (!r)
+		return err_set(err, -ENOMEM, ERR_RESOURCE_EXHAUSTED, "out of memory");
+	int e = api_vm_start_as(svc->vms, &s, spec->name, on_vm_exited, r, err);
+	if (e < 0) {
+		rec_unlink_free(r);
+		return e;
+	}
+	r->owner = *owner;
+	if (rpc_route_on_ready(svc->rpc, spec->name, vm_zone_ready, r) < 0) {
+		r->owner = (struct api_zone_owner){0};
+		api_vm_kill_as(svc->vms, spec->name); /* on_vm_exited frees r */
+		return err_set(err, -EHOSTUNREACH, ERR_UNAVAILABLE,
+		               "zone \"%s\": no route to its guest", spec->name);
+	}
+	log_info("zone \"%s\": a VM zone, depth %u", spec->name, svc->depth + 1);
+	return 0;
+}
+
 int api_zones_info(struct api_zones *svc, const char *name, struct zone_info *ret)
 {
+	struct zrec *r = svc ? rec_find(svc, name) : NULL;
+	if (r && r->vm) {
+		struct vm_info v;
+		bool ready;
+		if (api_vm_get_as(svc->vms, name, &v, &ready) < 0)
+			return -ENOENT;
+		*ret = (struct zone_info){.state = v.state == VM_STATE_RUNNING    ? ZONE_RUNNING
+		                                   : v.state == VM_STATE_STOPPING ? ZONE_STOPPING
+		                                                                  : ZONE_GONE,
+		                          .pid = v.pid,
+		                          .depth = svc->depth + 1,
+		                          .rpc_fd = -1,
+		                          .started_ns = v.started_ns};
+		str_copy(ret->name, sizeof(ret->name), name);
+		str_copy(ret->cell, sizeof(ret->cell), v.cell);
+		return 0;
+	}
 	if (!svc || !svc->zones)
 		return -ENODEV;
 	return zone_get(svc->zones, name, ret, NULL);
@@ -409,6 +473,10 @@ int api_zones_info(struct api_zones *svc, const char *name, struct zone_info *re
 
 int api_zones_end(struct api_zones *svc, const char *name, bool kill)
 {
+	struct zrec *r = svc ? rec_find(svc, name) : NULL;
+	if (r && r->vm)
+		return kill ? api_vm_kill_as(svc->vms, name)
+		            : api_vm_stop_as(svc->vms, name, API_ZONES_VM_STOP_MS);
 	if (!svc || !svc->zones)
 		return -ENODEV;
 	return kill ? zone_kill(svc->zones, name, NULL)

@@ -4,6 +4,7 @@
  * UTS namespace. */
 #include "init/init.h"
 #include "rootfs/rootfs.h"
+#include "vm/vm.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -168,6 +169,22 @@ int init_boot_machine_mounts(void)
 	return 0;
 }
 
+/* kin.share=: the VMM's 9p share (a shim's pod directory), mounted before
+ * kin is ready, so that what the host puts there is seen at once. No cache:
+ * the host binds containers' roots in later, and must be seen then. */
+#define SHARE_MODULES "9pnet_virtio,9p"
+static void boot_share(const char *at)
+{
+	int r = mkdir_p(at, 0755);
+	if (r == 0 && mount(VM_SHARE_TAG, at, "9p", MS_NOSUID | MS_NODEV,
+	                    "trans=virtio,version=9p2000.L,msize=262144") < 0)
+		r = -errno;
+	if (r < 0)
+		log_error("share: cannot mount %s on %s: %s", VM_SHARE_TAG, at, strerror(-r));
+	else
+		log_info("share: %s mounted on %s", VM_SHARE_TAG, at);
+}
+
 void init_boot_machine_setup(struct init_config *cfg)
 {
 	log_debug("boot: setup begins");
@@ -179,8 +196,10 @@ void init_boot_machine_setup(struct init_config *cfg)
 	/* Only what RPC-ready needs (and root=): the rest loads after ready,
 	 * in init_boot_machine_late's child. */
 	struct rootfs_modules_boot_stats st = {0};
-	int r = rootfs_modules_load_boot(ROOTFS_MODULES_BOOT_EARLY,
-	                                 cfg->modules[0] ? cfg->modules : NULL, &st);
+	char extra[sizeof(cfg->modules) + 32];
+	snprintf(extra, sizeof(extra), "%s%s%s", cfg->modules,
+	         cfg->modules[0] && cfg->share[0] ? "," : "", cfg->share[0] ? SHARE_MODULES : "");
+	int r = rootfs_modules_load_boot(ROOTFS_MODULES_BOOT_EARLY, extra[0] ? extra : NULL, &st);
 	if (r < 0 && r != -EXDEV)
 		log_warn("modules: none loaded: %s", strerror(-r));
 	else if (r > 0)
@@ -198,6 +217,12 @@ void init_boot_machine_setup(struct init_config *cfg)
 	r = rootfs_switch_root_boot(root_argv);
 	if (r < 0)
 		log_warn("root: staying on the initramfs: %s", strerror(-r));
+	r = rootfs_initramfs_rebind();
+	if (r < 0)
+		log_warn("root: cannot rebind the initramfs (cells cannot have roots): %s",
+		         strerror(-r));
+	if (cfg->share[0])
+		boot_share(cfg->share);
 }
 
 /* The late half, in a child: eth0's module and the network first, then

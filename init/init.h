@@ -69,6 +69,7 @@ struct init_config {
 	const char *cmdline_file;         /* kin.* options from here, any role */
 	char **argv;                      /* workload after "--", or NULL */
 	char modules[4096];               /* kin.modules=: loaded after the image's defaults */
+	char share[257];                  /* kin.share=: where the VMM's 9p share is mounted */
 	struct net_config net;            /* ip= or kin.net= (kin.net= wins) */
 	bool net_from_kin;
 	uint64_t exec_ns;           /* CLOCK_MONOTONIC when kin's main() began */

@@ -117,6 +117,11 @@ int init_option_set(struct init_config *cfg, const char *key, const char *value)
 	}
 	if (str_startswith(key, "kin.rpc."))
 		return opt_rpc_set(&cfg->rpc, key + STRLEN("kin.rpc."), value);
+	if (strcmp(key, "kin.share") == 0) {
+		if (value[0] != '/' || strstr(value, "/..") || strlen(value) > 256)
+			return -EINVAL;
+		return str_copy(cfg->share, sizeof(cfg->share), value);
+	}
 	if (strcmp(key, "kin.modules") == 0) {
 		if (!rootfs_modules_csv_valid(value))
 			return -EINVAL;
@@ -190,6 +195,8 @@ static const char *option_expect(const char *key)
 		return "a duration from 100ms to 60m, such as 10s";
 	if (strcmp(key, "kin.modules") == 0)
 		return "a comma-separated list of module names or aliases";
+	if (strcmp(key, "kin.share") == 0)
+		return "an absolute path of at most 256 bytes without \"..\"";
 	if (strcmp(key, "kin.net") == 0)
 		return "IFNAME[,ADDRESS/PREFIX[,GATEWAY]]";
 	if (strcmp(key, "kin.zone.max-depth") == 0)

@@ -11,7 +11,7 @@
 int init_shim_main(int argc, char **argv)
 {
 	static struct shim_serve serve; /* the services keep pointers into it */
-	static char zone_dir[PATH_MAX + 8];
+	static char zone_dir[PATH_MAX + 8], vm_dir[PATH_MAX + 8];
 	int r = shim_main(argc, argv, &serve);
 	if (r != SHIM_MAIN_SERVE)
 		return r;
@@ -22,6 +22,8 @@ int init_shim_main(int argc, char **argv)
 	str_copy(cfg.rpc.socket, sizeof(cfg.rpc.socket), serve.kin_socket);
 	snprintf(zone_dir, sizeof(zone_dir), "%s/zones", serve.state);
 	cfg.zone_dir = zone_dir;
+	snprintf(vm_dir, sizeof(vm_dir), "%s/" SHIM_VM_DIR, serve.state);
+	cfg.vm_dir = vm_dir;
 	cfg.cgroup = serve.cgroup;
 	cfg.shim = &serve;
 	/* containerd stops a shim with Shutdown; SIGTERM (a stop by hand)

@@ -13,10 +13,13 @@
 #include <sys/sysmacros.h>
 
 const char *const rootfs_default_modules[] = {
-    "virtio_pci",     "virtio_blk", "virtio_net",
-    "virtio_console", "virtio_rng", "vmw_vsock_virtio_transport",
-    "ext4",           "overlay",    "veth",
-    "bridge",         "tun",        NULL,
+    "virtio_pci", "virtio_blk",
+    "virtio_net", "virtio_console",
+    "virtio_rng", "vmw_vsock_virtio_transport",
+    "ext4",       "overlay",
+    "veth",       "bridge",
+    "tun",        "9pnet_virtio",
+    "9p",         NULL,
 };
 
 static void note(const struct rootfs_build_opts *o, const char *fmt, ...) _printf_(2, 3);

@@ -110,6 +110,8 @@ static void delete_old_root(int fd_dir, dev_t dev, int depth)
 	closedir(d);
 }
 
+#define REBIND_DIR "/.kin-root"
+
 static bool root_is_initramfs(void)
 {
 	struct statfs sf;
@@ -136,6 +138,27 @@ bool rootfs_root_wanted(struct rootfs_root_spec *spec)
 	return root_is_initramfs() &&
 	       file_read_small("/proc/cmdline", 64 * 1024, &cmdline, NULL) == 0 &&
 	       rootfs_root_parse(cmdline, spec);
+}
+
+int rootfs_initramfs_rebind(void)
+{
+	if (!root_is_initramfs())
+		return 0;
+	if (mkdir(REBIND_DIR, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	if (mount("/", REBIND_DIR, NULL, MS_BIND | MS_REC, NULL) < 0)
+		return -errno;
+	/* As switch_root does with a new root: moved over / and chrooted to. */
+	if (chdir(REBIND_DIR) < 0 || mount(".", "/", NULL, MS_MOVE, NULL) < 0 || chroot(".") < 0) {
+		int r = -errno;
+		if (chdir("/") == 0)
+			umount2(REBIND_DIR, MNT_DETACH);
+		return r;
+	}
+	if (chdir("/") < 0)
+		return -errno;
+	rmdir(REBIND_DIR); /* the directory in the bind: the rootfs's own stays hidden */
+	return 1;
 }
 
 int rootfs_switch_root_boot(char *const argv[])

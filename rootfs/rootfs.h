@@ -199,6 +199,12 @@ int rootfs_root_resolve(const char *spec, int wait_ms, char *ret_dev, size_t siz
  * when there is nothing to do (no root=, or / is already a real root) or the
  * new root has no /sbin/init (kin goes on in it); -errno on failure. */
 int rootfs_switch_root_boot(char *const argv[]);
+/* Machine init staying on the initramfs: the rootfs mount has no parent, so
+ * pivot_root(2) refuses it (EINVAL) and no cell could have a root of its
+ * own. A recursive bind of it, moved over / and chrooted to, becomes the
+ * root instead: the same files, no copy, and a mount with a parent, as
+ * after a switch_root. 1 done, 0 not an initramfs, -errno. */
+int rootfs_initramfs_rebind(void);
 
 /* ---- building -------------------------------------------------------- */
 

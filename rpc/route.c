@@ -21,9 +21,10 @@
 struct relay {
 	struct list_node node; /* in rpc_route.relays, newest first */
 	struct rpc_route *route;
-	uint32_t id;            /* the stream on the route */
-	struct rpc_call *call;  /* the caller's; NULL for this kin's own calls */
-	rpc_route_done_fn done; /* own calls */
+	uint32_t id;               /* the stream on the route */
+	struct rpc_call *call;     /* the caller's; NULL for this kin's own calls */
+	rpc_route_done_fn done;    /* own calls */
+	rpc_route_data_fn on_data; /* own server streams: each Data frame */
 	void *data;
 };
 
@@ -43,6 +44,8 @@ struct rpc_route {
 	unsigned busy; /* inside its handler or a callback: free later */
 	bool probe;    /* attached later: probe then */
 	bool removed;
+	void (*on_ready)(void *data); /* once, when the probe is answered */
+	void *ready_data;
 };
 
 struct rpc_routes {
@@ -200,11 +203,9 @@ static uint32_t route_next_id(struct rpc_route *r)
 }
 
 /* The caller of a relayed call went away: tell the child, forget it. */
-static void relay_cancelled(struct rpc_call *call, void *data)
+static void relay_cancel(struct relay *rl)
 {
-	struct relay *rl = data;
 	struct rpc_route *r = rl->route;
-	(void)call;
 	relay_unlink(rl);
 	uint32_t id = route_next_id(r);
 	if (id && r->state == RPC_ROUTE_READY) {
@@ -219,6 +220,12 @@ static void relay_cancelled(struct rpc_call *call, void *data)
 			route_queue(r, frame, len);
 	}
 	free(rl);
+}
+
+static void relay_cancelled(struct rpc_call *call, void *data)
+{
+	(void)call;
+	relay_cancel(data);
 }
 
 static void route_free(struct rpc_route *r)
@@ -267,9 +274,14 @@ static void route_frame(struct rpc_route *r, const struct rpc_header *h, const u
 		if (last)
 			rpc_call_on_cancel(rl->call, NULL, NULL);
 		rpc_call_relay(rl->call, h->type, h->flags, data, h->length);
-	} else if (last && rl->done) {
-		st = (struct err){.code = ERR_OK};
-		rl->done(&st, NULL, 0, rl->data);
+	} else {
+		if (rl->on_data && h->type == RPC_TYPE_DATA && h->length &&
+		    !(h->flags & RPC_FLAG_NO_DATA))
+			rl->on_data(data, h->length, rl->data);
+		if (last && rl->done) {
+			st = (struct err){.code = ERR_OK};
+			rl->done(&st, NULL, 0, rl->data);
+		}
 	}
 	if (last)
 		free(rl);
@@ -338,7 +350,23 @@ static void probe_done(const struct err *st, const uint8_t *payload, size_t len,
 	if (st->code == ERR_OK) {
 		r->state = RPC_ROUTE_READY;
 		log_info("rpc: route %s ready", r->name);
+		void (*fn)(void *) = r->on_ready;
+		r->on_ready = NULL;
+		if (fn)
+			fn(r->ready_data);
 	}
+}
+
+int rpc_route_on_ready(struct rpc_server *s, const char *name, void (*fn)(void *data), void *data)
+{
+	struct rpc_route *r = route_find(s, name);
+	if (!r)
+		return -ENOENT;
+	if (r->state == RPC_ROUTE_DOWN)
+		return -EHOSTDOWN;
+	r->on_ready = fn;
+	r->ready_data = data;
+	return 0;
 }
 
 static int route_send_request(struct rpc_route *r, struct relay *rl, uint8_t flags,
@@ -524,6 +552,41 @@ int rpc_route_call(struct rpc_server *s, const char *name, const char *service, 
 		free(rl);
 	}
 	return e;
+}
+
+int rpc_route_stream(struct rpc_server *s, const char *name, const char *service,
+                     const char *method, const ProtobufCMessage *in, rpc_route_data_fn on_data,
+                     rpc_route_done_fn done, void *data, uint32_t *ret_id)
+{
+	struct rpc_route *r = route_find(s, name);
+	if (!r)
+		return -ENOENT;
+	if (r->state != RPC_ROUTE_READY)
+		return -EAGAIN;
+	if (r->inflight >= RPC_ROUTE_INFLIGHT_MAX)
+		return -EBUSY;
+	struct relay *rl = relay_new(r);
+	if (!rl)
+		return -ENOMEM;
+	rl->done = done;
+	rl->on_data = on_data;
+	rl->data = data;
+	int e = route_send_request(r, rl, 0, service, method, in);
+	if (e < 0) {
+		relay_unlink(rl);
+		free(rl);
+		return e;
+	}
+	*ret_id = rl->id;
+	return 0;
+}
+
+void rpc_route_cancel(struct rpc_server *s, const char *name, uint32_t id)
+{
+	struct rpc_route *r = route_find(s, name);
+	struct relay *rl = r ? relay_find(r, id) : NULL;
+	if (rl && !rl->call)
+		relay_cancel(rl);
 }
 
 /* ---- forwarding ---------------------------------------------------------------------- */

@@ -295,6 +295,9 @@ int rpc_route_close(struct rpc_server *s, const char *name, const char *why);
 int rpc_route_remove(struct rpc_server *s, const char *name, const char *why);
 enum rpc_route_state { RPC_ROUTE_NONE, RPC_ROUTE_CONNECTING, RPC_ROUTE_READY, RPC_ROUTE_DOWN };
 enum rpc_route_state rpc_route_state(struct rpc_server *s, const char *name);
+/* fn(data) runs once when route name (RPC_ROUTE_PROBE) turns ready, from
+ * the loop; never if it goes down first (NULL fn: forget it). One per route. */
+int rpc_route_on_ready(struct rpc_server *s, const char *name, void (*fn)(void *data), void *data);
 /* A call this kin makes itself through a route (a VM's Poweroff). done
  * gets the status; payload (status OK) is valid during the callback. It
  * always runs once, later (also at route removal: UNAVAILABLE). */
@@ -302,6 +305,17 @@ typedef void (*rpc_route_done_fn)(const struct err *st, const uint8_t *payload, 
                                   void *data);
 int rpc_route_call(struct rpc_server *s, const char *name, const char *service, const char *method,
                    const ProtobufCMessage *in, rpc_route_done_fn done, void *data);
+/* The same for a server stream (a follower of a zone's logs): on_data gets
+ * each Data frame's payload (valid during the callback), done the end as
+ * above (OK once the child closed the stream). *ret_id names it for
+ * rpc_route_cancel, after which neither callback runs. */
+typedef void (*rpc_route_data_fn)(const uint8_t *payload, size_t len, void *data);
+int rpc_route_stream(struct rpc_server *s, const char *name, const char *service,
+                     const char *method, const ProtobufCMessage *in, rpc_route_data_fn on_data,
+                     rpc_route_done_fn done, void *data, uint32_t *ret_id);
+/* Ends this kin's own call id on route name (the child is told); unknown
+ * or finished ids are ignored. */
+void rpc_route_cancel(struct rpc_server *s, const char *name, uint32_t id);
 
 /* ---- client -------------------------------------------------------------------- */
 

@@ -70,8 +70,11 @@ int shim_socket_path(const char *address, const char *ns, const char *group, cha
 
 int shim_state_dir(const char *ns, const char *group, char *buf, size_t size)
 {
-	/* kin.sock below it must fit a sockaddr_un (108 bytes). */
-	if (strlen(SHIM_STATE_ROOT) + strlen(ns) + strlen(group) + 2 + strlen("/kin.sock") < 108)
+	/* The sockets below it (kin.sock, a kin-vm pod's VM's link.sock and
+	 * monitor.sock) must fit a sockaddr_un (108 bytes). */
+	if (strlen(SHIM_STATE_ROOT) + strlen(ns) + strlen(group) + 2 +
+	        strlen("/" SHIM_VM_DIR "/" SHIM_ZONE_NAME "/monitor.sock") <
+	    108)
 		return snprintf(buf, size, SHIM_STATE_ROOT "/%s/%s", ns, group) < (int)size
 		           ? 0
 		           : -ENAMETOOLONG;

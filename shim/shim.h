@@ -31,6 +31,7 @@
 #define SHIM_ID_MAX         76                  /* containerd's identifier limit */
 #define SHIM_ZONE_NAME      "pod"               /* the pod's zone, in every shim */
 #define SHIM_POD_IN_ZONE    "/run/kin/pod"      /* the pod directory, seen from the zone */
+#define SHIM_VM_DIR         "vm"                /* STATE/vm: a kin-vm pod's VM's files */
 #define SHIM_DELETE_WAIT_MS 4000                /* delete's budget (containerd gives 5 s) */
 
 /* "io.containerd.kin.v2": namespace zones; "io.containerd.kin-vm.v2": VMs. */
@@ -73,6 +74,20 @@ int shim_state_dir(const char *ns, const char *group, char *buf, size_t size);
  * unmounted. What the state directory's "cgroup" file names is removed
  * by delete the same way when the daemon died. */
 void shim_cleanup(const struct shim_serve *s);
+
+/* ---- kin-vm pods' VM (shim/config.c) ------------------------------------------------ */
+
+#define SHIM_CONFIG_DEFAULT "/etc/kin/shim.conf"
+#define SHIM_CONFIG_ENV     "KIN_SHIM_CONFIG" /* containerd passes its environment on */
+struct shim_vm_config {
+	char kernel[PATH_MAX], image[PATH_MAX];
+	unsigned cpus, memory_mb; /* 0: the VM defaults */
+	char accel[8];            /* "" auto */
+};
+/* Parses text (modified) read from path; err names the line. */
+int shim_vm_config_parse(const char *path, char *text, struct shim_vm_config *ret, struct err *err);
+/* Reads $KIN_SHIM_CONFIG or SHIM_CONFIG_DEFAULT. */
+int shim_vm_config_load(struct shim_vm_config *ret, struct err *err);
 
 /* ---- mounts (shim/mount.c) ---------------------------------------------------------- */
 

@@ -7,3 +7,25 @@
 cgroup2_mount() {
 	awk '{for (i = 7; i < NF; i++) if ($i == "-") { if ($(i + 1) == "cgroup2") { print $5; exit } break }}' /proc/self/mountinfo
 }
+
+# wait_for COND_CMD [TRIES]: polls a condition every 20 ms (behaviour, not timing).
+wait_for() {
+	local tries=${2:-500}
+	for _ in $(seq "$tries"); do
+		eval "$1" && return 0
+		sleep 0.02
+	done
+	return 1
+}
+
+# cgroup_tree_remove DIR: kills what is left below DIR (cgroup.kill is
+# recursive), then removes the cgroups bottom-up, for at most 5 s.
+cgroup_tree_remove() {
+	[ -d "$1" ] || return 0
+	for k in $(find "$1" -name cgroup.kill 2>/dev/null); do echo 1 >"$k" 2>/dev/null; done
+	for _ in $(seq 50); do
+		find "$1" -depth -type d -exec rmdir {} \; 2>/dev/null
+		[ -d "$1" ] || return 0
+		sleep 0.1
+	done
+}

@@ -171,14 +171,20 @@ static int vmm_prepare(struct vm_manager *m, const struct vm_spec *spec, struct 
 }
 
 /* Starts the VMM of slot: through the runner, or as a plain child. */
-static int vmm_spawn(struct vm_manager *m, struct vm_entry *slot, char *const *argv, struct err *e)
+static int vmm_spawn(struct vm_manager *m, struct vm_entry *slot, const struct vm_spec *spec,
+                     char *const *argv, struct err *e)
 {
 	const char *name = slot->info.name;
 	if (m->runner.start) {
 		slot->by_runner = true;
-		return m->runner.start(m->runner.data, name, argv, &slot->info.pid, slot->info.cell,
-		                       sizeof(slot->info.cell), e);
+		return m->runner.start(m->runner.data, name, argv,
+		                       spec->netns[0] ? spec->netns : NULL, &slot->info.pid,
+		                       slot->info.cell, sizeof(slot->info.cell), e);
 	}
+	if (spec->netns[0])
+		return err_set(e, -EOPNOTSUPP, ERR_FAILED_PRECONDITION,
+		               "vm \"%s\": a network namespace needs a runner (a kin daemon)",
+		               name);
 	int r = child_spawn(m->children, argv, on_vmm_exit, slot, &slot->child);
 	if (r < 0)
 		return err_set_errno(e, r, "vm \"%s\": cannot run %s: %s", name, argv[0],
@@ -207,7 +213,7 @@ int vm_start(struct vm_manager *m, const struct vm_spec *spec, struct err *e)
 		return r;
 	*slot = (struct vm_entry){.m = m, .info = info};
 	list_append(&m->live, &slot->node);
-	r = vmm_spawn(m, slot, argv, e);
+	r = vmm_spawn(m, slot, spec, argv, e);
 	if (r < 0) {
 		list_remove(&slot->node);
 		return r;

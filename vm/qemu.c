@@ -1,7 +1,8 @@
 /* qemu: the first VMM backend. A q35 machine (QEMU's microvm machine hangs
  * under TCG here), no default devices, the console on the first serial port
  * into a file, the RPC link as a virtio-serial port backed by a unix socket,
- * user networking, and a vhost-vsock device when the spec has a CID. */
+ * user networking (or the spec's tap), a virtio-9p share when the spec has
+ * one, and a vhost-vsock device when the spec has a CID. */
 #include "vm/vm.h"
 
 #include <stdio.h>
@@ -48,6 +49,7 @@ static int qemu_build_argv(const struct vm_spec *spec, enum vm_accel accel,
                            const struct vm_paths *paths, char ***ret_argv)
 {
 	if (!qemu_safe(spec->kernel) || !qemu_safe(spec->image) || !qemu_safe(spec->disk) ||
+	    !qemu_safe(spec->share) || !qemu_safe(spec->tap) || !qemu_safe(spec->mac) ||
 	    !qemu_safe(paths->console) || !qemu_safe(paths->link) || !qemu_safe(paths->monitor))
 		return -EINVAL;
 	char *mem = calloc(1, QEMU_ARGV_MAX * sizeof(char *) + QEMU_STR_MAX);
@@ -84,8 +86,10 @@ static int qemu_build_argv(const struct vm_spec *spec, enum vm_accel accel,
 		add(&b, "file=%s,if=virtio,format=raw", spec->disk);
 	}
 	add(&b, "-append");
-	add(&b, "console=ttyS0 panic=-1 quiet %s%s%s", VM_GUEST_NET,
-	    spec->disk[0] ? " root=/dev/vda rootfstype=ext4" : "", spec->cmdline[0] ? " " : "");
+	add(&b, "console=ttyS0 panic=-1 quiet %s%s%s%s%s",
+	    spec->tap[0] ? spec->guest_ip : VM_GUEST_NET,
+	    spec->disk[0] ? " root=/dev/vda rootfstype=ext4" : "",
+	    spec->share[0] ? " kin.share=" : "", spec->share_at, spec->cmdline[0] ? " " : "");
 	if (spec->cmdline[0]) { /* appended to the last word in the pool */
 		size_t n = strlen(spec->cmdline);
 		if (b.used + n >= QEMU_STR_MAX) {
@@ -102,10 +106,24 @@ static int qemu_build_argv(const struct vm_spec *spec, enum vm_accel accel,
 	add(&b, "socket,id=kinlink,path=%s,server=on,wait=off", paths->link);
 	add(&b, "-device");
 	add(&b, "virtserialport,bus=vser0.0,chardev=kinlink,name=%s", VM_LINK_PORT_NAME);
-	add(&b, "-netdev");
-	add(&b, "user,id=net0");
-	add(&b, "-device");
-	add(&b, "virtio-net-pci,netdev=net0");
+	if (spec->tap[0]) {
+		add(&b, "-netdev");
+		add(&b, "tap,id=net0,ifname=%s,script=no,downscript=no,vnet_hdr=on", spec->tap);
+		add(&b, "-device");
+		add(&b, "virtio-net-pci,netdev=net0,mac=%s", spec->mac);
+	} else {
+		add(&b, "-netdev");
+		add(&b, "user,id=net0");
+		add(&b, "-device");
+		add(&b, "virtio-net-pci,netdev=net0");
+	}
+	if (spec->share[0]) { /* multidevs: the pod's rootfs mounts lie below it */
+		add(&b, "-fsdev");
+		add(&b, "local,id=fs0,path=%s,security_model=passthrough,multidevs=remap",
+		    spec->share);
+		add(&b, "-device");
+		add(&b, "virtio-9p-pci,fsdev=fs0,mount_tag=%s", VM_SHARE_TAG);
+	}
 	add(&b, "-device");
 	add(&b, "virtio-rng-pci");
 	if (spec->vsock_cid) { /* unique per host: the manager picks it */

@@ -128,6 +128,18 @@ int vm_spec_validate(const struct vm_spec *spec, struct err *e)
 		return r;
 	if (spec->disk[0] && (r = check_file("disk", spec->disk, e)) < 0)
 		return r;
+	if (!spec->share[0] != !spec->share_at[0] ||
+	    (spec->share_at[0] && (spec->share_at[0] != '/' || strchr(spec->share_at, ' '))))
+		return err_set(e, -EINVAL, ERR_INVALID_ARGUMENT,
+		               "vm \"%s\": a share needs a host directory and an absolute guest "
+		               "path without spaces",
+		               spec->name);
+	if (spec->tap[0] &&
+	    (!spec->netns[0] || !spec->mac[0] || !spec->guest_ip[0] || strchr(spec->guest_ip, ' ')))
+		return err_set(e, -EINVAL, ERR_INVALID_ARGUMENT,
+		               "vm \"%s\": a tap NIC needs its network namespace, a MAC and the "
+		               "guest's ip=",
+		               spec->name);
 	/* The command line reaches the guest kernel: no control characters, and
 	 * no quotes that could end our own words early. */
 	for (const char *p = spec->cmdline; *p; p++)

@@ -32,7 +32,22 @@ struct vm_spec {
 	char cmdline[VM_CMDLINE_MAX]; /* appended to kin's guest command line */
 	uint32_t vsock_cid;           /* the backend adds a vhost-vsock device with this
 	                               * guest CID when non-zero; vm_start sets it */
+	/* A host directory the guest's kin mounts at share_at before it is
+	 * ready (virtio-9p, tag VM_SHARE_TAG; kin.share= on its command
+	 * line): a shim's pod directory. Both or neither. */
+	char share[PATH_MAX];
+	char share_at[PATH_MAX];
+	/* The guest's NIC: QEMU's user network (VM_GUEST_NET) by default, or
+	 * the tap device tap of the network namespace netns (the VMM runs
+	 * there) with the MAC mac ("02:..:..") and the ip= option guest_ip
+	 * ("ADDR::GW:MASK::eth0:off"): a pod's CNI network given to its VM. */
+	char netns[PATH_MAX];
+	char tap[16];
+	char mac[18];
+	char guest_ip[128];
 };
+
+#define VM_SHARE_TAG "kinshare"
 
 /* Where a VM's files live: console.log, link.sock (the RPC link, a
  * virtio-serial port named VM_LINK_PORT_NAME in the guest), monitor.sock. */
@@ -99,13 +114,14 @@ struct vm_events {
 
 /* How VMMs are started when not as plain children of the child table: the
  * owner decides (the host kin starts each in a cell of its own). start
- * runs argv for VM name and reports its end, later, through vm_vmm_exited
+ * runs argv for VM name (in the network namespace at path netns unless
+ * NULL) and reports its end, later, through vm_vmm_exited
  * (never from inside start); where gets a few words for vm_info.cell.
  * signal sends sig to the VMM. release: the VM is forgotten or replaced,
  * what start made for it may go (called with the VMM ended). */
 struct vm_runner {
-	int (*start)(void *data, const char *name, char *const *argv, pid_t *ret_pid, char *where,
-	             size_t where_len, struct err *e);
+	int (*start)(void *data, const char *name, char *const *argv, const char *netns,
+	             pid_t *ret_pid, char *where, size_t where_len, struct err *e);
 	int (*signal)(void *data, const char *name, int sig);
 	void (*release)(void *data, const char *name);
 	void *data;

@@ -130,7 +130,8 @@ class Flow:
                 cmd = open("/proc/%s/cmdline" % pid, "rb").read().split(b"\0")
             except (OSError, ValueError):
                 continue
-            if cmd and cmd[0].endswith(b"containerd-shim-kin-v2") and b"serve" in cmd and pod.encode() in cmd:
+            if cmd and cmd[0].endswith((b"containerd-shim-kin-v2", b"containerd-shim-kin-vm-v2")) \
+                    and b"serve" in cmd and pod.encode() in cmd:
                 shims += 1
         self.check("one_shim_per_pod", shims == 1, "%d shim daemons for the pod" % shims)
         ids = self.list_ids(pod)

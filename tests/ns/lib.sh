@@ -22,16 +22,6 @@ ns_start() {
 	done
 }
 
-# wait_for COND_CMD [TRIES]: polls a condition every 20 ms (behaviour, not timing).
-wait_for() {
-	local tries=${2:-500}
-	for _ in $(seq "$tries"); do
-		eval "$1" && return 0
-		sleep 0.02
-	done
-	return 1
-}
-
 # ns_suite_begin NAME: scratch dir $T, counters, and a root check.
 ns_suite_begin() {
 	SUITE=$1 pass=0 fail=0
@@ -73,17 +63,6 @@ ns_need_fuse() {
 	if [ ! -c /dev/fuse ] || ! grep -qw fuse /proc/filesystems; then
 		ns_skip "no FUSE (/dev/fuse) to make a setup that hangs"
 	fi
-}
-# cgroup_tree_remove DIR: kills what is left below DIR (cgroup.kill is
-# recursive), then removes the cgroups bottom-up, for at most 5 s.
-cgroup_tree_remove() {
-	[ -d "$1" ] || return 0
-	for k in $(find "$1" -name cgroup.kill 2>/dev/null); do echo 1 >"$k" 2>/dev/null; done
-	for _ in $(seq 50); do
-		find "$1" -depth -type d -exec rmdir {} \; 2>/dev/null
-		[ -d "$1" ] || return 0
-		sleep 0.1
-	done
 }
 # veths_remove PREFIX: deletes the links whose names start with PREFIX
 # (a zone's host-side veth ends are kz<kin pid>.<n>).

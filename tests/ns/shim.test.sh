@@ -23,7 +23,7 @@ cleanup() {
 		ctr -a "$CD/sock" -n $NS t kill -s KILL "$id" >/dev/null 2>&1
 	done
 	[ -n "${CPID:-}" ] && kill "$CPID" 2>/dev/null && wait "$CPID" 2>/dev/null
-	pkill -KILL -f "containerd-shim-kin-v2 -namespace $NS " 2>/dev/null
+	pkill -KILL -f "containerd-shim-kin(-vm)?-v2 -namespace $NS " 2>/dev/null
 	sleep 0.2
 	for m in $(awk -v t="$T" 'index($5, t) == 1 {print $5}' /proc/self/mountinfo | sort -r); do
 		umount -l "$m" 2>/dev/null
@@ -47,7 +47,7 @@ disabled_plugins = ["io.containerd.grpc.v1.cri"]
   address = "$CD/sock.ttrpc"
 EOF
 cd_start() {
-	PATH=$BIN:$PATH containerd --config "$CD/config.toml" >>"$CD/log" 2>&1 &
+	KIN_SHIM_CONFIG=$T/shim.conf PATH=$BIN:$PATH containerd --config "$CD/config.toml" >>"$CD/log" 2>&1 &
 	CPID=$!
 	wait_for "ctr -a '$CD/sock' version >/dev/null 2>&1" 250
 }
@@ -187,14 +187,26 @@ grep -q 'joining a user namespace by path is not supported' "$T/out" &&
 	! grep -q '^b2 ' <($C t ls 2>/dev/null) && ok refuse_spec ||
 	bad refuse_spec "a user namespace to join was not refused"
 ln -s "$KIN" "$BIN/containerd-shim-kin-vm-v2"
+# kin-vm without its config, then with bad ones (tests/vm/kin-vm runs pods).
 timeout 30 $C run --rm --runtime io.containerd.kin-vm.v2 $IMG b4 /bin/true >"$T/out" 2>&1
-grep -q 'kin-vm pods .* are not implemented yet' "$T/out" && ! grep -q '^b4 ' <($C t ls 2>/dev/null) &&
-	ok refuse_kin_vm || bad refuse_kin_vm "no clear refusal"
+grep -q "$T/shim.conf: No such file.*kin-vm pods need vm.kernel and vm.image" "$T/out" &&
+	! grep -q '^b4 ' <($C t ls 2>/dev/null) && ok refuse_kin_vm_no_config ||
+	bad refuse_kin_vm_no_config "no clear refusal"
+printf '# pods\nvm.kernel = /nonexistent\nvm.cpus = lots\n' >"$T/shim.conf"
+timeout 30 $C run --rm --runtime io.containerd.kin-vm.v2 $IMG b5 /bin/true >"$T/out" 2>&1
+grep -q 'shim.conf: line 3: vm.cpus: bad value "lots"' "$T/out" &&
+	! grep -q '^b5 ' <($C t ls 2>/dev/null) && ok refuse_kin_vm_bad_config ||
+	bad refuse_kin_vm_bad_config "no clear refusal"
+printf 'vm.kernel = /nonexistent\nvm.image = /nonexistent\n' >"$T/shim.conf"
+timeout 30 $C run --rm --runtime io.containerd.kin-vm.v2 $IMG b6 /bin/true >"$T/out" 2>&1
+grep -q 'kernel "/nonexistent": No such file' "$T/out" &&
+	! grep -q '^b6 ' <($C t ls 2>/dev/null) && ok refuse_kin_vm_no_kernel ||
+	bad refuse_kin_vm_no_kernel "no clear refusal"
 timeout 30 $C run --rm $R $IMG b3 /no/such/program >"$T/out" 2>&1
 grep -q 'No such file' "$T/out" && ok refuse_missing_program || bad refuse_missing_program "no error"
 
 sleep 0.3
 left=$(ls /run/kin/shim/$NS 2>/dev/null)
-[ -z "$left" ] && ! grep -q "kin-pod\|/$NS/" /proc/self/mountinfo && [ -z "$(pgrep -f "containerd-shim-kin-v2 -namespace $NS ")" ] &&
+[ -z "$left" ] && ! grep -q "kin-pod\|/$NS/" /proc/self/mountinfo && [ -z "$(pgrep -f "containerd-shim-kin(-vm)?-v2 -namespace $NS ")" ] &&
 	ok nothing_left || { echo "$left" >"$T/out"; bad nothing_left "shim state, mounts or shims left"; }
 ns_suite_end

@@ -42,3 +42,32 @@ TEST(shim_argv0)
 	CHECK(!shim_argv0_is_shim("kin"));
 	CHECK(!shim_argv0_is_shim("/usr/bin/containerd-shim-runc-v2"));
 }
+
+TEST(shim_vm_config_parse)
+{
+	struct shim_vm_config c;
+	struct err e = {0};
+	char ok[] = "# pods\nvm.kernel = /k/vmlinuz \nvm.image=/k/guest.cpio\n\nvm.cpus = 2 # two\n"
+	            "vm.memory = 1G\nvm.accel = tcg\n";
+	CHECK_EQ(shim_vm_config_parse("f", ok, &c, &e), 0);
+	CHECK_STR(c.kernel, "/k/vmlinuz");
+	CHECK_STR(c.image, "/k/guest.cpio");
+	CHECK_EQ(c.cpus, 2);
+	CHECK_EQ(c.memory_mb, 1024);
+	CHECK_STR(c.accel, "tcg");
+	char unknown[] = "vm.kernel = /k\nvm.disk = /d\n";
+	CHECK_EQ(shim_vm_config_parse("f", unknown, &c, &e), -ENOENT);
+	CHECK_STR(e.msg, "f: line 2: unknown key \"vm.disk\" (vm.kernel, vm.image, vm.cpus, "
+	                 "vm.memory, vm.accel)");
+	char bad[] = "vm.memory = 12K\n";
+	CHECK_EQ(shim_vm_config_parse("f", bad, &c, &e), -EINVAL);
+	CHECK_STR(e.msg, "f: line 1: vm.memory: bad value \"12K\"");
+	char rel[] = "vm.kernel = vmlinuz\n";
+	CHECK_EQ(shim_vm_config_parse("f", rel, &c, &e), -EINVAL);
+	char noeq[] = "vm.kernel\n";
+	CHECK_EQ(shim_vm_config_parse("f", noeq, &c, &e), -EINVAL);
+	CHECK_STR(e.msg, "f: line 1: expected KEY = VALUE");
+	char missing[] = "vm.kernel = /k\n";
+	CHECK_EQ(shim_vm_config_parse("f", missing, &c, &e), -EINVAL);
+	CHECK_STR(e.msg, "f: vm.kernel and vm.image are required for kin-vm pods");
+}

@@ -66,11 +66,11 @@ struct fake_runner {
 	char argv0[64];
 };
 
-static int fake_start(void *data, const char *name, char *const *argv, pid_t *ret_pid, char *where,
-                      size_t where_len, struct err *e)
+static int fake_start(void *data, const char *name, char *const *argv, const char *netns,
+                      pid_t *ret_pid, char *where, size_t where_len, struct err *e)
 {
 	struct fake_runner *f = data;
-	(void)e;
+	(void)e, (void)netns;
 	f->starts++;
 	snprintf(f->argv0, sizeof(f->argv0), "%s", argv[0]);
 	*ret_pid = 1000 + f->starts;
@@ -204,4 +204,47 @@ TEST(vm_spec_validate_errors)
 	strcpy(spec.kernel, "/");
 	CHECK_EQ(vm_spec_validate(&spec, &e), -EINVAL);
 	CHECK_STR(e.msg, "kernel \"/\": not a regular file");
+}
+
+TEST(vm_qemu_argv_share_and_tap)
+{
+	struct vm_spec spec;
+	struct vm_paths paths;
+	struct err e = {0};
+	char **argv = NULL;
+	vm_spec_defaults(&spec);
+	strcpy(spec.name, "pod");
+	strcpy(spec.kernel, "/proc/self/exe");
+	strcpy(spec.image, "/proc/self/exe");
+	strcpy(spec.share, "/run/kin/shim/k8s.io/p/pod");
+	CHECK_EQ(vm_spec_validate(&spec, &e), -EINVAL); /* no guest path */
+	CHECK_STR(e.msg, "vm \"pod\": a share needs a host directory and an absolute guest path "
+	                 "without spaces");
+	strcpy(spec.share_at, "/run/kin/pod");
+	strcpy(spec.tap, "tap0");
+	CHECK_EQ(vm_spec_validate(&spec, &e), -EINVAL); /* a tap without its netns */
+	CHECK_STR(e.msg, "vm \"pod\": a tap NIC needs its network namespace, a MAC and the "
+	                 "guest's ip=");
+	strcpy(spec.netns, "/var/run/netns/cni-1");
+	strcpy(spec.mac, "02:00:00:00:00:01");
+	strcpy(spec.guest_ip, "ip=10.1.0.5::10.1.0.1:255.255.255.0::eth0:off");
+	CHECK_EQ(vm_spec_validate(&spec, &e), 0);
+	CHECK_EQ(vm_paths_for("/run/kin/vm", &spec, &paths), 0);
+	CHECK_EQ(vm_backend_qemu.build_argv(&spec, VM_ACCEL_TCG, &paths, &argv), 0);
+	CHECK_STR(argv ? argv_find(argv, "local,id=fs0") : NULL,
+	          "local,id=fs0,path=/run/kin/shim/k8s.io/p/pod,security_model=passthrough,"
+	          "multidevs=remap");
+	CHECK_STR(argv ? argv_find(argv, "virtio-9p-pci") : NULL,
+	          "virtio-9p-pci,fsdev=fs0,mount_tag=" VM_SHARE_TAG);
+	CHECK_STR(argv ? argv_find(argv, "tap,") : NULL,
+	          "tap,id=net0,ifname=tap0,script=no,downscript=no,vnet_hdr=on");
+	CHECK_STR(argv ? argv_find(argv, "virtio-net-pci") : NULL,
+	          "virtio-net-pci,netdev=net0,mac=02:00:00:00:00:01");
+	const char *append = argv ? argv_find(argv, "console=") : NULL;
+	CHECK(append && strstr(append, "ip=10.1.0.5::10.1.0.1:255.255.255.0::eth0:off") &&
+	      !strstr(append, VM_GUEST_NET) && strstr(append, " kin.share=/run/kin/pod"));
+	free(argv);
+	strcpy(spec.share, "/a,b"); /* a comma would be read as more QEMU options */
+	argv = NULL;
+	CHECK_EQ(vm_backend_qemu.build_argv(&spec, VM_ACCEL_TCG, &paths, &argv), -EINVAL);
 }

@@ -1,0 +1,189 @@
+#!/usr/bin/env bash
+# kin-vm pods: a private containerd (Debian's 1.6, CRI plugin on) runs
+# io.containerd.kin-vm.v2, so each pod is a microVM booted under QEMU (TCG
+# here) with kin as the guest's PID 1, the shim's config naming the cached
+# kernel and an image built here. Through ctr: output, exit status, 128+N,
+# stdin relayed into the guest, run -d with exec (and its stdin), ps,
+# pause/resume, metrics from the guest's cgroups, the pod through the
+# shim's kin API, containerd restarted mid-pod, a shim SIGKILLed then
+# cleaned up by delete (its QEMU too). Through the Python CRI client: the
+# flow of tests/ns/cri with handler kin-vm, with an OOM kill reported as
+# OOMKilled (the guest has every cgroup controller). Nothing is left.
+cd "$(dirname "$0")/../.."
+. tests/vm/lib.sh
+vm_suite_begin kin-vm
+PY=/usr/bin/python3
+skip() {
+	echo "SKIP vm/kin-vm: $1"
+	echo "0 passed, 0 failed"
+	exit 0
+}
+for c in containerd ctr $PY; do
+	command -v $c >/dev/null || skip "no $c (scripts/deps.sh installs containerd)"
+done
+[ -x /bin/busybox ] || skip "no /bin/busybox (busybox-static)"
+NS=kinvm$$
+CD=$T/cd
+CG=$(cgroup2_mount)
+cleanup() {
+	for id in $(ctr -a "$CD/sock" -n $NS t ls -q 2>/dev/null); do
+		ctr -a "$CD/sock" -n $NS t kill -s KILL "$id" >/dev/null 2>&1
+	done
+	[ -n "${CPID:-}" ] && kill "$CPID" 2>/dev/null && wait "$CPID" 2>/dev/null
+	pkill -KILL -f "containerd-shim-kin-vm-v2 -namespace ($NS|k8s.io) -id .* -address $CD/sock " 2>/dev/null
+	sleep 0.3
+	for m in $(awk -v t="$T" 'index($5, t) == 1 {print $5}' /proc/self/mountinfo | sort -r); do
+		umount -l "$m" 2>/dev/null
+	done
+	for d in /run/kin/shim/$NS/*/pod; do umount -l "$d" 2>/dev/null; done
+	rm -rf "/run/kin/shim/$NS"
+	[ -n "$CG" ] && cgroup_tree_remove "$CG/$NS"
+	rm -rf "$T"
+}
+trap cleanup EXIT
+mkdir -p "$CD/bin" "$CD/logs"
+ln -s "$KIN" "$CD/bin/containerd-shim-kin-vm-v2"
+"$KIN" image build -o "$T/guest.cpio" >"$T/build.log" 2>&1 ||
+	{ bad image_build "kin image build failed" "$T/build.log"; vm_suite_end; exit; }
+cat >"$T/shim.conf" <<EOF
+# kin-vm pods of this suite
+vm.kernel = $KERNEL
+vm.image = $T/guest.cpio
+vm.memory = 384M
+EOF
+cat >"$CD/config.toml" <<EOF
+version = 2
+root = "$CD/root"
+state = "$CD/state"
+[grpc]
+  address = "$CD/sock"
+[ttrpc]
+  address = "$CD/sock.ttrpc"
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "kin.test/pause:1"
+  restrict_oom_score_adj = true
+  disable_apparmor = true
+  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+    runtime_type = "io.containerd.runc.v2"
+  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.kin-vm]
+    runtime_type = "io.containerd.kin-vm.v2"
+EOF
+cd_start() {
+	KIN_SHIM_CONFIG=$T/shim.conf PATH=$CD/bin:$PATH containerd --config "$CD/config.toml" \
+		>>"$CD/log" 2>&1 &
+	CPID=$!
+	wait_for "ctr -a '$CD/sock' version >/dev/null 2>&1" 250
+}
+cd_start || skip "containerd does not start here"
+C="ctr -a $CD/sock -n $NS"
+R="--runtime io.containerd.kin-vm.v2"
+
+L=$T/layer
+mkdir -p "$L/bin" "$L/etc" "$L/tmp" "$L/proc" "$L/sys" "$L/dev"
+cp /bin/busybox "$L/bin/busybox"
+for c in sh echo cat ls sleep true hostname ps id kill seq; do ln -s busybox "$L/bin/$c"; done
+printf 'root:x:0:0:root:/root:/bin/sh\n' >"$L/etc/passwd"
+printf 'root:x:0:\n' >"$L/etc/group"
+for img in pause bb; do
+	python3 tests/oci/mkimage.py --format oci-archive --out "$T/$img.tar" --tag kin.test/$img:1 \
+		--config '{"Cmd":["/bin/sh"],"Env":["PATH=/bin"]}' "$L" >/dev/null || bad mkimage "$img"
+done
+$C image import --all-platforms "$T/bb.tar" >"$T/out" 2>&1 || bad image_import "ctr import" "$T/out"
+for img in pause bb; do
+	ctr -a "$CD/sock" -n k8s.io image import --all-platforms "$T/$img.tar" >"$T/out" 2>&1 ||
+		bad image_import_k8s "kin.test/$img:1" "$T/out"
+done
+IMG=kin.test/bb:1
+
+# run: the guest's kernel, output on stdout and stderr, the exit status.
+timeout 120 $C run --rm $R $IMG t1 /bin/sh -c 'echo to-out; echo to-err >&2; uname -r; exit 3' \
+	>"$T/o1" 2>"$T/e1"
+rc=$?
+[ $rc -eq 3 ] && grep -qx to-out "$T/o1" && grep -q to-err "$T/e1" && ok run_output_status ||
+	{ cat "$T/o1" "$T/e1" >"$T/out"; bad run_output_status "rc $rc" "$T/out"; }
+guest=$(basename "$KERNEL" | sed 's/^vmlinuz-//')
+grep -qx "$guest" "$T/o1" && ok runs_in_guest_kernel ||
+	bad runs_in_guest_kernel "uname -r is not $guest" "$T/o1"
+echo piped-in | timeout 120 $C run --rm $R $IMG t2 /bin/cat >"$T/out" 2>&1
+grep -qx piped-in "$T/out" && ok run_stdin_relayed || bad run_stdin_relayed "no echo" "$T/out"
+seq 1 20000 | timeout 120 $C run --rm $R $IMG t3 /bin/cat >"$T/big" 2>&1
+[ "$(wc -l <"$T/big")" = 20000 ] && [ "$(tail -1 "$T/big")" = 20000 ] && ok relay_no_loss ||
+	bad relay_no_loss "$(wc -l <"$T/big") of 20000 lines came back"
+
+# run -d, then what a user does with a running task.
+timeout 120 $C run -d $R $IMG d1 /bin/sleep 1000 >"$T/out" 2>&1 || bad run_detached "failed" "$T/out"
+$C t ls 2>&1 | grep -q '^d1 .*RUNNING' && ok detached_running || bad detached_running "not RUNNING"
+$C t exec --exec-id e1 d1 /bin/sh -c 'cat /proc/1/cmdline; echo; exit 4' >"$T/out" 2>&1
+rc=$?
+[ $rc -eq 4 ] && tr '\0' ' ' <"$T/out" | grep -q '^/bin/sleep 1000' && ok exec_in_container ||
+	bad exec_in_container "rc $rc" "$T/out"
+echo via-exec | $C t exec --exec-id e2 d1 /bin/cat >"$T/out" 2>&1
+grep -qx via-exec "$T/out" && ok exec_stdin || bad exec_stdin "no echo" "$T/out"
+$C t exec --exec-id e3 d1 /bin/sleep 100 >/dev/null 2>&1 &
+EX=$!
+wait_for "$C t ps d1 2>/dev/null | grep -c '^[0-9]' | grep -qx 2" 250
+$C t kill --exec-id e3 -s TERM d1 >/dev/null 2>&1
+wait $EX
+rc=$?
+[ $rc -eq 143 ] && ok exec_signalled_143 || bad exec_signalled_143 "rc $rc"
+$C t pause d1 >"$T/out" 2>&1 && $C t ls 2>&1 | grep -q '^d1 .*PAUSED' &&
+	$C t resume d1 >>"$T/out" 2>&1 && $C t ls 2>&1 | grep -q '^d1 .*RUNNING' &&
+	ok pause_resume || bad pause_resume "state did not follow" "$T/out"
+$C t metrics d1 >"$T/out" 2>&1
+grep -q 'cpu.usage_usec' "$T/out" && awk '$1 == "memory.usage" {exit !($2 > 0)}' "$T/out" &&
+	ok metrics_from_guest || bad metrics_from_guest "no cgroup v2 metrics" "$T/out"
+KS=/run/kin/shim/$NS/d1/kin.sock
+"$KIN" ctl --socket "$KS" zone list >"$T/out" 2>&1 && grep -q '^pod .*vm' "$T/out" &&
+	"$KIN" ctl --socket "$KS" --target pod exec list >"$T/out" 2>&1 &&
+	grep -q '^d1 *init *running' "$T/out" && ok kin_api_sees_pod_vm ||
+	bad kin_api_sees_pod_vm "no VM zone or exec" "$T/out"
+
+# containerd restarted: the pod's VM goes on, and exec and kill work after.
+kill "$CPID" && wait "$CPID" 2>/dev/null
+cd_start || bad containerd_restart "containerd did not come back"
+$C t ls 2>&1 | grep -q '^d1 .*RUNNING' && ok restart_task_kept || bad restart_task_kept "not RUNNING"
+$C t exec --exec-id e4 d1 /bin/echo after-restart >"$T/out" 2>&1
+grep -qx after-restart "$T/out" && ok restart_exec || bad restart_exec "no output" "$T/out"
+$C t kill -a -s KILL d1 >/dev/null 2>&1
+wait_for "$C t ls 2>/dev/null | grep -q '^d1 .*STOPPED'" 250 && ok restart_kill_all ||
+	bad restart_kill_all "no STOPPED after kill"
+$C t rm d1 >"$T/out" 2>&1 && $C c rm d1 >>"$T/out" 2>&1 && ok delete || bad delete "rm failed" "$T/out"
+wait_for "[ ! -e /run/kin/shim/$NS/d1 ]" 250 && ok shim_gone_after_delete ||
+	bad shim_gone_after_delete "its state directory is still there"
+
+# A shim killed outright: delete leaves nothing, its QEMU included.
+timeout 120 $C run -d $R $IMG d2 /bin/sleep 1000 >"$T/out" 2>&1
+SHIM=$(pgrep -f "containerd-shim-kin-vm-v2 -namespace $NS -id d2 ")
+QEMU=$(pgrep -f "qemu-system-x86_64 -name pod .*/run/kin/shim/$NS/d2/")
+[ -n "$SHIM" ] && [ -n "$QEMU" ] && kill -KILL "$SHIM"
+wait_for "! $C t ls 2>/dev/null | grep -q '^d2 .*RUNNING'" 250
+$C t rm -f d2 >/dev/null 2>&1
+$C c rm d2 >"$T/out" 2>&1
+wait_for "[ ! -e /run/kin/shim/$NS/d2 ] && ! kill -0 '${QEMU:-0}' 2>/dev/null" 250 &&
+	[ -n "$QEMU" ] && ! grep -q "/$NS/d2" /proc/self/mountinfo && ok shim_killed_delete_cleans ||
+	bad shim_killed_delete_cleans "something of d2 is left (qemu ${QEMU:-none})"
+
+# The CRI flow with handler kin-vm (host network), OOM included.
+flow() {
+	timeout 600 $PY tests/cri/cri_flow.py "$CD/sock" "$T/gen" kin-vm "$IMG" "$CD/logs" "$@" \
+		>"$T/flow" 2>&1
+	while read -r verdict rest; do
+		case $verdict in
+		PASS) ok "cri/${rest#cri/}" ;;
+		FAIL) echo "${rest#*: }" >"$T/out"; bad "cri/${rest%%:*}" "${rest#*: }" ;;
+		esac
+	done <"$T/flow"
+	grep -q '^PASS\|^FAIL' "$T/flow" || bad cri/flow "no result" "$T/flow"
+}
+if $PY -c 'import grpc, grpc_tools' 2>/dev/null; then
+	flow --host-network --oom yes
+else
+	echo "SKIP vm/kin-vm/cri: no python3-grpcio/python3-grpc-tools"
+fi
+
+sleep 0.3
+left=$(ls /run/kin/shim/$NS 2>/dev/null)
+[ -z "$left" ] && ! grep -q "$CD/state\|/$NS/" /proc/self/mountinfo &&
+	[ -z "$(pgrep -f "containerd-shim-kin-vm-v2 -namespace ($NS|k8s.io) -id .* -address $CD/sock ")" ] &&
+	ok nothing_left || { echo "$left" >"$T/out"; bad nothing_left "shim state, mounts or shims left" "$T/out"; }
+vm_suite_end
