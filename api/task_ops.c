@@ -7,6 +7,7 @@
 #include "cells/cells.h"
 #include "oci/oci.h"
 #include "proto/cells.pb-c.h"
+#include "zone/zone.h"
 
 #include <inttypes.h>
 #include <sys/epoll.h>
@@ -237,10 +238,14 @@ int task_serve_update(struct rpc_call *call, const ProtobufCMessage *in, void *d
 	oci_spec_free(o);
 	if (r < 0)
 		return api_fail_err(call, &err, r);
-	if (t->sandbox) { /* the zone's cell is this kin's */
-		char cell[64];
-		snprintf(cell, sizeof(cell), "zones/%s", SHIM_ZONE_NAME);
-		r = cell_update(svc->cells, cell, &limits, &err);
+	if (t->sandbox) { /* the zone's cell is this kin's (a VM's: its VMM's) */
+		struct zone_info info;
+		if (api_zones_info(svc->api->zones, SHIM_ZONE_NAME, &info) < 0 || !info.cell[0])
+			return rpc_call_fail(call, ERR_FAILED_PRECONDITION,
+			                     "task %s: the pod's zone "
+			                     "is gone",
+			                     t->id);
+		r = cell_update(svc->cells, info.cell, &limits, &err);
 		if (r < 0)
 			return api_fail_err(call, &err, r);
 		Kin__Shim__Empty out = KIN__SHIM__EMPTY__INIT;

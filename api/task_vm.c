@@ -24,12 +24,12 @@
 #include <sys/stat.h>
 #include <sys/timerfd.h>
 
-#define POD_IF          "eth0"
-#define POD_TAP         "tap0"
-#define RELAY_OUT_MAX   (4u << 20) /* unwritten output per stream; beyond it is dropped */
-#define RELAY_IN_CHUNK  (64 * 1024)
-#define RELAY_IN_RETRY  20 /* ms before sending stdin again to a full pipe */
-#define METRICS_URL     "io.containerd.cgroups.v2.Metrics"
+#define POD_IF         "eth0"
+#define POD_TAP        "tap0"
+#define RELAY_OUT_MAX  (4u << 20) /* unwritten output per stream; beyond it is dropped */
+#define RELAY_IN_CHUNK (64 * 1024)
+#define RELAY_IN_RETRY 20 /* ms before sending stdin again to a full pipe */
+#define METRICS_URL    "io.containerd.cgroups.v2.Metrics"
 
 /* ---- the pod's VM ------------------------------------------------------------------ */
 
@@ -138,7 +138,8 @@ static void out_flush(struct task_relay *rl, struct relay_out *o)
 		return;
 	}
 	if (want != o->armed) {
-		int e = want ? ev_add(rl->svc->loop, &o->src, EPOLLOUT) : ev_del(rl->svc->loop, &o->src);
+		int e = want ? ev_add(rl->svc->loop, &o->src, EPOLLOUT)
+		             : ev_del(rl->svc->loop, &o->src);
 		if (e == 0)
 			o->armed = want;
 	}
@@ -200,8 +201,8 @@ static void in_arm(struct task_relay *rl, bool on)
 {
 	if (rl->in_fd < 0 || on == rl->in_armed)
 		return;
-	int e = on ? ev_add(rl->svc->loop, &rl->in_src, EPOLLIN)
-	           : ev_del(rl->svc->loop, &rl->in_src);
+	int e =
+	    on ? ev_add(rl->svc->loop, &rl->in_src, EPOLLIN) : ev_del(rl->svc->loop, &rl->in_src);
 	if (e == 0)
 		rl->in_armed = on;
 }
@@ -320,7 +321,8 @@ int task_vm_relay_start(struct tproc *p)
 		if (path[0] && stat(path, &st) == 0 && S_ISFIFO(st.st_mode))
 			o->fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
 		else if (path[0])
-			o->fd = open(path, O_WRONLY | O_APPEND | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
+			o->fd =
+			    open(path, O_WRONLY | O_APPEND | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
 		if (path[0] && o->fd < 0)
 			log_warn("shim: task %s: %s: %m", p->t->id, path);
 		o->src = (struct ev_source){.fd = o->fd, .fn = on_out, .data = o};
@@ -415,8 +417,8 @@ void task_vm_exited(struct tproc *p, uint32_t status)
 		in.path = p->t->cell;
 		x->z = zref_new(svc, p->t->id, p->exec_id);
 		x->status = status;
-		if (x->z && rpc_route_call(svc->rpc, SHIM_ZONE_NAME, "kin.v1.Cells", "Show", &in.base,
-		                           exit_checked, x) == 0)
+		if (x->z && rpc_route_call(svc->rpc, SHIM_ZONE_NAME, "kin.v1.Cells", "Show",
+		                           &in.base, exit_checked, x) == 0)
 			return; /* the OOM check first: an OOM kill is told before its exit */
 		free(x->z);
 		free(x);
@@ -521,7 +523,8 @@ static void stats_shown(const struct err *st, const uint8_t *payload, size_t len
 		uint64_t v;
 		if (strcmp(l->key, "memory.max") == 0 && str_to_u64(l->value, UINT64_MAX, &v) == 0)
 			mem.usage_limit = v;
-		else if (strcmp(l->key, "pids.max") == 0 && str_to_u64(l->value, UINT64_MAX, &v) == 0)
+		else if (strcmp(l->key, "pids.max") == 0 &&
+		         str_to_u64(l->value, UINT64_MAX, &v) == 0)
 			pids.limit = v;
 	}
 	metrics.pids = &pids;

@@ -51,12 +51,12 @@ static char *trim(char *s)
 	return s;
 }
 
-int shim_vm_config_parse(const char *path, char *text, struct shim_vm_config *ret,
-                         struct err *err)
+int shim_vm_config_parse(const char *path, char *text, struct shim_vm_config *ret, struct err *err)
 {
 	struct shim_vm_config c = {0};
 	unsigned line = 0;
-	for (char *save = NULL, *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+	for (char *save = NULL, *l = strtok_r(text, "\n", &save); l;
+	     l = strtok_r(NULL, "\n", &save)) {
 		line++;
 		char *hash = strchr(l, '#');
 		if (hash)
@@ -78,7 +78,8 @@ int shim_vm_config_parse(const char *path, char *text, struct shim_vm_config *re
 			               path, line, key);
 		if (r < 0)
 			return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
-			               "%s: line %u: %s: bad value \"%.80s\"", path, line, key, value);
+			               "%s: line %u: %s: bad value \"%.80s\"", path, line, key,
+			               value);
 	}
 	if (!c.kernel[0] || !c.image[0])
 		return err_set(err, -EINVAL, ERR_FAILED_PRECONDITION,
@@ -95,8 +96,8 @@ int shim_vm_config_load(struct shim_vm_config *ret, struct err *err)
 	_cleanup_free_ char *text = NULL;
 	int r = file_read_regular(path, CONFIG_FILE_MAX, &text, NULL);
 	if (r < 0)
-		return err_set(err, r, r == -ENOENT ? ERR_FAILED_PRECONDITION : ERR_INVALID_ARGUMENT,
-		               "%s: %s (kin-vm pods need vm.kernel and vm.image there)", path,
-		               strerror(-r));
+		return err_set(
+		    err, r, r == -ENOENT ? ERR_FAILED_PRECONDITION : ERR_INVALID_ARGUMENT,
+		    "%s: %s (kin-vm pods need vm.kernel and vm.image there)", path, strerror(-r));
 	return shim_vm_config_parse(path, text, ret, err);
 }
