@@ -28,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	init_config_defaults(&cfg);
 	int problems = init_cmdline_parse(s, &cfg, diag, &n);
 	if (problems != n || cfg.grace_ms > INIT_GRACE_MAX_MS ||
-	    strlen(cfg.hostname) > INIT_HOSTNAME_MAX)
+	    strlen(cfg.hostname) > INIT_HOSTNAME_MAX || (cfg.share[0] && cfg.share[0] != '/'))
 		__builtin_trap();
 	free(s);
 	return 0;
