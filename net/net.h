@@ -1,6 +1,7 @@
 /* net: kin's network plumbing through netlink (libnl-route): links up,
  * addresses, routes; and the parsers for the kernel's ip= convention and
- * kin.net=; veth pairs for zones. Later: bridge, tap for VMs. */
+ * kin.net=; veth pairs for zones; a VM's tap in a pod's network namespace,
+ * joined to the pod's interface by tc. */
 #pragma once
 
 #include "lib/lib.h"
@@ -42,3 +43,25 @@ int net_veth_setup_host(const char *host_if, const char *cidr);
 /* lo up, then cfg's interface up with its address and default route.
  * Returns the first error; what failed is logged at debug level only. */
 int net_bring_up(const struct net_config *cfg);
+
+/* A pod interface's facts, for a VM that takes its place (kata-containers'
+ * "tcfilter" networking): the guest takes its MAC, address and gateway. */
+struct net_link_info {
+	int ifindex;
+	unsigned mtu;
+	uint8_t mac[6];
+	char addr[NET_ADDR_MAX];    /* its first IPv4 address "10.1.2.3/24", "" = none */
+	char gateway[NET_ADDR_MAX]; /* an IPv4 default route's gateway through it, "" = none */
+};
+/* ifname's facts in this network namespace; -ENODEV when absent. These
+ * three calls refuse a name the kernel could not hold whole (-EINVAL). */
+int net_link_info(const char *ifname, struct net_link_info *ret);
+/* A persistent tap ifname (IFF_TAP|IFF_NO_PI|IFF_VNET_HDR, what QEMU's
+ * -netdev tap,ifname=IFNAME,vnet_hdr=on attaches to), its MTU set (0: the
+ * default), up. -EEXIST when a link of that name is there. */
+int net_tap_create(const char *ifname, unsigned mtu);
+/* Every frame that arrives on from leaves through to: an ingress qdisc on
+ * from (one already there is kept) and a catch-all u32 filter whose action
+ * is a mirred egress redirect. Call it once each way; -EEXIST when from's
+ * redirect filter is already there. */
+int net_tc_redirect(const char *from, const char *to);

@@ -32,6 +32,11 @@ $(BUILD)/cells-bench: tests/cells/bench.c $(LIB_OBJS)
 $(BUILD)/rpc-%: tests/ns/rpc_%.c $(LIB_OBJS)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_OBJS) $(LIBS)
 
+# The pod-network driver of tests/ns/net-tap.test.sh (net_tap_create,
+# net_tc_redirect, and a guest's end of the tap).
+$(BUILD)/net-tap: tests/ns/net_tap.c $(LIB_OBJS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_OBJS) $(LIBS)
+
 # The Go ttrpc peer (Debian's golang-github-containerd-ttrpc-dev), built
 # offline: the interop client for make check, a Health server for make bench.
 $(BUILD)/ttrpc-peer: tests/interop/main.go
@@ -52,7 +57,7 @@ $(BUILD)/oci-layer-unpack: tests/oci/layer_unpack.c $(LIB_OBJS)
 $(BUILD)/shim-hostile: tests/shim/hostile.c $(LIB_OBJS)
 	$(CC) $(CFLAGS) -Wno-discarded-qualifiers $(LDFLAGS) -o $@ $< $(LIB_OBJS) $(LIBS)
 
-CHECK_DEPS += $(BUILD)/oci-layer-unpack $(BUILD)/shim-hostile
+CHECK_DEPS += $(BUILD)/oci-layer-unpack $(BUILD)/shim-hostile $(BUILD)/net-tap
 CHECK_DEPS += $(BUILD)/unit-tests $(BUILD)/ns-helper $(BUILD)/cells-driver \
 	$(BUILD)/cells-hostile $(BUILD)/cells-probe $(BUILD)/rpc-load $(BUILD)/rpc-route \
 	$(BUILD)/ttrpc-peer $(BUILD)/zone-driver

@@ -163,6 +163,16 @@ class Flow:
             if e:
                 self.check("pod_network", ip and ("inet %s/" % ip).encode() in e.stdout,
                            "pod ip %r, eth0: %r" % (ip, e.stdout))
+            # and packets flow: CNI's bridge (.1 of the pod's /24, the
+            # suites' subnets) answers a ping.
+            e = self.try_call("pod_network_traffic", "ExecSync", pb.ExecSyncRequest(
+                container_id=web, cmd=["/bin/sh", "-c",
+                                       "gw=$(busybox ip -o -4 addr show eth0 | busybox awk "
+                                       "'{split($4, a, \".\"); print a[1] \".\" a[2] \".\" a[3] \".1\"}'); "
+                                       "busybox ping -c 1 -W 5 $gw"], timeout=20))
+            if e:
+                self.check("pod_network_traffic", e.exit_code == 0 and b"1 packets received" in e.stdout,
+                           "exit %d: %r %r" % (e.exit_code, e.stdout[-200:], e.stderr[-200:]))
         e = self.try_call("exec_sync", "ExecSync", pb.ExecSyncRequest(
             container_id=web, cmd=["/bin/sh", "-c", "echo out-$((6*7)); echo err >&2; exit 3"], timeout=20))
         if e:

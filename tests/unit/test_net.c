@@ -53,6 +53,19 @@ TEST(net_kin_option)
 	CHECK_EQ(net_netmask_to_prefix("255.255.128.0"), 17);
 }
 
+/* Names the kernel would cut are refused before any syscall. */
+TEST(net_tap_names)
+{
+	struct net_link_info li;
+	const char *longname = "tap0123456789abc"; /* IF_NAMESIZE bytes */
+	CHECK_EQ(net_link_info(longname, &li), -EINVAL);
+	CHECK_EQ(net_link_info("", &li), -EINVAL);
+	CHECK_EQ(net_tap_create(longname, 1500), -EINVAL);
+	CHECK_EQ(net_tap_create(NULL, 1500), -EINVAL);
+	CHECK_EQ(net_tc_redirect("eth0", longname), -EINVAL);
+	CHECK_EQ(net_tc_redirect("", "tap0"), -EINVAL);
+}
+
 TEST(net_netlink_in_netns)
 {
 	if (getuid() != 0) {
@@ -73,6 +86,12 @@ TEST(net_netlink_in_netns)
 			_exit(13);
 		if (net_bring_up(&c) < 0) /* idempotent: EEXIST is fine */
 			_exit(14);
+		struct net_link_info li;
+		if (net_link_info("lo", &li) < 0 || li.ifindex != 1 || li.mtu != 65536 ||
+		    strcmp(li.addr, "127.0.0.1/8") != 0 || strcmp(li.gateway, "10.9.0.2") != 0)
+			_exit(16);
+		if (net_link_info("nosuchif0", &li) != -ENODEV)
+			_exit(17);
 		FILE *f = popen("ip -4 route show default 2>/dev/null", "r");
 		char line[256] = "";
 		if (f) {

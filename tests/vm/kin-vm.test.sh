@@ -38,6 +38,7 @@ cleanup() {
 	for d in /run/kin/shim/$NS/*/pod; do umount -l "$d" 2>/dev/null; done
 	rm -rf "/run/kin/shim/$NS"
 	[ -n "$CG" ] && cgroup_tree_remove "$CG/$NS"
+	ip link del "${BR:-none}" 2>/dev/null
 	rm -rf "$T"
 }
 trap cleanup EXIT
@@ -67,6 +68,18 @@ state = "$CD/state"
     runtime_type = "io.containerd.runc.v2"
   [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.kin-vm]
     runtime_type = "io.containerd.kin-vm.v2"
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "/usr/lib/cni"
+    conf_dir = "$CD/cni"
+EOF
+BR=kinvm$(($$ % 10000))
+NET=10.$((100 + $$ % 100)).$(($$ / 100 % 250 + 1)).0/24
+mkdir -p "$CD/cni"
+cat >"$CD/cni/10-kin.conflist" <<EOF
+{"cniVersion": "0.4.0", "name": "kinvmtest", "plugins": [
+  {"type": "bridge", "bridge": "$BR", "isGateway": true, "ipMasq": false,
+   "ipam": {"type": "host-local", "ranges": [[{"subnet": "$NET"}]], "dataDir": "$CD/ipam"}},
+  {"type": "loopback"}]}
 EOF
 cd_start() {
 	KIN_SHIM_CONFIG=$T/shim.conf PATH=$CD/bin:$PATH containerd --config "$CD/config.toml" \
@@ -163,20 +176,32 @@ wait_for "[ ! -e /run/kin/shim/$NS/d2 ] && ! kill -0 '${QEMU:-0}' 2>/dev/null" 2
 	[ -n "$QEMU" ] && ! grep -q "/$NS/d2" /proc/self/mountinfo && ok shim_killed_delete_cleans ||
 	bad shim_killed_delete_cleans "something of d2 is left (qemu ${QEMU:-none})"
 
-# The CRI flow with handler kin-vm (host network), OOM included.
-flow() {
+# The CRI flow with handler kin-vm: host network with the OOM check, then
+# a CNI network.
+flow() { # NAME ARGS...
+	local name=$1
+	shift
 	timeout 600 $PY tests/cri/cri_flow.py "$CD/sock" "$T/gen" kin-vm "$IMG" "$CD/logs" "$@" \
 		>"$T/flow" 2>&1
 	while read -r verdict rest; do
 		case $verdict in
-		PASS) ok "cri/${rest#cri/}" ;;
-		FAIL) echo "${rest#*: }" >"$T/out"; bad "cri/${rest%%:*}" "${rest#*: }" ;;
+		PASS) ok "$name/${rest#cri/}" ;;
+		FAIL) echo "${rest#*: }" >"$T/out"; bad "$name/${rest%%:*}" "${rest#*: }" ;;
 		esac
 	done <"$T/flow"
-	grep -q '^PASS\|^FAIL' "$T/flow" || bad cri/flow "no result" "$T/flow"
+	grep -q '^PASS\|^FAIL' "$T/flow" || bad "$name/flow" "no result" "$T/flow"
 }
 if $PY -c 'import grpc, grpc_tools' 2>/dev/null; then
-	flow --host-network --oom yes
+	flow cri-host --host-network --oom yes
+	# A CNI network (bridge + host-local): the VM's NIC is a tap in the
+	# pod's netns redirected to and from eth0 and the guest takes eth0's
+	# address, so the container has the IP CRI reports.
+	if [ -x /usr/lib/cni/bridge ]; then
+		rm -f "$CD/logs"/*.log
+		flow cri-cni
+	else
+		echo "SKIP vm/kin-vm/cri-cni: no CNI plugins (containernetworking-plugins)"
+	fi
 else
 	echo "SKIP vm/kin-vm/cri: no python3-grpcio/python3-grpc-tools"
 fi
