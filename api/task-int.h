@@ -111,6 +111,8 @@ struct task *task_find(struct api_task *svc, const char *id);
 int task_cell_dir(struct api_task *svc, const struct task *t, char *buf, size_t size);
 int task_serve_pids(struct rpc_call *call, const ProtobufCMessage *in, void *data);
 int task_serve_stats(struct rpc_call *call, const ProtobufCMessage *in, void *data);
+/* Stats' answer: metrics packed as containerd's cgroups v2 Metrics Any. */
+int task_reply_metrics(struct rpc_call *call, const Kin__Shim__Metrics *metrics);
 int task_serve_update(struct rpc_call *call, const ProtobufCMessage *in, void *data);
 int task_serve_pause(struct rpc_call *call, const ProtobufCMessage *in, void *data);
 int task_serve_resume(struct rpc_call *call, const ProtobufCMessage *in, void *data);

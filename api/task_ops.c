@@ -137,6 +137,21 @@ static uint64_t read_num(const char *dir, const char *file)
 	return strtoull(text, NULL, 10);
 }
 
+int task_reply_metrics(struct rpc_call *call, const Kin__Shim__Metrics *metrics)
+{
+	uint8_t buf[1024];
+	size_t n = protobuf_c_message_get_packed_size(&metrics->base);
+	if (n > sizeof(buf))
+		return -EOVERFLOW;
+	protobuf_c_message_pack(&metrics->base, buf);
+	Kin__Shim__Any any = KIN__SHIM__ANY__INIT;
+	any.type_url = (char *)METRICS_URL;
+	any.value = (ProtobufCBinaryData){n, buf};
+	Kin__Shim__StatsResponse out = KIN__SHIM__STATS_RESPONSE__INIT;
+	out.stats = &any;
+	return rpc_call_reply(call, &out.base);
+}
+
 int task_serve_stats(struct rpc_call *call, const ProtobufCMessage *in, void *data)
 {
 	struct api_task *svc = data;
@@ -181,17 +196,7 @@ int task_serve_stats(struct rpc_call *call, const ProtobufCMessage *in, void *da
 	metrics.cpu = &cpu;
 	metrics.memory = &mem;
 	metrics.memory_events = &mev;
-	uint8_t buf[1024];
-	size_t n = protobuf_c_message_get_packed_size(&metrics.base);
-	if (n > sizeof(buf))
-		return -EOVERFLOW;
-	protobuf_c_message_pack(&metrics.base, buf);
-	Kin__Shim__Any any = KIN__SHIM__ANY__INIT;
-	any.type_url = (char *)METRICS_URL;
-	any.value = (ProtobufCBinaryData){n, buf};
-	Kin__Shim__StatsResponse out = KIN__SHIM__STATS_RESPONSE__INIT;
-	out.stats = &any;
-	return rpc_call_reply(call, &out.base);
+	return task_reply_metrics(call, &metrics);
 }
 
 static void zone_answered(const struct err *st, const uint8_t *payload, size_t len, void *data)

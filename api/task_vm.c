@@ -29,7 +29,6 @@
 #define RELAY_OUT_MAX  (4u << 20) /* unwritten output per stream; beyond it is dropped */
 #define RELAY_IN_CHUNK (64 * 1024)
 #define RELAY_IN_RETRY 20 /* ms before sending stdin again to a full pipe */
-#define METRICS_URL    "io.containerd.cgroups.v2.Metrics"
 
 /* ---- the pod's VM ------------------------------------------------------------------ */
 
@@ -597,19 +596,9 @@ static void stats_shown(const struct err *st, const uint8_t *payload, size_t len
 	metrics.cpu = &cpu;
 	metrics.memory = &mem;
 	metrics.memory_events = &mev;
-	uint8_t buf[1024];
-	size_t n = protobuf_c_message_get_packed_size(&metrics.base);
-	if (n <= sizeof(buf)) {
-		protobuf_c_message_pack(&metrics.base, buf);
-		Kin__Shim__Any any = KIN__SHIM__ANY__INIT;
-		any.type_url = (char *)METRICS_URL;
-		any.value = (ProtobufCBinaryData){n, buf};
-		Kin__Shim__StatsResponse out = KIN__SHIM__STATS_RESPONSE__INIT;
-		out.stats = &any;
-		rpc_call_reply(call, &out.base);
-	} else {
-		rpc_call_fail(call, ERR_INTERNAL, "metrics too large");
-	}
+	int r = task_reply_metrics(call, &metrics);
+	if (r < 0)
+		rpc_call_fail(call, ERR_INTERNAL, "metrics: %s", strerror(-r));
 	kin__v1__show_cell_response__free_unpacked(m, NULL);
 }
 

@@ -531,29 +531,6 @@ void rpc_routes_free(struct rpc_server *s)
 	*rpc_server_routes(s) = NULL;
 }
 
-int rpc_route_call(struct rpc_server *s, const char *name, const char *service, const char *method,
-                   const ProtobufCMessage *in, rpc_route_done_fn done, void *data)
-{
-	struct rpc_route *r = route_find(s, name);
-	if (!r)
-		return -ENOENT;
-	if (r->state != RPC_ROUTE_READY)
-		return -EAGAIN;
-	if (r->inflight >= RPC_ROUTE_INFLIGHT_MAX)
-		return -EBUSY;
-	struct relay *rl = relay_new(r);
-	if (!rl)
-		return -ENOMEM;
-	rl->done = done;
-	rl->data = data;
-	int e = route_send_request(r, rl, 0, service, method, in);
-	if (e < 0) {
-		relay_unlink(rl);
-		free(rl);
-	}
-	return e;
-}
-
 int rpc_route_stream(struct rpc_server *s, const char *name, const char *service,
                      const char *method, const ProtobufCMessage *in, rpc_route_data_fn on_data,
                      rpc_route_done_fn done, void *data, uint32_t *ret_id)
@@ -577,8 +554,15 @@ int rpc_route_stream(struct rpc_server *s, const char *name, const char *service
 		free(rl);
 		return e;
 	}
-	*ret_id = rl->id;
+	if (ret_id)
+		*ret_id = rl->id;
 	return 0;
+}
+
+int rpc_route_call(struct rpc_server *s, const char *name, const char *service, const char *method,
+                   const ProtobufCMessage *in, rpc_route_done_fn done, void *data)
+{
+	return rpc_route_stream(s, name, service, method, in, NULL, done, data, NULL);
 }
 
 void rpc_route_cancel(struct rpc_server *s, const char *name, uint32_t id)
