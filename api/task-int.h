@@ -166,6 +166,15 @@ void zref_answer(struct zref *z, const struct err *st);
  * on failure). -EHOSTDOWN when the zone is not ready. */
 int zone_call(struct api_task *svc, const char *service, const char *method,
               const ProtobufCMessage *in, rpc_route_done_fn done, struct zref *z);
+/* zone_call for the handler of call, which waits for done's answer
+ * (zref_keep); UNAVAILABLE naming task id if the zone cannot be called.
+ * Returns what the handler returns. */
+int zone_call_for(struct rpc_call *call, struct api_task *svc, const char *id, const char *exec_id,
+                  const char *service, const char *method, const ProtobufCMessage *in,
+                  rpc_route_done_fn done);
+/* In done: z's waiting caller, z freed; NULL if it left, or if st is an
+ * error (then answered with it). */
+struct rpc_call *zref_reply_to(struct zref *z, const struct err *st);
 
 /* task_vm.c: a kin-vm pod's VM, stdio relay, and the guest's answers. */
 struct oci_spec;

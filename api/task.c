@@ -221,6 +221,30 @@ int zone_call(struct api_task *svc, const char *service, const char *method,
 	return r;
 }
 
+int zone_call_for(struct rpc_call *call, struct api_task *svc, const char *id, const char *exec_id,
+                  const char *service, const char *method, const ProtobufCMessage *in,
+                  rpc_route_done_fn done)
+{
+	struct zref *z = zref_new(svc, id, exec_id);
+	int r = zone_call(svc, service, method, in, done, z);
+	if (r < 0)
+		return rpc_call_fail(call, ERR_UNAVAILABLE, "task %s: the pod's zone: %s", id,
+		                     strerror(-r));
+	zref_keep(z, call);
+	return 0;
+}
+
+struct rpc_call *zref_reply_to(struct zref *z, const struct err *st)
+{
+	struct rpc_call *call = zref_take_call(z);
+	free(z);
+	if (call && st->code != ERR_OK) {
+		rpc_call_fail(call, st->code, "the pod's zone: %s", st->msg);
+		call = NULL;
+	}
+	return call;
+}
+
 /* ---- State, Connect, Shutdown, and what kin does not do -------------------------------- */
 
 static int serve_state(struct rpc_call *call, const ProtobufCMessage *in, void *data)

@@ -271,13 +271,8 @@ int task_serve_update(struct rpc_call *call, const ProtobufCMessage *in, void *d
 		lp[req.n_limits] = &lv[req.n_limits];
 		req.n_limits++;
 	}
-	struct zref *z = zref_new(svc, t->id, NULL);
-	r = zone_call(svc, "kin.v1.Cells", "Update", &req.base, zone_answered, z);
-	if (r < 0)
-		return rpc_call_fail(call, ERR_UNAVAILABLE, "task %s: the pod's zone: %s", t->id,
-		                     strerror(-r));
-	zref_keep(z, call);
-	return 0;
+	return zone_call_for(call, svc, t->id, NULL, "kin.v1.Cells", "Update", &req.base,
+	                     zone_answered);
 }
 
 static int freeze(struct api_task *svc, struct rpc_call *call, const char *id, bool pause)
@@ -295,13 +290,8 @@ static int freeze(struct api_task *svc, struct rpc_call *call, const char *id, b
 	Kin__V1__CellRequest req = KIN__V1__CELL_REQUEST__INIT;
 	req.path = t->cell;
 	/* exec_id carries which it was to the answer: 'P'ause or 'R'esume. */
-	struct zref *z = zref_new(svc, t->id, pause ? "P" : "R");
-	r = zone_call(svc, "kin.v1.Cells", pause ? "Freeze" : "Thaw", &req.base, zone_answered, z);
-	if (r < 0)
-		return rpc_call_fail(call, ERR_UNAVAILABLE, "task %s: the pod's zone: %s", t->id,
-		                     strerror(-r));
-	zref_keep(z, call);
-	return 0;
+	return zone_call_for(call, svc, t->id, pause ? "P" : "R", "kin.v1.Cells",
+	                     pause ? "Freeze" : "Thaw", &req.base, zone_answered);
 }
 
 int task_serve_pause(struct rpc_call *call, const ProtobufCMessage *in, void *data)

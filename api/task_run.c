@@ -292,13 +292,8 @@ int task_serve_kill(struct rpc_call *call, const ProtobufCMessage *in, void *dat
 	if (m->all && svc->vm && m->signal == SIGKILL) { /* cgroup.kill in the guest */
 		Kin__V1__CellRequest kreq = KIN__V1__CELL_REQUEST__INIT;
 		kreq.path = t->cell;
-		struct zref *kz = zref_new(svc, t->id, p->exec_id);
-		r = zone_call(svc, "kin.v1.Cells", "Kill", &kreq.base, signalled, kz);
-		if (r < 0)
-			return rpc_call_fail(call, ERR_UNAVAILABLE, "task %s: the pod's VM: %s",
-			                     t->id, strerror(-r));
-		zref_keep(kz, call);
-		return 0;
+		return zone_call_for(call, svc, t->id, p->exec_id, "kin.v1.Cells", "Kill",
+		                     &kreq.base, signalled);
 	}
 	/* kin-vm: other signals with all go to the container's process (the
 	 * guest kin signals executables, not whole cells) */
@@ -313,13 +308,8 @@ int task_serve_kill(struct rpc_call *call, const ProtobufCMessage *in, void *dat
 	req.cell = t->cell;
 	req.name = p->kname;
 	req.signal = (int32_t)m->signal;
-	struct zref *z = zref_new(svc, t->id, p->exec_id);
-	r = zone_call(svc, "kin.v1.Exec", "Signal", &req.base, signalled, z);
-	if (r < 0)
-		return rpc_call_fail(call, ERR_UNAVAILABLE, "task %s: the pod's zone: %s", t->id,
-		                     strerror(-r));
-	zref_keep(z, call);
-	return 0;
+	return zone_call_for(call, svc, t->id, p->exec_id, "kin.v1.Exec", "Signal", &req.base,
+	                     signalled);
 }
 
 /* ---- Delete --------------------------------------------------------------------------- */

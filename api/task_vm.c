@@ -493,15 +493,9 @@ void task_vm_exited(struct tproc *p, uint32_t status)
 
 static void pids_listed(const struct err *st, const uint8_t *payload, size_t len, void *data)
 {
-	struct zref *z = data;
-	struct rpc_call *call = zref_take_call(z);
-	free(z);
+	struct rpc_call *call = zref_reply_to(data, st);
 	if (!call)
 		return;
-	if (st->code != ERR_OK) {
-		rpc_call_fail(call, st->code, "the pod's VM: %s", st->msg);
-		return;
-	}
 	Kin__V1__ListExecResponse *m = kin__v1__list_exec_response__unpack(NULL, len, payload);
 	size_t n = m ? m->n_executables : 0;
 	Kin__Shim__ProcessInfo *infos = calloc(n + 1, sizeof(*infos));
@@ -538,26 +532,15 @@ int task_vm_pids(struct rpc_call *call, struct task *t)
 	}
 	Kin__V1__ListExecRequest in = KIN__V1__LIST_EXEC_REQUEST__INIT;
 	in.cell = t->cell;
-	struct zref *z = zref_new(t->svc, t->id, NULL);
-	int r = zone_call(t->svc, "kin.v1.Exec", "List", &in.base, pids_listed, z);
-	if (r < 0)
-		return rpc_call_fail(call, ERR_UNAVAILABLE, "task %s: the pod's VM: %s", t->id,
-		                     strerror(-r));
-	zref_keep(z, call);
-	return 0;
+	return zone_call_for(call, t->svc, t->id, NULL, "kin.v1.Exec", "List", &in.base,
+	                     pids_listed);
 }
 
 static void stats_shown(const struct err *st, const uint8_t *payload, size_t len, void *data)
 {
-	struct zref *z = data;
-	struct rpc_call *call = zref_take_call(z);
-	free(z);
+	struct rpc_call *call = zref_reply_to(data, st);
 	if (!call)
 		return;
-	if (st->code != ERR_OK) {
-		rpc_call_fail(call, st->code, "the pod's VM: %s", st->msg);
-		return;
-	}
 	Kin__V1__ShowCellResponse *m = kin__v1__show_cell_response__unpack(NULL, len, payload);
 	const Kin__V1__CellStats *s = m ? m->stats : NULL;
 	if (!s) {
@@ -611,11 +594,6 @@ int task_vm_stats(struct rpc_call *call, struct task *t)
 		                     t->id);
 	Kin__V1__CellRequest in = KIN__V1__CELL_REQUEST__INIT;
 	in.path = t->cell;
-	struct zref *z = zref_new(t->svc, t->id, NULL);
-	int r = zone_call(t->svc, "kin.v1.Cells", "Show", &in.base, stats_shown, z);
-	if (r < 0)
-		return rpc_call_fail(call, ERR_UNAVAILABLE, "task %s: the pod's VM: %s", t->id,
-		                     strerror(-r));
-	zref_keep(z, call);
-	return 0;
+	return zone_call_for(call, t->svc, t->id, NULL, "kin.v1.Cells", "Show", &in.base,
+	                     stats_shown);
 }

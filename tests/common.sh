@@ -29,3 +29,16 @@ cgroup_tree_remove() {
 		sleep 0.1
 	done
 }
+
+# busybox_layer DIR APPLET...: a minimal image root for containerd's tests
+# (busybox-static, the applets as links, root in passwd and group), for
+# tests/oci/mkimage.py to pack.
+busybox_layer() {
+	local l=$1
+	shift
+	mkdir -p "$l/bin" "$l/etc" "$l/tmp" "$l/proc" "$l/sys" "$l/dev"
+	cp /bin/busybox "$l/bin/busybox"
+	for c in "$@"; do ln -s busybox "$l/bin/$c"; done
+	printf 'root:x:0:0:root:/root:/bin/sh\n' >"$l/etc/passwd"
+	printf 'root:x:0:\n' >"$l/etc/group"
+}

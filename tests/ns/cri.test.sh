@@ -69,11 +69,7 @@ grep -q 'failed to load plugin io.containerd.grpc.v1.cri' "$CD/log" &&
 	{ grep 'io.containerd.grpc.v1.cri' "$CD/log" | tail -2 >"$T/out"; bad cri_plugin "CRI did not load"; }
 
 L=$T/layer
-mkdir -p "$L/bin" "$L/etc" "$L/tmp" "$L/proc" "$L/sys" "$L/dev"
-cp /bin/busybox "$L/bin/busybox"
-for c in sh echo cat sleep seq; do ln -s busybox "$L/bin/$c"; done
-printf 'root:x:0:0:root:/root:/bin/sh\n' >"$L/etc/passwd"
-printf 'root:x:0:\n' >"$L/etc/group"
+busybox_layer "$L" sh echo cat sleep seq
 C="ctr -a $CD/sock -n k8s.io"
 # The pause image is never run (the pod's zone is the sandbox); CRI wants
 # it present.

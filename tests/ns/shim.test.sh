@@ -57,11 +57,7 @@ R="--runtime io.containerd.kin.v2"
 
 # The image: busybox-static, made by hand (no registry).
 L=$T/layer
-mkdir -p "$L/bin" "$L/etc" "$L/tmp" "$L/proc" "$L/sys" "$L/dev"
-cp /bin/busybox "$L/bin/busybox"
-for c in sh echo cat ls sleep true hostname ps id kill; do ln -s busybox "$L/bin/$c"; done
-printf 'root:x:0:0:root:/root:/bin/sh\n' >"$L/etc/passwd"
-printf 'root:x:0:\n' >"$L/etc/group"
+busybox_layer "$L" sh echo cat ls sleep true hostname ps id kill
 python3 tests/oci/mkimage.py --format oci-archive --out "$T/bb.tar" --tag bb:1 \
 	--config '{"Cmd":["/bin/sh"],"Env":["PATH=/bin"]}' "$L" >/dev/null &&
 	$C image import --all-platforms "$T/bb.tar" >"$T/out" 2>&1 ||

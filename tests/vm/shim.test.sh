@@ -14,11 +14,7 @@ for c in containerd ctr python3; do
 	command -v $c >/dev/null || { echo "SKIP vm/shim: no $c"; echo "0 passed, 0 failed"; exit 0; }
 done
 L=$T/layer
-mkdir -p "$L/bin" "$L/etc" "$L/tmp" "$L/proc" "$L/sys" "$L/dev"
-cp /bin/busybox "$L/bin/busybox"
-for c in sh echo head tr sleep; do ln -s busybox "$L/bin/$c"; done
-printf 'root:x:0:0:root:/root:/bin/sh\n' >"$L/etc/passwd"
-printf 'root:x:0:\n' >"$L/etc/group"
+busybox_layer "$L" sh echo head tr sleep
 python3 tests/oci/mkimage.py --format oci-archive --out "$T/bb.tar" --tag bb:1 \
 	--config '{"Cmd":["/bin/sh"],"Env":["PATH=/bin"]}' "$L" >/dev/null ||
 	{ bad image "mkimage.py failed"; vm_suite_end; exit; }
