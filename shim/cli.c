@@ -390,7 +390,11 @@ static void pod_teardown(const char *state, bool kill)
 	/* A lazy unmount of the pod directory takes every bind below it. */
 	snprintf(path, sizeof(path), "%s/pod", state);
 	shim_unmount_all(path);
-	oci_remove_tree(AT_FDCWD, state, 0);
+	/* containerd runs `delete` as soon as the shim's connection closes,
+	 * which can be while the shim is still at this: two removers of one
+	 * tree can each find a directory not yet empty. A short retry. */
+	for (int i = 0; oci_remove_tree(AT_FDCWD, state, 0) < 0 && i < 25; i++)
+		usleep(20 * 1000);
 }
 
 static int cmd_delete(const struct args *a)

@@ -201,8 +201,22 @@ grep -q 'kernel "/nonexistent": No such file' "$T/out" &&
 timeout 30 $C run --rm $R $IMG b3 /no/such/program >"$T/out" 2>&1
 grep -q 'No such file' "$T/out" && ok refuse_missing_program || bad refuse_missing_program "no error"
 
-sleep 0.3
-left=$(ls /run/kin/shim/$NS 2>/dev/null)
-[ -z "$left" ] && ! grep -q "kin-pod\|/$NS/" /proc/self/mountinfo && [ -z "$(pgrep -f "containerd-shim-kin(-vm)?-v2 -namespace $NS ")" ] &&
-	ok nothing_left || { echo "$left" >"$T/out"; bad nothing_left "shim state, mounts or shims left"; }
+# containerd does not wait for a shim it stopped to end: a slow machine
+# may still be tearing the last pods down.
+nothing_left() {
+	[ -z "$(ls /run/kin/shim/$NS 2>/dev/null)" ] && ! grep -q "kin-pod\|/$NS/" /proc/self/mountinfo &&
+		[ -z "$(pgrep -f "containerd-shim-kin(-vm)?-v2 -namespace $NS ")" ]
+}
+if wait_for nothing_left 500; then
+	ok nothing_left
+else
+	{
+		echo "state:"; ls -laR /run/kin/shim/$NS 2>&1 | head -40
+		echo "mounts:"; grep "kin-pod\|/$NS/" /proc/self/mountinfo
+		echo "shims:"; pgrep -af "containerd-shim-kin(-vm)?-v2 -namespace $NS "
+		for l in /run/kin/shim/$NS/*/shim.log; do [ -f "$l" ] && tail -8 "$l"; done
+		echo "containerd's log:"; grep -v 'level=info' "$CD/log" | tail -30
+	} >"$T/out" 2>&1
+	bad nothing_left "shim state, mounts or shims left"
+fi
 ns_suite_end
