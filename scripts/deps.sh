@@ -13,6 +13,7 @@ BUILD_PKGS=(
 	libseccomp-dev libcap-dev libnl-3-dev libnl-route-3-dev libblkid-dev
 	libprotobuf-c-dev protobuf-c-compiler         # RPC messages
 	libjansson-dev zlib1g-dev libzstd-dev         # oci/: JSON, gzip and zstd layers
+	libssl-dev                                    # tls/: the TLS gateway and kin ctl over TLS (static)
 )
 LINT_PKGS=(
 	clang-format cppcheck                         # make lint

@@ -10,11 +10,11 @@
 set -uo pipefail
 SELF=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
 
-MODULES=(init api ctl zone rpc cells vm net rootfs oci shim proto lib)
+MODULES=(init api ctl zone rpc cells vm net rootfs oci shim auth tls proto lib)
 declare -A ALLOW=(
-	[init]="api ctl rpc proto zone cells vm net rootfs oci shim lib"
+	[init]="api ctl rpc proto zone cells vm net rootfs oci shim auth tls lib"
 	[api]="rpc proto zone cells vm net rootfs oci shim lib"
-	[ctl]="rpc proto lib"
+	[ctl]="rpc proto tls lib"
 	[zone]="cells net lib"
 	[rpc]="proto lib"
 	[cells]="lib"
@@ -23,6 +23,8 @@ declare -A ALLOW=(
 	[rootfs]="lib"
 	[oci]="lib"
 	[shim]="rpc proto oci lib"
+	[auth]="lib"
+	[tls]="lib"
 	[proto]=""
 	[lib]="lib"
 )
