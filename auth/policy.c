@@ -39,9 +39,13 @@ struct auth_policy {
 #define QUOTE_MAX 60
 #define QUOTE_BUF (QUOTE_MAX * 4 + 8)
 
+/* s escaped and in double quotes, for a message. */
 static const char *quote(char buf[static QUOTE_BUF], const char *s)
 {
-	auth_escape(buf, QUOTE_BUF, s, strlen(s), QUOTE_MAX);
+	size_t n = auth_escape(buf + 1, QUOTE_BUF - 2, s, strlen(s), QUOTE_MAX);
+	buf[0] = '"';
+	buf[n + 1] = '"';
+	buf[n + 2] = '\0';
 	return buf;
 }
 
@@ -496,7 +500,7 @@ static int deny(const struct auth_policy *p, const struct auth_peer *peer, const
 	auth_peer_name(peer, raw, sizeof(raw));
 	auth_escape(who, sizeof(who), raw, strlen(raw), QUOTE_MAX);
 	if (target)
-		snprintf(on, sizeof(on), " on \"%s\"", quote(q, target));
+		snprintf(on, sizeof(on), " on %s", quote(q, target));
 	if (!named) {
 		const char *also = peer->has_ids                          ? " or its gids"
 		                   : peer->n_names > 1                    ? " or its other names"
@@ -549,7 +553,9 @@ int auth_check(const struct auth_policy *p, const struct auth_peer *peer, const 
 		service = "";
 	if (!method)
 		method = "";
-	snprintf(call, sizeof(call), "%s/%s", quote(qs, service), quote(qm, method));
+	auth_escape(qs, sizeof(qs), service, strlen(service), QUOTE_MAX);
+	auth_escape(qm, sizeof(qm), method, strlen(method), QUOTE_MAX);
+	snprintf(call, sizeof(call), "%s/%s", qs, qm);
 	if (!peer)
 		return err_set(err, -EACCES, ERR_PERMISSION_DENIED,
 		               "an unknown peer may not call %s", call);
@@ -561,8 +567,8 @@ int auth_check(const struct auth_policy *p, const struct auth_peer *peer, const 
 		auth_peer_name(peer, raw, sizeof(raw));
 		auth_escape(who, sizeof(who), raw, strlen(raw), QUOTE_MAX);
 		return err_set(err, -EACCES, ERR_PERMISSION_DENIED,
-		               "%s may not call %s on \"%s\": the target is malformed (%s)", who,
-		               call, quote(q, target), why);
+		               "%s may not call %s on %s: the target is malformed (%s)", who, call,
+		               quote(q, target), why);
 	}
 
 	enum auth_role need = auth_method_role(service, method), best = AUTH_NONE;
