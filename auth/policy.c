@@ -469,26 +469,33 @@ void auth_peer_name(const struct auth_peer *peer, char *buf, size_t size)
 		str_copy(buf, size, peer && peer->transport ? peer->transport : "unknown");
 }
 
-/* Adds what t reaches to list unless it is there already ("a, b, ..."). */
-static void list_add(char *list, size_t size, const char *what)
+/* What a peer's rules reach, for a denial: "pod1, pod3, this kin", each
+ * once, cut with "..." to keep the sentence short. Targets in rules were
+ * checked at parse time, so they need no escaping here. */
+struct reach {
+	char text[200];
+	size_t used;
+	bool full;
+};
+
+static void reach_add(struct reach *r, const char *what)
 {
-	char q[QUOTE_BUF];
-	size_t used = strlen(list);
-	auth_escape(q, sizeof(q), what, strlen(what), QUOTE_MAX);
-	for (const char *p = list; *p;) {
+	size_t len = strlen(what);
+	for (const char *p = r->text; *p;) {
 		size_t n = strcspn(p, ",");
-		if (n == strlen(q) && strncmp(p, q, n) == 0)
+		if (n == len && strncmp(p, what, n) == 0)
 			return;
 		p += n;
 		p += strspn(p, ", ");
 	}
-	if (used >= 3 && strcmp(list + used - 3, "...") == 0)
+	if (r->full)
 		return;
-	if (used + strlen(q) + 2 + 5 >= size) {
-		snprintf(list + used, size - used, "%s...", used ? ", " : "");
-		return;
-	}
-	snprintf(list + used, size - used, "%s%s", used ? ", " : "", q);
+	/* room for this, its ", " and a later ", ..." */
+	r->full = r->used + len + 2 + 5 >= sizeof(r->text);
+	int n = snprintf(r->text + r->used, sizeof(r->text) - r->used, "%s%s", r->used ? ", " : "",
+	                 r->full ? "..." : what);
+	if (n > 0)
+		r->used += (size_t)n;
 }
 
 /* The denial's sentence once the rules naming the peer are known. */
@@ -519,24 +526,23 @@ static int deny(const struct auth_policy *p, const struct auth_peer *peer, const
 		return err_set(err, -EACCES, ERR_PERMISSION_DENIED,
 		               "%s may not call %s%s: it needs %s, %s has %s", who, call, on,
 		               auth_role_name(need), who, auth_role_name(best));
-	char list[200] = "";
+	struct reach reach = {.used = 0};
 	for (size_t i = 0; i < p->n; i++) {
 		const struct rule *r = &p->rules[i];
 		if (r->role < need || !rule_names_peer(r, peer))
 			continue;
 		if (r->n_targets == 0)
-			list_add(list, sizeof(list), "this kin");
+			reach_add(&reach, "this kin");
 		for (size_t j = 0; j < r->n_targets; j++)
-			list_add(list, sizeof(list),
-			         r->targets[j].kind == TARGET_SELF ? "this kin"
-			                                           : r->targets[j].text);
+			reach_add(&reach, r->targets[j].kind == TARGET_SELF ? "this kin"
+			                                                    : r->targets[j].text);
 	}
 	if (need > AUTH_READ)
 		return err_set(err, -EACCES, ERR_PERMISSION_DENIED,
 		               "%s may not call %s%s: its %s rules reach %s", who, call, on,
-		               auth_role_name(need), list);
+		               auth_role_name(need), reach.text);
 	return err_set(err, -EACCES, ERR_PERMISSION_DENIED,
-	               "%s may not call %s%s: its rules reach %s", who, call, on, list);
+	               "%s may not call %s%s: its rules reach %s", who, call, on, reach.text);
 }
 
 int auth_check(const struct auth_policy *p, const struct auth_peer *peer, const char *service,

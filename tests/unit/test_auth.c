@@ -632,3 +632,22 @@ TEST(auth_request_object)
 	auth_request_object(msg + 1, 12, buf, 4);
 	CHECK_STR(buf, "nnn");
 }
+
+/* A denial lists what the rules reach once each, and briefly. */
+TEST(auth_denial_reach_is_brief)
+{
+	char text[8192] = "";
+	for (int i = 0; i < 60; i++)
+		snprintf(text + strlen(text), sizeof(text) - strlen(text),
+		         "uid:5 read pod%d x... pod%d/*\n", i % 30, i % 30);
+	struct auth_policy *p = policy_of(text);
+	struct auth_peer u = unix_peer(5, 5);
+	struct err e = {0};
+	CHECK_EQ(check(p, &u, "kin.v1.Cells", "List", "other", &e), -EACCES);
+	CHECK(str_startswith(e.msg, "uid:5 may not call kin.v1.Cells/List on \"other\": its rules "
+	                            "reach pod0, x..., pod0/*, pod1, "));
+	CHECK(strlen(e.msg) < 300);
+	CHECK(strstr(e.msg, ", ...") != NULL);
+	CHECK_EQ(count_of(e.msg, "pod1/*"), 1);
+	auth_policy_free(p);
+}
