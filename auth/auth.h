@@ -1,30 +1,30 @@
-/* auth: who may call what, and the audit trail of what they changed. One
- * authorization model for every transport: a policy of rules
- *
- *     IDENTITY ROLE [TARGET...]        # comments and blank lines allowed
- *
- *   IDENTITY  uid:N, gid:N (unix peers: the peer's uid; its primary or any
- *             supplementary gid), uri:URI, dns:NAME, cn:NAME (names a TLS
- *             peer's verified client certificate carries: SAN URIs, SAN DNS
- *             names, the subject's CN). dns: compares without case.
- *   ROLE      read     Health, Version, every List/Show/Status/Logs/Events/
- *                      Stats/Wait/Inspect
- *             operate  read + start, stop, signal, exec, stdin, freeze,
- *                      thaw, kill of cells and executables
- *             admin    everything (power, zones, VMs, images, cells'
- *                      create/update/delete, policy reload)
- *   TARGET    where through routing (the kin-target of a call): none = this
- *             kin only; "." this kin; "pod1" exactly that kin; "pod1/*"
- *             pod1 and every kin below it; "vm/db/*" likewise; "*" this kin
- *             and every kin below.
- *
- * No rule means no access. A peer the transport vouches for as the machine's
- * own superuser (root or kin's own uid on the unix socket, the parent over a
- * zone's channel or a VM's link) is admin everywhere whatever the policy.
- * A policy that does not parse is refused as a whole, naming the line.
- * Every method kin serves has a role in one table (auth_method_role); a
- * method missing from it needs admin. Knows nothing of rpc: init passes
- * strings. */
+// auth: who may call what, and the audit trail of what they changed. One
+// authorization model for every transport: a policy of rules
+//
+//     IDENTITY ROLE [TARGET...]        # comments and blank lines allowed
+//
+//   IDENTITY  uid:N, gid:N (unix peers: the peer's uid; its primary or any
+//             supplementary gid), uri:URI, dns:NAME, cn:NAME (names a TLS
+//             peer's verified client certificate carries: SAN URIs, SAN DNS
+//             names, the subject's CN). dns: compares without case.
+//   ROLE      read     Health, Version, every List/Show/Status/Logs/Events/
+//                      Stats/Wait/Inspect
+//             operate  read + start, stop, signal, exec, stdin, freeze,
+//                      thaw, kill of cells and executables
+//             admin    everything (power, zones, VMs, images, cells'
+//                      create/update/delete, policy reload)
+//   TARGET    where through routing (the kin-target of a call): none = this
+//             kin only; "." this kin; "pod1" exactly that kin; "pod1/*"
+//             pod1 and every kin below it; "vm/db/*" likewise; "*" this kin
+//             and every kin below.
+//
+// No rule means no access. A peer the transport vouches for as the machine's
+// own superuser (root or kin's own uid on the unix socket, the parent over a
+// zone's channel or a VM's link) is admin everywhere whatever the policy.
+// A policy that does not parse is refused as a whole, naming the line.
+// Every method kin serves has a role in one table (auth_method_role); a
+// method missing from it needs admin. Knows nothing of rpc: init passes
+// strings.
 #pragma once
 
 #include "lib/lib.h"
@@ -33,13 +33,13 @@
 
 enum auth_role { AUTH_NONE = 0, AUTH_READ = 1, AUTH_OPERATE = 2, AUTH_ADMIN = 3 };
 
-#define AUTH_RULES_MAX   4096      /* rules in one policy */
-#define AUTH_TARGETS_MAX 32        /* targets on one rule */
-#define AUTH_LINE_MAX    4096      /* bytes in one policy line */
+#define AUTH_RULES_MAX   4096       /* rules in one policy */
+#define AUTH_TARGETS_MAX 32         /* targets on one rule */
+#define AUTH_LINE_MAX    4096       /* bytes in one policy line */
 #define AUTH_FILE_MAX    (1u << 20) /* bytes in a policy file */
-#define AUTH_NAME_MAX    255       /* bytes in an identity's value (after "uri:") */
-#define AUTH_NAMES_MAX   16        /* names one TLS peer carries */
-#define AUTH_GROUPS_MAX  64        /* supplementary gids looked at */
+#define AUTH_NAME_MAX    255        /* bytes in an identity's value (after "uri:") */
+#define AUTH_NAMES_MAX   16         /* names one TLS peer carries */
+#define AUTH_GROUPS_MAX  64         /* supplementary gids looked at */
 
 /* Who calls, as its transport vouched for it. Strings are borrowed. */
 struct auth_peer {
@@ -77,14 +77,17 @@ void auth_policy_free(struct auth_policy *p);
 enum auth_role auth_method_role(const char *service, const char *method);
 /* true when a method changes something (needs more than read): audited. */
 bool auth_method_changes(const char *service, const char *method);
+/* true when the table names the method (not the admin default): the unit
+ * test asserts every kin.v1 method is classified on purpose. */
+bool auth_method_known(const char *service, const char *method);
 const char *auth_role_name(enum auth_role role); /* "read", "operate", "admin", "none" */
 
-/* May peer call service/method on target ("" or NULL: this kin)? 0 yes;
- * -EACCES no, and err (ERR_PERMISSION_DENIED) says who, what and why:
- *   "cn:ops may not call kin.v1.System/Poweroff: it needs admin, cn:ops has operate"
- *   "uid:1000 may not call kin.v1.Cells/List on \"pod2\": its rules reach pod1/*"
- *   "uid:1000 may not call kin.v1.Health/Check: no rule names uid:1000 or its gids"
- * A NULL policy is one with no rules. */
+// May peer call service/method on target ("" or NULL: this kin)? 0 yes;
+// -EACCES no, and err (ERR_PERMISSION_DENIED) says who, what and why:
+//   "cn:ops may not call kin.v1.System/Poweroff: it needs admin, cn:ops has operate"
+//   "uid:1000 may not call kin.v1.Cells/List on \"pod2\": its rules reach pod1/*"
+//   "uid:1000 may not call kin.v1.Health/Check: no rule names uid:1000 or its gids"
+// A NULL policy is one with no rules.
 int auth_check(const struct auth_policy *p, const struct auth_peer *peer, const char *service,
                const char *method, const char *target, struct err *err);
 /* The peer's name in messages and audit lines: its first TLS name, else
@@ -112,6 +115,13 @@ struct auth_audit_entry {
 	int code;    /* ERR_* (lib/err.h) */
 	bool denial; /* rate-limited */
 };
+/* The line auth_audit_log logs ("audit: who=... result=OK") into buf
+ * (always terminated; each value cut to AUTH_AUDIT_VALUE_MAX bytes so a
+ * line fits the log's). NULL or empty target: "target=."; NULL strings
+ * otherwise print as "". Returns the length written. */
+#define AUTH_AUDIT_VALUE_MAX 160
+#define AUTH_AUDIT_LINE_MAX  960
+size_t auth_audit_format(const struct auth_audit_entry *e, char *buf, size_t size);
 /* now_ns: CLOCK_MONOTONIC (a parameter, for tests). */
 void auth_audit_log(struct auth_audit *a, const struct auth_audit_entry *e, uint64_t now_ns);
 /* Reports dropped denials once their window has passed. */
