@@ -8,6 +8,8 @@
  *	connection with "hello NAME,NAME\n", echoes each line it reads, and
  *	closes after a line "quit". When the control socket closes it prints
  *	"control closed" and the gateway's status ("gateway status N").
+ *	When stdin is a FIFO, its EOF closes the control socket (kin going
+ *	away), which must end the gateway with status 0.
  *   gateway-driver client HOST PORT CERT KEY CA [SERVER_NAME|-] [timeout_ms]
  *	tls_client_open, sends "ping\nquit\n" and prints what comes back, or
  *	"error: SENTENCE" (exit 1).
@@ -22,6 +24,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #define MAX_CONNS 256
@@ -128,18 +131,30 @@ static int serve(int argc, char **argv)
 
 	static struct conn conns[MAX_CONNS];
 	size_t n_conns = 0;
+	struct stat st;
+	bool watch_stdin = fstat(0, &st) == 0 && S_ISFIFO(st.st_mode);
 	for (;;) {
-		struct pollfd p[MAX_CONNS + 1];
+		struct pollfd p[MAX_CONNS + 2];
 		p[0] = (struct pollfd){.fd = ctl[0], .events = POLLIN};
+		p[1] = (struct pollfd){.fd = watch_stdin ? 0 : -1, .events = POLLIN};
 		for (size_t i = 0; i < n_conns; i++)
-			p[i + 1] = (struct pollfd){.fd = conns[i].fd, .events = POLLIN};
-		if (poll(p, n_conns + 1, -1) < 0)
+			p[i + 2] = (struct pollfd){.fd = conns[i].fd, .events = POLLIN};
+		if (poll(p, n_conns + 2, -1) < 0)
 			continue;
 		for (size_t i = n_conns; i > 0; i--)
-			if (p[i].revents && conn_read(&conns[i - 1]) < 0) {
+			if (p[i + 1].revents && conn_read(&conns[i - 1]) < 0) {
 				close(conns[i - 1].fd);
 				conns[i - 1] = conns[--n_conns];
 			}
+		char b[64];
+		if (p[1].revents && read(0, b, sizeof(b)) <= 0) {
+			int status;
+			close(ctl[0]);
+			waitpid(pid, &status, 0);
+			printf("kin closed the control socket; gateway status %d\n",
+			       WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+			return 0;
+		}
 		if (!p[0].revents)
 			continue;
 		int fd;
