@@ -171,6 +171,24 @@ grep -qE '^fourth: closed 0\.[0-9]$' "$T/maxc" && [ "$(grep -c 'held: open' "$T/
 	bad max_conns "$(cat "$T/maxc") / $(tail -2 "$T/small.err")"
 eval "exec {FIFO_small}>&-"
 
+# --- max_handshakes: one at a time; the next peer waits in the backlog
+# until the silent one's deadline (1500 ms) frees the slot, then is served.
+P3=7446
+start one $P3 1500 0 1
+inns python3 -c '
+import socket, time
+s = socket.create_connection(("127.0.0.1", '$P3'))
+time.sleep(3)' &
+SILENT=$!
+sleep 0.3
+t0=$(date +%s%N)
+out=$(sc $P3 admin)
+ms=$((($(date +%s%N) - t0) / 1000000))
+wait $SILENT
+echo "$out" | grep -qx 'hello cn:admin' && [ $ms -ge 900 ] && [ $ms -lt 4000 ] && ok max_handshakes_backlog ||
+	bad max_handshakes_backlog "after $ms ms: $out"
+eval "exec {FIFO_one}>&-"
+
 # --- rotation: a connection opened before lives on; new ones see the new cert ---
 fp() { openssl x509 -noout -fingerprint -sha256 -in "$1" | cut -d= -f2; }
 served_fp() {
