@@ -32,6 +32,16 @@ int getnameinfo(const struct sockaddr *sa, socklen_t salen, char *host, socklen_
 	return EAI_FAIL;
 }
 
+/* OpenSSL's BIO_gethostbyname (libcrypto's bio_sock.c, a path the TLS
+ * gateway never takes: kin binds the socket) would otherwise bring all of
+ * glibc's NSS into the static binary. */
+struct hostent *gethostbyname(const char *name)
+{
+	(void)name;
+	h_errno = HOST_NOT_FOUND;
+	return NULL;
+}
+
 struct protoent *getprotobyname(const char *name)
 {
 	(void)name;

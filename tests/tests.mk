@@ -57,6 +57,13 @@ $(BUILD)/oci-layer-unpack: tests/oci/layer_unpack.c $(LIB_OBJS)
 $(BUILD)/shim-hostile: tests/shim/hostile.c $(LIB_OBJS)
 	$(CC) $(CFLAGS) -Wno-discarded-qualifiers $(LDFLAGS) -o $@ $< $(LIB_OBJS) $(LIBS)
 
+# The driver of tests/ns/tls-gateway.test.sh: kin's side of the TLS
+# gateway (listening socket, control socket, handoffs) and kin ctl's side
+# of tls_client_open.
+$(BUILD)/tls-gateway-driver: tests/tls/gateway_driver.c $(LIB_OBJS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_OBJS) $(LIBS)
+
+CHECK_DEPS += $(BUILD)/tls-gateway-driver
 CHECK_DEPS += $(BUILD)/oci-layer-unpack $(BUILD)/shim-hostile $(BUILD)/net-tap
 CHECK_DEPS += $(BUILD)/unit-tests $(BUILD)/ns-helper $(BUILD)/cells-driver \
 	$(BUILD)/cells-hostile $(BUILD)/cells-probe $(BUILD)/rpc-load $(BUILD)/rpc-route \

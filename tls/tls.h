@@ -24,10 +24,10 @@
 
 #include <sys/types.h>
 
-#define TLS_HANDSHAKE_MS_DEFAULT  10000 /* a handshake not done by then is cut */
-#define TLS_MAX_CONNS_DEFAULT     1024  /* TLS connections at once */
-#define TLS_MAX_HANDSHAKES_DEFAULT 64   /* handshakes in progress at once */
-#define TLS_RELOAD_CHECK_MS       2000  /* how often the files' mtimes are looked at */
+#define TLS_HANDSHAKE_MS_DEFAULT   10000 /* a handshake not done by then is cut */
+#define TLS_MAX_CONNS_DEFAULT      1024  /* TLS connections at once */
+#define TLS_MAX_HANDSHAKES_DEFAULT 64    /* handshakes in progress at once */
+#define TLS_RELOAD_CHECK_MS        2000  /* how often the files' mtimes are looked at */
 
 struct tls_files {
 	const char *cert; /* PEM: this side's certificate (chain) */
