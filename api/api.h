@@ -31,6 +31,10 @@ struct api_health_info {
 struct api_system_ops {
 	const char *role;
 	int (*stop)(bool reboot, bool dry_run, const char **ret_action, void *data);
+	/* System/ReloadPolicy: re-reads the policy; on error err says why and
+	 * the old policy stays. *ret_source: the file ("" none). */
+	int (*reload_policy)(const char **ret_source, size_t *ret_rules, struct err *err,
+	                     void *data);
 	void *data;
 };
 

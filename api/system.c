@@ -1,6 +1,7 @@
-/* system: kin.v1.System — Poweroff and Reboot. The answer is queued first,
+/* system: kin.v1.System — Poweroff and Reboot: the answer is queued first,
  * then init's stop runs (the same sequence as the signal table), so the
- * caller hears what happens before the connections go. */
+ * caller hears what happens before the connections go. ReloadPolicy: init
+ * re-reads the authorization policy. */
 #include "api/api-int.h"
 
 #include <string.h>
@@ -40,9 +41,31 @@ static int serve_system_reboot(struct rpc_call *call, const ProtobufCMessage *in
 	return system_power(call, true, userdata);
 }
 
+static int serve_system_reload_policy(struct rpc_call *call, const ProtobufCMessage *in,
+                                      void *userdata)
+{
+	const struct api_system_ops *ops = userdata;
+	struct err err = {0};
+	const char *source = "";
+	size_t rules = 0;
+	(void)in;
+	if (!ops->reload_policy)
+		return rpc_call_fail(call, ERR_FAILED_PRECONDITION,
+		                     "this %s kin has no authorization policy to reload",
+		                     ops->role);
+	int r = ops->reload_policy(&source, &rules, &err, ops->data);
+	if (r < 0)
+		return api_fail_err(call, &err, r);
+	Kin__V1__ReloadPolicyResponse out = KIN__V1__RELOAD_POLICY_RESPONSE__INIT;
+	out.source = (char *)source;
+	out.rules = (uint32_t)rules;
+	return rpc_call_reply(call, &out.base);
+}
+
 static const struct api_method system_methods[] = {
     {serve_system_poweroff, 0},
     {serve_system_reboot, 0},
+    {serve_system_reload_policy, 0},
 };
 static const struct api_handlers system_handlers = {&kin__v1__system__descriptor, system_methods,
                                                     ARRAY_SIZE(system_methods), NULL};

@@ -3,6 +3,7 @@
  * the exit code they end with), the options every subcommand takes, and
  * the dispatch through a command table. */
 #include "ctl/ctl-int.h"
+#include "tls/tls.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -82,13 +83,89 @@ static void print_error_json(const char *code, const char *msg)
 	printf("}}\n");
 }
 
+/* "tls:HOST:PORT", "tls:[V6]:PORT" into host and port. */
+static int tls_address_split(const char *a, char *host, size_t hsize, const char **ret_port)
+{
+	const char *h = a + 4, *colon;
+	size_t n;
+	if (*h == '[') {
+		const char *end = strchr(h, ']');
+		if (!end || end[1] != ':')
+			return -EINVAL;
+		h++;
+		n = (size_t)(end - h);
+		colon = end + 1;
+	} else {
+		colon = strrchr(h, ':');
+		if (!colon)
+			return -EINVAL;
+		n = (size_t)(colon - h);
+	}
+	uint32_t port;
+	if (!n || n >= hsize || str_to_u32(colon + 1, &port) < 0 || !port || port > 65535)
+		return -EINVAL;
+	memcpy(host, h, n);
+	host[n] = '\0';
+	*ret_port = colon + 1;
+	return 0;
+}
+
+bool ctl_address_is_tls(const char *a)
+{
+	char host[256];
+	const char *port;
+	return str_startswith(a, "tls:") && tls_address_split(a, host, sizeof(host), &port) == 0;
+}
+
+int ctl_dial(struct ctl *ctl, int *ret_fd)
+{
+	if (!str_startswith(ctl->address, "tls:")) {
+		struct rpc_address a;
+		int r = rpc_address_parse(ctl->address, &a);
+		if (r < 0)
+			return r;
+		int fd = rpc_address_connect(&a, ctl->timeout_ms);
+		if (fd < 0)
+			return fd;
+		*ret_fd = fd;
+		return 0;
+	}
+	char host[256];
+	struct tls_client_config c = {.server_name = ctl->server_name,
+	                              .files = {.cert = ctl->cert, .key = ctl->key, .ca = ctl->ca},
+	                              .timeout_ms = ctl->timeout_ms ? ctl->timeout_ms : 5000};
+	struct err err = {0};
+	if (tls_address_split(ctl->address, host, sizeof(host), &c.port) < 0)
+		return -EINVAL;
+	c.host = host;
+	if (!ctl->cert || !ctl->key || !ctl->ca) {
+		snprintf(ctl->dial_err, sizeof(ctl->dial_err),
+		         "TLS needs --cert, --key and --ca (or a context that has them)");
+		return -EINVAL;
+	}
+	if (ctl->n_relays == CTL_RELAYS_MAX) {
+		snprintf(ctl->dial_err, sizeof(ctl->dial_err), "too many TLS connections");
+		return -EMFILE;
+	}
+	pid_t pid;
+	int r = tls_client_open(&c, ret_fd, &pid, &err);
+	if (r < 0) {
+		snprintf(ctl->dial_err, sizeof(ctl->dial_err), "%s", err.msg);
+		return r;
+	}
+	ctl->relays[ctl->n_relays++] = pid;
+	return 0;
+}
+
 int ctl_result(struct ctl *ctl, int r, const struct err *st)
 {
 	if (r < 0) {
-		fprintf(stderr, "kin ctl: cannot reach kin at %s: %s\n", ctl->address,
-		        r == -EPROTO ? "not a ttrpc server" : strerror(-r));
+		const char *why = ctl->dial_err[0] ? ctl->dial_err
+		                  : r == -EPROTO   ? "not a ttrpc server"
+		                                   : strerror(-r);
+		fprintf(stderr, "kin ctl: cannot reach kin at %s: %s\n", ctl->address, why);
 		if (ctl->json)
-			print_error_json("UNAVAILABLE", strerror(-r));
+			print_error_json("UNAVAILABLE", why);
 		return CTL_UNREACHABLE;
 	}
 	if (st->code != ERR_OK) {
@@ -104,8 +181,12 @@ int ctl_call(struct ctl *ctl, const struct ctl_call *c, ProtobufCMessage **ret_o
 {
 	struct rpc_kv md = {RPC_TARGET_KEY, c->target};
 	int r = 0;
-	if (!ctl->client)
-		r = rpc_client_connect(ctl->address, ctl->timeout_ms, &ctl->client);
+	if (!ctl->client) {
+		int fd;
+		r = ctl_dial(ctl, &fd);
+		if (r == 0)
+			r = rpc_client_from_fd(fd, ctl->timeout_ms, &ctl->client);
+	}
 	if (r == 0) {
 		rpc_client_set_timeout(ctl->client, c->timeout_ms);
 		r = c->target ? rpc_client_set_metadata(ctl->client, &md, 1)
@@ -144,8 +225,10 @@ int ctl_stream_run(struct ctl *ctl, const char *service, const char *method,
 {
 	struct rpc_stream *s;
 	struct err st;
-	int r = rpc_client_stream_open(ctl->address, ctl->timeout_ms, service, method, in, ctl->md,
-	                               ctl->n_md, &s);
+	int fd;
+	int r = ctl_dial(ctl, &fd);
+	if (r == 0)
+		r = rpc_client_stream_open_fd(fd, service, method, in, ctl->md, ctl->n_md, &s);
 	if (r < 0)
 		return ctl_result(ctl, r, NULL);
 	for (;;) {

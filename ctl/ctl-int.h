@@ -26,8 +26,16 @@ enum { CTL_OK = 0, CTL_RPC_ERROR = 1, CTL_USAGE = 2, CTL_UNREACHABLE = 3 };
  * out is reported as DEADLINE_EXCEEDED, not as an unreachable kin. */
 #define CTL_EXEC_START_WAIT_MS (5000 + 5000)
 
+#define CTL_RELAYS_MAX 16 /* TLS relay children of one run */
+
 struct ctl {
-	const char *address;
+	const char *address; /* unix:PATH, vsock:CID:PORT, tls:HOST:PORT, PATH */
+	bool address_set;    /* --socket/--connect given: a context's does not apply */
+	const char *cert, *key, *ca, *server_name; /* tls: */
+	const char *context;                       /* --context */
+	pid_t relays[CTL_RELAYS_MAX];              /* reaped at the end */
+	size_t n_relays;
+	char dial_err[ERR_MSG_MAX]; /* why a TLS connection failed */
 	bool json;
 	int timeout_ms;      /* unary calls */
 	bool timeout_set;    /* given: also bounds waits (wait, stop, freeze, delete) */
@@ -37,6 +45,32 @@ struct ctl {
 	const char *what;          /* "cell create", for messages */
 	char what_buf[64];
 };
+
+/* The client configuration (ctl/config.c): named contexts. */
+#define CTL_CONTEXTS_MAX 32
+struct ctl_context {
+	char name[65];
+	char address[256];
+	char cert[512], key[512], ca[512];
+	char server_name[256];
+	char target[256];
+};
+struct ctl_config {
+	char path[PATH_MAX];
+	char current[65];
+	size_t n;
+	struct ctl_context ctx[CTL_CONTEXTS_MAX];
+};
+/* Reads ~/.config/kin/config or $KIN_CONFIG; none there is an empty one.
+ * -errno with err naming the file and line. */
+int ctl_config_load(struct ctl_config *cfg, struct err *err);
+/* text: len bytes, changed in place; cfg->path names it in messages. */
+int ctl_config_parse(struct ctl_config *cfg, char *text, size_t len, struct err *err);
+const struct ctl_context *ctl_config_find(const struct ctl_config *cfg, const char *name);
+int ctl_config_main(struct ctl *ctl, int argc, char **argv);
+/* A connected socket to kin at ctl->address (a TLS relay's end for tls:). */
+int ctl_dial(struct ctl *ctl, int *ret_fd);
+bool ctl_address_is_tls(const char *a); /* tls:HOST:PORT, well formed */
 
 /* One command or subcommand. run gets argv with argv[0] its own word.
  * opts: its options, for the completion. subs: its subcommands

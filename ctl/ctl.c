@@ -8,6 +8,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
 
 static void help(FILE *f)
 {
@@ -16,7 +17,14 @@ static void help(FILE *f)
 	      "Calls a running kin over RPC (ttrpc).\n"
 	      "\n"
 	      "  --socket PATH       kin's unix socket (default " RPC_SOCKET_DEFAULT ")\n"
-	      "  --connect ADDR      unix:PATH or vsock:CID:PORT\n"
+	      "  --connect ADDR      unix:PATH, vsock:CID:PORT or tls:HOST:PORT\n"
+	      "  --cert FILE, --key FILE  tls: this client's certificate and key (PEM)\n"
+	      "  --ca FILE           tls: the CA the server's certificate must chain to\n"
+	      "  --server-name NAME  tls: the name the server's certificate must carry\n"
+	      "                      (default: HOST)\n"
+	      "  --context NAME      a context of the client config (~/.config/kin/config\n"
+	      "                      or $KIN_CONFIG): address, credentials, target; flags\n"
+	      "                      given here win over it\n"
 	      "  -o, --output FMT    text (default) or json\n"
 	      "  --timeout DURATION  per call: 5s (default), 1500ms, ...\n"
 	      "  --target PATH       a kin below this one: a zone NAME or vm/NAME, hops\n"
@@ -28,6 +36,9 @@ static void help(FILE *f)
 	      "  version             kin's version, role, hostname, kernel, uptime\n"
 	      "  poweroff, reboot    stop kin: machine init powers off or reboots, other\n"
 	      "                      roles stop and exit (reboot: machine init only)\n"
+	      "  policy reload       re-read kin's authorization policy (as SIGHUP does)\n"
+	      "  config list         the contexts of the client config (* the current)\n"
+	      "  config use NAME     make NAME the current context\n"
 	      "  completion bash     a bash completion script for kin (commands, options)\n"
 	      "\n"
 	      "Exit status: 0 ok, 1 RPC error, 2 usage error, 3 kin unreachable.\n\n",
@@ -114,6 +125,32 @@ static int cmd_reboot(struct ctl *ctl, int argc, char **argv)
 	                  &kin__v1__power_response__descriptor, print_power, NULL);
 }
 
+static void print_reload(const ProtobufCMessage *out)
+{
+	const Kin__V1__ReloadPolicyResponse *m = (const Kin__V1__ReloadPolicyResponse *)out;
+	printf("policy %s: %u rules\n", m->source[0] ? m->source : "(none)", m->rules);
+}
+
+static int cmd_policy(struct ctl *ctl, int argc, char **argv)
+{
+	ctl->what = "policy";
+	if (argc < 2 || strcmp(argv[1], "reload") != 0)
+		return ctl_usage(ctl, "expected reload");
+	Kin__V1__ReloadPolicyRequest in = KIN__V1__RELOAD_POLICY_REQUEST__INIT;
+	return call_plain(ctl, argc - 1, argv + 1, "kin.v1.System", "ReloadPolicy", &in.base,
+	                  &kin__v1__reload_policy_response__descriptor, print_reload, NULL);
+}
+
+static const struct ctl_cmd policy_cmds[] = {
+    {"reload", "re-read the authorization policy", NULL, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+static const struct ctl_cmd config_cmds[] = {
+    {"list", "the contexts (* the current)", NULL, NULL, NULL},
+    {"use", "make a context the current", NULL, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
 const struct ctl_cmd ctl_cmds[] = {
     {"health", "is kin serving", cmd_health, NULL, NULL},
     {"version", "kin's version, role, hostname, kernel, uptime", cmd_version, NULL, NULL},
@@ -125,6 +162,8 @@ const struct ctl_cmd ctl_cmds[] = {
     {"vm", "microVMs", ctl_vm_main, NULL, ctl_vm_cmds},
     {"zone", "nested kins", ctl_zone_main, NULL, ctl_zone_cmds},
     {"image", "the OCI image store", ctl_image_main, NULL, ctl_image_cmds},
+    {"policy", "the authorization policy: policy reload", cmd_policy, NULL, policy_cmds},
+    {"config", "client contexts: config list, config use NAME", ctl_config_main, NULL, config_cmds},
     {"completion", "a shell completion script: completion bash", ctl_completion_main, NULL, NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
@@ -158,6 +197,11 @@ const struct option ctl_main_opts[] = {
     {"output", required_argument, NULL, 'o'},
     {"timeout", required_argument, NULL, 't'},
     {"target", required_argument, NULL, 'T'},
+    {"cert", required_argument, NULL, 'C'},
+    {"key", required_argument, NULL, 'K'},
+    {"ca", required_argument, NULL, 'A'},
+    {"server-name", required_argument, NULL, 'N'},
+    {"context", required_argument, NULL, 'X'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -165,13 +209,16 @@ const struct option ctl_main_opts[] = {
 static int opt_address(struct ctl *ctl, int c, const char *arg)
 {
 	struct rpc_address a;
-	if ((c == 's' && (str_startswith(arg, "vsock:") || !*arg)) ||
-	    rpc_address_parse(arg, &a) < 0) {
+	if ((c == 's' && (str_startswith(arg, "vsock:") || str_startswith(arg, "tls:") || !*arg)) ||
+	    (str_startswith(arg, "tls:") ? !ctl_address_is_tls(arg)
+	                                 : rpc_address_parse(arg, &a) < 0)) {
 		fprintf(stderr, "kin ctl: '%s' is not a valid %s\n", arg,
-		        c == 's' ? "socket path" : "address (unix:PATH or vsock:CID:PORT)");
+		        c == 's' ? "socket path"
+		                 : "address (unix:PATH, vsock:CID:PORT or tls:HOST:PORT)");
 		return CTL_USAGE;
 	}
 	ctl->address = arg;
+	ctl->address_set = true;
 	return CTL_OK;
 }
 
@@ -222,6 +269,21 @@ static int main_opt(struct ctl *ctl, int c, char **argv)
 		return opt_timeout(ctl, optarg);
 	case 'T':
 		return opt_target(ctl, optarg);
+	case 'C':
+		ctl->cert = optarg;
+		return CTL_OK;
+	case 'K':
+		ctl->key = optarg;
+		return CTL_OK;
+	case 'A':
+		ctl->ca = optarg;
+		return CTL_OK;
+	case 'N':
+		ctl->server_name = optarg;
+		return CTL_OK;
+	case 'X':
+		ctl->context = optarg;
+		return CTL_OK;
 	case 'h':
 		help(stdout);
 		return -1;
@@ -235,9 +297,59 @@ static int main_opt(struct ctl *ctl, int c, char **argv)
 	}
 }
 
+/* The context (--context, else the config's current one, if any) fills
+ * in what the command line left unsaid. */
+static int apply_context(struct ctl *ctl, struct ctl_config *cfg)
+{
+	struct err err = {0};
+	if (ctl_config_load(cfg, &err) < 0) {
+		/* A broken file only matters to whoever asked for a context. */
+		if (!ctl->context)
+			return CTL_OK;
+		fprintf(stderr, "kin ctl: %s\n", err.msg);
+		return CTL_USAGE;
+	}
+	const char *name = ctl->context ? ctl->context : cfg->current[0] ? cfg->current : NULL;
+	if (!name)
+		return CTL_OK;
+	const struct ctl_context *c = ctl_config_find(cfg, name);
+	if (!c) {
+		fprintf(stderr, "kin ctl: --context %s: no such context in %s\n", name,
+		        cfg->path[0] ? cfg->path : "(no config: no HOME, no KIN_CONFIG)");
+		return CTL_USAGE;
+	}
+	if (!ctl->address_set && c->address[0]) {
+		if (str_startswith(c->address, "tls:") ? !ctl_address_is_tls(c->address)
+		                                       : !c->address[0]) {
+			fprintf(stderr, "kin ctl: context %s: address '%s' is not valid\n", name,
+			        c->address);
+			return CTL_USAGE;
+		}
+		ctl->address = c->address;
+	}
+	if (!ctl->cert && c->cert[0])
+		ctl->cert = c->cert;
+	if (!ctl->key && c->key[0])
+		ctl->key = c->key;
+	if (!ctl->ca && c->ca[0])
+		ctl->ca = c->ca;
+	if (!ctl->server_name && c->server_name[0])
+		ctl->server_name = c->server_name;
+	if (!ctl->n_md && c->target[0] && opt_target(ctl, c->target) != CTL_OK)
+		return CTL_USAGE;
+	return CTL_OK;
+}
+
+static void relays_reap(struct ctl *ctl)
+{
+	for (size_t i = 0; i < ctl->n_relays; i++)
+		waitpid(ctl->relays[i], NULL, 0); /* our end is closed: they end */
+}
+
 int ctl_main(int argc, char **argv)
 {
 	struct ctl ctl = {.address = RPC_SOCKET_DEFAULT, .timeout_ms = 5000};
+	static struct ctl_config cfg; /* large: not on the stack */
 	int c, r;
 
 	opterr = 0;
@@ -245,6 +357,8 @@ int ctl_main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "+:o:h", ctl_main_opts, NULL)) != -1)
 		if ((r = main_opt(&ctl, c, argv)) != CTL_OK)
 			return r < 0 ? CTL_OK : r;
+	if ((r = apply_context(&ctl, &cfg)) != CTL_OK)
+		return r;
 	if (optind >= argc) {
 		help(stderr);
 		return CTL_USAGE;
@@ -258,6 +372,7 @@ int ctl_main(int argc, char **argv)
 	ctl.what = cmd->name;
 	r = cmd->run(&ctl, argc - optind, argv + optind);
 	rpc_client_free(ctl.client);
+	relays_reap(&ctl);
 	fflush(stdout);
 	return r;
 }

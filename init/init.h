@@ -35,6 +35,7 @@ enum init_action {
 	INIT_ACT_REBOOT,   /* machine: stop everything, reboot */
 	INIT_ACT_POWEROFF, /* machine: stop everything, power off */
 	INIT_ACT_HALT,     /* machine: stop everything, halt */
+	INIT_ACT_RELOAD,   /* SIGHUP: the policy and the TLS files again */
 };
 
 #ifndef KIN_VERSION
@@ -48,6 +49,7 @@ enum init_action {
 /* The RPC server's settings (init/rpc.c starts it; rpc/rpc.h serves). */
 #define INIT_RPC_PATH_MAX 107
 #define INIT_RPC_IDS_MAX  16
+#define INIT_RPC_FILE_MAX 255 /* a policy, certificate or key file's path */
 struct init_rpc_config {
 	char socket[INIT_RPC_PATH_MAX + 1]; /* "" until set; "none" disables */
 	bool vsock_set;
@@ -55,8 +57,14 @@ struct init_rpc_config {
 	uint32_t max_conns;        /* 0: rpc's default */
 	uint32_t frame_timeout_ms; /* 0: rpc's default */
 	size_t n_uids, n_gids;
-	uint32_t uids[INIT_RPC_IDS_MAX]; /* allowed besides root and kin's uid */
+	uint32_t uids[INIT_RPC_IDS_MAX]; /* admin everywhere besides root and kin's uid */
 	uint32_t gids[INIT_RPC_IDS_MAX];
+	char policy[INIT_RPC_FILE_MAX + 1]; /* kin.rpc.policy=, --policy: "" none */
+	/* TLS (init/tls.c): kin.rpc.tls=ADDR:PORT and its files, "" unset */
+	char tls_listen[64];
+	char tls_cert[INIT_RPC_FILE_MAX + 1], tls_key[INIT_RPC_FILE_MAX + 1];
+	char tls_ca[INIT_RPC_FILE_MAX + 1], tls_crl[INIT_RPC_FILE_MAX + 1];
+	uint32_t tls_handshake_ms; /* kin.rpc.tls.handshake-timeout=: 0 the default */
 };
 
 struct init_config {
@@ -88,6 +96,11 @@ struct init_config {
 };
 
 void init_config_defaults(struct init_config *cfg);
+
+/* "A.B.C.D:PORT" or "[V6]:PORT" (port 1-65535) into ret (NULL: only
+ * checks). -EINVAL if malformed. */
+struct sockaddr_storage;
+int init_tls_addr_parse(const char *s, struct sockaddr_storage *ret);
 
 /* Reports one problem found while parsing outside input; the parser goes on
  * with the remaining options and keeps the previous value of a bad one. */
@@ -146,6 +159,33 @@ void init_install_fault_handlers(enum init_panic policy);
 struct rpc_server;
 int init_rpc_start(const struct init_config *cfg, enum init_role role, struct ev_loop *loop,
                    struct rpc_server **ret);
+
+/* Authorization (init/auth.c): the policy (--policy, and kin.rpc.uids=/
+ * gids= as "uid:N admin *" rules) installed as rpc's guard, the audit of
+ * changes and denials. A policy that does not parse at start leaves only
+ * root and kin's own uid in, and is returned (< 0) after being logged. */
+struct init_auth;
+bool init_auth_socket_open(const struct init_rpc_config *cfg);
+int init_auth_start(const struct init_rpc_config *cfg, struct rpc_server *rpc,
+                    struct init_auth **ret);
+/* SIGHUP and System/ReloadPolicy; a bad policy is refused, the old stays. */
+int init_auth_reload(struct init_auth *a, const char **ret_source, size_t *ret_rules,
+                     struct err *err);
+void init_auth_tick(struct init_auth *a); /* reports rate-limited denials */
+void init_auth_free(struct init_auth *a); /* after rpc_server_free */
+
+/* TLS (init/tls.c): kin.rpc.tls= served by a gateway child (tls/); its
+ * connections handed over to rpc. < 0: not listening (logged). */
+struct init_tls;
+struct cells;
+int init_tls_start(const struct init_rpc_config *cfg, struct ev_loop *loop,
+                   struct child_table *children, struct rpc_server *rpc, struct cells *cells,
+                   struct init_tls **ret);
+void init_tls_reload(struct init_tls *t); /* SIGHUP to the gateway: new files */
+void init_tls_stop(struct init_tls *t);   /* no more connections; the gateway ends */
+void init_tls_free(struct init_tls *t);
+/* `kin gateway`: the gateway role's entry (init/gateway.c). */
+int init_gateway_main(int argc, char **argv);
 
 /* The VM link (init/link.c), machine init only: RPC served on the
  * virtio-serial port named org.kin.rpc, reopened while the host is away. */

@@ -40,6 +40,8 @@ struct init_state {
 	struct init_cells *cells;
 	struct init_link *link; /* machine: RPC on the VM link's port */
 	struct api *api;        /* the kin.v1 services; NULL without rpc */
+	struct init_auth *auth; /* rpc's guard: policy and audit; NULL without rpc */
+	struct init_tls *tls;   /* kin.rpc.tls=: the gateway; NULL without */
 	bool booted;            /* machine: the late boot (network, modules) has ended */
 };
 
@@ -156,6 +158,7 @@ static void stop_begin(struct init_state *s, enum init_action act)
 		return;
 	}
 	s->stop_act = act;
+	init_tls_stop(s->tls);
 	/* Each zone kin stops its own cells; VMs power off over their links. */
 	size_t vms = api_stop_all(s->api, s->cfg->grace_ms);
 	if (vms && timer_arm(s, s->cfg->grace_ms) == 0) {
@@ -174,6 +177,15 @@ static void vms_check(struct init_state *s)
 		log_info("VMs stopped");
 		term_begin(s);
 	}
+}
+
+static int system_reload_policy(const char **ret_source, size_t *ret_rules, struct err *err,
+                                void *data)
+{
+	struct init_state *s = data;
+	if (!s->auth)
+		return err_set(err, -EOPNOTSUPP, ERR_FAILED_PRECONDITION, "no policy here");
+	return init_auth_reload(s->auth, ret_source, ret_rules, err);
 }
 
 /* kin.v1.System: the signal table's stop, asked over RPC. */
@@ -229,7 +241,10 @@ static void start_services(struct init_state *s)
 	               .started_ns = s->started_ns,
 	               .stopping = is_stopping,
 	               .data = s},
-	    .system = {.role = init_role_name(s->role), .stop = system_stop, .data = s},
+	    .system = {.role = init_role_name(s->role),
+	               .stop = system_stop,
+	               .reload_policy = system_reload_policy,
+	               .data = s},
 	    .cells = init_cells_lib(s->cells),
 	    .cells_why = init_cells_why(s->cells),
 	    .vm_dir = c->vm_dir,
@@ -258,7 +273,11 @@ static void services_end(struct init_state *s)
 	init_cells_shutdown(s->cells);
 	if (s->role == INIT_ROLE_MACHINE)
 		init_shutdown_machine(s->stop_act);
+	init_tls_free(s->tls);
+	s->tls = NULL;
 	rpc_server_free(s->rpc);
+	init_auth_free(s->auth); /* after the server: its calls' ends are audited */
+	s->auth = NULL;
 	init_link_free(s->link);
 	api_free(s->api);
 	init_cells_free(s->cells);
@@ -307,6 +326,16 @@ static void on_workload_exit(const siginfo_t *si, void *data)
 	stop_begin(s, INIT_ACT_STOP);
 }
 
+/* SIGHUP: the policy read again (a bad one refused, logged), the TLS
+ * gateway told to read its files again. */
+static void reload(struct init_state *s)
+{
+	struct err err = {0};
+	if (s->auth)
+		init_auth_reload(s->auth, NULL, NULL, &err);
+	init_tls_reload(s->tls);
+}
+
 static void on_signal(struct ev_source *src, uint32_t events)
 {
 	struct init_state *s = src->data;
@@ -329,6 +358,9 @@ static void on_signal(struct ev_source *src, uint32_t events)
 		case INIT_ACT_FORWARD:
 			if (s->workload)
 				child_signal(s->workload, sig);
+			break;
+		case INIT_ACT_RELOAD:
+			reload(s);
 			break;
 		default:
 			stop_begin(s, act);
@@ -427,6 +459,20 @@ int init_run(struct init_config *cfg, enum init_role role)
 	/* Before the workload: kin moves into its own leaf cgroup first. */
 	if (init_cells_start(s.loop, s.children, s.rpc, cfg->cgroup, &s.cells) < 0)
 		log_error("cells: out of memory; going on without them");
+	/* A daemon told --policy or --tls-listen explicitly does not run
+	 * without them; machine init goes on with root only. */
+	if (s.rpc) {
+		r = init_auth_start(&cfg->rpc, s.rpc, &s.auth);
+		if (r == 0)
+			r = init_tls_start(&cfg->rpc, s.loop, s.children, s.rpc,
+			                   init_cells_lib(s.cells), &s.tls);
+		if (r < 0 && role == INIT_ROLE_DAEMON) {
+			services_end(&s);
+			return 1;
+		}
+	} else if (cfg->rpc.tls_listen[0]) {
+		log_error("tls: kin.rpc.tls= needs kin's RPC server (it serves no socket here)");
+	}
 	start_services(&s);
 	if (cfg->argv && role != INIT_ROLE_MACHINE) {
 		r = start_workload(&s);
@@ -460,6 +506,7 @@ int init_run(struct init_config *cfg, enum init_role role)
 	while (s.phase != PHASE_DONE) {
 		r = ev_run_once(s.loop, -1);
 		vms_check(&s);
+		init_auth_tick(s.auth);
 		if (r < 0) {
 			if (role == INIT_ROLE_MACHINE)
 				init_panic(cfg->panic, "main loop: epoll_wait: %s", strerror(-r));

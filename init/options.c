@@ -52,6 +52,17 @@ static int opt_rpc_ids_set(const char *v, uint32_t *ids, size_t *n)
 	return 0;
 }
 
+/* A file named on the command line: an absolute path of printable bytes. */
+static int opt_file_set(const char *value, char *buf, size_t size)
+{
+	if (value[0] != '/' || strstr(value, "/../"))
+		return -EINVAL;
+	for (const char *p = value; *p; p++)
+		if ((unsigned char)*p < 0x21 || *p == 0x7f)
+			return -EINVAL;
+	return str_copy(buf, size, value);
+}
+
 static int opt_rpc_set(struct init_rpc_config *rpc, const char *key, const char *value)
 {
 	uint32_t u;
@@ -73,6 +84,28 @@ static int opt_rpc_set(struct init_rpc_config *rpc, const char *key, const char 
 		return opt_rpc_ids_set(value, rpc->uids, &rpc->n_uids);
 	if (strcmp(key, "gids") == 0)
 		return opt_rpc_ids_set(value, rpc->gids, &rpc->n_gids);
+	if (strcmp(key, "policy") == 0)
+		return opt_file_set(value, rpc->policy, sizeof(rpc->policy));
+	if (strcmp(key, "tls") == 0) {
+		if (init_tls_addr_parse(value, NULL) < 0)
+			return -EINVAL;
+		return str_copy(rpc->tls_listen, sizeof(rpc->tls_listen), value);
+	}
+	if (strcmp(key, "tls.cert") == 0)
+		return opt_file_set(value, rpc->tls_cert, sizeof(rpc->tls_cert));
+	if (strcmp(key, "tls.key") == 0)
+		return opt_file_set(value, rpc->tls_key, sizeof(rpc->tls_key));
+	if (strcmp(key, "tls.ca") == 0)
+		return opt_file_set(value, rpc->tls_ca, sizeof(rpc->tls_ca));
+	if (strcmp(key, "tls.crl") == 0)
+		return opt_file_set(value, rpc->tls_crl, sizeof(rpc->tls_crl));
+	if (strcmp(key, "tls.handshake-timeout") == 0) {
+		uint64_t ms;
+		if (str_to_duration_ms(value, 600 * 1000, &ms) < 0 || ms < 100)
+			return -EINVAL;
+		rpc->tls_handshake_ms = (uint32_t)ms;
+		return 0;
+	}
 	if (strcmp(key, "max-conns") == 0) {
 		if (str_to_u32(value, &u) < 0 || u == 0 || u > 65536)
 			return -EINVAL;
@@ -191,6 +224,12 @@ static const char *option_expect(const char *key)
 		return "a comma-separated list of at most 16 numeric ids";
 	if (strcmp(key, "kin.rpc.max-conns") == 0)
 		return "a number from 1 to 65536";
+	if (strcmp(key, "kin.rpc.tls") == 0)
+		return "ADDRESS:PORT, such as 0.0.0.0:7443 or [::]:7443";
+	if (strcmp(key, "kin.rpc.policy") == 0 || str_startswith(key, "kin.rpc.tls."))
+		return strcmp(key, "kin.rpc.tls.handshake-timeout") == 0
+		           ? "a duration from 100ms to 10m, such as 10s"
+		           : "an absolute path of at most 255 printable bytes";
 	if (strcmp(key, "kin.rpc.frame-timeout") == 0)
 		return "a duration from 100ms to 60m, such as 10s";
 	if (strcmp(key, "kin.modules") == 0)
@@ -301,7 +340,15 @@ void init_usage(FILE *f)
 	      "                      only: /proc/cmdline)\n"
 	      "  --socket PATH       RPC unix socket (default /run/kin/kin.sock), or none\n"
 	      "  --vsock PORT        RPC on vsock PORT (machine init: 1024), or off\n"
-	      "  --allow-uid LIST    uids allowed to call kin besides root (1000,1001)\n"
+	      "  --allow-uid LIST    uids with admin rights besides root (1000,1001)\n"
+	      "  --policy FILE       who may call what: lines IDENTITY ROLE [TARGET...]\n"
+	      "                      (README \"Remote management\"); re-read on SIGHUP\n"
+	      "  --tls-listen ADDR:PORT  RPC over TCP with mutual TLS, served by a gateway\n"
+	      "                      child (0.0.0.0:7443, [::]:7443); needs the three below\n"
+	      "  --tls-cert FILE     the server's certificate (PEM)\n"
+	      "  --tls-key FILE      its private key (PEM)\n"
+	      "  --tls-ca FILE       the CA client certificates must chain to (PEM)\n"
+	      "  --tls-crl FILE      a CRL of that CA (PEM), optional\n"
 	      "  --zone-depth N      a zone kin's nesting depth (set by the parent kin)\n"
 	      "  --zone-subnet CIDR  the range for this zone's own --net zones (set by the\n"
 	      "                      parent kin; without it a zone kin makes none)\n"
@@ -322,9 +369,11 @@ static const struct {
 	int c;
 	const char *key;
 } flag_keys[] = {
-    {'l', "kin.log"},      {'g', "kin.grace"},          {'H', "kin.hostname"},
-    {'p', "kin.panic"},    {'S', "kin.rpc.socket"},     {'V', "kin.rpc.vsock"},
-    {'U', "kin.rpc.uids"}, {'X', "kin.zone.max-depth"},
+    {'l', "kin.log"},        {'g', "kin.grace"},          {'H', "kin.hostname"},
+    {'p', "kin.panic"},      {'S', "kin.rpc.socket"},     {'V', "kin.rpc.vsock"},
+    {'U', "kin.rpc.uids"},   {'X', "kin.zone.max-depth"}, {'P', "kin.rpc.policy"},
+    {'T', "kin.rpc.tls"},    {'1', "kin.rpc.tls.cert"},   {'2', "kin.rpc.tls.key"},
+    {'3', "kin.rpc.tls.ca"}, {'4', "kin.rpc.tls.crl"},
 };
 
 static const char *flag_key(int c)
@@ -447,6 +496,12 @@ int init_flags_parse(int argc, char **argv, struct init_config *cfg)
 	    {"socket", required_argument, NULL, 'S'},
 	    {"vsock", required_argument, NULL, 'V'},
 	    {"allow-uid", required_argument, NULL, 'U'},
+	    {"policy", required_argument, NULL, 'P'},
+	    {"tls-listen", required_argument, NULL, 'T'},
+	    {"tls-cert", required_argument, NULL, '1'},
+	    {"tls-key", required_argument, NULL, '2'},
+	    {"tls-ca", required_argument, NULL, '3'},
+	    {"tls-crl", required_argument, NULL, '4'},
 	    {"zone-depth", required_argument, NULL, 'D'},
 	    {"zone-subnet", required_argument, NULL, 'N'},
 	    {"rpc-fd", required_argument, NULL, 'R'},

@@ -65,7 +65,7 @@ const char *init_action_name(enum init_action act)
 	    [INIT_ACT_IGNORE] = "ignore",   [INIT_ACT_REAP] = "reap",
 	    [INIT_ACT_FORWARD] = "forward", [INIT_ACT_STOP] = "stop",
 	    [INIT_ACT_REBOOT] = "reboot",   [INIT_ACT_POWEROFF] = "poweroff",
-	    [INIT_ACT_HALT] = "halt",
+	    [INIT_ACT_HALT] = "halt",       [INIT_ACT_RELOAD] = "reload",
 	};
 	return (unsigned)act < ARRAY_SIZE(names) ? names[act] : "?";
 }
@@ -78,6 +78,9 @@ enum init_action init_signal_action(enum init_role role, bool has_workload, int 
 {
 	if (sig == SIGCHLD)
 		return INIT_ACT_REAP;
+	/* A workload's SIGHUP stays the workload's (tini's habit). */
+	if (sig == SIGHUP && (role == INIT_ROLE_MACHINE || !has_workload))
+		return INIT_ACT_RELOAD;
 	if (role == INIT_ROLE_MACHINE) {
 		if (sig == SIGINT || sig == SIGTERM || sig == SIGRTMIN + 5)
 			return INIT_ACT_REBOOT;

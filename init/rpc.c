@@ -46,10 +46,8 @@ int init_rpc_start(const struct init_config *cfg, enum init_role role, struct ev
 		scfg.max_conns = cfg->rpc.max_conns;
 	if (cfg->rpc.frame_timeout_ms)
 		scfg.frame_timeout_ms = cfg->rpc.frame_timeout_ms;
-	for (size_t i = 0; i < cfg->rpc.n_uids; i++)
-		scfg.allow_uids[scfg.allow_n_uids++] = cfg->rpc.uids[i];
-	for (size_t i = 0; i < cfg->rpc.n_gids; i++)
-		scfg.allow_gids[scfg.allow_n_gids++] = cfg->rpc.gids[i];
+	/* Others may connect when a policy may let them in (init/auth.c). */
+	scfg.socket_open = init_auth_socket_open(&cfg->rpc);
 	raise_nofile(scfg.max_conns);
 
 	r = rpc_server_new(loop, &scfg, &s);
@@ -85,7 +83,10 @@ int init_rpc_start(const struct init_config *cfg, enum init_role role, struct ev
 	}
 	if (cfg->rpc_fd) {
 		/* The parent kin's end of a socketpair: it made us, it may call. */
-		struct rpc_peer peer = {.transport = RPC_TRANSPORT_UNIX, .allowed = true};
+		struct rpc_peer peer = {.transport = RPC_TRANSPORT_OTHER,
+		                        .allowed = true,
+		                        .superuser = true,
+		                        .relay_hop = true};
 		fd_set_cloexec(cfg->rpc_fd, true); /* not for our workload */
 		r = rpc_server_add_conn(s, cfg->rpc_fd, &peer);
 		if (r < 0)

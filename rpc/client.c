@@ -20,15 +20,20 @@ int rpc_client_connect(const char *address, int timeout_ms, struct rpc_client **
 	int r = rpc_address_parse(address, &a);
 	if (r < 0)
 		return r;
+	int fd = rpc_address_connect(&a, timeout_ms);
+	if (fd < 0)
+		return fd;
+	return rpc_client_from_fd(fd, timeout_ms, ret);
+}
+
+int rpc_client_from_fd(int fd, int timeout_ms, struct rpc_client **ret)
+{
 	struct rpc_client *c = calloc(1, sizeof(*c));
-	if (!c)
+	if (!c) {
+		close(fd);
 		return -ENOMEM;
-	c->fd = rpc_address_connect(&a, timeout_ms);
-	if (c->fd < 0) {
-		r = c->fd;
-		free(c);
-		return r;
 	}
+	c->fd = fd;
 	c->timeout_ms = timeout_ms;
 	c->next_stream = 1;
 	*ret = c;

@@ -20,18 +20,26 @@ int rpc_client_stream_open(const char *address, int timeout_ms, const char *serv
                            struct rpc_stream **ret)
 {
 	struct rpc_address a;
-	_cleanup_free_ uint8_t *req = NULL;
-	size_t len;
 	int r = rpc_address_parse(address, &a);
 	if (r < 0)
 		return r;
-	r = rpc_request_encode(1, RPC_FLAG_REMOTE_CLOSED, service, method, in, metadata, n_metadata,
-	                       0, &req, &len);
-	if (r < 0)
-		return r;
-	_cleanup_close_ int fd = rpc_address_connect(&a, timeout_ms);
+	int fd = rpc_address_connect(&a, timeout_ms);
 	if (fd < 0)
 		return fd;
+	return rpc_client_stream_open_fd(fd, service, method, in, metadata, n_metadata, ret);
+}
+
+int rpc_client_stream_open_fd(int fd_in, const char *service, const char *method,
+                              const ProtobufCMessage *in, const struct rpc_kv *metadata,
+                              size_t n_metadata, struct rpc_stream **ret)
+{
+	_cleanup_close_ int fd = fd_in;
+	_cleanup_free_ uint8_t *req = NULL;
+	size_t len;
+	int r = rpc_request_encode(1, RPC_FLAG_REMOTE_CLOSED, service, method, in, metadata,
+	                           n_metadata, 0, &req, &len);
+	if (r < 0)
+		return r;
 	for (size_t off = 0; off < len;) {
 		ssize_t n = send(fd, req + off, len - off, MSG_NOSIGNAL);
 		if (n < 0) {

@@ -253,6 +253,7 @@ static void route_frame(struct rpc_route *r, const struct rpc_header *h, const u
 			relay_unlink(rl);
 			if (rl->call) {
 				rpc_call_on_cancel(rl->call, NULL, NULL);
+				rpc_call_set_status(rl->call, m->status ? m->status->code : ERR_OK);
 				rpc_call_relay(rl->call, h->type, h->flags, data, h->length);
 			} else if (rl->done) {
 				st = (struct err){.code = m->status ? m->status->code : ERR_OK};

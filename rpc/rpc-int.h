@@ -13,6 +13,10 @@ size_t rpc_response_frame_size(int code, size_t msg_len, size_t payload_len);
 void rpc_response_frame_write(uint8_t *out, uint32_t stream_id, int code, const char *msg,
                               size_t msg_len, const ProtobufCMessage *payload, size_t payload_len);
 
+/* How a relayed call ended, for the guard (server_call.c). */
+struct rpc_call;
+void rpc_call_set_status(struct rpc_call *call, int code);
+
 /* Reads one frame as a client (client.c): the header, then the data into
  * a malloc'd buffer; deadline (CLOCK_MONOTONIC ns) 0 waits forever.
  * -EPROTO for a frame over RPC_MESSAGE_MAX, or with strict any header a

@@ -96,7 +96,14 @@ int rpc_response_decode(const uint8_t *data, size_t len, const ProtobufCMessageD
 #define RPC_SOCKET_DEFAULT     "/run/kin/kin.sock"
 #define RPC_VSOCK_PORT_DEFAULT 1024
 
-enum rpc_transport { RPC_TRANSPORT_UNIX, RPC_TRANSPORT_VSOCK, RPC_TRANSPORT_OTHER };
+/* OTHER: a channel kin made itself (a zone's parent channel, a VM link);
+ * TLS: a connection the TLS gateway handed over (tls/). */
+enum rpc_transport {
+	RPC_TRANSPORT_UNIX,
+	RPC_TRANSPORT_VSOCK,
+	RPC_TRANSPORT_OTHER,
+	RPC_TRANSPORT_TLS
+};
 
 struct rpc_address {
 	enum rpc_transport transport;
@@ -109,19 +116,33 @@ int rpc_address_parse(const char *s, struct rpc_address *ret);
 /* A connected, blocking, O_CLOEXEC socket; timeout_ms bounds connect(2). */
 int rpc_address_connect(const struct rpc_address *a, int timeout_ms);
 
-/* Who is calling: filled in when a connection is accepted. */
+/* Who is calling: filled in when a connection is accepted (or by the
+ * owner of a connection it adds). */
+#define RPC_PEER_NAMES_MAX  16
+#define RPC_PEER_GROUPS_MAX 64
 struct rpc_peer {
 	enum rpc_transport transport;
 	pid_t pid; /* unix: SO_PEERCRED */
 	uid_t uid;
 	gid_t gid;
-	uint32_t cid; /* vsock: the peer's context id */
-	bool allowed; /* false: every request is answered PERMISSION_DENIED */
+	size_t n_groups; /* unix, not superuser: SO_PEERGROUPS (the first ones) */
+	gid_t groups[RPC_PEER_GROUPS_MAX];
+	uint32_t cid;   /* vsock: the peer's context id */
+	bool allowed;   /* false: every request is answered PERMISSION_DENIED */
+	bool superuser; /* root or kin's own uid (unix), the host (vsock), the parent kin */
+	/* A parent kin relaying (a zone's channel, a VM link): its calls were
+	 * authorized and audited where they entered; not again here. */
+	bool relay_hop;
+	/* TLS: the identities the gateway verified ("cn:ops", "uri:...") and
+	 * the remote address. rpc_server_add_conn copies them. */
+	size_t n_names;
+	const char *names[RPC_PEER_NAMES_MAX];
+	char addr[64];
 };
 
 /* ---- server ---------------------------------------------------------------- */
 
-#define RPC_ALLOW_MAX 16
+#define RPC_ALLOW_MAX 16 /* ids in a list (rpc_parse_id_list) */
 
 struct rpc_server_config {
 	unsigned max_conns;    /* connections at once; more are closed at accept */
@@ -131,9 +152,9 @@ struct rpc_server_config {
 	 * (0: the default); else its connection is closed. Idle connections
 	 * between frames are never timed out. */
 	unsigned frame_timeout_ms;
-	size_t allow_n_uids, allow_n_gids;
-	uid_t allow_uids[RPC_ALLOW_MAX]; /* besides root and kin's own uid */
-	gid_t allow_gids[RPC_ALLOW_MAX];
+	/* The unix socket is 0666 (others may connect; a guard decides what
+	 * they may call) instead of 0600. */
+	bool socket_open;
 };
 #define RPC_MAX_CONNS_DEFAULT        4096
 #define RPC_MAX_INFLIGHT_DEFAULT     128
@@ -175,6 +196,26 @@ void rpc_server_free(struct rpc_server *s);
 /* Registers a method table (kept by pointer, usually static). -EEXIST if a
  * (service, method) pair is taken, -E2BIG past the table's cap. */
 int rpc_server_register(struct rpc_server *s, const struct rpc_method *methods, size_t n);
+
+/* The guard: who may call what. Without one, only superuser peers (and
+ * peers added as allowed) may call, everything. With one, every peer
+ * that reached the server may try, and admit decides each request before
+ * it is dispatched or forwarded: 0 go on, 1 go on and tell ended() how
+ * the call ended (an audited change), < 0 refuse with ret (its code and
+ * sentence are the answer). Calls from relay_hop peers are not shown. */
+struct rpc_call_info {
+	const struct rpc_peer *peer;
+	const char *service, *method;
+	const char *target; /* NULL: this kin */
+	const uint8_t *payload;
+	size_t payload_len;
+};
+struct rpc_guard {
+	int (*admit)(const struct rpc_call_info *info, struct err *ret, void *data);
+	void (*ended)(const struct rpc_call_info *info, int code, void *data);
+	void *data;
+};
+void rpc_server_set_guard(struct rpc_server *s, const struct rpc_guard *guard);
 /* Listens on a unix socket (mode 0600, 0666 with an allowlist; its
  * directory made 0700) — refuses -EADDRINUSE when a live server answers
  * there, replaces a stale socket. */
@@ -191,9 +232,9 @@ int rpc_server_listen_fd(struct rpc_server *s, int fd, const char *path);
 /* Listens on AF_VSOCK; -EAFNOSUPPORT when the kernel has no vsock. Peers:
  * the host (CID 2) and this machine (CID 1, loopback). */
 int rpc_server_listen_vsock(struct rpc_server *s, uint32_t port);
-/* Serves an already connected socket (tests, a parent's socketpair), or
- * a character device such as a virtio-serial port (read/write instead of
- * recv/send); takes fd. */
+/* Serves an already connected socket (tests, a parent's socketpair, a TLS
+ * gateway's handover), or a character device such as a virtio-serial port
+ * (read/write instead of recv/send); takes fd. */
 int rpc_server_add_conn(struct rpc_server *s, int fd, const struct rpc_peer *peer);
 /* The same, and on_close(data) runs once the connection has ended (not at
  * rpc_server_free): the guest's VM link reopens its port from there. */
@@ -323,6 +364,8 @@ struct rpc_client;
 /* Connects to an address (rpc_address_parse syntax). timeout_ms bounds the
  * connect and each later call (0: wait forever). */
 int rpc_client_connect(const char *address, int timeout_ms, struct rpc_client **ret);
+/* The same over a socket already connected (a TLS relay's end); takes fd. */
+int rpc_client_from_fd(int fd, int timeout_ms, struct rpc_client **ret);
 void rpc_client_free(struct rpc_client *c);
 /* Bounds each later call (0: wait forever); one connection can carry
  * calls with different deadlines. */
@@ -344,6 +387,10 @@ int rpc_client_stream_open(const char *address, int timeout_ms, const char *serv
                            const char *method, const ProtobufCMessage *in,
                            const struct rpc_kv *metadata, size_t n_metadata,
                            struct rpc_stream **ret);
+/* The same over a socket already connected; takes fd. */
+int rpc_client_stream_open_fd(int fd, const char *service, const char *method,
+                              const ProtobufCMessage *in, const struct rpc_kv *metadata,
+                              size_t n_metadata, struct rpc_stream **ret);
 /* 1: *ret_msg is the next message (free with protobuf_c_message_free_unpacked);
  * 0: the stream ended and ret_status says how; -errno: the connection failed. */
 int rpc_client_stream_next(struct rpc_stream *s, const ProtobufCMessageDescriptor *desc,

@@ -23,6 +23,7 @@ struct rpc_conn {
 	struct ev_source src;
 	struct rpc_server *server;
 	struct rpc_peer peer;
+	char *peer_names;   /* the copies peer.names point into */
 	struct buf_in in;   /* RPC_IN_MIN, grown to a frame's size; RPC_IN_BUDGET */
 	uint64_t skip;      /* bytes of a refused frame still to discard */
 	struct buf_out out; /* cfg.out_max pending; RPC_OUT_BUDGET */
@@ -57,7 +58,13 @@ struct rpc_call {
 	rpc_cancel_fn cancel;
 	void *cancel_data;
 	bool cancelling; /* inside its cancel callback: answers are no-ops */
+	bool report;     /* the guard wants to know how it ended */
+	int status;      /* how it ended (ERR_*), for the guard */
 };
+
+/* Tells the guard how an audited call ended (once; then it is not
+ * reported again). */
+void rpc_call_report(struct rpc_call *call, int code);
 
 struct rpc_server {
 	struct ev_loop *loop;
@@ -73,6 +80,7 @@ struct rpc_server {
 	bool freeing;               /* rpc_server_free: no on_close callbacks */
 	struct rpc_routes *routes;  /* children reached through kin-target (route.c) */
 	struct rpc_timers timers;   /* call deadlines, frame time limits */
+	struct rpc_guard guard;     /* admit == NULL: none */
 	struct ev_source timer_src; /* a timerfd armed for the first of timers */
 	uint64_t timer_armed_ns;    /* when it fires; 0: disarmed */
 };

@@ -160,22 +160,21 @@ static void listener_on_event(struct ev_source *src, uint32_t events)
 			close(fd);
 			continue;
 		}
-		if (peer.transport == RPC_TRANSPORT_UNIX && !peer.allowed) {
-			bool ok = peer.uid == 0 || peer.uid == geteuid();
-			for (size_t k = 0; !ok && k < s->cfg.allow_n_uids; k++)
-				ok = peer.uid == s->cfg.allow_uids[k];
-			for (size_t k = 0; !ok && k < s->cfg.allow_n_gids; k++)
-				ok = peer.gid == s->cfg.allow_gids[k];
-			if (!ok && s->cfg.allow_n_gids) {
-				gid_t groups[256];
-				socklen_t len = sizeof(groups);
-				if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) == 0)
-					for (size_t g = 0; !ok && g < len / sizeof(gid_t); g++)
-						for (size_t k = 0; !ok && k < s->cfg.allow_n_gids;
-						     k++)
-							ok = groups[g] == s->cfg.allow_gids[k];
-			}
-			peer.allowed = ok;
+		/* Root and kin's own uid may do anything; others only what a
+		 * guard lets them, call by call. */
+		if (peer.transport == RPC_TRANSPORT_UNIX) {
+			peer.superuser = peer.uid == 0 || peer.uid == geteuid();
+			peer.allowed = peer.superuser || s->guard.admit;
+			gid_t groups[256];
+			socklen_t len = sizeof(groups);
+			if (!peer.superuser &&
+			    getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) == 0)
+				for (size_t g = 0;
+				     g < len / sizeof(gid_t) && peer.n_groups < RPC_PEER_GROUPS_MAX;
+				     g++)
+					peer.groups[peer.n_groups++] = groups[g];
+		} else {
+			peer.superuser = peer.allowed; /* vsock: the host, or this machine */
 		}
 		if (rpc_server_add_conn(s, fd, &peer) == -EMFILE)
 			log_debug("rpc: %u connections already; refused one", s->cfg.max_conns);
@@ -214,8 +213,7 @@ static int listener_add(struct rpc_server *s, int fd, enum rpc_transport t, cons
 int rpc_server_listen_unix(struct rpc_server *s, const char *path)
 {
 	int fd;
-	bool open_to_others = s->cfg.allow_n_uids || s->cfg.allow_n_gids;
-	int r = rpc_listen_unix(path, open_to_others ? 0666 : 0600, &fd);
+	int r = rpc_listen_unix(path, s->cfg.socket_open ? 0666 : 0600, &fd);
 	if (r < 0)
 		return r;
 	return listener_add(s, fd, RPC_TRANSPORT_UNIX, path);
@@ -321,6 +319,11 @@ void rpc_server_free(struct rpc_server *s)
 	}
 	rpc_timers_done(&s->timers);
 	free(s);
+}
+
+void rpc_server_set_guard(struct rpc_server *s, const struct rpc_guard *guard)
+{
+	s->guard = guard ? *guard : (struct rpc_guard){0};
 }
 
 void rpc_server_get_stats(const struct rpc_server *s, struct rpc_server_stats *ret)

@@ -11,9 +11,33 @@
 
 /* ---- calls --------------------------------------------------------------------- */
 
+void rpc_call_report(struct rpc_call *call, int code)
+{
+	struct rpc_conn *c = call->conn;
+	if (!call->report || !c)
+		return;
+	call->report = false;
+	struct rpc_server *s = c->server;
+	const char *target = rpc_call_metadata(call, RPC_TARGET_KEY);
+	struct rpc_call_info info = {.peer = &c->peer,
+	                             .service = call->req.service,
+	                             .method = call->req.method,
+	                             .target = target && *target ? target : NULL,
+	                             .payload = call->req.payload,
+	                             .payload_len = call->req.payload_len};
+	if (s->guard.ended)
+		s->guard.ended(&info, code, s->guard.data);
+}
+
+void rpc_call_set_status(struct rpc_call *call, int code)
+{
+	call->status = code;
+}
+
 void rpc_call_free(struct rpc_call *call)
 {
 	struct rpc_conn *c = call->conn;
+	rpc_call_report(call, call->status);
 	if (c) {
 		list_remove(&call->node);
 		c->inflight--;
@@ -32,6 +56,7 @@ int rpc_call_reply(struct rpc_call *call, const ProtobufCMessage *out)
 		return -EPIPE;
 	struct rpc_conn *c = call->conn;
 	int r = c ? rpc_conn_queue_response(c, call->stream_id, ERR_OK, NULL, out) : -EPIPE;
+	call->status = ERR_OK;
 	rpc_call_free(call);
 	return r;
 }
@@ -44,6 +69,7 @@ static int call_fail_v(struct rpc_call *call, int code, const char *fmt, va_list
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	struct rpc_conn *c = call->conn;
 	int r = c ? rpc_conn_queue_response(c, call->stream_id, code, msg, NULL) : -EPIPE;
+	call->status = code;
 	rpc_call_free(call);
 	return r;
 }
@@ -70,6 +96,7 @@ void rpc_call_abort(struct rpc_call *call, int code, const char *fmt, ...)
 		call->cancel(call, call->cancel_data);
 	call->cancelling = false;
 	rpc_conn_queue_response(c, call->stream_id, code, msg, NULL);
+	call->status = code;
 	rpc_call_free(call);
 }
 
@@ -154,8 +181,11 @@ int rpc_call_relay(struct rpc_call *call, uint8_t type, uint8_t flags, const uin
 		buf_out_commit(&c->out, RPC_HEADER_SIZE + len);
 		rpc_conn_output_queued(c);
 	}
-	if (last)
+	if (last) {
+		if (type == RPC_TYPE_DATA)
+			call->status = ERR_OK; /* a Response's: route.c set it */
 		rpc_call_free(call);
+	}
 	return r;
 }
 
@@ -189,6 +219,7 @@ int rpc_call_close(struct rpc_call *call, int code, const char *fmt, ...)
 			rpc_conn_output_queued(c);
 		}
 	}
+	call->status = ERR_OK;
 	rpc_call_free(call);
 	return r;
 }
@@ -288,12 +319,17 @@ static struct rpc_call *call_find(struct rpc_conn *c, uint32_t stream_id)
 
 /* A call in c's table, owning req. NULL when out of memory. */
 static struct rpc_call *call_new(struct rpc_conn *c, const struct rpc_method *m,
-                                 const struct rpc_request *req, uint32_t id)
+                                 const struct rpc_request *req, uint32_t id, bool report)
 {
 	struct rpc_call *call = calloc(1, sizeof(*call));
 	if (!call)
 		return NULL;
-	*call = (struct rpc_call){.conn = c, .method = m, .req = *req, .stream_id = id};
+	*call = (struct rpc_call){.conn = c,
+	                          .method = m,
+	                          .req = *req,
+	                          .stream_id = id,
+	                          .report = report,
+	                          .status = ERR_CANCELLED};
 	call->deadline.fn = call_deadline_passed;
 	if (req->timeout_ns > 0) {
 		call->deadline_ns = now_monotonic_ns() + (uint64_t)req->timeout_ns;
@@ -341,8 +377,8 @@ static bool conn_admit(struct rpc_conn *c, uint32_t id)
 		else
 			rpc_conn_queue_status(
 			    c, id, ERR_PERMISSION_DENIED,
-			    "uid %u is not allowed to call kin (root, kin's own uid and "
-			    "those in kin.rpc.uids=/kin.rpc.gids= are)",
+			    "uid %u is not allowed to call kin (root and kin's own uid are; a "
+			    "policy names others: --policy, kin.rpc.uids=/kin.rpc.gids=)",
 			    (unsigned)c->peer.uid);
 		return false;
 	}
@@ -382,7 +418,7 @@ static void message_freep(ProtobufCMessage **m)
 /* A call for a child kin: forwarded as it is, whatever the method. The
  * call takes req. */
 static void conn_forward(struct rpc_conn *c, const struct rpc_header *h, struct rpc_request *req,
-                         const char *target)
+                         const char *target, bool report)
 {
 	struct rpc_server *s = c->server;
 	uint32_t id = h->stream_id;
@@ -392,7 +428,7 @@ static void conn_forward(struct rpc_conn *c, const struct rpc_header *h, struct 
 		                      req->service, req->method);
 		return;
 	}
-	struct rpc_call *call = call_new(c, &rpc_route_method, req, id);
+	struct rpc_call *call = call_new(c, &rpc_route_method, req, id, report);
 	if (!call) {
 		rpc_conn_queue_status(c, id, ERR_RESOURCE_EXHAUSTED, "%s/%s: out of memory",
 		                      req->service, req->method);
@@ -407,7 +443,8 @@ static void conn_forward(struct rpc_conn *c, const struct rpc_header *h, struct 
 
 /* A call of a method registered here: its input unpacked, its handler run.
  * The call takes req. */
-static void conn_dispatch(struct rpc_conn *c, const struct rpc_header *h, struct rpc_request *req)
+static void conn_dispatch(struct rpc_conn *c, const struct rpc_header *h, struct rpc_request *req,
+                          bool report)
 {
 	struct rpc_server *s = c->server;
 	uint32_t id = h->stream_id;
@@ -434,7 +471,7 @@ static void conn_dispatch(struct rpc_conn *c, const struct rpc_header *h, struct
 		                      m->input->name);
 		return;
 	}
-	struct rpc_call *call = call_new(c, m, req, id);
+	struct rpc_call *call = call_new(c, m, req, id, report);
 	if (!call) {
 		rpc_conn_queue_status(c, id, ERR_RESOURCE_EXHAUSTED, "%s/%s: out of memory",
 		                      m->service, m->method);
@@ -451,6 +488,28 @@ static void conn_dispatch(struct rpc_conn *c, const struct rpc_header *h, struct
 	}
 }
 
+/* The guard's word on a request: < 0 refused (and answered), 1 go on
+ * and report its end, 0 go on. */
+static int guard_admit(struct rpc_conn *c, uint32_t id, const struct rpc_request *req,
+                       const char *target)
+{
+	struct rpc_server *s = c->server;
+	if (!s->guard.admit || c->peer.relay_hop)
+		return 0;
+	struct rpc_call_info info = {.peer = &c->peer,
+	                             .service = req->service,
+	                             .method = req->method,
+	                             .target = target,
+	                             .payload = req->payload,
+	                             .payload_len = req->payload_len};
+	struct err err = {0};
+	int r = s->guard.admit(&info, &err, s->guard.data);
+	if (r < 0)
+		rpc_conn_queue_status(c, id, err.code ? err.code : ERR_PERMISSION_DENIED, "%s",
+		                      err.msg[0] ? err.msg : "not allowed");
+	return r < 0 ? -1 : r > 0;
+}
+
 void rpc_conn_handle_request(struct rpc_conn *c, const struct rpc_header *h, const uint8_t *data)
 {
 	if (!conn_admit(c, h->stream_id))
@@ -465,10 +524,15 @@ void rpc_conn_handle_request(struct rpc_conn *c, const struct rpc_header *h, con
 		return;
 	}
 	const char *target = request_target(&req);
-	if (target && *target)
-		conn_forward(c, h, &req, target);
+	if (target && !*target)
+		target = NULL;
+	int report = guard_admit(c, h->stream_id, &req, target);
+	if (report < 0)
+		return;
+	if (target)
+		conn_forward(c, h, &req, target, report);
 	else
-		conn_dispatch(c, h, &req);
+		conn_dispatch(c, h, &req, report);
 }
 
 void rpc_conn_handle_data(struct rpc_conn *c, const struct rpc_header *h)

@@ -26,6 +26,9 @@ static void conn_describe(const struct rpc_conn *c, char *buf, size_t size)
 		snprintf(buf, size, "vsock cid %u", c->peer.cid);
 	else if (c->peer.transport == RPC_TRANSPORT_UNIX && c->peer.pid > 0)
 		snprintf(buf, size, "pid %d uid %u", (int)c->peer.pid, (unsigned)c->peer.uid);
+	else if (c->peer.transport == RPC_TRANSPORT_TLS)
+		snprintf(buf, size, "TLS peer %.40s (%.40s)", c->peer.addr,
+		         c->peer.n_names ? c->peer.names[0] : "no name");
 	else
 		snprintf(buf, size, "fd %d (%s)", c->src.fd, c->not_socket ? "device" : "socket");
 }
@@ -43,7 +46,7 @@ static void conn_frame_late(struct rpc_timer *t, uint64_t now_ns)
 		if (rpc_server_timer_add(s, t, c->frame_deadline_ns) == 0)
 			return;
 	}
-	char who[64];
+	char who[128];
 	conn_describe(c, who, sizeof(who));
 	size_t have = buf_in_pending(&c->in);
 	if (!c->skip && have >= RPC_HEADER_SIZE) {
@@ -153,6 +156,7 @@ void rpc_conn_close(struct rpc_conn *c)
 	 * connections' calls, never this one's (conn is already NULL). */
 	struct rpc_call *call;
 	while ((call = list_first_entry(&c->calls, struct rpc_call, node))) {
+		rpc_call_report(call, ERR_CANCELLED); /* while its peer is known */
 		list_remove(&call->node);
 		rpc_server_timer_remove(s, &call->deadline);
 		call->conn = NULL;
@@ -172,6 +176,7 @@ void rpc_conn_close(struct rpc_conn *c)
 	buf_out_free(&c->out);
 	rpc_conn_closed_fn fn = s->freeing ? NULL : c->on_close;
 	void *fn_data = c->on_close_data;
+	free(c->peer_names);
 	free(c);
 	if (fn)
 		fn(fn_data);
@@ -342,6 +347,15 @@ int rpc_server_add_conn_notify(struct rpc_server *s, int fd, const struct rpc_pe
 		close(fd);
 		return -ENOMEM;
 	}
+	size_t names_len = 0;
+	for (size_t i = 0; i < peer->n_names && i < RPC_PEER_NAMES_MAX; i++)
+		names_len += strlen(peer->names[i]) + 1;
+	char *names = names_len ? malloc(names_len) : NULL;
+	if (names_len && !names) {
+		free(c);
+		close(fd);
+		return -ENOMEM;
+	}
 	struct stat st;
 	*c = (struct rpc_conn){.src = {.fd = fd, .fn = conn_on_event, .data = c},
 	                       .server = s,
@@ -351,6 +365,13 @@ int rpc_server_add_conn_notify(struct rpc_server *s, int fd, const struct rpc_pe
 	                       .on_close = on_close,
 	                       .on_close_data = data,
 	                       .frame_timer = {.fn = conn_frame_late}};
+	c->peer_names = names;
+	c->peer.n_names = 0;
+	for (size_t i = 0; names && i < peer->n_names && i < RPC_PEER_NAMES_MAX; i++) {
+		size_t n = strlen(peer->names[i]) + 1;
+		c->peer.names[c->peer.n_names++] = memcpy(names, peer->names[i], n);
+		names += n;
+	}
 	buf_in_init(&c->in, RPC_IN_MIN, RPC_IN_KEEP, RPC_IN_BUDGET, &s->in_total);
 	buf_out_init(&c->out, s->cfg.out_max, RPC_IN_KEEP, RPC_OUT_BUDGET, &s->out_total);
 	list_init(&c->calls);
@@ -359,6 +380,7 @@ int rpc_server_add_conn_notify(struct rpc_server *s, int fd, const struct rpc_pe
 		r = ev_add(s->loop, &c->src, c->events);
 	if (r < 0) {
 		close(fd);
+		free(c->peer_names);
 		free(c);
 		return r;
 	}

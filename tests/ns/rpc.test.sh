@@ -144,7 +144,7 @@ t_permissions() {
 	out2=$(setpriv --reuid 4343 --regid 4343 --clear-groups "$KIN" ctl --socket "$T/p/kin.sock" health 2>&1); rc2=$?
 	daemon_stop $DPID
 	[ "$sm" = 666 ] && [ $rc1 -eq 0 ] && [ "$out1" = SERVING ] && [ $rc2 -eq 1 ] &&
-		echo "$out2" | grep -q "PERMISSION_DENIED: uid 4343 is not allowed" &&
+		echo "$out2" | grep -q "PERMISSION_DENIED: uid:4343 may not call kin.v1.Health/Check: no rule names uid:4343" &&
 		ok permissions_peercred || bad permissions_peercred "mode $sm; allowed: $rc1 '$out1'; other: $rc2 '$out2'"
 }
 

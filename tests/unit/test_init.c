@@ -116,14 +116,14 @@ TEST(signal_table)
 	CHECK_EQ(init_signal_action(INIT_ROLE_MACHINE, false, SIGUSR2), INIT_ACT_POWEROFF);
 	CHECK_EQ(init_signal_action(INIT_ROLE_MACHINE, false, SIGPWR), INIT_ACT_POWEROFF);
 	CHECK_EQ(init_signal_action(INIT_ROLE_MACHINE, false, SIGRTMIN + 4), INIT_ACT_POWEROFF);
-	CHECK_EQ(init_signal_action(INIT_ROLE_MACHINE, false, SIGHUP), INIT_ACT_IGNORE);
+	CHECK_EQ(init_signal_action(INIT_ROLE_MACHINE, false, SIGHUP), INIT_ACT_RELOAD);
 	CHECK_EQ(init_signal_action(INIT_ROLE_MACHINE, true, SIGCHLD), INIT_ACT_REAP);
 	CHECK_EQ(init_signal_action(INIT_ROLE_CONTAINER, true, SIGTERM), INIT_ACT_STOP);
 	CHECK_EQ(init_signal_action(INIT_ROLE_CONTAINER, true, SIGINT), INIT_ACT_FORWARD);
 	CHECK_EQ(init_signal_action(INIT_ROLE_CONTAINER, true, SIGUSR1), INIT_ACT_FORWARD);
 	CHECK_EQ(init_signal_action(INIT_ROLE_CONTAINER, true, SIGTSTP), INIT_ACT_IGNORE);
 	CHECK_EQ(init_signal_action(INIT_ROLE_ZONE, false, SIGINT), INIT_ACT_STOP);
-	CHECK_EQ(init_signal_action(INIT_ROLE_DAEMON, false, SIGHUP), INIT_ACT_IGNORE);
+	CHECK_EQ(init_signal_action(INIT_ROLE_DAEMON, false, SIGHUP), INIT_ACT_RELOAD);
 	CHECK_EQ(init_signal_action(INIT_ROLE_DAEMON, false, SIGTERM), INIT_ACT_STOP);
 }
 

@@ -1,0 +1,378 @@
+/* tls: init's side of RPC over TCP with mutual TLS. kin binds the port
+ * itself (the gateway needs no capability for a low port) and keeps it
+ * across gateway restarts; the gateway is kin run again in its gateway
+ * role (tls/: handshakes, certificates, the record layer), in a cell of
+ * its own, with the listening socket as fd 3 and a SOCK_SEQPACKET control
+ * socket as fd 4. Each connection it hands over with a verified identity
+ * becomes one more RPC connection here, authorized like any other by the
+ * guard (init/auth.c). A gateway that dies is started again with a
+ * backoff; what it relayed ends with it, nothing else does. */
+#include "init/init.h"
+#include "cells/cells.h"
+#include "rpc/rpc.h"
+#include "tls/tls.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/timerfd.h>
+
+#define GATEWAY_CELL           "kin-gateway"
+#define GATEWAY_BACKOFF_MIN_MS 100
+#define GATEWAY_BACKOFF_MAX_MS 30000
+#define GATEWAY_STABLE_MS      60000 /* up this long: the backoff starts over */
+
+struct init_tls {
+	const struct init_rpc_config *cfg;
+	struct ev_loop *loop;
+	struct child_table *children;
+	struct rpc_server *rpc;
+	struct cells *cells; /* NULL: the gateway runs in kin's own cgroup */
+	int listen_fd;
+	struct ev_source control; /* kin's end; fd -1 while no gateway runs */
+	struct ev_source timer;   /* the restart's backoff */
+	struct child *gateway;
+	uint64_t started_ns;
+	unsigned backoff_ms;
+	uint64_t handed, starts;
+	bool stopping;
+	bool freed; /* init_tls_free ran with the gateway still tracked */
+};
+
+int init_tls_addr_parse(const char *s, struct sockaddr_storage *ret)
+{
+	struct sockaddr_storage ss = {0};
+	char host[64];
+	const char *port;
+	if (!s || strlen(s) >= sizeof(host))
+		return -EINVAL;
+	if (s[0] == '[') {
+		const char *end = strchr(s, ']');
+		if (!end || end[1] != ':')
+			return -EINVAL;
+		memcpy(host, s + 1, (size_t)(end - s - 1));
+		host[end - s - 1] = '\0';
+		port = end + 2;
+	} else {
+		const char *colon = strrchr(s, ':');
+		if (!colon || strchr(s, ':') != colon)
+			return -EINVAL;
+		memcpy(host, s, (size_t)(colon - s));
+		host[colon - s] = '\0';
+		port = colon + 1;
+	}
+	uint32_t p;
+	if (str_to_u32(port, &p) < 0 || p == 0 || p > 65535)
+		return -EINVAL;
+	struct sockaddr_in *v4 = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&ss;
+	if (s[0] != '[' && inet_pton(AF_INET, host, &v4->sin_addr) == 1) {
+		v4->sin_family = AF_INET;
+		v4->sin_port = htons((uint16_t)p);
+	} else if (s[0] == '[' && inet_pton(AF_INET6, host, &v6->sin6_addr) == 1) {
+		v6->sin6_family = AF_INET6;
+		v6->sin6_port = htons((uint16_t)p);
+	} else {
+		return -EINVAL;
+	}
+	if (ret)
+		*ret = ss;
+	return 0;
+}
+
+static int tcp_listen(const char *addr, int *ret_fd)
+{
+	struct sockaddr_storage ss;
+	int r = init_tls_addr_parse(addr, &ss);
+	if (r < 0)
+		return r;
+	socklen_t len =
+	    ss.ss_family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
+	int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	int one = 1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (ss.ss_family == AF_INET6) /* [::] is IPv6 only; say 0.0.0.0 too if wanted */
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&ss, len) < 0 || listen(fd, 512) < 0) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	*ret_fd = fd;
+	return 0;
+}
+
+/* Each connection the gateway hands over joins the RPC server. */
+static void on_control(struct ev_source *src, uint32_t events)
+{
+	struct init_tls *t = src->data;
+	for (int i = 0; i < 64; i++) {
+		int fd = -1;
+		struct tls_identity id;
+		int r = tls_handoff_recv(src->fd, &fd, &id);
+		if (r == -EAGAIN)
+			return;
+		if (r == -EBADMSG || r == -EINTR) {
+			log_warn("tls: the gateway sent a malformed handover; ignored");
+			continue;
+		}
+		if (r <= 0)
+			break; /* closed, or broken: the gateway's exit handles it */
+		struct rpc_peer peer = {.transport = RPC_TRANSPORT_TLS, .allowed = true};
+		str_copy(peer.addr, sizeof(peer.addr), id.peer);
+		for (size_t k = 0; k < id.n_names && k < RPC_PEER_NAMES_MAX; k++)
+			peer.names[peer.n_names++] = id.names[k];
+		t->handed++;
+		r = rpc_server_add_conn(t->rpc, fd, &peer);
+		if (r < 0)
+			log_debug("tls: connection of %s refused: %s", id.peer, strerror(-r));
+	}
+	(void)events;
+	ev_del(t->loop, src);
+	close(src->fd);
+	src->fd = -1;
+}
+
+static int gateway_start(struct init_tls *t);
+
+static void gateway_exited(const siginfo_t *si, void *data)
+{
+	struct init_tls *t = data;
+	t->gateway = NULL;
+	if (t->freed) {
+		free(t);
+		return;
+	}
+	if (t->control.fd >= 0) {
+		ev_del(t->loop, &t->control);
+		close(t->control.fd);
+		t->control.fd = -1;
+	}
+	if (t->stopping)
+		return;
+	uint64_t up_ms = (now_monotonic_ns() - t->started_ns) / 1000000ull;
+	if (up_ms >= GATEWAY_STABLE_MS)
+		t->backoff_ms = GATEWAY_BACKOFF_MIN_MS;
+	log_warn("tls: the gateway ended (%s %d) after %llu ms; starting it again in %u ms",
+	         si->si_code == CLD_EXITED ? "status" : "signal", si->si_status,
+	         (unsigned long long)up_ms, t->backoff_ms);
+	struct itimerspec its = {.it_value = {.tv_sec = t->backoff_ms / 1000,
+	                                      .tv_nsec = (long)(t->backoff_ms % 1000) * 1000000}};
+	timerfd_settime(t->timer.fd, 0, &its, NULL);
+	t->backoff_ms =
+	    t->backoff_ms * 2 > GATEWAY_BACKOFF_MAX_MS ? GATEWAY_BACKOFF_MAX_MS : t->backoff_ms * 2;
+}
+
+static void on_timer(struct ev_source *src, uint32_t events)
+{
+	struct init_tls *t = src->data;
+	uint64_t n;
+	(void)events;
+	if (read(src->fd, &n, sizeof(n)) < 0 || t->stopping || t->gateway)
+		return;
+	int r = gateway_start(t);
+	if (r < 0) {
+		log_error("tls: cannot start the gateway: %s", strerror(-r));
+		struct itimerspec its = {.it_value = {.tv_sec = GATEWAY_BACKOFF_MAX_MS / 1000}};
+		timerfd_settime(t->timer.fd, 0, &its, NULL);
+	}
+}
+
+/* The gateway's cell: made once, reused by every restart. */
+static int gateway_cgroup(struct init_tls *t)
+{
+	if (!t->cells)
+		return -1;
+	struct err err = {0};
+	struct cell_limits lim = {0};
+	char dir[PATH_MAX];
+	struct err perr = {0};
+	/* Bounded like any other cell: TLS state per connection is small. */
+	if (cell_limit_parse(&lim, "memory.max", "256M", &perr) < 0 ||
+	    cell_limit_parse(&lim, "pids.max", "16", &perr) < 0)
+		lim = (struct cell_limits){0};
+	int r = cell_create(t->cells, GATEWAY_CELL, &lim, &err);
+	if (r < 0 && r != -EEXIST)
+		r = cell_create(t->cells, GATEWAY_CELL, NULL, &err);
+	if (r < 0 && r != -EEXIST) {
+		log_warn("tls: no cell for the gateway (%s); it runs in kin's cgroup", err.msg);
+		return -1;
+	}
+	if (cells_cgroup_dir(t->cells, GATEWAY_CELL, dir, sizeof(dir)) < 0)
+		return -1;
+	return open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+}
+
+static int gateway_start(struct init_tls *t)
+{
+	const struct init_rpc_config *c = t->cfg;
+	int sp[2];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
+		return -errno;
+	char hs[16];
+	snprintf(hs, sizeof(hs), "%u", c->tls_handshake_ms);
+	const char *argv[24];
+	size_t n = 0;
+	argv[n++] = "kin";
+	argv[n++] = "gateway";
+	argv[n++] = "--cert";
+	argv[n++] = c->tls_cert;
+	argv[n++] = "--key";
+	argv[n++] = c->tls_key;
+	argv[n++] = "--ca";
+	argv[n++] = c->tls_ca;
+	if (c->tls_crl[0]) {
+		argv[n++] = "--crl";
+		argv[n++] = c->tls_crl;
+	}
+	if (c->tls_handshake_ms) {
+		argv[n++] = "--handshake-ms";
+		argv[n++] = hs;
+	}
+	argv[n] = NULL;
+	int cg = gateway_cgroup(t);
+	struct spawn_proc p;
+	int r = spawn_clone(&(struct spawn_opts){.cgroup_fd = cg}, &p);
+	if (r < 0 && cg >= 0)
+		r = spawn_clone(&(struct spawn_opts){.cgroup_fd = -1}, &p);
+	if (cg >= 0 && r != 0)
+		close(cg);
+	if (r < 0) {
+		close(sp[0]);
+		close(sp[1]);
+		return r;
+	}
+	if (r == 0) {
+		spawn_signals_reset(SPAWN_MASK_EMPTY);
+		if (dup2(t->listen_fd, 3) < 0 || dup2(sp[1], 4) < 0)
+			spawn_child_fail(p.report_fd, 0, errno);
+		fd_set_cloexec(3, false);
+		fd_set_cloexec(4, false);
+		execv("/proc/self/exe", (char *const *)argv);
+		spawn_child_fail(p.report_fd, 1, errno);
+	}
+	close(sp[1]);
+	close(p.report_fd);
+	t->control = (struct ev_source){.fd = sp[0], .fn = on_control, .data = t};
+	fd_set_nonblock(sp[0], true);
+	r = ev_add(t->loop, &t->control, EPOLLIN);
+	if (r == 0)
+		r = child_track(t->children, p.pid, p.pidfd, gateway_exited, t, &t->gateway);
+	else
+		spawn_kill_and_reap(p.pidfd);
+	if (r < 0) {
+		if (t->control.fd >= 0) {
+			ev_del(t->loop, &t->control);
+			close(t->control.fd);
+			t->control.fd = -1;
+		}
+		return r;
+	}
+	t->started_ns = now_monotonic_ns();
+	t->starts++;
+	log_debug("tls: gateway started as pid %d", (int)p.pid);
+	return 0;
+}
+
+int init_tls_start(const struct init_rpc_config *cfg, struct ev_loop *loop,
+                   struct child_table *children, struct rpc_server *rpc, struct cells *cells,
+                   struct init_tls **ret)
+{
+	*ret = NULL;
+	if (!cfg->tls_listen[0])
+		return 0;
+	if (!cfg->tls_cert[0] || !cfg->tls_key[0] || !cfg->tls_ca[0]) {
+		log_error("tls: kin.rpc.tls=%s needs kin.rpc.tls.cert=, .key= and .ca= "
+		          "(--tls-cert, --tls-key, --tls-ca); not listening",
+		          cfg->tls_listen);
+		return -EINVAL;
+	}
+	if (!rpc) {
+		log_error("tls: no RPC server to hand connections to; not listening");
+		return -EINVAL;
+	}
+	struct err err = {0};
+	struct tls_files files = {.cert = cfg->tls_cert,
+	                          .key = cfg->tls_key,
+	                          .ca = cfg->tls_ca,
+	                          .crl = cfg->tls_crl[0] ? cfg->tls_crl : NULL};
+	int r = tls_files_check(&files, true, &err);
+	if (r < 0) {
+		log_error("tls: not listening on %s: %s", cfg->tls_listen, err.msg);
+		return r;
+	}
+	struct init_tls *t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	*t = (struct init_tls){.cfg = cfg,
+	                       .loop = loop,
+	                       .children = children,
+	                       .rpc = rpc,
+	                       .cells = cells,
+	                       .listen_fd = -1,
+	                       .control = {.fd = -1},
+	                       .backoff_ms = GATEWAY_BACKOFF_MIN_MS};
+	t->timer =
+	    (struct ev_source){.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC),
+	                       .fn = on_timer,
+	                       .data = t};
+	r = t->timer.fd < 0 ? -errno : ev_add(loop, &t->timer, EPOLLIN);
+	if (r == 0)
+		r = tcp_listen(cfg->tls_listen, &t->listen_fd);
+	if (r == 0)
+		r = gateway_start(t);
+	if (r < 0) {
+		log_error("tls: cannot listen on %s: %s", cfg->tls_listen, strerror(-r));
+		t->stopping = true;
+		init_tls_free(t);
+		return r;
+	}
+	log_info("rpc: listening on tls:%s (mutual TLS, gateway pid %d)", cfg->tls_listen,
+	         (int)child_pid(t->gateway));
+	*ret = t;
+	return 0;
+}
+
+void init_tls_reload(struct init_tls *t)
+{
+	if (t && t->gateway)
+		child_signal(t->gateway, SIGHUP);
+}
+
+void init_tls_stop(struct init_tls *t)
+{
+	if (!t || t->stopping)
+		return;
+	t->stopping = true;
+	if (t->listen_fd >= 0)
+		close(t->listen_fd);
+	t->listen_fd = -1;
+	if (t->gateway)
+		child_signal(t->gateway, SIGTERM);
+}
+
+void init_tls_free(struct init_tls *t)
+{
+	if (!t)
+		return;
+	init_tls_stop(t);
+	if (t->control.fd >= 0) {
+		ev_del(t->loop, &t->control);
+		close(t->control.fd);
+	}
+	if (t->timer.fd >= 0) {
+		ev_del(t->loop, &t->timer);
+		close(t->timer.fd);
+	}
+	t->control.fd = t->timer.fd = -1;
+	if (t->gateway)
+		t->freed = true; /* its exit frees t */
+	else
+		free(t);
+}
