@@ -33,7 +33,6 @@ struct tls_relay {
 	bool tls_shut;                   /* close_notify sent */
 	bool tls_failed;                 /* SSL must not be shut down, only freed */
 	bool unx_registered;             /* unx is in the loop's set */
-	bool done;
 	tls_relay_done_fn on_done;
 	void *data;
 };
@@ -177,17 +176,18 @@ static void relay_set_events(struct tls_relay *r)
 		r->unx_events = unx;
 }
 
+/* The owner may free r in on_done: nothing touches r after this. */
 static void relay_finish(struct tls_relay *r)
 {
-	r->done = true;
 	r->on_done(r, r->data);
 }
 
 /* Moves what can be moved until nothing moves; then waits for what the
  * last attempts said they need. SSL_read is repeated while it returns
  * data, so bytes OpenSSL holds decrypted (SSL_pending) are never left
- * waiting for a socket event that will not come. */
-static void relay_pump(struct tls_relay *r)
+ * waiting for a socket event that will not come. True when the relay
+ * has ended (and r may be gone). */
+static bool relay_pump(struct tls_relay *r)
 {
 	int p;
 	do {
@@ -196,24 +196,26 @@ static void relay_pump(struct tls_relay *r)
 		    d = relay_tls_write(r);
 		if (a < 0 || d < 0) {
 			relay_finish(r);
-			return;
+			return true;
 		}
 		p = a | b | c | d;
 	} while (p);
 	if (relay_finished(r)) {
 		relay_finish(r);
-		return;
+		return true;
 	}
 	relay_set_events(r);
+	return false;
 }
 
 static void relay_on_tcp(struct ev_source *src, uint32_t events)
 {
 	struct tls_relay *r = src->data;
-	relay_pump(r);
+	if (relay_pump(r))
+		return;
 	/* A reset or dead TCP connection (HUP/ERR are reported whatever we
 	 * asked for): nothing more can go either way. */
-	if (!r->done && (events & (EPOLLHUP | EPOLLERR))) {
+	if (events & (EPOLLHUP | EPOLLERR)) {
 		r->tls_failed = true;
 		relay_finish(r);
 	}
@@ -236,7 +238,7 @@ static void relay_on_unix(struct ev_source *src, uint32_t events)
 		r->unx_registered = false;
 		r->unx_events = 0;
 	}
-	relay_pump(r);
+	(void)relay_pump(r);
 }
 
 int tls_relay_new(struct ev_loop *loop, SSL *ssl, int tcp_fd, int unix_fd, tls_relay_done_fn done,

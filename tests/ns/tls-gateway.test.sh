@@ -267,6 +267,7 @@ st=$(grep -E '^(Seccomp|NoNewPrivs|CapEff|CapPrm|CapBnd):' /proc/$G/status | tr 
 	[ "$st" = "CapPrm: 0000000000000000 CapEff: 0000000000000000 CapBnd: 0000000000000000 NoNewPrivs: 1 Seccomp: 2 " ] &&
 	ok sandbox_state || bad sandbox_state "$st"
 kill -0 "$G" 2>/dev/null && ! grep -qi 'seccomp\|bad system call' "$T/main.err" &&
+	clean_log "$T/main.err" && clean_log "$T/small.err" && clean_log "$T/one.err" &&
 	ok sandbox_alive || bad sandbox_alive "the gateway is gone: $(tail -3 "$T/main.err")"
 eval "exec {FIFO_main}>&-"
 wait_for "grep -q 'gateway status' '$T/main.out'"
