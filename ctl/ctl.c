@@ -340,10 +340,21 @@ static int apply_context(struct ctl *ctl, struct ctl_config *cfg)
 	return CTL_OK;
 }
 
+/* Our ends are closed, so the relays end; one that has not within a
+ * second is killed (it never outlives us anyway: PR_SET_PDEATHSIG). */
 static void relays_reap(struct ctl *ctl)
 {
-	for (size_t i = 0; i < ctl->n_relays; i++)
-		waitpid(ctl->relays[i], NULL, 0); /* our end is closed: they end */
+	uint64_t deadline = now_monotonic_ns() + 1000000000ull;
+	for (size_t i = 0; i < ctl->n_relays; i++) {
+		while (waitpid(ctl->relays[i], NULL, WNOHANG) == 0) {
+			if (now_monotonic_ns() > deadline) {
+				kill(ctl->relays[i], SIGKILL);
+				waitpid(ctl->relays[i], NULL, 0);
+				break;
+			}
+			usleep(2000);
+		}
+	}
 }
 
 int ctl_main(int argc, char **argv)

@@ -153,9 +153,24 @@ int init_auth_reload(struct init_auth *a, const char **ret_source, size_t *ret_r
 		*ret_rules = auth_policy_count(p);
 	log_info("rpc: policy %s reloaded: %zu rules",
 	         a->cfg->policy[0] ? a->cfg->policy : "(none)", auth_policy_count(p));
-	/* The reload is a change too: one audit line (the RPC's own comes
-	 * from the guard; a SIGHUP has no caller). */
 	return 0;
+}
+
+/* SIGHUP: a reload with no caller; audited as the signal's (the RPC's
+ * own line comes from the guard). */
+void init_auth_reload_signal(struct init_auth *a)
+{
+	struct err err = {0};
+	int r = init_auth_reload(a, NULL, NULL, &err);
+	struct auth_audit_entry e = {.who = "signal",
+	                             .via = "signal",
+	                             .service = "SIGHUP",
+	                             .method = "policy-reload",
+	                             .target = "",
+	                             .object = a->cfg->policy,
+	                             .code = r < 0 ? (err.code ? err.code : ERR_INVALID_ARGUMENT)
+	                                           : ERR_OK};
+	auth_audit_log(&a->audit, &e, now_monotonic_ns());
 }
 
 void init_auth_tick(struct init_auth *a)

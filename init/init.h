@@ -171,8 +171,9 @@ int init_auth_start(const struct init_rpc_config *cfg, struct rpc_server *rpc,
 /* SIGHUP and System/ReloadPolicy; a bad policy is refused, the old stays. */
 int init_auth_reload(struct init_auth *a, const char **ret_source, size_t *ret_rules,
                      struct err *err);
-void init_auth_tick(struct init_auth *a); /* reports rate-limited denials */
-void init_auth_free(struct init_auth *a); /* after rpc_server_free */
+void init_auth_reload_signal(struct init_auth *a); /* SIGHUP's: audited */
+void init_auth_tick(struct init_auth *a);          /* reports rate-limited denials */
+void init_auth_free(struct init_auth *a);          /* after rpc_server_free */
 
 /* TLS (init/tls.c): kin.rpc.tls= served by a gateway child (tls/); its
  * connections handed over to rpc. < 0: not listening (logged). */

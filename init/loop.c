@@ -330,9 +330,8 @@ static void on_workload_exit(const siginfo_t *si, void *data)
  * gateway told to read its files again. */
 static void reload(struct init_state *s)
 {
-	struct err err = {0};
 	if (s->auth)
-		init_auth_reload(s->auth, NULL, NULL, &err);
+		init_auth_reload_signal(s->auth);
 	init_tls_reload(s->tls);
 }
 

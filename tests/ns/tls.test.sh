@@ -155,6 +155,11 @@ sleep 1.2
 wait_for "grep -qE 'audit: [0-9]+ denials not logged' '$T/kin.log'" 100 && ok audit_rate_limited ||
 	bad audit_rate_limited "no count of dropped denials"
 
+# 1000 TLS connections x 100 calls (Go's client: 100000 calls over 1000
+# connections, one in flight on each), every call answered.
+"$PEER" bench-tls "127.0.0.1:$PORT" "$PKI/admin.pem" "$PKI/admin-key.pem" "$PKI/ca.pem" 1000 100000 localhost \
+	>"$T/out" 2>&1 && serving && ok load_1000_conns_x_100 || bad load_1000_conns_x_100 "the load failed"
+
 # Refused at the handshake, each with kin unaffected.
 for who in otherca expired wrongeku revoked; do
 	out=$("$PEER" call-tls "127.0.0.1:$PORT" "$PKI/$who.pem" "$PKI/$who-key.pem" "$PKI/ca.pem" kin.v1.Health Check localhost 2>&1); rc=$?
@@ -205,8 +210,9 @@ out=$(as admin policy reload 2>&1); rc=$?
 grep -v "^cn:reader" "$T/policy.good" >"$T/policy"
 echo "cn:reader read *" >>"$T/policy"
 kill -HUP "$DPID"
-wait_for "[[ \"\$(call reader '' kin.v1.Cells Freeze)\" == PERMISSION_DENIED* ]]" 100 && ok policy_reload_sighup ||
-	bad policy_reload_sighup "SIGHUP did not reload"
+wait_for "[[ \"\$(call reader '' kin.v1.Cells Freeze)\" == PERMISSION_DENIED* ]]" 100 &&
+	grep -q "audit: who=signal via=signal call=SIGHUP/policy-reload target=. object=$T/policy result=OK" "$T/kin.log" &&
+	ok policy_reload_sighup || bad policy_reload_sighup "SIGHUP did not reload (or was not audited)"
 
 # Certificate rotation: a connection open across it goes on; new
 # handshakes get the new certificate; a bad file keeps the old.
