@@ -19,6 +19,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/epoll.h>
+#include <netinet/tcp.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 
@@ -120,6 +121,8 @@ static int client_connect(const struct tls_client_config *cfg, const struct clie
 	    socket(a->ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return err_set_errno(err, -errno, "connect %s: socket", where);
+	int one = 1; /* one record per call each way: no Nagle */
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	if (connect(fd, (const struct sockaddr *)&a->ss, a->len) < 0) {
 		if (errno != EINPROGRESS)
 			return err_set(err, -errno, ERR_UNAVAILABLE, "connect %s: %s", where,

@@ -14,6 +14,8 @@
 #include "tls/tls-int.h"
 
 #include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <openssl/err.h>
 #include <signal.h>
 #include <stdio.h>
@@ -337,6 +339,10 @@ static void gw_on_listen(struct ev_source *src, uint32_t events)
 				log_warn("tls gateway: accept: %m");
 			break;
 		}
+		/* A call is one record each way: Nagle would hold an answer
+		 * back for the client's delayed ACK. */
+		int one = 1;
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		gw_accept_one(gw, fd);
 	}
 	gw_listen_update(gw);
