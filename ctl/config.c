@@ -36,16 +36,6 @@ static int config_path(char *buf, size_t size)
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }
 
-static char *trim(char *s)
-{
-	while (*s == ' ' || *s == '\t')
-		s++;
-	size_t n = strlen(s);
-	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
-		s[--n] = '\0';
-	return s;
-}
-
 static int context_set(struct ctl_context *c, const char *key, const char *value)
 {
 	struct {
@@ -69,17 +59,17 @@ static int context_set(struct ctl_context *c, const char *key, const char *value
 /* One line; "line N: ..." into err when it is wrong. */
 static int config_line(struct ctl_config *cfg, char *line, unsigned no, struct err *err)
 {
-	line = trim(line);
+	line = str_trim(line);
 	if (!*line || *line == '#')
 		return 0;
 	if (*line == '[') {
 		char *end = strchr(line, ']');
-		char *name = trim(line + 1);
+		char *name = str_trim(line + 1);
 		if (!end || end[1] || strncmp(name, "context", 7) != 0)
 			return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
 			               "%s: line %u: expected [context NAME]", cfg->path, no);
 		*end = '\0';
-		name = trim(name + 7);
+		name = str_trim(name + 7);
 		if (!name_is_valid(name))
 			return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
 			               "%s: line %u: \"%.64s\" is not a context name (letters, "
@@ -105,7 +95,7 @@ static int config_line(struct ctl_config *cfg, char *line, unsigned no, struct e
 		               "%s: line %u: expected KEY = VALUE or [context NAME]", cfg->path,
 		               no);
 	*eq = '\0';
-	char *key = trim(line), *value = trim(eq + 1);
+	char *key = str_trim(line), *value = str_trim(eq + 1);
 	int r;
 	if (!cfg->n) {
 		if (strcmp(key, "current-context") != 0)

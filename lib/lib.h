@@ -87,6 +87,9 @@ void log_vmsg(enum log_level level, const char *fmt, va_list ap);
 /* ---- strings ----------------------------------------------------------- */
 
 bool str_startswith(const char *s, const char *prefix);
+/* s without leading spaces and tabs, trailing spaces, tabs and CRs (cut in
+ * place): a config line's word. */
+char *str_trim(char *s);
 /* Strict decimal parsers: the whole string, no sign, no spaces, in range. */
 int str_to_u64(const char *s, uint64_t max, uint64_t *ret);
 int str_to_u32(const char *s, uint32_t *ret);

@@ -41,16 +41,6 @@ static int set(struct shim_vm_config *c, const char *key, const char *value)
 	return -ENOENT;
 }
 
-static char *trim(char *s)
-{
-	while (*s == ' ' || *s == '\t')
-		s++;
-	size_t n = strlen(s);
-	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
-		s[--n] = '\0';
-	return s;
-}
-
 int shim_vm_config_parse(const char *path, char *text, struct shim_vm_config *ret, struct err *err)
 {
 	struct shim_vm_config c = {0};
@@ -61,7 +51,7 @@ int shim_vm_config_parse(const char *path, char *text, struct shim_vm_config *re
 		char *hash = strchr(l, '#');
 		if (hash)
 			*hash = '\0';
-		l = trim(l);
+		l = str_trim(l);
 		if (!*l)
 			continue;
 		char *eq = strchr(l, '=');
@@ -69,7 +59,7 @@ int shim_vm_config_parse(const char *path, char *text, struct shim_vm_config *re
 			return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
 			               "%s: line %u: expected KEY = VALUE", path, line);
 		*eq = '\0';
-		char *key = trim(l), *value = trim(eq + 1);
+		char *key = str_trim(l), *value = str_trim(eq + 1);
 		int r = set(&c, key, value);
 		if (r == -ENOENT)
 			return err_set(err, r, ERR_INVALID_ARGUMENT,
