@@ -112,6 +112,8 @@ static int tcp_listen(const char *addr, int *ret_fd)
 static void on_control(struct ev_source *src, uint32_t events)
 {
 	struct init_tls *t = src->data;
+	/* A batch per wakeup, so a busy gateway does not starve the loop;
+	 * the rest stay readable for the next turn. */
 	for (int i = 0; i < 64; i++) {
 		int fd = -1;
 		struct tls_identity id;
@@ -123,7 +125,7 @@ static void on_control(struct ev_source *src, uint32_t events)
 			continue;
 		}
 		if (r <= 0)
-			break; /* closed, or broken: the gateway's exit handles it */
+			goto closed; /* closed, or broken: the gateway's exit handles it */
 		struct rpc_peer peer = {.transport = RPC_TRANSPORT_TLS, .allowed = true};
 		str_copy(peer.addr, sizeof(peer.addr), id.peer);
 		for (size_t k = 0; k < id.n_names && k < RPC_PEER_NAMES_MAX; k++)
@@ -133,6 +135,8 @@ static void on_control(struct ev_source *src, uint32_t events)
 		if (r < 0)
 			log_debug("tls: connection of %s refused: %s", id.peer, strerror(-r));
 	}
+	return;
+closed:
 	(void)events;
 	ev_del(t->loop, src);
 	close(src->fd);

@@ -40,6 +40,13 @@ void tls_ossl_reason(char *buf, size_t size, const char *fallback)
 static int ctx_fail(struct err *err, const char *what, const char *path)
 {
 	char reason[256];
+	/* OpenSSL says "system lib" for a file it cannot open: say why. */
+	if (access(path, R_OK) < 0) {
+		int e = errno;
+		ERR_clear_error();
+		return err_set(err, -e, ERR_INVALID_ARGUMENT, "tls %s %s: %s", what, path,
+		               strerror(e));
+	}
 	tls_ossl_reason(reason, sizeof(reason), "unknown error");
 	return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT, "tls %s %s: %s", what, path, reason);
 }

@@ -232,6 +232,13 @@ kill -HUP "$DPID"
 sleep 1
 as admin health >/dev/null 2>&1 && grep -q "server.pem" "$T/kin.log" && ok cert_bad_kept_old ||
 	bad cert_bad_kept_old "a bad certificate file broke TLS"
+G=$(gateway_pid)
+rm -f "$PKI/server.pem"
+kill -HUP "$DPID"
+sleep 1
+as admin health >/dev/null 2>&1 && [ "$(gateway_pid)" = "$G" ] &&
+	grep -q "server.pem: No such file or directory" "$T/kin.log" && ok cert_missing_kept_old ||
+	bad cert_missing_kept_old "a missing certificate file broke TLS or the gateway"
 exec 7>&-
 
 # Contexts.
