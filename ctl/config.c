@@ -140,11 +140,7 @@ int ctl_config_parse(struct ctl_config *cfg, char *text, size_t len, struct err 
 			return r;
 		p = stop + 1;
 	}
-	if (cfg->current[0] && !ctl_config_find(cfg, cfg->current))
-		return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
-		               "%s: current-context %s is not a [context]", cfg->path,
-		               cfg->current);
-	return 0;
+	return 0; /* a current-context naming no [context] is said where it is used */
 }
 
 int ctl_config_load(struct ctl_config *cfg, struct err *err)

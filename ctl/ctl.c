@@ -303,8 +303,10 @@ static int apply_context(struct ctl *ctl, struct ctl_config *cfg)
 {
 	struct err err = {0};
 	if (ctl_config_load(cfg, &err) < 0) {
-		/* A broken file only matters to whoever asked for a context. */
-		if (!ctl->context)
+		/* Only an address given here makes the file not matter: going
+		 * on without it could call the wrong kin (its current context
+		 * may name another machine). */
+		if (ctl->address_set && !ctl->context)
 			return CTL_OK;
 		fprintf(stderr, "kin ctl: %s\n", err.msg);
 		return CTL_USAGE;
@@ -314,7 +316,8 @@ static int apply_context(struct ctl *ctl, struct ctl_config *cfg)
 		return CTL_OK;
 	const struct ctl_context *c = ctl_config_find(cfg, name);
 	if (!c) {
-		fprintf(stderr, "kin ctl: --context %s: no such context in %s\n", name,
+		fprintf(stderr, "kin ctl: %s %s: no such context in %s\n",
+		        ctl->context ? "--context" : "current-context", name,
 		        cfg->path[0] ? cfg->path : "(no config: no HOME, no KIN_CONFIG)");
 		return CTL_USAGE;
 	}
@@ -368,8 +371,6 @@ int ctl_main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "+:o:h", ctl_main_opts, NULL)) != -1)
 		if ((r = main_opt(&ctl, c, argv)) != CTL_OK)
 			return r < 0 ? CTL_OK : r;
-	if ((r = apply_context(&ctl, &cfg)) != CTL_OK)
-		return r;
 	if (optind >= argc) {
 		help(stderr);
 		return CTL_USAGE;
@@ -380,6 +381,9 @@ int ctl_main(int argc, char **argv)
 		        argv[optind]);
 		return CTL_USAGE;
 	}
+	/* `config` reads the file itself (and may be what mends it). */
+	if (strcmp(cmd->name, "config") != 0 && (r = apply_context(&ctl, &cfg)) != CTL_OK)
+		return r;
 	ctl.what = cmd->name;
 	r = cmd->run(&ctl, argc - optind, argv + optind);
 	rpc_client_free(ctl.client);
