@@ -83,38 +83,12 @@ static void print_error_json(const char *code, const char *msg)
 	printf("}}\n");
 }
 
-/* "tls:HOST:PORT", "tls:[V6]:PORT" into host and port. */
-static int tls_address_split(const char *a, char *host, size_t hsize, const char **ret_port)
-{
-	const char *h = a + 4, *colon;
-	size_t n;
-	if (*h == '[') {
-		const char *end = strchr(h, ']');
-		if (!end || end[1] != ':')
-			return -EINVAL;
-		h++;
-		n = (size_t)(end - h);
-		colon = end + 1;
-	} else {
-		colon = strrchr(h, ':');
-		if (!colon)
-			return -EINVAL;
-		n = (size_t)(colon - h);
-	}
-	uint32_t port;
-	if (!n || n >= hsize || str_to_u32(colon + 1, &port) < 0 || !port || port > 65535)
-		return -EINVAL;
-	memcpy(host, h, n);
-	host[n] = '\0';
-	*ret_port = colon + 1;
-	return 0;
-}
-
 bool ctl_address_is_tls(const char *a)
 {
 	char host[256];
-	const char *port;
-	return str_startswith(a, "tls:") && tls_address_split(a, host, sizeof(host), &port) == 0;
+	uint16_t port;
+	return str_startswith(a, "tls:") &&
+	       str_hostport_split(a + 4, host, sizeof(host), &port, NULL) == 0;
 }
 
 int ctl_dial(struct ctl *ctl, int *ret_fd)
@@ -130,14 +104,17 @@ int ctl_dial(struct ctl *ctl, int *ret_fd)
 		*ret_fd = fd;
 		return 0;
 	}
-	char host[256];
+	char host[256], port[8];
+	uint16_t p;
 	struct tls_client_config c = {.server_name = ctl->server_name,
 	                              .files = {.cert = ctl->cert, .key = ctl->key, .ca = ctl->ca},
 	                              .timeout_ms = ctl->timeout_ms ? ctl->timeout_ms : 5000};
 	struct err err = {0};
-	if (tls_address_split(ctl->address, host, sizeof(host), &c.port) < 0)
+	if (str_hostport_split(ctl->address + 4, host, sizeof(host), &p, NULL) < 0)
 		return -EINVAL;
+	snprintf(port, sizeof(port), "%u", p);
 	c.host = host;
+	c.port = port;
 	if (!ctl->cert || !ctl->key || !ctl->ca) {
 		snprintf(ctl->dial_err, sizeof(ctl->dial_err),
 		         "TLS needs --cert, --key and --ca (or a context that has them)");

@@ -104,6 +104,7 @@ static int config_line(struct ctl_config *cfg, char *line, unsigned no, struct e
 			               "current-context goes there)",
 			               cfg->path, no, key);
 		r = str_copy(cfg->current, sizeof(cfg->current), value);
+		cfg->has_current = true;
 	} else {
 		r = context_set(&cfg->ctx[cfg->n - 1], key, value);
 	}
@@ -182,7 +183,10 @@ static int config_write_current(const struct ctl_config *cfg, const char *name, 
 	if (!f)
 		return err_set(err, -errno, ERR_UNKNOWN, "%s: %m", tmp);
 	fchmod(fileno(f), 0600);
-	bool done = false;
+	/* No such line yet: it goes first (it must precede any [context]). */
+	bool done = !cfg->has_current;
+	if (done)
+		fprintf(f, "current-context = %s\n", name);
 	for (char *p = text, *end = text + len; p < end;) {
 		char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t n = (size_t)((nl ? nl : end) - p);
@@ -196,13 +200,6 @@ static int config_write_current(const struct ctl_config *cfg, const char *name, 
 			fprintf(f, "%.*s\n", (int)n, p);
 		}
 		p += n + 1;
-	}
-	if (!done) { /* prepended: it must come before the first [context] */
-		rewind(f);
-		fprintf(f, "current-context = %s\n", name);
-		fwrite(text, 1, len, f);
-		if (len && text[len - 1] != '\n')
-			fputc('\n', f);
 	}
 	if (fclose(f) != 0 || rename(tmp, cfg->path) < 0) {
 		r = -errno;

@@ -58,6 +58,7 @@ struct ctl_context {
 struct ctl_config {
 	char path[PATH_MAX];
 	char current[65];
+	bool has_current; /* a current-context line, even an empty one */
 	size_t n;
 	struct ctl_context ctx[CTL_CONTEXTS_MAX];
 };

@@ -66,6 +66,9 @@ static int guard_admit(const struct rpc_call_info *info, struct err *err, void *
 {
 	struct init_auth *a = data;
 	struct auth_peer p;
+	/* Every call passes here: a superuser needs no policy walk. */
+	if (info->peer->superuser)
+		return auth_method_changes(info->service, info->method) ? 1 : 0;
 	peer_to_auth(info->peer, &p);
 	int r = auth_check(a->policy, &p, info->service, info->method, info->target, err);
 	if (r < 0) {

@@ -47,35 +47,18 @@ int init_tls_addr_parse(const char *s, struct sockaddr_storage *ret)
 {
 	struct sockaddr_storage ss = {0};
 	char host[64];
-	const char *port;
-	if (!s || strlen(s) >= sizeof(host))
-		return -EINVAL;
-	if (s[0] == '[') {
-		const char *end = strchr(s, ']');
-		if (!end || end[1] != ':')
-			return -EINVAL;
-		memcpy(host, s + 1, (size_t)(end - s - 1));
-		host[end - s - 1] = '\0';
-		port = end + 2;
-	} else {
-		const char *colon = strrchr(s, ':');
-		if (!colon || strchr(s, ':') != colon)
-			return -EINVAL;
-		memcpy(host, s, (size_t)(colon - s));
-		host[colon - s] = '\0';
-		port = colon + 1;
-	}
-	uint32_t p;
-	if (str_to_u32(port, &p) < 0 || p == 0 || p > 65535)
+	uint16_t p;
+	bool v6addr;
+	if (!s || str_hostport_split(s, host, sizeof(host), &p, &v6addr) < 0)
 		return -EINVAL;
 	struct sockaddr_in *v4 = (struct sockaddr_in *)&ss;
 	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&ss;
-	if (s[0] != '[' && inet_pton(AF_INET, host, &v4->sin_addr) == 1) {
+	if (!v6addr && inet_pton(AF_INET, host, &v4->sin_addr) == 1) {
 		v4->sin_family = AF_INET;
-		v4->sin_port = htons((uint16_t)p);
-	} else if (s[0] == '[' && inet_pton(AF_INET6, host, &v6->sin6_addr) == 1) {
+		v4->sin_port = htons(p);
+	} else if (v6addr && inet_pton(AF_INET6, host, &v6->sin6_addr) == 1) {
 		v6->sin6_family = AF_INET6;
-		v6->sin6_port = htons((uint16_t)p);
+		v6->sin6_port = htons(p);
 	} else {
 		return -EINVAL;
 	}

@@ -90,6 +90,11 @@ bool str_startswith(const char *s, const char *prefix);
 /* s without leading spaces and tabs, trailing spaces, tabs and CRs (cut in
  * place): a config line's word. */
 char *str_trim(char *s);
+/* "HOST:PORT" (one ':') or "[HOST]:PORT" (an IPv6 literal) into host
+ * (brackets taken off) and a port 1-65535. -EINVAL if malformed or host
+ * does not fit. *ret_bracketed: whether it came in brackets. */
+int str_hostport_split(const char *s, char *host, size_t size, uint16_t *ret_port,
+                       bool *ret_bracketed);
 /* Strict decimal parsers: the whole string, no sign, no spaces, in range. */
 int str_to_u64(const char *s, uint64_t max, uint64_t *ret);
 int str_to_u32(const char *s, uint32_t *ret);

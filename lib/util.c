@@ -21,6 +21,35 @@ char *str_trim(char *s)
 	return s;
 }
 
+int str_hostport_split(const char *s, char *host, size_t size, uint16_t *ret_port,
+                       bool *ret_bracketed)
+{
+	const char *h = s, *colon;
+	size_t n;
+	if (*s == '[') {
+		const char *end = strchr(s, ']');
+		if (!end || end[1] != ':')
+			return -EINVAL;
+		h = s + 1;
+		n = (size_t)(end - h);
+		colon = end + 1;
+	} else {
+		colon = strchr(s, ':');
+		if (!colon || strchr(colon + 1, ':'))
+			return -EINVAL;
+		n = (size_t)(colon - s);
+	}
+	uint32_t port;
+	if (!n || n >= size || str_to_u32(colon + 1, &port) < 0 || !port || port > 65535)
+		return -EINVAL;
+	memcpy(host, h, n);
+	host[n] = '\0';
+	*ret_port = (uint16_t)port;
+	if (ret_bracketed)
+		*ret_bracketed = *s == '[';
+	return 0;
+}
+
 bool str_startswith(const char *s, const char *prefix)
 {
 	return strncmp(s, prefix, strlen(prefix)) == 0;
