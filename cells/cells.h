@@ -58,7 +58,8 @@
 
 /* ---- names ---------------------------------------------------------------- */
 
-/* One path element: [A-Za-z0-9_.-]{1,64}, not "." or "..". */
+/* One path element: [A-Za-z0-9_.@-]{1,64} ('@' not first: a service
+ * instance's cell, getty@tty1.service), not "." or "..". */
 bool cell_name_valid(const char *name);
 /* A cell path: elements joined by '/', at most CELLS_DEPTH_MAX, no leading,
  * trailing or doubled '/'. -EINVAL with a sentence in err. */
@@ -364,6 +365,13 @@ struct exec_spec {
 	 * only. A stream given a path is not captured. */
 	const char *stdio_paths[3];
 	size_t log_bytes; /* per stream ring; 0: EXEC_LOG_DEFAULT */
+	/* Open fds the child gets as 3, 4, ... (socket activation); with
+	 * listen_env it sets LISTEN_FDS=n and LISTEN_PID=its own pid. */
+	const int *pass_fds;
+	size_t npass_fds;
+	bool listen_env;
+	bool nice_set;
+	int nice; /* -20..19 */
 	enum exec_restart restart;
 	uint64_t backoff_base_ms, backoff_cap_ms; /* 0: defaults */
 	/* Called once when the executable's record lets its copy of the spec

@@ -18,7 +18,7 @@ static bool name_valid_n(const char *s, size_t n)
 	if ((n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.'))
 		return false;
 	for (size_t i = 0; i < n; i++)
-		if (!name_char_ok(s[i]))
+		if (!name_char_ok(s[i]) && !(s[i] == '@' && i > 0))
 			return false;
 	return true;
 }

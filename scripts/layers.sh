@@ -10,10 +10,10 @@
 set -uo pipefail
 SELF=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
 
-MODULES=(init api ctl zone rpc cells vm net rootfs oci shim auth tls proto lib)
+MODULES=(init api ctl zone rpc cells vm net rootfs oci shim auth tls units proto lib)
 declare -A ALLOW=(
-	[init]="api ctl rpc proto zone cells vm net rootfs oci shim auth tls lib"
-	[api]="rpc proto zone cells vm net rootfs oci shim lib"
+	[init]="api ctl rpc proto zone cells vm net rootfs oci shim auth tls units lib"
+	[api]="rpc proto zone cells vm net rootfs oci shim units lib"
 	[ctl]="rpc proto tls lib"
 	[zone]="cells net lib"
 	[rpc]="proto lib"
@@ -25,6 +25,7 @@ declare -A ALLOW=(
 	[shim]="rpc proto oci lib"
 	[auth]="lib"
 	[tls]="lib"
+	[units]="cells lib"
 	[proto]=""
 	[lib]="lib"
 )

@@ -19,6 +19,8 @@ TEST(cells_names)
 	CHECK(!cell_name_valid("a/b"));
 	CHECK(!cell_name_valid("a b"));
 	CHECK(!cell_name_valid("é"));
+	CHECK(cell_name_valid("getty@tty1.service"));
+	CHECK(!cell_name_valid("@private"));
 	char n64[65], n65[66];
 	memset(n64, 'x', 64), n64[64] = '\0';
 	memset(n65, 'x', 65), n65[65] = '\0';
