@@ -26,18 +26,18 @@
 
 /* ---- bounds ---------------------------------------------------------------- */
 
-#define UNIT_NAME_MAX       255               /* bytes of a full unit name */
-#define UNIT_FILE_MAX       (256 * 1024)      /* one unit file or drop-in */
-#define UNIT_LINE_MAX       (64 * 1024)       /* one logical line, continuations joined */
-#define UNIT_DROPINS_MAX    64                /* drop-in files of one unit */
-#define UNIT_DIRS_MAX       8                 /* search path entries */
-#define UNIT_LIST_MAX       256               /* entries of one list directive */
-#define UNIT_CMDS_MAX       64                /* commands of one Exec* directive */
-#define UNIT_ARGS_MAX       256               /* words of one command */
-#define UNIT_ENV_MAX        256               /* Environment= assignments of a unit */
-#define UNIT_ENVFILE_MAX    (256 * 1024)      /* an EnvironmentFile's size */
-#define UNITS_MAX           2048              /* units one manager loads */
-#define UNIT_INFINITY       UINT64_MAX        /* a time span or limit of "infinity" */
+#define UNIT_NAME_MAX    255          /* bytes of a full unit name */
+#define UNIT_FILE_MAX    (256 * 1024) /* one unit file or drop-in */
+#define UNIT_LINE_MAX    (64 * 1024)  /* one logical line, continuations joined */
+#define UNIT_DROPINS_MAX 64           /* drop-in files of one unit */
+#define UNIT_DIRS_MAX    8            /* search path entries */
+#define UNIT_LIST_MAX    256          /* entries of one list directive */
+#define UNIT_CMDS_MAX    64           /* commands of one Exec* directive */
+#define UNIT_ARGS_MAX    256          /* words of one command */
+#define UNIT_ENV_MAX     256          /* Environment= assignments of a unit */
+#define UNIT_ENVFILE_MAX (256 * 1024) /* an EnvironmentFile's size */
+#define UNITS_MAX        2048         /* units one manager loads */
+#define UNIT_INFINITY    UINT64_MAX   /* a time span or limit of "infinity" */
 
 /* ---- names ------------------------------------------------------------------ */
 
@@ -56,7 +56,7 @@ enum unit_type {
 	UNIT_TYPE_COUNT,
 	UNIT_TYPE_INVALID = -1,
 };
-const char *unit_type_name(enum unit_type t);          /* "service" */
+const char *unit_type_name(enum unit_type t);           /* "service" */
 enum unit_type unit_type_from_suffix(const char *name); /* by ".service"; INVALID */
 
 /* A parsed name: "getty@tty1.service" is prefix "getty", instance "tty1",
@@ -173,7 +173,7 @@ struct unit_cond_env {
 	bool container;             /* virtualization is a container's */
 	uint64_t caps;              /* the capability bounding set kin has */
 	const char *hostname, *machine_id, *architecture; /* "x86-64" */
-	uint32_t controllers;       /* bit per cells' cells_controller present */
+	uint32_t controllers; /* bit per cells' cells_controller present */
 	bool first_boot;
 };
 /* 1: all pass (or none), 0: a condition fails (why says which: `ConditionPathExists=
@@ -243,13 +243,13 @@ int unit_bool_parse(const char *s, bool *ret);
  * "*:0/5", an optional trailing timezone "UTC" (else local time). */
 struct unit_calendar {
 	/* Each field a bitmask of the values allowed (all bits: '*'). */
-	uint8_t weekdays;   /* bit 0 Monday .. bit 6 Sunday; 0x7f: any */
-	uint64_t years[4];  /* bit (y - 1970): 1970..2225 */
-	uint16_t months;    /* bits 1..12 */
-	uint32_t days;      /* bits 1..31 */
-	uint32_t hours;     /* bits 0..23 */
-	uint64_t minutes;   /* bits 0..59 */
-	uint64_t seconds;   /* bits 0..59 */
+	uint8_t weekdays;  /* bit 0 Monday .. bit 6 Sunday; 0x7f: any */
+	uint64_t years[4]; /* bit (y - 1970): 1970..2225 */
+	uint16_t months;   /* bits 1..12 */
+	uint32_t days;     /* bits 1..31 */
+	uint32_t hours;    /* bits 0..23 */
+	uint64_t minutes;  /* bits 0..59 */
+	uint64_t seconds;  /* bits 0..59 */
 	bool utc;
 };
 int unit_calendar_parse(const char *s, struct unit_calendar *ret, struct err *err);
@@ -294,15 +294,32 @@ enum unit_stdio {
 	UNIT_STDIO_TRUNCATE,
 	UNIT_STDIO_SOCKET, /* the socket unit's connection (Accept=yes), else null */
 };
-enum unit_protect_system { UNIT_PROTECT_SYSTEM_NO, UNIT_PROTECT_SYSTEM_YES, UNIT_PROTECT_SYSTEM_FULL, UNIT_PROTECT_SYSTEM_STRICT };
-enum unit_protect_home { UNIT_PROTECT_HOME_NO, UNIT_PROTECT_HOME_YES, UNIT_PROTECT_HOME_READ_ONLY, UNIT_PROTECT_HOME_TMPFS };
+enum unit_protect_system {
+	UNIT_PROTECT_SYSTEM_NO,
+	UNIT_PROTECT_SYSTEM_YES,
+	UNIT_PROTECT_SYSTEM_FULL,
+	UNIT_PROTECT_SYSTEM_STRICT
+};
+enum unit_protect_home {
+	UNIT_PROTECT_HOME_NO,
+	UNIT_PROTECT_HOME_YES,
+	UNIT_PROTECT_HOME_READ_ONLY,
+	UNIT_PROTECT_HOME_TMPFS
+};
 
 /* RuntimeDirectory=, StateDirectory=, CacheDirectory=, LogsDirectory=,
  * ConfigurationDirectory= under /run, /var/lib, /var/cache, /var/log, /etc. */
-enum unit_dir_kind { UNIT_DIR_RUNTIME, UNIT_DIR_STATE, UNIT_DIR_CACHE, UNIT_DIR_LOGS, UNIT_DIR_CONFIG, UNIT_DIR_KIND_COUNT };
+enum unit_dir_kind {
+	UNIT_DIR_RUNTIME,
+	UNIT_DIR_STATE,
+	UNIT_DIR_CACHE,
+	UNIT_DIR_LOGS,
+	UNIT_DIR_CONFIG,
+	UNIT_DIR_KIND_COUNT
+};
 
 struct unit_rlimit {
-	int resource; /* RLIMIT_* */
+	int resource;        /* RLIMIT_* */
 	uint64_t soft, hard; /* UNIT_INFINITY: unlimited */
 };
 #define UNIT_RLIMITS_MAX 16
@@ -322,7 +339,7 @@ bool unit_exit_set_has(const struct unit_exit_set *s, int code, int signal);
 struct unit_exec {
 	char *user, *group; /* names or numbers; resolved at run from the root's files */
 	struct unit_strv supplementary_groups;
-	bool dynamic_user; /* noted, run as nobody */
+	bool dynamic_user;       /* noted, run as nobody */
 	char *working_directory; /* "~" for the user's home; '-' prefix kept: missing is fine */
 	char *root_directory;
 	bool umask_set;
@@ -331,7 +348,7 @@ struct unit_exec {
 	size_t nrlimits;
 	bool nice_set, oom_score_adjust_set;
 	int nice, oom_score_adjust;
-	struct unit_strv environment;      /* "K=V", in order (later wins) */
+	struct unit_strv environment;       /* "K=V", in order (later wins) */
 	struct unit_strv environment_files; /* "-/etc/default/ssh": '-' kept */
 	struct unit_strv pass_environment, unset_environment;
 	enum unit_stdio std_input, std_output, std_error;
@@ -356,7 +373,7 @@ struct unit_exec {
 	 * list a deny-list. Several assignments: allow lists merge, ~ subtracts. */
 	struct unit_strv syscall_filter;
 	bool syscall_filter_deny;
-	int syscall_errno; /* SystemCallErrorNumber=, 0: kill */
+	int syscall_errno;                 /* SystemCallErrorNumber=, 0: kill */
 	struct unit_strv address_families; /* RestrictAddressFamilies= as given */
 	bool address_families_deny;
 };
@@ -364,7 +381,8 @@ struct unit_exec {
 /* The resource directives that map onto a cell (cells.h's cell_limits). */
 struct unit_resources {
 	uint32_t set; /* bit per enum unit_resource */
-	uint64_t memory_min, memory_low, memory_high, memory_max, memory_swap_max; /* bytes or UNIT_INFINITY */
+	uint64_t memory_min, memory_low, memory_high, memory_max,
+	    memory_swap_max;           /* bytes or UNIT_INFINITY */
 	uint64_t cpu_quota_per_sec_us; /* CPUQuota=20% → 200000 */
 	uint64_t cpu_weight, io_weight, tasks_max;
 	char allowed_cpus[128], allowed_mems[128];
@@ -394,21 +412,26 @@ struct unit_service {
 	enum unit_restart restart;
 	uint64_t restart_us; /* RestartSec=, default 100 ms */
 	struct unit_exit_set success_exit_status, restart_prevent, restart_force;
-	uint64_t timeout_start_us, timeout_stop_us; /* default 90 s; UNIT_INFINITY */
+	uint64_t timeout_start_us, timeout_stop_us;             /* default 90 s; UNIT_INFINITY */
 	uint64_t timeout_abort_us, runtime_max_us, watchdog_us; /* 0: none */
 	enum unit_kill_mode kill_mode;
-	int kill_signal;         /* default SIGTERM */
-	int restart_kill_signal; /* 0: kill_signal */
-	int final_kill_signal;   /* default SIGKILL */
+	int kill_signal;                /* default SIGTERM */
+	int restart_kill_signal;        /* 0: kill_signal */
+	int final_kill_signal;          /* default SIGKILL */
 	bool send_sigkill, send_sighup; /* default true, false */
 	enum unit_notify_access notify_access;
-	struct unit_strv sockets; /* Sockets=: default the socket of the same name */
+	struct unit_strv sockets;    /* Sockets=: default the socket of the same name */
 	char *file_descriptor_store; /* noted, unused */
 	bool non_blocking;
 };
 
 /* [Socket] */
-enum unit_listen_type { UNIT_LISTEN_STREAM, UNIT_LISTEN_DATAGRAM, UNIT_LISTEN_SEQPACKET, UNIT_LISTEN_FIFO };
+enum unit_listen_type {
+	UNIT_LISTEN_STREAM,
+	UNIT_LISTEN_DATAGRAM,
+	UNIT_LISTEN_SEQPACKET,
+	UNIT_LISTEN_FIFO
+};
 struct unit_listen {
 	enum unit_listen_type type;
 	char *address; /* "/run/x.sock", "@abstract", "80", "127.0.0.1:80", "[::]:80" as given */
@@ -434,7 +457,8 @@ struct unit_timer {
 	struct unit_calendar on_calendar[UNIT_CALENDARS_MAX];
 	char *on_calendar_text[UNIT_CALENDARS_MAX];
 	size_t non_calendar;
-	uint64_t on_boot_us, on_startup_us, on_active_us, on_unit_active_us, on_unit_inactive_us; /* 0: none */
+	uint64_t on_boot_us, on_startup_us, on_active_us, on_unit_active_us,
+	    on_unit_inactive_us; /* 0: none */
 	uint64_t randomized_delay_us, accuracy_us;
 	bool persistent, wake_system, remain_after_elapse;
 	char *unit; /* Unit=; default NAME.service */
@@ -468,14 +492,14 @@ struct unit_def {
 	bool refuse_manual_start, refuse_manual_stop, stop_when_unneeded, allow_isolate;
 	bool ignore_on_isolate;
 	uint64_t start_limit_interval_us; /* default 10 s */
-	unsigned start_limit_burst;        /* default 5 */
-	uint64_t job_timeout_us;           /* 0: none */
+	unsigned start_limit_burst;       /* default 5 */
+	uint64_t job_timeout_us;          /* 0: none */
 	/* by type */
-	struct unit_exec exec;         /* service, socket (ExecStartPre of sockets unused) */
-	struct unit_resources res;     /* service, socket, slice */
-	struct unit_service service;   /* UNIT_SERVICE */
-	struct unit_socket socket;     /* UNIT_SOCKET */
-	struct unit_timer timer;       /* UNIT_TIMER */
+	struct unit_exec exec;       /* service, socket (ExecStartPre of sockets unused) */
+	struct unit_resources res;   /* service, socket, slice */
+	struct unit_service service; /* UNIT_SERVICE */
+	struct unit_socket socket;   /* UNIT_SOCKET */
+	struct unit_timer timer;     /* UNIT_TIMER */
 	struct unit_install install;
 	/* Wants=/Requires= that came from NAME.wants/ and NAME.requires/
 	 * directories (the enablement links), kept apart so `cat` shows them. */
@@ -490,8 +514,8 @@ void unit_def_free(struct unit_def *d);
  * sections and keys, bad values: diag once, 0 returned (ignored). -E2BIG
  * when a list bound is passed (diag'd too) is also ignored; < 0 only on
  * -ENOMEM. */
-int unit_def_apply(struct unit_def *d, const struct unit_assign *a,
-                   const struct unit_spec_ctx *ctx, unit_diag_fn diag, void *data);
+int unit_def_apply(struct unit_def *d, const struct unit_assign *a, const struct unit_spec_ctx *ctx,
+                   unit_diag_fn diag, void *data);
 
 /* ---- loading from the search path (load.c) ------------------------------------ */
 
@@ -548,16 +572,17 @@ int unit_file_state(const struct unit_paths *p, const char *name, char *buf, siz
 
 /* What a run needs besides the definition. */
 struct unit_run_ctx {
-	const char *root;          /* "" or "/": the real root; passwd/group and env files below it */
-	char *const *manager_env;  /* "K=V" every service starts from (PATH, LANG, ...) */
+	const char *root; /* "" or "/": the real root; passwd/group and env files below it */
+	char *const *manager_env; /* "K=V" every service starts from (PATH, LANG, ...) */
 	size_t nmanager_env;
-	const char *notify_socket; /* NOTIFY_SOCKET= for Type=notify and NotifyAccess=, NULL: none */
-	pid_t main_pid;            /* $MAINPID for ExecReload/ExecStop, 0: unset */
-	const int *fds;            /* sockets passed as LISTEN_FDS (fd 3 on), none: NULL */
+	const char
+	    *notify_socket; /* NOTIFY_SOCKET= for Type=notify and NotifyAccess=, NULL: none */
+	pid_t main_pid;     /* $MAINPID for ExecReload/ExecStop, 0: unset */
+	const int *fds;     /* sockets passed as LISTEN_FDS (fd 3 on), none: NULL */
 	size_t nfds;
 	const char *fd_names;      /* LISTEN_FDNAMES (':'-joined) */
 	const char *invocation_id; /* 32 hex chars, INVOCATION_ID= */
-	bool control;              /* a control command (pre, post, stop, reload): not the main one */
+	bool control; /* a control command (pre, post, stop, reload): not the main one */
 };
 
 /* A spec and the memory its pointers use; free with unit_exec_spec_free. */
@@ -592,14 +617,14 @@ void unit_exec_dirs_remove(const struct unit_def *d, const struct unit_run_ctx *
 
 struct units;
 struct units_config {
-	const char *root;           /* "" the real root (tests: a directory, search paths below it) */
+	const char *root; /* "" the real root (tests: a directory, search paths below it) */
 	const char *const *extra_dirs; /* searched first (NULL-terminated; --unit-dir) */
-	const char *default_target; /* NULL: default.target (a link; else multi-user.target) */
-	const char *slice;          /* the cell services run under: NULL "system.slice" */
-	const char *log_dir;        /* per-service files (NULL: /var/log/kin below root; "" none) */
-	const char *run_dir;        /* the notify socket's directory: NULL /run/systemd */
-	struct unit_cond_env cond;  /* what conditions see */
-	char *const *env;           /* the services' base environment */
+	const char *default_target;    /* NULL: default.target (a link; else multi-user.target) */
+	const char *slice;             /* the cell services run under: NULL "system.slice" */
+	const char *log_dir;       /* per-service files (NULL: /var/log/kin below root; "" none) */
+	const char *run_dir;       /* the notify socket's directory: NULL /run/systemd */
+	struct unit_cond_env cond; /* what conditions see */
+	char *const *env;          /* the services' base environment */
 	size_t nenv;
 };
 /* Loads nothing yet: makes the notify socket and the slice cell. */
@@ -632,11 +657,13 @@ struct unit_status {
 	char load_state[16]; /* "loaded", "not-found", "masked", "bad-setting", "error" */
 	char load_error[256];
 	enum unit_active active;
-	char sub[24];    /* "running", "exited", "dead", "failed", "start-pre", "auto-restart", "listening", "waiting", "elapsed", "stop-sigterm", ... */
-	char result[24]; /* "success", "exit-code", "signal", "core-dump", "timeout", "start-limit-hit", "resources", "protocol", "dependency" */
+	char sub[24];    /* "running", "exited", "dead", "failed", "start-pre", "auto-restart",
+	                    "listening", "waiting", "elapsed", "stop-sigterm", ... */
+	char result[24]; /* "success", "exit-code", "signal", "core-dump", "timeout",
+	                    "start-limit-hit", "resources", "protocol", "dependency" */
 	char fragment[256];
-	char unit_file_state[24]; /* "enabled", "disabled", "static", "masked", ... */
-	char job[16];             /* "start", "stop", ... or "" */
+	char unit_file_state[24];  /* "enabled", "disabled", "static", "masked", ... */
+	char job[16];              /* "start", "stop", ... or "" */
 	char cell[CELLS_PATH_MAX]; /* "system.slice/ssh.service", "" none */
 	char status_text[256];     /* the last STATUS= */
 	char condition[256];       /* the condition that failed, "" none */
@@ -648,8 +675,8 @@ struct unit_status {
 	uint64_t memory_current, tasks_current;      /* 0 when not known */
 	bool has_memory, has_tasks;
 	enum unit_type type;
-	char triggered_by[UNIT_NAME_MAX + 1];         /* socket or timer, "" none */
-	uint64_t next_elapse_us;                      /* timers: CLOCK_REALTIME, 0 none */
+	char triggered_by[UNIT_NAME_MAX + 1]; /* socket or timer, "" none */
+	uint64_t next_elapse_us;              /* timers: CLOCK_REALTIME, 0 none */
 };
 typedef int (*units_visit_fn)(const struct unit_status *st, void *data);
 /* Every loaded unit (all: also inactive ones and unit files not loaded). */
