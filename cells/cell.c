@@ -4,8 +4,10 @@
  * forced deletes. Every check runs before the first write to cgroupfs. */
 #include "cells/cells-int.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/inotify.h>
@@ -560,6 +562,64 @@ int cell_kill(struct cells *c, const char *path, struct err *err)
 	if (r < 0)
 		return err_set_errno(err, r, "cell \"%s\": cgroup.kill: %s", path, strerror(-r));
 	return 0;
+}
+
+/* Signals the processes listed in dir's cgroup.procs and below, walking
+ * cgroupfs itself: a delegated cell's own sub-cgroups are not kin's. */
+static int signal_tree(int dirfd, int sig, unsigned depth)
+{
+	int n = 0;
+	int fd = openat(dirfd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		FILE *f = fdopen(fd, "r");
+		if (!f) {
+			close(fd);
+			return -ENOMEM;
+		}
+		long pid;
+		while (fscanf(f, "%ld", &pid) == 1)
+			if (pid > 0 && kill((pid_t)pid, sig) == 0)
+				n++;
+		fclose(f);
+	}
+	if (depth >= CELLS_DEPTH_MAX * 2)
+		return n;
+	int dfd = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
+	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	if (!d) {
+		if (dfd >= 0)
+			close(dfd);
+		return n;
+	}
+	for (struct dirent *de; (de = readdir(d));) {
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		int sub = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (sub < 0)
+			continue;
+		int r = signal_tree(sub, sig, depth + 1);
+		close(sub);
+		if (r > 0)
+			n += r;
+	}
+	closedir(d);
+	return n;
+}
+
+int cell_signal(struct cells *c, const char *path, int sig, struct err *err)
+{
+	char dir[PATH_MAX];
+	struct cell *cell;
+	int r = cells_get(c, path, &cell, err);
+	if (r < 0)
+		return r;
+	if (sig == SIGKILL)
+		return cell_kill(c, path, err);
+	cells_cell_dir(c, cell, dir, sizeof(dir));
+	_cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return err_set_errno(err, -errno, "cell \"%s\": %s: %m", path, dir);
+	return signal_tree(fd, sig, 0);
 }
 
 void cells_fill_info(struct cells *c, struct cell *cell, struct cell_info *info)

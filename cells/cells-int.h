@@ -111,6 +111,8 @@ enum exec_step {
 	EXEC_STEP_AMBIENT,
 	EXEC_STEP_NO_NEW_PRIVS,
 	EXEC_STEP_SECCOMP,
+	EXEC_STEP_PASS_FDS,
+	EXEC_STEP_NICE,
 	EXEC_STEP_EXECVE,
 	EXEC_STEP_COUNT,
 };
@@ -122,10 +124,12 @@ struct spawn_req {
 	const struct exec_spec *spec; /* the executable's private copy */
 	const char *label;            /* "cell/name" for messages */
 	int cgroup_fd;
-	int stdio[3];              /* fds for 0, 1, 2 */
-	struct sock_fprog seccomp; /* len 0: none */
-	cap_t caps;                /* for cap_set_proc */
-	char *envp[EXEC_ENV_MAX + 2];
+	int stdio[3];                 /* fds for 0, 1, 2 */
+	struct sock_fprog seccomp;    /* len 0: none */
+	cap_t caps;                   /* for cap_set_proc */
+	char *envp[EXEC_ENV_MAX + 4]; /* PATH, env, LISTEN_FDS, LISTEN_PID, NULL */
+	/* "LISTEN_PID=" with room for the pid the child writes in its copy. */
+	char listen_pid[32], listen_fds[32];
 	int join_fds[EXEC_JOINS_MAX]; /* the spec's joins but pid, opened and checked */
 	size_t njoins;
 	/* A pid namespace to join: kin enters it for its children around the

@@ -41,6 +41,7 @@
 #define EXEC_GROUPS_MAX         32
 #define EXEC_RLIMITS_MAX        16
 #define EXEC_IDMAP_MAX          8
+#define EXEC_PASS_FDS_MAX       64
 #define EXEC_LOG_DEFAULT        (1024 * 1024)
 #define EXEC_LOG_MIN            4096
 #define EXEC_LOG_MAX            (64 * 1024 * 1024)
@@ -159,6 +160,10 @@ int cell_freeze(struct cells *c, const char *path, bool freeze, cell_done_fn don
                 struct err *err);
 /* cgroup.kill: SIGKILL to every process of the cell and its descendants. */
 int cell_kill(struct cells *c, const char *path, struct err *err);
+/* sig to every process of the cell and of every cgroup below it (a
+ * delegated cell's own too); SIGKILL goes through cgroup.kill. Returns
+ * how many processes were signalled. */
+int cell_signal(struct cells *c, const char *path, int sig, struct err *err);
 /* The limits set in l (bits of l->set) whose controller the cell does not
  * have, which cell_update would refuse. */
 int cell_limits_unavailable(struct cells *c, const char *path, const struct cell_limits *l,

@@ -21,6 +21,7 @@
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -57,6 +58,8 @@ static const char *const step_names[EXEC_STEP_COUNT] = {
     [EXEC_STEP_AMBIENT] = "ambient capabilities",
     [EXEC_STEP_NO_NEW_PRIVS] = "no_new_privs",
     [EXEC_STEP_SECCOMP] = "seccomp",
+    [EXEC_STEP_PASS_FDS] = "passing fds",
+    [EXEC_STEP_NICE] = "nice",
     [EXEC_STEP_EXECVE] = "execve",
 };
 
@@ -345,6 +348,30 @@ static void exec_search(const struct spawn_req *req)
 	errno = saved;
 }
 
+/* Socket activation: the spec's fds become 3, 4, ... (without CLOEXEC),
+ * the report pipe moves above them, and LISTEN_PID gets our own pid. */
+static int pass_fds(const struct spawn_req *req, int errfd)
+{
+	const struct exec_spec *s = req->spec;
+	int tmp[EXEC_PASS_FDS_MAX], top = 3 + (int)s->npass_fds;
+	if (!s->npass_fds)
+		return errfd;
+	int moved = fcntl(errfd, F_DUPFD_CLOEXEC, top);
+	if (moved < 0)
+		spawn_child_fail(errfd, EXEC_STEP_PASS_FDS, errno);
+	errfd = moved;
+	for (size_t i = 0; i < s->npass_fds; i++)
+		TRY(EXEC_STEP_PASS_FDS, tmp[i] = fcntl(s->pass_fds[i], F_DUPFD_CLOEXEC, top));
+	for (size_t i = 0; i < s->npass_fds; i++)
+		TRY(EXEC_STEP_PASS_FDS, dup2(tmp[i], 3 + (int)i));
+	if (s->listen_env) {
+		/* This copy of req is the child's own (clone without CLONE_VM). */
+		char *pid = (char *)req->listen_pid;
+		snprintf(pid, sizeof(req->listen_pid), "LISTEN_PID=%d", (int)getpid());
+	}
+	return errfd;
+}
+
 static _noreturn_ void child_main(const struct spawn_req *req, int errfd, int syncfd)
 {
 	const struct exec_spec *s = req->spec;
@@ -392,6 +419,8 @@ static _noreturn_ void child_main(const struct spawn_req *req, int errfd, int sy
 		if (r < 0)
 			spawn_child_fail(errfd, EXEC_STEP_OOM, -r);
 	}
+	if (s->nice_set) /* before the ids change: a raise needs CAP_SYS_NICE */
+		TRY(EXEC_STEP_NICE, setpriority(PRIO_PROCESS, 0, s->nice));
 	/* Without no_new_privs a filter needs CAP_SYS_ADMIN to load: load it
 	 * while we still have it. With no_new_privs, load it last. */
 	if (!s->no_new_privs)
@@ -401,9 +430,10 @@ static _noreturn_ void child_main(const struct spawn_req *req, int errfd, int sy
 		TRY(EXEC_STEP_NO_NEW_PRIVS, prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0));
 		load_seccomp(req, errfd);
 	}
+	errfd = pass_fds(req, errfd);
 	/* Whatever kin's caller leaked without CLOEXEC must not reach the
 	 * program; errfd stays open until execve succeeds. */
-	syscall(SYS_close_range, 3, ~0u, CLOSE_RANGE_CLOEXEC);
+	syscall(SYS_close_range, 3 + (unsigned)s->npass_fds, ~0u, CLOSE_RANGE_CLOEXEC);
 	spawn_signals_reset(SPAWN_MASK_EMPTY);
 	exec_search(req);
 	spawn_child_fail(errfd, EXEC_STEP_EXECVE, errno);

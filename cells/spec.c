@@ -196,6 +196,13 @@ int exec_spec_validate(const struct exec_spec *s, struct err *err)
 		return spec_fail(err, "%s: more than 256 arguments", "argv");
 	for (size_t i = 0; i < n; i++)
 		bytes += strlen(s->argv[i]) + 1;
+	if (s->npass_fds > EXEC_PASS_FDS_MAX)
+		return spec_fail(err, "%s: more than 64 fds to pass", "pass_fds");
+	for (size_t i = 0; i < s->npass_fds; i++)
+		if (s->pass_fds[i] < 0)
+			return spec_fail(err, "%s: a negative fd", "pass_fds");
+	if (s->nice_set && (s->nice < -20 || s->nice > 19))
+		return spec_fail(err, "%s: not in -20..19", "nice");
 	n = strv_len(s->env);
 	if (n > EXEC_ENV_MAX)
 		return spec_fail(err, "%s: more than 256 variables", "env");
@@ -315,9 +322,10 @@ int exec_spec_copy(const struct exec_spec *src, struct exec_spec **ret)
 {
 	char *const *const *vecs[] = SPEC_VECS(src);
 	const char *const *strs[] = SPEC_STRS(src);
-	size_t size = sizeof(struct exec_spec) + src->nmounts * sizeof(struct exec_mount) +
-	              src->ndevices * sizeof(struct exec_device_rule) +
-	              src->ndevice_nodes * sizeof(struct exec_device_node);
+	size_t size =
+	    sizeof(struct exec_spec) + sizeof(char *) + src->nmounts * sizeof(struct exec_mount) +
+	    src->ndevices * sizeof(struct exec_device_rule) +
+	    src->ndevice_nodes * sizeof(struct exec_device_node) + src->npass_fds * sizeof(int);
 	for (size_t i = 0; i < src->ndevice_nodes; i++)
 		size += strlen(src->device_nodes[i].path) + 1;
 	for (size_t i = 0; i < src->nmounts; i++) {
@@ -346,7 +354,13 @@ int exec_spec_copy(const struct exec_spec *src, struct exec_spec **ret)
 	struct exec_mount *mounts = (struct exec_mount *)(d + 1);
 	struct exec_device_rule *devices = (struct exec_device_rule *)(mounts + src->nmounts);
 	struct exec_device_node *nodes = (struct exec_device_node *)(devices + src->ndevices);
-	char **slot = (char **)(nodes + src->ndevice_nodes);
+	int *pass = (int *)(nodes + src->ndevice_nodes);
+	if (src->npass_fds)
+		memcpy(pass, src->pass_fds, src->npass_fds * sizeof(int));
+	d->pass_fds = src->npass_fds ? pass : NULL;
+	/* int slots may leave the pointers below unaligned: round up. */
+	char **slot = (char **)(((uintptr_t)(pass + src->npass_fds) + sizeof(char *) - 1) &
+	                        ~(uintptr_t)(sizeof(char *) - 1));
 	if (src->ndevices)
 		memcpy(devices, src->devices, src->ndevices * sizeof(*devices));
 	d->devices = src->ndevices ? devices : NULL;

@@ -451,6 +451,12 @@ int exec_run(struct exec *e, struct err *err)
 		req.envp[n++] = (char *)"PATH=" DEFAULT_PATH;
 	for (size_t i = 0; s->env && s->env[i]; i++)
 		req.envp[n++] = s->env[i];
+	if (s->listen_env && s->npass_fds) {
+		snprintf(req.listen_fds, sizeof(req.listen_fds), "LISTEN_FDS=%zu", s->npass_fds);
+		snprintf(req.listen_pid, sizeof(req.listen_pid), "LISTEN_PID=0");
+		req.envp[n++] = req.listen_fds;
+		req.envp[n++] = req.listen_pid;
+	}
 	req.envp[n] = NULL;
 	req.path = path ? path : DEFAULT_PATH;
 
