@@ -238,94 +238,19 @@ out:
 	return r;
 }
 
-/* A fixed UUID from the label, so an ext4 image is reproducible and two
- * images with different labels still differ. */
-static void label_uuid(const char *label, char *out, size_t size)
-{
-	uint8_t u[16];
-	uint64_t h1 = 1469598103934665603ull, h2 = 0x9e3779b97f4a7c15ull;
-	for (const char *p = label; *p; p++) {
-		h1 = (h1 ^ (uint8_t)*p) * 1099511628211ull;
-		h2 = (h2 ^ (uint8_t)*p) * 0x100000001b3ull + 0x5bd1e995;
-	}
-	memcpy(u, &h1, 8);
-	memcpy(u + 8, &h2, 8);
-	u[6] = (u[6] & 0x0f) | 0x40;
-	u[8] = (u[8] & 0x3f) | 0x80;
-	snprintf(out, size, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-	         u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12],
-	         u[13], u[14], u[15]);
-}
-
-static uint64_t tree_bytes(const struct rootfs_tree *t)
-{
-	uint64_t b = 0;
-	for (size_t i = 0; i < t->n; i++)
-		b += ((t->e[i].size + 4095) & ~4095ull) + 512;
-	return b;
-}
-
-/* mke2fs -d copies each staged file's ctime, which no one can set; debugfs
- * rewrites them to the image's time so a rebuild gives the same bytes. */
-static int fix_ctimes(const struct rootfs_tree *t, const char *staging, const char *img,
-                      uint64_t mtime, const char *const env[], struct err *d)
-{
-	char script[64];
-	snprintf(script, sizeof(script), "%s/ctimes", staging);
-	FILE *f = fopen(script, "we");
-	if (!f)
-		return -errno;
-	fprintf(f, "sif / ctime @%llu\nsif /lost+found ctime @%llu\n", (unsigned long long)mtime,
-	        (unsigned long long)mtime);
-	for (size_t i = 0; i < t->n; i++)
-		if (!strpbrk(t->e[i].path, "\"\n\\"))
-			fprintf(f, "sif \"/%s\" ctime @%llu\n", t->e[i].path,
-			        (unsigned long long)mtime);
-	if (fclose(f) != 0)
-		return -EIO;
-	_cleanup_close_ int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-	const char *const argv[] = {"debugfs", "-w", "-f", script, img, NULL};
-	int r = rootfs_run(argv, env, NULL, null);
-	if (r != 0) {
-		return err_set_errno(d, r < 0 ? r : -EIO, "debugfs failed (%s %d)",
-		                     r < 0 ? "error" : "exit status", r < 0 ? -r : r);
-	}
-	return 0;
-}
-
 static int write_ext4(const struct rootfs_tree *t, const struct rootfs_build_opts *o,
                       const char *tmp_out, struct err *d)
 {
-	char staging[] = "/tmp/kin-image.XXXXXX", root[64], uuid[40], size[32], fake[64], label[32],
-	     extended[160];
+	char staging[] = "/tmp/kin-image.XXXXXX", root[64];
 	if (!mkdtemp(staging))
 		return -errno;
 	snprintf(root, sizeof(root), "%s/root", staging);
 	int r = mkdir(root, 0755) < 0 ? -errno : 0;
 	if (r == 0)
 		r = rootfs_tree_stage(t, root, o->mtime, d);
-	if (r == 0) {
-		uint64_t mb = o->size_mb ? o->size_mb : tree_bytes(t) * 5 / 4 / (1 << 20) + 32;
-		snprintf(size, sizeof(size), "%llum", (unsigned long long)mb);
-		snprintf(label, sizeof(label), "%s", o->label ? o->label : "kin-root");
-		label_uuid(label, uuid, sizeof(uuid));
-		snprintf(extended, sizeof(extended), "hash_seed=%s,root_owner=0:0,nodiscard", uuid);
-		/* mke2fs reads the clock through E2FSPROGS_FAKE_TIME. */
-		snprintf(fake, sizeof(fake), "E2FSPROGS_FAKE_TIME=%llu",
-		         (unsigned long long)(o->mtime ? o->mtime : 1));
-		const char *const env[] = {fake, NULL};
-		const char *const argv[] = {"mke2fs", "-q",  "-F", "-t",    "ext4", "-b", "4096",
-		                            "-I",     "256", "-L", label,   "-U",   uuid, "-E",
-		                            extended, "-d",  root, tmp_out, size,   NULL};
-		r = rootfs_run(argv, env, NULL, -1);
-		if (r != 0) {
-			err_set_errno(d, r < 0 ? r : -EIO, "mke2fs failed (%s %d)",
-			              r < 0 ? "error" : "exit status", r < 0 ? -r : r);
-			r = r < 0 ? r : -EIO;
-		}
-		if (r == 0)
-			r = fix_ctimes(t, staging, tmp_out, o->mtime, env, d);
-	}
+	if (r == 0)
+		r = rootfs_ext4_write(root, tmp_out, o->label ? o->label : "kin-root", o->size_mb,
+		                      o->mtime, d);
 	rootfs_rm_rf(staging);
 	return r;
 }

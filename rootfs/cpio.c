@@ -238,9 +238,10 @@ int rootfs_cpio_read_file(const char *archive, const char *name, size_t max, cha
 	}
 }
 
-static int stage_copy(const struct rootfs_entry *e, const char *dst, struct err *d)
+static int stage_copy(const struct rootfs_entry *e, int dirfd, const char *name, struct err *d)
 {
-	_cleanup_close_ int out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	_cleanup_close_ int out =
+	    openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (out < 0)
 		return -errno;
 	if (e->data)
@@ -266,47 +267,85 @@ static int stage_copy(const struct rootfs_entry *e, const char *dst, struct err 
 	}
 }
 
+/* The entry's parent directory, opened without following a symlink: the
+ * root staged into may be a Debian root whose links (/var/run -> /run)
+ * must not lead out of it. *ret_name points into path. */
+static int stage_parent(int rootfd, const char *path, int *ret_fd, const char **ret_name)
+{
+	char parent[ROOTFS_PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	*ret_name = slash ? slash + 1 : path;
+	snprintf(parent, sizeof(parent), "%.*s", slash ? (int)(slash - path) : 0, path);
+	return dir_open_beneath(rootfd, parent, 0, ret_fd);
+}
+
+/* One entry. An existing directory, or the same symlink, is kept as it
+ * is (1); anything else there is replaced. */
+static int stage_one(const struct rootfs_entry *e, int dirfd, const char *name, struct err *d)
+{
+	struct stat st;
+	bool exists = fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+	int r;
+	if (exists && e->kind == ROOTFS_DIR && S_ISDIR(st.st_mode))
+		return 1;
+	if (exists && e->kind == ROOTFS_SYMLINK && S_ISLNK(st.st_mode)) {
+		char target[ROOTFS_PATH_MAX];
+		ssize_t n = readlinkat(dirfd, name, target, sizeof(target) - 1);
+		if (n >= 0 && (target[n] = '\0', strcmp(target, e->data) == 0))
+			return 1;
+	}
+	if (exists && unlinkat(dirfd, name, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0) < 0)
+		return -errno;
+	switch (e->kind) {
+	case ROOTFS_DIR:
+		r = mkdirat(dirfd, name, 0700) < 0 ? -errno : 0;
+		break;
+	case ROOTFS_FILE:
+		r = stage_copy(e, dirfd, name, d);
+		break;
+	case ROOTFS_SYMLINK:
+		r = symlinkat(e->data, dirfd, name) < 0 ? -errno : 0;
+		break;
+	default:
+		r = mknodat(dirfd, name, rootfs_entry_mode(e), e->rdev) < 0 ? -errno : 0;
+	}
+	if (r == 0 && e->kind != ROOTFS_SYMLINK && fchmodat(dirfd, name, e->perm, 0) < 0)
+		r = -errno;
+	if (r == 0 && fchownat(dirfd, name, 0, 0, AT_SYMLINK_NOFOLLOW) < 0 && errno != EPERM)
+		r = -errno;
+	return r;
+}
+
 int rootfs_tree_stage(const struct rootfs_tree *t, const char *dir, uint64_t mtime, struct err *d)
 {
 	_cleanup_free_ const struct rootfs_entry **v = NULL;
+	_cleanup_close_ int rootfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct timespec ts[2] = {{(time_t)mtime, 0}, {(time_t)mtime, 0}};
+	if (rootfd < 0)
+		return err_set_errno(d, -errno, "%s: %s", dir, strerror(errno));
 	int r = rootfs_tree_sorted(t, &v);
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < t->n; i++) {
-		const struct rootfs_entry *e = v[i];
-		char p[ROOTFS_PATH_MAX * 2];
-		snprintf(p, sizeof(p), "%s/%s", dir, e->path);
-		switch (e->kind) {
-		case ROOTFS_DIR:
-			r = mkdir(p, 0700) < 0 ? -errno : 0;
-			break;
-		case ROOTFS_FILE:
-			r = stage_copy(e, p, d);
-			break;
-		case ROOTFS_SYMLINK:
-			r = symlink(e->data, p) < 0 ? -errno : 0;
-			break;
-		default:
-			r = mknod(p, rootfs_entry_mode(e), e->rdev) < 0 ? -errno : 0;
-		}
-		if (r == 0 && e->kind != ROOTFS_SYMLINK && chmod(p, e->perm) < 0)
-			r = -errno;
-		if (r == 0 && lchown(p, 0, 0) < 0 && errno != EPERM)
-			r = -errno;
+		_cleanup_close_ int pfd = -1;
+		const char *name;
+		r = stage_parent(rootfd, v[i]->path, &pfd, &name);
+		if (r >= 0)
+			r = stage_one(v[i], pfd, name, d);
 		if (r < 0) {
 			if (!d || !d->msg[0])
-				err_set_errno(d, r, "staging /%s: %s", e->path, strerror(-r));
+				err_set_errno(d, r, "staging /%s: %s", v[i]->path,
+				              r == -ELOOP ? "a symlink on the way" : strerror(-r));
 			return r;
 		}
 	}
 	/* Times last, children before parents would be undone otherwise. */
 	for (size_t i = t->n; i-- > 0;) {
-		char p[ROOTFS_PATH_MAX * 2];
-		struct timespec ts[2] = {{(time_t)mtime, 0}, {(time_t)mtime, 0}};
-		snprintf(p, sizeof(p), "%s/%s", dir, v[i]->path);
-		if (utimensat(AT_FDCWD, p, ts, AT_SYMLINK_NOFOLLOW) < 0)
-			return -errno;
+		_cleanup_close_ int pfd = -1;
+		const char *name;
+		r = stage_parent(rootfd, v[i]->path, &pfd, &name);
+		if (r < 0 || utimensat(pfd, name, ts, AT_SYMLINK_NOFOLLOW) < 0)
+			return r < 0 ? r : -errno;
 	}
-	struct timespec ts[2] = {{(time_t)mtime, 0}, {(time_t)mtime, 0}};
-	return utimensat(AT_FDCWD, dir, ts, 0) < 0 ? -errno : 0;
+	return futimens(rootfd, ts) < 0 ? -errno : 0;
 }

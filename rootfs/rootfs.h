@@ -65,7 +65,10 @@ int rootfs_cpio_write(const struct rootfs_tree *t, int fd, uint64_t mtime, struc
 /* Reads one regular file (at most max bytes) out of a cpio newc archive. */
 int rootfs_cpio_read_file(const char *archive, const char *name, size_t max, char **ret_buf,
                           size_t *ret_len);
-/* Materialises the tree under dir (for mke2fs -d), times set to mtime. */
+/* Materialises the tree under dir (for mke2fs -d), times set to mtime.
+ * dir may hold a root already (a Debian one): its directories and equal
+ * symlinks are kept, other entries at the tree's paths replaced, and no
+ * symlink in dir is followed (one on the way is -ELOOP). */
 int rootfs_tree_stage(const struct rootfs_tree *t, const char *dir, uint64_t mtime, struct err *d);
 
 /* ---- ELF dependencies ----------------------------------------------- */

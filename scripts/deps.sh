@@ -30,6 +30,7 @@ TEST_PKGS=(
 	python3-grpcio python3-grpc-tools             # the CRI client of the shim tests
 	containernetworking-plugins                   # CNI for CRI pods (bridge, host-local)
 	kmod e2fsprogs cpio                           # kin image: depmod, mke2fs -d/debugfs, cpio -t in tests
+	debootstrap                                   # kin image build --distribution debian
 )
 
 group=${1:-all}
