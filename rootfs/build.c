@@ -4,6 +4,7 @@
  * default configuration), written as cpio newc or as an ext4 disk through
  * mke2fs -d. Every input that could vary between builds (times, owners,
  * directory order, UUIDs) is fixed so the same inputs give the same bytes. */
+#include "rootfs/debian-int.h"
 #include "rootfs/modules-int.h"
 
 #include <dirent.h>
@@ -22,8 +23,7 @@ const char *const rootfs_default_modules[] = {
     "9p",         NULL,
 };
 
-static void note(const struct rootfs_build_opts *o, const char *fmt, ...) _printf_(2, 3);
-static void note(const struct rootfs_build_opts *o, const char *fmt, ...)
+void rootfs_note(const struct rootfs_build_opts *o, const char *fmt, ...)
 {
 	va_list ap;
 	if (!o->progress)
@@ -35,15 +35,26 @@ static void note(const struct rootfs_build_opts *o, const char *fmt, ...)
 	fputc('\n', o->progress);
 }
 
+/* Debian bookworm's merged /usr: one name per file in the image. */
+static const char *const merged_links[][2] = {
+    {"bin", "usr/bin"},
+    {"sbin", "usr/sbin"},
+    {"lib", "usr/lib"},
+    {"lib64", "usr/lib64"},
+};
+
+/* What a Debian root has already: the links, so that what the tree adds
+ * at /lib/x lands at /usr/lib/x as in the root. */
+static int merged_usr(struct rootfs_tree *t)
+{
+	int r = 0;
+	for (size_t i = 0; r == 0 && i < ARRAY_SIZE(merged_links); i++)
+		r = rootfs_tree_add_symlink(t, merged_links[i][0], merged_links[i][1]);
+	return r;
+}
+
 static int base_layout(struct rootfs_tree *t, const char *self, struct err *d)
 {
-	/* Debian bookworm's merged /usr: one name per file in the image. */
-	static const char *const links[][2] = {
-	    {"bin", "usr/bin"},
-	    {"sbin", "usr/sbin"},
-	    {"lib", "usr/lib"},
-	    {"lib64", "usr/lib64"},
-	};
 	static const struct {
 		const char *path;
 		mode_t perm;
@@ -57,9 +68,8 @@ static int base_layout(struct rootfs_tree *t, const char *self, struct err *d)
 	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++)
 		if ((r = rootfs_tree_add_dir(t, dirs[i].path, dirs[i].perm)) < 0)
 			return r;
-	for (size_t i = 0; i < ARRAY_SIZE(links); i++)
-		if ((r = rootfs_tree_add_symlink(t, links[i][0], links[i][1])) < 0)
-			return r;
+	if ((r = merged_usr(t)) < 0)
+		return r;
 	/* The kernel opens /dev/console for init before devtmpfs exists. */
 	if ((r = rootfs_tree_add_node(t, "dev/console", S_IFCHR | 0600, makedev(5, 1))) < 0)
 		return r;
@@ -157,7 +167,7 @@ static int add_modules(struct rootfs_tree *t, const struct rootfs_build_opts *o,
 		if (rootfs_modules_resolve(idx, rootfs_default_modules[i], m, ARRAY_SIZE(m)) >= 0)
 			names[n++] = rootfs_default_modules[i];
 		else
-			note(o, "kernel %s has no module %s; skipped", rel,
+			rootfs_note(o, "kernel %s has no module %s; skipped", rel,
 			     rootfs_default_modules[i]);
 	}
 	if (o->modules_csv) {
@@ -231,7 +241,7 @@ static int add_modules(struct rootfs_tree *t, const struct rootfs_build_opts *o,
 		r = rootfs_tree_add_data(t, "etc/kin/kernel-release", 0644, text, strlen(text));
 	}
 	if (r == 0)
-		note(o, "kernel %s, %zu modules", rel, n_order);
+		rootfs_note(o, "kernel %s, %zu modules", rel, n_order);
 out:
 	free(order);
 	rootfs_modules_index_free(idx);
@@ -268,7 +278,10 @@ int rootfs_build(const struct rootfs_build_opts *o, struct err *d)
 	r = rootfs_tree_new(&t);
 	if (r < 0)
 		return r;
-	r = base_layout(t, o->self ? o->self : "/proc/self/exe", d);
+	if (o->distribution)
+		r = merged_usr(t);
+	else
+		r = base_layout(t, o->self ? o->self : "/proc/self/exe", d);
 	if (r == 0 && !o->no_modules)
 		r = add_modules(t, o, d);
 	for (size_t i = 0; r == 0 && i < o->n_binaries; i++)
@@ -289,6 +302,8 @@ int rootfs_build(const struct rootfs_build_opts *o, struct err *d)
 		r = rootfs_cpio_write(t, fd, o->mtime, d);
 		if (r == 0 && fsync(fd) < 0)
 			r = -errno;
+	} else if (o->distribution) {
+		r = rootfs_debian_write(t, o, tmp_out, d);
 	} else {
 		r = write_ext4(t, o, tmp_out, d);
 	}
@@ -299,7 +314,7 @@ int rootfs_build(const struct rootfs_build_opts *o, struct err *d)
 	if (r < 0)
 		unlink(tmp_out);
 	else
-		note(o, "wrote %s (%zu entries)", o->output, t->n);
+		rootfs_note(o, "wrote %s (%zu entries)", o->output, t->n);
 out:
 	rootfs_tree_free(t);
 	return r;

@@ -48,6 +48,9 @@ static int usage_error(const char *fmt, ...)
 	return 2;
 }
 
+/* The build's flags say what is wrong in d; the command prints it. */
+#define bad_arg(...) err_set(d, -EINVAL, ERR_INVALID_ARGUMENT, __VA_ARGS__)
+
 /* --size: 512M, 2G, or a bare number of MiB; whole MiB, 8M to 1T. */
 static int size_parse(const char *v, uint64_t *ret_mb)
 {
@@ -58,30 +61,70 @@ static int size_parse(const char *v, uint64_t *ret_mb)
 	return 0;
 }
 
+/* A Debian release (bookworm) or package name (libc6, g++, ...): lower
+ * case letters, digits and + - ., starting with a letter or digit, so it
+ * can never be read as an option of debootstrap or apt-get. */
+static bool word_valid(const char *w, size_t max, bool package)
+{
+	size_t n = strlen(w);
+	if (n == 0 || n > max || !((w[0] >= 'a' && w[0] <= 'z') || (w[0] >= '0' && w[0] <= '9')))
+		return false;
+	for (const char *p = w; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-' ||
+		      (package && (*p == '+' || *p == '.'))))
+			return false;
+	return true;
+}
+
+static bool packages_valid(const char *csv)
+{
+	char buf[ROOTFS_PACKAGES_CSV_MAX + 1];
+	size_t n = 0;
+	if (str_copy(buf, sizeof(buf), csv) < 0)
+		return false;
+	for (char *save = NULL, *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save))
+		if (++n > ROOTFS_PACKAGES_MAX || !word_valid(w, 128, true))
+			return false;
+	return n > 0 && csv[strlen(csv) - 1] != ',' && !strstr(csv, ",,");
+}
+
+static bool mirror_valid(const char *u)
+{
+	if (!str_startswith(u, "http://") && !str_startswith(u, "https://") &&
+	    !str_startswith(u, "file:/"))
+		return false;
+	if (strlen(u) > 512)
+		return false;
+	for (const char *p = u; *p; p++)
+		if ((unsigned char)*p <= ' ' || *p == 0x7f)
+			return false;
+	return true;
+}
+
 /* --add SRC:/DST and --add-binary /PATH. */
-static int build_add(struct rootfs_build_opts *o, int c, char *v)
+static int build_add(struct rootfs_build_opts *o, int c, char *v, struct err *d)
 {
 	if (c == 'b') {
 		if (v[0] != '/')
-			return usage_error("--add-binary '%s': expected an absolute path", v);
+			return bad_arg("--add-binary '%s': expected an absolute path", v);
 		if (o->n_binaries == ROOTFS_ADDS_MAX)
-			return usage_error("--add-binary: more than %s", "256");
+			return bad_arg("--add-binary: more than %s", "256");
 		o->binaries[o->n_binaries++] = v;
 		return 0;
 	}
 	char *colon = strchr(v, ':');
 	if (!colon || colon == v || !colon[1] || colon[1] != '/')
-		return usage_error("--add '%s': expected SRC:/DST", v);
+		return bad_arg("--add '%s': expected SRC:/DST", v);
 	if (o->n_adds == ROOTFS_ADDS_MAX)
-		return usage_error("--add: more than %s", "256");
+		return bad_arg("--add: more than %s", "256");
 	*colon = '\0';
 	o->add_src[o->n_adds] = v;
 	o->add_dst[o->n_adds++] = colon + 1;
 	return 0;
 }
 
-/* One flag with its value into o: 0, or 2 after a usage error. */
-static int build_flag_set(struct rootfs_build_opts *o, int c, char *v)
+/* One flag with its value into o: 0, or -EINVAL with d saying why. */
+static int build_flag_set(struct rootfs_build_opts *o, int c, char *v, struct err *d)
 {
 	switch (c) {
 	case 'o':
@@ -93,7 +136,7 @@ static int build_flag_set(struct rootfs_build_opts *o, int c, char *v)
 		else if (strcmp(v, "ext4") == 0)
 			o->format = ROOTFS_FORMAT_EXT4;
 		else
-			return usage_error("--format '%s': expected cpio or ext4", v);
+			return bad_arg("--format '%s': expected cpio or ext4", v);
 		return 0;
 	case 'k':
 		o->kernel_dir = v;
@@ -109,52 +152,97 @@ static int build_flag_set(struct rootfs_build_opts *o, int c, char *v)
 		return 0;
 	case 'M':
 		if (!rootfs_modules_csv_valid(v))
-			return usage_error("--modules '%s': expected a comma list of module names",
+			return bad_arg("--modules '%s': expected a comma list of module names",
 			                   v);
 		o->modules_csv = v;
 		return 0;
 	case 'a':
 	case 'b':
-		return build_add(o, c, v);
+		return build_add(o, c, v, d);
 	case 'L':
 		if (strlen(v) == 0 || strlen(v) > 16)
-			return usage_error("--label '%s': expected 1 to 16 bytes", v);
+			return bad_arg("--label '%s': expected 1 to 16 bytes", v);
 		o->label = v;
 		return 0;
 	case 's':
 		if (size_parse(v, &o->size_mb) < 0)
-			return usage_error("--size '%s': expected 8M to 1T (512M, 2G; a bare "
+			return bad_arg("--size '%s': expected 8M to 1T (512M, 2G; a bare "
 			                   "number is MiB)",
 			                   v);
 		return 0;
+	case 'D':
+		if (strcmp(v, "debian") != 0)
+			return bad_arg("--distribution '%s': expected debian", v);
+		o->distribution = v;
+		return 0;
+	case 'R':
+		if (!word_valid(v, 32, false))
+			return bad_arg("--release '%s': expected a Debian suite or codename "
+			               "(bookworm)",
+			               v);
+		o->release = v;
+		return 0;
+	case 'P':
+		if (!packages_valid(v))
+			return bad_arg("--packages '%s': expected a comma list of Debian package "
+			               "names (at most %d)",
+			               v, ROOTFS_PACKAGES_MAX);
+		o->packages = v;
+		return 0;
+	case 'U':
+		if (!mirror_valid(v))
+			return bad_arg("--mirror '%s': expected an http://, https:// or file:/ URL", v);
+		o->mirror = v;
+		return 0;
+	case 'H':
+		if (!str_is_hostname(v))
+			return bad_arg("--hostname '%s': not a valid host name", v);
+		o->hostname = v;
+		return 0;
+	case 'K':
+		if (access(v, R_OK) < 0)
+			return bad_arg("--root-authorized-key '%s': %s", v, strerror(errno));
+		o->root_key = v;
+		return 0;
 	case 'S':
 		if (access(v, X_OK) < 0)
-			return usage_error("--self '%s': not an executable file", v);
+			return bad_arg("--self '%s': not an executable file", v);
 		o->self = v;
 		return 0;
 	}
-	return usage_error("unknown option '%s'", v);
+	return bad_arg("unknown option '%s'", v);
 }
 
-/* What no single flag can check: 0, or 2 after a usage error. */
-static int build_check(struct rootfs_build_opts *o)
+/* What no single flag can check: 0, or -EINVAL with d saying why. */
+static int build_check(struct rootfs_build_opts *o, struct err *d)
 {
 	if (!o->output)
-		return usage_error("%s", "build needs -o FILE");
+		return bad_arg("%s", "build needs -o FILE");
 	if (!!o->kernel_dir + !!o->modules_dir + o->no_modules > 1)
-		return usage_error(
+		return bad_arg(
 		    "%s", "--kernel-dir, --modules-dir and --no-modules exclude each other");
 	if (o->no_modules && o->modules_csv)
-		return usage_error("%s", "--modules makes no sense with --no-modules");
+		return bad_arg("%s", "--modules makes no sense with --no-modules");
 	if (o->label && o->format != ROOTFS_FORMAT_EXT4)
-		return usage_error("%s", "--label is for --format ext4");
+		return bad_arg("%s", "--label is for --format ext4");
+	if (o->distribution) {
+		if (o->format != ROOTFS_FORMAT_EXT4)
+			return bad_arg("%s", "--distribution debian makes an ext4 root disk: give "
+			                     "--format ext4");
+		if (!o->release)
+			return bad_arg("%s", "--distribution debian needs --release (bookworm)");
+	} else if (o->release || o->packages || o->mirror || o->hostname || o->root_key) {
+		return bad_arg("%s", "--release, --packages, --mirror, --hostname and "
+		                     "--root-authorized-key are for --distribution debian");
+	}
 	const char *epoch = getenv("SOURCE_DATE_EPOCH");
-	if (epoch && epoch[0] && str_to_u64(epoch, UINT32_MAX, &o->mtime) < 0)
-		return usage_error("SOURCE_DATE_EPOCH='%s' is not a number of seconds", epoch);
+	o->mtime_given = epoch && epoch[0];
+	if (o->mtime_given && str_to_u64(epoch, UINT32_MAX, &o->mtime) < 0)
+		return bad_arg("SOURCE_DATE_EPOCH='%s' is not a number of seconds", epoch);
 	return 0;
 }
 
-static int cmd_build(int argc, char **argv)
+int rootfs_build_args(int argc, char **argv, struct rootfs_build_opts *o, struct err *d)
 {
 	static const struct option longopts[] = {
 	    {"output", required_argument, NULL, 'o'},
@@ -170,36 +258,50 @@ static int cmd_build(int argc, char **argv)
 	    {"size", required_argument, NULL, 's'},
 	    {"help", no_argument, NULL, 'h'},
 	    {"self", required_argument, NULL, 'S'},
+	    {"distribution", required_argument, NULL, 'D'},
+	    {"release", required_argument, NULL, 'R'},
+	    {"packages", required_argument, NULL, 'P'},
+	    {"mirror", required_argument, NULL, 'U'},
+	    {"hostname", required_argument, NULL, 'H'},
+	    {"root-authorized-key", required_argument, NULL, 'K'},
 	    {NULL, 0, NULL, 0},
 	};
-	static struct rootfs_build_opts o;
-	struct err e = {0};
 	int c, r;
 
-	memset(&o, 0, sizeof(o));
+	memset(o, 0, sizeof(*o));
+	err_clear(d);
 	/* An ASan (dynamic) kin under test still builds images with the
 	 * static one: the guest has none of its libraries. */
-	o.self = getenv("KIN_IMAGE_SELF");
-	if (o.self && !*o.self)
-		o.self = NULL;
+	o->self = getenv("KIN_IMAGE_SELF");
+	if (o->self && !*o->self)
+		o->self = NULL;
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+:o:h", longopts, NULL)) != -1) {
-		if (c == 'h') {
-			usage(stdout);
-			return 0;
-		}
+		if (c == 'h')
+			return 1;
 		if (c == ':')
-			return usage_error("option '%s' needs a value", argv[optind - 1]);
-		r = build_flag_set(&o, c, c == '?' ? argv[optind - 1] : optarg);
-		if (r)
+			return bad_arg("option '%s' needs a value", argv[optind - 1]);
+		r = build_flag_set(o, c, c == '?' ? argv[optind - 1] : optarg, d);
+		if (r < 0)
 			return r;
 	}
 	if (optind < argc)
-		return usage_error("unexpected argument '%s'", argv[optind]);
-	r = build_check(&o);
-	if (r)
-		return r;
+		return bad_arg("unexpected argument '%s'", argv[optind]);
+	return build_check(o, d);
+}
+
+static int cmd_build(int argc, char **argv)
+{
+	static struct rootfs_build_opts o;
+	struct err e = {0};
+	int r = rootfs_build_args(argc, argv, &o, &e);
+	if (r == 1) {
+		usage(stdout);
+		return 0;
+	}
+	if (r < 0)
+		return usage_error("%s", e.msg);
 	o.progress = stderr;
 	r = rootfs_build(&o, &e);
 	if (r < 0) {

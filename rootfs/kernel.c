@@ -17,7 +17,7 @@
 const char *rootfs_kernel_cache_dir(void)
 {
 	const char *env = getenv("KIN_KERNEL_CACHE");
-	return env && env[0] ? env : "/var/cache/kin/kernel";
+	return env && env[0] ? env : ROOTFS_CACHE_ROOT "/kernel";
 }
 
 /* "  Depends: linux-image-6.1.0-56-amd64" in apt-cache's answer. */

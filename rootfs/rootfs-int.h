@@ -22,6 +22,12 @@ struct rootfs_tree {
 	size_t nslots;
 };
 
+/* Where kin's builder keeps what it fetched: kernel/, debian/. */
+#define ROOTFS_CACHE_ROOT "/var/cache/kin"
+
+/* "kin image: ..." and a newline on o->progress (NULL: quiet). */
+void rootfs_note(const struct rootfs_build_opts *o, const char *fmt, ...) _printf_(2, 3);
+
 int rootfs_path_normalize(const char *in, char *out, size_t size);
 struct rootfs_entry *rootfs_tree_lookup(const struct rootfs_tree *t, const char *path);
 mode_t rootfs_entry_mode(const struct rootfs_entry *e);

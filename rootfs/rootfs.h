@@ -230,11 +230,36 @@ struct rootfs_build_opts {
 	const char *self;  /* kin's binary, default /proc/self/exe */
 	uint64_t mtime;    /* SOURCE_DATE_EPOCH or 0 */
 	uint64_t size_mb;  /* ext4 size; 0 = computed */
+	bool mtime_given;  /* SOURCE_DATE_EPOCH was set (passed on to apt in a Debian root) */
+	/* --distribution debian: the image is a Debian root (debootstrap'ed
+	 * once into a cache, packages installed with apt-get in a chroot) with
+	 * kin as /sbin/init; ext4 only. */
+	const char *distribution;
+	const char *release;      /* bookworm */
+	const char *packages;     /* comma list for apt-get install; NULL: none */
+	const char *mirror;       /* default: the host's apt mirror */
+	const char *hostname;     /* default "kin" */
+	const char *root_key;     /* root's authorized_keys; root has no password anyway */
+	const char *debian_cache; /* default rootfs_debian_cache_dir() */
 	FILE *progress;    /* a line per step and skipped default; NULL: quiet */
 };
 /* The modules every image loads at boot, before --modules / kin.modules=. */
 extern const char *const rootfs_default_modules[];
+#define ROOTFS_PACKAGES_MAX     256  /* names in --packages */
+#define ROOTFS_PACKAGES_CSV_MAX 8192 /* bytes in --packages */
 int rootfs_build(const struct rootfs_build_opts *o, struct err *d);
+/* `kin image build`'s flags into o (zeroed first; the strings point into
+ * argv): 0, 1 when help was asked for, -EINVAL with d naming the flag. */
+int rootfs_build_args(int argc, char **argv, struct rootfs_build_opts *o, struct err *d);
+
+/* ---- Debian roots ---------------------------------------------------- */
+
+/* $KIN_DEBIAN_CACHE, else /var/cache/kin/debian (beside the kernel's). */
+const char *rootfs_debian_cache_dir(void);
+/* The Debian mirror an apt sources file names: the first "deb" entry of a
+ * release itself (a suite without '-': not -updates or -security). deb822
+ * for a .sources file, else one-line format. 0, or -ENOENT for none. */
+int rootfs_debian_mirror_parse(const char *text, bool deb822, char *out, size_t size);
 
 /* ---- kernel cache ---------------------------------------------------- */
 
