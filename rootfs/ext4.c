@@ -3,8 +3,9 @@
  * copies owners, modes, xattrs and hard links from the directory and walks
  * it in sorted order; the UUID and directory hash seed come from the label,
  * mke2fs's clock from E2FSPROGS_FAKE_TIME, and debugfs rewrites the ctimes
- * it copied (no one can set a ctime on the host), so the same directory
- * gives the same bytes. */
+ * it copied (no one can set a ctime on the host) and the atimes (its own
+ * reading moves them under relatime), so the same directory gives the
+ * same bytes. */
 #include "rootfs/rootfs-int.h"
 
 #include <fcntl.h>
@@ -46,8 +47,8 @@ static int walk_one(const char *path, const struct stat *st, int flag, struct FT
 	walk.bytes += (((uint64_t)st->st_size + 4095) & ~4095ull) + 512;
 	const char *rel = path + walk.root_len;
 	if (walk.script && *rel && !strpbrk(rel, "\"\n\\"))
-		fprintf(walk.script, "sif \"%s\" ctime @%llu\n", rel,
-		        (unsigned long long)walk.mtime);
+		fprintf(walk.script, "sif \"%s\" ctime @%llu\nsif \"%s\" atime @%llu\n", rel,
+		        (unsigned long long)walk.mtime, rel, (unsigned long long)walk.mtime);
 	return 0;
 }
 
