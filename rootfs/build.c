@@ -314,7 +314,8 @@ int rootfs_build(const struct rootfs_build_opts *o, struct err *d)
 	if (r < 0)
 		unlink(tmp_out);
 	else
-		rootfs_note(o, "wrote %s (%zu entries)", o->output, t->n);
+		rootfs_note(o, "wrote %s (%zu entries%s)", o->output, t->n,
+		            o->distribution ? " on a Debian root" : "");
 out:
 	rootfs_tree_free(t);
 	return r;

@@ -10,6 +10,8 @@
 static void usage(FILE *f)
 {
 	fputs("usage: kin image build -o FILE [OPTIONS]\n"
+	      "       kin image build --format ext4 --distribution debian --release R\n"
+	      "                       [--packages a,b] -o FILE [OPTIONS]\n"
 	      "       kin image kernel [--cache DIR]\n"
 	      "\n"
 	      "build: write a bootable initramfs (cpio newc) or ext4 root disk with kin as\n"
@@ -30,6 +32,17 @@ static void usage(FILE *f)
 	      "  --self FILE            the kin put in the image (default: this one, or\n"
 	      "                         $KIN_IMAGE_SELF); it must be static\n"
 	      "Times are SOURCE_DATE_EPOCH (default 0): the same inputs give the same bytes.\n"
+	      "\n"
+	      "A Debian root disk (as root; needs debootstrap):\n"
+	      "  --distribution debian  debootstrap --variant=minbase RELEASE, cached in\n"
+	      "                         $KIN_DEBIAN_CACHE or /var/cache/kin/debian; needs\n"
+	      "                         --format ext4; kin is /sbin/init\n"
+	      "  --release R            the release (bookworm)\n"
+	      "  --packages a,b         packages apt-get installs (no recommends)\n"
+	      "  --mirror URL           default: the host's apt mirror\n"
+	      "  --hostname NAME        default kin\n"
+	      "  --root-authorized-key FILE\n"
+	      "                         root's ssh keys (root has no password either way)\n"
 	      "\n"
 	      "kernel: fetch Debian's current kernel package into the cache (no install),\n"
 	      "run depmod, and print the kernel image's path as the last line.\n",
@@ -276,7 +289,7 @@ int rootfs_build_args(int argc, char **argv, struct rootfs_build_opts *o, struct
 	if (o->self && !*o->self)
 		o->self = NULL;
 	opterr = 0;
-	optind = 1;
+	optind = 0; /* glibc starts afresh: a parse left halfway (-h) leaves state */
 	while ((c = getopt_long(argc, argv, "+:o:h", longopts, NULL)) != -1) {
 		if (c == 'h')
 			return 1;

@@ -61,11 +61,11 @@ static int parse_one_line(const char *text, char *out, size_t size)
 		if (n != 3 || strncmp(w, "deb", 3) != 0)
 			continue;
 		w = word(w + n, &n);
-		if (n && w[0] == '[') /* [ options ] */
-			while (n && w[n - 1] != ']' && w[n] != '\n' && w[n])
+		if (n && w[0] == '[') { /* [ options ] */
+			while (n && w[n - 1] != ']')
 				w = word(w + n, &n);
-		if (n && w[0] == '[')
 			w = word(w + n, &n);
+		}
 		size_t sn;
 		const char *suite = word(w + n, &sn);
 		if (mirror_pick(w, n, suite, sn, out, size) == 0)

@@ -288,3 +288,131 @@ TEST(rootfs_root_resolve_missing)
 	/* No such label anywhere: an error after the (short) wait. */
 	CHECK_EQ(rootfs_root_resolve("LABEL=kin-unit-no-such-label", 0, dev, sizeof(dev)), -ENODEV);
 }
+
+/* `kin image build`'s flags as the command line gives them. */
+static int build_args(struct rootfs_build_opts *o, struct err *d, const char *line)
+{
+	static char buf[1024];
+	char *argv[32];
+	int argc = 0;
+	snprintf(buf, sizeof(buf), "build %s", line);
+	for (char *save = NULL, *w = strtok_r(buf, " ", &save); w && argc < 31;
+	     w = strtok_r(NULL, " ", &save))
+		argv[argc++] = w;
+	argv[argc] = NULL;
+	return rootfs_build_args(argc, argv, o, d);
+}
+
+TEST(rootfs_build_args_debian)
+{
+	struct rootfs_build_opts o;
+	struct err d;
+	unsetenv("SOURCE_DATE_EPOCH");
+	CHECK_EQ(build_args(&o, &d,
+	                    "--format ext4 --distribution debian --release bookworm --packages "
+	                    "cron,openssh-server,g++,libc6.1 -o x.img --hostname web-1 --size 2G "
+	                    "--mirror http://deb.debian.org/debian"),
+	         0);
+	CHECK_STR(o.distribution, "debian");
+	CHECK_STR(o.release, "bookworm");
+	CHECK_STR(o.packages, "cron,openssh-server,g++,libc6.1");
+	CHECK_STR(o.hostname, "web-1");
+	CHECK_STR(o.mirror, "http://deb.debian.org/debian");
+	CHECK_EQ(o.size_mb, 2048);
+	CHECK_EQ(o.format, ROOTFS_FORMAT_EXT4);
+	CHECK(!o.mtime_given);
+	/* A base alone is fine; the key file must be readable. */
+	CHECK_EQ(build_args(&o, &d, "--format ext4 --distribution debian --release sid -o x "
+	                            "--root-authorized-key /dev/null"),
+	         0);
+	CHECK_STR(o.root_key, "/dev/null");
+	CHECK_EQ(build_args(&o, &d, "-h"), 1);
+
+	static const struct {
+		const char *line, *says;
+	} bad[] = {
+	    {"--distribution debian --release bookworm -o x", "--format ext4"},
+	    {"--format ext4 --distribution debian -o x", "needs --release"},
+	    {"--format ext4 --distribution ubuntu --release jammy -o x", "expected debian"},
+	    {"--format ext4 --distribution debian --release Bookworm -o x", "--release"},
+	    {"--format ext4 --distribution debian --release ../x -o x", "--release"},
+	    {"--format ext4 --distribution debian --release bookworm --packages -o -o x",
+	     "--packages"},
+	    {"--format ext4 --distribution debian --release bookworm --packages a,,b -o x",
+	     "--packages"},
+	    {"--format ext4 --distribution debian --release bookworm --packages a, -o x",
+	     "--packages"},
+	    {"--format ext4 --distribution debian --release bookworm --packages a;b -o x",
+	     "--packages"},
+	    {"--format ext4 --distribution debian --release bookworm --packages Cron -o x",
+	     "--packages"},
+	    {"--format ext4 --distribution debian --release bookworm --mirror ftp://x -o x",
+	     "--mirror"},
+	    {"--format ext4 --distribution debian --release bookworm --hostname a_b -o x",
+	     "--hostname"},
+	    {"--format ext4 --distribution debian --release bookworm "
+	     "--root-authorized-key /nonexistent/key -o x",
+	     "--root-authorized-key"},
+	    {"--format ext4 --packages cron -o x", "for --distribution debian"},
+	    {"--format ext4 --distribution debian --release bookworm", "needs -o"},
+	    {"--format ext4 --distribution debian --release bookworm --size 4M -o x", "--size"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int r = build_args(&o, &d, bad[i].line);
+		CHECK_EQ(r, -EINVAL);
+		if (r != -EINVAL || !strstr(d.msg, bad[i].says))
+			printf("    case %zu: '%s' said '%s'\n", i, bad[i].line, d.msg);
+		CHECK(strstr(d.msg, bad[i].says) != NULL);
+	}
+	/* 257 names is one too many. */
+	static char many[257 * 3 + 1];
+	size_t n = 0;
+	for (int i = 0; i < 257; i++)
+		n += (size_t)snprintf(many + n, sizeof(many) - n, "%s%c%c", i ? "," : "",
+		                      'a' + i % 26, 'a' + i / 26);
+	char line[1024];
+	snprintf(line, sizeof(line), "--format ext4 --distribution debian --release b --packages %s -o x",
+	         many);
+	CHECK_EQ(build_args(&o, &d, line), -EINVAL);
+
+	setenv("SOURCE_DATE_EPOCH", "1700000000", 1);
+	CHECK_EQ(build_args(&o, &d, "--format ext4 --distribution debian --release b -o x"), 0);
+	CHECK(o.mtime_given);
+	CHECK_EQ(o.mtime, 1700000000);
+	unsetenv("SOURCE_DATE_EPOCH");
+}
+
+TEST(rootfs_debian_mirror_parse)
+{
+	char m[256];
+	/* One-line format: options skipped, -security and -updates passed over. */
+	CHECK_EQ(rootfs_debian_mirror_parse(
+	             "# a comment\n"
+	             "deb http://security.debian.org/debian-security bookworm-security main\n"
+	             "deb-src http://src.example/debian bookworm main\n"
+	             "deb [arch=amd64 signed-by=/k.gpg] http://mirror.example/debian bookworm main\n",
+	             false, m, sizeof(m)),
+	         0);
+	CHECK_STR(m, "http://mirror.example/debian");
+	CHECK_EQ(rootfs_debian_mirror_parse("deb http://x/debian bookworm-updates main\n", false, m,
+	                                    sizeof(m)),
+	         -ENOENT);
+	/* deb822, as Debian's own debian.sources. */
+	CHECK_EQ(rootfs_debian_mirror_parse(
+	             "Types: deb-src\nURIs: http://src.example/debian\nSuites: bookworm\n\n"
+	             "Types: deb\nURIs: http://off.example/debian\nSuites: bookworm\nEnabled: no\n\n"
+	             "Types: deb\nURIs: http://sec.example/debian-security\n"
+	             "Suites: bookworm-security\n\n"
+	             "Types: deb deb-src\nURIs: http://deb.debian.org/debian http://b/debian\n"
+	             "Suites: bookworm-updates bookworm\nComponents: main\n",
+	             true, m, sizeof(m)),
+	         0);
+	CHECK_STR(m, "http://deb.debian.org/debian");
+	CHECK_EQ(rootfs_debian_mirror_parse("", true, m, sizeof(m)), -ENOENT);
+	CHECK_EQ(rootfs_debian_mirror_parse("Types: deb\nURIs: http://x\n", true, m, sizeof(m)),
+	         -ENOENT);
+	/* Too long for the caller's buffer: not cut, refused. */
+	CHECK_EQ(rootfs_debian_mirror_parse("deb http://example.org/debian bookworm main\n", false,
+	                                    m, 10),
+	         -ENOENT);
+}
