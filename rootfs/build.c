@@ -168,7 +168,7 @@ static int add_modules(struct rootfs_tree *t, const struct rootfs_build_opts *o,
 			names[n++] = rootfs_default_modules[i];
 		else
 			rootfs_note(o, "kernel %s has no module %s; skipped", rel,
-			     rootfs_default_modules[i]);
+			            rootfs_default_modules[i]);
 	}
 	if (o->modules_csv) {
 		str_copy(csv, sizeof(csv), o->modules_csv);

@@ -165,8 +165,7 @@ static int build_flag_set(struct rootfs_build_opts *o, int c, char *v, struct er
 		return 0;
 	case 'M':
 		if (!rootfs_modules_csv_valid(v))
-			return bad_arg("--modules '%s': expected a comma list of module names",
-			                   v);
+			return bad_arg("--modules '%s': expected a comma list of module names", v);
 		o->modules_csv = v;
 		return 0;
 	case 'a':
@@ -180,8 +179,8 @@ static int build_flag_set(struct rootfs_build_opts *o, int c, char *v, struct er
 	case 's':
 		if (size_parse(v, &o->size_mb) < 0)
 			return bad_arg("--size '%s': expected 8M to 1T (512M, 2G; a bare "
-			                   "number is MiB)",
-			                   v);
+			               "number is MiB)",
+			               v);
 		return 0;
 	case 'D':
 		if (strcmp(v, "debian") != 0)
@@ -204,7 +203,8 @@ static int build_flag_set(struct rootfs_build_opts *o, int c, char *v, struct er
 		return 0;
 	case 'U':
 		if (!mirror_valid(v))
-			return bad_arg("--mirror '%s': expected an http://, https:// or file:/ URL", v);
+			return bad_arg("--mirror '%s': expected an http://, https:// or file:/ URL",
+			               v);
 		o->mirror = v;
 		return 0;
 	case 'H':
@@ -232,8 +232,8 @@ static int build_check(struct rootfs_build_opts *o, struct err *d)
 	if (!o->output)
 		return bad_arg("%s", "build needs -o FILE");
 	if (!!o->kernel_dir + !!o->modules_dir + o->no_modules > 1)
-		return bad_arg(
-		    "%s", "--kernel-dir, --modules-dir and --no-modules exclude each other");
+		return bad_arg("%s",
+		               "--kernel-dir, --modules-dir and --no-modules exclude each other");
 	if (o->no_modules && o->modules_csv)
 		return bad_arg("%s", "--modules makes no sense with --no-modules");
 	if (o->label && o->format != ROOTFS_FORMAT_EXT4)

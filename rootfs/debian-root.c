@@ -134,7 +134,8 @@ static void logs_clean(int dirfd, int depth)
 	struct dirent *de;
 	while ((de = readdir(dp))) {
 		struct stat st;
-		if (de->d_name[0] == '.' || fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		if (de->d_name[0] == '.' ||
+		    fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
 		if (S_ISDIR(st.st_mode) && depth < 4) {
 			int sub = openat(dirfd, de->d_name,
@@ -281,8 +282,8 @@ static int configure(const struct rootfs_build_opts *o, int rootfd, struct err *
 static void leftovers_remove(int rootfd)
 {
 	static const char *const files[] = {
-	    "usr/sbin/policy-rc.d",        "etc/resolv.conf",
-	    "var/cache/ldconfig/aux-cache", "var/cache/apt/pkgcache.bin",
+	    "usr/sbin/policy-rc.d",          "etc/resolv.conf",
+	    "var/cache/ldconfig/aux-cache",  "var/cache/apt/pkgcache.bin",
 	    "var/cache/apt/srcpkgcache.bin",
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(files); i++)

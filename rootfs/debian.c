@@ -17,7 +17,6 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -126,9 +125,8 @@ int rootfs_debian_mirror_parse(const char *text, bool deb822, char *out, size_t 
 static int sources_file(const struct dirent *de)
 {
 	size_t n = strlen(de->d_name);
-	return de->d_name[0] != '.' &&
-	       ((n > 5 && strcmp(de->d_name + n - 5, ".list") == 0) ||
-	        (n > 8 && strcmp(de->d_name + n - 8, ".sources") == 0));
+	return de->d_name[0] != '.' && ((n > 5 && strcmp(de->d_name + n - 5, ".list") == 0) ||
+	                                (n > 8 && strcmp(de->d_name + n - 8, ".sources") == 0));
 }
 
 /* apt's own order: sources.list, then sources.list.d by name. */
@@ -143,8 +141,8 @@ static int host_mirror(char *out, size_t size, struct err *d)
 	for (int i = 0; i < n; i++) {
 		char path[ROOTFS_PATH_MAX];
 		size_t len = strlen(names[i]->d_name);
-		bool deb822 = strcmp(names[i]->d_name + len - 8 + (len < 8 ? 8 - len : 0),
-		                     ".sources") == 0;
+		bool deb822 =
+		    strcmp(names[i]->d_name + len - 8 + (len < 8 ? 8 - len : 0), ".sources") == 0;
 		snprintf(path, sizeof(path), "/etc/apt/sources.list.d/%s", names[i]->d_name);
 		free(text);
 		text = NULL;
@@ -162,48 +160,55 @@ static int host_mirror(char *out, size_t size, struct err *d)
 
 int rootfs_debian_in_private_ns(int (*fn)(void *data, struct err *d), void *data, struct err *d)
 {
-	struct err *shared = mmap(NULL, sizeof(*shared), PROT_READ | PROT_WRITE,
-	                          MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (shared == MAP_FAILED)
+	int p[2];
+	/* The child's err comes back whole through a pipe (it fits in the
+	 * pipe's buffer, so the child never blocks on it). */
+	if (pipe2(p, O_CLOEXEC) < 0)
 		return -errno;
-	err_clear(shared);
 	pid_t pid = fork();
 	if (pid < 0) {
 		int r = -errno;
-		munmap(shared, sizeof(*shared));
+		close(p[0]);
+		close(p[1]);
 		return r;
 	}
 	if (pid == 0) {
 		/* The namespace, and every mount in it, goes with this child;
 		 * the child goes with the builder. */
+		struct err e = {0};
+		close(p[0]);
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		int r = unshare(CLONE_NEWNS) < 0 ? -errno : 0;
 		if (r == 0 && mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 			r = -errno;
 		if (r < 0)
-			err_set_errno(shared, r, "a private mount namespace: %s", strerror(-r));
+			err_set_errno(&e, r, "a private mount namespace: %s", strerror(-r));
 		else
-			r = fn(data, shared);
+			r = fn(data, &e);
+		(void)!write(p[1], &e, sizeof(e));
 		_exit(r < 0 ? 1 : 0);
 	}
+	close(p[1]);
+	_cleanup_close_ int in = p[0];
+	struct err e = {0};
 	int status, r;
 	while ((r = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
 		;
 	if (r < 0)
-		r = -errno;
-	else if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-		r = 0;
-	else if (shared->msg[0])
-		r = err_set_errno(d, shared->errnum ? shared->errnum : -EIO, "%s", shared->msg);
-	else
-		r = err_set_errno(d, -EIO, "the build's child died (status 0x%x)", status);
-	munmap(shared, sizeof(*shared));
-	return r;
+		return -errno;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 0;
+	if (read(in, &e, sizeof(e)) == (ssize_t)sizeof(e) && e.msg[0]) {
+		e.msg[sizeof(e.msg) - 1] = '\0';
+		return err_set_errno(d, e.errnum < 0 ? e.errnum : -EIO, "%s", e.msg);
+	}
+	return err_set_errno(d, -EIO, "the build's child died (status 0x%x)", status);
 }
 
 /* What runs in a chroot or debootstrap: a fixed environment, nothing of
  * the caller's (a SOURCE_DATE_EPOCH goes on only where the caller said). */
-static void chroot_env(const char **env, char *epoch, size_t size, const struct rootfs_build_opts *o)
+static void chroot_env(const char **env, char *epoch, size_t size,
+                       const struct rootfs_build_opts *o)
 {
 	size_t n = 0;
 	env[n++] = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
@@ -229,8 +234,8 @@ static int debootstrap_run(void *data, struct err *d)
 	char epoch[64], log[ROOTFS_PATH_MAX + 32];
 	struct rootfs_run_tail tail;
 	chroot_env(env, epoch, sizeof(epoch), NULL);
-	const char *const argv[] = {"debootstrap", "--variant=" VARIANT, j->release, j->dir,
-	                            j->mirror,     NULL};
+	const char *const argv[] = {
+	    "debootstrap", "--variant=" VARIANT, j->release, j->dir, j->mirror, NULL};
 	const struct rootfs_run_opts ro = {.env = env, .timeout_ms = DEBOOTSTRAP_TIMEOUT_MS};
 	int r = rootfs_run_capture(argv, &ro, &tail);
 	if (r == 0)
@@ -275,8 +280,8 @@ int rootfs_debian_base(const struct rootfs_build_opts *o, const char *cache, cha
 		return err_set_errno(d, -ENAMETOOLONG, "Debian cache path too long");
 	struct stat st;
 	if (lstat(dir, &st) == 0 && S_ISDIR(st.st_mode)) {
-		rootfs_note(o, "debian base: reusing %s (%s %s from %s)", dir, o->release,
-		                   VARIANT, mirror);
+		rootfs_note(o, "debian base: reusing %s (%s %s from %s)", dir, o->release, VARIANT,
+		            mirror);
 		return str_copy(ret_base, size, dir);
 	}
 	snprintf(tmp, sizeof(tmp), "%s/base", cache);
@@ -286,8 +291,8 @@ int rootfs_debian_base(const struct rootfs_build_opts *o, const char *cache, cha
 	if (!mkdtemp(tmp))
 		return err_set_errno(d, -errno, "%s: %s", tmp, strerror(errno));
 	chmod(tmp, 0755);
-	rootfs_note(o, "debian base: debootstrap --variant=%s %s from %s (a minute or so)",
-	                   VARIANT, o->release, mirror);
+	rootfs_note(o, "debian base: debootstrap --variant=%s %s from %s (a minute or so)", VARIANT,
+	            o->release, mirror);
 	uint64_t t0 = now_monotonic_ns();
 	struct debootstrap_job job = {o->release, tmp, mirror};
 	r = rootfs_debian_in_private_ns(debootstrap_run, &job, d);
@@ -298,7 +303,7 @@ int rootfs_debian_base(const struct rootfs_build_opts *o, const char *cache, cha
 	if (r < 0)
 		return r;
 	rootfs_note(o, "debian base: made %s in %llu s", dir,
-	                   (unsigned long long)((now_monotonic_ns() - t0) / 1000000000ull));
+	            (unsigned long long)((now_monotonic_ns() - t0) / 1000000000ull));
 	return str_copy(ret_base, size, dir);
 }
 
@@ -346,7 +351,8 @@ static int apt(const struct install_job *j, const char *const argv[], const char
 	char epoch[64];
 	struct rootfs_run_tail tail;
 	chroot_env(env, epoch, sizeof(epoch), j->o);
-	const struct rootfs_run_opts ro = {.env = env, .root = j->root, .timeout_ms = APT_TIMEOUT_MS};
+	const struct rootfs_run_opts ro = {
+	    .env = env, .root = j->root, .timeout_ms = APT_TIMEOUT_MS};
 	int r = rootfs_run_capture(argv, &ro, &tail);
 	return r == 0 ? 0 : rootfs_run_fail(d, what, r, &tail);
 }
@@ -380,8 +386,8 @@ static int install_run(void *data, struct err *d)
 	argv[n++] = "-o";
 	argv[n++] = "Dpkg::Options::=--force-confold";
 	str_copy(csv, sizeof(csv), j->o->packages);
-	for (char *save = NULL, *w = strtok_r(csv, ",", &save);
-	     w && n + 1 < ARRAY_SIZE(argv); w = strtok_r(NULL, ",", &save))
+	for (char *save = NULL, *w = strtok_r(csv, ",", &save); w && n + 1 < ARRAY_SIZE(argv);
+	     w = strtok_r(NULL, ",", &save))
 		argv[n++] = w;
 	argv[n] = NULL;
 	snprintf(what, sizeof(what), "apt-get install %.100s%s", j->o->packages,
@@ -403,6 +409,6 @@ int rootfs_debian_install(const struct rootfs_build_opts *o, const char *root, s
 	int r = rootfs_debian_in_private_ns(install_run, &j, d);
 	if (r == 0)
 		rootfs_note(o, "debian: packages installed in %llu s",
-		                   (unsigned long long)((now_monotonic_ns() - t0) / 1000000000ull));
+		            (unsigned long long)((now_monotonic_ns() - t0) / 1000000000ull));
 	return r;
 }

@@ -122,9 +122,9 @@ int rootfs_ext4_write(const char *dir, const char *out, const char *label, uint6
 	rootfs_label_uuid(label, uuid, sizeof(uuid));
 	snprintf(extended, sizeof(extended), "hash_seed=%s,root_owner=0:0,nodiscard", uuid);
 	fake_env(fake, sizeof(fake), mtime, env, ARRAY_SIZE(env));
-	const char *const argv[] = {"mke2fs", "-q", "-F",  "-t",     "ext4", "-b",  "4096",
-	                            "-I",     "256", "-L", label,    "-U",   uuid,  "-E",
-	                            extended, "-d",  dir,  out,      size,   NULL};
+	const char *const argv[] = {"mke2fs", "-q",  "-F", "-t",  "ext4", "-b", "4096",
+	                            "-I",     "256", "-L", label, "-U",   uuid, "-E",
+	                            extended, "-d",  dir,  out,   size,   NULL};
 	const struct rootfs_run_opts ro = {.env = env, .timeout_ms = HELPER_TIMEOUT_MS};
 	r = rootfs_run_capture(argv, &ro, &tail);
 	if (r != 0)

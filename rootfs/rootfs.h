@@ -241,7 +241,7 @@ struct rootfs_build_opts {
 	const char *hostname;     /* default "kin" */
 	const char *root_key;     /* root's authorized_keys; root has no password anyway */
 	const char *debian_cache; /* default rootfs_debian_cache_dir() */
-	FILE *progress;    /* a line per step and skipped default; NULL: quiet */
+	FILE *progress;           /* a line per step and skipped default; NULL: quiet */
 };
 /* The modules every image loads at boot, before --modules / kin.modules=. */
 extern const char *const rootfs_default_modules[];

@@ -171,8 +171,7 @@ static void line_join(char *out, size_t size, const char *line, size_t len)
 	}
 }
 
-int rootfs_run_fail(struct err *d, const char *what, int status,
-                    const struct rootfs_run_tail *tail)
+int rootfs_run_fail(struct err *d, const char *what, int status, const struct rootfs_run_tail *tail)
 {
 	char said[320] = "", *last[2] = {NULL, NULL};
 	size_t last_len[2] = {0, 0};

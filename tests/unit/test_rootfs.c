@@ -322,8 +322,9 @@ TEST(rootfs_build_args_debian)
 	CHECK_EQ(o.format, ROOTFS_FORMAT_EXT4);
 	CHECK(!o.mtime_given);
 	/* A base alone is fine; the key file must be readable. */
-	CHECK_EQ(build_args(&o, &d, "--format ext4 --distribution debian --release sid -o x "
-	                            "--root-authorized-key /dev/null"),
+	CHECK_EQ(build_args(&o, &d,
+	                    "--format ext4 --distribution debian --release sid -o x "
+	                    "--root-authorized-key /dev/null"),
 	         0);
 	CHECK_STR(o.root_key, "/dev/null");
 	CHECK_EQ(build_args(&o, &d, "-h"), 1);
@@ -371,8 +372,8 @@ TEST(rootfs_build_args_debian)
 		n += (size_t)snprintf(many + n, sizeof(many) - n, "%s%c%c", i ? "," : "",
 		                      'a' + i % 26, 'a' + i / 26);
 	char line[1024];
-	snprintf(line, sizeof(line), "--format ext4 --distribution debian --release b --packages %s -o x",
-	         many);
+	snprintf(line, sizeof(line),
+	         "--format ext4 --distribution debian --release b --packages %s -o x", many);
 	CHECK_EQ(build_args(&o, &d, line), -EINVAL);
 
 	setenv("SOURCE_DATE_EPOCH", "1700000000", 1);
@@ -386,27 +387,29 @@ TEST(rootfs_debian_mirror_parse)
 {
 	char m[256];
 	/* One-line format: options skipped, -security and -updates passed over. */
-	CHECK_EQ(rootfs_debian_mirror_parse(
-	             "# a comment\n"
-	             "deb http://security.debian.org/debian-security bookworm-security main\n"
-	             "deb-src http://src.example/debian bookworm main\n"
-	             "deb [arch=amd64 signed-by=/k.gpg] http://mirror.example/debian bookworm main\n",
-	             false, m, sizeof(m)),
-	         0);
+	CHECK_EQ(
+	    rootfs_debian_mirror_parse(
+	        "# a comment\n"
+	        "deb http://security.debian.org/debian-security bookworm-security main\n"
+	        "deb-src http://src.example/debian bookworm main\n"
+	        "deb [arch=amd64 signed-by=/k.gpg] http://mirror.example/debian bookworm main\n",
+	        false, m, sizeof(m)),
+	    0);
 	CHECK_STR(m, "http://mirror.example/debian");
 	CHECK_EQ(rootfs_debian_mirror_parse("deb http://x/debian bookworm-updates main\n", false, m,
 	                                    sizeof(m)),
 	         -ENOENT);
 	/* deb822, as Debian's own debian.sources. */
-	CHECK_EQ(rootfs_debian_mirror_parse(
-	             "Types: deb-src\nURIs: http://src.example/debian\nSuites: bookworm\n\n"
-	             "Types: deb\nURIs: http://off.example/debian\nSuites: bookworm\nEnabled: no\n\n"
-	             "Types: deb\nURIs: http://sec.example/debian-security\n"
-	             "Suites: bookworm-security\n\n"
-	             "Types: deb deb-src\nURIs: http://deb.debian.org/debian http://b/debian\n"
-	             "Suites: bookworm-updates bookworm\nComponents: main\n",
-	             true, m, sizeof(m)),
-	         0);
+	CHECK_EQ(
+	    rootfs_debian_mirror_parse(
+	        "Types: deb-src\nURIs: http://src.example/debian\nSuites: bookworm\n\n"
+	        "Types: deb\nURIs: http://off.example/debian\nSuites: bookworm\nEnabled: no\n\n"
+	        "Types: deb\nURIs: http://sec.example/debian-security\n"
+	        "Suites: bookworm-security\n\n"
+	        "Types: deb deb-src\nURIs: http://deb.debian.org/debian http://b/debian\n"
+	        "Suites: bookworm-updates bookworm\nComponents: main\n",
+	        true, m, sizeof(m)),
+	    0);
 	CHECK_STR(m, "http://deb.debian.org/debian");
 	CHECK_EQ(rootfs_debian_mirror_parse("", true, m, sizeof(m)), -ENOENT);
 	CHECK_EQ(rootfs_debian_mirror_parse("Types: deb\nURIs: http://x\n", true, m, sizeof(m)),
