@@ -40,16 +40,46 @@ static const char *const cond_names[UNIT_COND_TYPE_COUNT] = {
 
 /* capability(7) numbers by name, as ConditionCapability= spells them. */
 static const char *const cap_names[] = {
-    "CAP_CHOWN",           "CAP_DAC_OVERRIDE",     "CAP_DAC_READ_SEARCH", "CAP_FOWNER",
-    "CAP_FSETID",          "CAP_KILL",             "CAP_SETGID",          "CAP_SETUID",
-    "CAP_SETPCAP",         "CAP_LINUX_IMMUTABLE",  "CAP_NET_BIND_SERVICE", "CAP_NET_BROADCAST",
-    "CAP_NET_ADMIN",       "CAP_NET_RAW",          "CAP_IPC_LOCK",        "CAP_IPC_OWNER",
-    "CAP_SYS_MODULE",      "CAP_SYS_RAWIO",        "CAP_SYS_CHROOT",      "CAP_SYS_PTRACE",
-    "CAP_SYS_PACCT",       "CAP_SYS_ADMIN",        "CAP_SYS_BOOT",        "CAP_SYS_NICE",
-    "CAP_SYS_RESOURCE",    "CAP_SYS_TIME",         "CAP_SYS_TTY_CONFIG",  "CAP_MKNOD",
-    "CAP_LEASE",           "CAP_AUDIT_WRITE",      "CAP_AUDIT_CONTROL",   "CAP_SETFCAP",
-    "CAP_MAC_OVERRIDE",    "CAP_MAC_ADMIN",        "CAP_SYSLOG",          "CAP_WAKE_ALARM",
-    "CAP_BLOCK_SUSPEND",   "CAP_AUDIT_READ",       "CAP_PERFMON",         "CAP_BPF",
+    "CAP_CHOWN",
+    "CAP_DAC_OVERRIDE",
+    "CAP_DAC_READ_SEARCH",
+    "CAP_FOWNER",
+    "CAP_FSETID",
+    "CAP_KILL",
+    "CAP_SETGID",
+    "CAP_SETUID",
+    "CAP_SETPCAP",
+    "CAP_LINUX_IMMUTABLE",
+    "CAP_NET_BIND_SERVICE",
+    "CAP_NET_BROADCAST",
+    "CAP_NET_ADMIN",
+    "CAP_NET_RAW",
+    "CAP_IPC_LOCK",
+    "CAP_IPC_OWNER",
+    "CAP_SYS_MODULE",
+    "CAP_SYS_RAWIO",
+    "CAP_SYS_CHROOT",
+    "CAP_SYS_PTRACE",
+    "CAP_SYS_PACCT",
+    "CAP_SYS_ADMIN",
+    "CAP_SYS_BOOT",
+    "CAP_SYS_NICE",
+    "CAP_SYS_RESOURCE",
+    "CAP_SYS_TIME",
+    "CAP_SYS_TTY_CONFIG",
+    "CAP_MKNOD",
+    "CAP_LEASE",
+    "CAP_AUDIT_WRITE",
+    "CAP_AUDIT_CONTROL",
+    "CAP_SETFCAP",
+    "CAP_MAC_OVERRIDE",
+    "CAP_MAC_ADMIN",
+    "CAP_SYSLOG",
+    "CAP_WAKE_ALARM",
+    "CAP_BLOCK_SUSPEND",
+    "CAP_AUDIT_READ",
+    "CAP_PERFMON",
+    "CAP_BPF",
     "CAP_CHECKPOINT_RESTORE",
 };
 
@@ -98,8 +128,7 @@ static bool mount_point(const struct unit_cond_env *env, const char *path)
 	char up[PATH_MAX];
 	if (stat_in_root(env, path, 0, &st) < 0 || !S_ISDIR(st.st_mode))
 		return false;
-	if (unit_path_join(path, "..", up, sizeof(up)) < 0 ||
-	    stat_in_root(env, up, 0, &parent) < 0)
+	if (unit_path_join(path, "..", up, sizeof(up)) < 0 || stat_in_root(env, up, 0, &parent) < 0)
 		return false;
 	/* Another device, or the root of its own (a bind mount of the same fs
 	 * is missed, as without statx's mount id). */
@@ -180,7 +209,8 @@ static bool controllers_present(const struct unit_cond_env *env, const char *arg
 	if (!v)
 		return false;
 	bool all = true, any = false;
-	for (char *save = NULL, *w = strtok_r(v, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
+	for (char *save = NULL, *w = strtok_r(v, " \t", &save); w;
+	     w = strtok_r(NULL, " \t", &save)) {
 		bool have = strcmp(w, "v2") == 0;
 		for (int c = 0; c < CELLS_CTL_COUNT && !have; c++)
 			have = strcmp(w, cells_controller_name((enum cells_controller)c)) == 0 &&

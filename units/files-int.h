@@ -44,15 +44,14 @@ struct unit_found {
 	char entry[PATH_MAX];         /* the name's first entry in the search path ("" none) */
 	const char *builtin;          /* the built-in's text when no file has the name */
 	bool masked;
-	bool alias;  /* the name asked for is an alias (a link to another name) */
-	bool linked; /* the entry is a link to a file outside the search path */
+	bool alias;               /* the name asked for is an alias (a link to another name) */
+	bool linked;              /* the entry is a link to a file outside the search path */
 	struct unit_strv aliases; /* names that led here, the asked one first */
 };
 /* Resolves name as unit_load documents it; aliases of the unit made by
  * other links are not looked for (unit_find_aliases). -ENOENT with err
  * naming the unit when nothing has it; -ELOOP for an alias loop. */
-int unit_find(const struct unit_dirs *d, const char *name, struct unit_found *ret,
-              struct err *err);
+int unit_find(const struct unit_dirs *d, const char *name, struct unit_found *ret, struct err *err);
 void unit_found_clear(struct unit_found *f);
 /* Adds the names of every link in the search path that is an alias of
  * f->name (sshd.service -> ssh.service) to f->aliases. */

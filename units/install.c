@@ -39,8 +39,8 @@ static int install_assign(const struct unit_assign *a, void *data)
 	if (strcmp(a->key, "DefaultInstance") == 0) {
 		free(ins->default_instance);
 		ins->default_instance = NULL;
-		if (a->value[0] && unit_specifiers_expand(a->value, ip->ctx,
-		                                          &ins->default_instance, NULL) < 0)
+		if (a->value[0] &&
+		    unit_specifiers_expand(a->value, ip->ctx, &ins->default_instance, NULL) < 0)
 			ins->default_instance = NULL;
 		return 0;
 	}
@@ -358,11 +358,10 @@ static int disable_link(int dfd, const char *sub, const char *name, const char *
 	char path[PATH_MAX];
 	if (!link_matches(&ds->names, name, target))
 		return 0;
-	snprintf(path, sizeof(path), "%s/%s%s%s", ds->in->p->dirs[0], sub, sub[0] ? "/" : "",
-	         name);
+	snprintf(path, sizeof(path), "%s/%s%s%s", ds->in->p->dirs[0], sub, sub[0] ? "/" : "", name);
 	if (unlinkat(dfd, name, 0) < 0) {
-		int r = err_set_errno(ds->in->err, -errno, "unit link %s: %s", path,
-		                      strerror(errno));
+		int r =
+		    err_set_errno(ds->in->err, -errno, "unit link %s: %s", path, strerror(errno));
 		if (!ds->in->first_error)
 			ds->in->first_error = r;
 		return 0;
@@ -380,7 +379,7 @@ static int disable_names(struct installer *in, const char *name, struct unit_str
 	struct unit_found f;
 	struct unit_install ins = {0};
 	int r = install_find(in, name, &f);
-	if (r == -ENOENT) { /* stray links of a unit gone are removed too */
+	if (r == -ENOENT || r == -ERFKILL) { /* stray links of a unit gone (or masked) go too */
 		err_clear(in->err);
 		return unit_strv_contains(names, name) ? 0 : unit_strv_push(names, name);
 	}
@@ -477,8 +476,7 @@ static const char *state_of(const struct unit_dirs *dirs, const struct unit_foun
 	struct unit_install ins = {0};
 	struct state_scan s = {.own = f->name};
 	const char *state = "disabled";
-	if (install_read(dirs, f, f->name, &ins, NULL) < 0 ||
-	    unit_strv_push(&s.names, f->name) < 0)
+	if (install_read(dirs, f, f->name, &ins, NULL) < 0 || unit_strv_push(&s.names, f->name) < 0)
 		goto out;
 	if (state_linked(dirs, dirs->p->dirs[0], &s))
 		state = "enabled";
@@ -502,12 +500,12 @@ int unit_file_state(const struct unit_paths *p, const char *name, char *buf, siz
 		return r;
 	r = unit_find(&dirs, name, &f, NULL);
 	if (r >= 0) {
-		const char *state = f.masked                                        ? "masked"
-		                    : f.alias                                       ? "alias"
-		                    : f.linked                                      ? "linked"
-		                    : f.builtin                                     ? "static"
+		const char *state = f.masked                                           ? "masked"
+		                    : f.alias                                          ? "alias"
+		                    : f.linked                                         ? "linked"
+		                    : f.builtin                                        ? "static"
 		                    : str_startswith(f.path, "/run/systemd/generator") ? "generated"
-		                                                                    : NULL;
+		                                                                       : NULL;
 		r = str_copy(buf, size, state ? state : state_of(&dirs, &f));
 		unit_found_clear(&f);
 	}

@@ -8,6 +8,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -56,6 +57,22 @@ struct apply {
 	void *data;
 };
 
+/* The parser's diag goes to the caller's with the caller's data (the
+ * parser has one data pointer for both callbacks: ours). */
+_printf_(4, 5) static void apply_diag(void *data, const char *file, unsigned line, const char *fmt,
+                                      ...)
+{
+	struct apply *ap = data;
+	char msg[512];
+	va_list va;
+	if (!ap->diag)
+		return;
+	va_start(va, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, va);
+	va_end(va);
+	ap->diag(ap->data, file, line, "%s", msg);
+}
+
 static int apply_one(const struct unit_assign *a, void *data)
 {
 	struct apply *ap = data;
@@ -81,7 +98,7 @@ static int apply_file(const struct unit_dirs *dirs, const char *path, struct app
 		                     r == -EINVAL  ? "not a regular file"
 		                     : r == -EFBIG ? "larger than 256 KiB"
 		                                   : strerror(-r));
-	return unit_file_parse(text, len, path, apply_one, ap->diag, ap->data, err);
+	return unit_file_parse(text, len, path, apply_one, apply_diag, ap, err);
 }
 
 /* One drop-in, by its file name: the first directory's wins. */
@@ -118,8 +135,8 @@ static void dropins_dir(const struct unit_dirs *dirs, const char *dir, struct dr
 			continue;
 		if (*n >= UNIT_DROPINS_MAX) {
 			if (ap->diag)
-				ap->diag(ap->data, dir, 0, "%s: more than %d drop-ins, %s ignored", dir,
-				         UNIT_DROPINS_MAX, e->d_name);
+				ap->diag(ap->data, dir, 0, "%s: more than %d drop-ins, %s ignored",
+				         dir, UNIT_DROPINS_MAX, e->d_name);
 			continue;
 		}
 		struct dropin *x = &v[(*n)++];
@@ -178,7 +195,8 @@ static int load_dropins(const struct unit_dirs *dirs, const struct unit_strv *na
 			return r;
 		if (r < 0) { /* a bad drop-in is reported, the unit still loads */
 			if (ap->diag)
-				ap->diag(ap->data, v[i].path, 0, "%s", err ? err->msg : "unreadable");
+				ap->diag(ap->data, v[i].path, 0, "%s",
+				         err ? err->msg : "unreadable");
 			err_clear(err);
 			continue;
 		}
@@ -257,8 +275,8 @@ static int load_body(const struct unit_dirs *dirs, const struct unit_found *f,
 {
 	int r;
 	if (f->builtin)
-		r = unit_file_parse(f->builtin, strlen(f->builtin), f->name, apply_one, ap->diag,
-		                    ap->data, err);
+		r = unit_file_parse(f->builtin, strlen(f->builtin), f->name, apply_one, apply_diag,
+		                    ap, err);
 	else
 		r = apply_file(dirs, f->path, ap, err);
 	if (r < 0)
@@ -322,7 +340,8 @@ int unit_load(const struct unit_paths *p, const char *name, const struct unit_sp
 	if (r >= 0) {
 		r = f.masked ? 0 : unit_find_aliases(&dirs, &f);
 		if (r < 0)
-			err_set(err, r, ERR_RESOURCE_EXHAUSTED, "unit \"%s\": %s", name, strerror(-r));
+			err_set(err, r, ERR_RESOURCE_EXHAUSTED, "unit \"%s\": %s", name,
+			        strerror(-r));
 		else
 			r = load_found(&dirs, &f, base, diag, data, ret, err);
 		unit_found_clear(&f);

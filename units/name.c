@@ -58,16 +58,16 @@ int unit_name_parse(const char *name, struct unit_name *ret, struct err *err)
 	memcpy(n.prefix, name, (size_t)(prefix_end - name));
 	n.type = t;
 	if (at) {
-		n.instance = n.full + (at - name) + 1;
+		memcpy(n.instance_buf, at + 1, (size_t)(dot - at - 1));
 		/* prefix@ + the suffix: shorter than the name. */
 		if (snprintf(n.template_name, sizeof(n.template_name), "%s@%s", n.prefix, dot) >=
 		    (int)sizeof(n.template_name))
 			return -ENAMETOOLONG;
 	}
 	*ret = n;
-	/* The instance points into ret->full, not into the local copy. */
+	/* The instance points into ret's own buffer, not the local copy's. */
 	if (at)
-		ret->instance = ret->full + (at - name) + 1;
+		ret->instance = ret->instance_buf;
 	return 0;
 }
 

@@ -120,8 +120,8 @@ int unit_file_parse(const char *text, size_t len, const char *file, unit_assign_
 	 * UNIT_LINE_MAX bytes (a longer one is reported and dropped whole). */
 	_cleanup_free_ char *buf = malloc(len < UNIT_LINE_MAX ? len + 1 : UNIT_LINE_MAX + 1);
 	if (!buf)
-		return err_set(err, -ENOMEM, ERR_RESOURCE_EXHAUSTED, "unit file \"%s\": %s",
-		               p.file, strerror(ENOMEM));
+		return err_set(err, -ENOMEM, ERR_RESOURCE_EXHAUSTED, "unit file \"%s\": %s", p.file,
+		               strerror(ENOMEM));
 	size_t cap = len < UNIT_LINE_MAX ? len : UNIT_LINE_MAX, used = 0;
 	bool joining = false, too_long = false;
 	unsigned lineno = 0, first = 0;
@@ -158,8 +158,9 @@ int unit_file_parse(const char *text, size_t len, const char *file, unit_assign_
 		joining = false;
 		if (too_long) {
 			if (diag_fn)
-				diag_fn(data, p.file, first, "%s:%u: a line longer than %u bytes, ignored",
-				        p.file, first, UNIT_LINE_MAX);
+				diag_fn(data, p.file, first,
+				        "%s:%u: a line longer than %u bytes, ignored", p.file,
+				        first, UNIT_LINE_MAX);
 			continue;
 		}
 		buf[used] = '\0';

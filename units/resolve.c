@@ -224,8 +224,8 @@ static int entry_use(const struct unit_dirs *d, size_t i, const char *name, cons
 
 /* Template fall back: "getty@tty1.service" defined by "getty@.service"
  * (which may itself be an alias of another template). */
-static int find_template(const struct unit_dirs *d, const struct unit_name *n,
-                         struct unit_found *f, unsigned depth, struct err *err)
+static int find_template(const struct unit_dirs *d, const struct unit_name *n, struct unit_found *f,
+                         unsigned depth, struct err *err)
 {
 	struct unit_found t = {0};
 	str_copy(t.name, sizeof(t.name), n->template_name);
@@ -290,8 +290,7 @@ static int find_entry(const struct unit_dirs *d, const char *name, struct unit_f
 	               name);
 }
 
-int unit_find(const struct unit_dirs *d, const char *name, struct unit_found *ret,
-              struct err *err)
+int unit_find(const struct unit_dirs *d, const char *name, struct unit_found *ret, struct err *err)
 {
 	*ret = (struct unit_found){0};
 	int r = find_entry(d, name, ret, 0, err);
@@ -323,8 +322,8 @@ static int aliases_in_dir(const struct unit_dirs *d, size_t i, struct unit_found
 		bool hidden = false; /* a higher directory's entry of that name wins */
 		for (size_t j = 0; j < i && !hidden; j++)
 			hidden = faccessat(d->fd[j], e->d_name, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
-		if (!hidden && (strcmp(l.base, target) == 0 ||
-		                unit_strv_contains(&f->aliases, l.base)) &&
+		if (!hidden &&
+		    (strcmp(l.base, target) == 0 || unit_strv_contains(&f->aliases, l.base)) &&
 		    link_is_alias(d, e->d_name, &l))
 			r = unit_strv_push(&f->aliases, e->d_name);
 	}

@@ -66,8 +66,11 @@ struct unit_name {
 	char full[UNIT_NAME_MAX + 1];
 	char prefix[UNIT_NAME_MAX + 1];
 	char template_name[UNIT_NAME_MAX + 1]; /* "" unless an instance or template */
-	const char *instance;                  /* into full, NULL: none */
+	const char *instance;                  /* into instance_buf, NULL: none */
 	enum unit_type type;
+	/* instance's bytes (a copy of the struct must point instance at its
+	 * own: unit_name_parse(src.full) does). */
+	char instance_buf[UNIT_NAME_MAX + 1];
 };
 /* Checks and splits a name systemd would accept: [A-Za-z0-9:_.\-\\@] with at
  * most one '@', a known type suffix, a non-empty prefix, ≤ UNIT_NAME_MAX.
