@@ -13,8 +13,10 @@
 #include "proto/cells.pb-c.h"
 #include "proto/vm.pb-c.h"
 #include "proto/zone.pb-c.h"
+#include "proto/units.pb-c.h"
 
 #include <getopt.h>
+#include <stdio.h>
 #include <limits.h>
 #include <stdint.h>
 
@@ -169,6 +171,43 @@ int ctl_events_main(struct ctl *ctl, int argc, char **argv);
 int ctl_vm_main(struct ctl *ctl, int argc, char **argv);
 int ctl_zone_main(struct ctl *ctl, int argc, char **argv);
 int ctl_image_main(struct ctl *ctl, int argc, char **argv);
+/* A LogChunk of a log stream (exec logs, service logs): its bytes to
+ * stdout or stderr as they came, a note for bytes dropped. */
+void ctl_log_print(const ProtobufCMessage *m);
+
+/* ---- services: kin.v1.Units (ctl/service.c), for `kin ctl service` and
+ * the systemctl personality (ctl/systemctl.c) ---------------------------------------- */
+
+#define CTL_UNIT_NAME_MAX 255 /* units.h's UNIT_NAME_MAX: kin checks it again */
+/* A name as systemctl mangles it: one without a unit type suffix gets
+ * ".service" ("ssh" → "ssh.service"); any other (too long ones too: kin
+ * says what is wrong) is returned as given. buf: CTL_UNIT_NAME_MAX + 1. */
+const char *ctl_unit_name(const char *in, char *buf, size_t size);
+/* Status as systemctl prints it: "● NAME - DESCRIPTION", Loaded:, Active:,
+ * Main PID:, Status:, Tasks:, Memory:, CGroup:, then the log lines. */
+void ctl_unit_print_status(FILE *f, const Kin__V1__UnitStatusResponse *m);
+/* "Created symlink LINK → TARGET." / "Removed \"LINK\"." per change. */
+void ctl_unit_print_changes(FILE *f, const Kin__V1__UnitFilesResponse *m);
+/* The table of list-units (legend: the header and the count line). */
+void ctl_unit_print_list(FILE *f, const Kin__V1__ListUnitsResponse *m, bool legend);
+/* "Mon 2024-01-01 10:00:00 UTC; 2h 3min ago" of a CLOCK_REALTIME µs time. */
+void ctl_unit_since(uint64_t us, uint64_t now_us, char *buf, size_t size);
+/* Calls of kin.v1.Units; quiet: an RPC error is not printed (st set). */
+int ctl_unit_status(struct ctl *ctl, const char *name, uint32_t log_lines, bool quiet,
+                    Kin__V1__UnitStatusResponse **ret, struct err *st);
+int ctl_unit_job(struct ctl *ctl, const char *name, const char *type, bool no_block,
+                 Kin__V1__UnitJobResponse **ret);
+/* method: Enable, Disable, Mask, Unmask. */
+int ctl_unit_files(struct ctl *ctl, const char *method, char **names, size_t n,
+                   Kin__V1__UnitFilesResponse **ret);
+int ctl_unit_list(struct ctl *ctl, bool all, Kin__V1__ListUnitsResponse **ret);
+int ctl_daemon_reload(struct ctl *ctl);
+extern const struct ctl_cmd ctl_service_cmds[];
+extern const struct option ctl_service_opts[];
+extern const char ctl_service_help[];
+int ctl_service_main(struct ctl *ctl, int argc, char **argv);
+int ctl_daemon_reload_main(struct ctl *ctl, int argc, char **argv);
+
 /* `kin ctl completion bash`. */
 int ctl_completion_main(struct ctl *ctl, int argc, char **argv);
 extern const struct ctl_cmd ctl_cmds[];
