@@ -22,57 +22,64 @@ const char ctl_service_help[] =
 
 /* ---- the calls ------------------------------------------------------------------------ */
 
+/* One call of kin.v1.Units; waits: no timeout unless --timeout was given. */
+static int units_call(struct ctl *ctl, const char *method, const ProtobufCMessage *in,
+                      const ProtobufCMessageDescriptor *desc, void *ret, bool waits, bool quiet,
+                      struct err *st)
+{
+	const struct ctl_call c = {.service = "kin.v1.Units",
+	                           .method = method,
+	                           .in = in,
+	                           .out_desc = desc,
+	                           .timeout_ms = waits && !ctl->timeout_set ? 0 : ctl->timeout_ms,
+	                           .quiet = quiet};
+	return ctl_call(ctl, &c, (ProtobufCMessage **)ret, st);
+}
+
 int ctl_unit_status(struct ctl *ctl, const char *name, uint32_t log_lines, bool quiet,
                     Kin__V1__UnitStatusResponse **ret, struct err *st)
 {
 	Kin__V1__UnitStatusRequest in = KIN__V1__UNIT_STATUS_REQUEST__INIT;
 	in.name = (char *)name;
 	in.log_lines = log_lines;
-	const struct ctl_call c = {.service = "kin.v1.Units",
-	                           .method = "Status",
-	                           .in = &in.base,
-	                           .out_desc = &kin__v1__unit_status_response__descriptor,
-	                           .timeout_ms = ctl->timeout_ms,
-	                           .quiet = quiet};
-	return ctl_call(ctl, &c, (ProtobufCMessage **)ret, st);
+	return units_call(ctl, "Status", &in.base, &kin__v1__unit_status_response__descriptor, ret,
+	                  false, quiet, st);
 }
 
-int ctl_unit_job(struct ctl *ctl, const char *name, const char *type, bool no_block,
-                 Kin__V1__UnitJobResponse **ret)
+int ctl_unit_job(struct ctl *ctl, const char *name, const char *type, bool no_block, bool quiet,
+                 Kin__V1__UnitJobResponse **ret, struct err *st)
 {
 	Kin__V1__UnitJobRequest in = KIN__V1__UNIT_JOB_REQUEST__INIT;
 	in.name = (char *)name;
 	in.type = (char *)type;
 	in.no_block = no_block;
-	return ctl_call_simple(ctl, "kin.v1.Units", "Job", &in.base,
-	                       &kin__v1__unit_job_response__descriptor, (ProtobufCMessage **)ret,
-	                       !no_block);
+	return units_call(ctl, "Job", &in.base, &kin__v1__unit_job_response__descriptor, ret,
+	                  !no_block, quiet, st);
 }
 
-int ctl_unit_files(struct ctl *ctl, const char *method, char **names, size_t n,
-                   Kin__V1__UnitFilesResponse **ret)
+int ctl_unit_files(struct ctl *ctl, const char *method, char **names, size_t n, bool quiet,
+                   Kin__V1__UnitFilesResponse **ret, struct err *st)
 {
 	Kin__V1__UnitFilesRequest in = KIN__V1__UNIT_FILES_REQUEST__INIT;
 	in.names = names;
 	in.n_names = n;
-	return ctl_call_simple(ctl, "kin.v1.Units", method, &in.base,
-	                       &kin__v1__unit_files_response__descriptor, (ProtobufCMessage **)ret,
-	                       false);
+	return units_call(ctl, method, &in.base, &kin__v1__unit_files_response__descriptor, ret,
+	                  false, quiet, st);
 }
 
-int ctl_unit_list(struct ctl *ctl, bool all, Kin__V1__ListUnitsResponse **ret)
+int ctl_unit_list(struct ctl *ctl, bool all, bool quiet, Kin__V1__ListUnitsResponse **ret,
+                  struct err *st)
 {
 	Kin__V1__ListUnitsRequest in = KIN__V1__LIST_UNITS_REQUEST__INIT;
 	in.all = all;
-	return ctl_call_simple(ctl, "kin.v1.Units", "List", &in.base,
-	                       &kin__v1__list_units_response__descriptor, (ProtobufCMessage **)ret,
-	                       false);
+	return units_call(ctl, "List", &in.base, &kin__v1__list_units_response__descriptor, ret,
+	                  false, quiet, st);
 }
 
-int ctl_daemon_reload(struct ctl *ctl)
+int ctl_daemon_reload(struct ctl *ctl, bool quiet, struct err *st)
 {
 	Kin__V1__DaemonReloadRequest in = KIN__V1__DAEMON_RELOAD_REQUEST__INIT;
-	return ctl_call_simple(ctl, "kin.v1.Units", "DaemonReload", &in.base, NULL, NULL, true);
+	return units_call(ctl, "DaemonReload", &in.base, NULL, NULL, true, quiet, st);
 }
 
 /* ---- options ------------------------------------------------------------------------------ */
@@ -171,10 +178,11 @@ static int service_list(struct ctl *ctl, int argc, char **argv)
 {
 	static struct service_args a;
 	Kin__V1__ListUnitsResponse *m;
+	struct err st;
 	int r = service_parse(ctl, argc, argv, &a, "a", 0, 0);
 	if (r != CTL_OK)
 		return r < 0 ? CTL_OK : r;
-	if ((r = ctl_unit_list(ctl, a.all, &m)) != CTL_OK)
+	if ((r = ctl_unit_list(ctl, a.all, false, &m, &st)) != CTL_OK)
 		return r;
 	if (ctl->json)
 		ctl_json_line(&m->base);
@@ -207,12 +215,13 @@ static int service_job(struct ctl *ctl, int argc, char **argv)
 {
 	static struct service_args a;
 	const char *type = argv[1];
+	struct err st;
 	int r = service_parse(ctl, argc, argv, &a, "B", 1, SERVICE_NAMES_MAX);
 	if (r != CTL_OK)
 		return r < 0 ? CTL_OK : r;
 	for (size_t i = 0; i < a.n; i++) {
 		Kin__V1__UnitJobResponse *m;
-		if ((r = ctl_unit_job(ctl, a.names[i], type, a.no_block, &m)) != CTL_OK)
+		if ((r = ctl_unit_job(ctl, a.names[i], type, a.no_block, false, &m, &st)) != CTL_OK)
 			return r;
 		if (ctl->json)
 			ctl_json_line(&m->base);
@@ -238,10 +247,12 @@ static int service_files(struct ctl *ctl, int argc, char **argv)
 	static struct service_args a;
 	bool en = !strcmp(argv[1], "enable"), dis = !strcmp(argv[1], "disable");
 	Kin__V1__UnitFilesResponse *m;
+	struct err st;
 	int r = service_parse(ctl, argc, argv, &a, en || dis ? "N" : "", 1, SERVICE_NAMES_MAX);
 	if (r != CTL_OK)
 		return r < 0 ? CTL_OK : r;
-	if ((r = ctl_unit_files(ctl, files_method(argv[1]), a.names, a.n, &m)) != CTL_OK)
+	if ((r = ctl_unit_files(ctl, files_method(argv[1]), a.names, a.n, false, &m, &st)) !=
+	    CTL_OK)
 		return r;
 	if (ctl->json)
 		ctl_json_line(&m->base);
@@ -250,7 +261,8 @@ static int service_files(struct ctl *ctl, int argc, char **argv)
 	protobuf_c_message_free_unpacked(&m->base, NULL);
 	for (size_t i = 0; a.now && i < a.n; i++) {
 		Kin__V1__UnitJobResponse *j;
-		if ((r = ctl_unit_job(ctl, a.names[i], en ? "start" : "stop", false, &j)) != CTL_OK)
+		if ((r = ctl_unit_job(ctl, a.names[i], en ? "start" : "stop", false, false, &j,
+		                      &st)) != CTL_OK)
 			return r;
 		protobuf_c_message_free_unpacked(&j->base, NULL);
 	}
@@ -323,7 +335,8 @@ int ctl_daemon_reload_main(struct ctl *ctl, int argc, char **argv)
 {
 	if (argc > 1)
 		return ctl_usage(ctl, "unexpected argument '%s'", argv[1]);
-	int r = ctl_daemon_reload(ctl);
+	struct err st;
+	int r = ctl_daemon_reload(ctl, false, &st);
 	if (r == CTL_OK && ctl->json)
 		printf("{}\n");
 	return r;
