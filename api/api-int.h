@@ -27,6 +27,7 @@ struct api {
 	struct api_zones *zones;
 	struct api_images *images;
 	struct api_task *task; /* a containerd shim's */
+	struct api_units *units;
 };
 
 /* ---- registration (api/service.c) -------------------------------------------------------- */

@@ -12,6 +12,7 @@ struct cells;
 struct child_table;
 struct zones_config;
 struct shim_serve;
+struct units;
 
 /* What Health reports; init fills it in (api never includes init). Strings
  * and data must outlive the server. */
@@ -56,6 +57,10 @@ struct api_config {
 	/* A containerd shim kin's (shim/shim.h): the Task service serves
 	 * containerd on its socket. NULL: not a shim. */
 	const struct shim_serve *shim;
+	/* The service manager (units/units.h) when kin runs units — a host's
+	 * init, or --unit-dir. NULL: every Units call answers
+	 * FAILED_PRECONDITION ("no service manager: ..."). */
+	struct units *units;
 };
 
 /* The running services (api/service.c). */
@@ -81,10 +86,13 @@ struct api_service {
  * service). */
 extern const struct api_service api_service_health, api_service_cells, api_service_system,
     api_service_vm, api_service_zones, api_service_images;
+/* kin.v1.Units (api/units*.c): systemd units over the service manager;
+ * after the cells services (services' output is in cells' rings). */
+extern const struct api_service api_service_units;
 /* containerd.task.v2.Task (api/task*.c), for a shim kin: start it after
  * the others (it makes its pod a zone of the Zones service). */
 extern const struct api_service api_service_task;
-#define API_SERVICES_MAX_LIST 8 /* services api_start takes */
+#define API_SERVICES_MAX_LIST 10 /* services api_start takes */
 /* All of them, in start order. */
 extern const struct api_service *const api_services[];
 extern const size_t api_services_count;

@@ -9,8 +9,8 @@
 #include <string.h>
 
 const struct api_service *const api_services[] = {
-    &api_service_health, &api_service_images, &api_service_cells,
-    &api_service_system, &api_service_vm,     &api_service_zones,
+    &api_service_health, &api_service_images, &api_service_cells, &api_service_system,
+    &api_service_vm,     &api_service_zones,  &api_service_units,
 };
 const size_t api_services_count = ARRAY_SIZE(api_services);
 

@@ -57,6 +57,20 @@ static const struct {
     {"kin.v1.Zones", "Status", AUTH_READ},
     {"kin.v1.Zones", "Stop", AUTH_ADMIN},
     {"kin.v1.Zones", "Kill", AUTH_ADMIN},
+
+    /* Services: starting and stopping is operating them; changing which
+     * start at boot (links, masks) and rereading the files is admin. */
+    {"kin.v1.Units", "List", AUTH_READ},
+    {"kin.v1.Units", "Status", AUTH_READ},
+    {"kin.v1.Units", "FileState", AUTH_READ},
+    {"kin.v1.Units", "Cat", AUTH_READ},
+    {"kin.v1.Units", "Logs", AUTH_READ},
+    {"kin.v1.Units", "Job", AUTH_OPERATE},
+    {"kin.v1.Units", "DaemonReload", AUTH_ADMIN},
+    {"kin.v1.Units", "Enable", AUTH_ADMIN},
+    {"kin.v1.Units", "Disable", AUTH_ADMIN},
+    {"kin.v1.Units", "Mask", AUTH_ADMIN},
+    {"kin.v1.Units", "Unmask", AUTH_ADMIN},
 };
 
 static int method_find(const char *service, const char *method)

@@ -13,8 +13,10 @@
 #include "proto/cells.pb-c.h"
 #include "proto/vm.pb-c.h"
 #include "proto/zone.pb-c.h"
+#include "proto/units.pb-c.h"
 
 #include <getopt.h>
+#include <stdio.h>
 #include <limits.h>
 #include <stdint.h>
 
@@ -169,6 +171,88 @@ int ctl_events_main(struct ctl *ctl, int argc, char **argv);
 int ctl_vm_main(struct ctl *ctl, int argc, char **argv);
 int ctl_zone_main(struct ctl *ctl, int argc, char **argv);
 int ctl_image_main(struct ctl *ctl, int argc, char **argv);
+/* A LogChunk of a log stream (exec logs, service logs): its bytes to
+ * stdout or stderr as they came, a note for bytes dropped. */
+void ctl_log_print(const ProtobufCMessage *m);
+
+/* ---- services: kin.v1.Units (ctl/service.c), for `kin ctl service` and
+ * the systemctl personality (ctl/systemctl.c) ---------------------------------------- */
+
+#define CTL_UNIT_NAME_MAX 255 /* units.h's UNIT_NAME_MAX: kin checks it again */
+/* A name as systemctl mangles it: one without a unit type suffix gets
+ * ".service" ("ssh" → "ssh.service"); any other (too long ones too: kin
+ * says what is wrong) is returned as given. buf: CTL_UNIT_NAME_MAX + 1. */
+const char *ctl_unit_name(const char *in, char *buf, size_t size);
+/* Status as systemctl prints it: "● NAME - DESCRIPTION", Loaded:, Active:,
+ * Main PID:, Status:, Tasks:, Memory:, CGroup:, then the log lines. */
+void ctl_unit_print_status(FILE *f, const Kin__V1__UnitStatusResponse *m);
+/* "Created symlink LINK → TARGET." / "Removed \"LINK\"." per change. */
+void ctl_unit_print_changes(FILE *f, const Kin__V1__UnitFilesResponse *m);
+/* The table of list-units (legend: the header and the count line). */
+void ctl_unit_print_list(FILE *f, const Kin__V1__ListUnitsResponse *m, bool legend);
+/* "Mon 2024-01-01 10:00:00 UTC; 2h 3min ago" of a CLOCK_REALTIME µs time. */
+void ctl_unit_since(uint64_t us, uint64_t now_us, char *buf, size_t size);
+/* Calls of kin.v1.Units; quiet: an RPC error is not printed (st set).
+ * Jobs without no_block and DaemonReload wait (no timeout unless --timeout). */
+int ctl_unit_status(struct ctl *ctl, const char *name, uint32_t log_lines, bool quiet,
+                    Kin__V1__UnitStatusResponse **ret, struct err *st);
+int ctl_unit_job(struct ctl *ctl, const char *name, const char *type, bool no_block, bool quiet,
+                 Kin__V1__UnitJobResponse **ret, struct err *st);
+/* method: Enable, Disable, Mask, Unmask. */
+int ctl_unit_files(struct ctl *ctl, const char *method, char **names, size_t n, bool quiet,
+                   Kin__V1__UnitFilesResponse **ret, struct err *st);
+int ctl_unit_list(struct ctl *ctl, bool all, bool quiet, Kin__V1__ListUnitsResponse **ret,
+                  struct err *st);
+int ctl_daemon_reload(struct ctl *ctl, bool quiet, struct err *st);
+extern const struct ctl_cmd ctl_service_cmds[];
+extern const struct option ctl_service_opts[];
+extern const char ctl_service_help[];
+int ctl_service_main(struct ctl *ctl, int argc, char **argv);
+int ctl_daemon_reload_main(struct ctl *ctl, int argc, char **argv);
+
+/* ---- the systemctl personality (ctl/systemctl.c, systemctl_verbs.c) -------------------- */
+
+#include "ctl/ctl.h"
+
+#define CTL_SC_ARGS_MAX  64 /* unit names (or patterns) of one command */
+#define CTL_SC_PROPS_MAX 64 /* -p names */
+
+/* systemctl's command line, parsed (options anywhere, "--" ends them). */
+struct ctl_sc_args {
+	const char *verb; /* NULL: list-units */
+	char *args[CTL_SC_ARGS_MAX];
+	size_t nargs;
+	const char *props[CTL_SC_PROPS_MAX];
+	size_t nprops;
+	char props_buf[4096]; /* -p A,B split here */
+	size_t props_len;
+	const char *root, *type, *state, *preset_mode, *signal;
+	uint32_t lines;
+	bool quiet, no_block, now, force, full, all, value, no_legend, runtime, user, version, help;
+};
+/* CTL_OK, or CTL_USAGE with why (one sentence) filled. */
+int ctl_sc_parse(int argc, char **argv, struct ctl_sc_args *a, char *why, size_t why_size);
+/* A verb systemctl has: its kin.v1.Units translation (NULL: unknown). */
+struct ctl_sc_verb {
+	const char *name;
+	int (*run)(struct ctl *ctl, const struct ctl_sc_args *a, const struct ctl_sc_verb *v,
+	           const struct ctl_systemctl_env *env);
+	const char *job; /* the Job type (start, ...), or the file verb (enable, ...) */
+	bool offline;    /* works on the files without a running kin */
+	int min_args;    /* unit names needed */
+};
+const struct ctl_sc_verb *ctl_sc_verb_find(const char *name);
+/* `systemctl show`: each property of u asked for (all known ones when
+ * none) as NAME=VALUE, or VALUE with --value; unknown names print nothing. */
+void ctl_sc_show(FILE *f, const Kin__V1__UnitStatus *u, const char *const *props, size_t n,
+                 bool value);
+/* Exit codes of systemctl's queries for one unit's state. */
+int ctl_sc_is_active_code(const char *active_state);  /* 0 active/reloading, else 3 */
+int ctl_sc_is_enabled_code(const char *file_state);   /* 0 enabled & co., else 1 */
+int ctl_sc_status_code(const Kin__V1__UnitStatus *u); /* 0 running, 3 not, 4 not found */
+/* is-system-running of a unit list: running, degraded, starting. */
+const char *ctl_sc_system_state(const Kin__V1__ListUnitsResponse *m);
+
 /* `kin ctl completion bash`. */
 int ctl_completion_main(struct ctl *ctl, int argc, char **argv);
 extern const struct ctl_cmd ctl_cmds[];

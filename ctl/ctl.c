@@ -47,6 +47,7 @@ static void help(FILE *f)
 	fputs(ctl_vm_help, f);
 	fputs(ctl_zone_help, f);
 	fputs(ctl_image_help, f);
+	fputs(ctl_service_help, f);
 }
 
 /* A command of no words: health, version, poweroff, reboot. One call,
@@ -162,6 +163,9 @@ const struct ctl_cmd ctl_cmds[] = {
     {"vm", "microVMs", ctl_vm_main, NULL, ctl_vm_cmds},
     {"zone", "nested kins", ctl_zone_main, NULL, ctl_zone_cmds},
     {"image", "the OCI image store", ctl_image_main, NULL, ctl_image_cmds},
+    {"service", "systemd units kin runs as services", ctl_service_main, ctl_service_opts,
+     ctl_service_cmds},
+    {"daemon-reload", "reread every unit file", ctl_daemon_reload_main, NULL, NULL},
     {"policy", "the authorization policy: policy reload", cmd_policy, NULL, policy_cmds},
     {"config", "client contexts: config list, config use NAME", ctl_config_main, NULL, config_cmds},
     {"completion", "a shell completion script: completion bash", ctl_completion_main, NULL, NULL},

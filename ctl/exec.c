@@ -554,7 +554,7 @@ static int exec_delete(struct ctl *ctl, int argc, char **argv)
 	return r;
 }
 
-static void log_print(const ProtobufCMessage *m)
+void ctl_log_print(const ProtobufCMessage *m)
 {
 	const Kin__V1__LogChunk *c = (const Kin__V1__LogChunk *)m;
 	if (c->dropped)
@@ -577,7 +577,7 @@ static int exec_logs(struct ctl *ctl, int argc, char **argv)
 	in.follow = a.follow;
 	in.stream = a.which;
 	return ctl_stream_run(ctl, "kin.v1.Exec", "Logs", &in.base, &kin__v1__log_chunk__descriptor,
-	                      log_print);
+	                      ctl_log_print);
 }
 
 /* One chunk to the executable's stdin pipe, over the run's connection.

@@ -213,6 +213,10 @@ struct cells *init_cells_lib(struct init_cells *ic);
 /* Why there is none ("" when there is). */
 const char *init_cells_why(struct init_cells *ic);
 
+/* kin called as systemctl (init/systemctl.c): ctl's systemctl with the
+ * unit files reachable offline. */
+int init_systemctl_main(int argc, char **argv);
+
 /* kin run by containerd as containerd-shim-kin-v2: start, delete, and the
  * daemon (init/shim.c). */
 int init_shim_main(int argc, char **argv);

@@ -1,6 +1,6 @@
 /* main: the one kin binary's entry. Picks the job from argv — init (also
- * when started by the kernel as /init or /sbin/init), version, and later
- * ctl and image — and hands over. */
+ * when started by the kernel as /init or /sbin/init), systemctl (called by
+ * that name), version, ctl and image — and hands over. */
 #include "init/init.h"
 #include "rootfs/rootfs.h"
 #include "api/api.h"
@@ -141,6 +141,8 @@ int main(int argc, char **argv)
 
 	if (shim_argv0_is_shim(base))
 		return init_shim_main(argc, argv);
+	if (strcmp(base, "systemctl") == 0)
+		return init_systemctl_main(argc, argv);
 	if (strcmp(base, "init") == 0 || strcmp(base, "linuxrc") == 0)
 		return init_main(argc, argv, true);
 	if (argc < 2) {

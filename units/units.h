@@ -680,6 +680,11 @@ struct unit_status {
 	enum unit_type type;
 	char triggered_by[UNIT_NAME_MAX + 1]; /* socket or timer, "" none */
 	uint64_t next_elapse_us;              /* timers: CLOCK_REALTIME, 0 none */
+	/* What `systemctl show` scripts read (invoke-rc.d asks CanReload
+	 * before a reload or force-reload): */
+	bool can_reload;       /* a service with ExecReload= */
+	char service_type[12]; /* services: Type= ("simple", "notify", ...), else "" */
+	char restart[16];      /* services: Restart= ("no", "on-failure", ...), else "" */
 };
 typedef int (*units_visit_fn)(const struct unit_status *st, void *data);
 /* Every loaded unit (all: also inactive ones and unit files not loaded). */

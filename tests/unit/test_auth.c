@@ -11,6 +11,7 @@
 #include "proto/images.pb-c.h"
 #include "proto/kin.pb-c.h"
 #include "proto/system.pb-c.h"
+#include "proto/units.pb-c.h"
 #include "proto/vm.pb-c.h"
 #include "proto/zone.pb-c.h"
 
@@ -423,7 +424,7 @@ TEST(auth_method_table)
 	    &kin__v1__exec__descriptor,   &kin__v1__events__descriptor,
 	    &kin__v1__images__descriptor, &kin__v1__system__descriptor,
 	    &kin__v1__route__descriptor,  &kin__v1__vm__descriptor,
-	    &kin__v1__zones__descriptor,
+	    &kin__v1__zones__descriptor,  &kin__v1__units__descriptor,
 	};
 	unsigned n = 0;
 	for (size_t i = 0; i < ARRAY_SIZE(services); i++)
@@ -443,6 +444,10 @@ TEST(auth_method_table)
 	CHECK_EQ(auth_method_role("kin.v1.Cells", "Thaw"), AUTH_OPERATE);
 	CHECK_EQ(auth_method_role("kin.v1.Cells", "Update"), AUTH_ADMIN);
 	CHECK_EQ(auth_method_role("kin.v1.System", "ReloadPolicy"), AUTH_ADMIN);
+	CHECK_EQ(auth_method_role("kin.v1.Units", "Status"), AUTH_READ);
+	CHECK_EQ(auth_method_role("kin.v1.Units", "Job"), AUTH_OPERATE);
+	CHECK_EQ(auth_method_role("kin.v1.Units", "Enable"), AUTH_ADMIN);
+	CHECK_EQ(auth_method_role("kin.v1.Units", "DaemonReload"), AUTH_ADMIN);
 	CHECK(auth_method_known("kin.v1.System", "ReloadPolicy"));
 	CHECK(!auth_method_known("containerd.task.v2.Task", "Create"));
 	CHECK_EQ(auth_method_role("containerd.task.v2.Task", "State"), AUTH_ADMIN);
