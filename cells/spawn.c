@@ -402,6 +402,14 @@ static _noreturn_ void child_main(const struct spawn_req *req, int errfd, int sy
 	else if ((s->namespaces & (EXEC_NS_MNT | EXEC_NS_PID)) == (EXEC_NS_MNT | EXEC_NS_PID))
 		TRY(EXEC_STEP_MOUNT_PROC,
 		    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL));
+	if (!s->root && (s->namespaces & EXEC_NS_MNT)) {
+		/* The host's root in a mount namespace of its own (a service's
+		 * PrivateTmp=, ProtectSystem=): the list on it, in place. */
+		TRY(EXEC_STEP_MOUNTS, chdir("/"));
+		for (size_t i = 0; i < s->nmounts; i++)
+			apply_mount(&s->mounts[i], errfd);
+		mask_paths(s, errfd);
+	}
 	if (s->hostname)
 		TRY(EXEC_STEP_HOSTNAME, sethostname(s->hostname, strlen(s->hostname)));
 	if (s->namespaces & EXEC_NS_NET)

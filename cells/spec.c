@@ -82,8 +82,11 @@ static int validate_mounts(const struct exec_spec *s, size_t *bytes, struct err 
 	const char *const *lists[] = {s->masked_paths, s->readonly_paths};
 	for (size_t k = 0; k < ARRAY_SIZE(lists); k++) {
 		size_t m = strv_len((char *const *)lists[k]);
-		if (m && !s->root)
-			return spec_fail(err, "%s: masked and read-only paths need a root", "root");
+		if (m && !s->root && !(s->namespaces & EXEC_NS_MNT))
+			return spec_fail(err,
+			                 "%s: masked and read-only paths need a root or a mount "
+			                 "namespace",
+			                 "root");
 		if (m > EXEC_PATHS_MAX)
 			return spec_fail(err, "%s: more than 128 masked or read-only paths",
 			                 "paths");
@@ -97,8 +100,9 @@ static int validate_mounts(const struct exec_spec *s, size_t *bytes, struct err 
 	if (n)
 		*bytes += strlen(s->root_lowerdirs) + strlen(s->root_upperdir) +
 		          strlen(s->root_workdir) + 3;
-	if (s->nmounts && !s->root)
-		return spec_fail(err, "%s: a mount list needs a root", "mounts");
+	if (s->nmounts && !s->root && !(s->namespaces & EXEC_NS_MNT))
+		return spec_fail(err, "%s: a mount list needs a root or a mount namespace",
+		                 "mounts");
 	if (s->nmounts > EXEC_MOUNTS_MAX)
 		return spec_fail(err, "%s: more than 256", "mounts");
 	for (size_t i = 0; i < s->nmounts; i++) {

@@ -253,6 +253,8 @@ static _noreturn_ void boot_late_child(const struct init_config *cfg)
 	}
 	r = rootfs_modules_load_boot(ROOTFS_MODULES_BOOT_REST, NULL, &st);
 	failed += r > 0 ? r : 0;
+	if (cfg->host)
+		init_host_sysinit(); /* before the units: their mounts, dirs, sysctls */
 	log_info("boot: late modules: %u loaded in %.1f ms (%.1f ms in the kernel)", st.loaded,
 	         (double)(now_monotonic_ns() - t0) / 1e6, (double)st.kernel_ns / 1e6);
 	_exit(failed > 125 ? 125 : failed);

@@ -43,6 +43,7 @@ enum init_action {
 #endif
 
 #define INIT_HOSTNAME_MAX     64
+#define INIT_UNIT_DIRS_MAX    4
 #define INIT_GRACE_DEFAULT_MS 10000ull
 #define INIT_GRACE_MAX_MS     (3600ull * 1000)
 
@@ -93,6 +94,12 @@ struct init_config {
 	const char *zone_dir;       /* --zone-dir: zone kins' logs (default /run/kin/zones) */
 	const char *cgroup;         /* a daemon's own cgroup (its cells' base), NULL: where it is */
 	const struct shim_serve *shim; /* a containerd shim's daemon (shim/shim.h), or NULL */
+	/* Units (init/units.c): --unit-dir, --unit-run-dir, --default-target */
+	const char *unit_dirs[INIT_UNIT_DIRS_MAX + 1];
+	size_t n_unit_dirs;
+	const char *unit_run_dir;
+	const char *default_target;
+	bool host; /* machine init on a root with units: the late boot runs sysinit */
 };
 
 void init_config_defaults(struct init_config *cfg);
@@ -216,6 +223,39 @@ const char *init_cells_why(struct init_cells *ic);
 /* kin called as systemctl (init/systemctl.c): ctl's systemctl with the
  * unit files reachable offline. */
 int init_systemctl_main(int argc, char **argv);
+/* A host's sysinit (init/host.c), in the late boot's child when machine
+ * init runs units: fstab, machine-id, /run, sysctl.d, modules-load.d,
+ * tmpfiles.d, generators. Problems are logged; it always goes on. */
+bool init_host_root(void); /* the root has unit directories */
+void init_host_sysinit(void);
+/* Pure parts, unit-tested: fstab options into mount(2) flags and data
+ * (-E2BIG when data does not fit), one sysctl.d line, one tmpfiles.d line
+ * (< 0 when it was refused or failed; logged with file:n). */
+int init_host_mount_options(const char *opts, unsigned long *ret_flags, char *data, size_t size);
+int init_host_sysctl_line(char *line, const char *file, unsigned n);
+int init_host_tmpfiles_line(char *line, const char *file, unsigned n);
+struct init_tmpfiles_entry {
+	char type;                             /* d D f L z Z */
+	const char *path, *user, *group, *arg; /* into the line; "-": unset */
+	mode_t mode;
+	bool mode_set;
+};
+/* One line split and checked (nothing done): -EINVAL refused,
+ * -EOPNOTSUPP a type or modifier not in kin's subset. */
+int init_host_tmpfiles_parse(char *line, struct init_tmpfiles_entry *e);
+
+/* Units (init/units.c): systemd unit files run as services — a host's
+ * init on a real root, or any role given --unit-dir. NULL when neither. */
+struct units;
+struct init_units;
+int init_units_start(const struct init_config *cfg, enum init_role role, struct ev_loop *loop,
+                     struct child_table *children, struct cells *cells, struct init_units **ret);
+/* Boots the default target (machine: after sysinit). */
+void init_units_boot(struct init_units *iu);
+/* Stops every unit in reverse order; done once they are all down. */
+void init_units_stop(struct init_units *iu, void (*done)(void *data), void *data);
+void init_units_free(struct init_units *iu);
+struct units *init_units_lib(struct init_units *iu);
 
 /* kin run by containerd as containerd-shim-kin-v2: start, delete, and the
  * daemon (init/shim.c). */

@@ -21,7 +21,7 @@
 /* VMS: running VMs power off over their links first (a SIGTERM would end
  * their VMMs, and the guests with them, at once), within the grace period;
  * then TERM and KILL as ever. */
-enum init_phase { PHASE_RUNNING, PHASE_VMS, PHASE_TERM, PHASE_KILL, PHASE_DONE };
+enum init_phase { PHASE_RUNNING, PHASE_UNITS, PHASE_VMS, PHASE_TERM, PHASE_KILL, PHASE_DONE };
 
 struct init_state {
 	struct init_config *cfg;
@@ -38,11 +38,12 @@ struct init_state {
 	uint64_t started_ns;
 	struct rpc_server *rpc;
 	struct init_cells *cells;
-	struct init_link *link; /* machine: RPC on the VM link's port */
-	struct api *api;        /* the kin.v1 services; NULL without rpc */
-	struct init_auth *auth; /* rpc's guard: policy and audit; NULL without rpc */
-	struct init_tls *tls;   /* kin.rpc.tls=: the gateway; NULL without */
-	bool booted;            /* machine: the late boot (network, modules) has ended */
+	struct init_link *link;   /* machine: RPC on the VM link's port */
+	struct api *api;          /* the kin.v1 services; NULL without rpc */
+	struct init_auth *auth;   /* rpc's guard: policy and audit; NULL without rpc */
+	struct init_tls *tls;     /* kin.rpc.tls=: the gateway; NULL without */
+	bool booted;              /* machine: the late boot (network, modules) has ended */
+	struct init_units *units; /* systemd units (a host's init, --unit-dir); NULL none */
 };
 
 static bool is_stopping(void *data)
@@ -151,14 +152,10 @@ static void term_begin(struct init_state *s)
 	check_done(s);
 }
 
-static void stop_begin(struct init_state *s, enum init_action act)
+/* After the units (or without any): VMs, then every process left. */
+static void stop_rest(struct init_state *s)
 {
-	if (s->phase != PHASE_RUNNING) {
-		log_debug("already stopping; %s ignored", init_action_name(act));
-		return;
-	}
-	s->stop_act = act;
-	init_tls_stop(s->tls);
+	enum init_action act = s->stop_act;
 	/* Each zone kin stops its own cells; VMs power off over their links. */
 	size_t vms = api_stop_all(s->api, s->cfg->grace_ms);
 	if (vms && timer_arm(s, s->cfg->grace_ms) == 0) {
@@ -168,6 +165,38 @@ static void stop_begin(struct init_state *s, enum init_action act)
 		return;
 	}
 	term_begin(s);
+}
+
+static void on_units_stopped(void *data)
+{
+	struct init_state *s = data;
+	if (s->phase != PHASE_UNITS)
+		return;
+	log_info("units stopped");
+	stop_rest(s);
+}
+
+/* Units leave in reverse dependency order, each with its ExecStop= and
+ * timeouts, within three grace periods (at least 30 s) in all. */
+#define UNITS_STOP_MIN_MS 30000ull
+
+static void stop_begin(struct init_state *s, enum init_action act)
+{
+	if (s->phase != PHASE_RUNNING) {
+		log_debug("already stopping; %s ignored", init_action_name(act));
+		return;
+	}
+	s->stop_act = act;
+	init_tls_stop(s->tls);
+	if (s->units) {
+		uint64_t ms = s->cfg->grace_ms * 3;
+		s->phase = PHASE_UNITS;
+		timer_arm(s, ms < UNITS_STOP_MIN_MS ? UNITS_STOP_MIN_MS : ms);
+		log_info("stopping (%s): units first", init_action_name(act));
+		init_units_stop(s->units, on_units_stopped, s);
+		return;
+	}
+	stop_rest(s);
 }
 
 /* The loop's turn: the VMs are down, the rest may stop. */
@@ -246,6 +275,7 @@ static void start_services(struct init_state *s)
 	               .reload_policy = system_reload_policy,
 	               .data = s},
 	    .cells = init_cells_lib(s->cells),
+	    .units = init_units_lib(s->units),
 	    .cells_why = init_cells_why(s->cells),
 	    .vm_dir = c->vm_dir,
 	    .image_store = c->image_store,
@@ -271,6 +301,9 @@ static void services_end(struct init_state *s)
 {
 	api_shutdown(s->api);
 	init_cells_shutdown(s->cells);
+	/* after cells: their last callbacks (cancelled waits) reach live units */
+	init_units_free(s->units);
+	s->units = NULL;
 	if (s->role == INIT_ROLE_MACHINE)
 		init_shutdown_machine(s->stop_act);
 	init_tls_free(s->tls);
@@ -290,7 +323,10 @@ static void on_timer(struct ev_source *src, uint32_t events)
 	(void)events;
 	if (read(src->fd, &ticks, sizeof(ticks)) < 0)
 		return;
-	if (s->phase == PHASE_VMS) {
+	if (s->phase == PHASE_UNITS) {
+		log_warn("units did not all stop in time; stopping the rest");
+		stop_rest(s);
+	} else if (s->phase == PHASE_VMS) {
 		log_warn("grace period over with %zu VMs still running; stopping the rest",
 		         api_vms_running(s->api));
 		term_begin(s);
@@ -372,6 +408,7 @@ static void on_late_boot_exit(const siginfo_t *si, void *data)
 	struct init_state *s = data;
 	uint64_t ms = (now_monotonic_ns() - s->cfg->exec_ns) / 1000000ull;
 	s->booted = true;
+	init_units_boot(s->units); /* the network and modules are there */
 	if (si->si_code == CLD_EXITED && si->si_status == 0)
 		log_info("boot complete, %llu ms after exec", (unsigned long long)ms);
 	else if (si->si_code == CLD_EXITED)
@@ -472,7 +509,16 @@ int init_run(struct init_config *cfg, enum init_role role)
 	} else if (cfg->rpc.tls_listen[0]) {
 		log_error("tls: kin.rpc.tls= needs kin's RPC server (it serves no socket here)");
 	}
+	/* The service manager before the services: kin.v1.Units serves it. */
+	r = init_units_start(cfg, role, s.loop, s.children, init_cells_lib(s.cells), &s.units);
+	cfg->host = role == INIT_ROLE_MACHINE && s.units;
 	start_services(&s);
+	if (r < 0 && cfg->n_unit_dirs && role == INIT_ROLE_DAEMON) {
+		services_end(&s);
+		return 1;
+	}
+	if (role != INIT_ROLE_MACHINE)
+		init_units_boot(s.units);
 	if (cfg->argv && role != INIT_ROLE_MACHINE) {
 		r = start_workload(&s);
 		if (r < 0 && role != INIT_ROLE_MACHINE) {

@@ -360,6 +360,11 @@ void init_usage(FILE *f)
 	      "  --net-gw IP         default route via IP on eth0 (with --net-addr)\n"
 	      "  --vm-dir DIR        where VMs keep console logs and sockets (/run/kin/vm)\n"
 	      "  --image-store DIR   the OCI image store (/var/lib/kin/images)\n"
+	      "  --unit-dir DIR      run systemd units from DIR (and only from the --unit-dir\n"
+	      "                      directories): its default.target is booted (up to 4)\n"
+	      "  --unit-run-dir DIR  the services' notify socket's directory (/run/systemd for\n"
+	      "                      a host's init, else /run/kin/units)\n"
+	      "  --default-target NAME  the target to boot instead of default.target\n"
 	      "  -h, --help          this text\n",
 	      f);
 }
@@ -511,6 +516,9 @@ int init_flags_parse(int argc, char **argv, struct init_config *cfg)
 	    {"zone-max-depth", required_argument, NULL, 'X'},
 	    {"zone-dir", required_argument, NULL, 'Z'},
 	    {"image-store", required_argument, NULL, 'I'},
+	    {"unit-dir", required_argument, NULL, 'u'},
+	    {"unit-run-dir", required_argument, NULL, 'r'},
+	    {"default-target", required_argument, NULL, 't'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -553,6 +561,28 @@ int init_flags_parse(int argc, char **argv, struct init_config *cfg)
 			break;
 		case 'I':
 			r = flag_dir("image-store", optarg, &cfg->image_store);
+			break;
+		case 'u':
+			if (cfg->n_unit_dirs >= INIT_UNIT_DIRS_MAX) {
+				fprintf(stderr, "kin init: --unit-dir given more than %d times\n",
+				        INIT_UNIT_DIRS_MAX);
+				return -EINVAL;
+			}
+			r = flag_dir("unit-dir", optarg, &cfg->unit_dirs[cfg->n_unit_dirs]);
+			if (r == 0)
+				cfg->n_unit_dirs++;
+			break;
+		case 'r':
+			r = flag_dir("unit-run-dir", optarg, &cfg->unit_run_dir);
+			break;
+		case 't':
+			if (strlen(optarg) > 255 || !strchr(optarg, '.')) {
+				fprintf(stderr,
+				        "kin init: --default-target '%s' is not a unit name\n",
+				        optarg);
+				return -EINVAL;
+			}
+			cfg->default_target = optarg;
 			break;
 		case 'h':
 			init_usage(stdout);

@@ -213,3 +213,17 @@ int child_status_code(const siginfo_t *si);
 /* An object name clients give (cell, VM, zone, executable): [A-Za-z0-9_.-],
  * 1..64 bytes, never "." or "..". Safe as a path element. */
 bool name_is_valid(const char *s);
+
+/* ---- passwd and group files (lib/passwd.c) ---------------------------------- */
+
+/* Field f (0-based) of a colon-separated line into buf; false when the
+ * line has no such field or it does not fit. */
+bool passwd_field(const char *line, unsigned f, char *buf, size_t size);
+/* The line of a passwd or group text whose name (field 0) or, with by_id,
+ * id (field 2) is key: its id in *ret_id, field 3 (passwd: the primary
+ * gid) in *ret_f3 when asked, its name in ret_name. */
+bool passwd_lookup(const char *text, const char *key, bool by_id, uint32_t *ret_id,
+                   uint32_t *ret_f3, char *ret_name, size_t name_size);
+/* The groups of a group text whose member list names user (gid left out). */
+void passwd_supplementary(const char *group, const char *user, uint32_t gid, uint32_t *groups,
+                          size_t max, size_t *ret_n);

@@ -67,65 +67,6 @@ static int image_file(struct oci_store *s, const struct oci_image *img, const ch
 	return 0;
 }
 
-/* Field f (0-based) of a colon-separated line, into buf. */
-static bool field(const char *line, unsigned f, char *buf, size_t size)
-{
-	for (; f; f--) {
-		line = strchr(line, ':');
-		if (!line)
-			return false;
-		line++;
-	}
-	size_t n = strcspn(line, ":\n");
-	if (n >= size)
-		return false;
-	memcpy(buf, line, n);
-	buf[n] = 0;
-	return true;
-}
-
-static bool is_number(const char *s, uint32_t *ret)
-{
-	return str_to_u32(s, ret) == 0;
-}
-
-/* The line of passwd/group whose name (field 0) or, with by_id, id
- * (field 2) is key: its id in *ret_id, field 3 (passwd: the gid) too. */
-static bool lookup(const char *text, const char *key, bool by_id, uint32_t *ret_id,
-                   uint32_t *ret_f3, char *ret_name, size_t name_size)
-{
-	char name[256], id[16], f3[16];
-	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
-		if (!field(l, 0, name, sizeof(name)) || !field(l, 2, id, sizeof(id)))
-			continue;
-		if (strcmp(by_id ? id : name, key) != 0 || !is_number(id, ret_id))
-			continue;
-		if (ret_f3 && (!field(l, 3, f3, sizeof(f3)) || !is_number(f3, ret_f3)))
-			continue;
-		if (ret_name)
-			str_copy(ret_name, name_size, name);
-		return true;
-	}
-	return false;
-}
-
-/* Groups of /etc/group whose member list names user. */
-static void supplementary(const char *group, const char *user, uint32_t gid, uint32_t *groups,
-                          size_t max, size_t *ret_n)
-{
-	char members[4096], id[16];
-	uint32_t g;
-	for (const char *l = group; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
-		if (!field(l, 3, members, sizeof(members)) || !field(l, 2, id, sizeof(id)) ||
-		    !is_number(id, &g) || g == gid)
-			continue;
-		for (char *save, *m = strtok_r(members, ",", &save); m;
-		     m = strtok_r(NULL, ",", &save))
-			if (strcmp(m, user) == 0 && *ret_n < max)
-				groups[(*ret_n)++] = g;
-	}
-}
-
 int oci_image_user(struct oci_store *s, const struct oci_image *img, const char *spec,
                    struct oci_user *ret, struct err *err)
 {
@@ -146,21 +87,21 @@ int oci_image_user(struct oci_store *s, const struct oci_image *img, const char 
 		r = image_file(s, img, "etc/group", &group, err);
 	if (r < 0)
 		return r;
-	bool uid_numeric = is_number(user, &ret->uid);
-	if (!lookup(passwd, user, uid_numeric, &ret->uid, &ret->gid, name, sizeof(name))) {
+	bool uid_numeric = str_to_u32(user, &ret->uid) == 0;
+	if (!passwd_lookup(passwd, user, uid_numeric, &ret->uid, &ret->gid, name, sizeof(name))) {
 		if (!uid_numeric)
 			return err_set(err, -ENOENT, ERR_NOT_FOUND,
 			               "user \"%s\" is not in the image's /etc/passwd", user);
 		ret->gid = 0; /* an id the image does not list: gid 0, as runc does */
 	}
-	if (grp[0] && !is_number(grp, &ret->gid) &&
-	    !lookup(group, grp, false, &ret->gid, NULL, NULL, 0))
+	if (grp[0] && str_to_u32(grp, &ret->gid) != 0 &&
+	    !passwd_lookup(group, grp, false, &ret->gid, NULL, NULL, 0))
 		return err_set(err, -ENOENT, ERR_NOT_FOUND,
 		               "group \"%s\" is not in the image's /etc/group", grp);
 	/* Supplementary groups come with a user named by passwd, unless a
 	 * group was given explicitly. */
 	if (name[0] && !grp[0] && group)
-		supplementary(group, name, ret->gid, ret->groups, OCI_USER_GROUPS_MAX,
-		              &ret->ngroups);
+		passwd_supplementary(group, name, ret->gid, ret->groups, OCI_USER_GROUPS_MAX,
+		                     &ret->ngroups);
 	return 0;
 }

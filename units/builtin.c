@@ -117,6 +117,19 @@ static const struct builtin builtins[] = {
       "[Unit]\nDescription=Root Slice\n" DOC "DefaultDependencies=no\nBefore=slices.target\n"),
     B("system.slice",
       "[Unit]\nDescription=System Slice\n" DOC "DefaultDependencies=no\nBefore=slices.target\n"),
+    /* Login prompts: systemd's package has these, a kin root does not.
+     * agetty opens the tty itself (kin's children are session leaders). */
+    B("getty@.service",
+      "[Unit]\nDescription=Getty on %I\nAfter=getty-pre.target\nBefore=getty.target\n"
+      "ConditionPathExists=/dev/tty0\n\n[Service]\n"
+      "ExecStart=-/sbin/agetty -o '-p -- \\\\u' --noclear %I $TERM\nType=idle\n"
+      "Restart=always\nRestartSec=0\nKillMode=process\nSendSIGHUP=yes\n"
+      "Environment=TERM=linux\n\n[Install]\nWantedBy=getty.target\nDefaultInstance=tty1\n"),
+    B("serial-getty@.service",
+      "[Unit]\nDescription=Serial Getty on %I\nAfter=getty-pre.target\nBefore=getty.target\n\n"
+      "[Service]\nExecStart=-/sbin/agetty -o '-p -- \\\\u' --keep-baud 115200,57600,38400,9600 "
+      "%I $TERM\nType=idle\nRestart=always\nRestartSec=0\nKillMode=process\n"
+      "SendSIGHUP=yes\nEnvironment=TERM=vt220\n\n[Install]\nWantedBy=getty.target\n"),
     /* Debian's systemd package: rsyslog.service Requires= it, and
      * syslog.service is the link its syslog daemon makes to itself. */
     B("syslog.socket",

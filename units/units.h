@@ -627,7 +627,8 @@ struct units_config {
 	const char *log_dir;       /* per-service files (NULL: /var/log/kin below root; "" none) */
 	const char *run_dir;       /* the notify socket's directory: NULL /run/systemd */
 	struct unit_cond_env cond; /* what conditions see */
-	char *const *env;          /* the services' base environment */
+	const char *const *boot_wants; /* more units the boot pulls in (a console's getty) */
+	char *const *env;              /* the services' base environment */
 	size_t nenv;
 };
 /* Loads nothing yet: makes the notify socket and the slice cell. */

@@ -1,0 +1,512 @@
+/* host: what a host's init does to a real root before its units start —
+ * in the late boot's child, so PID 1 never waits on a disk or a program:
+ * / read-write (unless fstab says ro), the rest of /etc/fstab mounted
+ * (fsck -a first where fsck and a pass number are there), swap on,
+ * /etc/machine-id made when empty, the /run directories packages expect
+ * (/run/systemd/system tells them a service manager runs; /dev/log reaches
+ * rsyslog through syslog.socket), sysctl.d, modules-load.d, tmpfiles.d
+ * (systemd-tmpfiles when installed, else kin's subset: d, D, f, L, z, Z
+ * lines), and the generators (postgresql's makes its clusters' links).
+ * Each step logs what failed and the boot goes on. */
+#include "init/init.h"
+#include "rootfs/rootfs.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <mntent.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/swap.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define HOST_GENERATOR_MS 5000
+#define HOST_CONF_FILES   256 /* *.conf files of one .d set */
+#define HOST_FILE_MAX     (256 * 1024)
+
+bool init_host_root(void)
+{
+	struct stat st;
+	return (stat("/etc/systemd/system", &st) == 0 && S_ISDIR(st.st_mode)) ||
+	       (stat("/lib/systemd/system", &st) == 0 && S_ISDIR(st.st_mode)) ||
+	       (stat("/usr/lib/systemd/system", &st) == 0 && S_ISDIR(st.st_mode));
+}
+
+/* Runs argv, waits at most ms; its exit status, or -errno / -ETIMEDOUT. */
+static int run_wait(char *const argv[], int ms)
+{
+	pid_t pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (null >= 0)
+			dup2(null, 0);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	if (fd >= 0 && poll(&p, 1, ms) == 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		close(fd);
+		return -ETIMEDOUT;
+	}
+	if (fd >= 0)
+		close(fd);
+	int status;
+	if (waitpid(pid, &status, 0) < 0)
+		return -errno;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* ---- fstab ---------------------------------------------------------------- */
+
+static const struct {
+	const char *name;
+	unsigned long set, clear;
+} mount_opts[] = {
+    {"defaults", 0, 0},
+    {"rw", 0, MS_RDONLY},
+    {"ro", MS_RDONLY, 0},
+    {"nosuid", MS_NOSUID, 0},
+    {"suid", 0, MS_NOSUID},
+    {"nodev", MS_NODEV, 0},
+    {"dev", 0, MS_NODEV},
+    {"noexec", MS_NOEXEC, 0},
+    {"exec", 0, MS_NOEXEC},
+    {"sync", MS_SYNCHRONOUS, 0},
+    {"async", 0, MS_SYNCHRONOUS},
+    {"noatime", MS_NOATIME, 0},
+    {"nodiratime", MS_NODIRATIME, 0},
+    {"relatime", MS_RELATIME, 0},
+    {"strictatime", MS_STRICTATIME, 0},
+    {"bind", MS_BIND, 0},
+    {"rbind", MS_BIND | MS_REC, 0},
+    {"auto", 0, 0},
+    {"noauto", 0, 0},
+    {"nofail", 0, 0},
+    {"user", 0, 0},
+    {"users", 0, 0},
+    {"nouser", 0, 0},
+    {"_netdev", 0, 0},
+    {"errors=remount-ro", 0, 0},
+};
+
+/* fstab options into mount(2)'s flags and the filesystem's own data. */
+int init_host_mount_options(const char *opts, unsigned long *ret_flags, char *data, size_t size)
+{
+	char buf[1024];
+	unsigned long flags = 0;
+	size_t used = 0;
+	if (str_copy(buf, sizeof(buf), opts) < 0)
+		return -E2BIG;
+	data[0] = '\0';
+	char *save = NULL;
+	for (char *o = strtok_r(buf, ",", &save); o; o = strtok_r(NULL, ",", &save)) {
+		bool known = false;
+		for (size_t i = 0; i < ARRAY_SIZE(mount_opts) && !known; i++)
+			if (strcmp(o, mount_opts[i].name) == 0) {
+				flags = (flags | mount_opts[i].set) & ~mount_opts[i].clear;
+				known = true;
+			}
+		if (known || str_startswith(o, "x-") || str_startswith(o, "comment="))
+			continue;
+		int n = snprintf(data + used, size - used, "%s%s", used ? "," : "", o);
+		if (n < 0 || (size_t)n >= size - used)
+			return -E2BIG;
+		used += (size_t)n;
+	}
+	*ret_flags = flags;
+	return 0;
+}
+
+static bool has_opt(const char *opts, const char *o)
+{
+	return hasmntopt(&(struct mntent){.mnt_opts = (char *)opts}, o) != NULL;
+}
+
+static void fstab_source(const char *spec, char *dev, size_t size)
+{
+	if (str_startswith(spec, "UUID=") || str_startswith(spec, "LABEL=") ||
+	    str_startswith(spec, "PARTUUID=") || str_startswith(spec, "PARTLABEL=")) {
+		if (rootfs_root_resolve(spec, 2000, dev, size) == 0)
+			return;
+	}
+	str_copy(dev, size, spec);
+}
+
+static int fstab_one(const struct mntent *m, bool *noted_x)
+{
+	char dev[256], data[1024];
+	unsigned long flags;
+	bool nofail = has_opt(m->mnt_opts, "nofail");
+	if (strstr(m->mnt_opts, "x-systemd.") && !*noted_x) {
+		log_info("host: fstab: x-systemd.* options are ignored");
+		*noted_x = true;
+	}
+	fstab_source(m->mnt_fsname, dev, sizeof(dev));
+	if (strcmp(m->mnt_type, "swap") == 0) {
+		if (swapon(dev, 0) < 0 && errno != EBUSY) {
+			log_msg(nofail ? LOG_INFO_ : LOG_WARN_, "host: swapon %s: %m", dev);
+			return nofail ? 0 : -1;
+		}
+		return 0;
+	}
+	if (init_host_mount_options(m->mnt_opts, &flags, data, sizeof(data)) < 0) {
+		log_warn("host: fstab: %s: options too long", m->mnt_dir);
+		return -1;
+	}
+	if (strcmp(m->mnt_dir, "/") == 0) {
+		/* the root is mounted; make it as fstab says */
+		if (!(flags & MS_RDONLY) &&
+		    mount(NULL, "/", NULL, MS_REMOUNT | (flags & ~MS_RDONLY),
+		          data[0] ? data : NULL) < 0 &&
+		    mount(NULL, "/", NULL, MS_REMOUNT, NULL) < 0) {
+			log_warn("host: remounting / read-write: %m");
+			return -1;
+		}
+		return 0;
+	}
+	struct stat st;
+	if (m->mnt_passno > 0 && dev[0] == '/' && stat("/sbin/fsck", &st) == 0) {
+		char *argv[] = {(char *)"/sbin/fsck", (char *)"-a", (char *)"-T", dev, NULL};
+		int r = run_wait(argv, 10 * 60 * 1000);
+		if (r >= 4 || r < 0)
+			log_warn("host: fsck %s: status %d; mounting anyway", dev, r);
+		else if (r & 2)
+			log_warn("host: fsck %s repaired it and asks for a reboot", dev);
+	}
+	mkdir_p(m->mnt_dir, 0755);
+	if (mount(dev, m->mnt_dir, m->mnt_type, flags, data[0] ? data : NULL) < 0 &&
+	    errno != EBUSY) {
+		log_msg(nofail ? LOG_INFO_ : LOG_WARN_, "host: mount %s on %s (%s): %m", dev,
+		        m->mnt_dir, m->mnt_type);
+		return nofail ? 0 : -1;
+	}
+	return 0;
+}
+
+static int host_fstab(void)
+{
+	FILE *f = setmntent("/etc/fstab", "re");
+	if (!f) {
+		/* no fstab: / read-write is what a host wants */
+		mount(NULL, "/", NULL, MS_REMOUNT, NULL);
+		return 0;
+	}
+	int failed = 0;
+	bool noted_x = false;
+	struct mntent m;
+	char buf[4096];
+	for (unsigned n = 0; n < 256 && getmntent_r(f, &m, buf, sizeof(buf)); n++) {
+		if (has_opt(m.mnt_opts, "noauto"))
+			continue;
+		if (fstab_one(&m, &noted_x) < 0)
+			failed++;
+	}
+	endmntent(f);
+	return failed;
+}
+
+/* ---- identity and /run ---------------------------------------------------------- */
+
+static int host_machine_id(void)
+{
+	char *id = NULL;
+	if (file_read_small("/etc/machine-id", 128, &id, NULL) == 0 && strlen(str_trim(id)) == 32) {
+		free(id);
+		return 0;
+	}
+	free(id);
+	uint8_t b[16];
+	char hex[34];
+	if (getrandom(b, sizeof(b), 0) != sizeof(b))
+		return -1;
+	b[6] = (b[6] & 0x0f) | 0x40; /* a v4 UUID, as systemd makes */
+	b[8] = (b[8] & 0x3f) | 0x80;
+	for (size_t i = 0; i < sizeof(b); i++)
+		snprintf(hex + 2 * i, 3, "%02x", b[i]);
+	hex[32] = '\n';
+	hex[33] = '\0';
+	if (file_create_str("/etc/machine-id", hex, 0444) == 0 ||
+	    file_write_str("/etc/machine-id", hex) == 0) {
+		log_info("host: made /etc/machine-id");
+		return 0;
+	}
+	/* a read-only root: one for this boot, as systemd does */
+	if (file_create_str("/run/machine-id", hex, 0444) < 0 ||
+	    mount("/run/machine-id", "/etc/machine-id", NULL, MS_BIND, NULL) < 0) {
+		log_warn("host: /etc/machine-id: %m");
+		return -1;
+	}
+	return 0;
+}
+
+static int host_run_dirs(void)
+{
+	static const struct {
+		const char *path;
+		mode_t mode;
+	} dirs[] = {{"/run/systemd/system", 0755},
+	            {"/run/systemd/journal", 0755},
+	            {"/run/lock", 01777},
+	            {"/run/user", 0755},
+	            {"/run/systemd/generator", 0755}};
+	int failed = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++)
+		if (mkdir_p(dirs[i].path, dirs[i].mode) < 0 ||
+		    chmod(dirs[i].path, dirs[i].mode) < 0)
+			failed++;
+	unlink("/dev/log");
+	if (symlink("/run/systemd/journal/syslog", "/dev/log") < 0)
+		failed++;
+	int fd = open("/run/utmp", O_WRONLY | O_CREAT | O_CLOEXEC, 0664);
+	if (fd >= 0)
+		close(fd);
+	unlink("/run/nologin");
+	return failed;
+}
+
+/* ---- *.d directories ------------------------------------------------------------ */
+
+struct conf_set {
+	char *names[HOST_CONF_FILES];
+	char *paths[HOST_CONF_FILES];
+	size_t n;
+};
+
+/* *.conf of dirs (first dir wins a name), sorted by file name. */
+static void conf_collect(struct conf_set *s, const char *const *dirs)
+{
+	for (const char *const *d = dirs; *d; d++) {
+		DIR *dir = opendir(*d);
+		if (!dir)
+			continue;
+		for (struct dirent *e; (e = readdir(dir)) && s->n < HOST_CONF_FILES;) {
+			size_t len = strlen(e->d_name);
+			if (len < 6 || strcmp(e->d_name + len - 5, ".conf") != 0)
+				continue;
+			bool seen = false;
+			for (size_t i = 0; i < s->n && !seen; i++)
+				seen = strcmp(s->names[i], e->d_name) == 0;
+			if (seen)
+				continue;
+			char path[512];
+			snprintf(path, sizeof(path), "%s/%s", *d, e->d_name);
+			s->names[s->n] = strdup(e->d_name);
+			s->paths[s->n] = strdup(path);
+			if (s->names[s->n] && s->paths[s->n])
+				s->n++;
+		}
+		closedir(dir);
+	}
+	for (size_t i = 1; i < s->n; i++) /* insertion sort: a few dozen */
+		for (size_t j = i; j > 0 && strcmp(s->names[j - 1], s->names[j]) > 0; j--) {
+			char *t = s->names[j];
+			s->names[j] = s->names[j - 1], s->names[j - 1] = t;
+			t = s->paths[j];
+			s->paths[j] = s->paths[j - 1], s->paths[j - 1] = t;
+		}
+}
+
+static void conf_free(struct conf_set *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		free(s->names[i]), free(s->paths[i]);
+	s->n = 0;
+}
+
+typedef int (*line_fn)(char *line, const char *file, unsigned n);
+
+static int conf_lines(const char *path, line_fn fn)
+{
+	char *text = NULL;
+	int failed = 0;
+	if (file_read_regular(path, HOST_FILE_MAX, &text, NULL) < 0)
+		return 0;
+	unsigned n = 0;
+	char *save = NULL;
+	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		n++;
+		l = str_trim(l);
+		if (!*l || *l == '#' || *l == ';')
+			continue;
+		if (fn(l, path, n) < 0)
+			failed++;
+	}
+	free(text);
+	return failed;
+}
+
+/* "net.ipv4.ip_forward = 1" or "-kernel.x = y" (failure ignored). */
+int init_host_sysctl_line(char *line, const char *file, unsigned n)
+{
+	bool ignore = *line == '-';
+	char *eq = strchr(line, '=');
+	if (!eq)
+		return log_info("host: %s:%u: not KEY = VALUE", file, n), -EINVAL;
+	*eq = '\0';
+	char *key = str_trim(line + ignore), *value = str_trim(eq + 1);
+	char path[512] = "/proc/sys/";
+	size_t at = strlen(path);
+	for (const char *k = key; *k && at + 1 < sizeof(path); k++)
+		path[at++] = *k == '.' ? '/' : *k;
+	path[at] = '\0';
+	if (strstr(key, "..") || strchr(key, '*'))
+		return log_info("host: %s:%u: %s: globs and .. are not supported", file, n, key),
+		       -EINVAL;
+	int r = file_write_str(path, value);
+	if (r < 0 && !ignore) {
+		log_info("host: %s:%u: %s = %s: %s", file, n, key, value, strerror(-r));
+		return r;
+	}
+	return 0;
+}
+
+static int sysctl_cb(char *line, const char *file, unsigned n)
+{
+	return init_host_sysctl_line(line, file, n);
+}
+
+static int host_sysctl(void)
+{
+	static const char *const dirs[] = {"/etc/sysctl.d", "/run/sysctl.d",
+	                                   "/usr/local/lib/sysctl.d", "/usr/lib/sysctl.d", NULL};
+	struct conf_set s = {0};
+	int failed = 0;
+	conf_collect(&s, dirs);
+	for (size_t i = 0; i < s.n; i++)
+		failed += conf_lines(s.paths[i], sysctl_cb);
+	conf_free(&s);
+	failed += conf_lines("/etc/sysctl.conf", sysctl_cb);
+	return failed;
+}
+
+static char modules_csv[4096];
+
+static int module_cb(char *line, const char *file, unsigned n)
+{
+	(void)file, (void)n;
+	size_t used = strlen(modules_csv);
+	snprintf(modules_csv + used, sizeof(modules_csv) - used, "%s%s", used ? "," : "", line);
+	return 0;
+}
+
+static int host_modules(void)
+{
+	static const char *const dirs[] = {"/etc/modules-load.d", "/run/modules-load.d",
+	                                   "/usr/local/lib/modules-load.d",
+	                                   "/usr/lib/modules-load.d", NULL};
+	struct conf_set s = {0};
+	conf_collect(&s, dirs);
+	modules_csv[0] = '\0';
+	for (size_t i = 0; i < s.n; i++)
+		conf_lines(s.paths[i], module_cb);
+	conf_free(&s);
+	conf_lines("/etc/modules", module_cb);
+	if (!modules_csv[0])
+		return 0;
+	return rootfs_modules_load_boot(ROOTFS_MODULES_BOOT_ALL, modules_csv, NULL) > 0;
+}
+
+/* ---- generators ----------------------------------------------------------------- */
+
+static int host_generators(void)
+{
+	static const char *const dirs[] = {"/usr/lib/systemd/system-generators",
+	                                   "/lib/systemd/system-generators", NULL};
+	int failed = 0;
+	char seen[16][256];
+	size_t nseen = 0;
+	for (const char *const *d = dirs; *d; d++) {
+		DIR *dir = opendir(*d);
+		if (!dir)
+			continue;
+		for (struct dirent *e; (e = readdir(dir));) {
+			char path[512];
+			struct stat st;
+			if (e->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", *d, e->d_name);
+			if (stat(path, &st) < 0 || !S_ISREG(st.st_mode) || !(st.st_mode & 0111))
+				continue;
+			bool dup = false; /* /lib is /usr/lib on a merged root */
+			for (size_t i = 0; i < nseen && !dup; i++)
+				dup = strcmp(seen[i], e->d_name) == 0;
+			if (dup || nseen >= ARRAY_SIZE(seen))
+				continue;
+			str_copy(seen[nseen++], sizeof(seen[0]), e->d_name);
+			char *argv[] = {path, (char *)"/run/systemd/generator",
+			                (char *)"/run/systemd/generator.early",
+			                (char *)"/run/systemd/generator.late", NULL};
+			int r = run_wait(argv, HOST_GENERATOR_MS);
+			if (r != 0) {
+				log_warn("host: generator %s: %s", path,
+				         r == -ETIMEDOUT ? "killed after 5 s" : "failed");
+				failed++;
+			}
+		}
+		closedir(dir);
+	}
+	return failed;
+}
+
+/* ---- tmpfiles -------------------------------------------------------------------- */
+
+static int host_tmpfiles(void)
+{
+	struct stat st;
+	if (stat("/usr/bin/systemd-tmpfiles", &st) == 0 ||
+	    stat("/bin/systemd-tmpfiles", &st) == 0) {
+		char *argv[] = {(char *)(stat("/usr/bin/systemd-tmpfiles", &st) == 0
+		                             ? "/usr/bin/systemd-tmpfiles"
+		                             : "/bin/systemd-tmpfiles"),
+		                (char *)"--create", (char *)"--remove", (char *)"--boot", NULL};
+		int r = run_wait(argv, 60000);
+		if (r != 0)
+			log_warn("host: systemd-tmpfiles exited with %d", r);
+		return r != 0;
+	}
+	static const char *const dirs[] = {"/etc/tmpfiles.d", "/run/tmpfiles.d",
+	                                   "/usr/local/lib/tmpfiles.d", "/usr/lib/tmpfiles.d",
+	                                   NULL};
+	struct conf_set s = {0};
+	int failed = 0;
+	conf_collect(&s, dirs);
+	for (size_t i = 0; i < s.n; i++)
+		failed += conf_lines(s.paths[i], init_host_tmpfiles_line);
+	conf_free(&s);
+	return failed;
+}
+
+void init_host_sysinit(void)
+{
+	static const struct {
+		const char *name;
+		int (*fn)(void);
+	} steps[] = {
+	    {"fstab", host_fstab},           {"machine-id", host_machine_id},
+	    {"/run", host_run_dirs},         {"sysctl", host_sysctl},
+	    {"modules-load", host_modules},  {"tmpfiles", host_tmpfiles},
+	    {"generators", host_generators},
+	};
+	uint64_t t0 = now_monotonic_ns();
+	int failed = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(steps); i++) {
+		int r = steps[i].fn();
+		if (r != 0) {
+			log_warn("host: %s: %d problems (above)", steps[i].name, r < 0 ? 1 : r);
+			failed++;
+		}
+	}
+	log_info("host: sysinit done in %.1f ms%s", (double)(now_monotonic_ns() - t0) / 1e6,
+	         failed ? " (with problems)" : "");
+}
