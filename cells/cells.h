@@ -328,6 +328,10 @@ struct exec_spec {
 	 * /proc is the one masked. Needs root. */
 	const char *const *masked_paths;
 	const char *const *readonly_paths;
+	/* Made writable again below a read-only one (a service's
+	 * ReadWritePaths= under ProtectSystem=strict): bound and remounted
+	 * read-write after the read-only ones. */
+	const char *const *writable_paths;
 	/* A runtime-spec mount list, applied in order in the new root before
 	 * pivot_root; with one, kin mounts no /proc or /dev of its own (a
 	 * tmpfs at /dev is kin's minimal /dev, its nodes included). Targets

@@ -120,6 +120,15 @@ static void mask_paths(const struct exec_spec *s, int errfd)
 		TRY(EXEC_STEP_MASK,
 		    mount(NULL, p, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | locked_flags(p), NULL));
 	}
+	for (size_t i = 0; s->writable_paths && s->writable_paths[i]; i++) {
+		const char *p = s->writable_paths[i];
+		if (stat(p, &st) < 0)
+			continue;
+		TRY(EXEC_STEP_MASK, mount(p, p, NULL, MS_BIND | MS_REC, NULL));
+		TRY(EXEC_STEP_MASK,
+		    mount(NULL, p, NULL, MS_REMOUNT | MS_BIND | (locked_flags(p) & ~MS_RDONLY),
+		          NULL));
+	}
 }
 
 /* A file to bind over is made a file, anything else a directory; every

@@ -79,7 +79,7 @@ static int validate_mounts(const struct exec_spec *s, size_t *bytes, struct err 
 	        OVERLAY_DATA_MAX)
 		return spec_fail(err, "overlay: the mount options pass %d bytes (too many layers)",
 		                 OVERLAY_DATA_MAX);
-	const char *const *lists[] = {s->masked_paths, s->readonly_paths};
+	const char *const *lists[] = {s->masked_paths, s->readonly_paths, s->writable_paths};
 	for (size_t k = 0; k < ARRAY_SIZE(lists); k++) {
 		size_t m = strv_len((char *const *)lists[k]);
 		if (m && !s->root && !(s->namespaces & EXEC_NS_MNT))
@@ -313,7 +313,8 @@ static char *put_str(char **cursor, const char *s)
 #define SPEC_VECS(s)                                                                               \
 	{                                                                                          \
 		(void *)&(s)->argv, (void *)&(s)->env, (void *)&(s)->masked_paths,                 \
-		    (void *)&(s)->readonly_paths, (void *)&(s)->sysctls                            \
+		    (void *)&(s)->readonly_paths, (void *)&(s)->sysctls,                           \
+		    (void *)&(s)->writable_paths                                                   \
 	}
 #define SPEC_STRS(s)                                                                               \
 	{                                                                                          \

@@ -354,7 +354,7 @@ static bool is_writable(const struct unit_def *d, const char *path)
 static int sandbox(const struct unit_def *d, struct arena *a, struct exec_spec *s, struct err *err)
 {
 	const struct unit_exec *x = &d->exec;
-	struct pathv ro = {0}, masked = {0};
+	struct pathv ro = {0}, masked = {0}, rw = {0};
 	static struct exec_mount tmp_mounts[2] = {{.source = "tmpfs",
 	                                           .target = "/tmp",
 	                                           .type = "tmpfs",
@@ -399,8 +399,19 @@ static int sandbox(const struct unit_def *d, struct arena *a, struct exec_spec *
 		r = pv_add(a, &ro, plain_path(x->read_only_paths.v[i]));
 	for (size_t i = 0; r >= 0 && i < x->inaccessible_paths.n; i++)
 		r = pv_add(a, &masked, plain_path(x->inaccessible_paths.v[i]));
+	/* ReadWritePaths= below what was made read-only, made writable again;
+	 * the runtime/state/... directories are writable as systemd makes them */
+	for (size_t i = 0; r >= 0 && ro.n && i < x->read_write_paths.n; i++)
+		r = pv_add(a, &rw, plain_path(x->read_write_paths.v[i]));
+	for (int k = 0; r >= 0 && ro.n && k < UNIT_DIR_KIND_COUNT; k++)
+		for (size_t i = 0; r >= 0 && i < x->dirs[k].n; i++) {
+			char *p = kfmt(a, "%s/%s", dir_bases[k], x->dirs[k].v[i]);
+			r = p ? pv_add(a, &rw, p) : -ENOMEM;
+		}
 	keep(a, ro.v);
 	keep(a, masked.v);
+	keep(a, rw.v);
+	s->writable_paths = rw.n ? rw.v : NULL;
 	if (r < 0)
 		return err_set(err, r, ERR_INVALID_ARGUMENT,
 		               "unit \"%s\": a sandbox path is not absolute or has ..",

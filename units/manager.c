@@ -593,6 +593,9 @@ int units_status(struct units *m, const char *name, struct unit_status *st, stru
 	struct unit *u = units_get(m, name, err);
 	if (!u)
 		return -EINVAL;
+	if (!u->def && u->active == UNIT_ACTIVE_INACTIVE && !u->job)
+		return err_set(err, -ENOENT, ERR_NOT_FOUND, "unit \"%s\" not found: %s", u->name,
+		               u->load_error[0] ? u->load_error : "no unit file");
 	resolve_all(m);
 	fill_status(u, st);
 	return 0;

@@ -75,6 +75,7 @@ struct svc {
 	struct ev_source t_deadline, t_poll;
 	uint64_t deadline_gen;
 	bool ready, started_ok, stop_requested;
+	bool waiting_pid_file; /* Type=forking: the parent is gone, PIDFile= not yet there */
 	char status_text[256];
 	int exit_code, exit_signal;
 	bool exited;
@@ -89,6 +90,7 @@ static void enter_signal(struct svc *s, bool kill);
 static void enter_stop_post(struct svc *s);
 static void enter_start_post(struct svc *s);
 static void run_next(struct svc *s);
+static void forking_main(struct svc *s);
 static int svc_start(struct unit *u, struct err *err);
 
 /* ---- timers ----------------------------------------------------------------- */
@@ -512,6 +514,31 @@ static void phase_done(struct svc *s, bool ok)
 	}
 }
 
+/* Type=forking, the first process gone: the daemon's pid from PIDFile=
+ * (which a daemon may write a moment after its parent exits: looked at
+ * again every SVC_POLL_MS until the start deadline), else the one process
+ * left in the cell. */
+static void forking_main(struct svc *s)
+{
+	const struct unit_service *c = &s->u->def->service;
+	pid_t pid = c->pid_file ? read_pid_file(s) : 0;
+	if (!pid && !c->pid_file && c->guess_main_pid)
+		pid = guess_main(s);
+	if (pid && adopt_main(s, pid) < 0) {
+		log_warn("units: %s: pid %d from PIDFile=%s is not running", s->u->name, (int)pid,
+		         c->pid_file ? c->pid_file : "(guessed)");
+		enter_stop(s, "protocol");
+		return;
+	}
+	if (!pid && c->pid_file) {
+		s->waiting_pid_file = true;
+		timer_arm(s, &s->t_poll, SVC_POLL_MS);
+		return;
+	}
+	s->waiting_pid_file = false;
+	enter_start_post(s);
+}
+
 static void on_main_exit(struct svc *s, int code, int sig)
 {
 	const struct unit_service *c = &s->u->def->service;
@@ -531,18 +558,7 @@ static void on_main_exit(struct svc *s, int code, int sig)
 				enter_stop(s, bad);
 				return;
 			}
-			pid_t pid = c->pid_file ? read_pid_file(s) : 0;
-			if (!pid && c->guess_main_pid)
-				pid = guess_main(s);
-			if (pid && adopt_main(s, pid) < 0)
-				pid = 0;
-			if (!pid && c->pid_file) {
-				log_warn("units: %s: PIDFile=%s has no live pid", s->u->name,
-				         c->pid_file);
-				enter_stop(s, "protocol");
-				return;
-			}
-			enter_start_post(s);
+			forking_main(s);
 			return;
 		}
 		if (c->type == UNIT_SVC_ONESHOT) {
@@ -775,6 +791,10 @@ static void on_poll(struct ev_source *src, uint32_t events)
 	struct svc *s = src->data;
 	(void)events;
 	timer_fired(src);
+	if (s->state == SVC_START && s->waiting_pid_file) {
+		forking_main(s);
+		return;
+	}
 	if ((s->state == SVC_DEAD || s->state == SVC_FAILED) && cell_empty(s)) {
 		cell_delete(s->u->m->cells, s->cell, false, NULL, NULL, NULL);
 		return;
@@ -1015,6 +1035,7 @@ static int svc_start(struct unit *u, struct err *err)
 		snprintf(s->invocation_id + 2 * i, 3, "%02x", id[i]);
 	unit_set_result(u, "success");
 	s->exited = false;
+	s->waiting_pid_file = false;
 	s->status_text[0] = '\0';
 	set_state(s, SVC_START_PRE);
 	deadline_set(s, u->def->service.timeout_start_us);
