@@ -36,7 +36,7 @@ unit web.service <<EOF
 [Unit]
 Description=a web server that says hello
 [Service]
-ExecStart=/bin/sh -c 'echo hello from web; echo \$\$ >$O/web.pid; exec sleep 1000 $M'
+ExecStart=/bin/sh -c 'echo hello from web; echo \$\$\$\$ >$O/web.pid; exec sleep 1000'
 ExecReload=/bin/sh -c 'echo reloaded >>$O/web.reloads'
 [Install]
 WantedBy=test.target
@@ -45,7 +45,7 @@ unit idle.service <<EOF
 [Unit]
 Description=started by hand only
 [Service]
-ExecStart=/bin/sh -c 'echo idle up; exec sleep 1000 $M'
+ExecStart=/bin/sh -c 'echo idle up; exec sleep 1000'
 [Install]
 WantedBy=test.target
 EOF
@@ -128,7 +128,7 @@ wait $FPID 2>/dev/null
 # daemon-reload sees a new unit
 unit late.service <<EOF
 [Service]
-ExecStart=/bin/sh -c 'exec sleep 1000 $M'
+ExecStart=/bin/sh -c 'exec sleep 1000'
 EOF
 kc daemon-reload
 kc service start late
