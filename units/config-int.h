@@ -55,15 +55,16 @@ struct cfg_directive {
 	unsigned flags;
 };
 
-#define CFG_OFF(field) offsetof(struct unit_def, field)
+#define CFG_OFF(field)     offsetof(struct unit_def, field)
 #define CFG_FIELD(c, type) ((type *)((char *)(c)->d + (c)->dir->offset))
 
 /* The tables, each ended by an entry with a NULL key. */
-extern const struct cfg_directive cfg_unit_table[];    /* config.c: [Unit], [Install] */
-extern const struct cfg_directive cfg_exec_table[];    /* config_exec.c */
-extern const struct cfg_directive cfg_service_table[]; /* config_svc.c: [Service] [Socket] [Timer] */
-extern const struct cfg_directive cfg_res_table[];     /* config_res.c */
-extern const struct cfg_directive cfg_noted_table[];   /* config_res.c: not acted on */
+extern const struct cfg_directive cfg_unit_table[]; /* config.c: [Unit], [Install] */
+extern const struct cfg_directive cfg_exec_table[]; /* config_exec.c */
+extern const struct cfg_directive
+    cfg_service_table[];                             /* config_svc.c: [Service] [Socket] [Timer] */
+extern const struct cfg_directive cfg_res_table[];   /* config_res.c */
+extern const struct cfg_directive cfg_noted_table[]; /* config_res.c: not acted on */
 
 /* Sets c->why and returns -EINVAL. */
 int cfg_bad(struct cfg *c, const char *fmt, ...) _printf_(2, 3);
@@ -77,15 +78,15 @@ int cfg_word(const char **p, char *buf, size_t size);
 
 /* The shared parsers, on the field at dir->offset. */
 int cfg_bool(struct cfg *c, const char *v);
-int cfg_string(struct cfg *c, const char *v);      /* char *; "" frees it */
-int cfg_path(struct cfg *c, const char *v);        /* char *, absolute ("" frees it) */
-int cfg_words(struct cfg *c, const char *v);       /* unit_strv of words; "" resets */
-int cfg_strv_one(struct cfg *c, const char *v);    /* unit_strv, the value one entry */
-int cfg_unit_names(struct cfg *c, const char *v);  /* unit_strv of valid names; "" resets */
-int cfg_timespan(struct cfg *c, const char *v);    /* uint64_t µs, bare numbers seconds */
-int cfg_timeout(struct cfg *c, const char *v);     /* uint64_t µs, 0 is infinity */
-int cfg_u32(struct cfg *c, const char *v);         /* uint32_t */
-int cfg_unsigned(struct cfg *c, const char *v);    /* unsigned */
-int cfg_mode(struct cfg *c, const char *v);        /* mode_t, octal ≤ 07777 */
-int cfg_signal(struct cfg *c, const char *v);      /* int: "SIGTERM", "TERM", "15" */
-int cfg_signal_parse(const char *s);               /* the signal number, or -EINVAL */
+int cfg_string(struct cfg *c, const char *v);     /* char *; "" frees it */
+int cfg_path(struct cfg *c, const char *v);       /* char *, absolute ("" frees it) */
+int cfg_words(struct cfg *c, const char *v);      /* unit_strv of words; "" resets */
+int cfg_strv_one(struct cfg *c, const char *v);   /* unit_strv, the value one entry */
+int cfg_unit_names(struct cfg *c, const char *v); /* unit_strv of valid names; "" resets */
+int cfg_timespan(struct cfg *c, const char *v);   /* uint64_t µs, bare numbers seconds */
+int cfg_timeout(struct cfg *c, const char *v);    /* uint64_t µs, 0 is infinity */
+int cfg_u32(struct cfg *c, const char *v);        /* uint32_t */
+int cfg_unsigned(struct cfg *c, const char *v);   /* unsigned */
+int cfg_mode(struct cfg *c, const char *v);       /* mode_t, octal ≤ 07777 */
+int cfg_signal(struct cfg *c, const char *v);     /* int: "SIGTERM", "TERM", "15" */
+int cfg_signal_parse(const char *s);              /* the signal number, or -EINVAL */

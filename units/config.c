@@ -319,7 +319,8 @@ static int cfg_abs_paths(struct cfg *c, const char *v)
 	}
 	while ((r = cfg_word(&v, w, sizeof(w))) != 0) {
 		if (r < 0 || w[0] != '/') {
-			cfg_word_bad(c, "\"%.60s\" is not an absolute path", r < 0 ? "(too long)" : w);
+			cfg_word_bad(c, "\"%.60s\" is not an absolute path",
+			             r < 0 ? "(too long)" : w);
 			continue;
 		}
 		if ((r = unit_strv_push(l, w)) < 0)
@@ -366,13 +367,15 @@ static int cfg_condition(struct cfg *c, const char *v)
 	return 0;
 }
 
-static const struct cfg_directive cond_directive = {"Condition", CFG_UNIT, cfg_condition, 0, 0,
-                                                    CFG_SPEC};
-static const struct cfg_directive assert_directive = {"Assert", CFG_UNIT, cfg_condition, 0, 1,
-                                                      CFG_SPEC};
+static const struct cfg_directive cond_directive = {"Condition", CFG_UNIT, cfg_condition,
+                                                    0,           0,        CFG_SPEC};
+static const struct cfg_directive assert_directive = {"Assert", CFG_UNIT, cfg_condition,
+                                                      0,        1,        CFG_SPEC};
 
 #define DEP(key, dep)                                                                              \
-	{key, CFG_UNIT, cfg_dep, CFG_OFF(deps[dep]), 0, CFG_SPEC}
+	{                                                                                          \
+		key, CFG_UNIT, cfg_dep, CFG_OFF(deps[dep]), 0, CFG_SPEC                            \
+	}
 
 const struct cfg_directive cfg_unit_table[] = {
     {"Description", CFG_UNIT, cfg_string, CFG_OFF(description), 0, CFG_SPEC},
@@ -420,9 +423,8 @@ static const struct {
     {"Timer", CFG_TIMER, UNIT_TIMER},       {"Slice", CFG_SLICE, UNIT_SLICE},
 };
 
-static const struct cfg_directive *const tables[] = {cfg_unit_table, cfg_exec_table,
-                                                     cfg_service_table, cfg_res_table,
-                                                     cfg_noted_table};
+static const struct cfg_directive *const tables[] = {
+    cfg_unit_table, cfg_exec_table, cfg_service_table, cfg_res_table, cfg_noted_table};
 
 /* The directive for key in section bit; *ret_known: the key exists in
  * another section. */
@@ -515,7 +517,8 @@ int unit_def_apply(struct unit_def *d, const struct unit_assign *a, const struct
 	bool known;
 	const struct cfg_directive *dir = lookup(a->key, bit, &known);
 	if (!dir) {
-		report(d, a, diag, data, "%s", known ? "not valid in this section" : "unknown directive");
+		report(d, a, diag, data, "%s",
+		       known ? "not valid in this section" : "unknown directive");
 		return 0;
 	}
 	if (dir->flags & CFG_NOTED) {

@@ -181,7 +181,9 @@ static int cfg_stdio(struct cfg *c, const char *v)
 {
 	struct unit_exec *e = &c->d->exec;
 	int which = c->dir->arg;
-	enum unit_stdio *f = which == 0 ? &e->std_input : which == 1 ? &e->std_output : &e->std_error;
+	enum unit_stdio *f = which == 0   ? &e->std_input
+	                     : which == 1 ? &e->std_output
+	                                  : &e->std_error;
 	char **path = which == 0   ? &e->std_input_path
 	              : which == 1 ? &e->std_output_path
 	                           : &e->std_error_path;
@@ -371,7 +373,8 @@ static int cfg_ns_paths(struct cfg *c, const char *v)
 		while (r > 0 && (*p == '-' || *p == '+'))
 			p++;
 		if (r < 0 || *p != '/') {
-			cfg_word_bad(c, "\"%.60s\" is not an absolute path", r < 0 ? "(too long)" : w);
+			cfg_word_bad(c, "\"%.60s\" is not an absolute path",
+			             r < 0 ? "(too long)" : w);
 			continue;
 		}
 		if ((r = unit_strv_push(l, w)) < 0)
@@ -440,12 +443,18 @@ static int cfg_syscall_errno(struct cfg *c, const char *v)
 }
 
 #define E(key, fn, field, flags)                                                                   \
-	{key, CFG_EXEC, fn, CFG_OFF(exec.field), 0, flags}
+	{                                                                                          \
+		key, CFG_EXEC, fn, CFG_OFF(exec.field), 0, flags                                   \
+	}
 #define LIMIT(key, res)                                                                            \
-	{key, CFG_EXEC, cfg_rlimit, 0, res, 0}
+	{                                                                                          \
+		key, CFG_EXEC, cfg_rlimit, 0, res, 0                                               \
+	}
 #define DIRS(key, kind)                                                                            \
 	{key, CFG_EXEC, cfg_dirs, 0, kind, CFG_SPEC},                                              \
-	{key "Mode", CFG_EXEC, cfg_mode, CFG_OFF(exec.dir_modes[kind]), 0, 0}
+	{                                                                                          \
+		key "Mode", CFG_EXEC, cfg_mode, CFG_OFF(exec.dir_modes[kind]), 0, 0                \
+	}
 
 const struct cfg_directive cfg_exec_table[] = {
     E("User", cfg_string, user, CFG_SPEC),

@@ -190,7 +190,9 @@ static int cfg_delegate(struct cfg *c, const char *v)
 }
 
 #define MEM(key, field, bit)                                                                       \
-	{key, CFG_RES, cfg_memory, CFG_OFF(res.field), bit, 0}
+	{                                                                                          \
+		key, CFG_RES, cfg_memory, CFG_OFF(res.field), bit, 0                               \
+	}
 
 const struct cfg_directive cfg_res_table[] = {
     MEM("MemoryMin", memory_min, UNIT_RES_MEMORY_MIN),
@@ -215,7 +217,9 @@ const struct cfg_directive cfg_res_table[] = {
 /* ---- known, not acted on ------------------------------------------------------ */
 
 #define NOTED(key, sections)                                                                       \
-	{key, sections, NULL, 0, 0, CFG_NOTED}
+	{                                                                                          \
+		key, sections, NULL, 0, 0, CFG_NOTED                                               \
+	}
 
 const struct cfg_directive cfg_noted_table[] = {
     /* [Unit] */

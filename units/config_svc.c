@@ -15,8 +15,8 @@ void cfg_service_free(struct unit_def *d)
 	struct unit_service *s = &d->service;
 	free(s->pid_file);
 	free(s->bus_name);
-	struct unit_cmds *cmds[] = {&s->exec_start_pre, &s->exec_start,    &s->exec_start_post,
-	                            &s->exec_reload,    &s->exec_stop,     &s->exec_stop_post,
+	struct unit_cmds *cmds[] = {&s->exec_start_pre, &s->exec_start, &s->exec_start_post,
+	                            &s->exec_reload,    &s->exec_stop,  &s->exec_stop_post,
 	                            &s->exec_condition};
 	for (size_t i = 0; i < ARRAY_SIZE(cmds); i++)
 		unit_cmds_clear(cmds[i]);
@@ -47,8 +47,9 @@ static int pick(struct cfg *c, const char *v, const char *const *names, size_t n
 static int cfg_type(struct cfg *c, const char *v)
 {
 	static const char *const names[] = {
-	    [UNIT_SVC_SIMPLE] = "simple", [UNIT_SVC_EXEC] = "exec",     [UNIT_SVC_FORKING] = "forking",
-	    [UNIT_SVC_ONESHOT] = "oneshot", [UNIT_SVC_NOTIFY] = "notify", [UNIT_SVC_IDLE] = "idle",
+	    [UNIT_SVC_SIMPLE] = "simple",   [UNIT_SVC_EXEC] = "exec",
+	    [UNIT_SVC_FORKING] = "forking", [UNIT_SVC_ONESHOT] = "oneshot",
+	    [UNIT_SVC_NOTIFY] = "notify",   [UNIT_SVC_IDLE] = "idle",
 	    [UNIT_SVC_DBUS] = "dbus"};
 	int t = 0;
 	/* notify-reload (systemd 253) is notify with SIGHUP for reload: kin
@@ -298,13 +299,21 @@ static int cfg_timer_span(struct cfg *c, const char *v)
 }
 
 #define SVC(key, fn, field, flags)                                                                 \
-	{key, CFG_SERVICE, fn, CFG_OFF(service.field), 0, flags}
+	{                                                                                          \
+		key, CFG_SERVICE, fn, CFG_OFF(service.field), 0, flags                             \
+	}
 #define KILL(key, fn, field)                                                                       \
-	{key, CFG_SERVICE | CFG_SOCKET, fn, CFG_OFF(service.field), 0, 0}
+	{                                                                                          \
+		key, CFG_SERVICE | CFG_SOCKET, fn, CFG_OFF(service.field), 0, 0                    \
+	}
 #define SOCK(key, fn, field, flags)                                                                \
-	{key, CFG_SOCKET, fn, CFG_OFF(socket.field), 0, flags}
+	{                                                                                          \
+		key, CFG_SOCKET, fn, CFG_OFF(socket.field), 0, flags                               \
+	}
 #define TIMER(key, fn, field)                                                                      \
-	{key, CFG_TIMER, fn, CFG_OFF(timer.field), 0, 0}
+	{                                                                                          \
+		key, CFG_TIMER, fn, CFG_OFF(timer.field), 0, 0                                     \
+	}
 
 const struct cfg_directive cfg_service_table[] = {
     {"Type", CFG_SERVICE, cfg_type, 0, 0, 0},
