@@ -106,7 +106,7 @@ _printf_(5, 0) static void report_v(struct unit_def *d, const struct unit_assign
 	if (!diag || !first_report(d, what))
 		return;
 	vsnprintf(msg, sizeof(msg), fmt, ap);
-	diag(data, a->file, a->line, "%s:%u: unit \"%s\": [%s] %s=: %s, ignored",
+	diag(data, a->file, a->line, "%s:%u: unit \"%s\": [%.64s] %.64s=: %s, ignored",
 	     a->file ? a->file : "", a->line, d->name.full, a->section, a->key, msg);
 }
 
@@ -510,7 +510,7 @@ int unit_def_apply(struct unit_def *d, const struct unit_assign *a, const struct
 		/* once per section, not per line of it */
 		snprintf(what, sizeof(what), "[%s]", a->section);
 		if (diag && first_report(d, what))
-			diag(data, a->file, a->line, "%s:%u: unit \"%s\": [%s]: %s, ignored",
+			diag(data, a->file, a->line, "%s:%u: unit \"%s\": [%.64s]: %s, ignored",
 			     a->file ? a->file : "", a->line, d->name.full, a->section, why);
 		return 0;
 	}

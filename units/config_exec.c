@@ -302,6 +302,10 @@ static int cfg_caps(struct cfg *c, const char *v)
 		*set = invert ? all : 0;
 		e->caps_bounding_set = true;
 	}
+	/* an ambient set has no "given" flag: an empty one is where "~" starts
+	 * from all, as a first assignment would */
+	if (!bounding && invert && *set == 0)
+		*set = all;
 	if (empty)
 		*set = 0;
 	else if (invert)

@@ -32,12 +32,9 @@ static int apply(const struct unit_assign *a, void *data)
 
 static void check_bounds(const struct unit_def *d)
 {
-	const struct unit_strv *lists[] = {&d->documentation,
-	                                   &d->requires_mounts_for,
-	                                   &d->exec.environment,
-	                                   &d->exec.syscall_filter,
-	                                   &d->exec.read_write_paths,
-	                                   &d->install.wanted_by};
+	const struct unit_strv *lists[] = {&d->documentation,         &d->requires_mounts_for,
+	                                   &d->exec.environment,      &d->exec.syscall_filter,
+	                                   &d->exec.read_write_paths, &d->install.wanted_by};
 	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++)
 		if (lists[i]->n > UNIT_LIST_MAX || (lists[i]->n && lists[i]->v[lists[i]->n]))
 			__builtin_trap();

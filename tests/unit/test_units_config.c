@@ -401,6 +401,9 @@ TEST(units_config_sandbox)
 	}
 	SVC("AmbientCapabilities", "CAP_NET_BIND_SERVICE");
 	CHECK(e->caps_ambient == 1ull << 10);
+	SVC("AmbientCapabilities", "");
+	SVC("AmbientCapabilities", "~CAP_CHOWN");
+	CHECK(e->caps_ambient && !(e->caps_ambient & 1ull) && (e->caps_ambient & (1ull << 10)));
 	SVC("NoNewPrivileges", "yes");
 	SVC("PrivateTmp", "yes");
 	SVC("PrivateNetwork", "yes");
