@@ -350,3 +350,11 @@ int unit_conditions_check(const struct unit_condition *c, size_t n, const struct
 		return 0;
 	return group_check(c, n, true, env, why, why_size) == 0 ? -EPERM : 1;
 }
+
+int unit_cond_type_from_name(const char *name)
+{
+	for (int t = 0; t < UNIT_COND_TYPE_COUNT; t++)
+		if (strcmp(name, cond_names[t]) == 0)
+			return t;
+	return -EINVAL;
+}

@@ -64,3 +64,7 @@ int unit_find_aliases(const struct unit_dirs *d, struct unit_found *f);
 const char *unit_builtin_text(const char *name, const char **ret_alias_of);
 /* Every built-in's name in turn (i from 0), NULL past the last. */
 const char *unit_builtin_name(size_t i);
+
+/* cond.c: "PathExists" (the part after Condition/Assert) into its enum
+ * unit_cond_type; -EINVAL for a type kin does not know. */
+int unit_cond_type_from_name(const char *name);

@@ -372,8 +372,11 @@ struct unit_exec {
 	enum unit_protect_system protect_system;
 	enum unit_protect_home protect_home;
 	struct unit_strv read_only_paths, read_write_paths, inaccessible_paths; /* '-' kept */
-	/* SystemCallFilter=: names and @groups as given; a leading '~' makes the
-	 * list a deny-list. Several assignments: allow lists merge, ~ subtracts. */
+	/* SystemCallFilter=: names and @groups as given; a leading '~' on the
+	 * first assignment makes the list a deny-list. Later assignments of the
+	 * same kind add; of the other kind subtract: their entries are kept
+	 * with a '~' prefix ("~@privileged"), applied in order. The same for
+	 * RestrictAddressFamilies=. */
 	struct unit_strv syscall_filter;
 	bool syscall_filter_deny;
 	int syscall_errno;                 /* SystemCallErrorNumber=, 0: kill */
