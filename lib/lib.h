@@ -87,8 +87,8 @@ void log_vmsg(enum log_level level, const char *fmt, va_list ap);
 /* ---- strings ----------------------------------------------------------- */
 
 bool str_startswith(const char *s, const char *prefix);
-/* s without leading spaces and tabs, trailing spaces, tabs and CRs (cut in
- * place): a config line's word. */
+/* s without leading and trailing blanks (spaces, tabs, CRs and newlines;
+ * cut in place): a config line's word, a one-line file's value. */
 char *str_trim(char *s);
 /* "HOST:PORT" (one ':') or "[HOST]:PORT" (an IPv6 literal) into host
  * (brackets taken off) and a port 1-65535. -EINVAL if malformed or host

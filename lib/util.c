@@ -13,10 +13,10 @@
 
 char *str_trim(char *s)
 {
-	while (*s == ' ' || *s == '\t')
+	while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
 		s++;
 	size_t n = strlen(s);
-	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
+	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r' || s[n - 1] == '\n'))
 		s[--n] = '\0';
 	return s;
 }

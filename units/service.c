@@ -522,6 +522,8 @@ static void forking_main(struct svc *s)
 {
 	const struct unit_service *c = &s->u->def->service;
 	pid_t pid = c->pid_file ? read_pid_file(s) : 0;
+	log_debug("units: %s: main pid %d (PIDFile=%s)", s->u->name, (int)pid,
+	          c->pid_file ? c->pid_file : "");
 	if (!pid && !c->pid_file && c->guess_main_pid)
 		pid = guess_main(s);
 	if (pid && adopt_main(s, pid) < 0) {
@@ -594,6 +596,8 @@ static void on_main_exit(struct svc *s, int code, int sig)
 
 static void on_cmd_exit(struct svc *s, bool main, unsigned flags, int code, int sig)
 {
+	log_debug("units: %s: %s process ended (%s %d) in %s", s->u->name, main ? "main" : "control",
+	          sig ? "signal" : "status", sig ? sig : code, state_names[s->state]);
 	if (main && s->state != SVC_START_PRE && s->state != SVC_START_POST &&
 	    s->state != SVC_STOP && s->state != SVC_STOP_POST &&
 	    !(s->state == SVC_RELOAD && s->control_running)) {
