@@ -596,8 +596,9 @@ static void on_main_exit(struct svc *s, int code, int sig)
 
 static void on_cmd_exit(struct svc *s, bool main, unsigned flags, int code, int sig)
 {
-	log_debug("units: %s: %s process ended (%s %d) in %s", s->u->name, main ? "main" : "control",
-	          sig ? "signal" : "status", sig ? sig : code, state_names[s->state]);
+	log_debug("units: %s: %s process ended (%s %d) in %s", s->u->name,
+	          main ? "main" : "control", sig ? "signal" : "status", sig ? sig : code,
+	          state_names[s->state]);
 	if (main && s->state != SVC_START_PRE && s->state != SVC_START_POST &&
 	    s->state != SVC_STOP && s->state != SVC_STOP_POST &&
 	    !(s->state == SVC_RELOAD && s->control_running)) {
