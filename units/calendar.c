@@ -1,259 +1,357 @@
-/* calendar: OnCalendar= (systemd.time(5), "Calendar Events") — the
- * shorthands and "[WEEKDAYS] [[YEAR-]MONTH-DAY] [HOUR:MINUTE[:SECOND]]
- * [UTC]" with '*', lists (a,b), ranges (a..b) and repeats (a/n, *\/n) in
- * each field. What kin does not take is refused naming the spec, never
- * matched wrongly. The next elapse is found day by day over at most eight
- * years (a spec that never matches, Feb 30, is -ENOENT), in UTC or at a
- * fixed offset (a DST change inside the search is not followed). */
+/* calendar: OnCalendar= specs (systemd.time(7), "Calendar Events") — the
+ * common forms parsed into one bitmask per field, and the next time that
+ * matches. What is not supported (timezones but UTC, "~" last days,
+ * fractional seconds, two-digit years) is refused with the spec named:
+ * a timer that never runs is found at load, a wrong match never is. */
 #include "units/units.h"
 
-#include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
-#include <time.h>
+#include <strings.h>
 
-#define CAL_TEXT_MAX   256
-#define CAL_SEARCH_DAY (8 * 366)
+#define CAL_TEXT_MAX   512
+#define CAL_YEAR_FIRST 1970
+#define CAL_YEAR_LAST  2225
+#define DAY_S          86400
 
-static const char *const shorthands[][2] = {
+/* A field's allowed values as bits (value - base), 256 at most (years). */
+struct cal_bits {
+	uint64_t w[4];
+};
+
+static void bits_set(struct cal_bits *b, unsigned i)
+{
+	b->w[i / 64] |= 1ull << (i % 64);
+}
+
+static bool bits_has(const uint64_t *w, unsigned i)
+{
+	return w[i / 64] >> (i % 64) & 1;
+}
+
+/* A decimal of 1 to 4 digits, s[0..n). */
+static int cal_number(const char *s, size_t n, int *ret)
+{
+	int v = 0;
+	if (n == 0 || n > 4)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -EINVAL;
+		v = v * 10 + (s[i] - '0');
+	}
+	*ret = v;
+	return 0;
+}
+
+/* One item of a list: "*", "A", "A..B", "A/R", "A..B/R". */
+static int cal_item(const char *s, size_t n, int min, int max, struct cal_bits *b)
+{
+	int from, to, rep = 1;
+	if (n == 1 && s[0] == '*') {
+		for (int v = min; v <= max; v++)
+			bits_set(b, (unsigned)(v - min));
+		return 0;
+	}
+	const char *slash = memchr(s, '/', n);
+	size_t body = slash ? (size_t)(slash - s) : n;
+	if (slash && (cal_number(slash + 1, n - body - 1, &rep) < 0 || rep == 0))
+		return -EINVAL;
+	const char *dots = body >= 2 ? memmem(s, body, "..", 2) : NULL;
+	if (dots) {
+		if (cal_number(s, (size_t)(dots - s), &from) < 0 ||
+		    cal_number(dots + 2, body - (size_t)(dots - s) - 2, &to) < 0)
+			return -EINVAL;
+	} else if (cal_number(s, body, &from) < 0) {
+		return -EINVAL;
+	} else {
+		to = slash ? max : from;
+	}
+	if (from < min || to > max || from > to)
+		return -EINVAL;
+	for (int v = from; v <= to; v += rep)
+		bits_set(b, (unsigned)(v - min));
+	return 0;
+}
+
+/* A comma list of items, s[0..n), into b (bits from min). */
+static int cal_field(const char *s, size_t n, int min, int max, struct cal_bits *b)
+{
+	if (n == 0)
+		return -EINVAL;
+	for (size_t i = 0; i <= n;) {
+		const char *comma = memchr(s + i, ',', n - i);
+		size_t k = comma ? (size_t)(comma - s) - i : n - i;
+		if (cal_item(s + i, k, min, max, b) < 0)
+			return -EINVAL;
+		i += k + 1;
+	}
+	return 0;
+}
+
+static int cal_weekday(const char *s, size_t n)
+{
+	static const char *const names[] = {"monday", "tuesday",  "wednesday", "thursday",
+	                                    "friday", "saturday", "sunday"};
+	for (int i = 0; i < 7; i++)
+		if ((n == 3 || n == strlen(names[i])) && strncasecmp(s, names[i], n) == 0)
+			return i;
+	return -1;
+}
+
+/* "Mon..Fri,Sun": names (three letters or whole) and ranges. */
+static int cal_weekdays(const char *s, size_t n, uint8_t *ret)
+{
+	uint8_t w = 0;
+	for (size_t i = 0; i <= n;) {
+		const char *comma = memchr(s + i, ',', n - i);
+		size_t k = comma ? (size_t)(comma - s) - i : n - i;
+		const char *dots = k >= 2 ? memmem(s + i, k, "..", 2) : NULL;
+		size_t first = dots ? (size_t)(dots - s) - i : k;
+		int from = cal_weekday(s + i, first);
+		int to = dots ? cal_weekday(dots + 2, k - first - 2) : from;
+		if (from < 0 || to < 0 || from > to)
+			return -EINVAL;
+		for (int d = from; d <= to; d++)
+			w |= (uint8_t)(1u << d);
+		i += k + 1;
+	}
+	*ret = w;
+	return 0;
+}
+
+/* Splits s[0..n) at sep into at most max parts; the count, -EINVAL past max. */
+static int cal_split(const char *s, size_t n, char sep, const char **part, size_t *len, int max)
+{
+	int k = 0;
+	for (size_t i = 0; i <= n; k++) {
+		if (k == max)
+			return -EINVAL;
+		const char *e = memchr(s + i, sep, n - i);
+		part[k] = s + i;
+		len[k] = e ? (size_t)(e - s) - i : n - i;
+		i += len[k] + 1;
+	}
+	return k;
+}
+
+/* "YYYY-MM-DD" or "MM-DD" (any year). */
+static int cal_date(const char *s, size_t n, struct cal_bits *y, struct cal_bits *m,
+                    struct cal_bits *d)
+{
+	const char *p[3];
+	size_t l[3];
+	int k = cal_split(s, n, '-', p, l, 3), i = 0;
+	if (k < 2)
+		return -EINVAL;
+	if (k == 3 && cal_field(p[i++], l[0], CAL_YEAR_FIRST, CAL_YEAR_LAST, y) < 0)
+		return -EINVAL;
+	if (k == 2 && cal_field("*", 1, CAL_YEAR_FIRST, CAL_YEAR_LAST, y) < 0)
+		return -EINVAL;
+	if (cal_field(p[i], l[i], 1, 12, m) < 0 || cal_field(p[i + 1], l[i + 1], 1, 31, d) < 0)
+		return -EINVAL;
+	return 0;
+}
+
+/* "HH:MM:SS" or "HH:MM" (second 0). */
+static int cal_time(const char *s, size_t n, struct cal_bits *h, struct cal_bits *m,
+                    struct cal_bits *sec)
+{
+	const char *p[3];
+	size_t l[3];
+	int k = cal_split(s, n, ':', p, l, 3);
+	if (k < 2 || cal_field(p[0], l[0], 0, 23, h) < 0 || cal_field(p[1], l[1], 0, 59, m) < 0)
+		return -EINVAL;
+	return cal_field(k == 3 ? p[2] : "0", k == 3 ? l[2] : 1, 0, 59, sec);
+}
+
+static const struct {
+	const char *name, *spec;
+} cal_shorthands[] = {
     {"minutely", "*-*-* *:*:00"},
     {"hourly", "*-*-* *:00:00"},
     {"daily", "*-*-* 00:00:00"},
-    {"weekly", "Mon *-*-* 00:00:00"},
     {"monthly", "*-*-01 00:00:00"},
+    {"weekly", "Mon *-*-* 00:00:00"},
     {"yearly", "*-01-01 00:00:00"},
     {"annually", "*-01-01 00:00:00"},
     {"quarterly", "*-01,04,07,10-01 00:00:00"},
     {"semiannually", "*-01,07-01 00:00:00"},
 };
 
-static const char *const days[7][2] = {
-    {"Mon", "Monday"}, {"Tue", "Tuesday"},  {"Wed", "Wednesday"}, {"Thu", "Thursday"},
-    {"Fri", "Friday"}, {"Sat", "Saturday"}, {"Sun", "Sunday"}};
-
-static int weekday(const char *s, size_t n)
+/* The fields of spec (no shorthand, no timezone): [weekdays] [date] [time]. */
+static int cal_fields(const char *s, struct unit_calendar *c)
 {
-	for (int i = 0; i < 7; i++)
-		for (int k = 0; k < 2; k++)
-			if (strlen(days[i][k]) == n && !strncasecmp(s, days[i][k], n))
-				return i;
-	return -1;
-}
-
-static int weekdays_parse(char *s, uint8_t *ret)
-{
-	*ret = 0;
-	char *save = NULL;
-	for (char *item = strtok_r(s, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
-		char *dots = strstr(item, "..");
-		int a = weekday(item, dots ? (size_t)(dots - item) : strlen(item));
-		int b = dots ? weekday(dots + 2, strlen(dots + 2)) : a;
-		if (a < 0 || b < 0)
-			return -EINVAL;
-		for (int i = a;; i = (i + 1) % 7) { /* Sat..Mon wraps */
-			*ret |= (uint8_t)(1u << i);
-			if (i == b)
-				break;
-		}
-	}
-	return *ret ? 0 : -EINVAL;
-}
-
-static int num(const char *s, size_t n, uint32_t *ret)
-{
-	char buf[16];
-	if (!n || n >= sizeof(buf))
-		return -EINVAL;
-	memcpy(buf, s, n);
-	buf[n] = '\0';
-	return str_to_u32(buf, ret);
-}
-
-/* One field ("*", "5", "1..5", "1,15", "0/15", "*\/5") into bits lo..hi of
- * mask[] (64-bit words). */
-static int field_parse(const char *s, unsigned lo, unsigned hi, uint64_t *mask)
-{
-	char buf[CAL_TEXT_MAX], *save = NULL;
-	if (str_copy(buf, sizeof(buf), s) < 0)
-		return -EINVAL;
-	for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
-		uint32_t a = lo, b = hi, step = 1;
-		char *slash = strchr(item, '/');
-		if (slash) {
-			if (num(slash + 1, strlen(slash + 1), &step) < 0 || !step)
+	struct cal_bits y = {0}, mo = {0}, d = {0}, h = {0}, mi = {0}, sec = {0};
+	bool have_date = false, have_time = false, have_wd = false;
+	c->weekdays = 0x7f;
+	while (*s) {
+		size_t n = strcspn(s, " \t");
+		if ((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z')) {
+			if (have_wd || have_date || have_time ||
+			    cal_weekdays(s, n, &c->weekdays) < 0)
 				return -EINVAL;
-			*slash = '\0';
-		}
-		char *dots = strstr(item, "..");
-		if (!strcmp(item, "*")) {
-			/* every value */
-		} else if (dots) {
-			if (num(item, (size_t)(dots - item), &a) < 0 ||
-			    num(dots + 2, strlen(dots + 2), &b) < 0)
+			have_wd = true;
+		} else if (memchr(s, ':', n)) {
+			if (have_time || cal_time(s, n, &h, &mi, &sec) < 0)
 				return -EINVAL;
+			have_time = true;
 		} else {
-			if (num(item, strlen(item), &a) < 0)
+			if (have_date || have_time || cal_date(s, n, &y, &mo, &d) < 0)
 				return -EINVAL;
-			b = slash ? hi : a;
+			have_date = true;
 		}
-		if (a < lo || b > hi || a > b)
-			return -EINVAL;
-		for (uint32_t v = a; v <= b; v += step)
-			mask[(v - lo) / 64] |= 1ull << ((v - lo) % 64);
+		s += n;
+		s += strspn(s, " \t");
 	}
-	return 0;
-}
-
-static int date_parse(const char *s, struct unit_calendar *c)
-{
-	char buf[CAL_TEXT_MAX];
-	char *parts[3];
-	size_t n = 0;
-	if (str_copy(buf, sizeof(buf), s) < 0)
+	if (!have_date && cal_date("*-*-*", 5, &y, &mo, &d) < 0)
 		return -EINVAL;
-	for (char *p = buf, *dash; n < 3; p = dash + 1) {
-		dash = strchr(p, '-');
-		parts[n++] = p;
-		if (!dash)
-			break;
-		*dash = '\0';
-	}
-	if (n < 2 || strchr(parts[n - 1], '-'))
+	if (!have_time && cal_time("00:00:00", 8, &h, &mi, &sec) < 0)
 		return -EINVAL;
-	uint64_t m[1] = {0}, d[1] = {0};
-	memset(c->years, 0, sizeof(c->years));
-	if (n == 3) {
-		if (field_parse(parts[0], 1970, 2225, c->years) < 0)
-			return -EINVAL;
-	} else {
-		memset(c->years, 0xff, sizeof(c->years));
-	}
-	if (field_parse(parts[n - 2], 1, 12, m) < 0 || field_parse(parts[n - 1], 1, 31, d) < 0)
-		return -EINVAL;
-	c->months = (uint16_t)(m[0] << 1);
-	c->days = (uint32_t)(d[0] << 1);
-	return 0;
-}
-
-static int time_parse(const char *s, struct unit_calendar *c)
-{
-	char buf[CAL_TEXT_MAX];
-	char *parts[3];
-	size_t n = 0;
-	if (str_copy(buf, sizeof(buf), s) < 0)
-		return -EINVAL;
-	for (char *p = buf, *colon; n < 3; p = colon + 1) {
-		colon = strchr(p, ':');
-		parts[n++] = p;
-		if (!colon)
-			break;
-		*colon = '\0';
-	}
-	if (n < 2 || strchr(parts[n - 1], ':'))
-		return -EINVAL;
-	uint64_t h[1] = {0};
-	c->minutes = c->seconds = 0;
-	if (field_parse(parts[0], 0, 23, h) < 0 || field_parse(parts[1], 0, 59, &c->minutes) < 0)
-		return -EINVAL;
-	if (n == 3) {
-		if (strchr(parts[2], '.')) /* fractions of a second: not kin's */
-			return -EINVAL;
-		if (field_parse(parts[2], 0, 59, &c->seconds) < 0)
-			return -EINVAL;
-	} else {
-		c->seconds = 1; /* :00 */
-	}
-	c->hours = (uint32_t)h[0];
+	memcpy(c->years, y.w, sizeof(c->years));
+	c->months = (uint16_t)(mo.w[0] << 1);
+	c->days = (uint32_t)(d.w[0] << 1);
+	c->hours = (uint32_t)h.w[0];
+	c->minutes = mi.w[0];
+	c->seconds = sec.w[0];
 	return 0;
 }
 
 int unit_calendar_parse(const char *s, struct unit_calendar *ret, struct err *err)
 {
-	char buf[CAL_TEXT_MAX], *save = NULL;
-	struct unit_calendar c = {.weekdays = 0x7f};
-	const char *text = s;
-	for (size_t i = 0; i < ARRAY_SIZE(shorthands); i++)
-		if (!strcmp(s, shorthands[i][0]))
-			text = shorthands[i][1];
-	if (str_copy(buf, sizeof(buf), text) < 0)
-		return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT, "OnCalendar=%.64s: too long", s);
-	bool have_date = false, have_time = false, have_days = false;
-	int r = 0;
-	for (char *t = strtok_r(buf, " \t", &save); t && r >= 0; t = strtok_r(NULL, " \t", &save)) {
-		if (!strcmp(t, "UTC") && !c.utc)
-			c.utc = true;
-		else if (!have_days && !have_date && !have_time &&
-		         ((t[0] >= 'A' && t[0] <= 'Z') || (t[0] >= 'a' && t[0] <= 'z')))
-			r = weekdays_parse(t, &c.weekdays), have_days = true;
-		else if (!have_date && !have_time && strchr(t, '-') && !strchr(t, ':'))
-			r = date_parse(t, &c), have_date = true;
-		else if (!have_time && strchr(t, ':'))
-			r = time_parse(t, &c), have_time = true;
-		else
-			r = -EINVAL;
-	}
-	if (r >= 0 && !have_date) {
-		memset(c.years, 0xff, sizeof(c.years));
-		c.months = 0x1ffe;
-		c.days = 0xfffffffe;
-	}
-	if (r >= 0 && !have_time) {
-		c.hours = 1;
-		c.minutes = 1;
-		c.seconds = 1;
-	}
-	if (r < 0 || (!have_days && !have_date && !have_time))
+	char buf[CAL_TEXT_MAX + 1];
+	struct unit_calendar c = {0};
+	size_t n = strnlen(s, CAL_TEXT_MAX + 1);
+	if (n > CAL_TEXT_MAX)
 		return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
-		               "OnCalendar=%.64s is not a calendar spec kin takes (README: Timers)",
+		               "calendar \"%.64s...\": longer than %d bytes", s, CAL_TEXT_MAX);
+	/* Trimmed, and a trailing " UTC" taken off. */
+	while (*s == ' ' || *s == '\t')
+		s++, n--;
+	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+		n--;
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	if (n >= 4 && strcasecmp(buf + n - 3, "UTC") == 0 &&
+	    (buf[n - 4] == ' ' || buf[n - 4] == '\t')) {
+		c.utc = true;
+		for (n -= 3; n && (buf[n - 1] == ' ' || buf[n - 1] == '\t'); n--)
+			;
+		buf[n] = '\0';
+	}
+	const char *spec = buf;
+	for (size_t i = 0; i < ARRAY_SIZE(cal_shorthands); i++)
+		if (strcasecmp(buf, cal_shorthands[i].name) == 0)
+			spec = cal_shorthands[i].spec;
+	if (!*spec || cal_fields(spec, &c) < 0)
+		return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
+		               "calendar \"%.128s\": not a spec kin reads (weekdays, "
+		               "YYYY-MM-DD, HH:MM[:SS] with *, lists, a..b, a/r; UTC)",
 		               s);
 	*ret = c;
 	return 0;
 }
 
-static int first_bit(uint64_t mask, int from, int max)
+/* ---- the next match --------------------------------------------------------- */
+
+/* Days since 1970-01-01 of a proleptic Gregorian date (eras of 400 years). */
+static int64_t days_from_civil(int y, int m, int d)
 {
-	for (int i = from; i <= max; i++)
-		if (mask & (1ull << i))
-			return i;
+	y -= m <= 2;
+	int64_t era = (y >= 0 ? y : y - 399) / 400;
+	int64_t yoe = y - era * 400;
+	int64_t doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+	int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + doe - 719468;
+}
+
+static void civil_from_days(int64_t z, int *y, int *m, int *d)
+{
+	z += 719468;
+	int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+	int64_t doe = z - era * 146097;
+	int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	int64_t mp = (5 * doy + 2) / 153;
+	*d = (int)(doy - (153 * mp + 2) / 5 + 1);
+	*m = (int)(mp < 10 ? mp + 3 : mp - 9);
+	*y = (int)(yoe + era * 400 + (*m <= 2));
+}
+
+static int days_in_month(int y, int m)
+{
+	static const int dim[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+	bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+	return m == 2 && leap ? 29 : dim[m - 1];
+}
+
+/* The first bit of mask at or after from (below 64), -1: none. */
+static int next_bit(uint64_t mask, int from)
+{
+	if (from >= 64)
+		return -1;
+	mask &= ~0ull << from;
+	return mask ? __builtin_ctzll(mask) : -1;
+}
+
+/* The first second of a matching day at or after sod, -1: none left. */
+static int cal_time_of_day(const struct unit_calendar *c, int sod)
+{
+	int h0 = sod / 3600, m0 = sod / 60 % 60, s0 = sod % 60;
+	for (int h = next_bit(c->hours, h0); h >= 0 && h < 24; h = next_bit(c->hours, h + 1)) {
+		int mfrom = h == h0 ? m0 : 0;
+		for (int mi = next_bit(c->minutes, mfrom); mi >= 0 && mi < 60;
+		     mi = next_bit(c->minutes, mi + 1)) {
+			int s = next_bit(c->seconds, h == h0 && mi == m0 ? s0 : 0);
+			if (s >= 0 && s < 60)
+				return h * 3600 + mi * 60 + s;
+		}
+		if (h >= 23)
+			break;
+	}
 	return -1;
 }
 
 int unit_calendar_next(const struct unit_calendar *c, int64_t after, long tz_offset_s, int64_t *ret)
 {
-	time_t t = (time_t)(after + 1 + (c->utc ? 0 : tz_offset_s));
-	struct tm tm;
-	if (!gmtime_r(&t, &tm))
+	const int64_t first = days_from_civil(CAL_YEAR_FIRST, 1, 1) * DAY_S;
+	const int64_t end = days_from_civil(CAL_YEAR_LAST + 1, 1, 1) * DAY_S;
+	int64_t off = c->utc ? 0 : tz_offset_s;
+	if (off < -26 * 3600 || off > 26 * 3600)
 		return -EINVAL;
-	int h0 = tm.tm_hour, m0 = tm.tm_min, s0 = tm.tm_sec;
-	for (int day = 0; day < CAL_SEARCH_DAY; day++) {
-		if (day) {
-			tm.tm_mday++;
-			tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
-			time_t norm = timegm(&tm);
-			gmtime_r(&norm, &tm);
-			h0 = m0 = s0 = 0;
-		}
-		int year = tm.tm_year + 1900, wd = (tm.tm_wday + 6) % 7;
-		if (year < 1970 || year > 2225)
-			return -ENOENT;
-		if (!(c->years[(year - 1970) / 64] & (1ull << ((year - 1970) % 64))) ||
-		    !(c->months & (1u << (tm.tm_mon + 1))) || !(c->days & (1u << tm.tm_mday)) ||
-		    !(c->weekdays & (1u << wd)))
+	if (after >= end)
+		return -ENOENT;
+	/* Local time of the first second that may match (not before 1970). */
+	int64_t local = (after < first - 2 * DAY_S ? first - 2 * DAY_S : after) + 1 + off;
+	if (local < first)
+		local = first;
+	int64_t day = local / DAY_S;
+	int sod = (int)(local % DAY_S), y, m, d;
+	civil_from_days(day, &y, &m, &d);
+	while (y <= CAL_YEAR_LAST) {
+		if (!bits_has(c->years, (unsigned)(y - CAL_YEAR_FIRST))) {
+			y++, m = 1, d = 1, sod = 0;
 			continue;
-		for (int h = first_bit(c->hours, h0, 23); h >= 0;
-		     h = first_bit(c->hours, h + 1, 23)) {
-			int mfrom = h == h0 ? m0 : 0;
-			for (int m = first_bit(c->minutes, mfrom, 59); m >= 0;
-			     m = first_bit(c->minutes, m + 1, 59)) {
-				int s = first_bit(c->seconds, h == h0 && m == m0 ? s0 : 0, 59);
-				if (s < 0)
-					continue;
-				tm.tm_hour = h, tm.tm_min = m, tm.tm_sec = s;
-				*ret = (int64_t)timegm(&tm) - (c->utc ? 0 : tz_offset_s);
-				return 0;
-			}
-			m0 = 0, s0 = 0;
-			if (h == h0)
-				h0 = -1;
+		}
+		if (!(c->months >> m & 1)) {
+			if (++m > 12)
+				y++, m = 1;
+			d = 1, sod = 0;
+			continue;
+		}
+		int64_t z = days_from_civil(y, m, d);
+		int t = (c->days >> d & 1) && (c->weekdays >> ((z + 3) % 7) & 1)
+		            ? cal_time_of_day(c, sod)
+		            : -1;
+		if (t >= 0) {
+			*ret = z * DAY_S + t - off;
+			return 0;
+		}
+		sod = 0;
+		if (++d > days_in_month(y, m)) {
+			d = 1;
+			if (++m > 12)
+				y++, m = 1;
 		}
 	}
 	return -ENOENT;

@@ -1,396 +1,352 @@
-/* cmd: Exec*= command lines as systemd splits them (systemd.service(5),
- * "Command lines"): prefixes, words with quotes and C escapes, ';' between
- * commands; and at run time, $VAR and ${VAR} from the environment. */
-#include "units/units.h"
+/* cmd: Exec* command lines (systemd.service(5), "Command lines") — the
+ * prefixes, the words, ';' between commands — split at load, and their
+ * $VAR expansion at run, when the environment is known. */
+#include "units/words-int.h"
 
-#include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
-#define CMD_VALUE_MAX (64 * 1024)
+/* What an expanded command may hold at most: the kernel's own limit on
+ * argv plus environment is about this, so more could never be exec'd. */
+#define CMD_ARGV_BYTES_MAX (2u * 1024 * 1024)
 
-struct word_buf {
-	char *s;
-	size_t len, cap;
-};
-
-static int wb_put(struct word_buf *w, char c)
+static void words_free(char **w, size_t n)
 {
-	if (w->len + 2 > w->cap) {
-		size_t cap = w->cap ? w->cap * 2 : 64;
-		char *s = realloc(w->s, cap);
-		if (!s)
-			return -ENOMEM;
-		w->s = s;
-		w->cap = cap;
-	}
-	w->s[w->len++] = c;
-	w->s[w->len] = '\0';
-	return 0;
+	for (size_t i = 0; i < n; i++)
+		free(w[i]);
+	free(w);
 }
 
-static int hexval(char c)
+/* Appends w (taken, freed on failure) to the NULL-terminated *v of *n. */
+static int words_push(char ***v, size_t *n, char *w)
 {
-	return c >= '0' && c <= '9'   ? c - '0'
-	       : c >= 'a' && c <= 'f' ? c - 'a' + 10
-	       : c >= 'A' && c <= 'F' ? c - 'A' + 10
-	                              : -1;
-}
-
-/* A C escape after '\' at *p; the byte in *ret, *p past it. */
-static int unescape(const char **p, char *ret)
-{
-	const char *s = *p;
-	int a, b;
-	switch (*s) {
-	case 'n':
-		*ret = '\n';
-		break;
-	case 't':
-		*ret = '\t';
-		break;
-	case 'r':
-		*ret = '\r';
-		break;
-	case 'a':
-		*ret = '\a';
-		break;
-	case 'b':
-		*ret = '\b';
-		break;
-	case 'f':
-		*ret = '\f';
-		break;
-	case 'v':
-		*ret = '\v';
-		break;
-	case 's':
-		*ret = ' ';
-		break;
-	case '\\':
-	case '"':
-	case '\'':
-	case ';':
-	case ' ':
-	case '$':
-		*ret = *s;
-		break;
-	case 'x':
-		if ((a = hexval(s[1])) < 0 || (b = hexval(s[2])) < 0 || (a == 0 && b == 0))
-			return -EINVAL;
-		*ret = (char)(a * 16 + b);
-		*p = s + 3;
-		return 0;
-	case '0':
-	case '1':
-	case '2':
-	case '3':
-		if (s[1] < '0' || s[1] > '7' || s[2] < '0' || s[2] > '7')
-			return -EINVAL;
-		*ret = (char)((s[0] - '0') * 64 + (s[1] - '0') * 8 + (s[2] - '0'));
-		if (!*ret)
-			return -EINVAL;
-		*p = s + 3;
-		return 0;
-	default:
-		return -EINVAL;
+	if (*n >= UNIT_ARGS_MAX) {
+		free(w);
+		return -E2BIG;
 	}
-	*p = s + 1;
-	return 0;
-}
-
-/* The next word of *p (NULL at the end); *ret_sep: it was a lone ';'. */
-static int next_word(const char **p, char **ret, bool *ret_sep)
-{
-	const char *s = *p;
-	struct word_buf w = {0};
-	*ret = NULL;
-	*ret_sep = false;
-	while (*s == ' ' || *s == '\t' || *s == '\n')
-		s++;
-	if (!*s) {
-		*p = s;
-		return 0;
-	}
-	if (s[0] == ';' && (!s[1] || s[1] == ' ' || s[1] == '\t')) {
-		*p = s + 1;
-		*ret_sep = true;
-		return 0;
-	}
-	char quote = 0;
-	int r = 0;
-	if (wb_put(&w, 0) < 0) /* an empty quoted word is a word */
+	char **t = realloc(*v, (*n + 2) * sizeof(*t));
+	if (!t) {
+		free(w);
 		return -ENOMEM;
-	w.len = 0;
-	for (; *s && r >= 0; s++) {
-		char c = *s;
-		if (!quote && (c == ' ' || c == '\t' || c == '\n'))
-			break;
-		if (!quote && (c == '"' || c == '\'')) {
-			quote = c;
-			continue;
-		}
-		if (quote && c == quote) {
-			quote = 0;
-			continue;
-		}
-		if (c == '\\' && quote != '\'') {
-			s++;
-			if (!*s) {
-				r = -EINVAL;
-				break;
-			}
-			r = unescape(&s, &c);
-			s--;
-		} else if (c == '\\' && quote == '\'' && s[1] == '\'') {
-			c = '\'';
-			s++;
-		}
-		if (r >= 0)
-			r = wb_put(&w, c);
 	}
-	if (quote)
-		r = -EINVAL;
+	t[(*n)++] = w;
+	t[*n] = NULL;
+	*v = t;
+	return 0;
+}
+
+/* The prefixes before the executable, in any order: each at most once,
+ * and only one of '+', '!', '!!' (they say contradicting things). */
+static int cmd_prefixes(const char **p, unsigned *ret, const char *what, struct err *err)
+{
+	unsigned f = 0, bit;
+	const char *s = *p;
+	for (;; s++) {
+		switch (*s) {
+		case '-':
+			bit = UNIT_CMD_IGNORE_FAILURE;
+			break;
+		case '@':
+			bit = UNIT_CMD_ARGV0;
+			break;
+		case ':':
+			bit = UNIT_CMD_NO_ENV_EXPAND;
+			break;
+		case '+':
+			bit = UNIT_CMD_FULL_PRIVILEGES;
+			break;
+		case '!':
+			bit = s[1] == '!' ? UNIT_CMD_AMBIENT : UNIT_CMD_NO_SETUID;
+			s += s[1] == '!';
+			break;
+		default:
+			*p = s;
+			*ret = f;
+			return 0;
+		}
+		unsigned priv = UNIT_CMD_FULL_PRIVILEGES | UNIT_CMD_NO_SETUID | UNIT_CMD_AMBIENT;
+		if ((f & bit) || ((bit & priv) && (f & priv)))
+			return err_set(
+			    err, -EINVAL, ERR_INVALID_ARGUMENT,
+			    "%s: prefix '%c' repeated or combined with a conflicting one", what,
+			    *s);
+		f |= bit;
+	}
+}
+
+/* An absolute, normalized path ("/usr/sbin/sshd") or a plain file name
+ * ("sshd", searched in PATH at run): nothing relative with a '/'. */
+static bool cmd_path_ok(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n > 4096)
+		return false;
+	if (s[0] != '/')
+		return !strchr(s, '/') && strcmp(s, ".") != 0 && strcmp(s, "..") != 0;
+	if (s[n - 1] == '/' || strstr(s, "//") || strstr(s, "/./") || strstr(s, "/../"))
+		return false;
+	return !(n >= 2 && strcmp(s + n - 2, "/.") == 0) &&
+	       !(n >= 3 && strcmp(s + n - 3, "/..") == 0);
+}
+
+/* Whether the text at s is a lone ";" word (a command separator) or
+ * "\;" (a literal ';' word). */
+static bool is_word(const char *s, const char *w)
+{
+	size_t n = strlen(w);
+	return strncmp(s, w, n) == 0 && (!s[n] || unit_is_space(s[n]));
+}
+
+/* The words of one command into *ret_words up to a ';' or the end, each
+ * with its specifiers expanded once split (as systemd does: a value a
+ * specifier brings is one word, its quotes and backslashes plain bytes). */
+static int cmd_words(const char **p, const struct unit_spec_ctx *ctx, char ***ret_words,
+                     size_t *ret_n, const char *what, struct err *err)
+{
+	char **v = NULL;
+	size_t n = 0, bytes = 0;
+	int r = 0;
+	const char *s = *p;
+	for (;;) {
+		_cleanup_free_ char *w = NULL;
+		char *x = NULL;
+		while (unit_is_space(*s))
+			s++;
+		if (!*s)
+			break;
+		if (is_word(s, ";")) {
+			s++;
+			break;
+		}
+		if (is_word(s, "\\;")) {
+			s += 2;
+			w = strdup(";");
+			r = w ? 1 : -ENOMEM;
+		} else {
+			r = unit_word_next(&s, &w, what, err);
+		}
+		if (r >= 0 && (r = unit_specifiers_expand(w, ctx, &x, err)) >= 0 &&
+		    (bytes += strlen(x) + 1) > CMD_ARGV_BYTES_MAX) {
+			free(x);
+			r = -E2BIG;
+		}
+		if (r < 0 || (r = words_push(&v, &n, x)) < 0)
+			break;
+	}
+	if (r == -E2BIG)
+		err_set(err, r, ERR_OUT_OF_RANGE, "%s: more than %d words or %u bytes", what,
+		        UNIT_ARGS_MAX, CMD_ARGV_BYTES_MAX);
 	if (r < 0) {
-		free(w.s);
+		words_free(v, n);
 		return r;
 	}
 	*p = s;
-	*ret = w.s;
+	*ret_words = v;
+	*ret_n = n;
 	return 0;
 }
 
-static int cmd_finish(struct unit_cmds *l, struct unit_cmd *c, const char *value, struct err *err)
+/* One command at *p: prefixes, words, checks; into *c. */
+static int cmd_parse_one(const char **p, const struct unit_spec_ctx *ctx, struct unit_cmd *c,
+                         const char *what, struct err *err)
 {
-	if (!c->argc)
-		return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT, "command \"%.64s\" is empty",
-		               value);
-	if (l->n >= UNIT_CMDS_MAX)
-		return err_set(err, -E2BIG, ERR_INVALID_ARGUMENT, "more than %d commands",
-		               UNIT_CMDS_MAX);
-	const char *path = c->path;
-	if (!*path || (path[0] != '/' && strchr(path, '/')))
-		return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
-		               "command \"%.64s\": \"%.64s\" is neither absolute nor a plain name",
-		               value, path);
-	if (c->flags & UNIT_CMD_ARGV0) { /* '@': the second word is argv[0] */
-		if (c->argc < 2)
-			return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
-			               "command \"%.64s\": '@' needs argv[0] after the path",
-			               value);
-		free(c->argv[0]);
-		memmove(c->argv, c->argv + 1, c->argc * sizeof(char *));
-		c->argc--;
+	char **v = NULL;
+	size_t n = 0;
+	unsigned flags = 0;
+	int r = cmd_prefixes(p, &flags, what, err);
+	if (r < 0)
+		return r;
+	if (unit_is_space(**p) || !**p)
+		return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT, "%s: no executable%s", what,
+		               flags ? " after the prefixes" : "");
+	if ((r = cmd_words(p, ctx, &v, &n, what, err)) < 0)
+		return r;
+	const char *bad = n == 0                              ? "an empty command"
+	                  : !cmd_path_ok(v[0])                ? "the executable is not an "
+	                                                        "absolute path or a plain name"
+	                  : (flags & UNIT_CMD_ARGV0) && n < 2 ? "'@' without an argv[0] word"
+	                                                      : NULL;
+	if (bad) {
+		err_set(err, -EINVAL, ERR_INVALID_ARGUMENT, "%s: %s%s%.64s%s", what, bad,
+		        n ? " (\"" : "", n ? v[0] : "", n ? "\")" : "");
+		words_free(v, n);
+		return -EINVAL;
 	}
-	struct unit_cmd *v = realloc(l->v, (l->n + 1) * sizeof(*v));
-	if (!v)
+	c->flags = flags;
+	c->path = strdup(v[0]);
+	if (!c->path) {
+		words_free(v, n);
 		return -ENOMEM;
-	l->v = v;
-	v[l->n++] = *c;
-	memset(c, 0, sizeof(*c));
-	return 0;
-}
-
-static void cmd_drop(struct unit_cmd *c)
-{
-	free(c->path);
-	unit_argv_free(c->argv);
-	memset(c, 0, sizeof(*c));
-}
-
-static const char *prefixes(const char *s, unsigned *flags)
-{
-	for (;; s++) {
-		if (*s == '-')
-			*flags |= UNIT_CMD_IGNORE_FAILURE;
-		else if (*s == '@')
-			*flags |= UNIT_CMD_ARGV0;
-		else if (*s == '+')
-			*flags |= UNIT_CMD_FULL_PRIVILEGES;
-		else if (*s == ':')
-			*flags |= UNIT_CMD_NO_ENV_EXPAND;
-		else if (*s == '!' && s[1] == '!')
-			*flags |= UNIT_CMD_AMBIENT | UNIT_CMD_NO_SETUID, s++;
-		else if (*s == '!')
-			*flags |= UNIT_CMD_NO_SETUID;
-		else
-			return s;
 	}
+	if (flags & UNIT_CMD_ARGV0) {
+		/* The path stays in c->path only: argv starts at the '@' word. */
+		free(v[0]);
+		memmove(v, v + 1, n * sizeof(*v));
+		n--;
+	}
+	c->argv = v;
+	c->argc = n;
+	return 0;
 }
 
 int unit_cmd_parse(const char *value, const struct unit_spec_ctx *ctx, struct unit_cmds *l,
                    struct err *err)
 {
-	char *text = NULL;
-	if (strlen(value) > CMD_VALUE_MAX)
-		return err_set(err, -E2BIG, ERR_INVALID_ARGUMENT, "command longer than %d bytes",
-		               CMD_VALUE_MAX);
-	int r = ctx ? unit_specifiers_expand(value, ctx, &text, err) : 0;
-	if (r < 0)
-		return r;
-	const char *p = text ? text : value;
-	struct unit_cmd c = {0};
-	bool first = true;
-	while (r >= 0) {
-		char *w;
-		bool sep;
-		while (*p == ' ' || *p == '\t')
+	char what[96];
+	snprintf(what, sizeof(what), "command \"%.64s%s\"", value,
+	         strnlen(value, 65) > 64 ? "..." : "");
+	if (strnlen(value, UNIT_LINE_MAX + 1) > UNIT_LINE_MAX)
+		return err_set(err, -E2BIG, ERR_OUT_OF_RANGE, "%s: longer than %d bytes", what,
+		               UNIT_LINE_MAX);
+	int r = 0;
+	struct unit_cmds add = {0};
+	const char *p = value;
+	for (;;) {
+		while (unit_is_space(*p))
 			p++;
-		if (first) {
-			p = prefixes(p, &c.flags);
-			first = false;
-		}
-		if ((r = next_word(&p, &w, &sep)) < 0) {
-			err_set(err, r, ERR_INVALID_ARGUMENT,
-			        "command \"%.64s\": unterminated quote or bad escape", value);
+		if (!*p && add.n > 0)
+			break;
+		if (l->n + add.n >= UNIT_CMDS_MAX) {
+			r = err_set(err, -E2BIG, ERR_OUT_OF_RANGE, "%s: more than %d commands",
+			            what, UNIT_CMDS_MAX);
 			break;
 		}
-		if (sep || !w) {
-			if (c.argc || w || sep)
-				r = cmd_finish(l, &c, value, err);
-			if (!w && !sep)
-				break;
-			first = true;
-			continue;
-		}
-		if (c.argc >= UNIT_ARGS_MAX) {
-			free(w);
-			r = err_set(err, -E2BIG, ERR_INVALID_ARGUMENT,
-			            "command \"%.64s\": more than %d words", value, UNIT_ARGS_MAX);
+		struct unit_cmd c = {0};
+		if ((r = cmd_parse_one(&p, ctx, &c, what, err)) < 0)
 			break;
-		}
-		char **argv = realloc(c.argv, (c.argc + 2) * sizeof(char *));
-		if (!argv) {
-			free(w);
+		struct unit_cmd *t = realloc(add.v, (add.n + 1) * sizeof(*t));
+		if (!t) {
+			free(c.path);
+			unit_argv_free(c.argv);
 			r = -ENOMEM;
 			break;
 		}
-		c.argv = argv;
-		argv[c.argc++] = w;
-		argv[c.argc] = NULL;
-		if (!c.path && !(c.path = strdup(w)))
-			r = -ENOMEM;
+		add.v = t;
+		add.v[add.n++] = c;
 	}
-	cmd_drop(&c);
-	free(text);
-	return r < 0 ? r : 0;
-}
-
-/* ---- run-time expansion -------------------------------------------------------- */
-
-static const char *env_get(char *const *env, size_t nenv, const char *name, size_t len)
-{
-	for (size_t i = nenv; i > 0; i--) { /* later ones win */
-		const char *e = env[i - 1];
-		if (strncmp(e, name, len) == 0 && e[len] == '=')
-			return e + len + 1;
+	if (r < 0) {
+		unit_cmds_clear(&add);
+		return r;
 	}
-	return NULL;
-}
-
-static bool var_char(char c, bool first)
-{
-	return c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-	       (!first && c >= '0' && c <= '9');
-}
-
-static int argv_push(char ***v, size_t *n, char *s)
-{
-	if (!s)
-		return -ENOMEM;
-	if (*n >= UNIT_ARGS_MAX * 4) {
-		free(s);
-		return -E2BIG;
-	}
-	char **nv = realloc(*v, (*n + 2) * sizeof(char *));
-	if (!nv) {
-		free(s);
+	/* All of the value's commands or none of them. */
+	struct unit_cmd *t = realloc(l->v, (l->n + add.n) * sizeof(*t));
+	if (!t) {
+		unit_cmds_clear(&add);
 		return -ENOMEM;
 	}
-	*v = nv;
-	nv[(*n)++] = s;
-	nv[*n] = NULL;
+	memcpy(t + l->n, add.v, add.n * sizeof(*t));
+	l->v = t;
+	l->n += add.n;
+	free(add.v);
 	return 0;
 }
 
-/* One word with ${VAR} and $VAR inside it replaced, unsplit. */
-static char *expand_in_word(const char *w, char *const *env, size_t nenv)
+/* The value of name (n bytes) in env, the last assignment winning; NULL: unset. */
+static const char *env_lookup(char *const *env, size_t nenv, const char *name, size_t n)
 {
-	struct word_buf b = {0};
-	if (wb_put(&b, 0) < 0)
-		return NULL;
-	b.len = 0;
-	b.s[0] = '\0';
-	for (const char *s = w; *s;) {
-		if (s[0] == '$' && s[1] == '$') {
-			if (wb_put(&b, '$') < 0)
-				goto fail;
-			s += 2;
-			continue;
-		}
-		const char *name = NULL, *end = NULL;
-		if (s[0] == '$' && s[1] == '{') {
-			name = s + 2;
-			end = strchr(name, '}');
-		} else if (s[0] == '$' && var_char(s[1], true)) {
-			name = end = s + 1;
-			while (var_char(*end, false))
-				end++;
-		}
-		if (!name || !end) {
-			if (wb_put(&b, *s++) < 0)
-				goto fail;
-			continue;
-		}
-		const char *v = env_get(env, nenv, name, (size_t)(end - name));
-		for (; v && *v; v++)
-			if (wb_put(&b, *v) < 0)
-				goto fail;
-		s = end + (s[1] == '{');
-	}
-	return b.s;
-fail:
-	free(b.s);
+	for (size_t i = nenv; i-- > 0;)
+		if (env[i] && strncmp(env[i], name, n) == 0 && env[i][n] == '=')
+			return env[i] + n + 1;
 	return NULL;
+}
+
+static size_t env_name_len(const char *s)
+{
+	size_t n = 0;
+	while (unit_env_name_valid(s, n + 1))
+		n++;
+	return n;
+}
+
+/* One word with ${VAR}, $VAR and $$ replaced, unsplit, into b. A '$'
+ * that starts none of them stays a '$' (so does "${" without its '}'). */
+static int expand_inline(const char *w, char *const *env, size_t nenv, struct unit_sb *b)
+{
+	int r = 0;
+	for (const char *s = w; *s && r >= 0;) {
+		const char *d = strchr(s, '$'), *v = NULL, *close;
+		size_t n = d ? (size_t)(d - s) : strlen(s), name;
+		if ((r = unit_sb_put(b, s, n)) < 0 || !d)
+			break;
+		s = d + 1;
+		if (*s == '$') {
+			r = unit_sb_putc(b, '$'), s++;
+		} else if (*s == '{' && (close = strchr(s, '}'))) {
+			v = env_lookup(env, nenv, s + 1, (size_t)(close - s - 1));
+			s = close + 1;
+		} else if ((name = env_name_len(s)) > 0) {
+			v = env_lookup(env, nenv, s, name);
+			s += name;
+		} else {
+			r = unit_sb_putc(b, '$');
+		}
+		if (v && r >= 0)
+			r = unit_sb_put(b, v, strlen(v));
+	}
+	return r;
+}
+
+/* "$VAR" alone: the value's words split at whitespace (none when unset
+ * or blank), each pushed. */
+static int expand_split(const char *value, char ***v, size_t *n, size_t *bytes)
+{
+	for (const char *s = value; s && *s;) {
+		while (unit_is_space(*s))
+			s++;
+		size_t k = 0;
+		while (s[k] && !unit_is_space(s[k]))
+			k++;
+		if (k == 0)
+			break;
+		if ((*bytes += k + 1) > CMD_ARGV_BYTES_MAX)
+			return -E2BIG;
+		char *w = strndup(s, k);
+		int r = w ? words_push(v, n, w) : -ENOMEM;
+		if (r < 0)
+			return r;
+		s += k;
+	}
+	return 0;
 }
 
 int unit_cmd_expand(const struct unit_cmd *cmd, char *const *env, size_t nenv, char ***ret_argv,
                     struct err *err)
 {
 	char **v = NULL;
-	size_t n = 0;
+	size_t n = 0, bytes = 0;
 	int r = 0;
 	for (size_t i = 0; i < cmd->argc && r >= 0; i++) {
 		const char *w = cmd->argv[i];
-		if (cmd->flags & UNIT_CMD_NO_ENV_EXPAND) {
-			r = argv_push(&v, &n, strdup(w));
+		size_t name = w[0] == '$' ? env_name_len(w + 1) : 0;
+		/* argv[0] is a name, not an argument: it is never expanded. */
+		bool plain = i == 0 || (cmd->flags & UNIT_CMD_NO_ENV_EXPAND) || !strchr(w, '$');
+		if (!plain && name > 0 && w[name + 1] == '\0') {
+			r = expand_split(env_lookup(env, nenv, w + 1, name), &v, &n, &bytes);
 			continue;
 		}
-		size_t len = strlen(w);
-		if (w[0] == '$' && len > 1 && var_char(w[1], true)) {
-			size_t k = 1;
-			while (var_char(w[k], false))
-				k++;
-			if (k == len) { /* "$VAR" alone: split at whitespace */
-				const char *val = env_get(env, nenv, w + 1, len - 1);
-				char *copy = val ? strdup(val) : NULL, *save = NULL;
-				if (val && !copy)
-					r = -ENOMEM;
-				for (char *t = copy ? strtok_r(copy, " \t\n", &save) : NULL;
-				     t && r >= 0; t = strtok_r(NULL, " \t\n", &save))
-					r = argv_push(&v, &n, strdup(t));
-				free(copy);
-				continue;
-			}
+		struct unit_sb b = {.max = CMD_ARGV_BYTES_MAX};
+		r = plain ? unit_sb_put(&b, w, strlen(w)) : expand_inline(w, env, nenv, &b);
+		if (r >= 0 && (bytes += b.len + 1) > CMD_ARGV_BYTES_MAX)
+			r = -E2BIG;
+		if (r < 0) {
+			unit_sb_free(&b);
+			break;
 		}
-		r = argv_push(&v, &n, expand_in_word(w, env, nenv));
+		char *x = unit_sb_take(&b);
+		r = x ? words_push(&v, &n, x) : -ENOMEM;
 	}
-	if (r >= 0 && !n)
-		r = -EINVAL;
 	if (r < 0) {
-		unit_argv_free(v);
-		return err_set(err, r, ERR_INVALID_ARGUMENT, "command \"%s\": %s", cmd->path,
-		               r == -EINVAL ? "no words left after expansion" : strerror(-r));
+		words_free(v, n);
+		if (r == -E2BIG)
+			return err_set(err, r, ERR_OUT_OF_RANGE,
+			               "command \"%.64s\": more than %d words or %u bytes once "
+			               "expanded",
+			               cmd->path, UNIT_ARGS_MAX, CMD_ARGV_BYTES_MAX);
+		return err_set(err, r, ERR_INTERNAL, "command \"%.64s\": %s", cmd->path,
+		               strerror(-r));
 	}
+	if (!v && !(v = calloc(1, sizeof(*v))))
+		return -ENOMEM;
 	*ret_argv = v;
 	return 0;
 }

@@ -1,157 +1,213 @@
-/* env: Environment= values and EnvironmentFile= files (systemd.exec(5)).
- * A file is outside bytes: bounded, a bad line skipped and counted, never
- * a refusal of the unit. */
-#include "units/units.h"
+/* env: a service's environment as unit files give it — Environment=
+ * values (words quoted as in command lines) and EnvironmentFile= texts
+ * (systemd.exec(5): KEY=VALUE lines, comments, shell-like quotes and
+ * backslashes; Debian's /etc/default files read as systemd reads them). */
+#include "units/words-int.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-static bool env_name_ok(const char *s, size_t n)
+/* Moves every string of add onto l (all or none: l's bound is checked first). */
+static int strv_append_all(struct unit_strv *l, struct unit_strv *add, const char *what,
+                           struct err *err)
 {
-	if (!n || (s[0] >= '0' && s[0] <= '9'))
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!(s[i] == '_' || (s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= 'a' && s[i] <= 'z') ||
-		      (s[i] >= '0' && s[i] <= '9')))
-			return false;
-	return true;
-}
-
-/* Environment=: words as in a command line (quotes), each "K=V". */
-int unit_env_assign_parse(const char *value, struct unit_strv *l, struct err *err)
-{
-	struct unit_cmds words = {0};
-	/* The command splitter's word rules, without specifiers: reuse it on
-	 * the value as if it were a command (no prefix characters start a
-	 * valid "K=V" word anyway). */
-	int r = unit_cmd_parse(value, NULL, &words, err);
-	if (r < 0)
-		return r;
-	int good = 0, bad = 0;
-	for (size_t c = 0; c < words.n && r >= 0; c++)
-		for (size_t i = 0; i < words.v[c].argc && r >= 0; i++) {
-			const char *w = words.v[c].argv[i];
-			const char *eq = strchr(w, '=');
-			if (!eq || !env_name_ok(w, (size_t)(eq - w))) {
-				bad++;
-				continue;
-			}
-			if (l->n >= UNIT_ENV_MAX)
-				r = -E2BIG;
-			else if ((r = unit_strv_push(l, w)) == 0)
-				good++;
+	if (l->n + add->n > UNIT_ENV_MAX) {
+		unit_strv_clear(add);
+		return err_set(err, -E2BIG, ERR_OUT_OF_RANGE, "%s: more than %d assignments", what,
+		               UNIT_ENV_MAX);
+	}
+	for (size_t i = 0; i < add->n; i++) {
+		int r = unit_strv_push(l, add->v[i]);
+		if (r < 0) {
+			unit_strv_clear(add);
+			return err_set(err, r, ERR_INTERNAL, "%s: %s", what, strerror(-r));
 		}
-	unit_cmds_clear(&words);
-	if (r < 0)
-		return err_set(err, r, ERR_INVALID_ARGUMENT, "Environment=: %s",
-		               r == -E2BIG ? "too many variables" : strerror(-r));
-	if (bad && !good)
-		return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
-		               "Environment=%.64s: no NAME=VALUE in it", value);
+	}
+	unit_strv_clear(add);
 	return 0;
 }
 
-/* One value: quotes taken off, "\x" kept as x in double quotes, "#" after
- * blanks starts a comment outside quotes. */
-static int env_value(const char *s, size_t n, char **ret)
+int unit_env_assign_parse(const char *value, struct unit_strv *l, struct err *err)
 {
-	char *out = malloc(n + 1);
-	size_t o = 0;
-	char quote = 0;
-	if (!out)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-		if (!quote && (c == '"' || c == '\'')) {
-			quote = c;
-			continue;
-		}
-		if (quote && c == quote) {
-			quote = 0;
-			continue;
-		}
-		if (c == '\\' && quote != '\'' && i + 1 < n) {
-			out[o++] = s[++i];
-			continue;
-		}
-		if (!quote && c == '#' && (o == 0 || out[o - 1] == ' ' || out[o - 1] == '\t'))
+	char what[96];
+	snprintf(what, sizeof(what), "Environment \"%.64s%s\"", value,
+	         strnlen(value, 65) > 64 ? "..." : "");
+	if (strnlen(value, UNIT_LINE_MAX + 1) > UNIT_LINE_MAX)
+		return err_set(err, -E2BIG, ERR_OUT_OF_RANGE, "%s: longer than %d bytes", what,
+		               UNIT_LINE_MAX);
+	struct unit_strv add = {0};
+	const char *p = value;
+	for (;;) {
+		_cleanup_free_ char *w = NULL;
+		int r = unit_word_next(&p, &w, what, err);
+		if (r == 0)
 			break;
-		out[o++] = c;
+		if (r > 0 && add.n >= UNIT_ENV_MAX)
+			r = err_set(err, -E2BIG, ERR_OUT_OF_RANGE, "%s: more than %d assignments",
+			            what, UNIT_ENV_MAX);
+		if (r < 0) {
+			unit_strv_clear(&add);
+			return r;
+		}
+		/* A word that is no assignment is skipped, as systemd skips it. */
+		const char *eq = strchr(w, '=');
+		if (!eq || !unit_env_name_valid(w, (size_t)(eq - w)))
+			continue;
+		if ((r = unit_strv_push(&add, w)) < 0) {
+			unit_strv_clear(&add);
+			return err_set(err, r, ERR_INTERNAL, "%s: %s", what, strerror(-r));
+		}
 	}
-	while (!quote && o && (out[o - 1] == ' ' || out[o - 1] == '\t'))
-		o--;
-	out[o] = '\0';
-	*ret = out;
-	return quote ? -EINVAL : 0;
+	return strv_append_all(l, &add, what, err);
+}
+
+/* ---- environment files ---------------------------------------------------- */
+
+struct envfile {
+	const char *s, *end;
+	struct unit_sb key, val;
+};
+
+static bool blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r';
+}
+
+/* The rest of a line after a quoted value, or an unquoted value: a
+ * backslash keeps the next byte (a newline after it joins lines),
+ * whitespace at either end goes. keep_from: bytes of val before this
+ * part, which trimming never touches. */
+static int envfile_unquoted(struct envfile *f, size_t keep_from)
+{
+	int r = 0;
+	while (f->s < f->end && *f->s != '\n' && r >= 0) {
+		char c = *f->s++;
+		if (c == '\\' && f->s < f->end) {
+			c = *f->s++;
+			if (c == '\n')
+				continue;
+		} else if (c == '\\') {
+			break; /* a backslash ending the file: nothing follows to keep */
+		}
+		r = unit_sb_putc(&f->val, c);
+	}
+	while (f->val.len > keep_from && blank(f->val.s[f->val.len - 1]))
+		f->val.s[--f->val.len] = '\0';
+	return r;
+}
+
+/* A quoted value (the quote at f->s): single quotes keep every byte,
+ * double quotes undo a backslash before one of "\`$ and a newline.
+ * -EINVAL: the file ends inside. */
+static int envfile_quoted(struct envfile *f)
+{
+	char q = *f->s++;
+	int r = unit_sb_put(&f->val, "", 0);
+	while (r >= 0) {
+		if (f->s >= f->end)
+			return -EINVAL;
+		char c = *f->s++;
+		if (c == q)
+			break;
+		if (q == '"' && c == '\\' && f->s < f->end) {
+			char n = *f->s;
+			if (n == '\n') {
+				f->s++;
+				continue;
+			}
+			if (strchr("\"\\`$", n)) {
+				c = n;
+				f->s++;
+			}
+		}
+		r = unit_sb_putc(&f->val, c);
+	}
+	size_t keep = f->val.len;
+	return r < 0 ? r : envfile_unquoted(f, keep);
+}
+
+/* Skips to the next line. */
+static void envfile_skip_line(struct envfile *f)
+{
+	const char *nl = memchr(f->s, '\n', (size_t)(f->end - f->s));
+	f->s = nl ? nl + 1 : f->end;
+}
+
+/* One line (or more, joined) at f->s: 1 an assignment in f->key/f->val,
+ * 0 nothing (blank, comment), -EINVAL a bad line (skipped), < 0 else. */
+static int envfile_line(struct envfile *f)
+{
+	unit_sb_free(&f->key);
+	unit_sb_free(&f->val);
+	while (f->s < f->end && (blank(*f->s) || *f->s == '\n'))
+		f->s++;
+	if (f->s >= f->end)
+		return 0;
+	if (*f->s == '#' || *f->s == ';') {
+		envfile_skip_line(f);
+		return 0;
+	}
+	while (f->s < f->end && *f->s != '=' && *f->s != '\n') {
+		int r = unit_sb_putc(&f->key, *f->s++);
+		if (r < 0)
+			return r;
+	}
+	if (f->s >= f->end || *f->s == '\n')
+		return -EINVAL; /* no '=' */
+	f->s++;
+	while (f->key.len && blank(f->key.s[f->key.len - 1]))
+		f->key.s[--f->key.len] = '\0';
+	while (f->s < f->end && blank(*f->s))
+		f->s++;
+	int r = f->s < f->end && (*f->s == '\'' || *f->s == '"') ? envfile_quoted(f)
+	                                                         : envfile_unquoted(f, 0);
+	if (r < 0)
+		return r;
+	/* The value is read whole even under a bad name, so the next line
+	 * starts where a shell would start it. */
+	return f->key.s && unit_env_name_valid(f->key.s, f->key.len) ? 1 : -EINVAL;
 }
 
 int unit_envfile_parse(const char *text, size_t len, struct unit_strv *l, size_t *ret_bad,
                        struct err *err)
 {
-	size_t bad = 0;
+	const char *what = "environment file";
 	if (len > UNIT_ENVFILE_MAX)
-		return err_set(err, -EFBIG, ERR_INVALID_ARGUMENT, "environment file over %d bytes",
+		return err_set(err, -EFBIG, ERR_OUT_OF_RANGE, "%s: larger than %d bytes", what,
 		               UNIT_ENVFILE_MAX);
 	if (memchr(text, '\0', len))
-		return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
-		               "environment file has a NUL byte");
-	char *copy = malloc(len + 1);
-	if (!copy)
-		return -ENOMEM;
-	/* Backslash-newline joins lines. */
-	size_t n = 0;
-	for (size_t i = 0; i < len; i++) {
-		if (text[i] == '\\' && i + 1 < len && text[i + 1] == '\n') {
-			i++;
-			continue;
-		}
-		copy[n++] = text[i];
-	}
-	copy[n] = '\0';
-	int r = 0;
-	char *save = NULL;
-	for (char *line = strtok_r(copy, "\n", &save); line && r >= 0;
-	     line = strtok_r(NULL, "\n", &save)) {
-		line = str_trim(line);
-		if (!*line || *line == '#' || *line == ';')
-			continue;
-		if (str_startswith(line, "export ") || str_startswith(line, "export\t"))
-			line = str_trim(line + 7);
-		char *eq = strchr(line, '=');
-		size_t klen = eq ? (size_t)(eq - line) : 0;
-		while (klen && (line[klen - 1] == ' ' || line[klen - 1] == '\t'))
-			klen--;
-		if (!eq || !env_name_ok(line, klen)) {
+		return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT, "%s: holds a NUL byte", what);
+	struct envfile f = {.s = text, .end = text + len};
+	f.key.max = f.val.max = UNIT_ENVFILE_MAX + 2; /* KEY=VALUE of a whole file */
+	struct unit_strv add = {0};
+	size_t bad = 0;
+	int r;
+	while ((r = envfile_line(&f)) != 0 || f.s < f.end) {
+		if (r == -EINVAL) {
 			bad++;
 			continue;
 		}
-		char *v = NULL;
-		const char *vs = eq + 1;
-		while (*vs == ' ' || *vs == '\t')
-			vs++;
-		if (env_value(vs, strlen(vs), &v) < 0) {
-			free(v);
-			bad++;
-			continue;
+		if (r > 0 && add.n >= UNIT_ENV_MAX)
+			r = err_set(err, -E2BIG, ERR_OUT_OF_RANGE, "%s: more than %d assignments",
+			            what, UNIT_ENV_MAX);
+		if (r > 0) {
+			r = unit_sb_putc(&f.key, '=');
+			r = r < 0 ? r : unit_sb_put(&f.key, f.val.s ? f.val.s : "", f.val.len);
+			r = r < 0 ? r : unit_strv_push(&add, f.key.s);
 		}
-		size_t need = klen + strlen(v) + 2;
-		char *kv = malloc(need);
-		if (!kv) {
-			free(v);
-			r = -ENOMEM;
+		if (r < 0) {
+			if (r != -E2BIG)
+				err_set(err, r, ERR_INTERNAL, "%s: %s", what, strerror(-r));
 			break;
 		}
-		snprintf(kv, need, "%.*s=%s", (int)klen, line, v);
-		free(v);
-		r = l->n >= UNIT_ENV_MAX ? -E2BIG : unit_strv_push(l, kv);
-		free(kv);
 	}
-	free(copy);
+	unit_sb_free(&f.key);
+	unit_sb_free(&f.val);
+	if (r < 0) {
+		unit_strv_clear(&add);
+		return r;
+	}
 	if (ret_bad)
 		*ret_bad = bad;
-	if (r < 0)
-		return err_set(err, r, ERR_INVALID_ARGUMENT, "environment file: %s",
-		               r == -E2BIG ? "too many variables" : strerror(-r));
-	return 0;
+	return strv_append_all(l, &add, what, err);
 }

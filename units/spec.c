@@ -1,169 +1,163 @@
-/* spec: unit file specifiers (systemd.unit(5), "Specifiers") as the
- * system manager expands them: the unit's name parts, the system's
- * directories and identity. */
-#include "units/units.h"
+/* spec: systemd's % specifiers (systemd.unit(5), "Specifiers") as a system
+ * manager running as root expands them. Unit files are read at load, so
+ * the values come from the unit's name and a small context (host name,
+ * machine and boot ids, kernel release) the loader fills once. */
+#include "units/words-int.h"
 
-#include <stdlib.h>
 #include <string.h>
 
-#define SPEC_OUT_MAX (64 * 1024)
+/* The output cap: a value read from a unit file is at most a line; the
+ * expansions (each at most a name or a host's id) cannot make it huge. */
+#define SPEC_OUT_MAX (4 * UNIT_LINE_MAX)
 
-static int put(char **buf, size_t *len, size_t *cap, const char *s, size_t n)
+static const char *or_empty(const char *s)
 {
-	if (*len + n + 1 > SPEC_OUT_MAX)
-		return -E2BIG;
-	if (*len + n + 1 > *cap) {
-		size_t c = (*len + n + 1) * 2;
-		char *b = realloc(*buf, c);
-		if (!b)
-			return -ENOMEM;
-		*buf = b;
-		*cap = c;
+	return s ? s : "";
+}
+
+/* Unescaped into buf (systemd's unescaping: "\xNN" bytes, '-' for '/');
+ * path: the path form with a leading '/'. */
+static int unescaped(const char *s, bool path, char *buf, size_t size)
+{
+	return unit_name_unescape(s, path, buf, size);
+}
+
+/* The specifiers that are fixed strings for a system manager as root. */
+static const char *spec_fixed(char c)
+{
+	switch (c) {
+	case 't':
+		return "/run";
+	case 'S':
+		return "/var/lib";
+	case 'C':
+		return "/var/cache";
+	case 'L':
+		return "/var/log";
+	case 'E':
+		return "/etc";
+	case 'T':
+		return "/tmp";
+	case 'V':
+		return "/var/tmp";
+	case 'h':
+		return "/root";
+	case 's':
+		return "/bin/sh";
+	case 'u':
+		return "root";
+	case 'U':
+		return "0";
+	case 'g':
+		return "root";
+	case 'G':
+		return "0";
+	case '%':
+		return "%";
+	default:
+		return NULL;
 	}
-	memcpy(*buf + *len, s, n);
-	*len += n;
-	(*buf)[*len] = '\0';
-	return 0;
 }
 
-/* The name without its type suffix ("getty@tty1"). */
-static void stem(const struct unit_name *n, char *buf, size_t size)
+/* The value of %c into b: 0, -EINVAL for an unknown specifier or one whose
+ * value cannot be made (an instance that does not unescape). */
+static int spec_one(char c, const struct unit_spec_ctx *ctx, struct unit_sb *b)
 {
-	const char *dot = strrchr(n->full, '.');
-	size_t len = dot ? (size_t)(dot - n->full) : strlen(n->full);
-	if (len >= size)
-		len = size - 1;
-	memcpy(buf, n->full, len);
-	buf[len] = '\0';
-}
-
-static int value_of(char c, const struct unit_spec_ctx *ctx, char *tmp, size_t size,
-                    const char **ret)
-{
-	const struct unit_name *n = ctx->name;
-	const char *inst = n && n->instance ? n->instance : "";
-	const char *dash;
+	const struct unit_name *n = ctx ? ctx->name : NULL;
+	const char *v = spec_fixed(c), *dash;
+	char buf[UNIT_NAME_MAX + 2];
+	int r = 0;
+	if (v)
+		return unit_sb_put(b, v, strlen(v));
 	switch (c) {
 	case 'n':
-		*ret = n ? n->full : "";
-		return 0;
+		v = n ? n->full : "";
+		break;
 	case 'N':
-		stem(n, tmp, size);
-		*ret = n ? tmp : "";
-		return 0;
+		v = n ? n->full : "";
+		dash = strrchr(v, '.');
+		return unit_sb_put(b, v, dash ? (size_t)(dash - v) : strlen(v));
 	case 'p':
-		*ret = n ? n->prefix : "";
-		return 0;
+		v = n ? n->prefix : "";
+		break;
 	case 'P':
-		if (n && unit_name_unescape(n->prefix, false, tmp, size) == 0)
-			return *ret = tmp, 0;
-		return -EINVAL;
+		r = unescaped(n ? n->prefix : "", false, buf, sizeof(buf)), v = buf;
+		break;
 	case 'i':
-		*ret = inst;
-		return 0;
+		v = n ? or_empty(n->instance) : "";
+		break;
 	case 'I':
-		return unit_name_unescape(inst, false, tmp, size) == 0 ? (*ret = tmp, 0) : -EINVAL;
-	case 'f':
-		tmp[0] = '/';
-		if (unit_name_unescape(*inst ? inst : (n ? n->prefix : ""), true, tmp + 1,
-		                       size - 1) < 0)
-			return -EINVAL;
-		*ret = tmp[1] == '/' ? tmp + 1 : tmp;
-		return 0;
+		r = unescaped(n ? or_empty(n->instance) : "", false, buf, sizeof(buf)), v = buf;
+		break;
 	case 'j':
+		v = n ? n->prefix : "";
+		dash = strrchr(v, '-');
+		v = dash ? dash + 1 : v;
+		break;
 	case 'J':
-		dash = n ? strrchr(n->prefix, '-') : NULL;
-		*ret = dash ? dash + 1 : (n ? n->prefix : "");
-		return 0;
-	case 't':
-		*ret = "/run";
-		return 0;
-	case 'S':
-		*ret = "/var/lib";
-		return 0;
-	case 'C':
-		*ret = "/var/cache";
-		return 0;
-	case 'L':
-		*ret = "/var/log";
-		return 0;
-	case 'E':
-		*ret = "/etc";
-		return 0;
-	case 'T':
-		*ret = "/tmp";
-		return 0;
-	case 'V':
-		*ret = "/var/tmp";
-		return 0;
-	case 'h':
-		*ret = "/root";
-		return 0;
-	case 's':
-		*ret = "/bin/sh";
-		return 0;
-	case 'u':
-	case 'g':
-		*ret = "root";
-		return 0;
-	case 'U':
-	case 'G':
-		*ret = "0";
-		return 0;
+		v = n ? n->prefix : "";
+		dash = strrchr(v, '-');
+		r = unescaped(dash ? dash + 1 : v, false, buf, sizeof(buf)), v = buf;
+		break;
+	case 'f':
+		/* The instance (or the prefix) unescaped as a path. */
+		v = n ? (n->instance && n->instance[0] ? n->instance : n->prefix) : "";
+		r = unescaped(v, true, buf, sizeof(buf)), v = buf;
+		break;
 	case 'H':
-		*ret = ctx->hostname ? ctx->hostname : "";
-		return 0;
+		v = ctx ? or_empty(ctx->hostname) : "";
+		break;
 	case 'l':
-		*ret = ctx->hostname ? ctx->hostname : "";
-		return 0;
+		v = ctx ? or_empty(ctx->hostname) : "";
+		return unit_sb_put(b, v, strcspn(v, "."));
 	case 'm':
-		*ret = ctx->machine_id ? ctx->machine_id : "";
-		return 0;
+		v = ctx ? or_empty(ctx->machine_id) : "";
+		break;
 	case 'b':
-		*ret = ctx->boot_id ? ctx->boot_id : "";
-		return 0;
+		v = ctx ? or_empty(ctx->boot_id) : "";
+		break;
 	case 'v':
-		*ret = ctx->kernel_release ? ctx->kernel_release : "";
-		return 0;
-	case 'a':
-		*ret = "x86-64";
-		return 0;
-	case '%':
-		*ret = "%";
-		return 0;
+		v = ctx ? or_empty(ctx->kernel_release) : "";
+		break;
 	default:
 		return -EINVAL;
 	}
+	return r < 0 ? -EINVAL : unit_sb_put(b, v, strlen(v));
 }
 
 int unit_specifiers_expand(const char *in, const struct unit_spec_ctx *ctx, char **ret,
                            struct err *err)
 {
-	char *buf = NULL, tmp[UNIT_NAME_MAX * 4 + 2];
-	size_t len = 0, cap = 0;
-	int r = put(&buf, &len, &cap, "", 0);
-	for (const char *s = in; r >= 0 && *s;) {
-		const char *pct = strchr(s, '%');
-		size_t plain = pct ? (size_t)(pct - s) : strlen(s);
-		if ((r = put(&buf, &len, &cap, s, plain)) < 0 || !pct)
+	struct unit_sb b = {.max = SPEC_OUT_MAX};
+	int r = 0;
+	for (const char *p = in; *p && r >= 0; p++) {
+		const char *pct = strchr(p, '%');
+		size_t n = pct ? (size_t)(pct - p) : strlen(p);
+		if ((r = unit_sb_put(&b, p, n)) < 0 || !pct)
 			break;
-		const char *v;
-		if (!pct[1] || value_of(pct[1], ctx, tmp, sizeof(tmp), &v) < 0) {
-			r = err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
-			            "unknown specifier \"%%%.1s\" in \"%.64s\"",
-			            pct[1] ? pct + 1 : "", in);
+		p = pct + 1;
+		/* A '%' ending the value stays a '%', as systemd keeps it. */
+		if (!*p) {
+			r = unit_sb_putc(&b, '%');
 			break;
 		}
-		r = put(&buf, &len, &cap, v, strlen(v));
-		s = pct + 2;
+		r = spec_one(*p, ctx, &b);
+		if (r == -EINVAL) {
+			unit_sb_free(&b);
+			return err_set(
+			    err, r, ERR_INVALID_ARGUMENT, "\"%.64s%s\": %s specifier %%%c", in,
+			    strlen(in) > 64 ? "..." : "",
+			    spec_fixed(*p) || strchr("nNpPiIjJfHlmbv", *p) ? "cannot expand the"
+			                                                   : "unknown",
+			    *p >= ' ' && *p < 127 ? *p : '?');
+		}
 	}
 	if (r < 0) {
-		free(buf);
-		if (r == -E2BIG)
-			err_set(err, r, ERR_INVALID_ARGUMENT, "\"%.64s\" expands past %d bytes", in,
-			        SPEC_OUT_MAX);
-		return r;
+		unit_sb_free(&b);
+		return err_set(
+		    err, r, r == -E2BIG ? ERR_OUT_OF_RANGE : ERR_INTERNAL, "\"%.64s...\": %s", in,
+		    r == -E2BIG ? "too long once specifiers are expanded" : strerror(-r));
 	}
-	*ret = buf;
-	return 0;
+	*ret = unit_sb_take(&b);
+	return *ret ? 0 : -ENOMEM;
 }

@@ -80,7 +80,7 @@ all_active() {
 }
 wait_for all_active 9000 && ok enabled_units_active || bad enabled_units_active "$(G service list --all 2>&1 | head -60)" "$CON"
 out=$(G service status ssh.service 2>&1)
-echo "$out" | grep -q 'CGroup: system.slice/ssh.service' && ok own_cell || bad own_cell "$out"
+echo "$out" | grep -q 'CGroup: /system.slice/ssh.service' && ok own_cell || bad own_cell "$out"
 
 key=$(gx sshkey sh -c 'rm -f /root/k /root/k.pub; ssh-keygen -q -t ed25519 -N "" -f /root/k && mkdir -p /root/.ssh && cat /root/k.pub >>/root/.ssh/authorized_keys && chmod 600 /root/.ssh/authorized_keys; ssh -i /root/k -o StrictHostKeyChecking=no -o BatchMode=yes root@127.0.0.1 echo ssh-login-ok')
 echo "$key" | grep -q ssh-login-ok && ok sshd_key_login || bad sshd_key_login "$key"
