@@ -31,7 +31,8 @@ static void usage(FILE *f)
 	      "                         (default: computed)\n"
 	      "  --self FILE            the kin put in the image (default: this one, or\n"
 	      "                         $KIN_IMAGE_SELF); it must be static\n"
-	      "Times are SOURCE_DATE_EPOCH (default 0): the same inputs give the same bytes.\n"
+	      "Times are SOURCE_DATE_EPOCH (default 0; 1700000000 for a Debian root): the\n"
+	      "same inputs give the same bytes.\n"
 	      "\n"
 	      "A Debian root disk (as root; needs debootstrap):\n"
 	      "  --distribution debian  debootstrap --variant=minbase RELEASE, cached in\n"
@@ -252,6 +253,11 @@ static int build_check(struct rootfs_build_opts *o, struct err *d)
 	o->mtime_given = epoch && epoch[0];
 	if (o->mtime_given && str_to_u64(epoch, UINT32_MAX, &o->mtime) < 0)
 		return bad_arg("SOURCE_DATE_EPOCH='%s' is not a number of seconds", epoch);
+	/* A Debian root's programs read file times: cron takes a crontab time
+	 * of 0 for "never loaded" and never runs /etc/cron.d. A fixed time
+	 * keeps builds reproducible without that. */
+	if (o->distribution && !o->mtime_given)
+		o->mtime = ROOTFS_DEBIAN_EPOCH;
 	return 0;
 }
 

@@ -298,7 +298,8 @@ static void leftovers_remove(int rootfd)
 		logs_clean(logs, 0);
 }
 
-/* Clamps every time in the root to SOURCE_DATE_EPOCH (default 0): no
+/* Clamps every time in the root to SOURCE_DATE_EPOCH (default
+ * ROOTFS_DEBIAN_EPOCH): no
  * file keeps the build's day. nftw has no user pointer. */
 static uint64_t clamp_to;
 static int clamp_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)

@@ -21,11 +21,12 @@
 #include <stdio.h>
 #include <sys/stat.h>
 
-#define ROOTFS_PATH_MAX         1024   /* a path inside an image, or on the host */
-#define ROOTFS_ENTRIES_MAX      262144 /* entries in one image tree */
-#define ROOTFS_MODULES_NAME_MAX 55     /* the kernel's MODULE_NAME_LEN - 1 */
-#define ROOTFS_MODULES_LIST_MAX 256    /* names in one kin.modules= / --modules list */
-#define ROOTFS_MODULES_CSV_MAX  4096   /* bytes in one such list */
+#define ROOTFS_DEBIAN_EPOCH     1700000000 /* a Debian root's file times unless given */
+#define ROOTFS_PATH_MAX         1024       /* a path inside an image, or on the host */
+#define ROOTFS_ENTRIES_MAX      262144     /* entries in one image tree */
+#define ROOTFS_MODULES_NAME_MAX 55         /* the kernel's MODULE_NAME_LEN - 1 */
+#define ROOTFS_MODULES_LIST_MAX 256        /* names in one kin.modules= / --modules list */
+#define ROOTFS_MODULES_CSV_MAX  4096       /* bytes in one such list */
 
 /* ---- image tree ------------------------------------------------------ */
 
@@ -228,7 +229,7 @@ struct rootfs_build_opts {
 	const char *binaries[ROOTFS_ADDS_MAX];
 	const char *label; /* ext4 label, default "kin-root" */
 	const char *self;  /* kin's binary, default /proc/self/exe */
-	uint64_t mtime;    /* SOURCE_DATE_EPOCH or 0 */
+	uint64_t mtime;    /* SOURCE_DATE_EPOCH or 0 (ROOTFS_DEBIAN_EPOCH for a Debian root) */
 	uint64_t size_mb;  /* ext4 size; 0 = computed */
 	bool mtime_given;  /* SOURCE_DATE_EPOCH was set (passed on to apt in a Debian root) */
 	/* --distribution debian: the image is a Debian root (debootstrap'ed

@@ -96,7 +96,12 @@ out=$(gx log sh -c 'logger -t kintest hello-from-kin-test; sleep 1; grep -c hell
 [ "$(echo "$out" | tail -1)" -ge 1 ] 2>/dev/null && ok logger_reaches_syslog || bad logger_reaches_syslog "$out"
 out=$(gx dbus dbus-send --system --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus.ListNames)
 echo "$out" | grep -q 'org.freedesktop.DBus' && ok dbus_socket_activated || bad dbus_socket_activated "$out"
-wait_for "gx cron$RANDOM test -s /tmp/cron-ran" 4000 && ok cron_job_ran || bad cron_job_ran "no /tmp/cron-ran after 80 s"
+cron_ran=
+for i in $(seq 40); do # a minute's boundary, and some
+	gx cron$i test -s /tmp/cron-ran >/dev/null 2>&1 && cron_ran=1 && break
+	sleep 2
+done
+[ -n "$cron_ran" ] && ok cron_job_ran || bad cron_job_ran "no /tmp/cron-ran after 80 s"
 
 # A service SIGKILLed comes back (redis-server: Restart=always).
 pid=$(G service status redis-server.service 2>/dev/null | sed -n 's/.*Main PID: \([0-9]*\).*/\1/p')
