@@ -800,7 +800,9 @@ static void on_poll(struct ev_source *src, uint32_t events)
 		forking_main(s);
 		return;
 	}
-	if ((s->state == SVC_DEAD || s->state == SVC_FAILED) && cell_empty(s)) {
+	/* A failed service keeps its (empty) cell: its last output stays in
+	 * the cell's rings for status and logs until the next start. */
+	if (s->state == SVC_DEAD && cell_empty(s)) {
 		cell_delete(s->u->m->cells, s->cell, false, NULL, NULL, NULL);
 		return;
 	}
