@@ -69,36 +69,9 @@ static int run_wait(char *const argv[], int ms)
 
 /* ---- fstab ---------------------------------------------------------------- */
 
-static const struct {
-	const char *name;
-	unsigned long set, clear;
-} mount_opts[] = {
-    {"defaults", 0, 0},
-    {"rw", 0, MS_RDONLY},
-    {"ro", MS_RDONLY, 0},
-    {"nosuid", MS_NOSUID, 0},
-    {"suid", 0, MS_NOSUID},
-    {"nodev", MS_NODEV, 0},
-    {"dev", 0, MS_NODEV},
-    {"noexec", MS_NOEXEC, 0},
-    {"exec", 0, MS_NOEXEC},
-    {"sync", MS_SYNCHRONOUS, 0},
-    {"async", 0, MS_SYNCHRONOUS},
-    {"noatime", MS_NOATIME, 0},
-    {"nodiratime", MS_NODIRATIME, 0},
-    {"relatime", MS_RELATIME, 0},
-    {"strictatime", MS_STRICTATIME, 0},
-    {"bind", MS_BIND, 0},
-    {"rbind", MS_BIND | MS_REC, 0},
-    {"auto", 0, 0},
-    {"noauto", 0, 0},
-    {"nofail", 0, 0},
-    {"user", 0, 0},
-    {"users", 0, 0},
-    {"nouser", 0, 0},
-    {"_netdev", 0, 0},
-    {"errors=remount-ro", 0, 0},
-};
+/* fstab's own words, which are not mount(2)'s business. */
+static const char *const fstab_only[] = {"auto",  "noauto", "nofail",  "user",
+                                         "users", "nouser", "_netdev", "errors=remount-ro"};
 
 /* fstab options into mount(2)'s flags and the filesystem's own data. */
 int init_host_mount_options(const char *opts, unsigned long *ret_flags, char *data, size_t size)
@@ -111,12 +84,14 @@ int init_host_mount_options(const char *opts, unsigned long *ret_flags, char *da
 	data[0] = '\0';
 	char *save = NULL;
 	for (char *o = strtok_r(buf, ",", &save); o; o = strtok_r(NULL, ",", &save)) {
+		unsigned long set, clear;
 		bool known = false;
-		for (size_t i = 0; i < ARRAY_SIZE(mount_opts) && !known; i++)
-			if (strcmp(o, mount_opts[i].name) == 0) {
-				flags = (flags | mount_opts[i].set) & ~mount_opts[i].clear;
-				known = true;
-			}
+		if (mount_option_flag(o, &set, &clear)) {
+			flags = (flags | set) & ~clear;
+			known = true;
+		}
+		for (size_t i = 0; i < ARRAY_SIZE(fstab_only) && !known; i++)
+			known = strcmp(o, fstab_only[i]) == 0;
 		if (known || str_startswith(o, "x-") || str_startswith(o, "comment="))
 			continue;
 		int n = snprintf(data + used, size - used, "%s%s", used ? "," : "", o);

@@ -214,6 +214,11 @@ int child_status_code(const siginfo_t *si);
  * 1..64 bytes, never "." or "..". Safe as a path element. */
 bool name_is_valid(const char *s);
 
+/* mount(8)'s flag options ("ro", "nosuid", "relatime", "bind", ...): true,
+ * with the bits to set and clear, when name is one; false for the
+ * filesystem's own data options. */
+bool mount_option_flag(const char *name, unsigned long *ret_set, unsigned long *ret_clear);
+
 /* ---- passwd and group files (lib/passwd.c) ---------------------------------- */
 
 /* Field f (0-based) of a colon-separated line into buf; false when the

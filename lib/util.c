@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <sys/inotify.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <stdio.h>
 #include <time.h>
@@ -449,4 +450,41 @@ void inotify_drain(int fd, void (*fn)(int wd, uint32_t mask, void *data), void *
 			fn(e->wd, e->mask, data);
 		}
 	}
+}
+
+/* mount(8)'s flag options: the one table (fstab lines, containerd's rootfs
+ * mounts); every other option is the filesystem's data. */
+static const struct {
+	const char *name;
+	unsigned long set, clear;
+} mount_flags[] = {
+    {"ro", MS_RDONLY, 0},
+    {"rw", 0, MS_RDONLY},
+    {"nosuid", MS_NOSUID, 0},
+    {"suid", 0, MS_NOSUID},
+    {"nodev", MS_NODEV, 0},
+    {"dev", 0, MS_NODEV},
+    {"noexec", MS_NOEXEC, 0},
+    {"exec", 0, MS_NOEXEC},
+    {"sync", MS_SYNCHRONOUS, 0},
+    {"async", 0, MS_SYNCHRONOUS},
+    {"noatime", MS_NOATIME, 0},
+    {"atime", 0, MS_NOATIME},
+    {"nodiratime", MS_NODIRATIME, 0},
+    {"relatime", MS_RELATIME, 0},
+    {"strictatime", MS_STRICTATIME, 0},
+    {"bind", MS_BIND, 0},
+    {"rbind", MS_BIND | MS_REC, 0},
+    {"defaults", 0, 0},
+};
+
+bool mount_option_flag(const char *name, unsigned long *ret_set, unsigned long *ret_clear)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(mount_flags); i++)
+		if (strcmp(name, mount_flags[i].name) == 0) {
+			*ret_set = mount_flags[i].set;
+			*ret_clear = mount_flags[i].clear;
+			return true;
+		}
+	return false;
 }

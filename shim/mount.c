@@ -12,31 +12,6 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 
-/* The options mount(8) would turn into flags; the rest is data. */
-static const struct {
-	const char *name;
-	unsigned long set, clear;
-} mount_flags[] = {
-    {"ro", MS_RDONLY, 0},
-    {"rw", 0, MS_RDONLY},
-    {"nosuid", MS_NOSUID, 0},
-    {"suid", 0, MS_NOSUID},
-    {"nodev", MS_NODEV, 0},
-    {"dev", 0, MS_NODEV},
-    {"noexec", MS_NOEXEC, 0},
-    {"exec", 0, MS_NOEXEC},
-    {"sync", MS_SYNCHRONOUS, 0},
-    {"async", 0, MS_SYNCHRONOUS},
-    {"noatime", MS_NOATIME, 0},
-    {"atime", 0, MS_NOATIME},
-    {"nodiratime", MS_NODIRATIME, 0},
-    {"relatime", MS_RELATIME, 0},
-    {"strictatime", MS_STRICTATIME, 0},
-    {"bind", MS_BIND, 0},
-    {"rbind", MS_BIND | MS_REC, 0},
-    {"defaults", 0, 0},
-};
-
 static int mount_one(const struct shim_mount *m, const char *target, struct err *err)
 {
 	char data[4096] = "";
@@ -49,14 +24,11 @@ static int mount_one(const struct shim_mount *m, const char *target, struct err 
 		               SHIM_OPTIONS_MAX);
 	for (size_t i = 0; i < m->noptions; i++) {
 		const char *o = m->options[i];
-		bool flag = false;
-		for (size_t k = 0; k < ARRAY_SIZE(mount_flags); k++)
-			if (strcmp(o, mount_flags[k].name) == 0) {
-				flags = (flags | mount_flags[k].set) & ~mount_flags[k].clear;
-				flag = true;
-			}
-		if (flag)
+		unsigned long set, clear;
+		if (mount_option_flag(o, &set, &clear)) {
+			flags = (flags | set) & ~clear;
 			continue;
+		}
 		size_t n = strlen(o);
 		if (len + n + 2 > sizeof(data))
 			return err_set(err, -E2BIG, ERR_INVALID_ARGUMENT,
