@@ -17,7 +17,12 @@ struct parser {
 	char section[SECTION_MAX];
 	bool in_section; /* a valid header seen (a bad one clears it) */
 	bool bad_section_noted;
+	unsigned ndiag; /* syntax problems reported in this file */
 };
+
+/* A file that is not a unit file at all (a link to something else) would
+ * otherwise put every one of its lines in kin's log. */
+#define PARSE_DIAG_MAX 8
 
 static bool is_space(char c)
 {
@@ -36,7 +41,14 @@ static char *strip(char *s)
 
 static void diag(struct parser *p, unsigned line, const char *what, const char *text)
 {
-	if (p->diag)
+	if (!p->diag || ++p->ndiag > PARSE_DIAG_MAX + 1)
+		return;
+	if (p->ndiag > PARSE_DIAG_MAX)
+		p->diag(p->data, p->file, line,
+		        "%s:%u: more than %d lines that are not unit syntax; "
+		        "the rest are not shown",
+		        p->file, line, PARSE_DIAG_MAX);
+	else
 		p->diag(p->data, p->file, line, "%s:%u: %s: \"%.60s\"", p->file, line, what, text);
 }
 
