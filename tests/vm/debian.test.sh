@@ -11,7 +11,9 @@
 # reaches /var/log/syslog through rsyslog's socket, dbus-send --system
 # works through dbus.socket, a cron job runs), each service in its own
 # cell, a SIGKILLed service restarted per its Restart=, a failing unit
-# shown failed with its status, and a clean poweroff.
+# shown failed with its status, a package installed with apt-get on the
+# running guest started by its own maintainer scripts through kin as
+# systemctl, and a clean poweroff.
 cd "$(dirname "$0")/../.."
 . tests/vm/lib.sh
 vm_suite_begin debian
@@ -51,6 +53,33 @@ sif /usr/sbin/init mode 0100755
 EOF
 debugfs -R "stat /usr/sbin/init" "$T/root.ext4" 2>/dev/null | grep -q "Size: $(stat -c %s "$KIN")" && ok kin_on_disk ||
 	{ bad kin_on_disk "debugfs did not write kin" "$T/debugfs.log"; vm_suite_end; exit; }
+# A service package to install on the running guest (no network there):
+# its unit and the maintainer scripts dh_installsystemd writes, so the
+# install goes deb-systemd-helper → deb-systemd-invoke → kin as systemctl.
+P=$T/pkg
+mkdir -p "$P/DEBIAN" "$P/lib/systemd/system"
+printf 'Package: kin-hello\nVersion: 1.0\nArchitecture: all\nMaintainer: kin tests <kin@localhost>\nDescription: a service installed on a running kin host\n' >"$P/DEBIAN/control"
+printf '[Unit]\nDescription=installed by apt on a running kin host\n[Service]\nExecStart=/bin/sh -c "echo kin-hello up; exec sleep infinity"\n[Install]\nWantedBy=multi-user.target\n' >"$P/lib/systemd/system/kin-hello.service"
+cat >"$P/DEBIAN/postinst" <<'EOF'
+#!/bin/sh
+set -e
+if [ "$1" = "configure" ]; then
+	deb-systemd-helper unmask 'kin-hello.service' >/dev/null || true
+	if deb-systemd-helper --quiet was-enabled 'kin-hello.service'; then
+		deb-systemd-helper enable 'kin-hello.service' >/dev/null || true
+	else
+		deb-systemd-helper update-state 'kin-hello.service' >/dev/null || true
+	fi
+	if [ -d /run/systemd/system ]; then
+		systemctl --system daemon-reload >/dev/null || true
+		deb-systemd-invoke start 'kin-hello.service' >/dev/null || true
+	fi
+fi
+EOF
+chmod 755 "$P/DEBIAN/postinst"
+dpkg-deb --root-owner-group --build "$P" "$T/kin-hello.deb" >/dev/null 2>&1 &&
+	debugfs -w -R "write $T/kin-hello.deb /root/kin-hello.deb" "$T/root.ext4" >/dev/null 2>&1 ||
+	bad package_build "dpkg-deb or debugfs failed"
 "$KIN" image build -o "$T/initrd.cpio" >>"$T/build.log" 2>&1 || { bad initrd "kin image build failed" "$T/build.log"; vm_suite_end; exit; }
 
 S=$T/host.sock
@@ -102,6 +131,14 @@ for i in $(seq 40); do # a minute's boundary, and some
 	sleep 2
 done
 [ -n "$cron_ran" ] && ok cron_job_ran || bad cron_job_ran "no /tmp/cron-ran after 80 s"
+
+# apt-get install of a service package on the running guest: the package's
+# own scripts enable and start it, through kin as systemctl.
+out=$(gx apt apt-get install -y /root/kin-hello.deb 2>&1)
+st=$(G service status kin-hello.service 2>&1)
+echo "$st" | grep -q 'Active: active (running)' && echo "$st" | grep -q 'CGroup: /system.slice/kin-hello.service' &&
+	echo "$st" | grep -q '; enabled' && ok apt_install_runs_under_kin ||
+	bad apt_install_runs_under_kin "$(echo "$out" | tail -5) / $st"
 
 # A service SIGKILLed comes back (redis-server: Restart=always).
 pid=$(G service status redis-server.service 2>/dev/null | sed -n 's/.*Main PID: \([0-9]*\).*/\1/p')
