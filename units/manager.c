@@ -84,9 +84,24 @@ static void unit_load_def(struct units *m, struct unit *u)
 	struct err err = {0};
 	struct unit_def *d = NULL;
 	int r = unit_load(&m->paths, u->name, &m->spec, diag_log, m, &d, &err);
-	unit_def_free(u->def);
-	u->def = NULL;
+	bool busy =
+	    u->def &&
+	    ((u->active != UNIT_ACTIVE_INACTIVE && u->active != UNIT_ACTIVE_FAILED) || u->job);
 	u->load_error[0] = '\0';
+	if (r < 0 && busy) {
+		/* a unit file gone (or broken) under a running unit: it runs on
+		 * with the definition it was started with, as systemd's does */
+		str_copy(u->load_state, sizeof(u->load_state),
+		         r == -ENOENT ? "not-found" : "error");
+		str_copy(u->load_error, sizeof(u->load_error), err.msg);
+		log_warn("units: %s; it keeps running with its old definition", err.msg);
+		return;
+	}
+	struct unit_def *old = u->def;
+	u->def = r < 0 ? NULL : d;
+	if (old && u->def && u->ops && u->ops->rebind)
+		u->ops->rebind(u, old);
+	unit_def_free(old);
 	if (r == -ENOENT) {
 		str_copy(u->load_state, sizeof(u->load_state), "not-found");
 		str_copy(u->load_error, sizeof(u->load_error), err.msg);
@@ -98,7 +113,6 @@ static void unit_load_def(struct units *m, struct unit *u)
 		log_warn("units: %s", err.msg);
 		return;
 	}
-	u->def = d;
 	str_copy(u->load_state, sizeof(u->load_state), d->source.masked ? "masked" : "loaded");
 }
 

@@ -1135,7 +1135,22 @@ static void svc_free(struct unit *u)
 	u->type_data = NULL;
 }
 
+/* The command list being run lives in the definition: the same list of
+ * the new one (its remaining commands, if it has fewer, end the phase). */
+static void svc_rebind(struct unit *u, const struct unit_def *old)
+{
+	struct svc *s = u->type_data;
+	if (!s || !s->cmds)
+		return;
+	size_t off = (size_t)((const char *)s->cmds - (const char *)old);
+	if (off < sizeof(*old))
+		s->cmds = (const struct unit_cmds *)(const void *)((const char *)u->def + off);
+	else
+		s->cmds = NULL;
+}
+
 const struct unit_ops units_service_ops = {
+    .rebind = svc_rebind,
     .start = svc_start,
     .stop = svc_stop,
     .reload = svc_reload,

@@ -54,8 +54,9 @@ static void sock_close(struct sock *k)
 	const struct unit_socket *c = &k->u->def->socket;
 	for (size_t i = 0; i < k->n; i++) {
 		close(k->fds[i]);
-		const char *a = c->listen[i].address;
-		if (c->remove_on_stop && a[0] == '/') {
+		/* the definition may have changed (daemon-reload) since these opened */
+		const char *a = i < c->nlisten ? c->listen[i].address : NULL;
+		if (c->remove_on_stop && a && a[0] == '/') {
 			char path[512];
 			snprintf(path, sizeof(path), "%s%s", k->u->m->root, a);
 			unlink(path);

@@ -35,6 +35,9 @@ struct unit_ops {
 	void (*status)(struct unit *u, struct unit_status *st);
 	/* The unit goes (daemon-reload removed it, or the manager goes). */
 	void (*free)(struct unit *u);
+	/* daemon-reload gave the unit a new definition (u->def) in place of
+	 * old, which is freed after: what points into old must move. */
+	void (*rebind)(struct unit *u, const struct unit_def *old);
 };
 
 struct unit {
