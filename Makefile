@@ -12,6 +12,7 @@ CLANG    ?= clang
 SANITIZE ?= 0
 PREFIX   ?= /usr/local
 DESTDIR  ?=
+SYSTEMCTL ?= 0
 FUZZ_SECONDS ?= 10
 
 WARNINGS := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wformat-security \
@@ -140,6 +141,9 @@ install: $(KIN)
 	install -D -m 0755 $(KIN) $(DESTDIR)$(PREFIX)/bin/kin
 	for l in $(SHIM_LINKS); do ln -sf kin $(DESTDIR)$(PREFIX)/bin/$$l; done
 	install -D -m 0644 $(BUILD)/kin.bash-completion $(COMPLETION_DIR)/kin
+	@# kin answers as systemctl (README "systemctl"); only on request, since a
+	@# host's own systemd would be shadowed: make install SYSTEMCTL=1
+	if [ "$(SYSTEMCTL)" = 1 ]; then ln -sf kin $(DESTDIR)$(PREFIX)/bin/systemctl; fi
 
 deps:
 	scripts/deps.sh
