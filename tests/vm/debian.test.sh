@@ -132,6 +132,19 @@ for i in $(seq 40); do # a minute's boundary, and some
 done
 [ -n "$cron_ran" ] && ok cron_job_ran || bad cron_job_ran "no /tmp/cron-ran after 80 s"
 
+# `systemctl restart ssh` in the guest (kin as systemctl) keeps an open
+# session: KillMode=process stops sshd's listener, not its sessions.
+G exec start t sess -- ssh -i /root/k -o StrictHostKeyChecking=no -o BatchMode=yes root@127.0.0.1 \
+	'echo session-up; exec sleep 600' >/dev/null 2>&1
+wait_for "G exec logs t sess 2>/dev/null | grep -q session-up" 1500
+old_sshd=$(G service status ssh.service 2>/dev/null | sed -n 's/.*Main PID: \([0-9]*\).*/\1/p')
+out=$(gx restart systemctl restart ssh 2>&1); rc=$?
+new_sshd=$(G service status ssh.service 2>/dev/null | sed -n 's/.*Main PID: \([0-9]*\).*/\1/p')
+sess=$(G exec status t sess 2>&1)
+[ $rc -eq 0 ] && [ -n "$new_sshd" ] && [ "$new_sshd" != "$old_sshd" ] && echo "$sess" | grep -q 'state: *running' &&
+	ok ssh_restart_keeps_session || bad ssh_restart_keeps_session "rc $rc $out; sshd $old_sshd -> $new_sshd; $sess"
+G exec signal t sess KILL >/dev/null 2>&1
+
 # apt-get install of a service package on the running guest: the package's
 # own scripts enable and start it, through kin as systemctl.
 out=$(gx apt apt-get install -y /root/kin-hello.deb 2>&1)
