@@ -439,19 +439,23 @@ static _noreturn_ void child_main(const struct spawn_req *req, int errfd, int sy
 	if (s->nice_set) /* before the ids change: a raise needs CAP_SYS_NICE */
 		TRY(EXEC_STEP_NICE, setpriority(PRIO_PROCESS, 0, s->nice));
 	/* Without no_new_privs a filter needs CAP_SYS_ADMIN to load: load it
-	 * while we still have it. With no_new_privs, load it last. */
-	if (!s->no_new_privs)
+	 * while we still have it, before the ids change (runc's order). With
+	 * no_new_privs, or CAP_SYS_ADMIN kept, load it last, just before
+	 * execve: the filter is the program's, not kin's setup's (systemd's
+	 * order: a service's list need not allow setgroups or close_range). */
+	bool late = s->no_new_privs || (s->caps >> CAP_SYS_ADMIN & 1);
+	if (!late)
 		load_seccomp(req, errfd);
 	set_ids_and_caps(req, errfd);
-	if (s->no_new_privs) {
+	if (s->no_new_privs)
 		TRY(EXEC_STEP_NO_NEW_PRIVS, prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0));
-		load_seccomp(req, errfd);
-	}
 	errfd = pass_fds(req, errfd);
 	/* Whatever kin's caller leaked without CLOEXEC must not reach the
 	 * program; errfd stays open until execve succeeds. */
 	syscall(SYS_close_range, 3 + (unsigned)s->npass_fds, ~0u, CLOSE_RANGE_CLOEXEC);
 	spawn_signals_reset(SPAWN_MASK_EMPTY);
+	if (late)
+		load_seccomp(req, errfd);
 	exec_search(req);
 	spawn_child_fail(errfd, EXEC_STEP_EXECVE, errno);
 }

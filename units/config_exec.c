@@ -427,22 +427,12 @@ static int cfg_filter(struct cfg *c, const char *v)
 
 static int cfg_syscall_errno(struct cfg *c, const char *v)
 {
-	int n;
 	if (strcmp(v, "kill") == 0) {
 		c->d->exec.syscall_errno = 0;
 		return 0;
 	}
-	if (int_parse(v, 1, 4095, &n) == 0) {
-		c->d->exec.syscall_errno = n;
+	if (unit_errno_parse(v, &c->d->exec.syscall_errno) == 0)
 		return 0;
-	}
-	for (n = 1; n < 4096; n++) {
-		const char *name = strerrorname_np(n);
-		if (name && strcmp(name, v) == 0) {
-			c->d->exec.syscall_errno = n;
-			return 0;
-		}
-	}
 	return cfg_bad(c, "\"%.60s\" is not an errno name", v);
 }
 

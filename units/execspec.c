@@ -11,6 +11,7 @@
 #include "units/units.h"
 
 #include <dirent.h>
+#include <linux/capability.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -355,21 +356,27 @@ static int sandbox(const struct unit_def *d, struct arena *a, struct exec_spec *
 {
 	const struct unit_exec *x = &d->exec;
 	struct pathv ro = {0}, masked = {0}, rw = {0};
-	static struct exec_mount tmp_mounts[2] = {{.source = "tmpfs",
-	                                           .target = "/tmp",
-	                                           .type = "tmpfs",
-	                                           .data = "mode=1777",
-	                                           .flags = MS_NOSUID | MS_NODEV},
-	                                          {.source = "tmpfs",
-	                                           .target = "/var/tmp",
-	                                           .type = "tmpfs",
-	                                           .data = "mode=1777",
-	                                           .flags = MS_NOSUID | MS_NODEV}};
+	/* PrivateTmp='s two, then ProtectProc='s own /proc instance. */
+	static struct exec_mount mounts[3] = {{.source = "tmpfs",
+	                                       .target = "/tmp",
+	                                       .type = "tmpfs",
+	                                       .data = "mode=1777",
+	                                       .flags = MS_NOSUID | MS_NODEV},
+	                                      {.source = "tmpfs",
+	                                       .target = "/var/tmp",
+	                                       .type = "tmpfs",
+	                                       .data = "mode=1777",
+	                                       .flags = MS_NOSUID | MS_NODEV},
+	                                      {.source = "proc",
+	                                       .target = "/proc",
+	                                       .type = "proc",
+	                                       .data = "hidepid=invisible",
+	                                       .flags = MS_NOSUID | MS_NODEV | MS_NOEXEC}};
 	int r = 0;
-	if (x->private_tmp) {
-		s->mounts = tmp_mounts;
-		s->nmounts = 2;
-	}
+	s->mounts = x->private_tmp ? mounts : mounts + 2;
+	s->nmounts = (x->private_tmp ? 2 : 0) + (x->protect_proc_invisible ? 1 : 0);
+	if (!s->nmounts)
+		s->mounts = NULL;
 	if (x->protect_system != UNIT_PROTECT_SYSTEM_NO) {
 		static const char *const yes[] = {"/usr", "/boot", "/efi"};
 		for (size_t i = 0; r >= 0 && i < ARRAY_SIZE(yes); i++)
@@ -418,47 +425,26 @@ static int sandbox(const struct unit_def *d, struct arena *a, struct exec_spec *
 		               d->name.full);
 	s->readonly_paths = ro.n ? ro.v : NULL;
 	s->masked_paths = masked.n ? masked.v : NULL;
-	if (x->private_tmp || ro.n || masked.n)
+	if (s->nmounts || ro.n || masked.n)
 		s->namespaces |= EXEC_NS_MNT;
 	if (x->private_network)
 		s->namespaces |= EXEC_NS_NET;
 	return 0;
 }
 
-/* SystemCallFilter= as a cells profile (cells/seccomp.c's text). The
- * @groups are systemd's own sets, which kin does not carry yet: a filter
- * naming one is not installed (logged), rather than one that would kill a
- * service for a call its group allows. */
+/* SystemCallFilter= and RestrictAddressFamilies= as a cells profile. */
 static int syscall_profile(const struct unit_def *d, struct arena *a, struct exec_spec *s,
                            struct err *err)
 {
-	const struct unit_exec *x = &d->exec;
-	if (!x->syscall_filter.n)
-		return 0;
-	for (size_t i = 0; i < x->syscall_filter.n; i++)
-		if (x->syscall_filter.v[i][0] == '@') {
-			log_info(
-			    "units: %s: SystemCallFilter=%s: syscall groups are not supported yet; "
-			    "no filter installed",
-			    d->name.full, x->syscall_filter.v[i]);
-			return 0;
-		}
-	char action[32];
-	if (x->syscall_errno)
-		snprintf(action, sizeof(action), "errno %d", x->syscall_errno);
-	else
-		str_copy(action, sizeof(action), "kill");
-	size_t len = 96;
-	for (size_t i = 0; i < x->syscall_filter.n; i++)
-		len += strlen(x->syscall_filter.v[i]) + sizeof(action) + 2;
-	char *text = keep(a, calloc(1, len));
+	char *text = NULL;
+	int r = unit_syscall_profile(d, &text);
+	if (r < 0)
+		return err_set(err, r, ERR_INVALID_ARGUMENT, "unit \"%s\": SystemCallFilter=: %s",
+		               d->name.full, strerror(-r));
 	if (!text)
+		return 0;
+	if (!keep(a, text))
 		return err_set(err, -ENOMEM, ERR_RESOURCE_EXHAUSTED, "out of memory");
-	size_t o = (size_t)sprintf(text, "unknown skip\ndefault %s\n",
-	                           x->syscall_filter_deny ? "allow" : action);
-	for (size_t i = 0; i < x->syscall_filter.n; i++)
-		o += (size_t)sprintf(text + o, "%s %s\n", x->syscall_filter.v[i],
-		                     x->syscall_filter_deny ? action : "allow");
 	s->seccomp = EXEC_SECCOMP_TEXT;
 	s->seccomp_file = text;
 	return 0;
@@ -569,6 +555,10 @@ int unit_exec_build(const struct unit_def *d, const struct unit_cmd *cmd,
 		unit_exec_spec_free(ret);
 		return r;
 	}
+	/* A filter loaded without CAP_SYS_ADMIN needs no_new_privs: systemd
+	 * implies NoNewPrivileges=yes then too. */
+	if (s->seccomp != EXEC_SECCOMP_NONE && !(s->caps >> CAP_SYS_ADMIN & 1))
+		s->no_new_privs = true;
 	return 0;
 }
 

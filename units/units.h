@@ -614,6 +614,12 @@ struct unit_exec_spec {
 int unit_exec_build(const struct unit_def *d, const struct unit_cmd *cmd,
                     const struct unit_run_ctx *ctx, struct unit_exec_spec *ret, struct err *err);
 void unit_exec_spec_free(struct unit_exec_spec *s);
+/* SystemCallFilter= and RestrictAddressFamilies= as a cells seccomp
+ * profile's text (syscalls.c): *ret_text NULL when the unit has neither
+ * (or names a syscall group kin does not know: logged); free it. */
+int unit_syscall_profile(const struct unit_def *d, char **ret_text);
+/* An errno by name ("EPERM") or number, 1..4095. */
+int unit_errno_parse(const char *v, int *ret);
 /* RuntimeDirectory= & co.: made (mode, owner) before the first command;
  * remove takes the runtime ones away after the stop (unless Preserve). */
 int unit_exec_dirs_make(const struct unit_def *d, const struct unit_run_ctx *ctx, struct err *err);

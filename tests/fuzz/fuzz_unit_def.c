@@ -2,9 +2,13 @@
  * (units/config*.c). The first byte picks the unit's type (a .service,
  * .socket, .timer or .slice), the rest is the file. Whatever it holds,
  * applying never fails but for memory, every list stays within its bound,
- * every diag names the file, and freeing leaves nothing behind. */
+ * every diag names the file, the SystemCallFilter=/RestrictAddressFamilies=
+ * profile built from it is one cells takes, and freeing leaves nothing
+ * behind. */
+#include "cells/cells-int.h"
 #include "units/units.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -65,6 +69,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	(void)unit_file_parse((const char *)data + 1, size - 1, "fuzz.conf", apply, diag_check, &f,
 	                      &e);
 	check_bounds(f.d);
+	char *text = NULL;
+	int r = unit_syscall_profile(f.d, &text);
+	if (r < 0 && r != -ENOMEM && r != -E2BIG)
+		__builtin_trap();
+	if (text) {
+		struct exec_sc_profile *p = malloc(sizeof(*p));
+		if (p && exec_sc_parse(text, p, &e) < 0)
+			__builtin_trap();
+		free(p);
+		free(text);
+	}
 	unit_def_free(f.d);
 	return 0;
 }

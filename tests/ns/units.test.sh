@@ -36,7 +36,7 @@ unit test.target <<EOF
 [Unit]
 Description=the test's default target
 Wants=a.service b.service c.service d.service e.service f.service g.service k.service
-Wants=h.socket skip.service req.service
+Wants=h.socket skip.service req.service s.service p.service
 EOF
 unit a.service <<EOF
 [Unit]
@@ -118,6 +118,24 @@ unit h.service <<EOF
 [Service]
 ExecStart=/usr/bin/env python3 -c 'import os,socket; assert int(os.environ["LISTEN_PID"]) == os.getpid(); s=socket.socket(fileno=3); c,_=s.accept(); c.send(("fds=" + os.environ["LISTEN_FDS"] + " names=" + os.environ.get("LISTEN_FDNAMES","")).encode()); c.close(); import time; time.sleep(1000)'
 EOF
+unit s.service <<EOF
+[Unit]
+Description=systemd's syscall groups and address families, as Debian units use them
+[Service]
+SystemCallFilter=@system-service
+SystemCallFilter=~@privileged
+SystemCallErrorNumber=EPERM
+RestrictAddressFamilies=AF_UNIX
+ExecStart=/bin/bash -c 'touch $O/s.f; chown 1:1 $O/s.f 2>$O/s.chown; (exec 3<>/dev/tcp/127.0.0.1/9) 2>$O/s.af; echo \$\$\$\$ >$O/s.pid; exec sleep 1000'
+EOF
+unit p.service <<EOF
+[Unit]
+Description=ProtectProc=invisible: other users' processes are not in its /proc
+[Service]
+User=nobody
+ProtectProc=invisible
+ExecStart=/bin/sh -c 'if [ -e /proc/1 ]; then echo pid1-visible; else echo pid1-hidden; fi; [ -e /proc/self/status ] && echo self-visible; exec sleep 1000'
+EOF
 unit skip.service <<EOF
 [Unit]
 ConditionPathExists=$T/not-there
@@ -151,6 +169,8 @@ check pre_post_env "[ -s $O/f.post ] && grep -qx 'pre 1' $O/f.pre && grep -qx '1
 check start_limit "[ \$(wc -l <$O/e.runs 2>/dev/null || echo 0) -eq 3 ] && grep -q 'e.service failed' $T/kin.log" 500
 sleep 0.5
 [ "$(wc -l <"$O/e.runs")" -eq 3 ] && ok start_limit_holds || bad start_limit_holds "$(wc -l <"$O/e.runs") runs"
+check syscall_groups "[ -s $O/s.pid ] && kill -0 \$(cat $O/s.pid) && grep -q 'Operation not permitted' $O/s.chown && grep -q 'Address family not supported' $O/s.af"
+check protect_proc "'$KIN' ctl --socket '$S' service logs p.service 2>&1 | tr '\\n' ' ' | grep -q 'pid1-hidden self-visible'"
 check socket_activation "[ \"\$(python3 -c 'import socket; s=socket.socket(socket.AF_UNIX); s.connect(\"$R/h.sock\"); print(s.recv(100).decode())' 2>&1)\" = 'fds=1 names=h.socket' ]"
 [ ! -e "$O/skip.ran" ] && grep -q 'skip.service skipped' "$T/kin.log" && ok condition_skips || bad condition_skips "$(grep skip "$T/kin.log")"
 [ ! -e "$O/req.ran" ] && grep -q 'req.service.*missing-in-action.service' "$T/kin.log" && ok requires_missing || bad requires_missing "$(grep req.service "$T/kin.log")"
