@@ -296,8 +296,11 @@ struct exec_rlimit {
  * exec_start copies what it needs, so the caller's memory may go after. */
 struct exec_spec {
 	char *const *argv; /* argv[0] without '/' is searched in the env's PATH */
-	char *const *env;  /* "K=V"; added to a clean env (PATH only) */
-	const char *cwd;   /* in the new root; default "/" */
+	/* The program when it is not argv[0] (a unit's '@' prefix gives the
+	 * process another argv[0]); searched the same way. NULL: argv[0]. */
+	const char *path;
+	char *const *env; /* "K=V"; added to a clean env (PATH only) */
+	const char *cwd;  /* in the new root; default "/" */
 	uint32_t uid, gid;
 	uint32_t groups[EXEC_GROUPS_MAX];
 	size_t ngroups;

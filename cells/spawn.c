@@ -332,7 +332,7 @@ static void load_seccomp(const struct spawn_req *req, int errfd)
 /* execvpe with the executable's own PATH (glibc's uses the caller's). */
 static void exec_search(const struct spawn_req *req)
 {
-	const char *file = req->spec->argv[0];
+	const char *file = req->spec->path ? req->spec->path : req->spec->argv[0];
 	char *const *argv = req->spec->argv;
 	char buf[PATH_MAX];
 	if (strchr(file, '/')) {

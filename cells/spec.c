@@ -217,9 +217,16 @@ int exec_spec_validate(const struct exec_spec *s, struct err *err)
 			               "env: \"%.64s\" is not NAME=VALUE", s->env[i]);
 		bytes += strlen(s->env[i]) + 1;
 	}
-	const char *paths[] = {s->cwd,           s->root,           s->seccomp_file,
-	                       s->hostname,      s->stdio_paths[0], s->stdio_paths[1],
-	                       s->stdio_paths[2]};
+	if (s->path && !s->path[0])
+		return spec_fail(err, "%s: the program's path is empty", "exec");
+	const char *paths[] = {s->cwd,
+	                       s->root,
+	                       s->seccomp_file,
+	                       s->hostname,
+	                       s->stdio_paths[0],
+	                       s->stdio_paths[1],
+	                       s->stdio_paths[2],
+	                       s->path};
 	for (size_t i = 0; i < ARRAY_SIZE(paths); i++)
 		bytes += paths[i] ? strlen(paths[i]) + 1 : 0;
 	int r = validate_mounts(s, &bytes, err);
@@ -320,7 +327,7 @@ static char *put_str(char **cursor, const char *s)
 	{                                                                                          \
 		&(s)->cwd, &(s)->root, &(s)->seccomp_file, &(s)->hostname, &(s)->root_lowerdirs,   \
 		    &(s)->root_upperdir, &(s)->root_workdir, &(s)->stdio_paths[0],                 \
-		    &(s)->stdio_paths[1], &(s)->stdio_paths[2]                                     \
+		    &(s)->stdio_paths[1], &(s)->stdio_paths[2], &(s)->path                         \
 	}
 
 int exec_spec_copy(const struct exec_spec *src, struct exec_spec **ret)

@@ -511,6 +511,8 @@ int unit_exec_build(const struct unit_def *d, const struct unit_cmd *cmd,
 		keep(a, *p);
 	keep(a, argv);
 	s->argv = argv;
+	if (cmd->flags & UNIT_CMD_ARGV0)
+		s->path = kstr(a, cmd->path); /* '@': argv[0] is the next word */
 	s->env = e.v;
 	const struct unit_exec *x = &d->exec;
 	const char *wd = x->working_directory;

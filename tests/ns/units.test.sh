@@ -36,7 +36,7 @@ unit test.target <<EOF
 [Unit]
 Description=the test's default target
 Wants=a.service b.service c.service d.service e.service f.service g.service k.service
-Wants=h.socket skip.service req.service s.service p.service
+Wants=h.socket skip.service req.service s.service p.service z.service
 EOF
 unit a.service <<EOF
 [Unit]
@@ -136,6 +136,12 @@ User=nobody
 ProtectProc=invisible
 ExecStart=/bin/sh -c 'if [ -e /proc/1 ]; then echo pid1-visible; else echo pid1-hidden; fi; [ -e /proc/self/status ] && echo self-visible; exec sleep 1000'
 EOF
+unit z.service <<EOF
+[Unit]
+Description=the '@' prefix: the program, then its own argv[0]
+[Service]
+ExecStart=@/bin/sh kin-argv0 -c 'echo "zero=\$\$0"; exec sleep 1000'
+EOF
 unit skip.service <<EOF
 [Unit]
 ConditionPathExists=$T/not-there
@@ -171,6 +177,7 @@ sleep 0.5
 [ "$(wc -l <"$O/e.runs")" -eq 3 ] && ok start_limit_holds || bad start_limit_holds "$(wc -l <"$O/e.runs") runs"
 check syscall_groups "[ -s $O/s.pid ] && kill -0 \$(cat $O/s.pid) && grep -q 'Operation not permitted' $O/s.chown && grep -q 'Address family not supported' $O/s.af"
 check protect_proc "'$KIN' ctl --socket '$S' service logs p.service 2>&1 | tr '\\n' ' ' | grep -q 'pid1-hidden self-visible'"
+check argv0_prefix "'$KIN' ctl --socket '$S' service logs z.service 2>&1 | grep -qx 'zero=kin-argv0'"
 check socket_activation "[ \"\$(python3 -c 'import socket; s=socket.socket(socket.AF_UNIX); s.connect(\"$R/h.sock\"); print(s.recv(100).decode())' 2>&1)\" = 'fds=1 names=h.socket' ]"
 [ ! -e "$O/skip.ran" ] && grep -q 'skip.service skipped' "$T/kin.log" && ok condition_skips || bad condition_skips "$(grep skip "$T/kin.log")"
 [ ! -e "$O/req.ran" ] && grep -q 'req.service.*missing-in-action.service' "$T/kin.log" && ok requires_missing || bad requires_missing "$(grep req.service "$T/kin.log")"
