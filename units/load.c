@@ -195,7 +195,7 @@ static int load_dropins(const struct unit_dirs *dirs, const struct unit_strv *na
 			return r;
 		if (r < 0) { /* a bad drop-in is reported, the unit still loads */
 			if (ap->diag)
-				ap->diag(ap->data, v[i].path, 0, "%s",
+				ap->diag(ap->data, v[i].path, 0, "%s: %s", v[i].path,
 				         err ? err->msg : "unreadable");
 			err_clear(err);
 			continue;

@@ -18,18 +18,16 @@ uint64_t units_now_realtime_us(void)
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
+/* Every diag names its file (and line) itself. */
 static void diag_log(void *data, const char *file, unsigned line, const char *fmt, ...)
 {
-	(void)data;
+	(void)data, (void)file, (void)line;
 	char msg[512];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (line)
-		log_info("units: %s:%u: %s", file, line, msg);
-	else
-		log_info("units: %s: %s", file, msg);
+	log_info("units: %s", msg);
 }
 
 static int refs_add(struct unit_refs *r, struct unit *x)
