@@ -228,7 +228,24 @@ static int root_key(int rootfd, const char *key, struct err *d)
 	return rootfs_debian_put(rootfd, "root/.ssh/authorized_keys", text, len, 0600, d);
 }
 
-/* kin itself, as /sbin/init (/usr/sbin/init in the merged /usr). */
+/* The init a package put in: /usr/sbin/init from --packages
+ * (systemd-sysv, sysvinit-core, runit-init). */
+static bool distribution_init(int rootfd)
+{
+	struct stat st;
+	const char *name;
+	int dir;
+	if (open_parent(rootfd, "usr/sbin/init", &dir, &name) < 0)
+		return false;
+	bool have = fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+	close(dir);
+	return have;
+}
+
+/* kin itself, as /sbin/init (/usr/sbin/init in the merged /usr) — unless
+ * the package list chose the distribution's own init (a systemd-sysv
+ * disk to compare kin with): then kin is /usr/sbin/kin, for init= on the
+ * kernel command line, and systemctl stays the package's. */
 static int kin_install(int rootfd, const char *self, struct err *d)
 {
 	struct rootfs_elf_info info;
@@ -244,6 +261,11 @@ static int kin_install(int rootfd, const char *self, struct err *d)
 		r = file_read_small(self, SELF_MAX, &bin, &len);
 	if (r < 0)
 		return err_set_errno(d, r, "kin itself (%s): %s", self, strerror(-r));
+	if (distribution_init(rootfd)) {
+		log_info("image: the packages put in their own /sbin/init; kin is /usr/sbin/kin "
+		         "(boot it with init=/usr/sbin/kin)");
+		return rootfs_debian_put(rootfd, "usr/sbin/kin", bin, len, 0755, d);
+	}
 	r = rootfs_debian_put(rootfd, "usr/sbin/init", bin, len, 0755, d);
 	/* kin answers as systemctl when called by that name. */
 	return r < 0 ? r : put_link(rootfd, "usr/bin/systemctl", "/usr/sbin/init", d);
@@ -331,6 +353,38 @@ static int root_copy(const char *base, const char *root, struct err *d)
 	return r == 0 ? 0 : rootfs_run_fail(d, "copying the Debian base", r, &tail);
 }
 
+/* The binary module indexes (modules.dep.bin, modules.alias.bin, ...) that
+ * libkmod reads — modprobe and udev in the image — made by the host's
+ * depmod for each kernel the image has modules of. kin's own loader reads
+ * the text files; without depmod the image still boots, and that is noted. */
+static void modules_index(const struct rootfs_build_opts *o, const char *root)
+{
+	char dir[ROOTFS_PATH_MAX + 32];
+	snprintf(dir, sizeof(dir), "%s/usr/lib/modules", root);
+	DIR *dp = opendir(dir);
+	struct dirent *de;
+	while (dp && (de = readdir(dp))) {
+		char dep[ROOTFS_PATH_MAX * 2];
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(dep, sizeof(dep), "%s/%s/modules.dep", dir, de->d_name);
+		if (access(dep, R_OK) < 0)
+			continue;
+		struct rootfs_run_tail tail;
+		const char *const argv[] = {"depmod", "-b", root, de->d_name, NULL};
+		const struct rootfs_run_opts ro = {.timeout_ms = 60 * 1000};
+		int r = rootfs_run_capture(argv, &ro, &tail);
+		if (r != 0)
+			log_warn("image: depmod for %s failed (%d): modprobe and udev in the image "
+			         "will not find modules; kin's own loader does",
+			         de->d_name, r);
+		else
+			rootfs_note(o, "debian: module indexes for %s", de->d_name);
+	}
+	if (dp)
+		closedir(dp);
+}
+
 int rootfs_debian_write(const struct rootfs_tree *t, const struct rootfs_build_opts *o,
                         const char *tmp_out, struct err *d)
 {
@@ -365,6 +419,8 @@ int rootfs_debian_write(const struct rootfs_tree *t, const struct rootfs_build_o
 		leftovers_remove(rootfd);
 		r = rootfs_tree_stage(t, root, o->mtime, d);
 	}
+	if (r == 0)
+		modules_index(o, root);
 	if (r == 0)
 		r = times_clamp(root, o->mtime, d);
 	if (r == 0) {

@@ -45,6 +45,9 @@ bool rootfs_root_parse(const char *cmdline, struct rootfs_root_spec *spec)
 				str_copy(spec->fstype, sizeof(spec->fstype), word + 11);
 			else if (str_startswith(word, "rootflags="))
 				str_copy(spec->flags, sizeof(spec->flags), word + 10);
+			else if (str_startswith(word, "init=") && word[5] == '/' &&
+			         !strstr(word, "/../"))
+				str_copy(spec->init, sizeof(spec->init), word + 5);
 			else if (strcmp(word, "ro") == 0)
 				spec->ro = true;
 			else if (strcmp(word, "rw") == 0)
@@ -161,7 +164,7 @@ int rootfs_initramfs_rebind(void)
 	return 1;
 }
 
-int rootfs_switch_root_boot(char *const argv[])
+int rootfs_switch_root_boot(char *argv[])
 {
 	_cleanup_free_ char *cmdline = NULL;
 	struct rootfs_root_spec spec;
@@ -210,13 +213,21 @@ int rootfs_switch_root_boot(char *const argv[])
 		return r;
 	}
 	log_info("root: switched to %s (%s)", spec.root, dev);
-	if (access("/sbin/init", X_OK) < 0) {
+	/* init= as initramfs-tools reads it: the new root's program to run. */
+	const char *init = spec.init[0] ? spec.init : "/sbin/init";
+	if (access(init, X_OK) < 0 && spec.init[0]) {
+		log_warn("root: init=%s: %m; /sbin/init instead", init);
+		init = "/sbin/init";
+	}
+	if (access(init, X_OK) < 0) {
 		log_warn("root: the new root has no /sbin/init; kin goes on in it");
 		return 0;
 	}
-	static const char *const def[] = {"/sbin/init", NULL};
-	execv("/sbin/init", argv ? argv : (char *const *)def);
+	char *def[] = {(char *)init, NULL};
+	char **av = argv ? argv : def;
+	av[0] = (char *)init;
+	execv(init, av);
 	r = -errno;
-	log_error("root: cannot run the new root's /sbin/init: %s; kin goes on", strerror(-r));
+	log_error("root: cannot run the new root's %s: %s; kin goes on", init, strerror(-r));
 	return 0;
 }

@@ -189,6 +189,7 @@ struct rootfs_root_spec {
 	char flags[256];            /* rootflags= */
 	bool ro;                    /* "ro" (default rw) */
 	int wait_ms;                /* rootwait=SECONDS* 1000; default 10 s */
+	char init[ROOTFS_PATH_MAX]; /* init=: an absolute path, "" for /sbin/init */
 };
 /* Fills spec from a kernel command line; false when there is no root=. */
 bool rootfs_root_parse(const char *cmdline, struct rootfs_root_spec *spec);
@@ -199,10 +200,11 @@ bool rootfs_root_wanted(struct rootfs_root_spec *spec);
 int rootfs_root_resolve(const char *spec, int wait_ms, char *ret_dev, size_t size);
 /* Machine init, as PID 1 of an initramfs: with root= on /proc/cmdline,
  * mount it, move /dev /proc /sys /run into it, free the initramfs, make it
- * / and exec its /sbin/init with argv (NULL: just "/sbin/init"). Returns 0
+ * / and exec its /sbin/init (or init=) with argv, whose argv[0] is replaced
+ * by the program run (NULL: just the program). Returns 0
  * when there is nothing to do (no root=, or / is already a real root) or the
  * new root has no /sbin/init (kin goes on in it); -errno on failure. */
-int rootfs_switch_root_boot(char *const argv[]);
+int rootfs_switch_root_boot(char *argv[]);
 /* Machine init staying on the initramfs: the rootfs mount has no parent, so
  * pivot_root(2) refuses it (EINVAL) and no cell could have a root of its
  * own. A recursive bind of it, moved over / and chrooted to, becomes the

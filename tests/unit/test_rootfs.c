@@ -280,6 +280,11 @@ TEST(rootfs_root_parse)
 	CHECK(rootfs_root_parse("root=UUID=1234 rootwait=99999999", &s));
 	CHECK_EQ(s.wait_ms, 10000); /* out of range: the default stays */
 	CHECK(!rootfs_root_parse("root=", &s));
+	CHECK_STR(s.init, "");
+	CHECK(rootfs_root_parse("root=/dev/vda init=/lib/systemd/systemd", &s));
+	CHECK_STR(s.init, "/lib/systemd/systemd");
+	CHECK(rootfs_root_parse("root=/dev/vda init=bin/sh init=/a/../b", &s));
+	CHECK_STR(s.init, ""); /* relative, or with "..": not taken */
 }
 
 TEST(rootfs_root_resolve_missing)
