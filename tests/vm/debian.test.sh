@@ -13,7 +13,8 @@
 # cell, a SIGKILLed service restarted per its Restart=, a failing unit
 # shown failed with its status, a package installed with apt-get on the
 # running guest started by its own maintainer scripts through kin as
-# systemctl, and a clean poweroff.
+# systemctl, and a clean poweroff that leaves the ext4 clean (no journal
+# to replay on the next boot).
 cd "$(dirname "$0")/../.."
 . tests/vm/lib.sh
 vm_suite_begin debian
@@ -164,4 +165,8 @@ echo "$out" | grep -q 'Active: failed' && echo "$out" | grep -q 'about to fail' 
 
 out=$(C vm stop deb 2>&1)
 grep -q "reboot: Power down" "$CON" && ok clean_poweroff || bad clean_poweroff "$out" "$CON"
+# The disk as the next boot finds it: unmounted cleanly, no journal to replay.
+fs=$(dumpe2fs -h "$T/root.ext4" 2>/dev/null)
+echo "$fs" | grep -q '^Filesystem state: *clean$' && ! echo "$fs" | grep -q needs_recovery &&
+	ok ext4_clean_after_poweroff || bad ext4_clean_after_poweroff "$(echo "$fs" | grep -E 'state|features')"
 vm_suite_end
