@@ -352,31 +352,53 @@ static bool is_writable(const struct unit_def *d, const char *path)
 	return false;
 }
 
-static int sandbox(const struct unit_def *d, struct arena *a, struct exec_spec *s, struct err *err)
+/* PrivateTmp='s /tmp and /var/tmp (the run's directories bound, else a
+ * tmpfs each), then ProtectProc='s own /proc instance. */
+static int sandbox_mounts(const struct unit_def *d, const struct unit_run_ctx *ctx,
+                          struct arena *a, struct exec_spec *s)
+{
+	const struct unit_exec *x = &d->exec;
+	if (!x->private_tmp && !x->protect_proc_invisible)
+		return 0;
+	struct exec_mount *m = keep(a, calloc(3, sizeof(*m)));
+	if (!m)
+		return -ENOMEM;
+	static const char *const tmps[] = {"/tmp", "/var/tmp"};
+	for (size_t i = 0; x->private_tmp && i < ARRAY_SIZE(tmps); i++) {
+		struct exec_mount *t = &m[s->nmounts++];
+		t->target = tmps[i];
+		if (ctx->private_tmp && ctx->private_tmp[0]) {
+			t->source = kfmt(a, "%s%s/%s/tmp", ctx->root ? ctx->root : "", tmps[i],
+			                 ctx->private_tmp);
+			t->flags = MS_BIND | MS_REC;
+			if (!t->source)
+				return -ENOMEM;
+		} else {
+			*t = (struct exec_mount){.source = "tmpfs",
+			                         .target = tmps[i],
+			                         .type = "tmpfs",
+			                         .data = "mode=1777",
+			                         .flags = MS_NOSUID | MS_NODEV};
+		}
+	}
+	if (x->protect_proc_invisible)
+		m[s->nmounts++] = (struct exec_mount){.source = "proc",
+		                                      .target = "/proc",
+		                                      .type = "proc",
+		                                      .data = "hidepid=invisible",
+		                                      .flags = MS_NOSUID | MS_NODEV | MS_NOEXEC};
+	s->mounts = m;
+	return 0;
+}
+
+static int sandbox(const struct unit_def *d, const struct unit_run_ctx *ctx, struct arena *a,
+                   struct exec_spec *s, struct err *err)
 {
 	const struct unit_exec *x = &d->exec;
 	struct pathv ro = {0}, masked = {0}, rw = {0};
-	/* PrivateTmp='s two, then ProtectProc='s own /proc instance. */
-	static struct exec_mount mounts[3] = {{.source = "tmpfs",
-	                                       .target = "/tmp",
-	                                       .type = "tmpfs",
-	                                       .data = "mode=1777",
-	                                       .flags = MS_NOSUID | MS_NODEV},
-	                                      {.source = "tmpfs",
-	                                       .target = "/var/tmp",
-	                                       .type = "tmpfs",
-	                                       .data = "mode=1777",
-	                                       .flags = MS_NOSUID | MS_NODEV},
-	                                      {.source = "proc",
-	                                       .target = "/proc",
-	                                       .type = "proc",
-	                                       .data = "hidepid=invisible",
-	                                       .flags = MS_NOSUID | MS_NODEV | MS_NOEXEC}};
-	int r = 0;
-	s->mounts = x->private_tmp ? mounts : mounts + 2;
-	s->nmounts = (x->private_tmp ? 2 : 0) + (x->protect_proc_invisible ? 1 : 0);
-	if (!s->nmounts)
-		s->mounts = NULL;
+	int r = sandbox_mounts(d, ctx, a, s);
+	if (r < 0)
+		return err_set(err, r, ERR_RESOURCE_EXHAUSTED, "out of memory");
 	if (x->protect_system != UNIT_PROTECT_SYSTEM_NO) {
 		static const char *const yes[] = {"/usr", "/boot", "/efi"};
 		for (size_t i = 0; r >= 0 && i < ARRAY_SIZE(yes); i++)
@@ -553,7 +575,7 @@ int unit_exec_build(const struct unit_def *d, const struct unit_cmd *cmd,
 		s->npass_fds = ctx->nfds;
 		s->listen_env = true;
 	}
-	if (!full && ((r = sandbox(d, a, s, err)) < 0 || (r = syscall_profile(d, a, s, err)) < 0)) {
+	if (!full && ((r = sandbox(d, ctx, a, s, err)) < 0 || (r = syscall_profile(d, a, s, err)) < 0)) {
 		unit_exec_spec_free(ret);
 		return r;
 	}
@@ -616,6 +638,49 @@ static void remove_tree(const char *path, unsigned depth)
 	} else {
 		unlink(path);
 	}
+}
+
+int unit_private_tmp_make(const struct unit_def *d, const char *root, char *ret, size_t size,
+                          struct err *err)
+{
+	char top[1024], sub[1100];
+	const char *r = root ? root : "";
+	ret[0] = '\0';
+	if (!d->exec.private_tmp)
+		return 0;
+	snprintf(top, sizeof(top), "%s/tmp/kin-private-%s-XXXXXX", r, d->name.full);
+	if (!mkdtemp(top))
+		return err_set(err, -errno, ERR_INTERNAL, "unit \"%s\": PrivateTmp=: %s: %m",
+		               d->name.full, top);
+	const char *name = strrchr(top, '/') + 1;
+	snprintf(sub, sizeof(sub), "%s/tmp", top);
+	int e = mkdir(sub, 0700) < 0 || chmod(sub, 01777) < 0 ? errno : 0;
+	if (!e) {
+		snprintf(sub, sizeof(sub), "%s/var/tmp/%s", r, name);
+		e = mkdir(sub, 0700) < 0 ? errno : 0;
+		snprintf(sub, sizeof(sub), "%s/var/tmp/%s/tmp", r, name);
+		if (!e)
+			e = mkdir(sub, 0700) < 0 || chmod(sub, 01777) < 0 ? errno : 0;
+	}
+	if (e) {
+		err_set(err, -e, ERR_INTERNAL, "unit \"%s\": PrivateTmp=: %s: %s", d->name.full,
+		        sub, strerror(e));
+		unit_private_tmp_remove(root, name);
+		return -e;
+	}
+	str_copy(ret, size, name);
+	return 0;
+}
+
+void unit_private_tmp_remove(const char *root, const char *name)
+{
+	char path[1024];
+	if (!name || !name[0] || strchr(name, '/'))
+		return;
+	snprintf(path, sizeof(path), "%s/tmp/%s", root ? root : "", name);
+	remove_tree(path, 0);
+	snprintf(path, sizeof(path), "%s/var/tmp/%s", root ? root : "", name);
+	remove_tree(path, 0);
 }
 
 void unit_exec_dirs_remove(const struct unit_def *d, const struct unit_run_ctx *ctx)

@@ -81,6 +81,7 @@ struct svc {
 	bool exited;
 	uint32_t restarts;
 	char invocation_id[33];
+	char private_tmp[UNIT_NAME_MAX + 32]; /* this run's PrivateTmp= directories */
 	struct unit *socket;
 	struct exec_follower *follower;
 };
@@ -271,7 +272,8 @@ static void fill_ctx(struct svc *s, struct unit_run_ctx *ctx, bool control)
 	                             .nmanager_env = m->nenv,
 	                             .main_pid = s->main_pid,
 	                             .invocation_id = s->invocation_id,
-	                             .control = control};
+	                             .control = control,
+	                             .private_tmp = s->private_tmp};
 	const struct unit_service *c = &s->u->def->service;
 	if (c->type == UNIT_SVC_NOTIFY || c->notify_access != UNIT_NOTIFY_NONE)
 		ctx->notify_socket = units_notify_path(m->notify);
@@ -749,6 +751,8 @@ static void finish(struct svc *s)
 		cell_kill(m->cells, s->cell, NULL); /* what ExecStopPost= left */
 	fill_ctx(s, &ctx, true);
 	unit_exec_dirs_remove(u->def, &ctx);
+	unit_private_tmp_remove(m->root, s->private_tmp);
+	s->private_tmp[0] = '\0';
 	bool failed = strcmp(u->result, "success") != 0;
 	bool was_start = u->job && (u->job->type == JOB_START || u->job->type == JOB_RESTART) &&
 	                 !(u->job->type == JOB_RESTART && !u->job->restart_stopped);
@@ -1030,7 +1034,9 @@ static int svc_start(struct unit *u, struct err *err)
 	}
 	struct unit_run_ctx ctx;
 	fill_ctx(s, &ctx, false);
-	if ((r = unit_exec_dirs_make(u->def, &ctx, err)) < 0) {
+	if ((r = unit_exec_dirs_make(u->def, &ctx, err)) < 0 ||
+	    (r = unit_private_tmp_make(u->def, m->root, s->private_tmp, sizeof(s->private_tmp),
+	                               err)) < 0) {
 		unit_set_result(u, "resources");
 		set_state(s, SVC_FAILED);
 		return r;

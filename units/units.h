@@ -589,6 +589,9 @@ struct unit_run_ctx {
 	const char *fd_names;      /* LISTEN_FDNAMES (':'-joined) */
 	const char *invocation_id; /* 32 hex chars, INVOCATION_ID= */
 	bool control; /* a control command (pre, post, stop, reload): not the main one */
+	/* PrivateTmp='s directories of this run (unit_private_tmp_make's name),
+	 * NULL or "": a fresh tmpfs per command */
+	const char *private_tmp;
 };
 
 /* A spec and the memory its pointers use; free with unit_exec_spec_free. */
@@ -624,6 +627,14 @@ int unit_errno_parse(const char *v, int *ret);
  * remove takes the runtime ones away after the stop (unless Preserve). */
 int unit_exec_dirs_make(const struct unit_def *d, const struct unit_run_ctx *ctx, struct err *err);
 void unit_exec_dirs_remove(const struct unit_def *d, const struct unit_run_ctx *ctx);
+/* PrivateTmp='s directories for one run of a service, shared by all its
+ * commands (ExecStartPre= writes what ExecStart= reads), as systemd's
+ * systemd-private-*: ROOT/tmp/NAME/tmp and ROOT/var/tmp/NAME/tmp (mode
+ * 1777), seen by the commands as /tmp and /var/tmp. ret gets NAME ("" when
+ * the unit has no PrivateTmp=). */
+int unit_private_tmp_make(const struct unit_def *d, const char *root, char *ret, size_t size,
+                          struct err *err);
+void unit_private_tmp_remove(const char *root, const char *name);
 
 /* ---- the manager (manager.c, job.c, service.c, socket.c, timer.c, notify.c) --- */
 

@@ -36,7 +36,7 @@ unit test.target <<EOF
 [Unit]
 Description=the test's default target
 Wants=a.service b.service c.service d.service e.service f.service g.service k.service
-Wants=h.socket skip.service req.service s.service p.service z.service
+Wants=h.socket skip.service req.service s.service p.service z.service t.service
 EOF
 unit a.service <<EOF
 [Unit]
@@ -142,6 +142,14 @@ Description=the '@' prefix: the program, then its own argv[0]
 [Service]
 ExecStart=@/bin/sh kin-argv0 -c 'echo "zero=\$\$0"; exec sleep 1000'
 EOF
+unit t.service <<EOF
+[Unit]
+Description=PrivateTmp=: one /tmp for all the run's commands, not the host's
+[Service]
+PrivateTmp=yes
+ExecStartPre=/bin/sh -c 'echo shared-by-the-run >/tmp/kin-pt-marker'
+ExecStart=/bin/sh -c 'echo "pt=\$\$(cat /tmp/kin-pt-marker)"; exec sleep 1000'
+EOF
 unit skip.service <<EOF
 [Unit]
 ConditionPathExists=$T/not-there
@@ -178,6 +186,7 @@ sleep 0.5
 check syscall_groups "[ -s $O/s.pid ] && kill -0 \$(cat $O/s.pid) && grep -q 'Operation not permitted' $O/s.chown && grep -q 'Address family not supported' $O/s.af"
 check protect_proc "'$KIN' ctl --socket '$S' service logs p.service 2>&1 | tr '\\n' ' ' | grep -q 'pid1-hidden self-visible'"
 check argv0_prefix "'$KIN' ctl --socket '$S' service logs z.service 2>&1 | grep -qx 'zero=kin-argv0'"
+check private_tmp "'$KIN' ctl --socket '$S' service logs t.service 2>&1 | grep -qx 'pt=shared-by-the-run' && [ ! -e /tmp/kin-pt-marker ] && ls -d /tmp/kin-private-t.service-*/tmp /var/tmp/kin-private-t.service-*/tmp >/dev/null"
 check socket_activation "[ \"\$(python3 -c 'import socket; s=socket.socket(socket.AF_UNIX); s.connect(\"$R/h.sock\"); print(s.recv(100).decode())' 2>&1)\" = 'fds=1 names=h.socket' ]"
 [ ! -e "$O/skip.ran" ] && grep -q 'skip.service skipped' "$T/kin.log" && ok condition_skips || bad condition_skips "$(grep skip "$T/kin.log")"
 [ ! -e "$O/req.ran" ] && grep -q 'req.service.*missing-in-action.service' "$T/kin.log" && ok requires_missing || bad requires_missing "$(grep req.service "$T/kin.log")"
@@ -199,5 +208,7 @@ check reverse_order "[ -s $O/k.stopped ] && [ -s $O/a.stopped ] && [ \$(cat $O/b
 grep -q "g.service" "$T/kin.log" && ok killmode_process_logged || bad killmode_process_logged "no g.service"
 left=$(cat $(find "$CG/$TOP" -name cgroup.procs) 2>/dev/null)
 [ -z "$left" ] && ok nothing_left || bad nothing_left "processes left in kin's cgroups: $left"
+pt=$(ls -d /tmp/kin-private-t.service-* /var/tmp/kin-private-t.service-* 2>/dev/null)
+[ -z "$pt" ] && ok private_tmp_removed || bad private_tmp_removed "left: $pt"
 clean_log "$T/kin.log" && ok sanitizer_clean || bad sanitizer_clean "see kin.log"
 ns_suite_end
