@@ -354,8 +354,8 @@ static bool is_writable(const struct unit_def *d, const char *path)
 
 /* PrivateTmp='s /tmp and /var/tmp (the run's directories bound, else a
  * tmpfs each), then ProtectProc='s own /proc instance. */
-static int sandbox_mounts(const struct unit_def *d, const struct unit_run_ctx *ctx,
-                          struct arena *a, struct exec_spec *s)
+static int sandbox_mounts(const struct unit_def *d, const struct unit_run_ctx *ctx, struct arena *a,
+                          struct exec_spec *s)
 {
 	const struct unit_exec *x = &d->exec;
 	if (!x->private_tmp && !x->protect_proc_invisible)
@@ -575,7 +575,8 @@ int unit_exec_build(const struct unit_def *d, const struct unit_cmd *cmd,
 		s->npass_fds = ctx->nfds;
 		s->listen_env = true;
 	}
-	if (!full && ((r = sandbox(d, ctx, a, s, err)) < 0 || (r = syscall_profile(d, a, s, err)) < 0)) {
+	if (!full &&
+	    ((r = sandbox(d, ctx, a, s, err)) < 0 || (r = syscall_profile(d, a, s, err)) < 0)) {
 		unit_exec_spec_free(ret);
 		return r;
 	}
