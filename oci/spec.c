@@ -339,37 +339,6 @@ static int process_at(struct oci_spec_ctx *c, json_t *p)
 
 static const struct {
 	const char *name;
-	bool clear;
-	unsigned long flag;
-} mount_flags[] = {
-    {"ro", false, MS_RDONLY},
-    {"rw", true, MS_RDONLY},
-    {"nosuid", false, MS_NOSUID},
-    {"suid", true, MS_NOSUID},
-    {"nodev", false, MS_NODEV},
-    {"dev", true, MS_NODEV},
-    {"noexec", false, MS_NOEXEC},
-    {"exec", true, MS_NOEXEC},
-    {"sync", false, MS_SYNCHRONOUS},
-    {"async", true, MS_SYNCHRONOUS},
-    {"dirsync", false, MS_DIRSYNC},
-    {"remount", false, MS_REMOUNT},
-    {"mand", false, MS_MANDLOCK},
-    {"nomand", true, MS_MANDLOCK},
-    {"atime", true, MS_NOATIME},
-    {"noatime", false, MS_NOATIME},
-    {"diratime", true, MS_NODIRATIME},
-    {"nodiratime", false, MS_NODIRATIME},
-    {"relatime", false, MS_RELATIME},
-    {"norelatime", true, MS_RELATIME},
-    {"strictatime", false, MS_STRICTATIME},
-    {"nostrictatime", true, MS_STRICTATIME},
-    {"bind", false, MS_BIND},
-    {"rbind", false, MS_BIND | MS_REC},
-};
-
-static const struct {
-	const char *name;
 	unsigned long flag;
 } propagations[] = {
     {"private", MS_PRIVATE},       {"rprivate", MS_PRIVATE | MS_REC},
@@ -382,14 +351,11 @@ static const struct {
 static int mount_option(struct oci_spec_ctx *c, struct oci_mount *m, const char *o,
                         const char *path, char *data, size_t size)
 {
-	for (size_t k = 0; k < ARRAY_SIZE(mount_flags); k++)
-		if (!strcmp(o, mount_flags[k].name)) {
-			if (mount_flags[k].clear)
-				m->flags &= ~mount_flags[k].flag;
-			else
-				m->flags |= mount_flags[k].flag;
-			return 0;
-		}
+	unsigned long set, clear;
+	if (mount_option_flag(o, &set, &clear)) { /* lib's table, mount(8)'s words */
+		m->flags = (m->flags | set) & ~clear;
+		return 0;
+	}
 	for (size_t k = 0; k < ARRAY_SIZE(propagations); k++)
 		if (!strcmp(o, propagations[k].name)) {
 			m->propagation = propagations[k].flag;
