@@ -182,7 +182,7 @@ int api_container_new(struct api_images *svc, const char *image, const char *id,
 			              strerror(-r));
 	}
 	if (r < 0) {
-		oci_remove_tree(AT_FDCWD, k->dir, 0);
+		dir_remove_tree(AT_FDCWD, k->dir, 0);
 		api_images_release(svc, k->digest);
 		free(k);
 		return r;
@@ -202,7 +202,7 @@ void api_container_release(struct api_container *k)
 	if (r == 0) {
 		spawn_signals_reset(SPAWN_MASK_EMPTY);
 		syscall(SYS_close_range, 3, ~0u, 0);
-		_exit(oci_remove_tree(AT_FDCWD, k->dir, 0) < 0 ? 1 : 0);
+		_exit(dir_remove_tree(AT_FDCWD, k->dir, 0) < 0 ? 1 : 0);
 	}
 	if (r < 0) {
 		log_warn("container %s: cannot remove its writable layer: clone: %s", k->dir,

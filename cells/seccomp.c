@@ -13,13 +13,15 @@
 #include "cells/cells-int.h"
 
 #include <linux/capability.h>
+#include <malloc.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 
-#define NO_CAP (-1)
+#define NO_CAP       (-1)
+#define SC_TRIM_FREE (256u << 10) /* free heap bytes worth a malloc_trim */
 
 /* Denied with EPERM unless the executable keeps the capability that makes
  * the call meaningful (then the kernel's own permission checks apply). */
@@ -355,6 +357,10 @@ int exec_sc_build(const struct exec_sc_profile *fp, uint64_t caps, struct sock_f
 	if (r == 0)
 		r = export_bpf(ctx, ret_prog);
 	seccomp_release(ctx);
+	/* libseccomp's many small allocations leave the heap holed once
+	 * freed: give those pages back, or a long-lived kin keeps them. */
+	if (mallinfo2().fordblks > SC_TRIM_FREE)
+		malloc_trim(0);
 	if (r < 0)
 		return err_set(err, r, ERR_INVALID_ARGUMENT, "seccomp: cannot build filter: %s",
 		               strerror(-r));

@@ -142,6 +142,9 @@ int cgroup2_enable_along(const char *mount, const char *rel);
  * walk for anything written into a tree someone else controls: a layer,
  * a container's root. *ret_fd is a new fd (O_DIRECTORY). */
 int dir_open_beneath(int dirfd, const char *path, mode_t create_mode, int *ret_fd);
+/* rm -rf of name under dirfd (AT_FDCWD: a path), never following a
+ * symlink; blocking (a child's work for a large tree). depth: 0. */
+int dir_remove_tree(int dirfd, const char *name, unsigned depth);
 /* Writes all of buf, retrying on EINTR and short writes (blocking fds). */
 int write_all(int fd, const void *buf, size_t len);
 

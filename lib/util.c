@@ -3,6 +3,7 @@
  * "12abc" or "-1" is an error rather than a surprise. */
 #include "lib.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <sys/inotify.h>
@@ -345,6 +346,34 @@ int dir_open_beneath(int dirfd, const char *path, mode_t create_mode, int *ret_f
 	}
 	*ret_fd = fd == dirfd ? fcntl(dirfd, F_DUPFD_CLOEXEC, 3) : fd;
 	return *ret_fd < 0 ? -errno : 0;
+}
+
+/* rm -rf of name under dirfd, never following a symlink; bounded depth. */
+int dir_remove_tree(int parent, const char *name, unsigned depth)
+{
+	if (unlinkat(parent, name, 0) == 0 || errno == ENOENT)
+		return 0;
+	if (errno != EISDIR || depth > 4096)
+		return -errno;
+	int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return -errno;
+	}
+	int r = 0;
+	for (struct dirent *e; (e = readdir(d));) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		int q = dir_remove_tree(dirfd(d), e->d_name, depth + 1);
+		if (q < 0 && r == 0)
+			r = q;
+	}
+	closedir(d);
+	if (unlinkat(parent, name, AT_REMOVEDIR) < 0 && errno != ENOENT && r == 0)
+		r = -errno;
+	return r;
 }
 
 uint64_t now_monotonic_ns(void)

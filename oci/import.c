@@ -204,7 +204,7 @@ static int import_layer(struct import *im, size_t i, const char *path, const cha
 		               "%s: %s: %s is not a file of the %lld bytes its descriptor says",
 		               im->src.ref, label, path, (long long)blob_size);
 	snprintf(tmp, sizeof(tmp), "tmp/layer-%d-%zu", (int)getpid(), i);
-	oci_remove_tree(sfd, tmp, 0);
+	dir_remove_tree(sfd, tmp, 0);
 	if (mkdirat(sfd, tmp, 0755) < 0)
 		return err_set_errno(im->err, -errno, "%s: %s: mkdir: %m", im->src.ref, label);
 	_cleanup_close_ int dirfd = openat(sfd, tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -243,7 +243,7 @@ static int import_layer(struct import *im, size_t i, const char *path, const cha
 	if (r >= 0 && renameat(sfd, tmp, sfd, dst) < 0 && errno != EEXIST && errno != ENOTEMPTY)
 		r = err_set_errno(im->err, -errno, "%s: %s: rename into layers/: %m", im->src.ref,
 		                  label);
-	oci_remove_tree(sfd, tmp, 0);
+	dir_remove_tree(sfd, tmp, 0);
 	if (r >= 0)
 		im->img->size += (uint64_t)st.st_size;
 	return r < 0 ? r : 0;
@@ -634,7 +634,7 @@ static void source_close(struct oci_store *s, struct source *src)
 	if (src->dirfd >= 0)
 		close(src->dirfd);
 	if (src->tmp[0])
-		oci_remove_tree(oci_store_fd(s), src->tmp, 0);
+		dir_remove_tree(oci_store_fd(s), src->tmp, 0);
 }
 
 /* The name: given, or the source's tag; a bare tag ("latest") of an oci:

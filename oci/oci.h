@@ -98,10 +98,6 @@ struct oci_user {
 int oci_image_user(struct oci_store *s, const struct oci_image *img, const char *spec,
                    struct oci_user *ret, struct err *err);
 
-/* rm -rf of name under dirfd (AT_FDCWD: a path), never following a
- * symlink; blocking (a child's work for a large tree). depth: 0. */
-int oci_remove_tree(int dirfd, const char *name, unsigned depth);
-
 /* What a container takes from an image's config (config.json's "config"). */
 struct oci_image_config {
 	char **entrypoint, **cmd, **env; /* NULL-terminated; NULL when absent */

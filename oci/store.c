@@ -375,34 +375,6 @@ int oci_image_lowerdirs(struct oci_store *s, const struct oci_image *img, char *
 
 /* ---- removal ----------------------------------------------------------------- */
 
-/* rm -rf of name under dirfd, never following a symlink; bounded depth. */
-int oci_remove_tree(int parent, const char *name, unsigned depth)
-{
-	if (unlinkat(parent, name, 0) == 0 || errno == ENOENT)
-		return 0;
-	if (errno != EISDIR || depth > 4096)
-		return -errno;
-	int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
-		return -errno;
-	}
-	int r = 0;
-	for (struct dirent *e; (e = readdir(d));) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		int q = oci_remove_tree(dirfd(d), e->d_name, depth + 1);
-		if (q < 0 && r == 0)
-			r = q;
-	}
-	closedir(d);
-	if (unlinkat(parent, name, AT_REMOVEDIR) < 0 && errno != ENOENT && r == 0)
-		r = -errno;
-	return r;
-}
-
 struct in_use {
 	char (*digests)[OCI_DIGEST_LEN + 1];
 	size_t n, cap;
@@ -458,7 +430,7 @@ static int store_gc(struct oci_store *s, struct err *err)
 		}
 		for (struct dirent *e; (e = readdir(d));)
 			if (e->d_name[0] != '.' && (i == 2 || !used(&u, e->d_name)))
-				oci_remove_tree(dirfd(d), e->d_name, 0);
+				dir_remove_tree(dirfd(d), e->d_name, 0);
 		closedir(d);
 	}
 	free(u.digests);
@@ -493,7 +465,7 @@ int oci_store_sweep(struct oci_store *s)
 	}
 	for (struct dirent *e; (e = readdir(d));)
 		if (e->d_name[0] != '.')
-			oci_remove_tree(dirfd(d), e->d_name, 0);
+			dir_remove_tree(dirfd(d), e->d_name, 0);
 	closedir(d);
 	return 0;
 }

@@ -261,7 +261,7 @@ static int write_ext4(const struct rootfs_tree *t, const struct rootfs_build_opt
 	if (r == 0)
 		r = rootfs_ext4_write(root, tmp_out, o->label ? o->label : "kin-root", o->size_mb,
 		                      o->mtime, d);
-	rootfs_rm_rf(staging);
+	dir_remove_tree(AT_FDCWD, staging, 0);
 	return r;
 }
 

@@ -90,7 +90,7 @@ static void drop(int rootfd, const char *path)
 	}
 	char full[ROOTFS_PATH_MAX + 32];
 	snprintf(full, sizeof(full), "/proc/self/fd/%d/%s", dir, name);
-	rootfs_rm_rf(full);
+	dir_remove_tree(AT_FDCWD, full, 0);
 }
 
 /* Every entry of dir (beneath the root) whose name ends in suffix ("" for
@@ -428,6 +428,6 @@ int rootfs_debian_write(const struct rootfs_tree *t, const struct rootfs_build_o
 		r = rootfs_ext4_write(root, tmp_out, o->label ? o->label : "kin-root", o->size_mb,
 		                      o->mtime, d);
 	}
-	rootfs_rm_rf(build);
+	dir_remove_tree(AT_FDCWD, build, 0);
 	return r;
 }

@@ -299,7 +299,7 @@ int rootfs_debian_base(const struct rootfs_build_opts *o, const char *cache, cha
 	/* Another build may have made the same base meanwhile: it wins. */
 	if (r == 0 && rename(tmp, dir) < 0 && errno != EEXIST && errno != ENOTEMPTY)
 		r = err_set_errno(d, -errno, "%s: %s", dir, strerror(errno));
-	rootfs_rm_rf(tmp);
+	dir_remove_tree(AT_FDCWD, tmp, 0);
 	if (r < 0)
 		return r;
 	rootfs_note(o, "debian base: made %s in %llu s", dir,

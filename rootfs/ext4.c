@@ -131,6 +131,6 @@ int rootfs_ext4_write(const char *dir, const char *out, const char *label, uint6
 		r = rootfs_run_fail(d, "mke2fs", r, &tail);
 	if (r == 0)
 		r = fix_ctimes(dir, scratch, out, env, mtime, d);
-	rootfs_rm_rf(scratch);
+	dir_remove_tree(AT_FDCWD, scratch, 0);
 	return r;
 }

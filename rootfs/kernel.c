@@ -135,8 +135,8 @@ int rootfs_kernel_fetch(const char *cache, char *ret_release, size_t size, struc
 		}
 	}
 	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", cache, release);
-	rootfs_rm_rf(tmp);
-	rootfs_rm_rf(dir);
+	dir_remove_tree(AT_FDCWD, tmp, 0);
+	dir_remove_tree(AT_FDCWD, dir, 0);
 	fprintf(stderr, "kin image kernel: unpacking %s\n", deb);
 	const char *const x[] = {"dpkg", "-x", deb, tmp, NULL};
 	const char *const dm[] = {"depmod", "-b", tmp, release, NULL};

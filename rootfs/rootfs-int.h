@@ -69,5 +69,3 @@ void rootfs_label_uuid(const char *label, char *out, size_t size);
  * 32 MiB), every ctime set to mtime. */
 int rootfs_ext4_write(const char *dir, const char *out, const char *label, uint64_t size_mb,
                       uint64_t mtime, struct err *d);
-/* rm -rf of a scratch directory we made. */
-int rootfs_rm_rf(const char *path);

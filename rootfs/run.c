@@ -5,7 +5,6 @@
  * ordinary process (`kin image`), never PID 1, so waiting is fine here. */
 #include "rootfs/rootfs-int.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -200,30 +199,4 @@ int rootfs_run_fail(struct err *d, const char *what, int status, const struct ro
 		return err_set_errno(d, status, "%s: %s", what, strerror(-status));
 	return err_set_errno(d, -EIO, "%s failed (exit status %d): %s", what, status,
 	                     said[0] ? said : "no output");
-}
-
-static int rm_rf_at(int parent, const char *name, int depth)
-{
-	if (depth > 256)
-		return -ELOOP;
-	int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd >= 0) {
-		DIR *d = fdopendir(fd);
-		if (!d) {
-			close(fd);
-			return -errno;
-		}
-		struct dirent *de;
-		while ((de = readdir(d)))
-			if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
-				rm_rf_at(dirfd(d), de->d_name, depth + 1);
-		closedir(d);
-		return unlinkat(parent, name, AT_REMOVEDIR) < 0 ? -errno : 0;
-	}
-	return unlinkat(parent, name, 0) < 0 && errno != ENOENT ? -errno : 0;
-}
-
-int rootfs_rm_rf(const char *path)
-{
-	return rm_rf_at(AT_FDCWD, path, 0);
 }

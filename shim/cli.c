@@ -393,7 +393,7 @@ static void pod_teardown(const char *state, bool kill)
 	/* containerd runs `delete` as soon as the shim's connection closes,
 	 * which can be while the shim is still at this: two removers of one
 	 * tree can each find a directory not yet empty. A short retry. */
-	for (int i = 0; oci_remove_tree(AT_FDCWD, state, 0) < 0 && i < 25; i++)
+	for (int i = 0; dir_remove_tree(AT_FDCWD, state, 0) < 0 && i < 25; i++)
 		usleep(20 * 1000);
 }
 

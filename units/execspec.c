@@ -11,6 +11,7 @@
 #include "units/units.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <linux/capability.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -617,30 +618,6 @@ int unit_exec_dirs_make(const struct unit_def *d, const struct unit_run_ctx *ctx
 	return 0;
 }
 
-/* Removes a tree below a runtime directory (no symlink is followed). */
-static void remove_tree(const char *path, unsigned depth)
-{
-	struct stat st;
-	if (depth > 32 || lstat(path, &st) < 0)
-		return;
-	if (S_ISDIR(st.st_mode)) {
-		DIR *dir = opendir(path);
-		for (struct dirent *de; dir && (de = readdir(dir));) {
-			char sub[1024];
-			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-				continue;
-			if (snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name) <
-			    (int)sizeof(sub))
-				remove_tree(sub, depth + 1);
-		}
-		if (dir)
-			closedir(dir);
-		rmdir(path);
-	} else {
-		unlink(path);
-	}
-}
-
 int unit_private_tmp_make(const struct unit_def *d, const char *root, char *ret, size_t size,
                           struct err *err)
 {
@@ -679,9 +656,9 @@ void unit_private_tmp_remove(const char *root, const char *name)
 	if (!name || !name[0] || strchr(name, '/'))
 		return;
 	snprintf(path, sizeof(path), "%s/tmp/%s", root ? root : "", name);
-	remove_tree(path, 0);
+	dir_remove_tree(AT_FDCWD, path, 0);
 	snprintf(path, sizeof(path), "%s/var/tmp/%s", root ? root : "", name);
-	remove_tree(path, 0);
+	dir_remove_tree(AT_FDCWD, path, 0);
 }
 
 void unit_exec_dirs_remove(const struct unit_def *d, const struct unit_run_ctx *ctx)
@@ -694,6 +671,6 @@ void unit_exec_dirs_remove(const struct unit_def *d, const struct unit_run_ctx *
 		if (l->v[i][0] == '/' || strstr(l->v[i], ".."))
 			continue;
 		snprintf(path, sizeof(path), "%s/run/%s", ctx->root ? ctx->root : "", l->v[i]);
-		remove_tree(path, 0);
+		dir_remove_tree(AT_FDCWD, path, 0);
 	}
 }

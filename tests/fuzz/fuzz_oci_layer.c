@@ -38,7 +38,7 @@ static char top[64];
 
 static void remove_top(void)
 {
-	oci_remove_tree(AT_FDCWD, top, 0);
+	dir_remove_tree(AT_FDCWD, top, 0);
 }
 
 static bool empty_dir(const char *path)
@@ -88,6 +88,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (!empty_dir(canary))
 		abort(); /* an entry escaped its layer */
-	oci_remove_tree(AT_FDCWD, layer, 0);
+	dir_remove_tree(AT_FDCWD, layer, 0);
 	return 0;
 }

@@ -519,5 +519,5 @@ TEST(oci_layer_bounds_every_entry)
 	CHECK_EQ(oci_layer_unpack(&m2.r, fd, "layer test", &lim, OCI_UNPACK_WHITEOUTS, &st, &err),
 	         -EPERM);
 	CHECK(strstr(err.msg, "user.overlay.opaque") != NULL);
-	oci_remove_tree(AT_FDCWD, dir, 0);
+	dir_remove_tree(AT_FDCWD, dir, 0);
 }
