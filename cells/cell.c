@@ -455,6 +455,30 @@ int cell_update(struct cells *c, const char *path, const struct cell_limits *lim
 
 /* ---- delete ------------------------------------------------------------- */
 
+/* The cgroups a cell's own processes made below it (a service with
+ * Delegate=, systemd in a container), emptied by now: removed depth
+ * first, as rmdir of the cell needs. */
+static void remove_foreign(int fd0, unsigned depth)
+{
+	DIR *d = fdopendir(fd0);
+	if (!d) {
+		close(fd0);
+		return;
+	}
+	for (struct dirent *e; (e = readdir(d));) {
+		if (e->d_type != DT_DIR || !strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		int fd =
+		    openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd >= 0 && depth < CELLS_FOREIGN_DEPTH_MAX)
+			remove_foreign(fd, depth + 1);
+		else if (fd >= 0)
+			close(fd);
+		unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
+	}
+	closedir(d);
+}
+
 /* Children first (rmdir needs empty directories); frees what it removed. */
 static int remove_subtree(struct cells *c, struct cell *cell, struct err *err)
 {
@@ -466,8 +490,15 @@ static int remove_subtree(struct cells *c, struct cell *cell, struct err *err)
 			return r;
 	}
 	cells_cell_dir(c, cell, dir, sizeof(dir));
-	if (rmdir(dir) < 0 && errno != ENOENT)
-		return err_set_errno(err, -errno, "cell \"%s\": rmdir: %m", cell->path);
+	int r = rmdir(dir) < 0 ? -errno : 0;
+	if (r == -EBUSY) {
+		int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd >= 0)
+			remove_foreign(fd, 0);
+		r = rmdir(dir) < 0 ? -errno : 0;
+	}
+	if (r < 0 && r != -ENOENT)
+		return err_set_errno(err, r, "cell \"%s\": rmdir: %s", cell->path, strerror(-r));
 	watch_remove(c, cell);
 	exec_free_all(c, cell);
 	if (cell->timer.fd >= 0) {

@@ -46,9 +46,10 @@ enum exec_sc_action {
 	EXEC_SC_LOG,
 	EXEC_SC_KILL_THREAD
 };
-#define EXEC_SC_RULES_MAX 1024
-#define EXEC_SC_FILE_MAX  (64 * 1024)
-#define EXEC_SC_ARGS_MAX  6
+#define CELLS_FOREIGN_DEPTH_MAX 32 /* cgroups a workload made below its cell */
+#define EXEC_SC_RULES_MAX       1024
+#define EXEC_SC_FILE_MAX        (64 * 1024)
+#define EXEC_SC_ARGS_MAX        6
 
 /* An argument condition: argN OP VALUE (me: (arg & value) == value_two). */
 struct exec_sc_arg {

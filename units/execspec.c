@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -291,6 +292,9 @@ static int build_env(const struct unit_def *d, const struct unit_run_ctx *ctx,
 		extra[n++] = kfmt(e->a, "LISTEN_FDNAMES=%s", ctx->fd_names);
 	if (ctx->invocation_id && *ctx->invocation_id)
 		extra[n++] = kfmt(e->a, "INVOCATION_ID=%s", ctx->invocation_id);
+	uint64_t wd = d->service.watchdog_us;
+	if (!ctx->control && wd && wd != UNIT_INFINITY) /* sd_watchdog_enabled() reads it */
+		extra[n++] = kfmt(e->a, "WATCHDOG_USEC=%llu", (unsigned long long)wd);
 	for (int k = 0; k < UNIT_DIR_KIND_COUNT; k++) {
 		const struct unit_strv *l = &x->dirs[k];
 		if (!l->n)
@@ -615,6 +619,28 @@ int unit_exec_dirs_make(const struct unit_def *d, const struct unit_run_ctx *ctx
 				               "unit \"%s\": %s: %s", d->name.full, path,
 				               strerror(r < 0 ? -r : errno));
 		}
+	return 0;
+}
+
+int unit_delegate_chown(const struct unit_def *d, const char *root, const char *cgroup_dir,
+                        struct err *err)
+{
+	struct user_info u;
+	if (!d->res.delegate)
+		return 0;
+	int r = resolve_user(d, root, &u, err);
+	if (r < 0 || u.uid == 0)
+		return r < 0 ? r : 0;
+	static const char *const files[] = {"", "/cgroup.procs", "/cgroup.subtree_control",
+	                                    "/cgroup.threads"};
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+		char path[PATH_MAX];
+		snprintf(path, sizeof(path), "%s%s", cgroup_dir, files[i]);
+		if (chown(path, u.uid, u.gid) < 0 && errno != ENOENT)
+			return err_set(err, -errno, ERR_INTERNAL,
+			               "unit \"%s\": Delegate=: chown %s to %s: %m", d->name.full,
+			               path, u.name);
+	}
 	return 0;
 }
 

@@ -72,8 +72,9 @@ struct svc {
 	size_t cmd_idx;
 	bool control_running;
 	pid_t control_pid;
-	struct ev_source t_deadline, t_poll;
+	struct ev_source t_deadline, t_poll, t_watchdog;
 	uint64_t deadline_gen;
+	uint64_t watchdog_us; /* WATCHDOG_USEC= from the service, 0: WatchdogSec= */
 	bool ready, started_ok, stop_requested;
 	bool waiting_pid_file; /* Type=forking: the parent is gone, PIDFile= not yet there */
 	char status_text[256];
@@ -149,12 +150,29 @@ static void deadline_set(struct svc *s, uint64_t us)
 	timer_arm(s, &s->t_deadline, us / 1000 ? us / 1000 : 1);
 }
 
+/* WatchdogSec= (or the service's own WATCHDOG_USEC=): armed while the
+ * service runs, pushed back by each WATCHDOG=1. */
+static void watchdog_arm(struct svc *s)
+{
+	uint64_t us = s->watchdog_us ? s->watchdog_us : s->u->def->service.watchdog_us;
+	if (us == 0 || us == UNIT_INFINITY) {
+		timer_disarm(&s->t_watchdog);
+		return;
+	}
+	timer_arm(s, &s->t_watchdog, us / 1000 ? us / 1000 : 1);
+}
+
 /* ---- state ----------------------------------------------------------------- */
 
 static void set_state(struct svc *s, enum svc_state st)
 {
 	struct unit *u = s->u;
+	bool was_up = s->state == SVC_RUNNING || s->state == SVC_RELOAD;
 	s->state = st;
+	if (st == SVC_RUNNING && !was_up)
+		watchdog_arm(s);
+	else if (st != SVC_RUNNING && st != SVC_RELOAD)
+		timer_disarm(&s->t_watchdog);
 	switch (st) {
 	case SVC_DEAD:
 		unit_set_active(u, UNIT_ACTIVE_INACTIVE, "dead");
@@ -818,6 +836,28 @@ static void on_poll(struct ev_source *src, uint32_t events)
 		timer_arm(s, &s->t_poll, SVC_POLL_MS);
 }
 
+/* No WATCHDOG=1 in time: systemd's answer — SIGABRT to the main process
+ * (a core shows where it hung), result "watchdog", then the stop as for a
+ * failure (Restart=on-watchdog and on-failure restart it). */
+static void watchdog_fire(struct svc *s)
+{
+	uint64_t us = s->watchdog_us ? s->watchdog_us : s->u->def->service.watchdog_us;
+	log_warn("units: %s: watchdog timeout (no WATCHDOG=1 in %llu ms); aborting it", s->u->name,
+	         (unsigned long long)(us / 1000));
+	unit_set_result(s->u, "watchdog");
+	if (s->main_pid > 0)
+		kill(s->main_pid, SIGABRT);
+	enter_signal(s, false);
+}
+
+static void on_watchdog(struct ev_source *src, uint32_t events)
+{
+	struct svc *s = src->data;
+	(void)events;
+	if (timer_fired(src) && (s->state == SVC_RUNNING || s->state == SVC_RELOAD))
+		watchdog_fire(s);
+}
+
 static void on_deadline(struct ev_source *src, uint32_t events)
 {
 	struct svc *s = src->data;
@@ -873,6 +913,7 @@ static struct svc *svc_get(struct unit *u)
 	s->u = u;
 	s->t_deadline = (struct ev_source){.fd = -1, .fn = on_deadline, .data = s};
 	s->t_poll = (struct ev_source){.fd = -1, .fn = on_poll, .data = s};
+	s->t_watchdog = (struct ev_source){.fd = -1, .fn = on_watchdog, .data = s};
 	s->main_src.fd = -1;
 	if (unit_cell_path(u, s->cell, sizeof(s->cell)) < 0) {
 		free(s);
@@ -910,6 +951,12 @@ static int make_cell(struct svc *s, struct err *err)
 	if (r < 0 && r != -EEXIST)
 		return r;
 	err_clear(err);
+	if (s->u->def->res.delegate) { /* the subtree is the service's to manage */
+		char dir[PATH_MAX];
+		if ((r = cells_cgroup_dir(m->cells, s->cell, dir, sizeof(dir))) < 0 ||
+		    (r = unit_delegate_chown(s->u->def, m->root, dir, err)) < 0)
+			return r;
+	}
 	static const struct {
 		enum unit_resource ur;
 		enum cell_limit cl;
@@ -1049,6 +1096,7 @@ static int svc_start(struct unit *u, struct err *err)
 	unit_set_result(u, "success");
 	s->exited = false;
 	s->waiting_pid_file = false;
+	s->watchdog_us = 0;
 	s->status_text[0] = '\0';
 	set_state(s, SVC_START_PRE);
 	deadline_set(s, u->def->service.timeout_start_us);
@@ -1131,6 +1179,7 @@ static void svc_free(struct unit *u)
 		return;
 	timer_close(u->m, &s->t_deadline);
 	timer_close(u->m, &s->t_poll);
+	timer_close(u->m, &s->t_watchdog);
 	if (s->main_src.fd >= 0) {
 		ev_del(u->m->loop, &s->main_src);
 		close(s->main_src.fd);
@@ -1188,7 +1237,7 @@ void service_notify(struct unit *u, pid_t pid, const char *msg, size_t len)
 		          (int)pid);
 		return;
 	}
-	bool ready = false;
+	bool ready = false, wd_trigger = false;
 	for (size_t i = 0; i < len;) {
 		const char *line = msg + i;
 		const char *nl = memchr(line, '\n', len - i);
@@ -1211,6 +1260,26 @@ void service_notify(struct unit *u, pid_t pid, const char *msg, size_t len)
 			unit_set_active(u, UNIT_ACTIVE_RELOADING, "reload");
 		else if (n == 10 && memcmp(line, "STOPPING=1", 10) == 0)
 			unit_set_active(u, UNIT_ACTIVE_DEACTIVATING, "stop-sigterm");
+		else if (n == 10 && memcmp(line, "WATCHDOG=1", 10) == 0 &&
+		         (s->state == SVC_RUNNING || s->state == SVC_RELOAD))
+			watchdog_arm(s);
+		else if (n == 16 && memcmp(line, "WATCHDOG=trigger", 16) == 0 &&
+		         (s->state == SVC_RUNNING || s->state == SVC_RELOAD))
+			wd_trigger = true;
+		else if (n > 14 && memcmp(line, "WATCHDOG_USEC=", 14) == 0) {
+			char num[24];
+			uint64_t us;
+			snprintf(num, sizeof(num), "%.*s", (int)(n - 14), line + 14);
+			if (str_to_u64(num, UINT64_MAX / 2, &us) == 0 && us > 0) {
+				s->watchdog_us = us;
+				if (s->state == SVC_RUNNING || s->state == SVC_RELOAD)
+					watchdog_arm(s);
+			}
+		}
+	}
+	if (wd_trigger) {
+		watchdog_fire(s);
+		return;
 	}
 	if (!ready)
 		return;

@@ -635,6 +635,12 @@ void unit_exec_dirs_remove(const struct unit_def *d, const struct unit_run_ctx *
 int unit_private_tmp_make(const struct unit_def *d, const char *root, char *ret, size_t size,
                           struct err *err);
 void unit_private_tmp_remove(const char *root, const char *name);
+/* Delegate=: the service's cgroup (cgroup_dir) handed to its User= — the
+ * directory and the files a delegatee writes (cgroup.procs,
+ * cgroup.subtree_control, cgroup.threads) chowned, as systemd does; nothing
+ * for root or without Delegate=. */
+int unit_delegate_chown(const struct unit_def *d, const char *root, const char *cgroup_dir,
+                        struct err *err);
 
 /* ---- the manager (manager.c, job.c, service.c, socket.c, timer.c, notify.c) --- */
 

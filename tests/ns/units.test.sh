@@ -36,7 +36,7 @@ unit test.target <<EOF
 [Unit]
 Description=the test's default target
 Wants=a.service b.service c.service d.service e.service f.service g.service k.service
-Wants=h.socket skip.service req.service s.service p.service z.service t.service
+Wants=h.socket skip.service req.service s.service p.service z.service t.service w.service dlg.service
 EOF
 unit a.service <<EOF
 [Unit]
@@ -150,6 +150,24 @@ PrivateTmp=yes
 ExecStartPre=/bin/sh -c 'echo shared-by-the-run >/tmp/kin-pt-marker'
 ExecStart=/bin/sh -c 'echo "pt=\$\$(cat /tmp/kin-pt-marker)"; exec sleep 1000'
 EOF
+unit w.service <<EOF
+[Unit]
+Description=WatchdogSec=: pings for 1.5 s, then hangs; aborted and restarted
+[Service]
+Type=notify
+WatchdogSec=1s
+Restart=on-watchdog
+RestartSec=100ms
+ExecStart=/usr/bin/env python3 -c 'import os,socket,time; open("$O/w.runs","a").write(str(time.time_ns()) + " " + str(os.environ.get("WATCHDOG_USEC")) + chr(10)); s=socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.connect(os.environ["NOTIFY_SOCKET"]); s.send(b"READY=1"); [(time.sleep(0.3), s.send(b"WATCHDOG=1")) for i in range(5)]; time.sleep(1000)'
+EOF
+unit dlg.service <<EOF
+[Unit]
+Description=Delegate=: its cgroup is its own, below it what it makes
+[Service]
+Delegate=yes
+User=nobody
+ExecStart=/bin/sh -c 'cg=$CG\$\$(sed -n "s/^0:://p" /proc/self/cgroup); mkdir \$\$cg/sub && echo \$\$\$\$ >\$\$cg/sub/cgroup.procs && echo delegated-ok; exec sleep 1000'
+EOF
 unit skip.service <<EOF
 [Unit]
 ConditionPathExists=$T/not-there
@@ -187,6 +205,11 @@ check syscall_groups "[ -s $O/s.pid ] && kill -0 \$(cat $O/s.pid) && grep -q 'Op
 check protect_proc "'$KIN' ctl --socket '$S' service logs p.service 2>&1 | tr '\\n' ' ' | grep -q 'pid1-hidden self-visible'"
 check argv0_prefix "'$KIN' ctl --socket '$S' service logs z.service 2>&1 | grep -qx 'zero=kin-argv0'"
 check private_tmp "'$KIN' ctl --socket '$S' service logs t.service 2>&1 | grep -qx 'pt=shared-by-the-run' && [ ! -e /tmp/kin-pt-marker ] && ls -d /tmp/kin-private-t.service-*/tmp /var/tmp/kin-private-t.service-*/tmp >/dev/null"
+check watchdog_restart "[ \$(wc -l <$O/w.runs 2>/dev/null || echo 0) -ge 2 ] && grep -q 'w.service: watchdog timeout' $T/kin.log" 1000
+w=$(head -2 "$O/w.runs" | awk 'NR==1{a=$1} NR==2{b=$1} END{print int((b-a)/1000000)}')
+[ "$(head -1 "$O/w.runs" | cut -d' ' -f2)" = 1000000 ] && [ "$w" -ge 2000 ] && ok watchdog_pings_hold ||
+	bad watchdog_pings_hold "$(cat "$O/w.runs"), $w ms between runs"
+check delegate "'$KIN' ctl --socket '$S' service logs dlg.service 2>&1 | grep -qx delegated-ok && grep -q . $CELLS/dlg.service/sub/cgroup.procs"
 check socket_activation "[ \"\$(python3 -c 'import socket; s=socket.socket(socket.AF_UNIX); s.connect(\"$R/h.sock\"); print(s.recv(100).decode())' 2>&1)\" = 'fds=1 names=h.socket' ]"
 [ ! -e "$O/skip.ran" ] && grep -q 'skip.service skipped' "$T/kin.log" && ok condition_skips || bad condition_skips "$(grep skip "$T/kin.log")"
 [ ! -e "$O/req.ran" ] && grep -q 'req.service.*missing-in-action.service' "$T/kin.log" && ok requires_missing || bad requires_missing "$(grep req.service "$T/kin.log")"
@@ -208,6 +231,7 @@ check reverse_order "[ -s $O/k.stopped ] && [ -s $O/a.stopped ] && [ \$(cat $O/b
 grep -q "g.service" "$T/kin.log" && ok killmode_process_logged || bad killmode_process_logged "no g.service"
 left=$(cat $(find "$CG/$TOP" -name cgroup.procs) 2>/dev/null)
 [ -z "$left" ] && ok nothing_left || bad nothing_left "processes left in kin's cgroups: $left"
+[ ! -e "$CELLS/dlg.service" ] && ok delegated_cgroups_removed || bad delegated_cgroups_removed "$(find "$CELLS/dlg.service" -type d)"
 pt=$(ls -d /tmp/kin-private-t.service-* /var/tmp/kin-private-t.service-* 2>/dev/null)
 [ -z "$pt" ] && ok private_tmp_removed || bad private_tmp_removed "left: $pt"
 clean_log "$T/kin.log" && ok sanitizer_clean || bad sanitizer_clean "see kin.log"
