@@ -142,6 +142,32 @@ static int group_id(const char *root, const char *group_text, const char *name, 
 	                                                                                : -ENOENT;
 }
 
+int unit_owner_lookup(const char *root, const char *user, const char *group, uid_t *ret_uid,
+                      gid_t *ret_gid)
+{
+	_cleanup_free_ char *text = NULL;
+	uint32_t id;
+	*ret_uid = (uid_t)-1;
+	*ret_gid = (gid_t)-1;
+	if (user && *user) {
+		if (str_to_u32(user, &id) < 0 &&
+		    (read_root_file(root, "/etc/passwd", &text) < 0 ||
+		     !passwd_lookup(text, user, false, &id, NULL, NULL, 0)))
+			return -ENOENT;
+		*ret_uid = id;
+	}
+	free(text);
+	text = NULL;
+	if (group && *group) {
+		if (read_root_file(root, "/etc/group", &text) < 0)
+			text = NULL;
+		if (group_id(root, text, group, &id) < 0)
+			return -ENOENT;
+		*ret_gid = id;
+	}
+	return 0;
+}
+
 static int set_ids(const struct unit_def *d, const struct unit_cmd *cmd, const char *root,
                    const struct user_info *u, struct exec_spec *s, struct err *err)
 {

@@ -171,6 +171,20 @@ static int open_listen(struct sock *k, const struct unit_listen *l, struct err *
 	}
 	if (path[0])
 		chmod(path, c->socket_mode ? c->socket_mode : 0666);
+	if (path[0] && (c->socket_user || c->socket_group)) {
+		uid_t uid;
+		gid_t gid;
+		if (unit_owner_lookup(k->u->m->root, c->socket_user, c->socket_group, &uid, &gid) <
+		        0 ||
+		    chown(path, uid, gid) < 0) {
+			close(fd);
+			return err_set(err, -EINVAL, ERR_FAILED_PRECONDITION,
+			               "unit \"%s\": SocketUser=%s SocketGroup=%s for %s: no such "
+			               "user or group in /etc/passwd, /etc/group, or chown failed",
+			               name, c->socket_user ? c->socket_user : "",
+			               c->socket_group ? c->socket_group : "", a);
+		}
+	}
 	return fd;
 }
 

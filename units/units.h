@@ -635,6 +635,10 @@ void unit_exec_dirs_remove(const struct unit_def *d, const struct unit_run_ctx *
 int unit_private_tmp_make(const struct unit_def *d, const char *root, char *ret, size_t size,
                           struct err *err);
 void unit_private_tmp_remove(const char *root, const char *name);
+/* A user and a group by name or number from root's /etc/passwd and
+ * /etc/group (SocketUser=, SocketGroup=); NULL or "": -1, unchanged. */
+int unit_owner_lookup(const char *root, const char *user, const char *group, uid_t *ret_uid,
+                      gid_t *ret_gid);
 /* Delegate=: the service's cgroup (cgroup_dir) handed to its User= — the
  * directory and the files a delegatee writes (cgroup.procs,
  * cgroup.subtree_control, cgroup.threads) chowned, as systemd does; nothing

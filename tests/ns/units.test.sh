@@ -113,6 +113,9 @@ EOF
 unit h.socket <<EOF
 [Socket]
 ListenStream=$R/h.sock
+SocketUser=nobody
+SocketGroup=nogroup
+SocketMode=0660
 EOF
 unit h.service <<EOF
 [Service]
@@ -210,6 +213,7 @@ w=$(head -2 "$O/w.runs" | awk 'NR==1{a=$1} NR==2{b=$1} END{print int((b-a)/10000
 [ "$(head -1 "$O/w.runs" | cut -d' ' -f2)" = 1000000 ] && [ "$w" -ge 2000 ] && ok watchdog_pings_hold ||
 	bad watchdog_pings_hold "$(cat "$O/w.runs"), $w ms between runs"
 check delegate "'$KIN' ctl --socket '$S' service logs dlg.service 2>&1 | grep -qx delegated-ok && grep -q . $CELLS/dlg.service/sub/cgroup.procs"
+check socket_owner "[ \"\$(stat -c %U:%G:%a $R/h.sock 2>/dev/null)\" = nobody:nogroup:660 ]"
 check socket_activation "[ \"\$(python3 -c 'import socket; s=socket.socket(socket.AF_UNIX); s.connect(\"$R/h.sock\"); print(s.recv(100).decode())' 2>&1)\" = 'fds=1 names=h.socket' ]"
 [ ! -e "$O/skip.ran" ] && grep -q 'skip.service skipped' "$T/kin.log" && ok condition_skips || bad condition_skips "$(grep skip "$T/kin.log")"
 [ ! -e "$O/req.ran" ] && grep -q 'req.service.*missing-in-action.service' "$T/kin.log" && ok requires_missing || bad requires_missing "$(grep req.service "$T/kin.log")"
