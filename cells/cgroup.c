@@ -10,6 +10,7 @@
 #include <sys/epoll.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static const char *const controller_names[CELLS_CTL_COUNT] = {
     [CELLS_CTL_CPU] = "cpu",   [CELLS_CTL_CPUSET] = "cpuset", [CELLS_CTL_MEMORY] = "memory",
@@ -258,6 +259,58 @@ static int cells_make_root(struct cells *c, const struct cells_config *cfg, stru
 	return 0;
 }
 
+/* The cells an earlier kin on this cgroup left (it was killed, or stopped
+ * with a cell it could not remove): an empty one is removed — never left
+ * to block its name —, one still running processes is named and left
+ * alone (adopting it is a later step). Depth first; path is the cell's. */
+static bool sweep_stale(int fd0, const char *path, unsigned depth)
+{
+	DIR *d = fdopendir(fd0);
+	bool populated = true, below = false;
+	if (!d) {
+		close(fd0);
+		return true;
+	}
+	char events[256];
+	int efd = openat(dirfd(d), "cgroup.events", O_RDONLY | O_CLOEXEC);
+	ssize_t n = efd >= 0 ? read(efd, events, sizeof(events) - 1) : -1;
+	if (efd >= 0)
+		close(efd);
+	if (n > 0) {
+		events[n] = '\0';
+		populated = strstr(events, "populated 1") != NULL;
+	}
+	for (struct dirent *e; (e = readdir(d));) {
+		char sub[CELLS_PATH_MAX];
+		if (e->d_type != DT_DIR || !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
+		    snprintf(sub, sizeof(sub), "%s%s%s", path, *path ? "/" : "", e->d_name) >=
+		        (int)sizeof(sub))
+			continue;
+		int fd =
+		    openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 || depth >= CELLS_FOREIGN_DEPTH_MAX) {
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
+		if (sweep_stale(fd, sub, depth + 1)) {
+			below = true; /* named there */
+			continue;
+		}
+		if (unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR) == 0)
+			log_info("cells: removed cell \"%s\", left empty by an earlier kin", sub);
+		else
+			log_warn("cells: cannot remove cell \"%s\", left by an earlier kin: %m",
+			         sub);
+	}
+	closedir(d);
+	if (populated && depth > 0 && !below)
+		log_warn("cells: cell \"%s\" still runs processes an earlier kin started; left "
+		         "alone, its name stays taken",
+		         path);
+	return populated;
+}
+
 int cells_new(struct ev_loop *loop, struct child_table *children, const struct cells_config *cfg,
               struct cells **ret, struct err *err)
 {
@@ -275,6 +328,9 @@ int cells_new(struct ev_loop *loop, struct child_table *children, const struct c
 	c->inotify.fd = -1;
 	if ((r = cells_find_base(c, cfg, p, err)) < 0 || (r = cells_make_root(c, cfg, p, err)) < 0)
 		return r;
+	int rootfd = open(c->root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (rootfd >= 0)
+		sweep_stale(rootfd, "", 0);
 	c->inotify = (struct ev_source){
 	    .fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC), .fn = cells_watch_event, .data = c};
 	if (c->inotify.fd < 0)
