@@ -6,8 +6,20 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/epoll.h>
 #include <sys/stat.h>
+#include <sys/timerfd.h>
 #include <sys/un.h>
+
+/* A talk with the VMM's monitor (Ctrl-Alt-Del), in the loop: QEMU drops
+ * what arrives before its first prompt, so each step waits for one. */
+enum talk_step { TALK_NONE, TALK_PROMPT, TALK_SENT };
+struct vm_talk {
+	enum talk_step step;
+	struct ev_source io, timer;
+	char tail[32]; /* what was read last: a prompt may straddle two reads */
+	size_t have;
+};
 
 struct vm_entry {
 	struct list_node node; /* in vm_manager.live while the slot is used */
@@ -15,6 +27,7 @@ struct vm_entry {
 	struct child *child; /* plain child; NULL once exited */
 	bool by_runner;      /* started through the runner */
 	struct vm_manager *m;
+	struct vm_talk talk;
 };
 
 struct vm_manager {
@@ -52,8 +65,15 @@ void vm_manager_set_runner(struct vm_manager *m, const struct vm_runner *r)
 	m->runner = r ? *r : (struct vm_runner){0};
 }
 
+static void talk_end(struct vm_entry *e);
+
 void vm_manager_free(struct vm_manager *m)
 {
+	if (!m)
+		return;
+	struct vm_entry *e;
+	list_for_each(e, &m->live, node)
+		talk_end(e);
 	free(m);
 }
 
@@ -106,6 +126,7 @@ void vm_vmm_exited(struct vm_manager *m, const char *name, pid_t pid, int status
 
 static void entry_drop(struct vm_entry *e)
 {
+	talk_end(e);
 	if (e->by_runner && e->m->runner.release)
 		e->m->runner.release(e->m->runner.data, e->info.name);
 	list_remove(&e->node);
@@ -241,59 +262,119 @@ void vm_foreach(struct vm_manager *m, void (*fn)(const struct vm_info *info, voi
 		fn(&e->info, data);
 }
 
-static int monitor_wait_prompt(int fd)
+static void talk_end(struct vm_entry *e)
 {
-	char buf[4096];
-	size_t have = 0;
-	for (;;) {
-		ssize_t n = read(fd, buf + have, sizeof(buf) - 1 - have);
-		if (n < 0)
-			return errno == EAGAIN ? -ETIMEDOUT : -errno;
-		if (n == 0)
-			return -ECONNRESET;
-		have += (size_t)n;
-		buf[have] = '\0';
-		if (strstr(buf, "(qemu) "))
-			return 0;
-		if (have > sizeof(buf) / 2) { /* keep the tail: the prompt may straddle */
-			memmove(buf, buf + have - 16, 16);
-			have = 16;
+	struct vm_talk *t = &e->talk;
+	if (t->step == TALK_NONE)
+		return;
+	struct ev_source *srcs[] = {&t->io, &t->timer};
+	for (size_t i = 0; i < ARRAY_SIZE(srcs); i++)
+		if (srcs[i]->fd >= 0) {
+			ev_del(e->m->loop, srcs[i]);
+			close(srcs[i]->fd);
+			srcs[i]->fd = -1;
 		}
+	t->step = TALK_NONE;
+}
+
+/* A prompt read: the command goes after the first, the second confirms
+ * QEMU took it. */
+static void on_talk_io(struct ev_source *src, uint32_t events)
+{
+	static const char cmd[] = "sendkey ctrl-alt-delete\n";
+	struct vm_entry *e = src->data;
+	struct vm_talk *t = &e->talk;
+	char buf[4096];
+	(void)events;
+	ssize_t n = read(t->io.fd, buf, sizeof(buf));
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) { /* after the key: the guest went down at once */
+		log_msg(t->step == TALK_SENT ? LOG_DEBUG_ : LOG_WARN_,
+		        "vm \"%s\": the VMM's monitor hung up%s", e->info.name,
+		        t->step == TALK_SENT ? " after Ctrl-Alt-Del" : "; Ctrl-Alt-Del not sent");
+		talk_end(e);
+		return;
 	}
+	/* The prompt within the tail of the last read and this one. */
+	char look[sizeof(t->tail) + sizeof(buf) + 1];
+	memcpy(look, t->tail, t->have);
+	memcpy(look + t->have, buf, (size_t)n);
+	size_t len = t->have + (size_t)n;
+	look[len] = '\0';
+	bool prompt = memmem(look, len, "(qemu) ", 7) != NULL;
+	t->have = len < sizeof(t->tail) ? len : sizeof(t->tail) - 1;
+	memcpy(t->tail, look + len - t->have, t->have);
+	if (!prompt)
+		return;
+	t->have = 0;
+	if (t->step == TALK_PROMPT) {
+		if (write(t->io.fd, cmd, STRLEN(cmd)) != (ssize_t)STRLEN(cmd)) {
+			log_warn("vm \"%s\": cannot write to the VMM's monitor: %m", e->info.name);
+			talk_end(e);
+			return;
+		}
+		t->step = TALK_SENT;
+		if (e->info.state != VM_STATE_EXITED)
+			e->info.state = VM_STATE_STOPPING;
+		return;
+	}
+	log_debug("vm \"%s\": the VMM took Ctrl-Alt-Del", e->info.name);
+	talk_end(e);
+}
+
+static void on_talk_timeout(struct ev_source *src, uint32_t events)
+{
+	struct vm_entry *e = src->data;
+	(void)events;
+	log_warn("vm \"%s\": the VMM's monitor did not answer in %d ms; Ctrl-Alt-Del %s",
+	         e->info.name, VM_MONITOR_TIMEOUT_MS,
+	         e->talk.step == TALK_SENT ? "sent, not confirmed" : "not sent");
+	talk_end(e);
 }
 
 int vm_request_shutdown(struct vm_manager *m, const char *name)
 {
-	static const char cmd[] = "sendkey ctrl-alt-delete\n";
 	struct vm_entry *e = find(m, name);
 	if (!e)
 		return -ENOENT;
 	if (e->info.state == VM_STATE_EXITED)
 		return -ESRCH;
+	struct vm_talk *t = &e->talk;
+	if (t->step != TALK_NONE)
+		return 0; /* under way */
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	if (str_copy(sa.sun_path, sizeof(sa.sun_path), e->info.paths.monitor) < 0)
 		return -ENAMETOOLONG;
-	_cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -errno;
-	struct timeval tv = {.tv_sec = 1};
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
-		return -errno;
-	/* QEMU drops what arrives before its first prompt, and what is still
-	 * unread when the client hangs up: talk in step with the prompts. A
-	 * local monitor answers in milliseconds; the timeouts bound the wait. */
-	int r = monitor_wait_prompt(fd);
-	if (r < 0)
+	/* A unix connect completes at once or fails (EAGAIN: the VMM's backlog
+	 * is full, it does not accept). */
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int r = -errno;
+		close(fd);
 		return r;
-	r = write_all(fd, cmd, STRLEN(cmd));
-	if (r < 0)
+	}
+	int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	struct itimerspec its = {.it_value = {.tv_sec = VM_MONITOR_TIMEOUT_MS / 1000,
+	                                      .tv_nsec = VM_MONITOR_TIMEOUT_MS % 1000 * 1000000L}};
+	*t = (struct vm_talk){.step = TALK_PROMPT,
+	                      .io = {.fd = fd, .fn = on_talk_io, .data = e},
+	                      .timer = {.fd = tfd, .fn = on_talk_timeout, .data = e}};
+	if (tfd < 0 || timerfd_settime(tfd, 0, &its, NULL) < 0 ||
+	    ev_add(m->loop, &t->io, EPOLLIN) < 0) {
+		int r = -errno ? -errno : -EIO;
+		if (tfd >= 0)
+			close(tfd);
+		close(fd);
+		*t = (struct vm_talk){.step = TALK_NONE, .io = {.fd = -1}, .timer = {.fd = -1}};
 		return r;
-	r = monitor_wait_prompt(fd);
-	if (r < 0)
-		return r;
-	e->info.state = VM_STATE_STOPPING;
+	}
+	if (ev_add(m->loop, &t->timer, EPOLLIN) < 0) {
+		talk_end(e);
+		return -EIO;
+	}
 	return 0;
 }
 

@@ -148,7 +148,11 @@ void vm_foreach(struct vm_manager *m, void (*fn)(const struct vm_info *info, voi
                 void *data);
 /* Asks the guest to shut down without RPC: Ctrl-Alt-Del through the VMM's
  * monitor, which kin (as the guest's init) takes as a reboot, and the VMM,
- * started with -no-reboot, turns into its exit. */
+ * started with -no-reboot, turns into its exit. The talk runs in the loop
+ * (at most VM_MONITOR_TIMEOUT_MS; a monitor that never answers is logged,
+ * the caller's stop deadline still holds): 0 once the monitor is
+ * connected, -errno when it cannot be (no VMM listening). */
+#define VM_MONITOR_TIMEOUT_MS 2000
 int vm_request_shutdown(struct vm_manager *m, const char *name);
 int vm_kill(struct vm_manager *m, const char *name, int sig);
 /* Forgets an exited VM (its state dir stays for post-mortems). */

@@ -7,7 +7,10 @@
 
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 TEST(vm_cid_pick)
 {
@@ -172,6 +175,111 @@ TEST(vm_manager_runner)
 	CHECK_EQ(f.releases, 2);
 	CHECK_EQ(vm_get(m, "g1", &info), -ENOENT);
 
+	vm_manager_free(m);
+	child_table_free(children);
+	ev_loop_free(loop);
+	log_set_level(level);
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	CHECK_EQ(system(cmd), 0);
+}
+
+/* The VMM's monitor, played by the test: listening at the VM's
+ * monitor.sock; the manager's Ctrl-Alt-Del talk runs in the loop. */
+static int monitor_listen(const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	if (str_copy(sa.sun_path, sizeof(sa.sun_path), path) < 0)
+		return -1;
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	unlink(path);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 4) < 0) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+TEST(vm_shutdown_monitor_in_loop)
+{
+	char dir[] = "/tmp/kin-unit-vm.XXXXXX";
+	CHECK(mkdtemp(dir) != NULL);
+	char kernel[64], image[64], state[64];
+	snprintf(kernel, sizeof(kernel), "%s/k", dir);
+	snprintf(image, sizeof(image), "%s/i", dir);
+	snprintf(state, sizeof(state), "%s/state", dir);
+	close(open(kernel, O_CREAT | O_WRONLY | O_CLOEXEC, 0600));
+	close(open(image, O_CREAT | O_WRONLY | O_CLOEXEC, 0600));
+	struct fake_runner f = {0};
+	struct vm_events ev = {.exited = fake_exited, .data = &f};
+	struct vm_runner runner = {
+	    .start = fake_start, .signal = fake_signal, .release = fake_release, .data = &f};
+	struct ev_loop *loop = NULL;
+	struct child_table *children = NULL;
+	struct vm_manager *m = NULL;
+	enum log_level level = log_get_level();
+	log_set_level(LOG_ERR_); /* the hung monitor's warning is expected */
+	CHECK_EQ(ev_loop_new(&loop), 0);
+	CHECK_EQ(child_table_new(loop, &children), 0);
+	CHECK_EQ(vm_manager_new(loop, children, state, &ev, &m), 0);
+	vm_manager_set_runner(m, &runner);
+	struct vm_spec spec;
+	struct err err = {0};
+	vm_spec_defaults(&spec);
+	strcpy(spec.name, "g1");
+	strcpy(spec.kernel, kernel);
+	strcpy(spec.image, image);
+	spec.accel = VM_ACCEL_TCG;
+	CHECK_EQ(vm_start(m, &spec, &err), 0);
+	struct vm_info info;
+	CHECK_EQ(vm_get(m, "g1", &info), 0);
+
+	/* No monitor at all: refused at once, naming why. */
+	CHECK(vm_request_shutdown(m, "g1") < 0);
+	/* A monitor that never prompts: the call returns at once (it used to
+	 * block on the socket), and the loop gives up on it later. */
+	int lfd = monitor_listen(info.paths.monitor);
+	CHECK(lfd >= 0);
+	uint64_t t0 = now_monotonic_ns();
+	CHECK_EQ(vm_request_shutdown(m, "g1"), 0);
+	CHECK((now_monotonic_ns() - t0) / 1000000 < 200);
+	CHECK_EQ(vm_request_shutdown(m, "g1"), 0); /* under way: no second talk */
+	int hung = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	CHECK(hung >= 0);
+	while ((now_monotonic_ns() - t0) / 1000000 < VM_MONITOR_TIMEOUT_MS + 500)
+		ev_run_once(loop, 100);
+	char c;
+	CHECK_EQ(read(hung, &c, 1), 0); /* the manager hung up on it */
+	close(hung);
+
+	/* A monitor that answers: the key goes after the first prompt. */
+	CHECK_EQ(vm_request_shutdown(m, "g1"), 0);
+	int mon = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	CHECK(mon >= 0);
+	static const char banner[] = "QEMU 7.2.0 monitor - type 'help' for more information\n(qe";
+	CHECK_EQ(write(mon, banner, sizeof(banner) - 1), (ssize_t)sizeof(banner) - 1);
+	ev_run_once(loop, 100);
+	CHECK_EQ(write(mon, "mu) ", 4), 4); /* the prompt split across reads */
+	char got[64] = "";
+	ssize_t n = 0;
+	for (int i = 0; i < 20 && n <= 0; i++) {
+		ev_run_once(loop, 50);
+		n = recv(mon, got, sizeof(got) - 1, MSG_DONTWAIT);
+	}
+	CHECK(n > 0);
+	got[n > 0 ? n : 0] = '\0';
+	CHECK_STR(got, "sendkey ctrl-alt-delete\n");
+	CHECK_EQ(vm_get(m, "g1", &info), 0);
+	CHECK_EQ(info.state, VM_STATE_STOPPING);
+	CHECK_EQ(write(mon, "\r\n(qemu) ", 10), 10);
+	for (int i = 0; i < 5; i++)
+		ev_run_once(loop, 20);
+	CHECK_EQ(read(mon, &c, 1), 0); /* done: closed */
+	close(mon);
+	close(lfd);
+
+	vm_vmm_exited(m, "g1", info.pid, 0);
 	vm_manager_free(m);
 	child_table_free(children);
 	ev_loop_free(loop);
