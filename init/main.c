@@ -8,6 +8,7 @@
 #include "vm/vm.h"
 #include "shim/shim.h"
 
+#include <malloc.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/utsname.h>
@@ -136,6 +137,12 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+	/* A long-lived kin: blocks of 128 KiB and more (a seccomp profile, a
+	 * big message) come from mmap and go back to the kernel when freed.
+	 * glibc's default raises that threshold after each such free, and then
+	 * they pile up in the heap, which only shrinks from the top. */
+	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+	mallopt(M_TRIM_THRESHOLD, 128 * 1024);
 	const char *base = argc > 0 && argv[0] ? strrchr(argv[0], '/') : NULL;
 	base = base ? base + 1 : argc > 0 && argv[0] ? argv[0] : "kin";
 
