@@ -104,84 +104,105 @@ static void fake_exited(void *data, const struct vm_info *info)
 	f->last_status = info->exit_status;
 }
 
+/* A manager with the fake runner, in a scratch directory with an empty
+ * kernel and image: what the manager tests start VMs from. */
+struct fixture {
+	char dir[32], kernel[64], image[64], state[64];
+	struct fake_runner f;
+	struct vm_events ev;
+	struct vm_runner runner;
+	struct ev_loop *loop;
+	struct child_table *children;
+	struct vm_manager *m;
+	enum log_level level;
+	struct vm_spec spec;
+};
+
+static bool fixture_setup(struct fixture *x, enum log_level level)
+{
+	*x = (struct fixture){.dir = "/tmp/kin-unit-vm.XXXXXX"};
+	if (!mkdtemp(x->dir))
+		return false;
+	snprintf(x->kernel, sizeof(x->kernel), "%s/k", x->dir);
+	snprintf(x->image, sizeof(x->image), "%s/i", x->dir);
+	snprintf(x->state, sizeof(x->state), "%s/state", x->dir);
+	close(open(x->kernel, O_CREAT | O_WRONLY | O_CLOEXEC, 0600));
+	close(open(x->image, O_CREAT | O_WRONLY | O_CLOEXEC, 0600));
+	x->ev = (struct vm_events){.exited = fake_exited, .data = &x->f};
+	x->runner = (struct vm_runner){
+	    .start = fake_start, .signal = fake_signal, .release = fake_release, .data = &x->f};
+	x->level = log_get_level();
+	log_set_level(level);
+	if (ev_loop_new(&x->loop) < 0 || child_table_new(x->loop, &x->children) < 0 ||
+	    vm_manager_new(x->loop, x->children, x->state, &x->ev, &x->m) < 0)
+		return false;
+	vm_manager_set_runner(x->m, &x->runner);
+	vm_spec_defaults(&x->spec);
+	strcpy(x->spec.name, "g1");
+	strcpy(x->spec.kernel, x->kernel);
+	strcpy(x->spec.image, x->image);
+	x->spec.accel = VM_ACCEL_TCG;
+	return true;
+}
+
+static bool fixture_teardown(struct fixture *x)
+{
+	char cmd[128];
+	vm_manager_free(x->m);
+	child_table_free(x->children);
+	ev_loop_free(x->loop);
+	log_set_level(x->level);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", x->dir);
+	return system(cmd) == 0;
+}
+
 TEST(vm_manager_runner)
 {
-	char dir[] = "/tmp/kin-unit-vm.XXXXXX";
-	CHECK(mkdtemp(dir) != NULL);
-	char kernel[64], image[64], state[64];
-	snprintf(kernel, sizeof(kernel), "%s/k", dir);
-	snprintf(image, sizeof(image), "%s/i", dir);
-	snprintf(state, sizeof(state), "%s/state", dir);
-	close(open(kernel, O_CREAT | O_WRONLY | O_CLOEXEC, 0600));
-	close(open(image, O_CREAT | O_WRONLY | O_CLOEXEC, 0600));
-
-	struct fake_runner f = {0};
-	struct vm_events ev = {.exited = fake_exited, .data = &f};
-	struct vm_runner runner = {
-	    .start = fake_start, .signal = fake_signal, .release = fake_release, .data = &f};
-	struct ev_loop *loop = NULL;
-	struct child_table *children = NULL;
-	struct vm_manager *m = NULL;
-	enum log_level level = log_get_level();
-	log_set_level(LOG_WARN_); /* the manager's start/exit lines */
-	CHECK_EQ(ev_loop_new(&loop), 0);
-	CHECK_EQ(child_table_new(loop, &children), 0);
-	CHECK_EQ(vm_manager_new(loop, children, state, &ev, &m), 0);
-	vm_manager_set_runner(m, &runner);
-
-	struct vm_spec spec;
+	struct fixture x;
+	CHECK(fixture_setup(&x, LOG_WARN_)); /* the manager's start/exit lines */
+	struct vm_manager *m = x.m;
+	struct fake_runner *f = &x.f;
 	struct err err = {0};
-	vm_spec_defaults(&spec);
-	strcpy(spec.name, "g1");
-	strcpy(spec.kernel, kernel);
-	strcpy(spec.image, image);
-	spec.accel = VM_ACCEL_TCG;
-	CHECK_EQ(vm_start(m, &spec, &err), 0);
-	CHECK_EQ(f.starts, 1);
-	CHECK_STR(f.argv0, "qemu-system-x86_64");
+	CHECK_EQ(vm_start(m, &x.spec, &err), 0);
+	CHECK_EQ(f->starts, 1);
+	CHECK_STR(f->argv0, "qemu-system-x86_64");
 	struct vm_info info;
 	CHECK_EQ(vm_get(m, "g1", &info), 0);
 	CHECK_EQ(info.pid, 1001);
 	CHECK_STR(info.cell, "vms/g1");
 	CHECK_EQ(info.state, VM_STATE_RUNNING);
-	CHECK_EQ(vm_start(m, &spec, &err), -EEXIST);
+	CHECK_EQ(vm_start(m, &x.spec, &err), -EEXIST);
 	CHECK_EQ(err.code, ERR_ALREADY_EXISTS);
 	CHECK_STR(err.msg, "vm \"g1\" already exists");
 	CHECK_EQ(vm_forget(m, "g1"), -EBUSY);
 
 	CHECK_EQ(vm_kill(m, "g1", SIGTERM), 0);
-	CHECK_EQ(f.signals, 1);
-	CHECK_EQ(f.last_sig, SIGTERM);
+	CHECK_EQ(f->signals, 1);
+	CHECK_EQ(f->last_sig, SIGTERM);
 	vm_vmm_exited(m, "g1", 999, 0); /* another pid: stale, ignored */
 	vm_vmm_exited(m, "nope", 1001, 0);
-	CHECK_EQ(f.exits, 0);
+	CHECK_EQ(f->exits, 0);
 	vm_vmm_exited(m, "g1", 1001, 143);
-	CHECK_EQ(f.exits, 1);
-	CHECK_EQ(f.last_status, 143);
+	CHECK_EQ(f->exits, 1);
+	CHECK_EQ(f->last_status, 143);
 	CHECK_EQ(vm_get(m, "g1", &info), 0);
 	CHECK_EQ(info.state, VM_STATE_EXITED);
 	vm_vmm_exited(m, "g1", 1001, 0); /* reported once */
-	CHECK_EQ(f.exits, 1);
+	CHECK_EQ(f->exits, 1);
 	CHECK_EQ(vm_kill(m, "g1", SIGKILL), -ESRCH);
 
 	/* Starting the name again replaces the exited VM: release first. */
-	CHECK_EQ(vm_start(m, &spec, &err), 0);
-	CHECK_EQ(f.releases, 1);
-	CHECK_STR(f.released, "g1");
+	CHECK_EQ(vm_start(m, &x.spec, &err), 0);
+	CHECK_EQ(f->releases, 1);
+	CHECK_STR(f->released, "g1");
 	CHECK_EQ(vm_get(m, "g1", &info), 0);
 	CHECK_EQ(info.pid, 1002);
 	vm_vmm_exited(m, "g1", 1002, 0);
 	CHECK_EQ(vm_forget(m, "g1"), 0);
-	CHECK_EQ(f.releases, 2);
+	CHECK_EQ(f->releases, 2);
 	CHECK_EQ(vm_get(m, "g1", &info), -ENOENT);
 
-	vm_manager_free(m);
-	child_table_free(children);
-	ev_loop_free(loop);
-	log_set_level(level);
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	CHECK_EQ(system(cmd), 0);
+	CHECK(fixture_teardown(&x));
 }
 
 /* The VMM's monitor, played by the test: listening at the VM's
@@ -203,35 +224,12 @@ static int monitor_listen(const char *path)
 
 TEST(vm_shutdown_monitor_in_loop)
 {
-	char dir[] = "/tmp/kin-unit-vm.XXXXXX";
-	CHECK(mkdtemp(dir) != NULL);
-	char kernel[64], image[64], state[64];
-	snprintf(kernel, sizeof(kernel), "%s/k", dir);
-	snprintf(image, sizeof(image), "%s/i", dir);
-	snprintf(state, sizeof(state), "%s/state", dir);
-	close(open(kernel, O_CREAT | O_WRONLY | O_CLOEXEC, 0600));
-	close(open(image, O_CREAT | O_WRONLY | O_CLOEXEC, 0600));
-	struct fake_runner f = {0};
-	struct vm_events ev = {.exited = fake_exited, .data = &f};
-	struct vm_runner runner = {
-	    .start = fake_start, .signal = fake_signal, .release = fake_release, .data = &f};
-	struct ev_loop *loop = NULL;
-	struct child_table *children = NULL;
-	struct vm_manager *m = NULL;
-	enum log_level level = log_get_level();
-	log_set_level(LOG_ERR_); /* the hung monitor's warning is expected */
-	CHECK_EQ(ev_loop_new(&loop), 0);
-	CHECK_EQ(child_table_new(loop, &children), 0);
-	CHECK_EQ(vm_manager_new(loop, children, state, &ev, &m), 0);
-	vm_manager_set_runner(m, &runner);
-	struct vm_spec spec;
+	struct fixture x;
+	CHECK(fixture_setup(&x, LOG_ERR_)); /* the hung monitor's warning is expected */
+	struct vm_manager *m = x.m;
+	struct ev_loop *loop = x.loop;
 	struct err err = {0};
-	vm_spec_defaults(&spec);
-	strcpy(spec.name, "g1");
-	strcpy(spec.kernel, kernel);
-	strcpy(spec.image, image);
-	spec.accel = VM_ACCEL_TCG;
-	CHECK_EQ(vm_start(m, &spec, &err), 0);
+	CHECK_EQ(vm_start(m, &x.spec, &err), 0);
 	struct vm_info info;
 	CHECK_EQ(vm_get(m, "g1", &info), 0);
 
@@ -280,13 +278,7 @@ TEST(vm_shutdown_monitor_in_loop)
 	close(lfd);
 
 	vm_vmm_exited(m, "g1", info.pid, 0);
-	vm_manager_free(m);
-	child_table_free(children);
-	ev_loop_free(loop);
-	log_set_level(level);
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	CHECK_EQ(system(cmd), 0);
+	CHECK(fixture_teardown(&x));
 }
 
 /* The codes api/vm.c used to derive from the errno: the same ones. */
