@@ -26,6 +26,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#define HOST_SEED_SYSTEMD "/var/lib/systemd/random-seed"
+#define HOST_SEED_KIN     "/var/lib/kin/random-seed"
+#define HOST_SEED_BYTES   512
 #define HOST_GENERATOR_MS 5000
 #define HOST_CONF_FILES   256 /* *.conf files of one .d set */
 #define HOST_FILE_MAX     (256 * 1024)
@@ -222,6 +225,53 @@ static int host_machine_id(void)
 		log_warn("host: /etc/machine-id: %m");
 		return -1;
 	}
+	return 0;
+}
+
+/* The random seed: the bytes saved at the last shutdown (or boot) mixed
+ * into the kernel's pool, not credited — a copied disk must not count as
+ * entropy —, then replaced at once, so a crash never reuses them. Debian's
+ * systemd keeps it at /var/lib/systemd/random-seed; kin uses that file
+ * when it is there, else its own. */
+static const char *seed_path(void)
+{
+	return access(HOST_SEED_SYSTEMD, F_OK) == 0 ? HOST_SEED_SYSTEMD : HOST_SEED_KIN;
+}
+
+void init_host_seed_save(void)
+{
+	uint8_t b[HOST_SEED_BYTES];
+	const char *path = seed_path();
+	if (access(path, F_OK) < 0 && mkdir_p("/var/lib/kin", 0755) < 0)
+		return;
+	if (getrandom(b, sizeof(b), GRND_NONBLOCK) != (ssize_t)sizeof(b)) {
+		log_debug("host: random seed not saved: the pool is not ready");
+		return;
+	}
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 || write_all(fd, b, sizeof(b)) < 0 || fsync(fd) < 0)
+		log_warn("host: random seed %s: %m", path);
+	if (fd >= 0)
+		close(fd);
+}
+
+static int host_random_seed(void)
+{
+	uint8_t b[HOST_SEED_BYTES];
+	const char *path = seed_path();
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, b, sizeof(b)) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n > 0) {
+		int u = open("/dev/urandom", O_WRONLY | O_CLOEXEC);
+		if (u < 0 || write_all(u, b, (size_t)n) < 0)
+			log_warn("host: random seed: /dev/urandom: %m");
+		if (u >= 0)
+			close(u);
+		log_debug("host: random seed: %zd bytes from %s mixed in", n, path);
+	}
+	init_host_seed_save();
 	return 0;
 }
 
@@ -471,7 +521,7 @@ void init_host_sysinit(void)
 	    {"fstab", host_fstab},           {"machine-id", host_machine_id},
 	    {"/run", host_run_dirs},         {"sysctl", host_sysctl},
 	    {"modules-load", host_modules},  {"tmpfiles", host_tmpfiles},
-	    {"generators", host_generators},
+	    {"generators", host_generators}, {"random seed", host_random_seed},
 	};
 	uint64_t t0 = now_monotonic_ns();
 	int failed = 0;

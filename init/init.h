@@ -225,9 +225,13 @@ const char *init_cells_why(struct init_cells *ic);
 int init_systemctl_main(int argc, char **argv);
 /* A host's sysinit (init/host.c), in the late boot's child when machine
  * init runs units: fstab, machine-id, /run, sysctl.d, modules-load.d,
- * tmpfiles.d, generators. Problems are logged; it always goes on. */
+ * tmpfiles.d, generators, the random seed. Problems are logged; it always
+ * goes on. */
 bool init_host_root(void); /* the root has unit directories */
 void init_host_sysinit(void);
+/* A fresh random seed for the next boot, where the host boot keeps it
+ * (at the machine's stop, before the unmount). */
+void init_host_seed_save(void);
 /* Pure parts, unit-tested: fstab options into mount(2) flags and data
  * (-E2BIG when data does not fit), one sysctl.d line, one tmpfiles.d line
  * (< 0 when it was refused or failed; logged with file:n). */

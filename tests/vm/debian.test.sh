@@ -133,6 +133,9 @@ for i in $(seq 40); do # a minute's boundary, and some
 done
 [ -n "$cron_ran" ] && ok cron_job_ran || bad cron_job_ran "no /tmp/cron-ran after 80 s"
 
+out=$(gx seed stat -c %s /var/lib/kin/random-seed)
+[ "$(echo "$out" | tail -1)" = 512 ] && ok random_seed_saved || bad random_seed_saved "$out"
+
 # `systemctl restart ssh` in the guest (kin as systemctl) keeps an open
 # session: KillMode=process stops sshd's listener, not its sessions.
 G exec start t sess -- ssh -i /root/k -o StrictHostKeyChecking=no -o BatchMode=yes root@127.0.0.1 \
