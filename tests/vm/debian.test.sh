@@ -14,7 +14,7 @@
 # shown failed with its status, a package installed with apt-get on the
 # running guest started by its own maintainer scripts through kin as
 # systemctl, and a clean poweroff that leaves the ext4 clean (no journal
-# to replay on the next boot).
+# to replay on the next boot), a swap file in use until then.
 cd "$(dirname "$0")/../.."
 . tests/vm/lib.sh
 vm_suite_begin debian
@@ -36,6 +36,19 @@ WantedBy=multi-user.target
 EOF
 ln -s /etc/systemd/system/kin-fails.service "$T/add/etc/systemd/system/multi-user.target.wants/kin-fails.service"
 echo '* * * * * root date >/tmp/cron-ran' >"$T/add/etc/cron.d/kin-test"
+# A swap file turned on at boot, as hosts have: kin must swapoff it at the
+# poweroff, or / stays busy and is not remounted read-only (the ext4 check).
+cat >"$T/add/etc/systemd/system/kin-swap.service" <<'EOF'
+[Unit]
+Description=a swap file in use until the poweroff
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+ExecStart=/bin/sh -c 'dd if=/dev/zero of=/swapfile bs=1M count=16 2>/dev/null && chmod 600 /swapfile && mkswap /swapfile >/dev/null && swapon /swapfile'
+[Install]
+WantedBy=multi-user.target
+EOF
+ln -s /etc/systemd/system/kin-swap.service "$T/add/etc/systemd/system/multi-user.target.wants/kin-swap.service"
 KEY=$( (cat rootfs/*.c; echo "$PKGS"; find "$T/add" -type f | sort | xargs cat) | sha256sum | cut -c1-16)
 IMG=$CACHE/debian-$KEY.ext4
 if [ ! -f "$IMG" ]; then
@@ -133,6 +146,8 @@ for i in $(seq 40); do # a minute's boundary, and some
 done
 [ -n "$cron_ran" ] && ok cron_job_ran || bad cron_job_ran "no /tmp/cron-ran after 80 s"
 
+out=$(gx swaps cat /proc/swaps)
+echo "$out" | grep -q '^/swapfile ' && ok swap_file_on || bad swap_file_on "$out"
 out=$(gx seed stat -c %s /var/lib/kin/random-seed)
 [ "$(echo "$out" | tail -1)" = 512 ] && ok random_seed_saved || bad random_seed_saved "$out"
 
