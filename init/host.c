@@ -15,12 +15,14 @@
 #include <fcntl.h>
 #include <mntent.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/swap.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -121,6 +123,33 @@ static void fstab_source(const char *spec, char *dev, size_t size)
 	str_copy(dev, size, spec);
 }
 
+/* fsck -a of a device where fsck is installed. Status 2 ("reboot"): for
+ * the root, fixed while mounted read-only, the kernel's view of it is
+ * stale — PID 1 is asked to reboot (SIGRTMIN+5), as systemd-fsck does;
+ * returns 2 then. */
+static int host_fsck(const char *dev, bool root)
+{
+	struct stat st;
+	if (dev[0] != '/' || stat("/sbin/fsck", &st) < 0)
+		return 0;
+	char *argv[] = {(char *)"/sbin/fsck", (char *)"-a", (char *)"-T", (char *)dev, NULL};
+	int r = run_wait(argv, 10 * 60 * 1000);
+	if (r >= 4 || r < 0) {
+		log_warn("host: fsck %s: status %d; mounting anyway", dev, r);
+		return 0;
+	}
+	if (r & 1)
+		log_info("host: fsck %s corrected errors", dev);
+	if ((r & 2) && root) {
+		log_warn("host: fsck %s repaired the root and asks for a reboot: rebooting", dev);
+		kill(1, SIGRTMIN + 5);
+		return 2;
+	}
+	if (r & 2)
+		log_warn("host: fsck %s repaired it and asks for a reboot", dev);
+	return 0;
+}
+
 static int fstab_one(const struct mntent *m, bool *noted_x)
 {
 	char dev[256], data[1024];
@@ -143,7 +172,12 @@ static int fstab_one(const struct mntent *m, bool *noted_x)
 		return -1;
 	}
 	if (strcmp(m->mnt_dir, "/") == 0) {
-		/* the root is mounted; make it as fstab says */
+		/* the root is mounted; make it as fstab says — checked first
+		 * while it is still read-only (`ro` on the kernel command line) */
+		struct statvfs sv;
+		if (m->mnt_passno > 0 && statvfs("/", &sv) == 0 && (sv.f_flag & ST_RDONLY) &&
+		    host_fsck(dev, true) == 2)
+			return 0; /* a reboot is on its way */
 		if (!(flags & MS_RDONLY) &&
 		    mount(NULL, "/", NULL, MS_REMOUNT | (flags & ~MS_RDONLY),
 		          data[0] ? data : NULL) < 0 &&
@@ -153,15 +187,8 @@ static int fstab_one(const struct mntent *m, bool *noted_x)
 		}
 		return 0;
 	}
-	struct stat st;
-	if (m->mnt_passno > 0 && dev[0] == '/' && stat("/sbin/fsck", &st) == 0) {
-		char *argv[] = {(char *)"/sbin/fsck", (char *)"-a", (char *)"-T", dev, NULL};
-		int r = run_wait(argv, 10 * 60 * 1000);
-		if (r >= 4 || r < 0)
-			log_warn("host: fsck %s: status %d; mounting anyway", dev, r);
-		else if (r & 2)
-			log_warn("host: fsck %s repaired it and asks for a reboot", dev);
-	}
+	if (m->mnt_passno > 0)
+		host_fsck(dev, false);
 	mkdir_p(m->mnt_dir, 0755);
 	if (mount(dev, m->mnt_dir, m->mnt_type, flags, data[0] ? data : NULL) < 0 &&
 	    errno != EBUSY) {

@@ -100,7 +100,9 @@ S=$T/host.sock
 C() { "$KIN" ctl --socket "$S" "$@"; }
 G() { "$KIN" ctl --socket "$S" --target vm/deb "$@"; }
 host_kin_start debian
-C vm start deb --kernel "$KERNEL" --image "$T/initrd.cpio" --disk "$T/root.ext4" --cpus 2 --memory 1536 \
+# `ro`, as Debian's bootloaders pass it: the root is fsck'ed read-only,
+# then remounted read-write per fstab.
+C vm start deb --kernel "$KERNEL" --image "$T/initrd.cpio" --disk "$T/root.ext4" --cpus 2 --memory 1536 --append ro \
 	>"$T/out" 2>&1 || { bad vm_start "$(cat "$T/out")" "$T/host.log"; vm_suite_end; exit; }
 CON=$T/vm/deb/console.log
 wait_for "G health 2>/dev/null | grep -q SERVING" 9000 && ok guest_ready ||
@@ -146,6 +148,8 @@ for i in $(seq 40); do # a minute's boundary, and some
 done
 [ -n "$cron_ran" ] && ok cron_job_ran || bad cron_job_ran "no /tmp/cron-ran after 80 s"
 
+out=$(gx rootrw sh -c 'grep " / " /proc/mounts; touch /kin-rw && echo root-writable')
+echo "$out" | grep -q root-writable && ok root_fsck_then_rw || bad root_fsck_then_rw "$out"
 out=$(gx swaps cat /proc/swaps)
 echo "$out" | grep -q '^/swapfile ' && ok swap_file_on || bad swap_file_on "$out"
 out=$(gx seed stat -c %s /var/lib/kin/random-seed)
