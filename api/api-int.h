@@ -172,3 +172,18 @@ int api_zones_info(struct api_zones *svc, const char *name, struct zone_info *re
 #define API_ZONES_VM_STOP_MS 10000
 int api_zones_end(struct api_zones *svc, const char *name, bool kill);
 bool api_zones_all_gone(const struct api_zones *svc);
+
+/* An executable's output as a LogChunk server stream (api/logs.c), one way
+ * for Exec/Logs and Units/Logs: with follow false what its rings keep, then
+ * the end; else followed until it ends, the client cancels, or
+ * api_logs_end. streams: a bit per exec_stream. The stream is kept in list
+ * (the calling service's) while it runs. 0 once the call is answered or
+ * streaming; -errno with err, nothing sent, when it cannot be followed. */
+struct cells;
+int api_logs_serve(struct list_node *list, struct cells *cells, struct rpc_call *call,
+                   const char *cell, const char *exec, unsigned streams, bool follow,
+                   struct err *err);
+/* kin is stopping: every stream of list ends UNAVAILABLE, before cells_free. */
+void api_logs_end(struct list_node *list);
+/* What is left of list, after the server is gone. */
+void api_logs_free(struct list_node *list);

@@ -26,16 +26,14 @@ struct api_cells_pending {
 };
 
 /* An open server stream (Logs with follow, Events Subscribe). */
-struct api_cells_stream {
+struct api_cells_stream {      /* an Events stream */
 	struct list_node node; /* in api_cells.streams, newest first */
 	struct api_cells *svc;
 	struct rpc_call *call;
-	struct exec_follower *follower;  /* Logs */
-	struct cells_listener *listener; /* Events */
-	unsigned streams;                /* Logs: bit per exec_stream wanted */
-	char filter[CELLS_PATH_MAX];     /* Events: a subtree, "" for all */
-	uint64_t dropped;                /* bytes or events not delivered yet noted */
-	bool in_setup, ended, closing;
+	struct cells_listener *listener;
+	char filter[CELLS_PATH_MAX]; /* a subtree, "" for all */
+	uint64_t dropped;            /* events not delivered yet noted */
+	bool closing;
 };
 
 struct api_cells {
@@ -44,7 +42,8 @@ struct api_cells {
 	struct api_images *images; /* containers from images (api/exec_image.c) */
 	char why[256];
 	struct list_node pending;
-	struct list_node streams;
+	struct list_node streams;     /* Events */
+	struct list_node log_streams; /* Exec/Logs (api/logs.c) */
 	struct api_binding cells_binding, exec_binding, events_binding;
 };
 

@@ -382,6 +382,7 @@ static int cells_start(struct api *api, const struct api_config *cfg)
 	(void)str_copy(svc->why, sizeof(svc->why), cfg->cells_why ? cfg->cells_why : "no cgroup2");
 	list_init(&svc->pending);
 	list_init(&svc->streams);
+	list_init(&svc->log_streams);
 	int r = api_bind(cfg->rpc, &svc->cells_binding, &cells_handlers, svc);
 	if (r == 0)
 		r = api_bind(cfg->rpc, &svc->exec_binding, &api_cells_exec_handlers, svc);
@@ -409,12 +410,11 @@ static void cells_shutdown(struct api *api)
 		st->closing = true;
 		if (st->listener)
 			cells_unlisten(svc->cells, st->listener);
-		if (st->follower)
-			exec_log_unfollow(svc->cells, st->follower);
 		if (call)
 			rpc_call_close(call, ERR_UNAVAILABLE, "kin is stopping");
 		api_cells_stream_free(st);
 	}
+	api_logs_end(&svc->log_streams);
 	list_for_each(p, &svc->pending, node) {
 		if (p->call) {
 			struct rpc_call *call = p->call;
@@ -439,6 +439,7 @@ static void cells_free_all(struct api *api)
 		api_cells_pending_free(p);
 	list_for_each_safe(st, st_next, &svc->streams, node)
 		api_cells_stream_free(st);
+	api_logs_free(&svc->log_streams);
 	api_binding_release(&svc->cells_binding);
 	api_binding_release(&svc->exec_binding);
 	api_binding_release(&svc->events_binding);

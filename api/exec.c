@@ -1,17 +1,12 @@
 /* exec: the kin.v1.Exec service — start executables in cells, signal,
  * stop, wait, status, list, delete, stdin, and their output as a server
- * stream (Logs). A spec is checked (api/cells_req.c) only for what the
- * wire adds (counts, strings to parse); everything else is exec_start's,
- * before any side effect. Log streams: a client that reads too slowly loses output
- * (its connection's output is full); the next chunk it gets says how many
- * bytes it missed (LogChunk.dropped). Memory stays bounded by the server's
- * per-connection output cap; the ring keeps the bytes for a later read. */
+ * stream (Logs, api/logs.c). A spec is checked (api/cells_req.c) only for
+ * what the wire adds (counts, strings to parse); everything else is
+ * exec_start's, before any side effect. */
 #include "api/cells-int.h"
 
 #include <stdio.h>
 #include <string.h>
-
-#define LOG_CHUNK (64 * 1024)
 
 static void status_fill(Kin__V1__ExecStatus *m, const struct exec_status *st)
 {
@@ -220,58 +215,6 @@ static int serve_exec_stdin(struct rpc_call *call, const ProtobufCMessage *in, v
 
 /* ---- Logs ------------------------------------------------------------------------ */
 
-static int log_send(struct api_cells_stream *st, enum exec_stream s, const void *buf, size_t len)
-{
-	Kin__V1__LogChunk m = KIN__V1__LOG_CHUNK__INIT;
-	m.stream = s == EXEC_STDOUT ? KIN__V1__LOG_STREAM__STDOUT : KIN__V1__LOG_STREAM__STDERR;
-	m.data.data = (uint8_t *)buf;
-	m.data.len = len;
-	m.dropped = st->dropped;
-	int r = rpc_call_send(st->call, &m.base);
-	if (r == -ENOBUFS)
-		st->dropped += len;
-	else if (r == 0)
-		st->dropped = 0;
-	return r;
-}
-
-static void log_data(enum exec_stream s, const void *buf, size_t len, void *data)
-{
-	struct api_cells_stream *st = data;
-	if (!st->call || !(st->streams & (1u << s)))
-		return;
-	/* The library hands at most 64 KiB at a time; keep frames small anyway. */
-	for (size_t off = 0; off < len; off += LOG_CHUNK)
-		log_send(st, s, (const uint8_t *)buf + off,
-		         len - off < LOG_CHUNK ? len - off : LOG_CHUNK);
-}
-
-/* The executable ended and its pipes closed, or it was deleted. */
-static void log_end(void *data)
-{
-	struct api_cells_stream *st = data;
-	st->follower = NULL;
-	if (st->in_setup) {
-		st->ended = true; /* the handler finishes */
-		return;
-	}
-	if (st->call)
-		rpc_call_close(st->call, ERR_OK, NULL);
-	api_cells_stream_free(st);
-}
-
-static const struct exec_log_ops log_ops = {.data = log_data, .end = log_end};
-
-static void log_cancelled(struct rpc_call *call, void *data)
-{
-	struct api_cells_stream *st = data;
-	(void)call;
-	st->call = NULL;
-	if (st->follower)
-		exec_log_unfollow(st->svc->cells, st->follower);
-	api_cells_stream_free(st);
-}
-
 static int serve_exec_logs(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
 {
 	struct api_cells *svc = userdata;
@@ -280,45 +223,10 @@ static int serve_exec_logs(struct rpc_call *call, const ProtobufCMessage *in, vo
 	struct exec_status status;
 	unsigned want;
 	if (api_cells_req_logs(req, &want, &err) < 0 ||
-	    exec_status(svc->cells, req->cell, req->name, &status, &err) < 0)
+	    exec_status(svc->cells, req->cell, req->name, &status, &err) < 0 ||
+	    api_logs_serve(&svc->log_streams, svc->cells, call, req->cell, req->name, want,
+	                   req->follow, &err) < 0)
 		return api_cells_fail(call, &err);
-	struct api_cells_stream *st = api_cells_stream_new(svc, call);
-	if (!st)
-		return -ENOMEM;
-	st->streams = want;
-	if (!req->follow) {
-		/* What the rings keep now, stream by stream, then the end. */
-		_cleanup_free_ uint8_t *buf = malloc(LOG_CHUNK);
-		if (!buf) {
-			api_cells_stream_free(st);
-			return -ENOMEM;
-		}
-		for (int s = 0; s < 2; s++) {
-			uint64_t pos = 0, dropped;
-			size_t n;
-			if (!(want & (1u << s)))
-				continue;
-			while (exec_log_read(svc->cells, req->cell, req->name, s, &pos, buf,
-			                     LOG_CHUNK, &n, &dropped, &err) == 0 &&
-			       n > 0)
-				log_send(st, s, buf, n);
-		}
-		api_cells_stream_free(st);
-		return rpc_call_close(call, ERR_OK, NULL);
-	}
-	st->in_setup = true;
-	int r =
-	    exec_log_follow(svc->cells, req->cell, req->name, &log_ops, st, &st->follower, &err);
-	st->in_setup = false;
-	if (r < 0) {
-		api_cells_stream_free(st);
-		return api_cells_fail(call, &err);
-	}
-	if (st->ended) {
-		api_cells_stream_free(st);
-		return rpc_call_close(call, ERR_OK, NULL);
-	}
-	rpc_call_on_cancel(call, log_cancelled, st);
 	return 0;
 }
 

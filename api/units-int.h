@@ -24,16 +24,6 @@ struct api_units_pending {
 };
 
 /* An open Logs stream with follow. */
-struct api_units_stream {
-	struct list_node node; /* in api_units.streams */
-	struct api_units *svc;
-	struct rpc_call *call;
-	struct exec_follower *follower;
-	unsigned streams; /* bit per exec_stream wanted */
-	uint64_t dropped; /* bytes not delivered yet noted */
-	bool in_setup, ended;
-};
-
 struct api_units {
 	struct units *units; /* NULL: no manager, or kin is stopping (why says which) */
 	struct cells *cells; /* where services' output is */
@@ -71,5 +61,3 @@ int api_units_serve_mask(struct rpc_call *call, const ProtobufCMessage *in, void
 int api_units_serve_unmask(struct rpc_call *call, const ProtobufCMessage *in, void *userdata);
 int api_units_serve_logs(struct rpc_call *call, const ProtobufCMessage *in, void *userdata);
 /* kin is stopping: every open stream ends UNAVAILABLE (before cells go). */
-void api_units_streams_end(struct api_units *svc);
-void api_units_streams_free(struct api_units *svc);

@@ -359,7 +359,7 @@ static void units_shutdown_svc(struct api *api)
 	struct api_units_pending *p;
 	if (!svc)
 		return;
-	api_units_streams_end(svc);
+	api_logs_end(&svc->streams);
 	list_for_each(p, &svc->pending, node) {
 		if (p->call) {
 			struct rpc_call *call = p->call;
@@ -382,7 +382,7 @@ static void units_free_svc(struct api *api)
 		return;
 	list_for_each_safe(p, p_next, &svc->pending, node)
 		pending_free(p);
-	api_units_streams_free(svc);
+	api_logs_free(&svc->streams);
 	api_binding_release(&svc->binding);
 	free(svc);
 	api->units = NULL;

@@ -241,88 +241,6 @@ void api_units_tail_free(struct api_units_tail *t)
 
 /* ---- Logs -------------------------------------------------------------------------------- */
 
-#define LOG_CHUNK (64 * 1024)
-
-static void stream_free(struct api_units_stream *st)
-{
-	list_remove(&st->node);
-	free(st);
-}
-
-static void log_send(struct api_units_stream *st, enum exec_stream s, const void *buf, size_t len)
-{
-	Kin__V1__LogChunk m = KIN__V1__LOG_CHUNK__INIT;
-	m.stream = s == EXEC_STDOUT ? KIN__V1__LOG_STREAM__STDOUT : KIN__V1__LOG_STREAM__STDERR;
-	m.data.data = (uint8_t *)buf;
-	m.data.len = len;
-	m.dropped = st->dropped;
-	int r = rpc_call_send(st->call, &m.base);
-	if (r == -ENOBUFS)
-		st->dropped += len;
-	else if (r == 0)
-		st->dropped = 0;
-}
-
-static void log_data(enum exec_stream s, const void *buf, size_t len, void *data)
-{
-	struct api_units_stream *st = data;
-	if (!st->call || !(st->streams & (1u << s)))
-		return;
-	for (size_t off = 0; off < len; off += LOG_CHUNK)
-		log_send(st, s, (const uint8_t *)buf + off,
-		         len - off < LOG_CHUNK ? len - off : LOG_CHUNK);
-}
-
-static void log_end(void *data)
-{
-	struct api_units_stream *st = data;
-	st->follower = NULL;
-	if (st->in_setup) {
-		st->ended = true; /* the handler finishes */
-		return;
-	}
-	if (st->call)
-		rpc_call_close(st->call, ERR_OK, NULL);
-	stream_free(st);
-}
-
-static const struct exec_log_ops log_ops = {.data = log_data, .end = log_end};
-
-static void log_cancelled(struct rpc_call *call, void *data)
-{
-	struct api_units_stream *st = data;
-	(void)call;
-	st->call = NULL;
-	if (st->follower && st->svc->cells)
-		exec_log_unfollow(st->svc->cells, st->follower);
-	stream_free(st);
-}
-
-/* What the rings keep now, stream by stream, then the end. */
-static int log_dump(struct api_units_stream *st, const char *cell, const char *exec)
-{
-	struct api_units *svc = st->svc;
-	struct rpc_call *call = st->call;
-	struct err err = {0};
-	_cleanup_free_ uint8_t *buf = malloc(LOG_CHUNK);
-	if (!buf) {
-		stream_free(st);
-		return -ENOMEM;
-	}
-	for (int s = EXEC_STDOUT; s <= EXEC_STDERR; s++) {
-		uint64_t pos = 0, dropped;
-		size_t n;
-		if (!(st->streams & (1u << s)))
-			continue;
-		while (exec_log_read(svc->cells, cell, exec, s, &pos, buf, LOG_CHUNK, &n, &dropped,
-		                     &err) == 0 &&
-		       n > 0)
-			log_send(st, s, buf, n);
-	}
-	stream_free(st);
-	return rpc_call_close(call, ERR_OK, NULL);
-}
-
 int api_units_serve_logs(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
 {
 	struct api_units *svc = userdata;
@@ -347,52 +265,11 @@ int api_units_serve_logs(struct rpc_call *call, const ProtobufCMessage *in, void
 	if (r == 0 && exec_status(svc->cells, cell, exec, &status, NULL) < 0)
 		r = err_set(&err, -ENOENT, ERR_NOT_FOUND, "unit \"%s\": no output (never started)",
 		            req->name);
-	if (r < 0)
-		return api_units_fail(call, r, &err);
-	struct api_units_stream *st = calloc(1, sizeof(*st));
-	if (!st)
-		return -ENOMEM;
-	st->svc = svc;
-	st->call = call;
-	st->streams = req->stream == KIN__V1__LOG_STREAM__STDOUT   ? 1u << EXEC_STDOUT
-	              : req->stream == KIN__V1__LOG_STREAM__STDERR ? 1u << EXEC_STDERR
-	                                                           : 3u;
-	list_push(&svc->streams, &st->node);
-	if (!req->follow)
-		return log_dump(st, cell, exec);
-	st->in_setup = true;
-	r = exec_log_follow(svc->cells, cell, exec, &log_ops, st, &st->follower, &err);
-	st->in_setup = false;
-	if (r < 0) {
-		stream_free(st);
-		return api_units_fail(call, r, &err);
-	}
-	if (st->ended) {
-		stream_free(st);
-		return rpc_call_close(call, ERR_OK, NULL);
-	}
-	rpc_call_on_cancel(call, log_cancelled, st);
-	return 0;
-}
-
-void api_units_streams_end(struct api_units *svc)
-{
-	struct api_units_stream *st;
-	/* From the head each time: ending one stream may end others. */
-	while ((st = list_first_entry(&svc->streams, struct api_units_stream, node))) {
-		struct rpc_call *call = st->call;
-		st->call = NULL;
-		if (st->follower && svc->cells)
-			exec_log_unfollow(svc->cells, st->follower);
-		if (call)
-			rpc_call_close(call, ERR_UNAVAILABLE, "kin is stopping");
-		stream_free(st);
-	}
-}
-
-void api_units_streams_free(struct api_units *svc)
-{
-	struct api_units_stream *st, *next;
-	list_for_each_safe(st, next, &svc->streams, node)
-		stream_free(st);
+	unsigned streams = req->stream == KIN__V1__LOG_STREAM__STDOUT   ? 1u << EXEC_STDOUT
+	                   : req->stream == KIN__V1__LOG_STREAM__STDERR ? 1u << EXEC_STDERR
+	                                                                : 3u;
+	if (r == 0)
+		r = api_logs_serve(&svc->streams, svc->cells, call, cell, exec, streams,
+		                   req->follow, &err);
+	return r < 0 ? api_units_fail(call, r, &err) : r;
 }
