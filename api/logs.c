@@ -101,8 +101,8 @@ int api_logs_serve(struct list_node *list, struct cells *cells, struct rpc_call 
 			struct err ignored = {0};
 			if (!(streams & (1u << s)))
 				continue;
-			while (exec_log_read(cells, cell, exec, s, &pos, buf, LOG_CHUNK, &n, &dropped,
-			                     &ignored) == 0 &&
+			while (exec_log_read(cells, cell, exec, s, &pos, buf, LOG_CHUNK, &n,
+			                     &dropped, &ignored) == 0 &&
 			       n > 0)
 				log_send(st, s, buf, n);
 		}

@@ -74,6 +74,9 @@ void cfg_word_bad(struct cfg *c, const char *fmt, ...) _printf_(2, 3);
 
 /* The next whitespace-separated word of *p into buf; 0 at the end,
  * -EINVAL for a word longer than size. */
+/* A list of absolute paths (each may start with one of prefixes, kept);
+ * an empty value clears it. */
+int cfg_path_list(struct cfg *c, const char *v, const char *prefixes);
 int cfg_word(const char **p, char *buf, size_t size);
 
 /* The shared parsers, on the field at dir->offset. */

@@ -308,7 +308,7 @@ static int cfg_dep(struct cfg *c, const char *v)
 	return cfg_unit_names(c, v);
 }
 
-static int cfg_abs_paths(struct cfg *c, const char *v)
+int cfg_path_list(struct cfg *c, const char *v, const char *prefixes)
 {
 	struct unit_strv *l = CFG_FIELD(c, struct unit_strv);
 	char w[PATH_MAX];
@@ -318,7 +318,8 @@ static int cfg_abs_paths(struct cfg *c, const char *v)
 		return 0;
 	}
 	while ((r = cfg_word(&v, w, sizeof(w))) != 0) {
-		if (r < 0 || w[0] != '/') {
+		const char *p = w + (r > 0 ? strspn(w, prefixes) : 0);
+		if (r < 0 || *p != '/') {
 			cfg_word_bad(c, "\"%.60s\" is not an absolute path",
 			             r < 0 ? "(too long)" : w);
 			continue;
@@ -327,6 +328,11 @@ static int cfg_abs_paths(struct cfg *c, const char *v)
 			return r;
 	}
 	return 0;
+}
+
+static int cfg_abs_paths(struct cfg *c, const char *v)
+{
+	return cfg_path_list(c, v, "");
 }
 
 /* Condition*= and Assert*= ('|' then '!' prefixes); an empty value drops

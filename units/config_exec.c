@@ -365,26 +365,7 @@ static int cfg_protect_home(struct cfg *c, const char *v)
  * and '+' (below RootDirectory=) prefixes kept. */
 static int cfg_ns_paths(struct cfg *c, const char *v)
 {
-	struct unit_strv *l = CFG_FIELD(c, struct unit_strv);
-	char w[PATH_MAX];
-	int r;
-	if (!*v) {
-		unit_strv_clear(l);
-		return 0;
-	}
-	while ((r = cfg_word(&v, w, sizeof(w))) != 0) {
-		const char *p = w;
-		while (r > 0 && (*p == '-' || *p == '+'))
-			p++;
-		if (r < 0 || *p != '/') {
-			cfg_word_bad(c, "\"%.60s\" is not an absolute path",
-			             r < 0 ? "(too long)" : w);
-			continue;
-		}
-		if ((r = unit_strv_push(l, w)) < 0)
-			return r;
-	}
-	return 0;
+	return cfg_path_list(c, v, "-+");
 }
 
 /* SystemCallFilter= (arg 0) and RestrictAddressFamilies= (arg 1): the
