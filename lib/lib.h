@@ -97,6 +97,8 @@ int str_hostport_split(const char *s, char *host, size_t size, uint16_t *ret_por
                        bool *ret_bracketed);
 /* Strict decimal parsers: the whole string, no sign, no spaces, in range. */
 int str_to_u64(const char *s, uint64_t max, uint64_t *ret);
+/* The value of a hex digit (either case), -1 for another character. */
+int hex_digit(char c);
 int str_to_u32(const char *s, uint32_t *ret);
 /* "1500ms", "10s", "2m", or a bare number of seconds, into milliseconds. */
 int str_to_duration_ms(const char *s, uint64_t max_ms, uint64_t *ret_ms);

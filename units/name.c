@@ -157,17 +157,6 @@ int unit_name_escape(const char *in, bool path, char *buf, size_t size)
 	return 0;
 }
 
-static int hex_val(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 int unit_name_unescape(const char *in, bool path, char *buf, size_t size)
 {
 	size_t pos = 0;
@@ -187,7 +176,7 @@ int unit_name_unescape(const char *in, bool path, char *buf, size_t size)
 			c = '/';
 		} else if (c == '\\') {
 			int hi, lo;
-			if (p[1] != 'x' || (hi = hex_val(p[2])) < 0 || (lo = hex_val(p[3])) < 0)
+			if (p[1] != 'x' || (hi = hex_digit(p[2])) < 0 || (lo = hex_digit(p[3])) < 0)
 				return -EINVAL;
 			c = (char)(hi << 4 | lo);
 			if (c == '\0')

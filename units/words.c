@@ -45,17 +45,6 @@ void unit_sb_free(struct unit_sb *b)
 	b->len = b->cap = 0;
 }
 
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* n hex digits at p into *ret; -EINVAL when one is missing. */
 static int hex_n(const char *p, int n, uint32_t *ret)
 {
