@@ -362,18 +362,19 @@ int vm_request_shutdown(struct vm_manager *m, const char *name)
 	*t = (struct vm_talk){.step = TALK_PROMPT,
 	                      .io = {.fd = fd, .fn = on_talk_io, .data = e},
 	                      .timer = {.fd = tfd, .fn = on_talk_timeout, .data = e}};
-	if (tfd < 0 || timerfd_settime(tfd, 0, &its, NULL) < 0 ||
-	    ev_add(m->loop, &t->io, EPOLLIN) < 0) {
-		int r = -errno ? -errno : -EIO;
+	int r = tfd < 0 || timerfd_settime(tfd, 0, &its, NULL) < 0 ? -errno : 0;
+	if (r == 0)
+		r = ev_add(m->loop, &t->io, EPOLLIN);
+	if (r < 0) {
 		if (tfd >= 0)
 			close(tfd);
 		close(fd);
 		*t = (struct vm_talk){.step = TALK_NONE, .io = {.fd = -1}, .timer = {.fd = -1}};
 		return r;
 	}
-	if (ev_add(m->loop, &t->timer, EPOLLIN) < 0) {
+	if ((r = ev_add(m->loop, &t->timer, EPOLLIN)) < 0) {
 		talk_end(e);
-		return -EIO;
+		return r;
 	}
 	return 0;
 }
