@@ -156,8 +156,13 @@ static int service_parse(struct ctl *ctl, int argc, char **argv, struct service_
 			return r;
 		if (k == 0)
 			continue;
-		if (!strchr(allowed, c))
-			return ctl_usage(ctl, "option '%s' is not for %s", argv[optind], ctl->what);
+		if (!strchr(allowed, c)) {
+			const struct option *o = ctl_service_opts;
+			while (o->name && o->val != c)
+				o++;
+			return o->name ? ctl_usage(ctl, "option --%s is not for %s", o->name, ctl->what)
+			               : ctl_usage(ctl, "option -%c is not for %s", c, ctl->what);
+		}
 		if ((r = service_opt(ctl, a, c)) != CTL_OK)
 			return r;
 	}
