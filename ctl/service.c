@@ -160,8 +160,9 @@ static int service_parse(struct ctl *ctl, int argc, char **argv, struct service_
 			const struct option *o = ctl_service_opts;
 			while (o->name && o->val != c)
 				o++;
-			return o->name ? ctl_usage(ctl, "option --%s is not for %s", o->name, ctl->what)
-			               : ctl_usage(ctl, "option -%c is not for %s", c, ctl->what);
+			return o->name
+			           ? ctl_usage(ctl, "option --%s is not for %s", o->name, ctl->what)
+			           : ctl_usage(ctl, "option -%c is not for %s", c, ctl->what);
 		}
 		if ((r = service_opt(ctl, a, c)) != CTL_OK)
 			return r;
