@@ -37,6 +37,10 @@ static int serve_health_version(struct rpc_call *call, const ProtobufCMessage *i
 	out.kernel_release = u.release;
 	out.uptime_ns = now_monotonic_ns() - info->started_ns;
 	out.pid = (uint32_t)getpid();
+	const char *reexec_error = "";
+	if (info->reexecs)
+		info->reexecs(&out.reexecs, &reexec_error, info->data);
+	out.reexec_error = (char *)reexec_error;
 	return rpc_call_reply(call, &out.base);
 }
 

@@ -3,6 +3,7 @@
  * caller hears what happens before the connections go. ReloadPolicy: init
  * re-reads the authorization policy. */
 #include "api/api-int.h"
+#include "lib/state.h"
 
 #include <string.h>
 
@@ -62,10 +63,47 @@ static int serve_system_reload_policy(struct rpc_call *call, const ProtobufCMess
 	return rpc_call_reply(call, &out.base);
 }
 
+static void reexec_done(int result, const struct err *err, const char *binary, uint64_t reexecs,
+                        void *call_data)
+{
+	struct rpc_call *call = call_data;
+	if (result < 0) {
+		api_fail_err(call, err, result);
+		return;
+	}
+	Kin__V1__ReexecResponse out = KIN__V1__REEXEC_RESPONSE__INIT;
+	out.binary = (char *)binary;
+	out.state_format = STATE_FORMAT;
+	out.reexecs = reexecs;
+	rpc_call_reply(call, &out.base);
+}
+
+static void reexec_cancelled(struct rpc_call *call, void *data)
+{
+	const struct api_system_ops *ops = data;
+	ops->reexec_cancel(call, ops->data);
+}
+
+static int serve_system_reexec(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
+{
+	const struct api_system_ops *ops = userdata;
+	const Kin__V1__ReexecRequest *req = (const Kin__V1__ReexecRequest *)in;
+	struct err err = {0};
+	if (!ops->reexec)
+		return rpc_call_fail(call, ERR_FAILED_PRECONDITION,
+		                     "a %s kin does not re-execute itself", ops->role);
+	int r = ops->reexec(req->binary, reexec_done, call, &err, ops->data);
+	if (r < 0)
+		return api_fail_err(call, &err, r);
+	rpc_call_on_cancel(call, reexec_cancelled, userdata);
+	return 0;
+}
+
 static const struct api_method system_methods[] = {
     {serve_system_poweroff, 0},
     {serve_system_reboot, 0},
     {serve_system_reload_policy, 0},
+    {serve_system_reexec, 0},
 };
 static const struct api_handlers system_handlers = {&kin__v1__system__descriptor, system_methods,
                                                     ARRAY_SIZE(system_methods), NULL};

@@ -43,6 +43,7 @@ static const struct {
     {"kin.v1.System", "Poweroff", AUTH_ADMIN},
     {"kin.v1.System", "Reboot", AUTH_ADMIN},
     {"kin.v1.System", "ReloadPolicy", AUTH_ADMIN},
+    {"kin.v1.System", "Reexec", AUTH_ADMIN},
 
     /* Cancel only ever cancels the caller's own call on its connection. */
     {"kin.v1.Route", "Cancel", AUTH_READ},

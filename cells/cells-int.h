@@ -160,6 +160,21 @@ int exec_devices_attach(const struct exec_spec *s, int cgroup_fd, const char *la
 
 /* ---- spec copies (spec.c) ---------------------------------------------- */
 
+/* The spec's string lists and strings, in an order the handed-over
+ * state (state.c) numbers them by: append only. */
+#define SPEC_VECS(s)                                                                               \
+	{                                                                                          \
+		(void *)&(s)->argv, (void *)&(s)->env, (void *)&(s)->masked_paths,                 \
+		    (void *)&(s)->readonly_paths, (void *)&(s)->sysctls,                           \
+		    (void *)&(s)->writable_paths                                                   \
+	}
+#define SPEC_STRS(s)                                                                               \
+	{                                                                                          \
+		&(s)->cwd, &(s)->root, &(s)->seccomp_file, &(s)->hostname, &(s)->root_lowerdirs,   \
+		    &(s)->root_upperdir, &(s)->root_workdir, &(s)->stdio_paths[0],                 \
+		    &(s)->stdio_paths[1], &(s)->stdio_paths[2], &(s)->path                         \
+	}
+
 /* A deep copy owning its strings (one allocation). */
 int exec_spec_copy(const struct exec_spec *src, struct exec_spec **ret);
 void exec_spec_free(struct exec_spec *s);
@@ -212,6 +227,9 @@ struct cells {
 };
 
 /* cgroup.c */
+/* The loop's side of a new library: the inotify watch, the cells root. */
+int cells_init_loop(struct cells *c, struct ev_loop *loop, struct child_table *children,
+                    struct err *err);
 int cells_find_mount(char *buf, size_t size);
 int cells_self_cgroup(char *buf, size_t size);
 uint32_t cells_controllers_parse(const char *s);
@@ -317,6 +335,12 @@ size_t exec_count(const struct cell *cell);
 /* Stops restarts of every executable in the cell's subtree (forced delete). */
 void exec_no_restart_subtree(struct cell *cell);
 bool exec_any_running(const struct cell *cell);
+
+/* state_spec.c: a spec in the handed-over state (lib/state.h). */
+struct state_w;
+struct state_field;
+void exec_spec_save(struct state_w *w, uint16_t tag, const struct exec_spec *s);
+int exec_spec_restore(const struct state_field *f, struct exec_spec **ret, struct err *err);
 
 /* start.c: a run from prepare to the child's report, through the loop. */
 /* Begins a run of e (state EXEC_STARTING, child tracked, report pipe and

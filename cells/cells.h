@@ -88,6 +88,31 @@ int cells_new(struct ev_loop *loop, struct child_table *children, const struct c
 /* Forgets every cell and executable (cgroups and processes stay); a child
  * still running is reaped later without calling back into freed memory. */
 void cells_free(struct cells *c);
+/* ---- re-exec (state.c) ------------------------------------------------------ */
+
+/* A kin that re-executes itself hands its cells over in its state
+ * (lib/state.h): every cell, and every executable with its spec, run
+ * state, restart backoff, exit status, captured output and the fds of its
+ * pipes; the processes stay kin's children throughout. */
+struct state_w;
+struct state_in;
+struct state_field;
+/* Whether there is nothing in flight that cannot be handed over: false,
+ * with why, while a start, freeze or forced delete is under way (each
+ * settles within its own deadline). */
+bool cells_settled(const struct cells *c, char *why, size_t size);
+/* The children cells tracks (running executables). */
+size_t cells_children(const struct cells *c);
+/* Writes the library as one record of tag: -EOPNOTSUPP with err naming
+ * an executable that cannot be handed over (its owner's release hook, or
+ * fds it was passed); nothing kept then. */
+int cells_save(const struct cells *c, struct state_w *w, uint16_t tag, struct err *err);
+/* The library again, from its record: the cells that still exist, their
+ * executables tracked again (a child not found is reported as ended with
+ * status unknown). What cannot be restored is logged and left out. */
+int cells_restore(struct ev_loop *loop, struct child_table *children, struct state_in *in,
+                  const struct state_field *f, struct cells **ret, struct err *err);
+
 /* Absolute cgroupfs directory of a cell ("" or NULL: the cells root). */
 int cells_cgroup_dir(const struct cells *c, const char *path, char *buf, size_t size);
 const char *cells_mount(const struct cells *c);

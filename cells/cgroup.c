@@ -323,29 +323,38 @@ int cells_new(struct ev_loop *loop, struct child_table *children, const struct c
 	_cleanup_free_ struct cells *c = calloc(1, sizeof(*c));
 	if (!c || !p)
 		return err_set(err, -ENOMEM, ERR_RESOURCE_EXHAUSTED, "cells: out of memory");
-	c->loop = loop;
-	c->children = children;
 	c->inotify.fd = -1;
 	if ((r = cells_find_base(c, cfg, p, err)) < 0 || (r = cells_make_root(c, cfg, p, err)) < 0)
 		return r;
 	int rootfd = open(c->root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (rootfd >= 0)
 		sweep_stale(rootfd, "", 0);
+	if ((r = cells_init_loop(c, loop, children, err)) < 0)
+		return r;
+	log_debug("cells: cgroup2 at %s, cells in %s", c->mount, c->root);
+	*ret = TAKE_PTR(c);
+	return 0;
+}
+
+int cells_init_loop(struct cells *c, struct ev_loop *loop, struct child_table *children,
+                    struct err *err)
+{
+	c->loop = loop;
+	c->children = children;
 	c->inotify = (struct ev_source){
 	    .fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC), .fn = cells_watch_event, .data = c};
 	if (c->inotify.fd < 0)
 		return err_set_errno(err, -errno, "cells: inotify: %m");
-	r = ev_add(loop, &c->inotify, EPOLLIN);
+	int r = ev_add(loop, &c->inotify, EPOLLIN);
 	if (r < 0) {
 		close(c->inotify.fd);
+		c->inotify.fd = -1;
 		return err_set_errno(err, r, "cells: cannot watch: %s", strerror(-r));
 	}
 	c->top = (struct cell){.wd_events = -1, .wd_memory = -1, .timer = {.fd = -1}, .owner = c};
 	list_init(&c->top.execs);
 	list_init(&c->top.children);
 	list_init(&c->top.sibling);
-	log_debug("cells: cgroup2 at %s, cells in %s", c->mount, c->root);
-	*ret = TAKE_PTR(c);
 	return 0;
 }
 

@@ -317,19 +317,6 @@ static char *put_str(char **cursor, const char *s)
 }
 
 /* The vectors a spec holds (NULL-terminated or NULL) and where the copy's go. */
-#define SPEC_VECS(s)                                                                               \
-	{                                                                                          \
-		(void *)&(s)->argv, (void *)&(s)->env, (void *)&(s)->masked_paths,                 \
-		    (void *)&(s)->readonly_paths, (void *)&(s)->sysctls,                           \
-		    (void *)&(s)->writable_paths                                                   \
-	}
-#define SPEC_STRS(s)                                                                               \
-	{                                                                                          \
-		&(s)->cwd, &(s)->root, &(s)->seccomp_file, &(s)->hostname, &(s)->root_lowerdirs,   \
-		    &(s)->root_upperdir, &(s)->root_workdir, &(s)->stdio_paths[0],                 \
-		    &(s)->stdio_paths[1], &(s)->stdio_paths[2], &(s)->path                         \
-	}
-
 int exec_spec_copy(const struct exec_spec *src, struct exec_spec **ret)
 {
 	char *const *const *vecs[] = SPEC_VECS(src);

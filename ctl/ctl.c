@@ -37,6 +37,8 @@ static void help(FILE *f)
 	      "  poweroff, reboot    stop kin: machine init powers off or reboots, other\n"
 	      "                      roles stop and exit (reboot: machine init only)\n"
 	      "  policy reload       re-read kin's authorization policy (as SIGHUP does)\n"
+	      "  reexec [--binary PATH]  re-execute kin in place (an upgrade): workloads\n"
+	      "                      keep running; PATH default: the file kin started from\n"
 	      "  config list         the contexts of the client config (* the current)\n"
 	      "  config use NAME     make NAME the current context\n"
 	      "  completion bash     a bash completion script for kin (commands, options)\n"
@@ -142,6 +144,90 @@ static int cmd_policy(struct ctl *ctl, int argc, char **argv)
 	                  &kin__v1__reload_policy_response__descriptor, print_reload, NULL);
 }
 
+/* Version again, quietly, on a fresh connection: the old one ended with
+ * the exec. -errno while kin is not back yet. */
+static int version_quiet(struct ctl *ctl, Kin__V1__VersionResponse **ret)
+{
+	Kin__V1__VersionRequest in = KIN__V1__VERSION_REQUEST__INIT;
+	struct err st;
+	int fd;
+	rpc_client_free(ctl->client);
+	ctl->client = NULL;
+	int r = ctl_dial(ctl, &fd);
+	if (r == 0)
+		r = rpc_client_from_fd(fd, 1000, &ctl->client);
+	if (r == 0)
+		r = rpc_client_set_metadata(ctl->client, ctl->md, ctl->n_md);
+	if (r == 0)
+		r = rpc_client_call(ctl->client, "kin.v1.Health", "Version", &in.base,
+		                    &kin__v1__version_response__descriptor, &st,
+		                    (ProtobufCMessage **)ret);
+	if (r == 0 && st.code != ERR_OK)
+		r = -EAGAIN;
+	return r;
+}
+
+#define REEXEC_BACK_MS 10000 /* how long ctl waits for the new kin's answer */
+
+/* reexec [--binary PATH]: the call, then Version until the new kin
+ * answers (its count went up) or the old one says it fell back. */
+static int cmd_reexec(struct ctl *ctl, int argc, char **argv)
+{
+	Kin__V1__ReexecRequest in = KIN__V1__REEXEC_REQUEST__INIT;
+	ctl->what = "reexec";
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--binary") == 0 && i + 1 < argc)
+			in.binary = argv[++i];
+		else if (str_startswith(argv[i], "--binary="))
+			in.binary = argv[i] + STRLEN("--binary=");
+		else
+			return ctl_usage(ctl, "unexpected argument '%s' (reexec [--binary PATH])",
+			                 argv[i]);
+	}
+	ProtobufCMessage *out;
+	uint64_t t0 = now_monotonic_ns();
+	int r = ctl_call_simple(ctl, "kin.v1.System", "Reexec", &in.base,
+	                        &kin__v1__reexec_response__descriptor, &out, true);
+	if (r != CTL_OK)
+		return r;
+	const Kin__V1__ReexecResponse *m = (const Kin__V1__ReexecResponse *)out;
+	char binary[PATH_MAX];
+	str_copy(binary, sizeof(binary), m->binary);
+	uint64_t before = m->reexecs;
+	protobuf_c_message_free_unpacked(out, NULL);
+	uint64_t deadline = t0 + REEXEC_BACK_MS * 1000000ull;
+	for (;;) {
+		Kin__V1__VersionResponse *v = NULL;
+		if (version_quiet(ctl, &v) == 0) {
+			bool back = v->reexecs > before, failed = v->reexec_error[0] != '\0';
+			if (back || failed) {
+				int code = back && !failed ? CTL_OK : CTL_RPC_ERROR;
+				if (ctl->json)
+					ctl_json_line(&v->base);
+				else if (code == CTL_OK)
+					printf(
+					    "re-executed %s: kin %s, pid %u, answering again after "
+					    "%.1f ms\n",
+					    binary, v->version, v->pid,
+					    (double)(now_monotonic_ns() - t0) / 1e6);
+				else
+					fprintf(stderr, "kin ctl: %s\n", v->reexec_error);
+				protobuf_c_message_free_unpacked(&v->base, NULL);
+				return code;
+			}
+			protobuf_c_message_free_unpacked(&v->base, NULL);
+		}
+		if (now_monotonic_ns() >= deadline) {
+			fprintf(stderr,
+			        "kin ctl: reexec: kin did not answer as re-executed within %d "
+			        "ms\n",
+			        REEXEC_BACK_MS);
+			return CTL_UNREACHABLE;
+		}
+		usleep(1000);
+	}
+}
+
 static const struct ctl_cmd policy_cmds[] = {
     {"reload", "re-read the authorization policy", NULL, NULL, NULL},
     {NULL, NULL, NULL, NULL, NULL},
@@ -167,6 +253,8 @@ const struct ctl_cmd ctl_cmds[] = {
      ctl_service_cmds},
     {"daemon-reload", "reread every unit file", ctl_daemon_reload_main, NULL, NULL},
     {"policy", "the authorization policy: policy reload", cmd_policy, NULL, policy_cmds},
+    {"reexec", "re-execute kin in place (an upgrade): reexec [--binary PATH]", cmd_reexec, NULL,
+     NULL},
     {"config", "client contexts: config list, config use NAME", ctl_config_main, NULL, config_cmds},
     {"completion", "a shell completion script: completion bash", ctl_completion_main, NULL, NULL},
     {NULL, NULL, NULL, NULL, NULL},

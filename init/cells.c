@@ -41,6 +41,23 @@ int init_cells_start(struct ev_loop *loop, struct child_table *children, struct 
 	return 0;
 }
 
+int init_cells_restore(struct ev_loop *loop, struct child_table *children, struct state_in *in,
+                       const struct state_field *f, struct init_cells **ret)
+{
+	struct err err = {0};
+	struct init_cells *ic = calloc(1, sizeof(*ic));
+	if (!ic)
+		return -ENOMEM;
+	int r = cells_restore(loop, children, in, f, &ic->cells, &err);
+	if (r < 0) {
+		free(ic);
+		log_error("%s", err.msg);
+		return r;
+	}
+	*ret = ic;
+	return 0;
+}
+
 static void stopped(int result, const struct exec_status *st, void *data)
 {
 	(void)result, (void)st, (void)data;

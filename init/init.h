@@ -167,6 +167,18 @@ struct rpc_server;
 int init_rpc_start(const struct init_config *cfg, enum init_role role, struct ev_loop *loop,
                    struct rpc_server **ret);
 
+/* The same server on listening sockets a previous kin handed over
+ * (init/reexec.c); takes their fds. */
+struct rpc_listen_fd;
+int init_rpc_serve_handed(const struct init_config *cfg, struct ev_loop *loop,
+                          const struct rpc_listen_fd *l, size_t n, struct rpc_server **ret);
+/* The cells library a previous kin handed over (cells_restore). */
+struct state_in;
+struct state_field;
+struct init_cells;
+int init_cells_restore(struct ev_loop *loop, struct child_table *children, struct state_in *in,
+                       const struct state_field *f, struct init_cells **ret);
+
 /* Authorization (init/auth.c): the policy (--policy, and kin.rpc.uids=/
  * gids= as "uid:N admin *" rules) installed as rpc's guard, the audit of
  * changes and denials. A policy that does not parse at start leaves only

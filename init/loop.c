@@ -2,7 +2,7 @@
  * signal but the synchronous faults is blocked), one pidfd per child and a
  * timerfd for the stop sequence. Nothing here blocks and nothing exits on a
  * recoverable error. */
-#include "init/init.h"
+#include "init/init-int.h"
 #include "api/api.h"
 #include "zone/zone.h"
 
@@ -13,38 +13,11 @@
 #include <sys/prctl.h>
 #include <sys/reboot.h>
 #include <sys/signalfd.h>
+#include <sys/syscall.h>
 #include <sys/timerfd.h>
 
 #define KILL_WAIT_MS    5000 /* after SIGKILL, how long to wait for D-state stragglers */
 #define DESCENDANTS_MAX 65536
-
-/* VMS: running VMs power off over their links first (a SIGTERM would end
- * their VMMs, and the guests with them, at once), within the grace period;
- * then TERM and KILL as ever. */
-enum init_phase { PHASE_RUNNING, PHASE_UNITS, PHASE_VMS, PHASE_TERM, PHASE_KILL, PHASE_DONE };
-
-struct init_state {
-	struct init_config *cfg;
-	enum init_role role;
-	struct ev_loop *loop;
-	struct child_table *children;
-	struct ev_source sig_src;
-	struct ev_source timer_src;
-	struct child *workload;
-	bool workload_running;
-	int workload_status;
-	enum init_phase phase;
-	enum init_action stop_act;
-	uint64_t started_ns;
-	struct rpc_server *rpc;
-	struct init_cells *cells;
-	struct init_link *link;   /* machine: RPC on the VM link's port */
-	struct api *api;          /* the kin.v1 services; NULL without rpc */
-	struct init_auth *auth;   /* rpc's guard: policy and audit; NULL without rpc */
-	struct init_tls *tls;     /* kin.rpc.tls=: the gateway; NULL without */
-	bool booted;              /* machine: the late boot (network, modules) has ended */
-	struct init_units *units; /* systemd units (a host's init, --unit-dir); NULL none */
-};
 
 static bool is_stopping(void *data)
 {
@@ -269,10 +242,13 @@ static void start_services(struct init_state *s)
 	               .zone = c->zone,
 	               .started_ns = s->started_ns,
 	               .stopping = is_stopping,
+	               .reexecs = init_reexec_count,
 	               .data = s},
 	    .system = {.role = init_role_name(s->role),
 	               .stop = system_stop,
 	               .reload_policy = system_reload_policy,
+	               .reexec = init_reexec_begin,
+	               .reexec_cancel = init_reexec_cancel,
 	               .data = s},
 	    .cells = init_cells_lib(s->cells),
 	    .units = init_units_lib(s->units),
@@ -299,6 +275,8 @@ static void start_services(struct init_state *s)
  * connections it still has), then what it kept pointers to. */
 static void services_end(struct init_state *s)
 {
+	init_reexec_free(s->reexec);
+	s->reexec = NULL;
 	api_shutdown(s->api);
 	init_cells_shutdown(s->cells);
 	/* after cells: their last callbacks (cancelled waits) reach live units */
@@ -471,6 +449,23 @@ static int start_workload(struct init_state *s)
 	return 0;
 }
 
+void init_loop_track_workload(struct init_state *s, pid_t pid)
+{
+	siginfo_t si = {0};
+	int pidfd = -1;
+	/* Still our child, unreaped across the exec. */
+	if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0)
+		pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (pidfd < 0 || fd_set_cloexec(pidfd, true) < 0 ||
+	    child_track(s->children, pid, pidfd, on_workload_exit, s, &s->workload) < 0) {
+		log_error("re-exec: the workload (pid %d) is not kin's child any more", (int)pid);
+		s->workload_running = false;
+		s->workload_status = 255;
+		return;
+	}
+	s->workload_running = true;
+}
+
 int init_run(struct init_config *cfg, enum init_role role)
 {
 	static struct init_state s; /* static: the loop's sources point into it */
@@ -488,14 +483,18 @@ int init_run(struct init_config *cfg, enum init_role role)
 		log_error("cannot set up the main loop: %s", strerror(-r));
 		return 1;
 	}
+	if (init_reexec_new(&s) < 0)
+		log_warn("re-exec: out of memory; kin cannot re-execute itself");
+	/* A re-exec's state: RPC, cells and the workload as they were. */
+	bool restored = init_reexec_pending() && init_reexec_restore(&s) == 0;
 	/* Only a daemon told --socket explicitly gives up without RPC; PID 1
 	 * of a machine never returns from here. */
-	if (init_rpc_start(cfg, role, s.loop, &s.rpc) < 0 && role != INIT_ROLE_MACHINE)
+	if (!restored && init_rpc_start(cfg, role, s.loop, &s.rpc) < 0 && role != INIT_ROLE_MACHINE)
 		return 1;
 	/* Machine init is ready once RPC listens; its workload starts after
 	 * (a fork under TCG costs tens of ms, not part of being reachable). */
 	/* Before the workload: kin moves into its own leaf cgroup first. */
-	if (init_cells_start(s.loop, s.children, s.rpc, cfg->cgroup, &s.cells) < 0)
+	if (!restored && init_cells_start(s.loop, s.children, s.rpc, cfg->cgroup, &s.cells) < 0)
 		log_error("cells: out of memory; going on without them");
 	/* A daemon told --policy or --tls-listen explicitly does not run
 	 * without them; machine init goes on with root only. */
@@ -521,7 +520,7 @@ int init_run(struct init_config *cfg, enum init_role role)
 	}
 	if (role != INIT_ROLE_MACHINE)
 		init_units_boot(s.units);
-	if (cfg->argv && role != INIT_ROLE_MACHINE) {
+	if (cfg->argv && role != INIT_ROLE_MACHINE && !restored) {
 		r = start_workload(&s);
 		if (r < 0 && role != INIT_ROLE_MACHINE) {
 			services_end(&s);
@@ -535,15 +534,16 @@ int init_run(struct init_config *cfg, enum init_role role)
 		         " (%.1f ms in the kernel loading %u modules, %.1f ms kin's own)",
 		         (double)cfg->boot_kernel_ns / 1e6, cfg->boot_modules,
 		         (double)(now - cfg->exec_ns - cfg->boot_kernel_ns) / 1e6);
-	log_info("ready: role %s, pid %d, monotonic %llu.%06llu, %.1f ms after exec%s",
-	         init_role_name(role), (int)getpid(), (unsigned long long)(now / 1000000000ull),
+	log_info("%s: role %s, pid %d, monotonic %llu.%06llu, %.1f ms after exec%s",
+	         restored ? "ready again" : "ready", init_role_name(role), (int)getpid(),
+	         (unsigned long long)(now / 1000000000ull),
 	         (unsigned long long)(now % 1000000000ull / 1000),
 	         (double)(now - cfg->exec_ns) / 1e6, split);
 	if (role == INIT_ROLE_MACHINE && init_link_start(s.loop, s.rpc, &s.link) < 0)
 		log_warn("rpc: cannot watch for the VM link: out of resources");
-	if (role == INIT_ROLE_MACHINE && cfg->argv)
+	if (role == INIT_ROLE_MACHINE && cfg->argv && !restored)
 		start_workload(&s); /* a failure is logged; machine init goes on */
-	if (role == INIT_ROLE_MACHINE) {
+	if (role == INIT_ROLE_MACHINE && !restored) {
 		r = init_boot_machine_late(cfg, s.children, on_late_boot_exit, &s);
 		if (r < 0)
 			log_warn("boot: cannot start the late boot (network, modules): %s",

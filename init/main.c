@@ -1,7 +1,8 @@
 /* main: the one kin binary's entry. Picks the job from argv — init (also
  * when started by the kernel as /init or /sbin/init), systemctl (called by
  * that name), version, ctl and image — and hands over. */
-#include "init/init.h"
+#include "init/init-int.h"
+#include "lib/state.h"
 #include "rootfs/rootfs.h"
 #include "api/api.h"
 #include "ctl/ctl.h"
@@ -72,9 +73,11 @@ int init_main(int argc, char **argv, bool as_kernel_init)
 	log_set_level(role == INIT_ROLE_CONTAINER ? LOG_WARN_ : LOG_INFO_);
 	if (level_from_flags)
 		log_set_level(flag_level);
+	/* A re-exec'd machine init is booted already: no mounts, no modules. */
+	bool booted = init_reexec_pending();
 	if (role == INIT_ROLE_MACHINE) {
 		init_install_fault_handlers(cfg.panic);
-		r = init_boot_machine_mounts();
+		r = booted ? 0 : init_boot_machine_mounts();
 		if (r < 0)
 			init_panic(cfg.panic, "boot failed: %s", strerror(-r));
 	}
@@ -90,9 +93,10 @@ int init_main(int argc, char **argv, bool as_kernel_init)
 	}
 	if (role == INIT_ROLE_MACHINE) {
 		init_install_fault_handlers(cfg.panic); /* kin.panic= may have changed it */
-		init_boot_machine_setup(&cfg);
+		if (!booted)
+			init_boot_machine_setup(&cfg);
 	}
-	if (role != INIT_ROLE_MACHINE && cfg.net.ifname[0]) { /* a zone's veth end */
+	if (role != INIT_ROLE_MACHINE && cfg.net.ifname[0] && !booted) { /* a zone's veth end */
 		r = net_bring_up(&cfg.net);
 		if (r < 0)
 			log_warn("network: bringing up %s: %s", cfg.net.ifname, strerror(-r));
@@ -112,9 +116,14 @@ int init_main(int argc, char **argv, bool as_kernel_init)
 	return r;
 }
 
-static int cmd_version(void)
+static int cmd_version(int argc, char **argv)
 {
 	struct utsname u;
+	/* What a running kin asks before it re-executes into this binary. */
+	if (argc > 2 && strcmp(argv[2], "--state-format") == 0) {
+		printf("kin-state-format %u\n", STATE_FORMAT);
+		return 0;
+	}
 	uname(&u);
 	printf("kin %s (kernel %s %s)\n", KIN_VERSION, u.release, u.machine);
 	return 0;
@@ -146,6 +155,7 @@ int main(int argc, char **argv)
 	const char *base = argc > 0 && argv[0] ? strrchr(argv[0], '/') : NULL;
 	base = base ? base + 1 : argc > 0 && argv[0] ? argv[0] : "kin";
 
+	init_reexec_set_argv(argv);
 	if (shim_argv0_is_shim(base))
 		return init_shim_main(argc, argv);
 	if (strcmp(base, "systemctl") == 0)
@@ -170,7 +180,7 @@ int main(int argc, char **argv)
 	if (strcmp(cmd, "image") == 0)
 		return rootfs_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0)
-		return cmd_version();
+		return cmd_version(argc, argv);
 	if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
 		usage(stdout);
 		return 0;

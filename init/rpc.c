@@ -20,10 +20,53 @@ static void raise_nofile(unsigned max_conns)
 	setrlimit(RLIMIT_NOFILE, &rl);
 }
 
+static int server_new(const struct init_config *cfg, struct ev_loop *loop, struct rpc_server **ret)
+{
+	struct rpc_server_config scfg;
+	rpc_server_config_defaults(&scfg);
+	if (cfg->rpc.max_conns)
+		scfg.max_conns = cfg->rpc.max_conns;
+	if (cfg->rpc.frame_timeout_ms)
+		scfg.frame_timeout_ms = cfg->rpc.frame_timeout_ms;
+	/* Others may connect when a policy may let them in (init/auth.c). */
+	scfg.socket_open = init_auth_socket_open(&cfg->rpc);
+	raise_nofile(scfg.max_conns);
+	return rpc_server_new(loop, &scfg, ret);
+}
+
+int init_rpc_serve_handed(const struct init_config *cfg, struct ev_loop *loop,
+                          const struct rpc_listen_fd *l, size_t n, struct rpc_server **ret)
+{
+	struct rpc_server *s;
+	*ret = NULL;
+	int r = server_new(cfg, loop, &s);
+	if (r < 0) {
+		for (size_t i = 0; i < n; i++)
+			close(l[i].fd);
+		log_error("rpc: cannot create the server: %s", strerror(-r));
+		return r;
+	}
+	size_t listening = 0;
+	for (size_t i = 0; i < n; i++) {
+		r = rpc_server_listen_handed(s, &l[i]);
+		if (r < 0)
+			log_error("rpc: cannot serve the handed-over %s socket %s: %s",
+			          l[i].transport == RPC_TRANSPORT_VSOCK ? "vsock" : "unix",
+			          l[i].path, strerror(-r));
+		else
+			listening++;
+	}
+	if (!listening) {
+		rpc_server_free(s);
+		return 0;
+	}
+	*ret = s;
+	return 0;
+}
+
 int init_rpc_start(const struct init_config *cfg, enum init_role role, struct ev_loop *loop,
                    struct rpc_server **ret)
 {
-	struct rpc_server_config scfg;
 	struct rpc_server *s;
 	bool explicit = cfg->rpc.socket[0] != '\0';
 	/* A container init is tini: no socket unless asked (its /run may be
@@ -41,16 +84,7 @@ int init_rpc_start(const struct init_config *cfg, enum init_role role, struct ev
 	*ret = NULL;
 	if (!want_unix && !vsock && !cfg->rpc_fd)
 		return 0;
-	rpc_server_config_defaults(&scfg);
-	if (cfg->rpc.max_conns)
-		scfg.max_conns = cfg->rpc.max_conns;
-	if (cfg->rpc.frame_timeout_ms)
-		scfg.frame_timeout_ms = cfg->rpc.frame_timeout_ms;
-	/* Others may connect when a policy may let them in (init/auth.c). */
-	scfg.socket_open = init_auth_socket_open(&cfg->rpc);
-	raise_nofile(scfg.max_conns);
-
-	r = rpc_server_new(loop, &scfg, &s);
+	r = server_new(cfg, loop, &s);
 	if (r < 0) {
 		log_error("rpc: cannot create the server: %s", strerror(-r));
 		return role == INIT_ROLE_DAEMON && explicit ? r : 0;

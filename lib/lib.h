@@ -147,6 +147,10 @@ int dir_open_beneath(int dirfd, const char *path, mode_t create_mode, int *ret_f
 /* rm -rf of name under dirfd (AT_FDCWD: a path), never following a
  * symlink; blocking (a child's work for a large tree). depth: 0. */
 int dir_remove_tree(int dirfd, const char *name, unsigned depth);
+/* A sealed memfd (name) holding a copy of the file at path, O_CLOEXEC:
+ * a binary that nothing can change (a zone's kin, the previous kin kept
+ * through a re-exec). */
+int file_sealed_copy(const char *path, const char *name, int *ret_fd);
 /* Writes all of buf, retrying on EINTR and short writes (blocking fds). */
 int write_all(int fd, const void *buf, size_t len);
 

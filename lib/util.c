@@ -8,7 +8,9 @@
 #include <limits.h>
 #include <sys/inotify.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <stdio.h>
 #include <time.h>
@@ -534,4 +536,26 @@ bool mount_option_flag(const char *name, unsigned long *ret_set, unsigned long *
 			return true;
 		}
 	return false;
+}
+
+int file_sealed_copy(const char *path, const char *name, int *ret_fd)
+{
+	_cleanup_close_ int src = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (src < 0 || fstat(src, &st) < 0)
+		return -errno;
+	_cleanup_close_ int mfd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (mfd < 0)
+		return -errno;
+	for (off_t off = 0; off < st.st_size;) {
+		ssize_t n = sendfile(mfd, src, &off, (size_t)(st.st_size - off));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+	}
+	if (fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0)
+		return -errno;
+	*ret_fd = TAKE_FD(mfd);
+	return 0;
 }

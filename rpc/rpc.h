@@ -242,6 +242,24 @@ typedef void (*rpc_conn_closed_fn)(void *data);
 int rpc_server_add_conn_notify(struct rpc_server *s, int fd, const struct rpc_peer *peer,
                                rpc_conn_closed_fn on_close, void *data);
 
+/* ---- re-exec: the server handed over to the next kin ---- */
+struct rpc_listen_fd {
+	int fd;
+	enum rpc_transport transport; /* UNIX or VSOCK */
+	char path[108];               /* unix: where it is bound */
+};
+#define RPC_LISTENERS_MAX 8
+/* Ends every call in flight with UNAVAILABLE and why (cancel callbacks
+ * first, as for a closed connection), flushes each connection's answers
+ * as far as its socket takes them without waiting, and closes it; routes
+ * end as at rpc_server_free. The listening sockets are taken out, neither
+ * closed nor unlinked, into out (at most max; the rest closed). Returns
+ * how many; free the server after. */
+size_t rpc_server_handover(struct rpc_server *s, const char *why, struct rpc_listen_fd *out,
+                           size_t max);
+/* Serves a listening socket a previous kin handed over (takes l->fd). */
+int rpc_server_listen_handed(struct rpc_server *s, const struct rpc_listen_fd *l);
+
 struct rpc_server_stats {
 	size_t conns;              /* open now */
 	uint64_t accepted;         /* connections, ever */

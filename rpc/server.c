@@ -238,6 +238,51 @@ int rpc_server_listen_vsock(struct rpc_server *s, uint32_t port)
 	return listener_add(s, fd, RPC_TRANSPORT_VSOCK, NULL);
 }
 
+int rpc_server_listen_handed(struct rpc_server *s, const struct rpc_listen_fd *l)
+{
+	if (l->transport != RPC_TRANSPORT_UNIX && l->transport != RPC_TRANSPORT_VSOCK) {
+		close(l->fd);
+		return -EINVAL;
+	}
+	int r = fd_set_nonblock(l->fd, true);
+	if (r < 0) {
+		close(l->fd);
+		return r;
+	}
+	return listener_add(s, l->fd, l->transport, l->path[0] ? l->path : NULL);
+}
+
+size_t rpc_server_handover(struct rpc_server *s, const char *why, struct rpc_listen_fd *out,
+                           size_t max)
+{
+	size_t n = 0;
+	struct rpc_conn *c, *ctmp;
+	list_for_each_safe(c, ctmp, &s->conns, node) {
+		struct rpc_call *call;
+		while ((call = list_first_entry(&c->calls, struct rpc_call, node)))
+			rpc_call_abort(call, ERR_UNAVAILABLE, "%s", why);
+		buf_out_flush(&c->out, c->src.fd, !c->not_socket);
+	}
+	s->freeing = true; /* no on_close: the VM link's port is reopened by the next kin */
+	while ((c = list_first_entry(&s->conns, struct rpc_conn, node)))
+		rpc_conn_close(c);
+	rpc_routes_free(s);
+	struct rpc_listener *l, *tmp;
+	list_for_each_safe(l, tmp, &s->listeners, node) {
+		list_remove(&l->node);
+		ev_del(s->loop, &l->src);
+		if (n < max && l->transport != RPC_TRANSPORT_OTHER) {
+			out[n] = (struct rpc_listen_fd){.fd = l->src.fd, .transport = l->transport};
+			str_copy(out[n].path, sizeof(out[n].path), l->path);
+			n++;
+		} else {
+			close(l->src.fd);
+		}
+		free(l);
+	}
+	return n;
+}
+
 int rpc_server_new(struct ev_loop *loop, const struct rpc_server_config *cfg,
                    struct rpc_server **ret)
 {

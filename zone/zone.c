@@ -191,30 +191,11 @@ static int exe_memfd(struct zones *z)
 {
 	if (z->exe_fd >= 0)
 		return 0;
-	_cleanup_close_ int src = open(z->self, O_RDONLY | O_CLOEXEC);
-	if (src < 0)
-		return -errno;
 	if (z->exec_self) {
-		z->exe_fd = TAKE_FD(src);
-		return 0;
+		z->exe_fd = open(z->self, O_RDONLY | O_CLOEXEC);
+		return z->exe_fd < 0 ? -errno : 0;
 	}
-	struct stat st;
-	if (fstat(src, &st) < 0)
-		return -errno;
-	_cleanup_close_ int mfd = memfd_create("kin", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (mfd < 0)
-		return -errno;
-	for (off_t off = 0; off < st.st_size;) {
-		ssize_t n = sendfile(mfd, src, &off, (size_t)(st.st_size - off));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-	}
-	if (fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0)
-		return -errno;
-	z->exe_fd = TAKE_FD(mfd);
-	return 0;
+	return file_sealed_copy(z->self, "kin", &z->exe_fd);
 }
 
 int zones_new(struct ev_loop *loop, struct child_table *children, struct cells *cells,

@@ -1,0 +1,491 @@
+/* state: the cells library handed over across a re-exec of kin (see
+ * cells.h "re-exec" and lib/state.h). Cells are written parents first, so
+ * each is restored under a parent already there; executables keep their
+ * order, pids, pipes, rings and timers. Tags are never reused. */
+#include "cells/cells-int.h"
+#include "lib/state.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+
+enum { T_MOUNT = 1, T_ROOT, T_SEQ, T_CELL, T_EXEC };
+enum { C_PATH = 1, C_OOM, C_CPUS, C_MEMS }; /* limits: 20... */
+static const struct state_num limit_nums[] = {
+    STATE_NUM(20, struct cell_limits, set),
+    STATE_NUM(21, struct cell_limits, cpu_weight),
+    STATE_NUM(22, struct cell_limits, cpu_quota_us),
+    STATE_NUM(23, struct cell_limits, cpu_period_us),
+    STATE_NUM(24, struct cell_limits, memory_min),
+    STATE_NUM(25, struct cell_limits, memory_low),
+    STATE_NUM(26, struct cell_limits, memory_high),
+    STATE_NUM(27, struct cell_limits, memory_max),
+    STATE_NUM(28, struct cell_limits, memory_swap_max),
+    STATE_NUM(29, struct cell_limits, pids_max),
+    STATE_NUM(30, struct cell_limits, io_weight),
+};
+enum {
+	E_CELL = 1,
+	E_NAME,
+	E_SPEC,
+	E_STATE,
+	E_PID,
+	E_RUNNING,
+	E_EXITED,
+	E_NO_RESTART,
+	E_EXIT_CODE,
+	E_SIGNAL,
+	E_RESTARTS,
+	E_ATTEMPT,
+	E_STARTED,
+	E_EXITED_NS,
+	E_SEQ,
+	E_RAN,
+	E_RING_OUT,
+	E_RING_ERR,
+	E_PIPE_OUT,
+	E_PIPE_ERR,
+	E_STDIN,
+	E_DEADLINE,
+};
+enum { R_CAP = 1, R_END, R_DATA };
+
+static bool settled(const struct cell *cell, char *why, size_t size)
+{
+	if (cell->freeze_op.active || cell->delete_op.active) {
+		snprintf(why, size, "cell \"%s\" is being %s", cell->path,
+		         cell->delete_op.active ? "deleted" : "frozen or thawed");
+		return false;
+	}
+	const struct exec *e;
+	list_for_each(e, &cell->execs, node) {
+		if (e->state == EXEC_STARTING) {
+			snprintf(why, size, "exec \"%s\" is starting", e->label);
+			return false;
+		}
+	}
+	const struct cell *ch;
+	list_for_each(ch, &cell->children, sibling) {
+		if (!settled(ch, why, size))
+			return false;
+	}
+	return true;
+}
+
+bool cells_settled(const struct cells *c, char *why, size_t size)
+{
+	return settled(&c->top, why, size);
+}
+
+static size_t running(const struct cell *cell)
+{
+	size_t n = 0;
+	const struct exec *e;
+	list_for_each(e, &cell->execs, node) n += e->token != NULL;
+	const struct cell *ch;
+	list_for_each(ch, &cell->children, sibling) n += running(ch);
+	return n;
+}
+
+size_t cells_children(const struct cells *c)
+{
+	return running(&c->top);
+}
+
+/* ---- writing ---- */
+
+static void ring_save(struct state_w *w, uint16_t tag, const struct exec_ring *r)
+{
+	size_t at = state_open(w, tag);
+	state_put_u64(w, R_CAP, r->cap);
+	state_put_u64(w, R_END, r->end);
+	uint64_t pos = exec_ring_start(r);
+	size_t kept = (size_t)(r->end - pos);
+	uint8_t *p = state_put_room(w, R_DATA, kept);
+	if (p)
+		exec_ring_read(r, &pos, p, kept, NULL);
+	state_close(w, at);
+}
+
+static uint64_t timer_deadline(const struct exec *e)
+{
+	struct itimerspec its;
+	if (e->timer.fd < 0 || timerfd_gettime(e->timer.fd, &its) < 0 ||
+	    (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0))
+		return 0;
+	return now_monotonic_ns() + (uint64_t)its.it_value.tv_sec * 1000000000ull +
+	       (uint64_t)its.it_value.tv_nsec;
+}
+
+static int exec_save(const struct exec *e, struct state_w *w, struct err *err)
+{
+	if (e->spec->release || e->spec->npass_fds)
+		return err_set(err, -EOPNOTSUPP, ERR_FAILED_PRECONDITION,
+		               "exec \"%s\" cannot be handed over yet (%s)", e->label,
+		               e->spec->release ? "it runs from an image, whose writable layer "
+		                                  "its starter keeps"
+		                                : "it was passed open fds");
+	size_t at = state_open(w, T_EXEC);
+	state_put_str(w, E_CELL, e->cell->path);
+	state_put_str(w, E_NAME, e->name);
+	exec_spec_save(w, E_SPEC, e->spec);
+	state_put_u64(w, E_STATE, e->state);
+	state_put_u64(w, E_PID, (uint64_t)e->pid);
+	state_put_u64(w, E_RUNNING, e->token != NULL);
+	state_put_u64(w, E_EXITED, e->exited);
+	state_put_u64(w, E_NO_RESTART, e->no_restart);
+	state_put_i64(w, E_EXIT_CODE, e->exit_code);
+	state_put_i64(w, E_SIGNAL, e->signal);
+	state_put_u64(w, E_RESTARTS, e->restarts);
+	state_put_u64(w, E_ATTEMPT, e->attempt);
+	state_put_u64(w, E_STARTED, e->started_ns);
+	state_put_u64(w, E_EXITED_NS, e->exited_ns);
+	state_put_u64(w, E_SEQ, e->seq);
+	state_put_u64(w, E_RAN, e->ran);
+	ring_save(w, E_RING_OUT, &e->ring[0]);
+	ring_save(w, E_RING_ERR, &e->ring[1]);
+	state_put_fd(w, E_PIPE_OUT, e->out[0].src.fd);
+	state_put_fd(w, E_PIPE_ERR, e->out[1].src.fd);
+	state_put_fd(w, E_STDIN, e->stdin_fd);
+	uint64_t deadline = timer_deadline(e);
+	if (deadline)
+		state_put_u64(w, E_DEADLINE, deadline);
+	state_close(w, at);
+	return 0;
+}
+
+static int cell_save(const struct cells *c, const struct cell *cell, struct state_w *w,
+                     struct err *err)
+{
+	if (cell != &c->top) {
+		size_t at = state_open(w, T_CELL);
+		state_put_str(w, C_PATH, cell->path);
+		state_put_nums(w, &cell->limits, limit_nums, ARRAY_SIZE(limit_nums));
+		state_put_str(w, C_CPUS, cell->limits.cpuset_cpus);
+		state_put_str(w, C_MEMS, cell->limits.cpuset_mems);
+		state_put_u64(w, C_OOM, cell->oom_kills);
+		state_close(w, at);
+	}
+	/* Oldest first, so the restore's pushes give the same order. */
+	const struct exec *e;
+	for (struct list_node *n = cell->execs.prev; n != &cell->execs; n = n->prev) {
+		e = list_entry(n, struct exec, node);
+		int r = exec_save(e, w, err);
+		if (r < 0)
+			return r;
+	}
+	const struct cell *ch;
+	list_for_each(ch, &cell->children, sibling) {
+		int r = cell_save(c, ch, w, err);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int cells_save(const struct cells *c, struct state_w *w, uint16_t tag, struct err *err)
+{
+	size_t at = state_open(w, tag);
+	state_put_str(w, T_MOUNT, c->mount);
+	state_put_str(w, T_ROOT, c->root);
+	state_put_u64(w, T_SEQ, c->exec_seq);
+	int r = cell_save(c, &c->top, w, err);
+	state_close(w, at);
+	return r;
+}
+
+/* ---- reading ---- */
+
+static int ring_restore(const struct state_field *f, struct exec_ring *r)
+{
+	struct state_r rr;
+	struct state_field g;
+	uint64_t cap = 0, end = 0;
+	const uint8_t *data = NULL;
+	size_t len = 0;
+	int k;
+	state_get_record(f, &rr);
+	while ((k = state_next(&rr, &g)) > 0) {
+		if (g.tag == R_CAP)
+			k = state_get_u64(&g, &cap);
+		else if (g.tag == R_END)
+			k = state_get_u64(&g, &end);
+		else if (g.tag == R_DATA)
+			data = g.data, len = g.len;
+		if (k < 0)
+			return k;
+	}
+	if (k < 0 || cap < EXEC_LOG_MIN || cap > EXEC_LOG_MAX || len > cap || len > end)
+		return -EBADMSG;
+	exec_ring_free(r);
+	k = exec_ring_init(r, (size_t)cap);
+	if (k < 0)
+		return k;
+	r->end = end - len; /* the kept bytes land where they were */
+	exec_ring_write(r, data, len);
+	return 0;
+}
+
+struct exec_in {
+	char cell[CELLS_PATH_MAX], name[CELLS_NAME_MAX + 1];
+	uint64_t state, pid, running, exited, no_restart, restarts, attempt, ran, deadline;
+	int64_t exit_code, signal;
+	uint64_t started, exited_ns, seq;
+	const struct state_field *spec, *ring[2], *pipe[3];
+	struct state_field fields[6];
+};
+
+static int exec_in_field(struct exec_in *x, const struct state_field *f)
+{
+	uint64_t *nums[] = {[E_STATE] = &x->state,       [E_PID] = &x->pid,
+	                    [E_RUNNING] = &x->running,   [E_EXITED] = &x->exited,
+	                    [E_NO_RESTART] = &x->no_restart, [E_RESTARTS] = &x->restarts,
+	                    [E_ATTEMPT] = &x->attempt,   [E_STARTED] = &x->started,
+	                    [E_EXITED_NS] = &x->exited_ns, [E_SEQ] = &x->seq,
+	                    [E_RAN] = &x->ran,           [E_DEADLINE] = &x->deadline};
+	switch (f->tag) {
+	case E_CELL:
+		return state_get_str(f, x->cell, sizeof(x->cell));
+	case E_NAME:
+		return state_get_str(f, x->name, sizeof(x->name));
+	case E_EXIT_CODE:
+		return state_get_i64(f, &x->exit_code);
+	case E_SIGNAL:
+		return state_get_i64(f, &x->signal);
+	case E_SPEC:
+	case E_RING_OUT:
+	case E_RING_ERR:
+	case E_PIPE_OUT:
+	case E_PIPE_ERR:
+	case E_STDIN: {
+		static const uint16_t order[] = {E_SPEC,     E_RING_OUT, E_RING_ERR,
+		                                 E_PIPE_OUT, E_PIPE_ERR, E_STDIN};
+		size_t i = 0;
+		while (order[i] != f->tag)
+			i++;
+		x->fields[i] = *f;
+		const struct state_field **slot[] = {&x->spec,    &x->ring[0], &x->ring[1],
+		                                     &x->pipe[0], &x->pipe[1], &x->pipe[2]};
+		*slot[i] = &x->fields[i];
+		return 0;
+	}
+	}
+	if (f->tag < ARRAY_SIZE(nums) && nums[f->tag])
+		return state_get_u64(f, nums[f->tag]);
+	return 0;
+}
+
+/* Tracks a running executable's child again; false when it is not ours. */
+static bool exec_retrack(struct exec *e)
+{
+	siginfo_t si = {0};
+	/* Still our child (exited or not): nobody reaped it across the exec. */
+	if (waitid(P_PID, (id_t)e->pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0)
+		return false;
+	int pidfd = (int)syscall(SYS_pidfd_open, e->pid, 0);
+	if (pidfd < 0)
+		return false;
+	fd_set_cloexec(pidfd, true);
+	struct exec_token *token = calloc(1, sizeof(*token));
+	if (!token) {
+		close(pidfd);
+		return false;
+	}
+	token->e = e;
+	if (child_track(e->owner->children, e->pid, pidfd, exec_on_child_exit, token, NULL) < 0) {
+		free(token);
+		return false;
+	}
+	e->token = token;
+	return true;
+}
+
+static int exec_pipes(struct exec *e, struct state_in *in, const struct exec_in *x)
+{
+	int fds[3] = {-1, -1, -1};
+	for (int i = 0; i < 3; i++)
+		if (x->pipe[i] && state_get_fd(in, x->pipe[i], &fds[i]) < 0)
+			fds[i] = -1;
+	e->stdin_fd = fds[2];
+	return exec_output_attach(e, fds[0], fds[1]);
+}
+
+static void exec_restore(struct cells *c, struct state_in *in, const struct state_field *f)
+{
+	struct exec_in x = {0};
+	struct state_r r;
+	struct state_field g;
+	struct err err = {0};
+	int k;
+	state_get_record(f, &r);
+	while ((k = state_next(&r, &g)) > 0)
+		if ((k = exec_in_field(&x, &g)) < 0)
+			break;
+	struct cell *cell = k == 0 && x.spec ? cells_lookup(c, x.cell, NULL) : NULL;
+	if (!cell || !cell_name_valid(x.name) || x.state > EXEC_EXITED ||
+	    x.state == EXEC_STARTING) {
+		log_error("restore: exec \"%s/%s\" left out: its record does not read", x.cell,
+		          x.name);
+		return;
+	}
+	struct exec *e = calloc(1, sizeof(*e));
+	if (!e) {
+		log_error("restore: exec \"%s/%s\" left out: out of memory", x.cell, x.name);
+		return;
+	}
+	*e = (struct exec){.owner = c,
+	                   .cell = cell,
+	                   .stdin_fd = -1,
+	                   .timer = {.fd = -1},
+	                   .status = {.fd = -1},
+	                   .state = (enum exec_state)x.state,
+	                   .pid = (pid_t)x.pid,
+	                   .exited = x.exited,
+	                   .no_restart = x.no_restart,
+	                   .exit_code = (int)x.exit_code,
+	                   .signal = (int)x.signal,
+	                   .restarts = (uint32_t)x.restarts,
+	                   .attempt = (uint32_t)x.attempt,
+	                   .started_ns = x.started,
+	                   .exited_ns = x.exited_ns,
+	                   .seq = x.seq,
+	                   .ran = x.ran};
+	str_copy(e->name, sizeof(e->name), x.name);
+	snprintf(e->label, sizeof(e->label), "%s/%s", cell->path, x.name);
+	k = exec_spec_restore(x.spec, &e->spec, &err);
+	if (k == 0)
+		k = exec_output_init(e, EXEC_LOG_MIN);
+	for (int s = 0; s < 2 && k == 0; s++)
+		k = x.ring[s] ? ring_restore(x.ring[s], &e->ring[s]) : 0;
+	if (k < 0) {
+		log_error("restore: exec \"%s\" left out: %s", e->label,
+		          err.msg[0] ? err.msg : strerror(-k));
+		exec_output_free(e);
+		exec_spec_free(e->spec);
+		free(e);
+		return;
+	}
+	list_push(&cell->execs, &e->node);
+	c->nexecs++;
+	if (exec_pipes(e, in, &x) < 0)
+		log_warn("restore: exec \"%s\": its output pipes are lost", e->label);
+	if (x.running && !exec_retrack(e)) {
+		/* Not kin's child any more: its end cannot be seen. */
+		log_warn("restore: exec \"%s\": pid %d is not kin's child any more; its status "
+		         "is unknown",
+		         e->label, (int)e->pid);
+		e->state = EXEC_EXITED;
+		e->exited = true;
+		e->exit_code = 255;
+		e->exited_ns = now_monotonic_ns();
+	}
+	if (x.deadline && (e->state == EXEC_BACKOFF || (e->state == EXEC_STOPPING && e->token))) {
+		uint64_t now = now_monotonic_ns();
+		if (exec_timer_arm(e, x.deadline > now ? (x.deadline - now) / 1000000 : 0) < 0)
+			log_warn("restore: exec \"%s\": cannot arm its timer", e->label);
+	}
+}
+
+static int cell_restore(struct cells *c, const struct state_field *f)
+{
+	struct state_r r;
+	struct state_field g;
+	char path[CELLS_PATH_MAX] = "";
+	struct cell_limits limits = {0};
+	int k;
+	state_get_record(f, &r);
+	while ((k = state_next(&r, &g)) > 0) {
+		if (g.tag == C_PATH)
+			k = state_get_str(&g, path, sizeof(path));
+		else if (g.tag == C_CPUS)
+			k = state_get_str(&g, limits.cpuset_cpus, sizeof(limits.cpuset_cpus));
+		else if (g.tag == C_MEMS)
+			k = state_get_str(&g, limits.cpuset_mems, sizeof(limits.cpuset_mems));
+		else
+			k = state_get_num(&g, &limits, limit_nums, ARRAY_SIZE(limit_nums));
+		if (k < 0)
+			break;
+	}
+	if (k < 0 || cell_path_check(path, NULL) < 0) {
+		log_error("restore: a cell's record does not read; left out");
+		return 0;
+	}
+	const char *slash = strrchr(path, '/');
+	struct cell *parent = &c->top;
+	if (slash) {
+		char pp[CELLS_PATH_MAX];
+		snprintf(pp, sizeof(pp), "%.*s", (int)(slash - path), path);
+		parent = cells_lookup(c, pp, NULL);
+	}
+	struct cell *cell = parent ? calloc(1, sizeof(*cell)) : NULL;
+	char dir[PATH_MAX];
+	struct stat st;
+	if (!cell) {
+		log_error("restore: cell \"%s\" left out: %s", path,
+		          parent ? "out of memory" : "its parent was left out");
+		return 0;
+	}
+	*cell = (struct cell){.parent = parent,
+	                      .depth = parent->depth + 1,
+	                      .owner = c,
+	                      .limits = limits,
+	                      .timer = {.fd = -1},
+	                      .wd_events = -1,
+	                      .wd_memory = -1};
+	list_init(&cell->execs);
+	list_init(&cell->children);
+	list_init(&cell->sibling);
+	str_copy(cell->name, sizeof(cell->name), slash ? slash + 1 : path);
+	str_copy(cell->path, sizeof(cell->path), path);
+	if (cells_cell_dir(c, cell, dir, sizeof(dir)) < 0 || stat(dir, &st) < 0) {
+		log_warn("restore: cell \"%s\" is gone (its cgroup was removed meanwhile)", path);
+		free(cell);
+		return 0;
+	}
+	list_append(&parent->children, &cell->sibling);
+	c->ncells++;
+	cells_watch_add(c, cell);
+	return 0;
+}
+
+int cells_restore(struct ev_loop *loop, struct child_table *children, struct state_in *in,
+                  const struct state_field *f, struct cells **ret, struct err *err)
+{
+	_cleanup_free_ struct cells *c = calloc(1, sizeof(*c));
+	if (!c)
+		return err_set(err, -ENOMEM, ERR_RESOURCE_EXHAUSTED, "cells: out of memory");
+	c->inotify.fd = -1;
+	struct state_r r;
+	struct state_field g;
+	int k;
+	state_get_record(f, &r);
+	/* The paths first: every cell's cgroup is found from them. */
+	while ((k = state_next(&r, &g)) > 0) {
+		if (g.tag == T_MOUNT)
+			k = state_get_str(&g, c->mount, sizeof(c->mount));
+		else if (g.tag == T_ROOT)
+			k = state_get_str(&g, c->root, sizeof(c->root));
+		else if (g.tag == T_SEQ)
+			k = state_get_u64(&g, &c->exec_seq);
+		if (k < 0)
+			break;
+	}
+	if (k < 0 || !c->mount[0] || !c->root[0])
+		return err_set(err, -EBADMSG, ERR_INTERNAL, "cells: the handed-over record does "
+		                                            "not read");
+	if ((k = cells_init_loop(c, loop, children, err)) < 0)
+		return k;
+	state_get_record(f, &r);
+	while (state_next(&r, &g) > 0) {
+		if (g.tag == T_CELL)
+			cell_restore(c, &g);
+		else if (g.tag == T_EXEC)
+			exec_restore(c, in, &g);
+	}
+	log_info("cells: %zu cells and %zu executables taken over", c->ncells, c->nexecs);
+	*ret = TAKE_PTR(c);
+	return 0;
+}

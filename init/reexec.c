@@ -1,0 +1,680 @@
+/* reexec: kin re-executes itself in place (System/Reexec, README
+ * "Re-exec"). The new binary is probed first (`BINARY version
+ * --state-format`, a child with a deadline: it must be a kin that reads
+ * this state format); then kin waits, each loop turn and at most
+ * SETTLE_TIMEOUT_MS, for what cannot be handed over half-done (a start, a
+ * freeze, a forced delete) to settle; then it writes its state into a
+ * sealed memfd (lib/state.h): its own (start time, re-exec count,
+ * workload), the cells library, and the listening sockets, which stay
+ * open across execve as do the executables' pipes. Every call in flight
+ * ends UNAVAILABLE "kin is re-executing; retry": a client cannot tell
+ * which frames of a stream it has seen, so streams end rather than carry
+ * on, and a retry resumes from kin's rings. The workloads stay kin's
+ * children throughout: nobody reaps between the exec and the restore, so
+ * no exit status is lost.
+ *
+ * The previous binary goes along as a sealed memfd: a new kin that cannot
+ * read the state execs it again with the same state and says why
+ * (Health's reexec_error), so a failed upgrade loses nothing. */
+#include "init/init-int.h"
+#include "api/api.h"
+#include "cells/cells.h"
+#include "lib/state.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+
+#define PROBE_TIMEOUT_MS  5000
+#define SETTLE_TIMEOUT_MS 5000
+#define PROBE_OUT_MAX     4096
+#define SETTLE_POLL_MS    2
+#define ENV_STATE         "KIN_STATE_FD"
+#define ENV_FALLBACK      "KIN_STATE_FALLBACK_FD"
+#define ENV_FAILED        "KIN_STATE_FAILED"
+#define AGAIN             "kin is re-executing; retry"
+
+/* Top-level records of the state. */
+enum { S_INIT = 1, S_CELLS, S_LISTENER };
+enum { I_ROLE = 1, I_STARTED, I_REEXECS, I_WORKLOAD_PID, I_WORKLOAD_RUNNING, I_BOOTED };
+enum { L_FD = 1, L_TRANSPORT, L_PATH };
+
+typedef void (*reexec_done_fn)(int result, const struct err *err, const char *binary,
+                               uint64_t reexecs, void *call_data);
+
+enum reexec_phase { RX_IDLE, RX_PROBING, RX_SETTLING };
+
+struct init_reexec {
+	struct init_state *s;
+	uint64_t count;
+	char error[ERR_MSG_MAX]; /* why the last re-exec fell back */
+	enum reexec_phase phase;
+	char binary[PATH_MAX];
+	reexec_done_fn done;
+	void *call_data;
+	struct child *probe;
+	int probe_out; /* read end of the probe's stdout */
+	int probe_report;
+	int fallback; /* a sealed copy of the running binary */
+	struct ev_source timer;
+	uint64_t deadline_ns;
+};
+
+static char **saved_argv;
+
+void init_reexec_set_argv(char **argv)
+{
+	saved_argv = argv;
+}
+
+int init_reexec_new(struct init_state *s)
+{
+	struct init_reexec *rx = calloc(1, sizeof(*rx));
+	if (!rx)
+		return -ENOMEM;
+	*rx = (struct init_reexec){.s = s, .probe_out = -1, .probe_report = -1, .fallback = -1, .timer = {.fd = -1}};
+	s->reexec = rx;
+	return 0;
+}
+
+static void timer_stop(struct init_reexec *rx)
+{
+	if (rx->timer.fd < 0)
+		return;
+	ev_del(rx->s->loop, &rx->timer);
+	close(rx->timer.fd);
+	rx->timer.fd = -1;
+}
+
+/* rx->timer: once after ms, then every interval_ms (0: once). */
+static int timer_start(struct init_reexec *rx, ev_handler_fn fn, unsigned interval_ms)
+{
+	unsigned ms = interval_ms ? interval_ms : PROBE_TIMEOUT_MS;
+	struct itimerspec its = {
+	    .it_value = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000},
+	    .it_interval = {.tv_nsec = (long)interval_ms * 1000000}};
+	rx->timer = (struct ev_source){
+	    .fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC), .fn = fn, .data = rx};
+	if (rx->timer.fd < 0)
+		return -errno;
+	if (timerfd_settime(rx->timer.fd, 0, &its, NULL) < 0 ||
+	    ev_add(rx->s->loop, &rx->timer, EPOLLIN) < 0) {
+		int r = -errno;
+		close(rx->timer.fd);
+		rx->timer.fd = -1;
+		return r;
+	}
+	return 0;
+}
+
+/* The re-exec is over without an exec: the caller hears why. */
+static void finish(struct init_reexec *rx, int result, const struct err *err)
+{
+	reexec_done_fn done = rx->done;
+	void *call_data = rx->call_data;
+	if (rx->probe) {
+		child_signal(rx->probe, SIGKILL);
+		rx->probe = NULL; /* reaped as ever; its exit callback sees IDLE */
+	}
+	if (rx->probe_out >= 0)
+		close(rx->probe_out);
+	rx->probe_out = -1;
+	if (rx->probe_report >= 0)
+		close(rx->probe_report);
+	rx->probe_report = -1;
+	if (rx->fallback >= 0)
+		close(rx->fallback);
+	rx->fallback = -1;
+	timer_stop(rx);
+	rx->phase = RX_IDLE;
+	rx->done = NULL;
+	if (result < 0)
+		log_warn("%s", err->msg);
+	if (done)
+		done(result, err, rx->binary, rx->count, call_data);
+}
+
+void init_reexec_free(struct init_reexec *rx)
+{
+	if (!rx)
+		return;
+	struct err err;
+	err_set(&err, -ECANCELED, ERR_UNAVAILABLE, "kin is stopping");
+	if (rx->phase != RX_IDLE)
+		finish(rx, -ECANCELED, &err);
+	free(rx);
+}
+
+void init_reexec_count(uint64_t *ret_count, const char **ret_error, void *data)
+{
+	struct init_state *s = data;
+	*ret_count = s->reexec ? s->reexec->count : 0;
+	*ret_error = s->reexec ? s->reexec->error : "";
+}
+
+void init_reexec_cancel(void *call_data, void *data)
+{
+	struct init_state *s = data;
+	if (s->reexec && s->reexec->call_data == call_data)
+		s->reexec->done = NULL; /* it goes on: the caller just left */
+}
+
+/* ---- what cannot be handed over yet ---- */
+
+static int check_carry(struct init_state *s, struct err *err)
+{
+	const char *what = NULL;
+	if (s->phase != PHASE_RUNNING)
+		what = "kin is stopping";
+	else if (s->role == INIT_ROLE_ZONE)
+		what = "a zone kin's channel to its parent would close";
+	else if (s->role == INIT_ROLE_CONTAINER)
+		what = "a container init serves no state worth handing over";
+	else if (s->cfg->shim)
+		what = "a containerd shim's pod";
+	else if (s->units)
+		what = "units (the service manager's state)";
+	else if (s->tls)
+		what = "the TLS gateway";
+	else if (!api_zones_idle(s->api))
+		what = "zones";
+	else if (api_vms_running(s->api))
+		what = "running VMs";
+	else if (s->role == INIT_ROLE_MACHINE && !s->booted)
+		what = "the machine's late boot, still running";
+	if (what)
+		return err_set(err, -EOPNOTSUPP, ERR_FAILED_PRECONDITION,
+		               "re-exec: not possible now: %s cannot be handed over yet", what);
+	return 0;
+}
+
+/* ---- the probe: is the binary a kin that reads this state? ---- */
+
+static void decide(struct init_reexec *rx, const siginfo_t *si)
+{
+	char out[PROBE_OUT_MAX + 1];
+	ssize_t n = read(rx->probe_out, out, PROBE_OUT_MAX);
+	out[n > 0 ? n : 0] = '\0';
+	close(rx->probe_out);
+	rx->probe_out = -1;
+	int step, run = spawn_report_read(rx->probe_report, &step);
+	close(rx->probe_report);
+	rx->probe_report = -1;
+	timer_stop(rx);
+	unsigned format = 0;
+	const char *line = strstr(out, "kin-state-format ");
+	bool says = line && sscanf(line, "kin-state-format %u", &format) == 1;
+	char what[160];
+	out[strcspn(out, "\n")] = '\0';
+	if (run < 0)
+		snprintf(what, sizeof(what), "it does not run: %s", strerror(-run));
+	else if (si->si_code != CLD_EXITED)
+		snprintf(what, sizeof(what), "it was killed by signal %d", si->si_status);
+	else if (si->si_status != 0)
+		snprintf(what, sizeof(what), "it exited with status %d: %.80s", si->si_status, out);
+	else if (!says)
+		snprintf(what, sizeof(what), "it does not say which state format it reads");
+	else
+		snprintf(what, sizeof(what), "it reads format %u", format);
+	struct err err;
+	if (run < 0 || si->si_code != CLD_EXITED || si->si_status != 0 || !says ||
+	    format != STATE_FORMAT) {
+		err_set(&err, -ENOEXEC, ERR_FAILED_PRECONDITION,
+		        "re-exec: %s is not a kin that reads state format %u: %s", rx->binary,
+		        STATE_FORMAT, what);
+		finish(rx, -ENOEXEC, &err);
+		return;
+	}
+	/* The running binary, kept for a new one that cannot take over: made
+	 * now, not in the window where kin does not answer. */
+	int r = file_sealed_copy("/proc/self/exe", "kin-previous", &rx->fallback);
+	if (r < 0) {
+		err_set_errno(&err, r, "re-exec: cannot keep the running binary: %s",
+		              strerror(-r));
+		finish(rx, r, &err);
+		return;
+	}
+	rx->phase = RX_SETTLING;
+	rx->deadline_ns = now_monotonic_ns() + SETTLE_TIMEOUT_MS * 1000000ull;
+	init_reexec_tick(rx->s);
+}
+
+static void probe_exited(const siginfo_t *si, void *data)
+{
+	struct init_reexec *rx = data;
+	if (rx->phase != RX_PROBING || !rx->probe)
+		return;
+	rx->probe = NULL;
+	decide(rx, si);
+}
+
+static void probe_timeout(struct ev_source *src, uint32_t events)
+{
+	struct init_reexec *rx = src->data;
+	struct err err;
+	(void)events;
+	err_set(&err, -ETIMEDOUT, ERR_DEADLINE_EXCEEDED,
+	        "re-exec: %s did not answer `version --state-format` within %d ms", rx->binary,
+	        PROBE_TIMEOUT_MS);
+	finish(rx, -ETIMEDOUT, &err);
+}
+
+static int probe_start(struct init_reexec *rx, struct err *err)
+{
+	int out[2];
+	struct spawn_proc p;
+	if (pipe2(out, O_CLOEXEC | O_NONBLOCK) < 0)
+		return err_set_errno(err, -errno, "re-exec: pipe: %m");
+	int r = spawn_clone(&(struct spawn_opts){.cgroup_fd = -1, .report_nonblock = true}, &p);
+	if (r == 0) {
+		spawn_signals_reset(SPAWN_MASK_EMPTY);
+		fd_set_nonblock(out[1], false);
+		if (dup2(out[1], STDOUT_FILENO) < 0)
+			spawn_child_fail(p.report_fd, 0, errno);
+		char version[] = "version", flag[] = "--state-format";
+		char *argv[] = {rx->binary, version, flag, NULL};
+		execv(rx->binary, argv);
+		spawn_child_fail(p.report_fd, 0, errno);
+	}
+	close(out[1]);
+	if (r < 0) {
+		close(out[0]);
+		return err_set_errno(err, r, "re-exec: cannot start the probe: %s", strerror(-r));
+	}
+	rx->probe_report = p.report_fd; /* why it could not run, if it could not */
+	rx->probe_out = out[0];
+	r = child_track(rx->s->children, p.pid, p.pidfd, probe_exited, rx, &rx->probe);
+	if (r == 0)
+		r = timer_start(rx, probe_timeout, 0);
+	if (r < 0) {
+		if (rx->probe)
+			child_signal(rx->probe, SIGKILL);
+		rx->probe = NULL;
+		close(rx->probe_out);
+		rx->probe_out = -1;
+		close(rx->probe_report);
+		rx->probe_report = -1;
+		timer_stop(rx);
+		return err_set_errno(err, r, "re-exec: cannot watch the probe: %s", strerror(-r));
+	}
+	rx->phase = RX_PROBING;
+	return 0;
+}
+
+/* "" means the file kin was started from, as it is on disk now (an
+ * upgrade replaced it: /proc/self/exe then ends in " (deleted)"). */
+static int binary_path(const char *binary, char *buf, size_t size, struct err *err)
+{
+	if (binary && *binary) {
+		if (binary[0] != '/')
+			return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
+			               "re-exec: binary \"%.200s\" is not an absolute path", binary);
+		if (str_copy(buf, size, binary) < 0)
+			return err_set(err, -ENAMETOOLONG, ERR_INVALID_ARGUMENT,
+			               "re-exec: binary path too long");
+		return 0;
+	}
+	ssize_t n = readlink("/proc/self/exe", buf, size - 1);
+	if (n < 0)
+		return err_set_errno(err, -errno, "re-exec: /proc/self/exe: %m");
+	buf[n] = '\0';
+	size_t len = (size_t)n, tail = STRLEN(" (deleted)");
+	if (len > tail && strcmp(buf + len - tail, " (deleted)") == 0)
+		buf[len - tail] = '\0';
+	return 0;
+}
+
+int init_reexec_begin(const char *binary, reexec_done_fn done, void *call_data, struct err *err,
+                      void *data)
+{
+	struct init_state *s = data;
+	struct init_reexec *rx = s->reexec;
+	if (!rx)
+		return err_set(err, -ENOMEM, ERR_UNAVAILABLE, "re-exec: not available");
+	if (rx->phase != RX_IDLE)
+		return err_set(err, -EBUSY, ERR_ABORTED, "re-exec: one is already under way (to %s)",
+		               rx->binary);
+	if (!saved_argv)
+		return err_set(err, -EINVAL, ERR_FAILED_PRECONDITION,
+		               "re-exec: kin's own command line is not known");
+	int r = check_carry(s, err);
+	if (r < 0)
+		return r;
+	if ((r = binary_path(binary, rx->binary, sizeof(rx->binary), err)) < 0)
+		return r;
+	if ((r = probe_start(rx, err)) < 0)
+		return r;
+	rx->done = done;
+	rx->call_data = call_data;
+	log_info("re-exec: probing %s", rx->binary);
+	return 0;
+}
+
+/* ---- the handover ---- */
+
+static void save_init(struct init_state *s, struct state_w *w)
+{
+	size_t at = state_open(w, S_INIT);
+	state_put_u64(w, I_ROLE, s->role);
+	state_put_u64(w, I_STARTED, s->started_ns);
+	state_put_u64(w, I_REEXECS, s->reexec->count + 1);
+	if (s->workload) {
+		state_put_u64(w, I_WORKLOAD_PID, (uint64_t)child_pid(s->workload));
+		state_put_u64(w, I_WORKLOAD_RUNNING, s->workload_running);
+	}
+	state_put_u64(w, I_BOOTED, s->booted);
+	state_close(w, at);
+}
+
+static void listeners_back(struct init_state *s, const struct rpc_listen_fd *l, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (rpc_server_listen_handed(s->rpc, &l[i]) < 0)
+			log_error("re-exec: the listening socket %s is lost", l[i].path);
+}
+
+static void do_exec(struct init_reexec *rx)
+{
+	struct init_state *s = rx->s;
+	struct state_w w;
+	struct err err = {0};
+	int fallback = rx->fallback;
+	int r = 0, state_fd = -1;
+	struct cells *cells = init_cells_lib(s->cells);
+	uint64_t t0 = now_monotonic_ns();
+
+	state_w_init(&w);
+	save_init(s, &w);
+	if (cells)
+		r = cells_save(cells, &w, S_CELLS, &err);
+	if (r == 0 && w.err)
+		err_set_errno(&err, r = w.err, "re-exec: the state: %s", strerror(-w.err));
+	if (r < 0) {
+		state_w_unkeep(&w);
+		state_w_free(&w);
+		finish(rx, r, &err);
+		return;
+	}
+	/* Answered first; then every other call ends, the sockets go along. */
+	log_info("re-exec: %s, after %llu re-execs", rx->binary, (unsigned long long)rx->count);
+	reexec_done_fn done = rx->done;
+	rx->done = NULL;
+	if (done)
+		done(0, NULL, rx->binary, rx->count, rx->call_data);
+	struct rpc_listen_fd l[RPC_LISTENERS_MAX];
+	size_t nl = s->rpc ? rpc_server_handover(s->rpc, AGAIN, l, ARRAY_SIZE(l)) : 0;
+	for (size_t i = 0; i < nl; i++) {
+		size_t at = state_open(&w, S_LISTENER);
+		state_put_fd(&w, L_FD, l[i].fd);
+		state_put_u64(&w, L_TRANSPORT, l[i].transport);
+		state_put_str(&w, L_PATH, l[i].path);
+		state_close(&w, at);
+	}
+	r = state_w_seal(&w, &state_fd);
+	char num[32];
+	if (r == 0) {
+		snprintf(num, sizeof(num), "%d", state_fd);
+		setenv(ENV_STATE, num, 1);
+		/* The previous binary and the state as written: what a new kin
+		 * that cannot read it hands back. */
+		snprintf(num, sizeof(num), "%d,%d", fallback, state_fd);
+		setenv(ENV_FALLBACK, num, 1);
+		unsetenv(ENV_FAILED);
+		fd_set_cloexec(fallback, false);
+		log_debug("re-exec: state of %zu bytes written in %.2f ms", w.len,
+		          (double)(now_monotonic_ns() - t0) / 1e6);
+		execv(rx->binary, saved_argv);
+		r = -errno;
+		close(state_fd);
+	}
+	/* No exec: this kin goes on as it was. */
+	unsetenv(ENV_STATE);
+	unsetenv(ENV_FALLBACK);
+	fd_set_cloexec(fallback, true);
+	state_w_unkeep(&w);
+	state_w_free(&w);
+	listeners_back(s, l, nl);
+	err_set_errno(&err, r, "re-exec: exec of %s failed: %s; this kin goes on", rx->binary,
+	              strerror(-r));
+	str_copy(rx->error, sizeof(rx->error), err.msg);
+	finish(rx, r, &err);
+}
+
+static void settle_fired(struct ev_source *src, uint32_t events)
+{
+	struct init_reexec *rx = src->data;
+	uint64_t ticks;
+	(void)events;
+	if (read(src->fd, &ticks, sizeof(ticks)) < 0)
+		return;
+	init_reexec_tick(rx->s);
+}
+
+void init_reexec_tick(struct init_state *s)
+{
+	struct init_reexec *rx = s->reexec;
+	char why[256];
+	if (!rx || rx->phase != RX_SETTLING)
+		return;
+	struct err err;
+	if (check_carry(s, &err) < 0) {
+		finish(rx, -EOPNOTSUPP, &err);
+		return;
+	}
+	struct cells *cells = init_cells_lib(s->cells);
+	bool settled = !cells || cells_settled(cells, why, sizeof(why));
+	/* Every child is one the state carries: no helper whose end would go
+	 * unseen (an image import, a VM's tooling). */
+	size_t carried = (cells ? cells_children(cells) : 0) + (s->workload != NULL);
+	if (settled && child_count(s->children) > carried) {
+		snprintf(why, sizeof(why), "%zu helper processes still run",
+		         child_count(s->children) - carried);
+		settled = false;
+	}
+	if (settled) {
+		do_exec(rx);
+		return;
+	}
+	if (now_monotonic_ns() >= rx->deadline_ns) {
+		err_set(&err, -EBUSY, ERR_ABORTED, "re-exec: not settled within %d ms: %s; retry",
+		        SETTLE_TIMEOUT_MS, why);
+		finish(rx, -EBUSY, &err);
+		return;
+	}
+	/* Starts settle within their own deadlines: look again soon. */
+	if (rx->timer.fd < 0 && timer_start(rx, settle_fired, SETTLE_POLL_MS) < 0) {
+		err_set(&err, -ENOMEM, ERR_UNAVAILABLE, "re-exec: no timer: %s; retry", why);
+		finish(rx, -ENOMEM, &err);
+	}
+}
+
+/* ---- the new kin's side ---- */
+
+/* An fd named in the environment: NAME=FD, or the index'th of NAME=FD,FD. */
+static int env_fd(const char *name, unsigned index)
+{
+	const char *v = getenv(name);
+	char word[16];
+	uint32_t fd;
+	for (; v && index; index--)
+		v = strchr(v, ',') ? strchr(v, ',') + 1 : NULL;
+	if (!v || str_copy(word, sizeof(word), v) < 0)
+		return -1;
+	word[strcspn(word, ",")] = '\0';
+	if (str_to_u32(word, &fd) < 0 || fd > INT_MAX || fcntl((int)fd, F_GETFD) < 0)
+		return -1;
+	return (int)fd;
+}
+
+bool init_reexec_pending(void)
+{
+	return getenv(ENV_STATE) != NULL;
+}
+
+/* This binary cannot take the state over: the previous one, kept in the
+ * memfd, takes it back (unless this is already it: then kin starts
+ * afresh, its workloads running on as orphans it reaps). */
+static void fall_back(struct init_reexec *rx, int state_fd, const char *why)
+{
+	int fallback = env_fd(ENV_FALLBACK, 0), written = env_fd(ENV_FALLBACK, 1);
+	if (getenv(ENV_FAILED) || fallback < 0 || written < 0) {
+		log_error("%s; and no previous binary to go back to: starting afresh, "
+		          "the running workloads are not taken over",
+		          why);
+		str_copy(rx->error, sizeof(rx->error), why);
+		unsetenv(ENV_STATE);
+		unsetenv(ENV_FALLBACK);
+		unsetenv(ENV_FAILED);
+		if (state_fd >= 0)
+			close(state_fd);
+		if (fallback >= 0)
+			close(fallback);
+		return;
+	}
+	log_error("%s; the previous binary takes over again", why);
+	char num[16];
+	snprintf(num, sizeof(num), "%d", written);
+	setenv(ENV_STATE, num, 1);
+	setenv(ENV_FAILED, why, 1);
+	if (state_fd >= 0 && state_fd != written)
+		close(state_fd);
+	fexecve(fallback, saved_argv, environ);
+	log_error("re-exec: the previous binary does not run either: %m");
+	setenv(ENV_FAILED, why, 1);
+	fall_back(rx, state_fd, why); /* ENV_FAILED is set: starts afresh */
+}
+
+struct restored {
+	uint64_t started, reexecs, workload_pid, workload_running, booted, role;
+	struct rpc_listen_fd listeners[RPC_LISTENERS_MAX];
+	size_t nlisteners;
+};
+
+static int read_init(const struct state_field *f, struct restored *out)
+{
+	static const struct state_num nums[] = {
+	    STATE_NUM(I_ROLE, struct restored, role),
+	    STATE_NUM(I_STARTED, struct restored, started),
+	    STATE_NUM(I_REEXECS, struct restored, reexecs),
+	    STATE_NUM(I_WORKLOAD_PID, struct restored, workload_pid),
+	    STATE_NUM(I_WORKLOAD_RUNNING, struct restored, workload_running),
+	    STATE_NUM(I_BOOTED, struct restored, booted),
+	};
+	struct state_r r;
+	struct state_field g;
+	int k;
+	state_get_record(f, &r);
+	while ((k = state_next(&r, &g)) > 0)
+		if ((k = state_get_num(&g, out, nums, ARRAY_SIZE(nums))) < 0)
+			return k;
+	return k;
+}
+
+static void read_listener(struct state_in *in, const struct state_field *f, struct restored *out)
+{
+	struct rpc_listen_fd l = {.fd = -1};
+	uint64_t transport = RPC_TRANSPORT_OTHER;
+	struct state_r r;
+	struct state_field g;
+	state_get_record(f, &r);
+	while (state_next(&r, &g) > 0) {
+		if (g.tag == L_FD && state_get_fd(in, &g, &l.fd) < 0)
+			l.fd = -1;
+		else if (g.tag == L_TRANSPORT)
+			state_get_u64(&g, &transport);
+		else if (g.tag == L_PATH)
+			state_get_str(&g, l.path, sizeof(l.path));
+	}
+	l.transport = (enum rpc_transport)transport;
+	if (l.fd < 0 || out->nlisteners == RPC_LISTENERS_MAX) {
+		log_error("re-exec: a listening socket was not handed over");
+		if (l.fd >= 0)
+			close(l.fd);
+		return;
+	}
+	out->listeners[out->nlisteners++] = l;
+}
+
+/* Tracks the workload again: it is still kin's child, unreaped. */
+static void workload_back(struct init_state *s, const struct restored *st)
+{
+	if (!st->workload_pid)
+		return;
+	if (!st->workload_running) {
+		s->workload_running = false;
+		return;
+	}
+	init_loop_track_workload(s, (pid_t)st->workload_pid);
+}
+
+int init_reexec_restore(struct init_state *s)
+{
+	struct init_reexec *rx = s->reexec;
+	struct state_in in;
+	uint32_t format = 0;
+	char why[ERR_MSG_MAX];
+	uint64_t t0 = now_monotonic_ns();
+	int state_fd = env_fd(ENV_STATE, 0);
+	const char *failed = getenv(ENV_FAILED);
+	if (failed) /* we are the previous binary, back: the next one said why */
+		snprintf(rx->error, sizeof(rx->error), "%s", failed);
+	int r = state_fd < 0 ? -EBADF : state_in_open(state_fd, &in, &format);
+	if (r < 0) {
+		if (r == -EPROTO)
+			snprintf(why, sizeof(why),
+			         "re-exec: the state handed over is in format %u; this kin (%s) "
+			         "reads %u",
+			         format, KIN_VERSION, STATE_FORMAT);
+		else
+			snprintf(why, sizeof(why), "re-exec: the state handed over does not read: %s",
+			         strerror(-r));
+		fall_back(rx, state_fd, why);
+		return r;
+	}
+	close(state_fd); /* mapped */
+	struct restored st = {0};
+	struct state_r top = in.top;
+	struct state_field f;
+	const struct state_field *cells = NULL;
+	struct state_field cells_f;
+	while ((r = state_next(&top, &f)) > 0) {
+		if (f.tag == S_INIT)
+			r = read_init(&f, &st);
+		else if (f.tag == S_CELLS)
+			cells_f = f, cells = &cells_f;
+		else if (f.tag == S_LISTENER)
+			read_listener(&in, &f, &st);
+		if (r < 0)
+			break;
+	}
+	if (r < 0 || st.role != s->role) {
+		snprintf(why, sizeof(why), "re-exec: the state handed over %s",
+		         r < 0 ? "does not read" : "is another role's");
+		state_in_close(&in);
+		fall_back(rx, -1, why);
+		return -EBADMSG;
+	}
+	s->started_ns = st.started;
+	rx->count = st.reexecs;
+	s->booted = st.booted;
+	if (s->cfg->rpc.socket[0] || st.nlisteners)
+		init_rpc_serve_handed(s->cfg, s->loop, st.listeners, st.nlisteners, &s->rpc);
+	if (cells && init_cells_restore(s->loop, s->children, &in, cells, &s->cells) < 0)
+		log_error("re-exec: the cells could not be taken over");
+	workload_back(s, &st);
+	state_in_close(&in); /* closes what nobody took */
+	int fallback = env_fd(ENV_FALLBACK, 0);
+	if (fallback >= 0)
+		close(fallback);
+	unsetenv(ENV_STATE);
+	unsetenv(ENV_FALLBACK);
+	unsetenv(ENV_FAILED);
+	log_info("re-exec: state taken over in %.2f ms (re-exec %llu%s%s)",
+	         (double)(now_monotonic_ns() - t0) / 1e6, (unsigned long long)rx->count,
+	         rx->error[0] ? "; the last one fell back: " : "", rx->error);
+	return 0;
+}

@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# Re-exec in place (`kin ctl reexec`, README "Re-exec"): a daemon kin with
+# executables printing numbered lines, one exiting mid-way and one in its
+# restart backoff, re-executes itself again and again. Nothing is lost:
+# every line once and in order, the exit status seen, the backoff going on,
+# the same pids (still kin's children), no fd leaked; a log follower ends
+# UNAVAILABLE to retry. Binaries that are not a kin are refused before
+# anything happens, and a new kin that cannot read the state hands it back
+# to the previous binary, which takes over and says why.
+cd "$(dirname "$0")/../.."
+. tests/ns/lib.sh
+ns_suite_begin reexec
+
+ns_need_cgroup2
+TOP=kin-reexec-test-$$
+cleanup() {
+	[ -n "${DPID:-}" ] && kill -KILL "$DPID" 2>/dev/null
+	cgroup_tree_remove "$CG/$TOP"
+	rm -rf "$T"
+}
+trap cleanup EXIT
+
+S=$T/k.sock
+BASE=$CG/$TOP/d
+mkdir -p "$BASE"
+sh -c "echo \$\$ >'$BASE/cgroup.procs' && exec '$KIN' init --log-level debug --grace 2s --socket '$S'" \
+	>"$T/kin.log" 2>&1 &
+DPID=$!
+wait_for "grep -q 'ready:' '$T/kin.log'" 250
+kc() { "$KIN" ctl --socket "$S" "$@" >"$T/out" 2>&1; rc=$?; }
+out_has() { grep -qE -- "$1" "$T/out"; }
+serving() { [ "$("$KIN" ctl --socket "$S" health 2>&1)" = SERVING ]; }
+serving && ok daemon_serving || { bad daemon_serving "no SERVING"; cat "$T/kin.log"; exit 1; }
+fds() { ls "/proc/$DPID/fd" | wc -l; }
+pid_of() { kc -o json exec status a "$1"; sed -n 's/.*"pid":\([0-9]*\).*/\1/p' "$T/out"; }
+
+N=400
+kc cell create a
+for c in c1 c2 c3; do
+	kc exec start a $c -- sh -c "i=0; while [ \$i -lt $N ]; do i=\$((i+1)); echo $c-\$i; sleep 0.004; done"
+done
+kc exec start a quick -- sh -c 'sleep 0.4; exit 7'
+kc exec start --restart on-failure a crashy -- sh -c 'exit 3'
+sleep 0.3
+kc -o json exec status a crashy
+restarts0=$(sed -n 's/.*"restarts":\([0-9]*\).*/\1/p' "$T/out")
+pid1=$(pid_of c1)
+"$KIN" ctl --socket "$S" exec logs -f a c2 >"$T/follow" 2>"$T/follow.err" &
+FPID=$!
+sleep 0.1
+fds0=$(fds)
+
+# Re-exec while the counters print, the quick one exits, the crashy one restarts.
+n_ok=0
+for i in 1 2 3 4 5 6; do
+	kc reexec
+	[ $rc -eq 0 ] && out_has '^re-executed .*, pid '"$DPID"', answering again after' && n_ok=$((n_ok + 1))
+	sleep 0.15
+done
+[ $n_ok -eq 6 ] && ok reexec_six_times || bad reexec_six_times "$n_ok of 6 re-execs answered ($(grep 're-exec' "$T/kin.log" | tail -3))"
+
+kc version
+out_has "^pid: +$DPID$" && serving && ok same_pid_serving || bad same_pid_serving "$(cat "$T/out")"
+
+wait "$FPID"
+frc=$?
+[ $frc -eq 1 ] && grep -q 'UNAVAILABLE: kin is re-executing; retry' "$T/follow.err" &&
+	grep -q '^c2-1$' "$T/follow" && ok follower_ends_unavailable ||
+	bad follower_ends_unavailable "exit $frc: $(cat "$T/follow.err")"
+
+[ "$(pid_of c1)" = "$pid1" ] && [ "$(awk '{print $4}' /proc/$pid1/stat 2>/dev/null)" = "$DPID" ] &&
+	ok still_kins_children || bad still_kins_children "c1 pid $(pid_of c1) vs $pid1, ppid $(awk '{print $4}' /proc/$pid1/stat 2>/dev/null)"
+
+for c in c1 c2 c3; do kc exec wait a $c; done
+lines_ok=0
+for c in c1 c2 c3; do
+	kc exec logs a $c
+	seq 1 $N | sed "s/^/$c-/" | cmp -s - "$T/out" && lines_ok=$((lines_ok + 1)) ||
+		echo "    | $c: $(wc -l <"$T/out") lines; $(seq 1 $N | sed "s/^/$c-/" | diff - "$T/out" | head -3 | tr '\n' ' ')"
+done
+[ $lines_ok -eq 3 ] && ok every_line_once_in_order || bad every_line_once_in_order "$lines_ok of 3 complete"
+
+kc -o json exec wait a quick
+out_has '"exit_code":7' && ok exit_status_across_reexec || bad exit_status_across_reexec "$(cat "$T/out")"
+
+kc -o json exec status a crashy
+restarts1=$(sed -n 's/.*"restarts":\([0-9]*\).*/\1/p' "$T/out")
+[ -n "$restarts0" ] && [ "${restarts1:-0}" -gt "$restarts0" ] && ok backoff_goes_on ||
+	bad backoff_goes_on "restarts $restarts0 then $restarts1"
+kc exec stop a crashy
+
+sleep 0.2
+fds1=$(fds)
+[ "$fds1" -le "$fds0" ] && ok no_fd_leaked || bad no_fd_leaked "$fds0 fds before, $fds1 after: $(ls -l /proc/$DPID/fd | tail -n +2 | awk '{print $NF}' | sort | uniq -c | sort -rn | head -5 | tr '\n' ' ')"
+
+# Binaries that are not a kin (of this state format) are refused first.
+kc reexec --binary /bin/true
+[ $rc -eq 1 ] && out_has 'FAILED_PRECONDITION: re-exec: /bin/true is not a kin that reads state format [0-9]+: it does not say' ||
+	{ bad refuses_other_binaries "true: $(cat "$T/out")"; }
+kc reexec --binary /nonexistent/kin
+r2=$rc; cp "$T/out" "$T/out2"
+kc reexec --binary relative/kin
+[ $r2 -eq 1 ] && grep -q 'it does not run: No such file' "$T/out2" && [ $rc -eq 1 ] &&
+	out_has 'INVALID_ARGUMENT: .*not an absolute path' && serving && ok refuses_other_binaries ||
+	bad refuses_other_binaries "nonexistent: $(cat "$T/out2"); relative: $(cat "$T/out")"
+
+# A new kin that cannot read the state (here: one that says format 2):
+# the previous binary takes it back; the workload never notices.
+printf 'KINSTATE\002\000\000\000\000\000\000\000' >"$T/format2.state"
+cat >"$T/kin-new" <<EOF
+#!/bin/sh
+[ "\$1" = version ] && { echo kin-state-format 1; exit 0; }
+exec 9<"$T/format2.state"
+KIN_STATE_FD=9 exec "$KIN" "\$@"
+EOF
+chmod +x "$T/kin-new"
+kc exec start a long -- sh -c 'i=0; while :; do i=$((i+1)); echo l$i; sleep 0.01; done'
+lpid=$(pid_of long)
+kc reexec --binary "$T/kin-new"
+[ $rc -eq 1 ] && out_has '^kin ctl: re-exec: the state handed over is in format 2; this kin .* reads 1' &&
+	serving && [ "$(pid_of long)" = "$lpid" ] && kill -0 "$lpid" && ok fallback_to_previous_binary ||
+	bad fallback_to_previous_binary "rc $rc; $(grep 're-exec' "$T/kin.log" | tail -3)"
+kc -o json version
+out_has '"reexec_error":"re-exec: the state handed over is in format 2' && ok version_says_why ||
+	bad version_says_why "$(cat "$T/out")"
+kc exec stop a long
+kc exec logs a long
+l=$(tail -1 "$T/out" | tr -d l)
+seq 1 "$l" | sed 's/^/l/' | cmp -s - "$T/out" && ok fallback_lost_no_line || bad fallback_lost_no_line "$(wc -l <"$T/out") lines, last $l"
+
+# kin stops as ever afterwards: nothing left behind.
+kill -TERM "$DPID"
+wait "$DPID" 2>/dev/null
+DPID=
+[ -z "$(cat "$BASE/cells/a/cgroup.procs" 2>/dev/null)" ] && ok stops_clean || bad stops_clean "processes left"
+ns_suite_end
