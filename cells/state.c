@@ -84,9 +84,11 @@ static size_t running(const struct cell *cell)
 {
 	size_t n = 0;
 	const struct exec *e;
-	list_for_each(e, &cell->execs, node) n += e->token != NULL;
+	list_for_each(e, &cell->execs, node)
+		n += e->token != NULL;
 	const struct cell *ch;
-	list_for_each(ch, &cell->children, sibling) n += running(ch);
+	list_for_each(ch, &cell->children, sibling)
+		n += running(ch);
 	return n;
 }
 
@@ -240,12 +242,18 @@ struct exec_in {
 
 static int exec_in_field(struct exec_in *x, const struct state_field *f)
 {
-	uint64_t *nums[] = {[E_STATE] = &x->state,       [E_PID] = &x->pid,
-	                    [E_RUNNING] = &x->running,   [E_EXITED] = &x->exited,
-	                    [E_NO_RESTART] = &x->no_restart, [E_RESTARTS] = &x->restarts,
-	                    [E_ATTEMPT] = &x->attempt,   [E_STARTED] = &x->started,
-	                    [E_EXITED_NS] = &x->exited_ns, [E_SEQ] = &x->seq,
-	                    [E_RAN] = &x->ran,           [E_DEADLINE] = &x->deadline};
+	uint64_t *nums[] = {[E_STATE] = &x->state,
+	                    [E_PID] = &x->pid,
+	                    [E_RUNNING] = &x->running,
+	                    [E_EXITED] = &x->exited,
+	                    [E_NO_RESTART] = &x->no_restart,
+	                    [E_RESTARTS] = &x->restarts,
+	                    [E_ATTEMPT] = &x->attempt,
+	                    [E_STARTED] = &x->started,
+	                    [E_EXITED_NS] = &x->exited_ns,
+	                    [E_SEQ] = &x->seq,
+	                    [E_RAN] = &x->ran,
+	                    [E_DEADLINE] = &x->deadline};
 	switch (f->tag) {
 	case E_CELL:
 		return state_get_str(f, x->cell, sizeof(x->cell));
@@ -474,8 +482,9 @@ int cells_restore(struct ev_loop *loop, struct child_table *children, struct sta
 			break;
 	}
 	if (k < 0 || !c->mount[0] || !c->root[0])
-		return err_set(err, -EBADMSG, ERR_INTERNAL, "cells: the handed-over record does "
-		                                            "not read");
+		return err_set(err, -EBADMSG, ERR_INTERNAL,
+		               "cells: the handed-over record does "
+		               "not read");
 	if ((k = cells_init_loop(c, loop, children, err)) < 0)
 		return k;
 	state_get_record(f, &r);

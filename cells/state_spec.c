@@ -13,21 +13,21 @@ static const struct state_num spec_nums[] = {
     STATE_NUM(3, struct exec_spec, umask),
     STATE_NUM(4, struct exec_spec, caps),
     STATE_NUM(5, struct exec_spec, ambient),
-    STATE_NUM(6, struct exec_spec, no_new_privs),
+    STATE_FLAG(6, struct exec_spec, no_new_privs),
     STATE_NUM(7, struct exec_spec, seccomp),
     STATE_NUM(8, struct exec_spec, namespaces),
-    STATE_NUM(9, struct exec_spec, root_readonly),
-    STATE_NUM(10, struct exec_spec, caps_split),
+    STATE_FLAG(9, struct exec_spec, root_readonly),
+    STATE_FLAG(10, struct exec_spec, caps_split),
     STATE_NUM(11, struct exec_spec, caps_effective),
     STATE_NUM(12, struct exec_spec, caps_permitted),
     STATE_NUM(13, struct exec_spec, caps_inheritable),
-    STATE_NUM(14, struct exec_spec, oom_score_adj_set),
+    STATE_FLAG(14, struct exec_spec, oom_score_adj_set),
     STATE_NUM(15, struct exec_spec, oom_score_adj),
-    STATE_NUM(16, struct exec_spec, devices_set),
-    STATE_NUM(17, struct exec_spec, stdin_pipe),
+    STATE_FLAG(16, struct exec_spec, devices_set),
+    STATE_FLAG(17, struct exec_spec, stdin_pipe),
     STATE_NUM(18, struct exec_spec, log_bytes),
-    STATE_NUM(19, struct exec_spec, listen_env),
-    STATE_NUM(20, struct exec_spec, nice_set),
+    STATE_FLAG(19, struct exec_spec, listen_env),
+    STATE_FLAG(20, struct exec_spec, nice_set),
     STATE_NUM(21, struct exec_spec, nice),
     STATE_NUM(22, struct exec_spec, restart),
     STATE_NUM(23, struct exec_spec, backoff_base_ms),
@@ -48,7 +48,7 @@ static const struct state_num mount_nums[] = {
     STATE_NUM(6, struct exec_mount, propagation),
 };
 static const struct state_num device_nums[] = {
-    STATE_NUM(1, struct exec_device_rule, allow),  STATE_NUM(2, struct exec_device_rule, type),
+    STATE_FLAG(1, struct exec_device_rule, allow), STATE_NUM(2, struct exec_device_rule, type),
     STATE_NUM(3, struct exec_device_rule, major),  STATE_NUM(4, struct exec_device_rule, minor),
     STATE_NUM(5, struct exec_device_rule, access),
 };
@@ -71,9 +71,8 @@ enum {
 	T_STR = 120, /* + SPEC_STRS index */
 };
 
-static void record_put(struct state_w *w, uint16_t tag, const void *base,
-                       const struct state_num *t, size_t n, const char *const *strs,
-                       size_t nstrs)
+static void record_put(struct state_w *w, uint16_t tag, const void *base, const struct state_num *t,
+                       size_t n, const char *const *strs, size_t nstrs)
 {
 	size_t at = state_open(w, tag);
 	state_put_nums(w, base, t, n);

@@ -76,7 +76,8 @@ int init_reexec_new(struct init_state *s)
 	struct init_reexec *rx = calloc(1, sizeof(*rx));
 	if (!rx)
 		return -ENOMEM;
-	*rx = (struct init_reexec){.s = s, .probe_out = -1, .probe_report = -1, .fallback = -1, .timer = {.fd = -1}};
+	*rx = (struct init_reexec){
+	    .s = s, .probe_out = -1, .probe_report = -1, .fallback = -1, .timer = {.fd = -1}};
 	s->reexec = rx;
 	return 0;
 }
@@ -97,8 +98,10 @@ static int timer_start(struct init_reexec *rx, ev_handler_fn fn, unsigned interv
 	struct itimerspec its = {
 	    .it_value = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000},
 	    .it_interval = {.tv_nsec = (long)interval_ms * 1000000}};
-	rx->timer = (struct ev_source){
-	    .fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC), .fn = fn, .data = rx};
+	rx->timer =
+	    (struct ev_source){.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC),
+	                       .fn = fn,
+	                       .data = rx};
 	if (rx->timer.fd < 0)
 		return -errno;
 	if (timerfd_settime(rx->timer.fd, 0, &its, NULL) < 0 ||
@@ -233,8 +236,7 @@ static void decide(struct init_reexec *rx, const siginfo_t *si)
 	 * now, not in the window where kin does not answer. */
 	int r = file_sealed_copy("/proc/self/exe", "kin-previous", &rx->fallback);
 	if (r < 0) {
-		err_set_errno(&err, r, "re-exec: cannot keep the running binary: %s",
-		              strerror(-r));
+		err_set_errno(&err, r, "re-exec: cannot keep the running binary: %s", strerror(-r));
 		finish(rx, r, &err);
 		return;
 	}
@@ -312,7 +314,8 @@ static int binary_path(const char *binary, char *buf, size_t size, struct err *e
 	if (binary && *binary) {
 		if (binary[0] != '/')
 			return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
-			               "re-exec: binary \"%.200s\" is not an absolute path", binary);
+			               "re-exec: binary \"%.200s\" is not an absolute path",
+			               binary);
 		if (str_copy(buf, size, binary) < 0)
 			return err_set(err, -ENAMETOOLONG, ERR_INVALID_ARGUMENT,
 			               "re-exec: binary path too long");
@@ -336,8 +339,8 @@ int init_reexec_begin(const char *binary, reexec_done_fn done, void *call_data, 
 	if (!rx)
 		return err_set(err, -ENOMEM, ERR_UNAVAILABLE, "re-exec: not available");
 	if (rx->phase != RX_IDLE)
-		return err_set(err, -EBUSY, ERR_ABORTED, "re-exec: one is already under way (to %s)",
-		               rx->binary);
+		return err_set(err, -EBUSY, ERR_ABORTED,
+		               "re-exec: one is already under way (to %s)", rx->binary);
 	if (!saved_argv)
 		return err_set(err, -EINVAL, ERR_FAILED_PRECONDITION,
 		               "re-exec: kin's own command line is not known");
@@ -630,8 +633,8 @@ int init_reexec_restore(struct init_state *s)
 			         "reads %u",
 			         format, KIN_VERSION, STATE_FORMAT);
 		else
-			snprintf(why, sizeof(why), "re-exec: the state handed over does not read: %s",
-			         strerror(-r));
+			snprintf(why, sizeof(why),
+			         "re-exec: the state handed over does not read: %s", strerror(-r));
 		fall_back(rx, state_fd, why);
 		return r;
 	}

@@ -239,7 +239,7 @@ int state_get_num(const struct state_field *f, void *base, const struct state_nu
 			int r = state_get_u64(f, &v);
 			if (r < 0)
 				return r;
-			num_store(base, &t[i], v);
+			num_store(base, &t[i], t[i].flag ? v != 0 : v);
 			return 1;
 		}
 	return 0;

@@ -84,9 +84,16 @@ struct state_num {
 	uint16_t tag;
 	uint16_t off;
 	uint8_t size; /* 1, 2, 4 or 8 */
+	bool flag;    /* a bool: stored as 0 or 1 whatever the number */
 };
 #define STATE_NUM(tag, type, member)                                                               \
-	{(tag), offsetof(type, member), sizeof(((type *)0)->member)}
+	{                                                                                          \
+		(tag), offsetof(type, member), sizeof(((type *)0)->member), false                  \
+	}
+#define STATE_FLAG(tag, type, member)                                                              \
+	{                                                                                          \
+		(tag), offsetof(type, member), sizeof(bool), true                                  \
+	}
 void state_put_nums(struct state_w *w, const void *base, const struct state_num *t, size_t n);
 /* 1: f is one of t's (stored into base), 0: it is not, -EBADMSG. */
 int state_get_num(const struct state_field *f, void *base, const struct state_num *t, size_t n);
