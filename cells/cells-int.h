@@ -341,6 +341,8 @@ struct state_w;
 struct state_field;
 void exec_spec_save(struct state_w *w, uint16_t tag, const struct exec_spec *s);
 int exec_spec_restore(const struct state_field *f, struct exec_spec **ret, struct err *err);
+/* The restore's scratch goes (after the last exec_spec_restore). */
+void exec_spec_restore_end(void);
 
 /* start.c: a run from prepare to the child's report, through the loop. */
 /* Begins a run of e (state EXEC_STARTING, child tracked, report pipe and

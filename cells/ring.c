@@ -5,14 +5,13 @@
 
 #include <string.h>
 
+/* The buffer comes with the first output: a thousand quiet executables
+ * (or a re-exec taking them over) cost no allocation each. */
 int exec_ring_init(struct exec_ring *r, size_t cap)
 {
 	*r = (struct exec_ring){0};
 	if (cap == 0)
 		return -EINVAL;
-	r->buf = malloc(cap);
-	if (!r->buf)
-		return -ENOMEM;
 	r->cap = cap;
 	return 0;
 }
@@ -33,6 +32,10 @@ void exec_ring_write(struct exec_ring *r, const void *data, size_t len)
 	const uint8_t *p = data;
 	if (!r->cap)
 		return;
+	if (!r->buf && !(r->buf = malloc(r->cap))) {
+		r->end += len; /* out of memory: counted as dropped by readers */
+		return;
+	}
 	if (len > r->cap) { /* only the tail can survive */
 		r->end += len - r->cap;
 		p += len - r->cap;
@@ -60,7 +63,7 @@ size_t exec_ring_read(const struct exec_ring *r, uint64_t *pos, void *out, size_
 		*ret_dropped = dropped;
 	uint64_t avail = r->end - *pos;
 	size_t n = avail < len ? (size_t)avail : len;
-	if (!n)
+	if (!n || !r->buf)
 		return 0;
 	size_t at = (size_t)(*pos % r->cap);
 	size_t first = r->cap - at < n ? r->cap - at : n;

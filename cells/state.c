@@ -227,7 +227,8 @@ static int ring_restore(const struct state_field *f, struct exec_ring *r)
 	if (k < 0)
 		return k;
 	r->end = end - len; /* the kept bytes land where they were */
-	exec_ring_write(r, data, len);
+	if (len)
+		exec_ring_write(r, data, len);
 	return 0;
 }
 
@@ -293,10 +294,9 @@ static bool exec_retrack(struct exec *e)
 	/* Still our child (exited or not): nobody reaped it across the exec. */
 	if (waitid(P_PID, (id_t)e->pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0)
 		return false;
-	int pidfd = (int)syscall(SYS_pidfd_open, e->pid, 0);
+	int pidfd = (int)syscall(SYS_pidfd_open, e->pid, 0); /* O_CLOEXEC always */
 	if (pidfd < 0)
 		return false;
-	fd_set_cloexec(pidfd, true);
 	struct exec_token *token = calloc(1, sizeof(*token));
 	if (!token) {
 		close(pidfd);
@@ -494,6 +494,7 @@ int cells_restore(struct ev_loop *loop, struct child_table *children, struct sta
 		else if (g.tag == T_EXEC)
 			exec_restore(c, in, &g);
 	}
+	exec_spec_restore_end();
 	log_info("cells: %zu cells and %zu executables taken over", c->ncells, c->nexecs);
 	*ret = TAKE_PTR(c);
 	return 0;

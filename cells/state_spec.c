@@ -127,15 +127,27 @@ void exec_spec_save(struct state_w *w, uint16_t tag, const struct exec_spec *s)
 /* ---- reading: into a scratch spec whose strings and arrays it owns ---- */
 
 struct spec_in {
+	/* Reset for each spec: */
 	struct exec_spec s;
-	char *vec_store[6][EXEC_ARGS_MAX > EXEC_ENV_MAX ? EXEC_ARGS_MAX + 1 : EXEC_ENV_MAX + 1];
 	size_t nvec[6];
+	size_t nowned;
+	/* Written before they are read: */
+	char *vec_store[6][EXEC_ARGS_MAX > EXEC_ENV_MAX ? EXEC_ARGS_MAX + 1 : EXEC_ENV_MAX + 1];
 	struct exec_mount mounts[EXEC_MOUNTS_MAX];
 	struct exec_device_rule devices[EXEC_DEVICES_MAX];
 	struct exec_device_node nodes[EXEC_NODES_MAX];
 	char *owned[4096]; /* every string made for s */
-	size_t nowned;
 };
+
+/* One scratch for a whole restore (about 60 KiB: zeroing it for each of
+ * a thousand executables would cost more than reading them). */
+static struct spec_in *scratch;
+
+void exec_spec_restore_end(void)
+{
+	free(scratch);
+	scratch = NULL;
+}
 
 static int own_str(struct spec_in *in, const struct state_field *f, const char **ret)
 {
@@ -150,11 +162,11 @@ static int own_str(struct spec_in *in, const struct state_field *f, const char *
 	return 0;
 }
 
-static void spec_in_free(struct spec_in *in)
+static void spec_in_clear(struct spec_in *in)
 {
 	for (size_t i = 0; i < in->nowned; i++)
 		free(in->owned[i]);
-	free(in);
+	in->nowned = 0;
 }
 
 /* A record of numbers and strings (tags 17...): into base and strs. */
@@ -216,6 +228,7 @@ static int spec_field(struct spec_in *in, const struct state_field *f)
 			return -E2BIG;
 		struct exec_mount *m = &in->mounts[s->nmounts++];
 		const char *ms[4] = {0};
+		*m = (struct exec_mount){0};
 		r = record_get(in, f, m, mount_nums, ARRAY_SIZE(mount_nums), ms, 4);
 		m->source = ms[0], m->target = ms[1], m->type = ms[2], m->data = ms[3];
 		return r;
@@ -230,12 +243,14 @@ static int spec_field(struct spec_in *in, const struct state_field *f)
 	case T_DEVICE:
 		if (s->ndevices == EXEC_DEVICES_MAX)
 			return -E2BIG;
+		in->devices[s->ndevices] = (struct exec_device_rule){0};
 		return record_get(in, f, &in->devices[s->ndevices++], device_nums,
 		                  ARRAY_SIZE(device_nums), NULL, 0);
 	case T_NODE:
 		if (s->ndevice_nodes == EXEC_NODES_MAX)
 			return -E2BIG;
 		struct exec_device_node *nd = &in->nodes[s->ndevice_nodes++];
+		*nd = (struct exec_device_node){0};
 		return record_get(in, f, nd, node_nums, ARRAY_SIZE(node_nums), &nd->path, 1);
 	}
 	return 0; /* a newer kin's field */
@@ -243,9 +258,10 @@ static int spec_field(struct spec_in *in, const struct state_field *f)
 
 int exec_spec_restore(const struct state_field *f, struct exec_spec **ret, struct err *err)
 {
-	struct spec_in *in = calloc(1, sizeof(*in));
-	if (!in)
+	if (!scratch && !(scratch = malloc(sizeof(*scratch))))
 		return err_set(err, -ENOMEM, ERR_RESOURCE_EXHAUSTED, "spec: out of memory");
+	struct spec_in *in = scratch;
+	memset(in, 0, offsetof(struct spec_in, vec_store));
 	exec_spec_init(&in->s);
 	struct state_r r;
 	struct state_field g;
@@ -257,8 +273,10 @@ int exec_spec_restore(const struct state_field *f, struct exec_spec **ret, struc
 	struct exec_spec *s = &in->s;
 	char *const **vecs[] = SPEC_VECS(s);
 	for (size_t i = 0; i < 6; i++)
-		if (in->nvec[i])
+		if (in->nvec[i]) {
+			in->vec_store[i][in->nvec[i]] = NULL;
 			*vecs[i] = in->vec_store[i];
+		}
 	s->mounts = in->mounts;
 	s->devices = in->devices;
 	s->device_nodes = in->nodes;
@@ -270,6 +288,6 @@ int exec_spec_restore(const struct state_field *f, struct exec_spec **ret, struc
 		err_set(err, k, ERR_INTERNAL, "spec: %s", strerror(-k));
 	if (k == 0)
 		k = exec_spec_copy(s, ret);
-	spec_in_free(in);
+	spec_in_clear(in);
 	return k;
 }

@@ -428,8 +428,8 @@ static void do_exec(struct init_reexec *rx)
 		setenv(ENV_FALLBACK, num, 1);
 		unsetenv(ENV_FAILED);
 		fd_set_cloexec(fallback, false);
-		log_debug("re-exec: state of %zu bytes written in %.2f ms", w.len,
-		          (double)(now_monotonic_ns() - t0) / 1e6);
+		log_info("re-exec: state of %zu bytes written in %.2f ms", w.len,
+		         (double)(now_monotonic_ns() - t0) / 1e6);
 		execv(rx->binary, saved_argv);
 		r = -errno;
 		close(state_fd);

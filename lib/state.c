@@ -307,6 +307,16 @@ void state_get_record(const struct state_field *f, struct state_r *ret)
 	*ret = (struct state_r){.data = f->data, .len = f->len};
 }
 
+/* Unmapped, its fds left as they are: a state that does not read is
+ * handed to the previous binary whole. */
+static void in_unmap(struct state_in *in)
+{
+	if (in->map)
+		munmap(in->map, in->size);
+	in->map = NULL;
+	memset(in->kept, 0, sizeof(in->kept));
+}
+
 int state_in_open(int fd, struct state_in *in, uint32_t *ret_format)
 {
 	struct stat st;
@@ -321,14 +331,14 @@ int state_in_open(int fd, struct state_in *in, uint32_t *ret_format)
 	in->map = map;
 	in->size = (size_t)st.st_size;
 	if (memcmp(in->map, STATE_MAGIC, 8) != 0) {
-		state_in_close(in);
+		in_unmap(in);
 		return -EBADMSG;
 	}
 	uint32_t format = (uint32_t)get_le(in->map + 8, 4);
 	if (ret_format)
 		*ret_format = format;
 	if (format != STATE_FORMAT) {
-		state_in_close(in);
+		in_unmap(in);
 		return -EPROTO;
 	}
 	in->top = (struct state_r){.data = in->map + STATE_HEADER, .len = in->size - STATE_HEADER};
@@ -336,12 +346,13 @@ int state_in_open(int fd, struct state_in *in, uint32_t *ret_format)
 	struct state_field f;
 	int k;
 	while ((k = state_next(&r, &f)) > 0)
-		if (f.tag == STATE_TAG_KEPT && f.len % 4 == 0) {
-			in->kept = f.data;
-			in->nkept = f.len / 4;
+		for (size_t i = 0; f.tag == STATE_TAG_KEPT && i + 4 <= f.len; i += 4) {
+			uint64_t v = get_le(f.data + i, 4);
+			if (v < STATE_FDS_MAX)
+				in->kept[v / 64] |= 1ull << (v % 64);
 		}
 	if (k < 0) {
-		state_in_close(in);
+		in_unmap(in);
 		return k;
 	}
 	return 0;
@@ -353,12 +364,9 @@ int state_get_fd(struct state_in *in, const struct state_field *f, int *ret)
 	int r = state_get_u64(f, &v);
 	if (r < 0)
 		return r;
-	if (v >= STATE_FDS_MAX || (in->claimed[v / 64] & (1ull << (v % 64))))
-		return -EBADF; /* not an fd, or one taken twice */
-	bool listed = false;
-	for (size_t i = 0; i < in->nkept && !listed; i++)
-		listed = get_le(in->kept + 4 * i, 4) == v;
-	if (!listed)
+	uint64_t bit = 1ull << (v % 64);
+	/* Not one the writer kept, or one taken twice. */
+	if (v >= STATE_FDS_MAX || !(in->kept[v / 64] & bit) || (in->claimed[v / 64] & bit))
 		return -EBADF;
 	int fd = (int)v;
 	r = fd_set_cloexec(fd, true);
@@ -371,16 +379,10 @@ int state_get_fd(struct state_in *in, const struct state_field *f, int *ret)
 
 void state_in_close(struct state_in *in)
 {
-	for (size_t i = 0; i < in->nkept; i++) {
-		uint64_t v = get_le(in->kept + 4 * i, 4);
-		if (v < STATE_FDS_MAX && !(in->claimed[v / 64] & (1ull << (v % 64)))) {
-			in->claimed[v / 64] |= 1ull << (v % 64);
-			close((int)v);
-		}
+	for (size_t w = 0; w < STATE_FDS_MAX / 64; w++) {
+		for (uint64_t left = in->kept[w] & ~in->claimed[w]; left; left &= left - 1)
+			close((int)(w * 64 + (unsigned)__builtin_ctzll(left)));
+		in->claimed[w] = 0;
 	}
-	in->kept = NULL;
-	in->nkept = 0;
-	if (in->map)
-		munmap(in->map, in->size);
-	in->map = NULL;
+	in_unmap(in);
 }

@@ -102,13 +102,13 @@ int state_get_num(const struct state_field *f, void *base, const struct state_nu
 struct state_in {
 	uint8_t *map;
 	size_t size;
-	struct state_r top; /* the fields after the header */
-	uint64_t claimed[STATE_FDS_MAX / 64];
-	const uint8_t *kept; /* the writer's list of kept fds (u32 each) */
-	size_t nkept;
+	struct state_r top;                   /* the fields after the header */
+	uint64_t kept[STATE_FDS_MAX / 64];    /* the fds the writer kept */
+	uint64_t claimed[STATE_FDS_MAX / 64]; /* and those a reader took */
 };
 /* Maps the memfd and checks the header: -EPROTO for another format
- * (*ret_format says which), -EBADMSG when it is not a state at all. */
+ * (*ret_format says which), -EBADMSG when it is not a state at all; on
+ * error no fd is touched (they go to the previous binary whole). */
 int state_in_open(int fd, struct state_in *in, uint32_t *ret_format);
 /* A kept fd: checked open, O_CLOEXEC set again, marked taken. */
 int state_get_fd(struct state_in *in, const struct state_field *f, int *ret);

@@ -95,4 +95,4 @@ $(BUILD)/bench-%: tests/bench/%.c
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $<
 BENCH_BINS := $(patsubst tests/bench/%.c,$(BUILD)/bench-%,$(wildcard tests/bench/*.c))
 BENCH_DEPS += $(BENCH_BINS) $(BUILD)/ns-helper $(BUILD)/cells-bench $(BUILD)/ttrpc-peer \
-	$(BUILD)/zone-driver
+	$(BUILD)/zone-driver $(BUILD)/rpc-gap

@@ -41,10 +41,11 @@ for c in c1 c2 c3; do
 done
 kc exec start a quick -- sh -c 'sleep 0.4; exit 7'
 kc exec start --restart on-failure a crashy -- sh -c 'exit 3'
+kc exec start a forever -- sleep 100000
 sleep 0.3
 kc -o json exec status a crashy
 restarts0=$(sed -n 's/.*"restarts":\([0-9]*\).*/\1/p' "$T/out")
-pid1=$(pid_of c1)
+pid1=$(pid_of forever)
 "$KIN" ctl --socket "$S" exec logs -f a c2 >"$T/follow" 2>"$T/follow.err" &
 FPID=$!
 sleep 0.1
@@ -68,8 +69,9 @@ frc=$?
 	grep -q '^c2-1$' "$T/follow" && ok follower_ends_unavailable ||
 	bad follower_ends_unavailable "exit $frc: $(cat "$T/follow.err")"
 
-[ "$(pid_of c1)" = "$pid1" ] && [ "$(awk '{print $4}' /proc/$pid1/stat 2>/dev/null)" = "$DPID" ] &&
-	ok still_kins_children || bad still_kins_children "c1 pid $(pid_of c1) vs $pid1, ppid $(awk '{print $4}' /proc/$pid1/stat 2>/dev/null)"
+[ "$(pid_of forever)" = "$pid1" ] && [ "$(awk '{print $4}' /proc/$pid1/stat 2>/dev/null)" = "$DPID" ] &&
+	ok still_kins_children || bad still_kins_children "pid $(pid_of forever) vs $pid1, ppid $(awk '{print $4}' /proc/$pid1/stat 2>/dev/null)"
+kc exec stop a forever
 
 for c in c1 c2 c3; do kc exec wait a $c; done
 lines_ok=0
@@ -133,4 +135,5 @@ kill -TERM "$DPID"
 wait "$DPID" 2>/dev/null
 DPID=
 [ -z "$(cat "$BASE/cells/a/cgroup.procs" 2>/dev/null)" ] && ok stops_clean || bad stops_clean "processes left"
+clean_log "$T/kin.log" && ok no_sanitizer_reports || bad no_sanitizer_reports "$(grep -m3 -E 'ERROR|runtime error' "$T/kin.log")"
 ns_suite_end

@@ -103,7 +103,8 @@ TEST(state_refuses_bad_bytes)
 
 TEST(state_kept_fds)
 {
-	int a = open("/dev/null", O_RDONLY | O_CLOEXEC), b = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	int a = open("/dev/null", O_RDONLY | O_CLOEXEC),
+	    b = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	struct state_w w;
 	state_w_init(&w);
 	state_put_fd(&w, 1, a);
@@ -146,8 +147,10 @@ TEST(state_exec_spec_round_trip)
 	struct exec_mount mounts[] = {
 	    {.source = "proc", .target = "/proc", .type = "proc", .flags = MS_NOSUID},
 	    {.source = "/srv", .target = "/srv", .flags = MS_BIND | MS_RDONLY}};
-	struct exec_device_rule dev[] = {{.allow = true, .type = 'c', .major = 1, .minor = -1, .access = 3}};
-	struct exec_device_node node[] = {{.path = "/dev/fuse", .type = 'c', .major = 10, .minor = 229, .mode = 0666}};
+	struct exec_device_rule dev[] = {
+	    {.allow = true, .type = 'c', .major = 1, .minor = -1, .access = 3}};
+	struct exec_device_node node[] = {
+	    {.path = "/dev/fuse", .type = 'c', .major = 10, .minor = 229, .mode = 0666}};
 	s.argv = argv;
 	s.env = env;
 	s.cwd = "/tmp";
