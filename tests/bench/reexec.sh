@@ -32,6 +32,7 @@ cleanup() {
 	rm -rf "$T"
 }
 trap cleanup EXIT
+trap "exit 1" INT TERM PIPE
 S=$T/k.sock
 mkdir -p "$BASE"
 sh -c "echo \$\$ >'$BASE/cgroup.procs' && exec '$KIN' init --grace 1s --socket '$S'" >"$T/kin.log" 2>&1 &
