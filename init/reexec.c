@@ -57,6 +57,7 @@ struct init_reexec {
 	reexec_done_fn done;
 	void *call_data;
 	struct child *probe;
+	pid_t probe_pid;
 	int probe_out; /* read end of the probe's stdout */
 	int probe_report;
 	int fallback; /* a sealed copy of the running binary */
@@ -73,9 +74,10 @@ void init_reexec_set_argv(char **argv)
 
 int init_reexec_new(struct init_state *s)
 {
-	struct init_reexec *rx = calloc(1, sizeof(*rx));
-	if (!rx)
-		return -ENOMEM;
+	/* Static: a probe killed at the end is reaped later, and its exit
+	 * callback must still find this (and its pid, to know it is old). */
+	static struct init_reexec storage;
+	struct init_reexec *rx = &storage;
 	*rx = (struct init_reexec){
 	    .s = s, .probe_out = -1, .probe_report = -1, .fallback = -1, .timer = {.fd = -1}};
 	s->reexec = rx;
@@ -149,7 +151,6 @@ void init_reexec_free(struct init_reexec *rx)
 	err_set(&err, -ECANCELED, ERR_UNAVAILABLE, "kin is stopping");
 	if (rx->phase != RX_IDLE)
 		finish(rx, -ECANCELED, &err);
-	free(rx);
 }
 
 void init_reexec_count(uint64_t *ret_count, const char **ret_error, void *data)
@@ -248,7 +249,8 @@ static void decide(struct init_reexec *rx, const siginfo_t *si)
 static void probe_exited(const siginfo_t *si, void *data)
 {
 	struct init_reexec *rx = data;
-	if (rx->phase != RX_PROBING || !rx->probe)
+	/* An earlier probe killed by finish() ends here too: not this one. */
+	if (rx->phase != RX_PROBING || !rx->probe || si->si_pid != rx->probe_pid)
 		return;
 	rx->probe = NULL;
 	decide(rx, si);
@@ -289,6 +291,7 @@ static int probe_start(struct init_reexec *rx, struct err *err)
 	}
 	rx->probe_report = p.report_fd; /* why it could not run, if it could not */
 	rx->probe_out = out[0];
+	rx->probe_pid = p.pid;
 	r = child_track(rx->s->children, p.pid, p.pidfd, probe_exited, rx, &rx->probe);
 	if (r == 0)
 		r = timer_start(rx, probe_timeout, 0);
@@ -441,6 +444,12 @@ static void do_exec(struct init_reexec *rx)
 	state_w_unkeep(&w);
 	state_w_free(&w);
 	listeners_back(s, l, nl);
+	if (s->link) { /* its connection went with the handover: open the port again */
+		init_link_free(s->link);
+		s->link = NULL;
+		if (init_link_start(s->loop, s->rpc, &s->link) < 0)
+			log_warn("rpc: cannot watch for the VM link again");
+	}
 	err_set_errno(&err, r, "re-exec: exec of %s failed: %s; this kin goes on", rx->binary,
 	              strerror(-r));
 	str_copy(rx->error, sizeof(rx->error), err.msg);

@@ -130,10 +130,31 @@ kc exec logs a long
 l=$(tail -1 "$T/out" | tr -d l)
 seq 1 "$l" | sed 's/^/l/' | cmp -s - "$T/out" && ok fallback_lost_no_line || bad fallback_lost_no_line "$(wc -l <"$T/out") lines, last $l"
 
-# kin stops as ever afterwards: nothing left behind.
+# A binary that never answers the probe: the loop goes on meanwhile, a
+# second re-exec is ABORTED, the probe's deadline ends the first.
+printf '#!/bin/sh\nexec sleep 1000\n' >"$T/kin-hang"
+chmod +x "$T/kin-hang"
+"$KIN" ctl --socket "$S" reexec --binary "$T/kin-hang" >"$T/hang.out" 2>&1 &
+HPID=$!
+sleep 0.3
+kc reexec
+r2=$rc; cp "$T/out" "$T/out2"
+serving && [ $r2 -eq 1 ] && grep -q 'ABORTED: re-exec: one is already under way' "$T/out2" &&
+	wait "$HPID"; hrc=$?
+[ $r2 -eq 1 ] && [ $hrc -eq 1 ] && grep -q 'DEADLINE_EXCEEDED: re-exec: .*kin-hang did not answer' "$T/hang.out" &&
+	ok hung_probe_has_a_deadline || bad hung_probe_has_a_deadline "second: $(cat "$T/out2"); first: $(cat "$T/hang.out")"
+
+# kin told to stop while a probe runs: it stops as ever, nothing left behind.
+"$KIN" ctl --socket "$S" reexec --binary "$T/kin-hang" >"$T/hang.out" 2>&1 &
+HPID=$!
+sleep 0.3
 kill -TERM "$DPID"
 wait "$DPID" 2>/dev/null
+drc=$?
 DPID=
+wait "$HPID"
+[ $drc -eq 0 ] && grep -qE 'UNAVAILABLE: kin is stopping|cannot reach' "$T/hang.out" && ok stop_during_probe ||
+	bad stop_during_probe "kin exit $drc; ctl: $(cat "$T/hang.out")"
 [ -z "$(cat "$BASE/cells/a/cgroup.procs" 2>/dev/null)" ] && ok stops_clean || bad stops_clean "processes left"
 clean_log "$T/kin.log" && ok no_sanitizer_reports || bad no_sanitizer_reports "$(grep -m3 -E 'ERROR|runtime error' "$T/kin.log")"
 ns_suite_end
