@@ -167,7 +167,7 @@ t_ns_pid1() {
 	local out; out=$("$KIN" ctl --socket "$T/z/kin.sock" -o json version 2>&1)
 	local rss; rss=$(awk '/VmRSS/ {print $2}' "/proc/$NS_PID1/status")
 	kill -TERM "$NS_PID1"; wait $NS_UNSHARE; local rc=$?
-	echo "$out" | grep -q '"role":"zone","zone":"z1"' && echo "$out" | grep -q '"pid":1}' && [ $rc -eq 0 ] &&
+	echo "$out" | grep -q '"role":"zone","zone":"z1"' && echo "$out" | grep -qE '"pid":1[,}]' && [ $rc -eq 0 ] &&
 		ok "ns_pid1_zone (idle RSS ${rss} kB)" || bad ns_pid1_zone "exit $rc, '$out'"
 }
 

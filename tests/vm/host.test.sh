@@ -70,7 +70,7 @@ echo "    (vm start -> guest SERVING through the host kin: $(( (t1 - t0) / 10000
 
 out=$(G -o json version 2>&1)
 echo "$out" | grep -q '"role":"machine"' && echo "$out" | grep -q "\"kernel_release\":\"$REL\"" &&
-	echo "$out" | grep -q '"pid":1}' && ok version_machine_kernel || bad version_machine_kernel "$out (want $REL)"
+	echo "$out" | grep -qE '"pid":1[,}]' && ok version_machine_kernel || bad version_machine_kernel "$out (want $REL)"
 out=$(C vm status g1 -o json 2>&1)
 echo "$out" | grep -q '"state":"running"' && echo "$out" | grep -q '"link_ready":true' &&
 	echo "$out" | grep -q '"route":"vm/g1"' && ok vm_status_json || bad vm_status_json "$out"

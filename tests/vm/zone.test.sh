@@ -37,7 +37,7 @@ done
 [ -n "$ready" ] && ok guest_serving_through_route_vmz ||
 	{ bad guest_serving_through_route_vmz "no SERVING in 120 s" "$T/vm/vmz/console.log"; vm_suite_end; exit; }
 out=$(C --target vmz -o json version 2>&1)
-echo "$out" | grep -q '"role":"machine"' && echo "$out" | grep -q '"pid":1}' && ok guest_is_machine_init ||
+echo "$out" | grep -q '"role":"machine"' && echo "$out" | grep -qE '"pid":1[,}]' && ok guest_is_machine_init ||
 	bad guest_is_machine_init "$out"
 out=$(C zone status vmz -o json 2>&1)
 echo "$out" | grep -q '"kind":"vm"' && echo "$out" | grep -q '"state":"running"' &&
@@ -49,7 +49,7 @@ out=$(C --target vmz zone create inner 2>&1); rc=$?
 [ $rc -eq 0 ] && echo "$out" | grep -q "depth:    2" && echo "$out" | grep -q "route:    inner (ready)" &&
 	ok namespace_zone_in_vm_zone || bad namespace_zone_in_vm_zone "rc $rc: $out" "$T/vm/vmz/console.log"
 out=$(C --target vmz/inner -o json version 2>&1)
-echo "$out" | grep -q '"role":"zone"' && echo "$out" | grep -q '"zone":"inner"' && echo "$out" | grep -q '"pid":1}' &&
+echo "$out" | grep -q '"role":"zone"' && echo "$out" | grep -q '"zone":"inner"' && echo "$out" | grep -qE '"pid":1[,}]' &&
 	ok inner_answers_role_zone || bad inner_answers_role_zone "$out"
 # An executable in a namespace zone inside the guest (cgroup2 with every
 # controller there: the zone kin must sit in a leaf of its own cell).
