@@ -321,6 +321,26 @@ static int write_limits(struct cells *c, struct cell *cell, const struct cell_li
 	return 0;
 }
 
+struct cell *cells_cell_alloc(struct cells *c, struct cell *parent, const char *name,
+                              const char *path)
+{
+	struct cell *cell = calloc(1, sizeof(*cell));
+	if (!cell)
+		return NULL;
+	*cell = (struct cell){.parent = parent,
+	                      .depth = parent->depth + 1,
+	                      .owner = c,
+	                      .timer = {.fd = -1},
+	                      .wd_events = -1,
+	                      .wd_memory = -1};
+	list_init(&cell->execs);
+	list_init(&cell->children);
+	list_init(&cell->sibling);
+	str_copy(cell->name, sizeof(cell->name), name);
+	str_copy(cell->path, sizeof(cell->path), path);
+	return cell;
+}
+
 int cell_create(struct cells *c, const char *path, const struct cell_limits *limits,
                 struct err *err)
 {
@@ -365,21 +385,10 @@ int cell_create(struct cells *c, const char *path, const struct cell_limits *lim
 	if ((r = check_controllers(path, limits, avail, "", err)) < 0)
 		return r;
 
-	struct cell *cell = calloc(1, sizeof(*cell));
+	struct cell *cell = cells_cell_alloc(c, parent, name, path);
 	if (!cell)
 		return err_set(err, -ENOMEM, ERR_RESOURCE_EXHAUSTED, "cell \"%s\": out of memory",
 		               path);
-	*cell = (struct cell){.parent = parent,
-	                      .depth = parent->depth + 1,
-	                      .owner = c,
-	                      .timer = {.fd = -1},
-	                      .wd_events = -1,
-	                      .wd_memory = -1};
-	list_init(&cell->execs);
-	list_init(&cell->children);
-	list_init(&cell->sibling);
-	str_copy(cell->name, sizeof(cell->name), name);
-	str_copy(cell->path, sizeof(cell->path), path);
 	cells_cell_dir(c, cell, dir, sizeof(dir));
 	if (mkdir(dir, 0755) < 0) {
 		r = -errno;

@@ -240,6 +240,9 @@ int cells_cell_file(const struct cells *c, const struct cell *cell, const char *
 int cells_enable_controllers(const char *dir, uint32_t mask);
 
 /* cell.c */
+/* A cell's record under parent, not linked yet (NULL: out of memory). */
+struct cell *cells_cell_alloc(struct cells *c, struct cell *parent, const char *name,
+                              const char *path);
 struct cell *cells_lookup(struct cells *c, const char *path, struct err *err);
 int cells_get(struct cells *c, const char *path, struct cell **ret, struct err *err);
 /* An executable of cell was reaped: a pending forced delete may finish. */
@@ -322,6 +325,9 @@ int exec_get(struct cells *c, const char *cell, const char *name, struct exec **
              struct err *err);
 
 /* exec.c */
+/* An executable's record in cell, nothing started, not linked yet (NULL:
+ * out of memory). */
+struct exec *exec_alloc(struct cells *c, struct cell *cell, const char *name);
 void exec_fill_status(const struct exec *e, struct exec_status *st);
 void exec_waiters_finish(struct exec *e, int result);
 int exec_timer_arm(struct exec *e, uint64_t ms);

@@ -230,6 +230,22 @@ static void exec_timer_fired(struct ev_source *src, uint32_t events)
 
 /* ---- the table -------------------------------------------------------------- */
 
+struct exec *exec_alloc(struct cells *c, struct cell *cell, const char *name)
+{
+	struct exec *e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	*e = (struct exec){.owner = c,
+	                   .cell = cell,
+	                   .stdin_fd = -1,
+	                   .timer = {.fd = -1},
+	                   .status = {.fd = -1},
+	                   .state = EXEC_EXITED};
+	str_copy(e->name, sizeof(e->name), name);
+	snprintf(e->label, sizeof(e->label), "%s/%s", cell->path, name);
+	return e;
+}
+
 void exec_free(struct exec *e)
 {
 	struct cells *c = e->owner;

@@ -552,17 +552,9 @@ static int start_record(struct cells *c, const char *cell, const char *name,
 		exec_free(victim);
 	}
 
-	struct exec *e = calloc(1, sizeof(*e));
+	struct exec *e = exec_alloc(c, ce, name);
 	if (!e)
 		return err_set(err, -ENOMEM, ERR_RESOURCE_EXHAUSTED, "out of memory");
-	*e = (struct exec){.owner = c,
-	                   .cell = ce,
-	                   .stdin_fd = -1,
-	                   .timer = {.fd = -1},
-	                   .status = {.fd = -1},
-	                   .state = EXEC_EXITED};
-	str_copy(e->name, sizeof(e->name), name);
-	snprintf(e->label, sizeof(e->label), "%s/%s", cell, name);
 	r = exec_spec_copy(spec, &e->spec);
 	*handed = r == 0;
 	if (r == 0)

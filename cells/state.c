@@ -9,7 +9,6 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/timerfd.h>
 
 enum { T_MOUNT = 1, T_ROOT, T_SEQ, T_CELL, T_EXEC };
@@ -237,73 +236,59 @@ struct exec_in {
 	uint64_t state, pid, running, exited, no_restart, restarts, attempt, ran, deadline;
 	int64_t exit_code, signal;
 	uint64_t started, exited_ns, seq;
-	const struct state_field *spec, *ring[2], *pipe[3];
-	struct state_field fields[6];
+	/* Records and fds, each there when its data is not NULL. */
+	struct state_field spec, ring[2], pipe[3];
+};
+
+static const struct state_num exec_nums[] = {
+    STATE_NUM(E_STATE, struct exec_in, state),
+    STATE_NUM(E_PID, struct exec_in, pid),
+    STATE_NUM(E_RUNNING, struct exec_in, running),
+    STATE_NUM(E_EXITED, struct exec_in, exited),
+    STATE_NUM(E_NO_RESTART, struct exec_in, no_restart),
+    STATE_NUM(E_EXIT_CODE, struct exec_in, exit_code),
+    STATE_NUM(E_SIGNAL, struct exec_in, signal),
+    STATE_NUM(E_RESTARTS, struct exec_in, restarts),
+    STATE_NUM(E_ATTEMPT, struct exec_in, attempt),
+    STATE_NUM(E_STARTED, struct exec_in, started),
+    STATE_NUM(E_EXITED_NS, struct exec_in, exited_ns),
+    STATE_NUM(E_SEQ, struct exec_in, seq),
+    STATE_NUM(E_RAN, struct exec_in, ran),
+    STATE_NUM(E_DEADLINE, struct exec_in, deadline),
 };
 
 static int exec_in_field(struct exec_in *x, const struct state_field *f)
 {
-	uint64_t *nums[] = {[E_STATE] = &x->state,
-	                    [E_PID] = &x->pid,
-	                    [E_RUNNING] = &x->running,
-	                    [E_EXITED] = &x->exited,
-	                    [E_NO_RESTART] = &x->no_restart,
-	                    [E_RESTARTS] = &x->restarts,
-	                    [E_ATTEMPT] = &x->attempt,
-	                    [E_STARTED] = &x->started,
-	                    [E_EXITED_NS] = &x->exited_ns,
-	                    [E_SEQ] = &x->seq,
-	                    [E_RAN] = &x->ran,
-	                    [E_DEADLINE] = &x->deadline};
 	switch (f->tag) {
 	case E_CELL:
 		return state_get_str(f, x->cell, sizeof(x->cell));
 	case E_NAME:
 		return state_get_str(f, x->name, sizeof(x->name));
-	case E_EXIT_CODE:
-		return state_get_i64(f, &x->exit_code);
-	case E_SIGNAL:
-		return state_get_i64(f, &x->signal);
 	case E_SPEC:
+		x->spec = *f;
+		return 0;
 	case E_RING_OUT:
 	case E_RING_ERR:
+		x->ring[f->tag - E_RING_OUT] = *f;
+		return 0;
 	case E_PIPE_OUT:
 	case E_PIPE_ERR:
-	case E_STDIN: {
-		static const uint16_t order[] = {E_SPEC,     E_RING_OUT, E_RING_ERR,
-		                                 E_PIPE_OUT, E_PIPE_ERR, E_STDIN};
-		size_t i = 0;
-		while (order[i] != f->tag)
-			i++;
-		x->fields[i] = *f;
-		const struct state_field **slot[] = {&x->spec,    &x->ring[0], &x->ring[1],
-		                                     &x->pipe[0], &x->pipe[1], &x->pipe[2]};
-		*slot[i] = &x->fields[i];
+	case E_STDIN:
+		x->pipe[f->tag - E_PIPE_OUT] = *f;
 		return 0;
 	}
-	}
-	if (f->tag < ARRAY_SIZE(nums) && nums[f->tag])
-		return state_get_u64(f, nums[f->tag]);
-	return 0;
+	int r = state_get_num(f, x, exec_nums, ARRAY_SIZE(exec_nums));
+	return r < 0 ? r : 0;
 }
 
 /* Tracks a running executable's child again; false when it is not ours. */
 static bool exec_retrack(struct exec *e)
 {
-	siginfo_t si = {0};
-	/* Still our child (exited or not): nobody reaped it across the exec. */
-	if (waitid(P_PID, (id_t)e->pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0)
-		return false;
-	int pidfd = (int)syscall(SYS_pidfd_open, e->pid, 0); /* O_CLOEXEC always */
-	if (pidfd < 0)
-		return false;
 	struct exec_token *token = calloc(1, sizeof(*token));
-	if (!token) {
-		close(pidfd);
+	if (!token)
 		return false;
-	}
 	token->e = e;
-	if (child_track(e->owner->children, e->pid, pidfd, exec_on_child_exit, token, NULL) < 0) {
+	if (child_adopt(e->owner->children, e->pid, exec_on_child_exit, token, NULL) < 0) {
 		free(token);
 		return false;
 	}
@@ -315,7 +300,7 @@ static int exec_pipes(struct exec *e, struct state_in *in, const struct exec_in 
 {
 	int fds[3] = {-1, -1, -1};
 	for (int i = 0; i < 3; i++)
-		if (x->pipe[i] && state_get_fd(in, x->pipe[i], &fds[i]) < 0)
+		if (x->pipe[i].data && state_get_fd(in, &x->pipe[i], &fds[i]) < 0)
 			fds[i] = -1;
 	e->stdin_fd = fds[2];
 	return exec_output_attach(e, fds[0], fds[1]);
@@ -332,42 +317,35 @@ static void exec_restore(struct cells *c, struct state_in *in, const struct stat
 	while ((k = state_next(&r, &g)) > 0)
 		if ((k = exec_in_field(&x, &g)) < 0)
 			break;
-	struct cell *cell = k == 0 && x.spec ? cells_lookup(c, x.cell, NULL) : NULL;
+	struct cell *cell = k == 0 && x.spec.data ? cells_lookup(c, x.cell, NULL) : NULL;
 	if (!cell || !cell_name_valid(x.name) || x.state > EXEC_EXITED ||
 	    x.state == EXEC_STARTING) {
 		log_error("restore: exec \"%s/%s\" left out: its record does not read", x.cell,
 		          x.name);
 		return;
 	}
-	struct exec *e = calloc(1, sizeof(*e));
+	struct exec *e = exec_alloc(c, cell, x.name);
 	if (!e) {
 		log_error("restore: exec \"%s/%s\" left out: out of memory", x.cell, x.name);
 		return;
 	}
-	*e = (struct exec){.owner = c,
-	                   .cell = cell,
-	                   .stdin_fd = -1,
-	                   .timer = {.fd = -1},
-	                   .status = {.fd = -1},
-	                   .state = (enum exec_state)x.state,
-	                   .pid = (pid_t)x.pid,
-	                   .exited = x.exited,
-	                   .no_restart = x.no_restart,
-	                   .exit_code = (int)x.exit_code,
-	                   .signal = (int)x.signal,
-	                   .restarts = (uint32_t)x.restarts,
-	                   .attempt = (uint32_t)x.attempt,
-	                   .started_ns = x.started,
-	                   .exited_ns = x.exited_ns,
-	                   .seq = x.seq,
-	                   .ran = x.ran};
-	str_copy(e->name, sizeof(e->name), x.name);
-	snprintf(e->label, sizeof(e->label), "%s/%s", cell->path, x.name);
-	k = exec_spec_restore(x.spec, &e->spec, &err);
+	e->state = (enum exec_state)x.state;
+	e->pid = (pid_t)x.pid;
+	e->exited = x.exited;
+	e->no_restart = x.no_restart;
+	e->exit_code = (int)x.exit_code;
+	e->signal = (int)x.signal;
+	e->restarts = (uint32_t)x.restarts;
+	e->attempt = (uint32_t)x.attempt;
+	e->started_ns = x.started;
+	e->exited_ns = x.exited_ns;
+	e->seq = x.seq;
+	e->ran = x.ran;
+	k = exec_spec_restore(&x.spec, &e->spec, &err);
 	if (k == 0)
 		k = exec_output_init(e, EXEC_LOG_MIN);
 	for (int s = 0; s < 2 && k == 0; s++)
-		k = x.ring[s] ? ring_restore(x.ring[s], &e->ring[s]) : 0;
+		k = x.ring[s].data ? ring_restore(&x.ring[s], &e->ring[s]) : 0;
 	if (k < 0) {
 		log_error("restore: exec \"%s\" left out: %s", e->label,
 		          err.msg[0] ? err.msg : strerror(-k));
@@ -428,7 +406,8 @@ static int cell_restore(struct cells *c, const struct state_field *f)
 		snprintf(pp, sizeof(pp), "%.*s", (int)(slash - path), path);
 		parent = cells_lookup(c, pp, NULL);
 	}
-	struct cell *cell = parent ? calloc(1, sizeof(*cell)) : NULL;
+	struct cell *cell =
+	    parent ? cells_cell_alloc(c, parent, slash ? slash + 1 : path, path) : NULL;
 	char dir[PATH_MAX];
 	struct stat st;
 	if (!cell) {
@@ -436,18 +415,7 @@ static int cell_restore(struct cells *c, const struct state_field *f)
 		          parent ? "out of memory" : "its parent was left out");
 		return 0;
 	}
-	*cell = (struct cell){.parent = parent,
-	                      .depth = parent->depth + 1,
-	                      .owner = c,
-	                      .limits = limits,
-	                      .timer = {.fd = -1},
-	                      .wd_events = -1,
-	                      .wd_memory = -1};
-	list_init(&cell->execs);
-	list_init(&cell->children);
-	list_init(&cell->sibling);
-	str_copy(cell->name, sizeof(cell->name), slash ? slash + 1 : path);
-	str_copy(cell->path, sizeof(cell->path), path);
+	cell->limits = limits;
 	if (cells_cell_dir(c, cell, dir, sizeof(dir)) < 0 || stat(dir, &st) < 0) {
 		log_warn("restore: cell \"%s\" is gone (its cgroup was removed meanwhile)", path);
 		free(cell);

@@ -50,8 +50,6 @@ bool init_reexec_pending(void);
  * a sealed memfd) is exec'd again with it and this never returns; on
  * success it returns 0. */
 int init_reexec_restore(struct init_state *s);
-/* Each loop turn: a re-exec waiting for starts to settle goes on. */
-void init_reexec_tick(struct init_state *s);
 /* System/Reexec and Health's count, for api's ops. */
 int init_reexec_begin(const char *binary,
                       void (*done)(int result, const struct err *err, const char *binary,

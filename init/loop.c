@@ -13,7 +13,6 @@
 #include <sys/prctl.h>
 #include <sys/reboot.h>
 #include <sys/signalfd.h>
-#include <sys/syscall.h>
 #include <sys/timerfd.h>
 
 #define KILL_WAIT_MS    5000 /* after SIGKILL, how long to wait for D-state stragglers */
@@ -451,13 +450,7 @@ static int start_workload(struct init_state *s)
 
 void init_loop_track_workload(struct init_state *s, pid_t pid)
 {
-	siginfo_t si = {0};
-	int pidfd = -1;
-	/* Still our child, unreaped across the exec. */
-	if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0)
-		pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	if (pidfd < 0 || fd_set_cloexec(pidfd, true) < 0 ||
-	    child_track(s->children, pid, pidfd, on_workload_exit, s, &s->workload) < 0) {
+	if (child_adopt(s->children, pid, on_workload_exit, s, &s->workload) < 0) {
 		log_error("re-exec: the workload (pid %d) is not kin's child any more", (int)pid);
 		s->workload_running = false;
 		s->workload_status = 255;

@@ -116,25 +116,27 @@ static int timer_start(struct init_reexec *rx, ev_handler_fn fn, unsigned interv
 	return 0;
 }
 
+/* The probe's child killed if it still runs (reaped as ever: its exit
+ * callback then finds it is not the current one), its pipes and timer gone. */
+static void probe_end(struct init_reexec *rx)
+{
+	if (rx->probe)
+		child_signal(rx->probe, SIGKILL);
+	rx->probe = NULL;
+	closep(&rx->probe_out);
+	closep(&rx->probe_report);
+	rx->probe_out = rx->probe_report = -1;
+	timer_stop(rx);
+}
+
 /* The re-exec is over without an exec: the caller hears why. */
 static void finish(struct init_reexec *rx, int result, const struct err *err)
 {
 	reexec_done_fn done = rx->done;
 	void *call_data = rx->call_data;
-	if (rx->probe) {
-		child_signal(rx->probe, SIGKILL);
-		rx->probe = NULL; /* reaped as ever; its exit callback sees IDLE */
-	}
-	if (rx->probe_out >= 0)
-		close(rx->probe_out);
-	rx->probe_out = -1;
-	if (rx->probe_report >= 0)
-		close(rx->probe_report);
-	rx->probe_report = -1;
-	if (rx->fallback >= 0)
-		close(rx->fallback);
+	probe_end(rx);
+	closep(&rx->fallback);
 	rx->fallback = -1;
-	timer_stop(rx);
 	rx->phase = RX_IDLE;
 	rx->done = NULL;
 	if (result < 0)
@@ -196,6 +198,8 @@ static int check_carry(struct init_state *s, struct err *err)
 	return 0;
 }
 
+static void settle_check(struct init_state *s);
+
 /* ---- the probe: is the binary a kin that reads this state? ---- */
 
 static void decide(struct init_reexec *rx, const siginfo_t *si)
@@ -203,12 +207,8 @@ static void decide(struct init_reexec *rx, const siginfo_t *si)
 	char out[PROBE_OUT_MAX + 1];
 	ssize_t n = read(rx->probe_out, out, PROBE_OUT_MAX);
 	out[n > 0 ? n : 0] = '\0';
-	close(rx->probe_out);
-	rx->probe_out = -1;
 	int step, run = spawn_report_read(rx->probe_report, &step);
-	close(rx->probe_report);
-	rx->probe_report = -1;
-	timer_stop(rx);
+	probe_end(rx);
 	unsigned format = 0;
 	const char *line = strstr(out, "kin-state-format ");
 	bool says = line && sscanf(line, "kin-state-format %u", &format) == 1;
@@ -243,7 +243,7 @@ static void decide(struct init_reexec *rx, const siginfo_t *si)
 	}
 	rx->phase = RX_SETTLING;
 	rx->deadline_ns = now_monotonic_ns() + SETTLE_TIMEOUT_MS * 1000000ull;
-	init_reexec_tick(rx->s);
+	settle_check(rx->s);
 }
 
 static void probe_exited(const siginfo_t *si, void *data)
@@ -296,14 +296,7 @@ static int probe_start(struct init_reexec *rx, struct err *err)
 	if (r == 0)
 		r = timer_start(rx, probe_timeout, 0);
 	if (r < 0) {
-		if (rx->probe)
-			child_signal(rx->probe, SIGKILL);
-		rx->probe = NULL;
-		close(rx->probe_out);
-		rx->probe_out = -1;
-		close(rx->probe_report);
-		rx->probe_report = -1;
-		timer_stop(rx);
+		probe_end(rx);
 		return err_set_errno(err, r, "re-exec: cannot watch the probe: %s", strerror(-r));
 	}
 	rx->phase = RX_PROBING;
@@ -463,10 +456,11 @@ static void settle_fired(struct ev_source *src, uint32_t events)
 	(void)events;
 	if (read(src->fd, &ticks, sizeof(ticks)) < 0)
 		return;
-	init_reexec_tick(rx->s);
+	settle_check(rx->s);
 }
 
-void init_reexec_tick(struct init_state *s)
+/* A re-exec waiting for what is in flight to settle: now, or on its timer. */
+static void settle_check(struct init_state *s)
 {
 	struct init_reexec *rx = s->reexec;
 	char why[256];

@@ -3,6 +3,7 @@
 
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 struct child {
@@ -123,6 +124,19 @@ int child_spawn(struct child_table *t, char *const argv[], child_exit_fn on_exit
 		return r;
 	}
 	return child_track(t, p.pid, p.pidfd, on_exit, data, ret);
+}
+
+int child_adopt(struct child_table *t, pid_t pid, child_exit_fn on_exit, void *data,
+                struct child **ret)
+{
+	siginfo_t si = {0};
+	/* Still our child (exited or not): nobody reaped it meanwhile. */
+	if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0)
+		return -errno;
+	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0); /* O_CLOEXEC always */
+	if (pidfd < 0)
+		return -errno;
+	return child_track(t, pid, pidfd, on_exit, data, ret);
 }
 
 pid_t child_pid(const struct child *c)

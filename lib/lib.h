@@ -203,6 +203,11 @@ int child_spawn(struct child_table *t, char *const argv[], child_exit_fn on_exit
 /* Tracks a child started elsewhere (clone3 into a cgroup); takes pidfd. */
 int child_track(struct child_table *t, pid_t pid, int pidfd, child_exit_fn on_exit, void *data,
                 struct child **ret);
+/* Tracks a child kin did not start in this image: one a previous kin
+ * (before a re-exec) started, still unreaped. -ECHILD when pid is not a
+ * child of ours. */
+int child_adopt(struct child_table *t, pid_t pid, child_exit_fn on_exit, void *data,
+                struct child **ret);
 pid_t child_pid(const struct child *c);
 int child_signal(struct child *c, int sig);
 /* Signals every tracked child. */
