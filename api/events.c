@@ -27,6 +27,7 @@ static void events_event(const struct cells_event *ev, void *data)
 	m.pid = ev->pid;
 	m.exit_code = ev->exit_code;
 	m.signal = ev->signal;
+	m.status_unknown = ev->status_unknown;
 	m.count = ev->count;
 	m.delay_ms = ev->delay_ms;
 	m.time_ns = ev->time_ns;

@@ -18,6 +18,7 @@ static void status_fill(Kin__V1__ExecStatus *m, const struct exec_status *st)
 	m->exited = st->exited;
 	m->exit_code = st->exit_code;
 	m->signal = st->signal;
+	m->status_unknown = st->status_unknown;
 	m->restarts = st->restarts;
 	m->started_ns = st->started_ns;
 	m->exited_ns = st->exited_ns;

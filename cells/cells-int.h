@@ -223,10 +223,18 @@ struct cells {
 	size_t ncells, nexecs;
 	struct ev_source inotify;
 	struct cells_listener listeners[CELLS_LISTENERS_MAX];
-	uint64_t exec_seq; /* start order, for evicting the oldest ended run */
+	uint64_t exec_seq;          /* start order, for evicting the oldest ended run */
+	struct cells_keeper keeper; /* keep NULL: none */
 };
 
 /* cgroup.c */
+/* A library on cfg's cgroup, nothing swept yet. */
+int cells_open(struct ev_loop *loop, struct child_table *children, const struct cells_config *cfg,
+               struct cells **ret, struct err *err);
+/* Every cgroup under the cells root that is not a cell of c, or whose top
+ * cell is one of not_adopted_kinds (NULL-terminated; may be NULL), is an
+ * earlier kin's: killed and removed, each with a log line naming it. */
+void cells_sweep(struct cells *c, const char *const *not_adopted_kinds);
 /* The loop's side of a new library: the inotify watch, the cells root. */
 int cells_init_loop(struct cells *c, struct ev_loop *loop, struct child_table *children,
                     struct err *err);
@@ -262,6 +270,7 @@ void cells_listeners_close(struct cells *c);
  * while the child runs (lib's child table cannot forget a child). */
 struct exec_token {
 	struct exec *e;
+	struct child *child; /* tracked (or watched, when adopted) until its end */
 };
 
 struct exec_pipe {
@@ -295,6 +304,7 @@ struct exec {
 	pid_t pid;
 	bool exited, no_restart;
 	int exit_code, signal;
+	bool status_unknown; /* the last run ended unseen: adopted, not kin's child */
 	uint32_t restarts, attempt;
 	uint64_t started_ns, exited_ns, seq;
 	struct exec_ring ring[2];
@@ -335,6 +345,11 @@ void exec_timer_disarm(struct exec *e);
 /* A run ended (reaped, or failed to start on a restart). */
 void exec_run_ended(struct exec *e);
 void exec_on_child_exit(const siginfo_t *si, void *data);
+/* sig to the running process through its pidfd: never a recycled pid,
+ * even for one adopted that is not kin's child. */
+int exec_kill(struct exec *e, int sig);
+/* The running executable's pipe ends to the keeper, if there is one. */
+void exec_keep_pipes(struct exec *e);
 void exec_free(struct exec *e);
 void exec_free_all(struct cells *c, struct cell *cell);
 size_t exec_count(const struct cell *cell);

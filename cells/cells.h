@@ -112,6 +112,37 @@ int cells_save(const struct cells *c, struct state_w *w, uint16_t tag, struct er
  * status unknown). What cannot be restored is logged and left out. */
 int cells_restore(struct ev_loop *loop, struct child_table *children, struct state_in *in,
                   const struct state_field *f, struct cells **ret, struct err *err);
+/* After a kin was killed: a library on cfg's cgroup (as cells_new) that
+ * adopts what a file state's record f (lib/state.h, w->file; NULL: none)
+ * says the dead kin ran — cells still there, executables with their specs,
+ * restart policies and counts, their processes found in their cells and
+ * watched (an end is seen, its status is unknown: they are not kin's
+ * children), their pipes opened again through /proc. Executables that
+ * ended meanwhile restart as their policy says. Every other cgroup under
+ * the cells root, and every cell whose top element is one of
+ * not_adopted_kinds (kinds their owners cannot adopt yet), is killed and
+ * removed, each with a log line naming it. Output captured before is
+ * lost (it was in the dead kin's memory). kept: pipe ends a keeper held
+ * (cells_keeper); the adopted executables' are found by inode and taken
+ * (set to -1 there), the caller closes the rest. */
+int cells_adopt(struct ev_loop *loop, struct child_table *children, const struct cells_config *cfg,
+                struct state_in *in, const struct state_field *f,
+                const char *const *not_adopted_kinds, int *kept, size_t nkept, struct cells **ret,
+                struct err *err);
+
+/* A keeper of pipes: the other ends of every executable's pipes (stdout's
+ * and stderr's read ends, stdin's write end) go to keep() as they are made
+ * (and, at cells_set_keeper, those of every running one), so a process
+ * outside kin holds them while no kin runs: a workload writes on into the
+ * pipe and reads no EOF, and a successor takes them back (cells_adopt's
+ * kept). unkeep() gets stdin's before kin closes it on purpose, so the
+ * workload sees its EOF. */
+struct cells_keeper {
+	void (*keep)(const int *fds, size_t n, void *data);
+	void (*unkeep)(int fd, void *data);
+	void *data;
+};
+void cells_set_keeper(struct cells *c, const struct cells_keeper *k);
 
 /* Absolute cgroupfs directory of a cell ("" or NULL: the cells root). */
 int cells_cgroup_dir(const struct cells *c, const char *path, char *buf, size_t size);
@@ -266,8 +297,9 @@ struct cells_event {
 	const char *cell; /* path */
 	const char *exec; /* name, or NULL for cell events */
 	pid_t pid;
-	int exit_code; /* CLD_EXITED */
-	int signal;    /* killed by, else 0 */
+	int exit_code;       /* CLD_EXITED */
+	int signal;          /* killed by, else 0 */
+	bool status_unknown; /* EXEC_EXIT of a process adopted after a restart */
 	uint64_t count;
 	uint64_t delay_ms;
 	uint64_t time_ns; /* CLOCK_MONOTONIC */
@@ -504,6 +536,7 @@ struct exec_status {
 	pid_t pid;   /* last pid */
 	bool exited; /* the last run ended: exit_code or signal is set */
 	int exit_code, signal;
+	bool status_unknown; /* ended unseen (adopted, not kin's child): no code */
 	uint32_t restarts;
 	uint64_t started_ns, exited_ns;
 	uint64_t log_bytes[2]; /* bytes ever captured: stdout, stderr */

@@ -259,60 +259,105 @@ static int cells_make_root(struct cells *c, const struct cells_config *cfg, stru
 	return 0;
 }
 
-/* The cells an earlier kin on this cgroup left (it was killed, or stopped
- * with a cell it could not remove): an empty one is removed — never left
- * to block its name —, one still running processes is named and left
- * alone (adopting it is a later step). Depth first; path is the cell's. */
-static bool sweep_stale(int fd0, const char *path, unsigned depth)
+struct stale {
+	char path[CELLS_PATH_MAX];
+};
+
+static void stale_removed(int result, const struct err *err, void *data)
+{
+	struct stale *st = data;
+	if (result < 0)
+		log_warn("cells: cannot remove cell \"%s\", left by an earlier kin: %s", st->path,
+		         err && err->msg[0] ? err->msg : strerror(-result));
+	else
+		log_info("cells: removed cell \"%s\", left by an earlier kin", st->path);
+	free(st);
+}
+
+/* A cell an earlier kin left that this one does not run: its processes
+ * are killed and it is removed with everything below, through the forced
+ * delete (the loop sees it empty, within its deadline). */
+static void stale_remove(struct cells *c, struct cell *parent, const char *name, const char *path,
+                         const char *why)
+{
+	struct cell *cell = cells_lookup(c, path, NULL);
+	if (!cell) {
+		cell = cells_cell_alloc(c, parent, name, path);
+		if (!cell) {
+			log_warn("cells: cell \"%s\", left by an earlier kin: out of memory", path);
+			return;
+		}
+		list_append(&parent->children, &cell->sibling);
+		c->ncells++;
+		cells_watch_add(c, cell);
+	}
+	struct stale *st = calloc(1, sizeof(*st));
+	if (!st)
+		return;
+	str_copy(st->path, sizeof(st->path), path);
+	log_warn("cells: cell \"%s\", left by an earlier kin, is not adopted (%s): its "
+	         "processes are killed and it is removed",
+	         path, why);
+	struct err err = {0};
+	int r = cell_delete(c, path, true, stale_removed, st, &err);
+	if (r != 1)
+		stale_removed(r, &err, st);
+}
+
+static bool not_adopted(const char *path, const char *const *kinds)
+{
+	size_t n = strcspn(path, "/");
+	for (; kinds && *kinds; kinds++)
+		if (strlen(*kinds) == n && !strncmp(path, *kinds, n))
+			return true;
+	return false;
+}
+
+/* Depth first below cell (whose cgroup dir is fd0): every cgroup that is
+ * not an adopted cell goes (stale_remove), so no name stays taken. */
+static void sweep(struct cells *c, struct cell *cell, int fd0, const char *const *kinds)
 {
 	DIR *d = fdopendir(fd0);
-	bool populated = true, below = false;
 	if (!d) {
 		close(fd0);
-		return true;
-	}
-	char events[256];
-	int efd = openat(dirfd(d), "cgroup.events", O_RDONLY | O_CLOEXEC);
-	ssize_t n = efd >= 0 ? read(efd, events, sizeof(events) - 1) : -1;
-	if (efd >= 0)
-		close(efd);
-	if (n > 0) {
-		events[n] = '\0';
-		populated = strstr(events, "populated 1") != NULL;
+		return;
 	}
 	for (struct dirent *e; (e = readdir(d));) {
 		char sub[CELLS_PATH_MAX];
-		if (e->d_type != DT_DIR || !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
-		    snprintf(sub, sizeof(sub), "%s%s%s", path, *path ? "/" : "", e->d_name) >=
-		        (int)sizeof(sub))
+		if (e->d_type != DT_DIR || !strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
+		if (!cell_name_valid(e->d_name) ||
+		    snprintf(sub, sizeof(sub), "%s%s%s", cell == &c->top ? "" : cell->path,
+		             cell == &c->top ? "" : "/", e->d_name) >= (int)sizeof(sub)) {
+			if (cell == &c->top)
+				log_warn(
+				    "cells: cgroup \"%s\" in kin's cells is not a cell; left alone",
+				    e->d_name);
+			continue; /* below a cell: the workload's own, removed with it */
+		}
+		struct cell *known = cells_lookup(c, sub, NULL);
+		if (!known || not_adopted(sub, kinds)) {
+			stale_remove(c, cell, e->d_name, sub,
+			             known ? "kin does not adopt its kind yet" : "no record of it");
+			continue;
+		}
 		int fd =
 		    openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0 || depth >= CELLS_FOREIGN_DEPTH_MAX) {
-			if (fd >= 0)
-				close(fd);
-			continue;
-		}
-		if (sweep_stale(fd, sub, depth + 1)) {
-			below = true; /* named there */
-			continue;
-		}
-		if (unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR) == 0)
-			log_info("cells: removed cell \"%s\", left empty by an earlier kin", sub);
-		else
-			log_warn("cells: cannot remove cell \"%s\", left by an earlier kin: %m",
-			         sub);
+		if (fd >= 0)
+			sweep(c, known, fd, kinds);
 	}
 	closedir(d);
-	if (populated && depth > 0 && !below)
-		log_warn("cells: cell \"%s\" still runs processes an earlier kin started; left "
-		         "alone, its name stays taken",
-		         path);
-	return populated;
 }
 
-int cells_new(struct ev_loop *loop, struct child_table *children, const struct cells_config *cfg,
-              struct cells **ret, struct err *err)
+void cells_sweep(struct cells *c, const char *const *not_adopted_kinds)
+{
+	int fd = open(c->root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0)
+		sweep(c, &c->top, fd, not_adopted_kinds);
+}
+
+int cells_open(struct ev_loop *loop, struct child_table *children, const struct cells_config *cfg,
+               struct cells **ret, struct err *err)
 {
 	struct cells_config none = {0};
 	_cleanup_free_ struct cells_paths *p = malloc(sizeof(*p));
@@ -324,15 +369,22 @@ int cells_new(struct ev_loop *loop, struct child_table *children, const struct c
 	if (!c || !p)
 		return err_set(err, -ENOMEM, ERR_RESOURCE_EXHAUSTED, "cells: out of memory");
 	c->inotify.fd = -1;
-	if ((r = cells_find_base(c, cfg, p, err)) < 0 || (r = cells_make_root(c, cfg, p, err)) < 0)
-		return r;
-	int rootfd = open(c->root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (rootfd >= 0)
-		sweep_stale(rootfd, "", 0);
-	if ((r = cells_init_loop(c, loop, children, err)) < 0)
+	if ((r = cells_find_base(c, cfg, p, err)) < 0 ||
+	    (r = cells_make_root(c, cfg, p, err)) < 0 ||
+	    (r = cells_init_loop(c, loop, children, err)) < 0)
 		return r;
 	log_debug("cells: cgroup2 at %s, cells in %s", c->mount, c->root);
 	*ret = TAKE_PTR(c);
+	return 0;
+}
+
+int cells_new(struct ev_loop *loop, struct child_table *children, const struct cells_config *cfg,
+              struct cells **ret, struct err *err)
+{
+	int r = cells_open(loop, children, cfg, ret, err);
+	if (r < 0)
+		return r;
+	cells_sweep(*ret, NULL);
 	return 0;
 }
 

@@ -58,6 +58,7 @@ void exec_fill_status(const struct exec *e, struct exec_status *st)
 	st->exited = e->exited;
 	st->exit_code = e->exit_code;
 	st->signal = e->signal;
+	st->status_unknown = e->status_unknown;
 	st->restarts = e->restarts;
 	st->started_ns = e->started_ns;
 	st->exited_ns = e->exited_ns;
@@ -90,6 +91,17 @@ static int add_waiter(struct exec *e, exec_done_fn done, void *data, struct err 
 		}
 	return err_set(err, -EUSERS, ERR_RESOURCE_EXHAUSTED,
 	               "exec \"%s\": already %d waits pending", e->label, EXEC_WAITERS_MAX);
+}
+
+int exec_kill(struct exec *e, int sig)
+{
+	if (!e->token)
+		return -ESRCH;
+	if (e->token->child)
+		return child_signal(e->token->child, sig);
+	/* Tracked but not linked yet (a start's first steps): unreaped, so
+	 * the pid cannot be recycled. */
+	return kill(e->pid, sig) < 0 ? -errno : 0;
 }
 
 static void exec_timer_fired(struct ev_source *src, uint32_t events);
@@ -130,7 +142,7 @@ static bool wants_restart(const struct exec *e)
 		return false;
 	if (e->spec->restart == EXEC_RESTART_ALWAYS)
 		return true;
-	return e->signal != 0 || e->exit_code != 0;
+	return e->signal != 0 || e->exit_code != 0 || e->status_unknown;
 }
 
 static void schedule_restart(struct exec *e)
@@ -170,7 +182,8 @@ void exec_run_ended(struct exec *e)
 	                                           .exec = e->name,
 	                                           .pid = e->pid,
 	                                           .exit_code = e->exit_code,
-	                                           .signal = e->signal});
+	                                           .signal = e->signal,
+	                                           .status_unknown = e->status_unknown});
 	exec_waiters_finish(e, 0);
 	if (wants_restart(e))
 		schedule_restart(e);
@@ -185,7 +198,10 @@ void exec_on_child_exit(const siginfo_t *si, void *data)
 	if (!e)
 		return; /* its executable was forgotten while it ran */
 	e->token = NULL;
-	if (si->si_code == CLD_EXITED) {
+	e->status_unknown = !child_status_known(si);
+	if (e->status_unknown) {
+		e->exit_code = e->signal = 0;
+	} else if (si->si_code == CLD_EXITED) {
 		e->exit_code = si->si_status;
 		e->signal = 0;
 	} else {
@@ -212,7 +228,7 @@ static void exec_timer_fired(struct ev_source *src, uint32_t events)
 	}
 	if (e->state == EXEC_STOPPING && e->token) {
 		log_debug("exec \"%s\": grace over, SIGKILL", e->label);
-		kill(e->pid, SIGKILL); /* pid is ours until reaped: not recycled */
+		exec_kill(e, SIGKILL);
 		return;
 	}
 	if (e->state != EXEC_BACKOFF)
@@ -325,9 +341,8 @@ int exec_signal(struct cells *c, const char *cell, const char *name, int sig, st
 	if (!e->token)
 		return err_set(err, -ESRCH, ERR_FAILED_PRECONDITION, "exec \"%s\" is not running",
 		               e->label);
-	/* The pid cannot be recycled while we have not reaped it. */
-	if (kill(e->pid, sig) < 0)
-		return err_set_errno(err, -errno, "exec \"%s\": kill: %m", e->label);
+	if ((r = exec_kill(e, sig)) < 0)
+		return err_set_errno(err, r, "exec \"%s\": kill: %s", e->label, strerror(-r));
 	return 0;
 }
 
@@ -358,10 +373,10 @@ int exec_stop(struct cells *c, const char *cell, const char *name, uint64_t grac
 	if (e->state == EXEC_STOPPING)
 		return 1; /* the first stop's timer stands */
 	e->state = EXEC_STOPPING;
-	kill(e->pid, SIGTERM);
-	kill(e->pid, SIGCONT);
+	exec_kill(e, SIGTERM);
+	exec_kill(e, SIGCONT);
 	if ((r = exec_timer_arm(e, grace_ms)) < 0) {
-		kill(e->pid, SIGKILL);
+		exec_kill(e, SIGKILL);
 		log_warn("exec \"%s\": no grace timer (%s): SIGKILL", e->label, strerror(-r));
 	}
 	return 1;

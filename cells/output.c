@@ -195,8 +195,44 @@ int exec_stdin_close(struct cells *c, const char *cell, const char *name, struct
 	int r = exec_get(c, cell, name, &e, err);
 	if (r < 0)
 		return r;
-	if (e->stdin_fd >= 0)
+	if (e->stdin_fd >= 0) {
+		if (c->keeper.unkeep)
+			c->keeper.unkeep(e->stdin_fd, c->keeper.data);
 		close(e->stdin_fd);
+	}
 	e->stdin_fd = -1;
 	return 0;
+}
+
+void exec_keep_pipes(struct exec *e)
+{
+	struct cells *c = e->owner;
+	int fds[3];
+	size_t n = 0;
+	if (!c->keeper.keep)
+		return;
+	for (int i = 0; i < 2; i++)
+		if (e->out[i].src.fd >= 0)
+			fds[n++] = e->out[i].src.fd;
+	if (e->stdin_fd >= 0)
+		fds[n++] = e->stdin_fd;
+	if (n)
+		c->keeper.keep(fds, n, c->keeper.data);
+}
+
+static void keep_all(struct cell *cell)
+{
+	struct exec *e;
+	list_for_each(e, &cell->execs, node)
+		if (e->token)
+			exec_keep_pipes(e);
+	struct cell *ch;
+	list_for_each(ch, &cell->children, sibling)
+		keep_all(ch);
+}
+
+void cells_set_keeper(struct cells *c, const struct cells_keeper *k)
+{
+	c->keeper = k ? *k : (struct cells_keeper){0};
+	keep_all(&c->top);
 }

@@ -377,6 +377,7 @@ static void exec_started(struct exec *e, struct exec_token *token, pid_t pid, in
 	e->start_failed = false;
 	e->exited = false;
 	e->exit_code = e->signal = 0;
+	e->status_unknown = false;
 	e->started_ns = now_monotonic_ns();
 	if (e->stdin_fd >= 0)
 		close(e->stdin_fd);
@@ -386,6 +387,7 @@ static void exec_started(struct exec *e, struct exec_token *token, pid_t pid, in
 	int r = exec_output_attach(e, TAKE_FD(fds[2]), TAKE_FD(fds[4]));
 	if (r < 0)
 		log_warn("exec \"%s\": output not captured: %s", e->label, strerror(-r));
+	exec_keep_pipes(e);
 	/* Without its report in the loop, or without a deadline, the start
 	 * could never settle: kill the child, the reap settles it. */
 	e->status = (struct ev_source){.fd = status_fd, .fn = on_status, .data = e};
@@ -474,7 +476,7 @@ int exec_run(struct exec *e, struct err *err)
 		return r;
 	}
 	token->e = e;
-	r = child_track(e->owner->children, pid, pidfd, exec_on_child_exit, token, NULL);
+	r = child_track(e->owner->children, pid, pidfd, exec_on_child_exit, token, &token->child);
 	if (r < 0) {
 		/* Untracked, it would never be reaped: kill it now, reap it later
 		 * through the owner's orphan sweep. */

@@ -5,9 +5,12 @@
 #include "cells/cells-int.h"
 #include "lib/state.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/epoll.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
 
@@ -49,6 +52,10 @@ enum {
 	E_PIPE_ERR,
 	E_STDIN,
 	E_DEADLINE,
+	E_NO_ADOPT, /* a file state: what it needs cannot be written down */
+	E_INO_OUT,  /* a file state: the pipes' inodes, to find them again */
+	E_INO_ERR,
+	E_INO_IN,
 };
 enum { R_CAP = 1, R_END, R_DATA };
 
@@ -121,9 +128,18 @@ static uint64_t timer_deadline(const struct exec *e)
 	       (uint64_t)its.it_value.tv_nsec;
 }
 
+static uint64_t fd_ino(int fd)
+{
+	struct stat st;
+	return fd >= 0 && fstat(fd, &st) == 0 ? (uint64_t)st.st_ino : 0;
+}
+
+/* A file state (w->file) keeps no fds and no output: a successor finds
+ * the pipes again through the process, by inode. */
 static int exec_save(const struct exec *e, struct state_w *w, struct err *err)
 {
-	if (e->spec->release || e->spec->npass_fds)
+	bool unadoptable = e->spec->release || e->spec->npass_fds;
+	if (unadoptable && !w->file)
 		return err_set(err, -EOPNOTSUPP, ERR_FAILED_PRECONDITION,
 		               "exec \"%s\" cannot be handed over yet (%s)", e->label,
 		               e->spec->release ? "it runs from an image, whose writable layer "
@@ -146,11 +162,19 @@ static int exec_save(const struct exec *e, struct state_w *w, struct err *err)
 	state_put_u64(w, E_EXITED_NS, e->exited_ns);
 	state_put_u64(w, E_SEQ, e->seq);
 	state_put_u64(w, E_RAN, e->ran);
-	ring_save(w, E_RING_OUT, &e->ring[0]);
-	ring_save(w, E_RING_ERR, &e->ring[1]);
-	state_put_fd(w, E_PIPE_OUT, e->out[0].src.fd);
-	state_put_fd(w, E_PIPE_ERR, e->out[1].src.fd);
-	state_put_fd(w, E_STDIN, e->stdin_fd);
+	if (!w->file) {
+		ring_save(w, E_RING_OUT, &e->ring[0]);
+		ring_save(w, E_RING_ERR, &e->ring[1]);
+		state_put_fd(w, E_PIPE_OUT, e->out[0].src.fd);
+		state_put_fd(w, E_PIPE_ERR, e->out[1].src.fd);
+		state_put_fd(w, E_STDIN, e->stdin_fd);
+	} else if (e->token) {
+		if (unadoptable)
+			state_put_u64(w, E_NO_ADOPT, 1);
+		state_put_u64(w, E_INO_OUT, fd_ino(e->out[0].src.fd));
+		state_put_u64(w, E_INO_ERR, fd_ino(e->out[1].src.fd));
+		state_put_u64(w, E_INO_IN, fd_ino(e->stdin_fd));
+	}
 	uint64_t deadline = timer_deadline(e);
 	if (deadline)
 		state_put_u64(w, E_DEADLINE, deadline);
@@ -234,6 +258,7 @@ static int ring_restore(const struct state_field *f, struct exec_ring *r)
 struct exec_in {
 	char cell[CELLS_PATH_MAX], name[CELLS_NAME_MAX + 1];
 	uint64_t state, pid, running, exited, no_restart, restarts, attempt, ran, deadline;
+	uint64_t no_adopt, ino[3];
 	int64_t exit_code, signal;
 	uint64_t started, exited_ns, seq;
 	/* Records and fds, each there when its data is not NULL. */
@@ -255,6 +280,10 @@ static const struct state_num exec_nums[] = {
     STATE_NUM(E_SEQ, struct exec_in, seq),
     STATE_NUM(E_RAN, struct exec_in, ran),
     STATE_NUM(E_DEADLINE, struct exec_in, deadline),
+    STATE_NUM(E_NO_ADOPT, struct exec_in, no_adopt),
+    STATE_NUM(E_INO_OUT, struct exec_in, ino[0]),
+    STATE_NUM(E_INO_ERR, struct exec_in, ino[1]),
+    STATE_NUM(E_INO_IN, struct exec_in, ino[2]),
 };
 
 static int exec_in_field(struct exec_in *x, const struct state_field *f)
@@ -281,14 +310,45 @@ static int exec_in_field(struct exec_in *x, const struct state_field *f)
 	return r < 0 ? r : 0;
 }
 
-/* Tracks a running executable's child again; false when it is not ours. */
-static bool exec_retrack(struct exec *e)
+/* Whether the process pidfd refers to runs in cell: read from /proc,
+ * then the pidfd still open on a live process proves it was this one. */
+static bool in_cell(const struct exec *e, pid_t pid, int pidfd)
+{
+	char file[64], dir[PATH_MAX], want[PATH_MAX + 4];
+	_cleanup_free_ char *buf = NULL;
+	size_t len;
+	snprintf(file, sizeof(file), "/proc/%d/cgroup", (int)pid);
+	if (cells_cell_dir(e->owner, e->cell, dir, sizeof(dir)) < 0 ||
+	    file_read_small(file, 4096, &buf, &len) < 0)
+		return false;
+	const char *rel = dir + strlen(e->owner->mount); /* "/base/cells/a" */
+	snprintf(want, sizeof(want), "0::%s\n", rel);
+	struct pollfd pfd = {.fd = pidfd, .events = POLLIN};
+	return strstr(buf, want) && poll(&pfd, 1, 0) == 0;
+}
+
+/* Tracks a running executable again: kin's child still (a re-exec), or
+ * one a killed kin started, found in its cell (its end is seen, its
+ * status is not). False when it is gone. */
+static bool exec_retrack(struct exec *e, bool *ret_watched)
 {
 	struct exec_token *token = calloc(1, sizeof(*token));
 	if (!token)
 		return false;
 	token->e = e;
-	if (child_adopt(e->owner->children, e->pid, exec_on_child_exit, token, NULL) < 0) {
+	*ret_watched = false;
+	int r = child_adopt(e->owner->children, e->pid, exec_on_child_exit, token, &token->child);
+	if (r == -ECHILD) {
+		int pidfd = (int)syscall(SYS_pidfd_open, e->pid, 0);
+		r = pidfd < 0 ? -errno : in_cell(e, e->pid, pidfd) ? 0 : -ESRCH;
+		if (r == 0)
+			r = child_watch(e->owner->children, e->pid, pidfd, exec_on_child_exit,
+			                token, &token->child);
+		else if (pidfd >= 0)
+			close(pidfd);
+		*ret_watched = r == 0;
+	}
+	if (r < 0) {
 		free(token);
 		return false;
 	}
@@ -306,7 +366,43 @@ static int exec_pipes(struct exec *e, struct state_in *in, const struct exec_in 
 	return exec_output_attach(e, fds[0], fds[1]);
 }
 
-static void exec_restore(struct cells *c, struct state_in *in, const struct state_field *f)
+/* What an adoption works from: the pipe ends a keeper held (fds, with
+ * their inodes); NULL for a re-exec's restore. */
+struct adopt {
+	int *fds;
+	uint64_t *ino;
+	size_t n;
+};
+
+static int take_kept(struct adopt *a, uint64_t ino)
+{
+	for (size_t i = 0; ino && i < a->n; i++)
+		if (a->fds[i] >= 0 && a->ino[i] == ino) {
+			int fd = a->fds[i];
+			a->fds[i] = -1;
+			return fd;
+		}
+	return -1;
+}
+
+/* An adopted process's pipes: the ends the keeper held, found by the
+ * inodes the file state names. Without them (no keeper) its output is not
+ * captured, and its stdin is closed. */
+static int exec_pipes_adopted(struct exec *e, const struct exec_in *x, struct adopt *a)
+{
+	int fds[3];
+	for (int i = 0; i < 3; i++)
+		fds[i] = take_kept(a, x->ino[i]);
+	e->stdin_fd = fds[2];
+	if (e->stdin_fd >= 0)
+		fd_set_nonblock(e->stdin_fd, true);
+	if (fds[0] < 0 && fds[1] < 0 && (x->ino[0] || x->ino[1]))
+		return -ENOENT;
+	return exec_output_attach(e, fds[0], fds[1]);
+}
+
+static void exec_restore(struct cells *c, struct state_in *in, const struct state_field *f,
+                         struct adopt *adopt)
 {
 	struct exec_in x = {0};
 	struct state_r r;
@@ -356,18 +452,26 @@ static void exec_restore(struct cells *c, struct state_in *in, const struct stat
 	}
 	list_push(&cell->execs, &e->node);
 	c->nexecs++;
-	if (exec_pipes(e, in, &x) < 0)
-		log_warn("restore: exec \"%s\": its output pipes are lost", e->label);
-	if (x.running && !exec_retrack(e)) {
-		/* Not kin's child any more: its end cannot be seen. */
-		log_warn("restore: exec \"%s\": pid %d is not kin's child any more; its status "
-		         "is unknown",
+	bool watched = false;
+	if (x.running && !exec_retrack(e, &watched)) {
+		/* Gone meanwhile, and not kin's child: its end was not seen. */
+		log_warn("%s: exec \"%s\": pid %d has ended meanwhile; its status is unknown",
+		         adopt ? "adopt" : "restore", e->label, (int)e->pid);
+		e->status_unknown = true;
+		e->exit_code = e->signal = 0;
+		exec_run_ended(e); /* restarts as its policy says */
+	} else if (x.running && x.no_adopt) {
+		log_warn("adopt: exec \"%s\" (pid %d) ran from an image or with fds it was given, "
+		         "which a killed kin cannot hand on: it is killed",
 		         e->label, (int)e->pid);
-		e->state = EXEC_EXITED;
-		e->exited = true;
-		e->exit_code = 255;
-		e->exited_ns = now_monotonic_ns();
+		e->no_restart = true;
+		exec_kill(e, SIGKILL);
 	}
+	if (adopt ? e->token && exec_pipes_adopted(e, &x, adopt) < 0 : exec_pipes(e, in, &x) < 0)
+		log_warn("%s: exec \"%s\": its output pipes are lost", adopt ? "adopt" : "restore",
+		         e->label);
+	if (watched)
+		log_info("adopt: exec \"%s\": pid %d adopted", e->label, (int)e->pid);
 	if (x.deadline && (e->state == EXEC_BACKOFF || (e->state == EXEC_STOPPING && e->token))) {
 		uint64_t now = now_monotonic_ns();
 		if (exec_timer_arm(e, x.deadline > now ? (x.deadline - now) / 1000000 : 0) < 0)
@@ -427,6 +531,42 @@ static int cell_restore(struct cells *c, const struct state_field *f)
 	return 0;
 }
 
+/* The record's mount, root and sequence: 0, or -EBADMSG. */
+static int record_paths(const struct state_field *f, char *mount, char *root, uint64_t *seq)
+{
+	struct state_r r;
+	struct state_field g;
+	int k;
+	state_get_record(f, &r);
+	while ((k = state_next(&r, &g)) > 0) {
+		if (g.tag == T_MOUNT)
+			k = state_get_str(&g, mount, PATH_MAX);
+		else if (g.tag == T_ROOT)
+			k = state_get_str(&g, root, PATH_MAX);
+		else if (g.tag == T_SEQ)
+			k = state_get_u64(&g, seq);
+		if (k < 0)
+			return k;
+	}
+	return k < 0 || !mount[0] || !root[0] ? -EBADMSG : 0;
+}
+
+/* Cells are written parents first, so each one's parent is there. */
+static void restore_records(struct cells *c, struct state_in *in, const struct state_field *f,
+                            struct adopt *adopt)
+{
+	struct state_r r;
+	struct state_field g;
+	state_get_record(f, &r);
+	while (state_next(&r, &g) > 0) {
+		if (g.tag == T_CELL)
+			cell_restore(c, &g);
+		else if (g.tag == T_EXEC)
+			exec_restore(c, in, &g, adopt);
+	}
+	exec_spec_restore_end();
+}
+
 int cells_restore(struct ev_loop *loop, struct child_table *children, struct state_in *in,
                   const struct state_field *f, struct cells **ret, struct err *err)
 {
@@ -434,36 +574,48 @@ int cells_restore(struct ev_loop *loop, struct child_table *children, struct sta
 	if (!c)
 		return err_set(err, -ENOMEM, ERR_RESOURCE_EXHAUSTED, "cells: out of memory");
 	c->inotify.fd = -1;
-	struct state_r r;
-	struct state_field g;
-	int k;
-	state_get_record(f, &r);
-	/* The paths first: every cell's cgroup is found from them. */
-	while ((k = state_next(&r, &g)) > 0) {
-		if (g.tag == T_MOUNT)
-			k = state_get_str(&g, c->mount, sizeof(c->mount));
-		else if (g.tag == T_ROOT)
-			k = state_get_str(&g, c->root, sizeof(c->root));
-		else if (g.tag == T_SEQ)
-			k = state_get_u64(&g, &c->exec_seq);
-		if (k < 0)
-			break;
-	}
-	if (k < 0 || !c->mount[0] || !c->root[0])
+	int k = record_paths(f, c->mount, c->root, &c->exec_seq);
+	if (k < 0)
 		return err_set(err, -EBADMSG, ERR_INTERNAL,
 		               "cells: the handed-over record does "
 		               "not read");
 	if ((k = cells_init_loop(c, loop, children, err)) < 0)
 		return k;
-	state_get_record(f, &r);
-	while (state_next(&r, &g) > 0) {
-		if (g.tag == T_CELL)
-			cell_restore(c, &g);
-		else if (g.tag == T_EXEC)
-			exec_restore(c, in, &g);
-	}
-	exec_spec_restore_end();
+	restore_records(c, in, f, NULL);
 	log_info("cells: %zu cells and %zu executables taken over", c->ncells, c->nexecs);
 	*ret = TAKE_PTR(c);
+	return 0;
+}
+
+int cells_adopt(struct ev_loop *loop, struct child_table *children, const struct cells_config *cfg,
+                struct state_in *in, const struct state_field *f,
+                const char *const *not_adopted_kinds, int *kept, size_t nkept, struct cells **ret,
+                struct err *err)
+{
+	struct cells *c;
+	int k = cells_open(loop, children, cfg, &c, err);
+	if (k < 0)
+		return k;
+	_cleanup_free_ char *mount = calloc(2, PATH_MAX);
+	char *root = mount ? mount + PATH_MAX : NULL;
+	uint64_t seq = 0;
+	if (!mount)
+		k = -ENOMEM;
+	else if (f && (k = record_paths(f, mount, root, &seq)) < 0)
+		log_error("adopt: the state's cells record does not read; nothing adopted");
+	else if (f && strcmp(root, c->root))
+		log_warn("adopt: the state is of cells in %s, these are in %s; nothing adopted",
+		         root, c->root);
+	else if (f) {
+		_cleanup_free_ uint64_t *ino = calloc(nkept ? nkept : 1, sizeof(*ino));
+		struct adopt a = {.fds = kept, .ino = ino, .n = ino ? nkept : 0};
+		for (size_t i = 0; i < a.n; i++)
+			ino[i] = fd_ino(kept[i]);
+		c->exec_seq = seq;
+		restore_records(c, in, f, &a);
+		log_info("cells: %zu cells and %zu executables adopted", c->ncells, c->nexecs);
+	}
+	cells_sweep(c, not_adopted_kinds);
+	*ret = c;
 	return 0;
 }

@@ -16,7 +16,9 @@ static void event_print(const ProtobufCMessage *m)
 	       e->exec[0] ? "/" : "", e->exec);
 	if (e->pid)
 		printf(" pid=%d", e->pid);
-	if (e->type == KIN__V1__EVENT_TYPE__EXEC_EXIT)
+	if (e->type == KIN__V1__EVENT_TYPE__EXEC_EXIT && e->status_unknown)
+		printf(" status=unknown");
+	else if (e->type == KIN__V1__EVENT_TYPE__EXEC_EXIT)
 		printf(e->signal ? " signal=%d" : " status=%d",
 		       e->signal ? e->signal : e->exit_code);
 	if (e->type == KIN__V1__EVENT_TYPE__OOM_KILL ||

@@ -20,7 +20,10 @@ static void print_status(const Kin__V1__ExecStatus *s)
 {
 	printf("cell:      %s\nname:      %s\nstate:     %s\npid:       %d\n", s->cell, s->name,
 	       s->state, s->pid);
-	if (s->exited && s->signal)
+	if (s->exited && s->status_unknown)
+		printf("ended:     status unknown (adopted after a restart of kin, whose child it "
+		       "was not)\n");
+	else if (s->exited && s->signal)
 		printf("ended:     killed by signal %d\n", s->signal);
 	else if (s->exited)
 		printf("ended:     exit status %d\n", s->exit_code);
@@ -31,7 +34,9 @@ static void print_status(const Kin__V1__ExecStatus *s)
 static void print_status_row(const Kin__V1__ExecStatus *s)
 {
 	char end[32] = "-";
-	if (s->exited && s->signal)
+	if (s->exited && s->status_unknown)
+		snprintf(end, sizeof(end), "unknown");
+	else if (s->exited && s->signal)
 		snprintf(end, sizeof(end), "signal %d", s->signal);
 	else if (s->exited)
 		snprintf(end, sizeof(end), "exit %d", s->exit_code);
@@ -391,6 +396,8 @@ static int exec_parse_target(struct ctl *ctl, int argc, char **argv, struct exec
 /* Waits for a run to end; exits with its status as a shell would. */
 static int exit_status_of(const Kin__V1__ExecStatus *s)
 {
+	if (s->status_unknown)
+		return 255;
 	if (s->signal)
 		return 128 + s->signal;
 	return s->exit_code & 0xff;
@@ -476,6 +483,9 @@ static int print_answer(struct ctl *ctl, ProtobufCMessage *out, bool waits)
 	const Kin__V1__ExecStatus *s = (Kin__V1__ExecStatus *)out;
 	if (ctl->json)
 		ctl_json_line(out);
+	else if (waits && s->status_unknown)
+		printf("%s/%s ended; its status is unknown (adopted after a restart of kin)\n",
+		       s->cell, s->name);
 	else if (waits && s->signal)
 		printf("%s/%s killed by signal %d\n", s->cell, s->name, s->signal);
 	else if (waits)

@@ -5,6 +5,7 @@
  * on and the services answer FAILED_PRECONDITION naming why. */
 #include "init/init.h"
 #include "cells/cells.h"
+#include "lib/state.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -14,8 +15,12 @@ struct init_cells {
 	char why[sizeof(((struct err *)0)->msg) + 32]; /* no cells: why */
 };
 
+/* The cells whose owners do not adopt theirs yet: zones (zone/), VMs
+ * (api/vm_cells.c), services (units/, the default slice). */
+static const char *const not_adopted[] = {"zones", "vms", "system.slice", NULL};
+
 int init_cells_start(struct ev_loop *loop, struct child_table *children, struct rpc_server *rpc,
-                     const char *base, struct init_cells **ret)
+                     const char *base, struct init_adopt *adopt, struct init_cells **ret)
 {
 	struct cells_config cfg = {.own_leaf = true, .base = base};
 	struct err err = {0};
@@ -28,7 +33,10 @@ int init_cells_start(struct ev_loop *loop, struct child_table *children, struct 
 	ic = calloc(1, sizeof(*ic));
 	if (!ic)
 		return -ENOMEM;
-	int r = cells_new(loop, children, &cfg, &ic->cells, &err);
+	int r = adopt ? cells_adopt(loop, children, &cfg, &adopt->in,
+	                            adopt->cells.data ? &adopt->cells : NULL, not_adopted,
+	                            adopt->kept, adopt->nkept, &ic->cells, &err)
+	              : cells_new(loop, children, &cfg, &ic->cells, &err);
 	if (r < 0) {
 		snprintf(why, sizeof(why), "%s", err.msg[0] ? err.msg : strerror(-r));
 		log_warn("cells: not available: %s", why);

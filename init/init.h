@@ -6,6 +6,7 @@
 #pragma once
 
 #include "lib/lib.h"
+#include "lib/state.h"
 #include "net/net.h"
 
 #include <signal.h>
@@ -46,6 +47,7 @@ enum init_action {
 #define INIT_UNIT_DIRS_MAX    4
 #define INIT_GRACE_DEFAULT_MS 10000ull
 #define INIT_GRACE_MAX_MS     (3600ull * 1000)
+#define INIT_STATE_DIR        "/run/kin" /* a daemon's --state-dir */
 
 /* The RPC server's settings (init/rpc.c starts it; rpc/rpc.h serves). */
 #define INIT_RPC_PATH_MAX 107
@@ -92,6 +94,7 @@ struct init_config {
 	char zone_subnet[32];       /* --zone-subnet: the range our parent delegated, "" none */
 	unsigned zone_max_depth;    /* --zone-max-depth, kin.zone.max-depth=: 0 default */
 	const char *zone_dir;       /* --zone-dir: zone kins' logs (default /run/kin/zones) */
+	const char *state_dir;      /* --state-dir: a daemon's state (default /run/kin) */
 	const char *cgroup;         /* a daemon's own cgroup (its cells' base), NULL: where it is */
 	const struct shim_serve *shim; /* a containerd shim's daemon (shim/shim.h), or NULL */
 	/* Units (init/units.c): --unit-dir, --unit-run-dir, --default-target */
@@ -207,6 +210,35 @@ void init_tls_free(struct init_tls *t);
 /* `kin gateway`: the gateway role's entry (init/gateway.c). */
 int init_gateway_main(int argc, char **argv);
 
+/* The state directory (init/persist.c), a daemon's (--state-dir,
+ * /run/kin): its lock, and the file state a successor adopts after kin was
+ * killed. < 0 (logged): another kin holds it, or it is not root's own —
+ * no state is kept. */
+struct init_persist;
+#define KEEPER_FDS_MAX     8192 /* pipe ends the keeper holds (3 per executable) */
+#define KEEPER_FDS_PER_MSG 64
+/* `kin keeper FD` (init/keeper.c): the process that holds them. */
+int init_keeper_main(int argc, char **argv);
+int init_persist_open(const char *dir, struct init_persist **ret);
+/* What a killed kin left: its file state, mapped, with its cells record,
+ * and the pipe ends its keeper held. */
+struct init_adopt {
+	struct state_in in;
+	struct state_field cells;
+	int *kept;
+	size_t nkept;
+};
+/* 1 with *ret filled, 0 when there is no state, < 0 (logged) when it
+ * does not read. */
+int init_persist_load(struct init_persist *p, struct init_adopt *ret);
+/* After the adoption: closes the kept ends nobody took, unmaps. */
+void init_adopt_end(struct init_adopt *a);
+/* Writes the state now and after each change of cells (NULL: none). */
+int init_persist_watch(struct init_persist *p, struct ev_loop *loop, struct cells *cells);
+/* stopped: kin stopped cleanly, nothing is left to adopt (the file goes);
+ * otherwise it stays for a successor. */
+void init_persist_free(struct init_persist *p, bool stopped);
+
 /* The VM link (init/link.c), machine init only: RPC served on the
  * virtio-serial port named org.kin.rpc, reopened while the host is away. */
 struct init_link;
@@ -220,9 +252,13 @@ void init_link_free(struct init_link *l);
  * shutdown and before rpc_server_free; free comes after. */
 struct init_cells;
 /* base: the cgroup (relative to the cgroup2 mount) kin moves into and
- * makes its cells below; NULL: its own. */
+ * makes its cells below; NULL: its own. With adopt (a daemon with a
+ * state directory), what a killed kin's file state says it ran is adopted
+ * and the rest it left removed (cells_adopt); without, every cell an
+ * earlier kin left is removed. */
+struct init_adopt;
 int init_cells_start(struct ev_loop *loop, struct child_table *children, struct rpc_server *rpc,
-                     const char *base, struct init_cells **ret);
+                     const char *base, struct init_adopt *adopt, struct init_cells **ret);
 void init_cells_stop(struct init_cells *ic, uint64_t grace_ms);
 void init_cells_kill(struct init_cells *ic);
 void init_cells_shutdown(struct init_cells *ic);

@@ -5,6 +5,7 @@
 #include "init/init-int.h"
 #include "api/api.h"
 #include "zone/zone.h"
+#include "lib/state.h"
 
 #include <dirent.h>
 #include <stdio.h>
@@ -276,6 +277,8 @@ static void services_end(struct init_state *s)
 {
 	init_reexec_free(s->reexec);
 	s->reexec = NULL;
+	init_persist_free(s->persist, false); /* kept: kin did not stop its work */
+	s->persist = NULL;
 	api_shutdown(s->api);
 	init_cells_shutdown(s->cells);
 	/* after cells: their last callbacks (cancelled waits) reach live units */
@@ -486,9 +489,21 @@ int init_run(struct init_config *cfg, enum init_role role)
 		return 1;
 	/* Machine init is ready once RPC listens; its workload starts after
 	 * (a fork under TCG costs tens of ms, not part of being reachable). */
+	/* A daemon's state directory: what a killed kin ran is adopted. */
+	struct init_adopt adopt;
+	bool adopting = false;
+	if (role == INIT_ROLE_DAEMON && !cfg->shim && s.rpc &&
+	    init_persist_open(cfg->state_dir ? cfg->state_dir : INIT_STATE_DIR, &s.persist) == 0 &&
+	    !restored)
+		adopting = init_persist_load(s.persist, &adopt) > 0;
 	/* Before the workload: kin moves into its own leaf cgroup first. */
-	if (!restored && init_cells_start(s.loop, s.children, s.rpc, cfg->cgroup, &s.cells) < 0)
+	if (!restored && init_cells_start(s.loop, s.children, s.rpc, cfg->cgroup,
+	                                  adopting ? &adopt : NULL, &s.cells) < 0)
 		log_error("cells: out of memory; going on without them");
+	if (adopting)
+		init_adopt_end(&adopt);
+	if (s.persist && init_persist_watch(s.persist, s.loop, init_cells_lib(s.cells)) < 0)
+		log_warn("state: cannot watch cells: out of resources; no state kept");
 	/* A daemon told --policy or --tls-listen explicitly does not run
 	 * without them; machine init goes on with root only. */
 	if (s.rpc) {
@@ -556,6 +571,8 @@ int init_run(struct init_config *cfg, enum init_role role)
 	}
 	log_info("stopped; %llu orphans reaped in all",
 	         (unsigned long long)child_orphans_reaped(s.children));
+	init_persist_free(s.persist, true); /* nothing left to adopt */
+	s.persist = NULL;
 	services_end(&s);
 	return cfg->argv ? s.workload_status : 0;
 }

@@ -175,6 +175,8 @@ int main(int argc, char **argv)
 		return vm_run_main(argc - 2, argv + 2);
 	if (strcmp(cmd, "ctl") == 0)
 		return ctl_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "keeper") == 0)
+		return init_keeper_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "gateway") == 0)
 		return init_gateway_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "image") == 0)

@@ -355,6 +355,8 @@ void init_usage(FILE *f)
 	      "  --zone-max-depth N  refuse zones nested deeper than N (default 8; passed on\n"
 	      "                      to zone kins)\n"
 	      "  --zone-dir DIR      zone kins' logs (default /run/kin/zones)\n"
+	      "  --state-dir DIR     a daemon's state, adopted by the next kin if this one is\n"
+	      "                      killed (default /run/kin; one kin per directory)\n"
 	      "  --rpc-fd N          serve RPC on connected socket N >= 3 (the parent's channel)\n"
 	      "  --net-addr CIDR     bring eth0 up with this address (a zone's veth end)\n"
 	      "  --net-gw IP         default route via IP on eth0 (with --net-addr)\n"
@@ -515,6 +517,7 @@ int init_flags_parse(int argc, char **argv, struct init_config *cfg)
 	    {"vm-dir", required_argument, NULL, 'M'},
 	    {"zone-max-depth", required_argument, NULL, 'X'},
 	    {"zone-dir", required_argument, NULL, 'Z'},
+	    {"state-dir", required_argument, NULL, 'Y'},
 	    {"image-store", required_argument, NULL, 'I'},
 	    {"unit-dir", required_argument, NULL, 'u'},
 	    {"unit-run-dir", required_argument, NULL, 'r'},
@@ -558,6 +561,9 @@ int init_flags_parse(int argc, char **argv, struct init_config *cfg)
 			break;
 		case 'Z':
 			r = flag_dir("zone-dir", optarg, &cfg->zone_dir);
+			break;
+		case 'Y':
+			r = flag_dir("state-dir", optarg, &cfg->state_dir);
 			break;
 		case 'I':
 			r = flag_dir("image-store", optarg, &cfg->image_store);

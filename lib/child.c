@@ -13,6 +13,7 @@ struct child {
 	void *data;
 	struct child_table *table;
 	struct list_node node; /* in table->children, newest first */
+	bool watched;          /* not our child: child_watch */
 };
 
 struct child_table {
@@ -57,8 +58,10 @@ void child_table_free(struct child_table *t)
  * callback may start a replacement or free the table's other entries. */
 static bool child_reap_one(struct child *c)
 {
-	siginfo_t si;
-	if (spawn_pidfd_wait(c->src.fd, &si, WEXITED | WNOHANG) < 0 || si.si_pid == 0)
+	siginfo_t si = {0};
+	if (c->watched) /* the pidfd reads once the process is gone */
+		si.si_pid = c->pid;
+	else if (spawn_pidfd_wait(c->src.fd, &si, WEXITED | WNOHANG) < 0 || si.si_pid == 0)
 		return false;
 	child_exit_fn fn = c->on_exit;
 	void *data = c->data;
@@ -123,6 +126,10 @@ int child_spawn(struct child_table *t, char *const argv[], child_exit_fn on_exit
 		close(p.pidfd);
 		return r;
 	}
+	if (!t) {
+		close(p.pidfd);
+		return 0;
+	}
 	return child_track(t, p.pid, p.pidfd, on_exit, data, ret);
 }
 
@@ -137,6 +144,24 @@ int child_adopt(struct child_table *t, pid_t pid, child_exit_fn on_exit, void *d
 	if (pidfd < 0)
 		return -errno;
 	return child_track(t, pid, pidfd, on_exit, data, ret);
+}
+
+int child_watch(struct child_table *t, pid_t pid, int pidfd, child_exit_fn on_exit, void *data,
+                struct child **ret)
+{
+	struct child *c;
+	int r = child_track(t, pid, pidfd, on_exit, data, &c);
+	if (r < 0)
+		return r;
+	c->watched = true;
+	if (ret)
+		*ret = c;
+	return 0;
+}
+
+bool child_status_known(const siginfo_t *si)
+{
+	return si->si_code != 0;
 }
 
 pid_t child_pid(const struct child *c)

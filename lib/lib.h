@@ -197,7 +197,8 @@ typedef void (*child_exit_fn)(const siginfo_t *si, void *data);
 int child_table_new(struct ev_loop *loop, struct child_table **ret);
 void child_table_free(struct child_table *t);
 /* fork+exec argv (PATH searched) with an empty signal mask. An exec failure
- * returns its -errno here, with the failed child already reaped. */
+ * returns its -errno here, with the failed child already reaped. t NULL:
+ * not tracked (a child meant to outlive kin; the orphan sweep reaps it). */
 int child_spawn(struct child_table *t, char *const argv[], child_exit_fn on_exit, void *data,
                 struct child **ret);
 /* Tracks a child started elsewhere (clone3 into a cgroup); takes pidfd. */
@@ -208,6 +209,14 @@ int child_track(struct child_table *t, pid_t pid, int pidfd, child_exit_fn on_ex
  * child of ours. */
 int child_adopt(struct child_table *t, pid_t pid, child_exit_fn on_exit, void *data,
                 struct child **ret);
+/* Watches a process that is not kin's child (one a kin that was killed
+ * started; takes its pidfd): its end is seen but its status is not, so
+ * on_exit gets si_code 0 (child_status_known says so). It is signalled
+ * through the pidfd like any child, and counted among them. */
+int child_watch(struct child_table *t, pid_t pid, int pidfd, child_exit_fn on_exit, void *data,
+                struct child **ret);
+/* False for the end of a watched process, whose status nobody told kin. */
+bool child_status_known(const siginfo_t *si);
 pid_t child_pid(const struct child *c);
 int child_signal(struct child *c, int sig);
 /* Signals every tracked child. */

@@ -3,6 +3,8 @@
 #include "lib/state.h"
 
 #include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -111,7 +113,7 @@ void state_put_str(struct state_w *w, uint16_t tag, const char *s)
 
 void state_put_fd(struct state_w *w, uint16_t tag, int fd)
 {
-	if (fd < 0 || w->err)
+	if (fd < 0 || w->err || w->file)
 		return;
 	if (fd >= STATE_FDS_MAX) {
 		w->err = -EMFILE;
@@ -181,6 +183,25 @@ int state_w_seal(struct state_w *w, int *ret_fd)
 		return r;
 	*ret_fd = TAKE_FD(fd);
 	return 0;
+}
+
+int state_w_write_file(struct state_w *w, int dirfd, const char *name)
+{
+	char tmp[NAME_MAX + 1];
+	if (w->err)
+		return w->err;
+	if (snprintf(tmp, sizeof(tmp), ".%s.new", name) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	_cleanup_close_ int fd =
+	    openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	int r = write_all(fd, w->data, w->len);
+	if (r == 0 && renameat(dirfd, tmp, dirfd, name) < 0)
+		r = -errno;
+	if (r < 0)
+		unlinkat(dirfd, tmp, 0);
+	return r;
 }
 
 static uint64_t num_load(const void *base, const struct state_num *f)

@@ -32,6 +32,9 @@ struct state_w {
 	int err; /* the first error (sticky): -ENOMEM, -E2BIG */
 	int *fds;
 	size_t nfds, fds_cap;
+	/* A state for a file (what a successor adopts after kin was killed):
+	 * no fd can go along, so state_put_fd writes nothing. */
+	bool file;
 };
 
 /* Starts a state with its header. */
@@ -54,6 +57,9 @@ void state_close(struct state_w *w, size_t at);
 int state_w_seal(struct state_w *w, int *ret_fd);
 /* The execve did not happen: every kept fd is O_CLOEXEC again. */
 void state_w_unkeep(struct state_w *w);
+/* Writes a file state as dir/name, whole or not at all (a temporary file
+ * renamed over it), mode 0600. w->err if anything failed before. */
+int state_w_write_file(struct state_w *w, int dirfd, const char *name);
 
 struct state_field {
 	uint16_t tag;

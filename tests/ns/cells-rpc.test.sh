@@ -426,31 +426,6 @@ t_stop_kin_stops_executables() {
 	DPID=
 }
 
-# A daemon killed with SIGKILL leaves its cells; the next on the same
-# cgroup removes the empty ones (their names usable again) and names the
-# one still running processes.
-t_restart_after_sigkill() {
-	daemon_start
-	kc cell create stale && kc cell create stale/inner && kc cell create busy &&
-		kc exec start busy sl -- sleep 1000 || { bad sigkill_setup "$(cat "$T/out")"; return; }
-	local pid
-	pid=$(cat "$CELLS/busy/cgroup.procs")
-	kill -KILL "$DPID"
-	wait "$DPID" 2>/dev/null
-	daemon_start
-	kc cell create stale && kc cell create stale/inner
-	local r=$rc
-	grep -q 'removed cell "stale/inner", left empty by an earlier kin' "$T/kin.log" &&
-		grep -q 'removed cell "stale",' "$T/kin.log" && [ $r -eq 0 ] &&
-		grep -q 'cell "busy" still runs processes an earlier kin started' "$T/kin.log" &&
-		kill -0 "$pid" 2>/dev/null && ok restart_removes_stale_cells ||
-		bad restart_removes_stale_cells "create rc $r: $(cat "$T/out"); $(grep cells: "$T/kin.log")"
-	kill -KILL "$pid" 2>/dev/null
-	kill -TERM "$DPID"
-	wait "$DPID" 2>/dev/null
-	DPID=
-}
-
 t_own_leaf
 t_create_list_show
 t_duplicate
@@ -477,7 +452,6 @@ t_delete_refused
 t_hostile_clients
 serving && ok still_serving_after_all || bad still_serving_after_all "kin stopped answering"
 t_stop_kin_stops_executables
-t_restart_after_sigkill
 
 # As PID 1 of new namespaces (zone role), where cgroup2 is gone from its
 # mount namespace: kin runs, and the cells services say why they cannot.

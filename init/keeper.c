@@ -1,0 +1,201 @@
+/* keeper: `kin keeper FD`, a small process a daemon kin with a state
+ * directory starts (init/persist.c) to hold the other ends of its
+ * executables' pipes, so that a workload does not die of SIGPIPE, or read
+ * EOF on its stdin, while no kin runs after kin was killed; the successor
+ * takes them back. It listens on FD (a unix seqpacket socket bound at
+ * <state-dir>/keeper.sock), serves one kin of its own uid at a time, and
+ * holds at most KEEPER_FDS_MAX fds. Messages (the first byte):
+ *   'K' + fds   keep them (one already held, by inode, is not kept twice)
+ *   'D' + u64   let go of the one with this inode (kin closed a stdin)
+ *   'G'         give every fd held back, 'F' + fds messages then 'Z'
+ *   'E'         kin stopped cleanly: exit
+ * A pipe end nobody else has any more (the workload ended: no writer, or
+ * no reader) is let go by itself: the keeper never reads or writes one. */
+#include "init/init.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct held {
+	int fd;
+	uint64_t ino;
+};
+
+static struct held held[KEEPER_FDS_MAX];
+static size_t nheld;
+static int ep = -1;
+
+static void let_go(size_t i)
+{
+	epoll_ctl(ep, EPOLL_CTL_DEL, held[i].fd, NULL);
+	close(held[i].fd);
+	held[i] = held[--nheld];
+	if (i < nheld) { /* the moved one's epoll data names its index */
+		struct epoll_event ev = {.events = 0, .data.u64 = i + 2};
+		epoll_ctl(ep, EPOLL_CTL_MOD, held[i].fd, &ev);
+	}
+}
+
+static void keep(int fd)
+{
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISFIFO(st.st_mode) || nheld == KEEPER_FDS_MAX) {
+		close(fd);
+		return;
+	}
+	for (size_t i = 0; i < nheld; i++)
+		if (held[i].ino == (uint64_t)st.st_ino) {
+			close(fd);
+			return;
+		}
+	/* No events asked for: the kernel still reports EPOLLHUP (no writer
+	 * left) and EPOLLERR (no reader left). */
+	struct epoll_event ev = {.events = 0, .data.u64 = nheld + 2};
+	if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0) {
+		close(fd);
+		return;
+	}
+	held[nheld++] = (struct held){.fd = fd, .ino = (uint64_t)st.st_ino};
+}
+
+static int send_fds(int conn, char op, const int *fds, size_t n)
+{
+	char cbuf[CMSG_SPACE(sizeof(int) * KEEPER_FDS_PER_MSG)] = {0};
+	struct iovec iov = {.iov_base = &op, .iov_len = 1};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+	if (n) {
+		mh.msg_control = cbuf;
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * n);
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int) * n);
+		memcpy(CMSG_DATA(cm), fds, sizeof(int) * n);
+	}
+	return sendmsg(conn, &mh, MSG_NOSIGNAL) < 0 ? -errno : 0;
+}
+
+static void give(int conn)
+{
+	int fds[KEEPER_FDS_PER_MSG];
+	for (size_t i = 0; i < nheld;) {
+		size_t n = 0;
+		for (; n < KEEPER_FDS_PER_MSG && i < nheld; n++, i++)
+			fds[n] = held[i].fd;
+		if (send_fds(conn, 'F', fds, n) < 0)
+			return;
+	}
+	send_fds(conn, 'Z', NULL, 0);
+}
+
+/* One message from kin; false when the connection is over. */
+static bool serve(int conn)
+{
+	uint8_t buf[16];
+	char cbuf[CMSG_SPACE(sizeof(int) * KEEPER_FDS_PER_MSG)];
+	struct iovec iov = {.iov_base = buf, .iov_len = sizeof(buf)};
+	struct msghdr mh = {
+	    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
+	ssize_t n = recvmsg(conn, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+	if (n <= 0)
+		return n < 0 && (errno == EAGAIN || errno == EINTR);
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		int fds[KEEPER_FDS_PER_MSG];
+		memcpy(fds, CMSG_DATA(cm), k * sizeof(int));
+		for (size_t i = 0; i < k; i++) {
+			if (buf[0] == 'K')
+				keep(fds[i]);
+			else
+				close(fds[i]); /* fds with any other message are not ours */
+		}
+	}
+	if (buf[0] == 'D' && n == 9) {
+		uint64_t ino;
+		memcpy(&ino, buf + 1, 8);
+		for (size_t i = 0; i < nheld; i++)
+			if (held[i].ino == ino) {
+				let_go(i);
+				break;
+			}
+	} else if (buf[0] == 'G') {
+		give(conn);
+	} else if (buf[0] == 'E') {
+		_exit(0);
+	}
+	return true;
+}
+
+static bool peer_is_us(int conn)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+	return getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0 && cr.uid == geteuid();
+}
+
+int init_keeper_main(int argc, char **argv)
+{
+	int conn = -1;
+	uint64_t v = 0;
+	if (argc != 2 || str_to_u64(argv[1], 65535, &v) < 0 || v < 3) {
+		fprintf(stderr, "kin keeper: started by kin itself (kin keeper FD)\n");
+		return 2;
+	}
+	/* Its own session, stdio on /dev/null: no terminal's signal and no
+	 * pipe of whoever started kin reach it, and it holds none open. */
+	setsid();
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	for (int i = 0; null >= 0 && i < 3; i++)
+		dup2(null, i);
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGINT, SIG_IGN);
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < KEEPER_FDS_MAX + 64) {
+		rl.rlim_cur = rl.rlim_max < KEEPER_FDS_MAX + 64 ? rl.rlim_max : KEEPER_FDS_MAX + 64;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	int lfd = (int)v;
+	fcntl(lfd, F_SETFD, FD_CLOEXEC);
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = 0};
+	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, lfd, &ev) < 0)
+		return 1;
+	for (;;) {
+		struct epoll_event evs[64];
+		int n = epoll_wait(ep, evs, 64, -1);
+		for (int i = 0; i < n; i++) {
+			uint64_t d = evs[i].data.u64;
+			if (d == 0) {
+				int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+				if (c < 0)
+					continue;
+				if (!peer_is_us(c)) {
+					close(c);
+					continue;
+				}
+				if (conn >= 0) /* a new kin: the old one is gone */
+					close(conn);
+				conn = c;
+				ev = (struct epoll_event){.events = EPOLLIN, .data.u64 = 1};
+				epoll_ctl(ep, EPOLL_CTL_ADD, conn, &ev);
+			} else if (d == 1) {
+				if (conn >= 0 && !serve(conn)) {
+					close(conn); /* kin went away: the fds stay held */
+					conn = -1;
+				}
+			} else if (d - 2 < nheld && (evs[i].events & (EPOLLHUP | EPOLLERR))) {
+				let_go((size_t)(d - 2));
+			}
+		}
+	}
+}
