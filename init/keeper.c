@@ -150,6 +150,12 @@ int init_keeper_main(int argc, char **argv)
 		fprintf(stderr, "kin keeper: started by kin itself (kin keeper FD)\n");
 		return 2;
 	}
+	int lfd = (int)v, listening = 0;
+	socklen_t len = sizeof(listening);
+	if (getsockopt(lfd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) < 0 || !listening) {
+		fprintf(stderr, "kin keeper: fd %d is not a listening socket\n", lfd);
+		return 2;
+	}
 	/* Its own session, stdio on /dev/null: no terminal's signal and no
 	 * pipe of whoever started kin reach it, and it holds none open. */
 	setsid();
@@ -164,7 +170,6 @@ int init_keeper_main(int argc, char **argv)
 		rl.rlim_cur = rl.rlim_max < KEEPER_FDS_MAX + 64 ? rl.rlim_max : KEEPER_FDS_MAX + 64;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
-	int lfd = (int)v;
 	fcntl(lfd, F_SETFD, FD_CLOEXEC);
 	ep = epoll_create1(EPOLL_CLOEXEC);
 	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = 0};

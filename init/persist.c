@@ -208,7 +208,8 @@ static void on_keeper_gone(struct ev_source *src, uint32_t events)
  * not answer within KEEPER_GIVE_MS gives nothing). */
 static void keeper_give(struct init_persist *p, struct init_adopt *a)
 {
-	struct timeval tv = {.tv_sec = KEEPER_GIVE_MS / 1000, .tv_usec = KEEPER_GIVE_MS % 1000 * 1000};
+	struct timeval tv = {.tv_sec = KEEPER_GIVE_MS / 1000,
+	                     .tv_usec = KEEPER_GIVE_MS % 1000 * 1000};
 	size_t cap = 0;
 	if (p->keeper.fd < 0 ||
 	    setsockopt(p->keeper.fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0)
@@ -218,8 +219,10 @@ static void keeper_give(struct init_persist *p, struct init_adopt *a)
 		char op = 0;
 		char cbuf[CMSG_SPACE(sizeof(int) * KEEPER_FDS_PER_MSG)];
 		struct iovec iov = {.iov_base = &op, .iov_len = 1};
-		struct msghdr mh = {
-		    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
+		struct msghdr mh = {.msg_iov = &iov,
+		                    .msg_iovlen = 1,
+		                    .msg_control = cbuf,
+		                    .msg_controllen = sizeof(cbuf)};
 		ssize_t n = recvmsg(p->keeper.fd, &mh, MSG_CMSG_CLOEXEC);
 		if (n <= 0) {
 			log_warn("state: the keeper of pipes did not give them back: %s",
@@ -234,7 +237,8 @@ static void keeper_give(struct init_persist *p, struct init_adopt *a)
 			for (size_t i = 0; i < k; i++) {
 				if (a->nkept == cap || a->nkept >= KEEPER_FDS_MAX) {
 					int *m = a->nkept < KEEPER_FDS_MAX
-					             ? realloc(a->kept, (cap ? cap * 2 : 64) * sizeof(int))
+					             ? realloc(a->kept,
+					                       (cap ? cap * 2 : 64) * sizeof(int))
 					             : NULL;
 					if (!m) {
 						close(fds[i]);
@@ -277,7 +281,8 @@ int init_persist_open(const char *dir, struct init_persist **ret)
 		log_warn("state: %s cannot be kin's state directory (%s); no state kept, nothing "
 		         "adopted",
 		         dir,
-		         r == -EPERM ? "it is not root's own, or others may write it" : strerror(-r));
+		         r == -EPERM ? "it is not root's own, or others may write it"
+		                     : strerror(-r));
 		free(p);
 		return r;
 	}
@@ -316,8 +321,8 @@ int init_persist_load(struct init_persist *p, struct init_adopt *a)
 	close(fd);
 	if (r < 0) {
 		log_warn("state: %s/%s %s; nothing adopted", p->dir, PERSIST_FILE,
-		         r == -EPROTO   ? "is of another state format"
-		         : r == -EPERM  ? "is not root's own file"
+		         r == -EPROTO    ? "is of another state format"
+		         : r == -EPERM   ? "is not root's own file"
 		         : r == -EBADMSG ? "does not read"
 		                         : strerror(-r));
 		if (r == -EPROTO)
@@ -397,9 +402,10 @@ int init_persist_watch(struct init_persist *p, struct ev_loop *loop, struct cell
 		return 0;
 	p->loop = loop;
 	p->cells = cells;
-	p->timer = (struct ev_source){.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC),
-	                              .fn = on_timer,
-	                              .data = p};
+	p->timer =
+	    (struct ev_source){.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC),
+	                       .fn = on_timer,
+	                       .data = p};
 	if (p->timer.fd < 0)
 		return -errno;
 	int r = ev_add(loop, &p->timer, EPOLLIN);
