@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 TEST(str_to_u64_strict)
@@ -199,6 +200,66 @@ TEST(child_spawn_exit_and_errors)
 		usleep(10000);
 	}
 	CHECK_EQ(status, 128 + SIGKILL);
+	child_table_free(t);
+	ev_loop_free(loop);
+}
+
+static void on_exit_known(const siginfo_t *si, void *data)
+{
+	*(int *)data = child_status_known(si) ? 1 : 0;
+}
+
+/* A process that is not our child (a killed kin's, adopted): its end is
+ * seen through the pidfd, its status is not; an untracked spawn is not
+ * counted. */
+TEST(child_watch_sees_an_end_without_status)
+{
+	struct ev_loop *loop;
+	struct child_table *t;
+	CHECK_EQ(ev_loop_new(&loop), 0);
+	CHECK_EQ(child_table_new(loop, &t), 0);
+	int p[2], q[2];
+	CHECK_EQ(pipe(p), 0);
+	CHECK_EQ(pipe(q), 0);
+	pid_t mid = fork();
+	if (mid == 0) { /* the grandchild outlives its parent: not ours */
+		pid_t g = fork();
+		if (g == 0) {
+			char buf;
+			close(p[1]);
+			_exit(read(p[0], &buf, 1) < 0 ? 1 : 0);
+		}
+		_exit(write(q[1], &g, sizeof(g)) == sizeof(g) ? 0 : 1);
+	}
+	CHECK(mid > 0);
+	CHECK_EQ(waitpid(mid, NULL, 0), mid);
+	close(p[0]);
+	close(q[1]);
+	pid_t gc = -1;
+	CHECK_EQ(read(q[0], &gc, sizeof(gc)), (ssize_t)sizeof(gc));
+	close(q[0]);
+	CHECK(gc > 0);
+	int pidfd = (int)syscall(SYS_pidfd_open, gc, 0);
+	CHECK(pidfd >= 0);
+	CHECK_EQ(child_adopt(t, gc, on_exit_known, NULL, NULL), -ECHILD);
+	int known = -1;
+	CHECK_EQ(child_watch(t, gc, pidfd, on_exit_known, &known, NULL), 0);
+	CHECK_EQ(child_count(t), 1);
+	ev_run_once(loop, 0);
+	CHECK_EQ(known, -1); /* still running */
+	close(p[1]);         /* it reads EOF and exits */
+	for (int i = 0; i < 100 && known < 0; i++)
+		ev_run_once(loop, 100);
+	CHECK_EQ(known, 0);
+	CHECK_EQ(child_count(t), 0);
+
+	int status = -1;
+	char *quick[] = {"true", NULL};
+	CHECK_EQ(child_spawn(NULL, quick, on_exit_record, &status, NULL), 0);
+	CHECK_EQ(child_count(t), 0);
+	for (int i = 0; i < 100 && !child_reap(t); i++)
+		usleep(10000);
+	CHECK(child_none_left());
 	child_table_free(t);
 	ev_loop_free(loop);
 }
