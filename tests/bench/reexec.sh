@@ -9,6 +9,9 @@
 #   - kin's own figures: the state's size, the new kin from exec to "ready
 #     again", the restore alone
 #   - cold: a kin started afresh, exec to "ready" (its log line)
+#   - adoption: the daemon killed with SIGKILL and started again on its
+#     state directory: exec to "ready" with everything adopted, and how
+#     many executables still run
 # Zones are not in the load: a re-exec does not hand them over yet.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -35,8 +38,11 @@ trap cleanup EXIT
 trap "exit 1" INT TERM PIPE
 S=$T/k.sock
 mkdir -p "$BASE"
-sh -c "echo \$\$ >'$BASE/cgroup.procs' && exec '$KIN' init --grace 1s --socket '$S'" >"$T/kin.log" 2>&1 &
-DPID=$!
+start_kin() {
+	sh -c "echo \$\$ >'$BASE/cgroup.procs' && exec '$KIN' init --grace 1s --socket '$S' --state-dir '$T/state'" >"$1" 2>&1 &
+	DPID=$!
+}
+start_kin "$T/kin.log"
 wait_for "grep -q 'ready:' '$T/kin.log'" 500
 cold=$(sed -n 's/.*ready: .*, \([0-9.]*\) ms after exec.*/\1/p' "$T/kin.log" | head -1)
 kc() { "$KIN" ctl --socket "$S" "$@" >/dev/null; }
@@ -72,8 +78,18 @@ restore=$(sed -n 's/.*state taken over in \([0-9.]*\) ms.*/\1/p' "$T/kin.log" | 
 bytes=$(sed -n 's/.*state of \([0-9]*\) bytes.*/\1/p' "$T/kin.log" | tail -1)
 written=$(sed -n 's/.*state of [0-9]* bytes written in \([0-9.]*\) ms.*/\1/p' "$T/kin.log" | sort -n |
 	awk '{a[NR]=$1} END {print (NR ? a[int((NR+1)/2)] : "n/a")}')
+# Adoption: killed, started again on the same state directory.
+state_bytes=$(stat -c %s "$T/state/state" 2>/dev/null || echo '?')
+kill -KILL "$DPID"
+wait "$DPID" 2>/dev/null || true
+start_kin "$T/kin2.log"
+wait_for "grep -q 'ready:' '$T/kin2.log'" 500
+adopt_ms=$(sed -n 's/.*ready: .*, \([0-9.]*\) ms after exec.*/\1/p' "$T/kin2.log" | head -1)
+adopted=$(sed -n 's/.*cells: [0-9]* cells and \([0-9]*\) executables adopted.*/\1/p' "$T/kin2.log")
+running2=$("$KIN" ctl --socket "$S" exec list | grep -c ' running ' || true)
 echo "== reexec: $EXECS executables in 10 cells, 64 clients calling, $ROUNDS re-execs"
 echo "   kin does not answer (client's view): median ${median:-n/a} ms, max ${max:-n/a} ms (goal <= 20 ms)"
 echo "   old kin writes the state: median ${written} ms (${bytes:-?} bytes); new kin exec -> ready again: median ${again} ms (restore alone ${restore} ms)"
 echo "   cold start, exec -> ready (no load): ${cold:-n/a} ms"
 echo "   executables still running after it all: $running of $EXECS"
+echo "   adoption after SIGKILL: exec -> ready ${adopt_ms:-n/a} ms (file state ${state_bytes} bytes), ${adopted:-0} adopted, $running2 of $EXECS running"
