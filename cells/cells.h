@@ -132,7 +132,8 @@ int cells_adopt(struct ev_loop *loop, struct child_table *children, const struct
 
 /* A keeper of pipes: the other ends of every executable's pipes (stdout's
  * and stderr's read ends, stdin's write end) go to keep() as they are made
- * (and, at cells_set_keeper, those of every running one), so a process
+ * (and, at cells_set_keeper with running_too, those of every running one:
+ * a keeper that holds none yet), so a process
  * outside kin holds them while no kin runs: a workload writes on into the
  * pipe and reads no EOF, and a successor takes them back (cells_adopt's
  * kept). unkeep() gets stdin's before kin closes it on purpose, so the
@@ -142,7 +143,7 @@ struct cells_keeper {
 	void (*unkeep)(int fd, void *data);
 	void *data;
 };
-void cells_set_keeper(struct cells *c, const struct cells_keeper *k);
+void cells_set_keeper(struct cells *c, const struct cells_keeper *k, bool running_too);
 
 /* Absolute cgroupfs directory of a cell ("" or NULL: the cells root). */
 int cells_cgroup_dir(const struct cells *c, const char *path, char *buf, size_t size);

@@ -231,8 +231,9 @@ static void keep_all(struct cell *cell)
 		keep_all(ch);
 }
 
-void cells_set_keeper(struct cells *c, const struct cells_keeper *k)
+void cells_set_keeper(struct cells *c, const struct cells_keeper *k, bool running_too)
 {
 	c->keeper = k ? *k : (struct cells_keeper){0};
-	keep_all(&c->top);
+	if (running_too)
+		keep_all(&c->top);
 }

@@ -215,8 +215,7 @@ int init_gateway_main(int argc, char **argv);
  * killed. < 0 (logged): another kin holds it, or it is not root's own —
  * no state is kept. */
 struct init_persist;
-#define KEEPER_FDS_MAX     8192 /* pipe ends the keeper holds (3 per executable) */
-#define KEEPER_FDS_PER_MSG 64
+#define KEEPER_FDS_MAX 8192 /* pipe ends the keeper holds (3 per executable) */
 /* `kin keeper FD` (init/keeper.c): the process that holds them. */
 int init_keeper_main(int argc, char **argv);
 int init_persist_open(const char *dir, struct init_persist **ret);

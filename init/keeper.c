@@ -3,7 +3,8 @@
  * executables' pipes, so that a workload does not die of SIGPIPE, or read
  * EOF on its stdin, while no kin runs after kin was killed; the successor
  * takes them back. It listens on FD (a unix seqpacket socket bound at
- * <state-dir>/keeper.sock), serves one kin of its own uid at a time, and
+ * <state-dir>/keeper.sock), serves one kin of its own uid at a time (a
+ * caller while that kin's connection is open is turned away), and
  * holds at most KEEPER_FDS_MAX fds. Messages (the first byte):
  *   'K' + fds   keep them (one already held, by inode, is not kept twice)
  *   'D' + u64   let go of the one with this inode (kin closed a stdin)
@@ -15,6 +16,7 @@
 
 #include <fcntl.h>
 #include <stdio.h>
+#include <poll.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -65,59 +67,33 @@ static void keep(int fd)
 	held[nheld++] = (struct held){.fd = fd, .ino = (uint64_t)st.st_ino};
 }
 
-static int send_fds(int conn, char op, const int *fds, size_t n)
-{
-	char cbuf[CMSG_SPACE(sizeof(int) * KEEPER_FDS_PER_MSG)] = {0};
-	struct iovec iov = {.iov_base = &op, .iov_len = 1};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-	if (n) {
-		mh.msg_control = cbuf;
-		mh.msg_controllen = CMSG_SPACE(sizeof(int) * n);
-		struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int) * n);
-		memcpy(CMSG_DATA(cm), fds, sizeof(int) * n);
-	}
-	return sendmsg(conn, &mh, MSG_NOSIGNAL) < 0 ? -errno : 0;
-}
-
 static void give(int conn)
 {
-	int fds[KEEPER_FDS_PER_MSG];
+	int fds[SOCK_FDS_MAX];
 	for (size_t i = 0; i < nheld;) {
 		size_t n = 0;
-		for (; n < KEEPER_FDS_PER_MSG && i < nheld; n++, i++)
+		for (; n < SOCK_FDS_MAX && i < nheld; n++, i++)
 			fds[n] = held[i].fd;
-		if (send_fds(conn, 'F', fds, n) < 0)
+		if (sock_send_fds(conn, "F", 1, fds, n, 0) < 0)
 			return;
 	}
-	send_fds(conn, 'Z', NULL, 0);
+	sock_send_fds(conn, "Z", 1, NULL, 0, 0);
 }
 
 /* One message from kin; false when the connection is over. */
 static bool serve(int conn)
 {
 	uint8_t buf[16];
-	char cbuf[CMSG_SPACE(sizeof(int) * KEEPER_FDS_PER_MSG)];
-	struct iovec iov = {.iov_base = buf, .iov_len = sizeof(buf)};
-	struct msghdr mh = {
-	    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
-	ssize_t n = recvmsg(conn, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+	int fds[SOCK_FDS_MAX];
+	size_t k;
+	ssize_t n = sock_recv_fds(conn, buf, sizeof(buf), fds, SOCK_FDS_MAX, &k, MSG_DONTWAIT);
 	if (n <= 0)
-		return n < 0 && (errno == EAGAIN || errno == EINTR);
-	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
-		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
-			continue;
-		size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		int fds[KEEPER_FDS_PER_MSG];
-		memcpy(fds, CMSG_DATA(cm), k * sizeof(int));
-		for (size_t i = 0; i < k; i++) {
-			if (buf[0] == 'K')
-				keep(fds[i]);
-			else
-				close(fds[i]); /* fds with any other message are not ours */
-		}
+		return n == -EAGAIN || n == -EINTR;
+	for (size_t i = 0; i < k; i++) {
+		if (buf[0] == 'K')
+			keep(fds[i]);
+		else
+			close(fds[i]); /* fds with any other message are not ours */
 	}
 	if (buf[0] == 'D' && n == 9) {
 		uint64_t ino;
@@ -133,6 +109,14 @@ static bool serve(int conn)
 		_exit(0);
 	}
 	return true;
+}
+
+/* A connection whose kin is gone (killed, or re-executed: its fds
+ * closed) hangs up; one still open is a kin still there. */
+static bool gone(int conn)
+{
+	struct pollfd pfd = {.fd = conn, .events = POLLRDHUP};
+	return poll(&pfd, 1, 0) > 0 && (pfd.revents & (POLLHUP | POLLRDHUP | POLLERR));
 }
 
 static bool peer_is_us(int conn)
@@ -184,7 +168,9 @@ int init_keeper_main(int argc, char **argv)
 				int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 				if (c < 0)
 					continue;
-				if (!peer_is_us(c)) {
+				/* One kin at a time: another caller while it is
+				 * there is turned away, and it keeps its place. */
+				if (!peer_is_us(c) || (conn >= 0 && !gone(conn))) {
 					close(c);
 					continue;
 				}

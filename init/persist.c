@@ -46,6 +46,7 @@ struct init_persist {
 	struct ev_source timer;
 	struct ev_source keeper; /* the connection; fd -1: none */
 	unsigned keeper_starts;
+	bool keeper_new; /* started by this kin: it holds no pipe yet */
 	bool armed, failing;
 	uint64_t cost_ns; /* the last write's */
 };
@@ -89,6 +90,7 @@ static int keeper_connect(struct init_persist *p)
 	_cleanup_close_ int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
+	p->keeper_new = false;
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
 		return TAKE_FD(fd);
 	if (p->keeper_starts++ >= KEEPER_RESTARTS)
@@ -108,33 +110,23 @@ static int keeper_connect(struct init_persist *p)
 	if (r < 0)
 		return r;
 	close(TAKE_FD(lfd)); /* the keeper's now; connect waits in its backlog */
+	p->keeper_new = true;
 	return connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ? -errno : TAKE_FD(fd);
 }
 
+/* Never waits: a keeper that does not keep up misses a pipe, which a
+ * crash would then cost its workload (logged at debug). */
 static void keeper_send(struct init_persist *p, char op, const void *data, size_t len,
                         const int *fds, size_t n)
 {
 	char buf[16] = {op};
-	char cbuf[CMSG_SPACE(sizeof(int) * 3)] = {0};
-	if (p->keeper.fd < 0 || len > sizeof(buf) - 1 || n > 3)
+	if (p->keeper.fd < 0 || len > sizeof(buf) - 1)
 		return;
 	if (len)
 		memcpy(buf + 1, data, len);
-	struct iovec iov = {.iov_base = buf, .iov_len = 1 + len};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-	if (n) {
-		mh.msg_control = cbuf;
-		mh.msg_controllen = CMSG_SPACE(sizeof(int) * n);
-		struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int) * n);
-		memcpy(CMSG_DATA(cm), fds, sizeof(int) * n);
-	}
-	/* Never waits: a keeper that does not keep up misses a pipe, which a
-	 * crash would then cost its workload (logged at debug). */
-	if (sendmsg(p->keeper.fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
-		log_debug("state: keeper: %m");
+	int r = sock_send_fds(p->keeper.fd, buf, 1 + len, fds, n, MSG_DONTWAIT);
+	if (r < 0)
+		log_debug("state: keeper: %s", strerror(-r));
 }
 
 static void on_keep(const int *fds, size_t n, void *data)
@@ -164,8 +156,8 @@ static void keeper_close(struct init_persist *p)
 
 static void on_keeper_gone(struct ev_source *src, uint32_t events);
 
-/* The connection in the loop, and every running executable's pipes to it
- * (the keeper holds each once). */
+/* The connection in the loop, and new pipes to it; a keeper just started
+ * gets every running executable's too (one already there holds them). */
 static void keeper_watch(struct init_persist *p)
 {
 	static const struct cells_keeper ops = {.keep = on_keep, .unkeep = on_unkeep};
@@ -180,7 +172,7 @@ static void keeper_watch(struct init_persist *p)
 	if (p->cells) {
 		struct cells_keeper k = ops;
 		k.data = p;
-		cells_set_keeper(p->cells, &k);
+		cells_set_keeper(p->cells, &k, p->keeper_new);
 	}
 }
 
@@ -196,10 +188,13 @@ static void on_keeper_gone(struct ev_source *src, uint32_t events)
 		         "workloads lose their pipes if kin is killed",
 		         strerror(-fd));
 		if (p->cells)
-			cells_set_keeper(p->cells, NULL);
+			cells_set_keeper(p->cells, NULL, false);
 		return;
 	}
-	log_warn("state: the keeper of pipes ended; a new one holds them");
+	if (p->keeper_new)
+		log_warn("state: the keeper of pipes ended; a new one holds them");
+	else
+		log_warn("state: the connection to the keeper of pipes ended; connected again");
 	p->keeper.fd = fd;
 	keeper_watch(p);
 }
@@ -217,38 +212,27 @@ static void keeper_give(struct init_persist *p, struct init_adopt *a)
 	keeper_send(p, 'G', NULL, 0, NULL, 0);
 	for (;;) {
 		char op = 0;
-		char cbuf[CMSG_SPACE(sizeof(int) * KEEPER_FDS_PER_MSG)];
-		struct iovec iov = {.iov_base = &op, .iov_len = 1};
-		struct msghdr mh = {.msg_iov = &iov,
-		                    .msg_iovlen = 1,
-		                    .msg_control = cbuf,
-		                    .msg_controllen = sizeof(cbuf)};
-		ssize_t n = recvmsg(p->keeper.fd, &mh, MSG_CMSG_CLOEXEC);
+		int fds[SOCK_FDS_MAX];
+		size_t k;
+		ssize_t n = sock_recv_fds(p->keeper.fd, &op, 1, fds, SOCK_FDS_MAX, &k, 0);
 		if (n <= 0) {
 			log_warn("state: the keeper of pipes did not give them back: %s",
-			         n < 0 ? strerror(errno) : "it went away");
+			         n < 0 ? strerror((int)-n) : "it went away");
 			break;
 		}
-		for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
-			if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
-				continue;
-			size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-			int *fds = (int *)CMSG_DATA(cm);
-			for (size_t i = 0; i < k; i++) {
-				if (a->nkept == cap || a->nkept >= KEEPER_FDS_MAX) {
-					int *m = a->nkept < KEEPER_FDS_MAX
-					             ? realloc(a->kept,
-					                       (cap ? cap * 2 : 64) * sizeof(int))
-					             : NULL;
-					if (!m) {
-						close(fds[i]);
-						continue;
-					}
-					a->kept = m;
-					cap = cap ? cap * 2 : 64;
+		for (size_t i = 0; i < k; i++) {
+			if (a->nkept == cap) {
+				int *m = cap < KEEPER_FDS_MAX
+				             ? realloc(a->kept, (cap ? cap * 2 : 64) * sizeof(int))
+				             : NULL;
+				if (!m) {
+					close(fds[i]);
+					continue;
 				}
-				a->kept[a->nkept++] = fds[i];
+				a->kept = m;
+				cap = cap ? cap * 2 : 64;
 			}
+			a->kept[a->nkept++] = fds[i];
 		}
 		if (op == 'Z')
 			break;
@@ -308,17 +292,18 @@ int init_persist_load(struct init_persist *p, struct init_adopt *a)
 {
 	*a = (struct init_adopt){0};
 	struct state_in *in = &a->in;
-	int fd = openat(p->dirfd, PERSIST_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT ? 0 : -errno;
+	int fd = openat(p->dirfd, PERSIST_FILE, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT)
+		return 0;
 	struct stat st;
 	uint32_t format = 0;
-	int r = fstat(fd, &st) < 0 ? -errno : 0;
+	int r = fd < 0 ? (errno == ELOOP ? -EPERM : -errno) : fstat(fd, &st) < 0 ? -errno : 0;
 	if (r == 0 && (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022)))
 		r = -EPERM;
 	if (r == 0)
 		r = state_in_open(fd, in, &format);
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	if (r < 0) {
 		log_warn("state: %s/%s %s; nothing adopted", p->dir, PERSIST_FILE,
 		         r == -EPROTO    ? "is of another state format"
@@ -417,7 +402,7 @@ int init_persist_watch(struct init_persist *p, struct ev_loop *loop, struct cell
 	if (cells && (r = cells_listen(cells, &ops, p, &p->listener)) < 0)
 		return r;
 	keeper_watch(p);
-	persist_write(p); /* what was adopted (or nothing), at once */
+	changed(p); /* what was adopted (or nothing), after kin is ready */
 	return 0;
 }
 
@@ -432,7 +417,7 @@ void init_persist_free(struct init_persist *p, bool stopped)
 		close(p->timer.fd);
 	}
 	if (p->cells && p->listener) /* the library is there still */
-		cells_set_keeper(p->cells, NULL);
+		cells_set_keeper(p->cells, NULL, false);
 	if (stopped)
 		keeper_send(p, 'E', NULL, 0, NULL, 0);
 	keeper_close(p);

@@ -153,6 +153,15 @@ int dir_remove_tree(int dirfd, const char *name, unsigned depth);
 int file_sealed_copy(const char *path, const char *name, int *ret_fd);
 /* Writes all of buf, retrying on EINTR and short writes (blocking fds). */
 int write_all(int fd, const void *buf, size_t len);
+/* One message on a unix socket with n (<= SOCK_FDS_MAX) fds in
+ * SCM_RIGHTS; flags as sendmsg's (MSG_NOSIGNAL always). */
+#define SOCK_FDS_MAX 64
+int sock_send_fds(int sock, const void *buf, size_t len, const int *fds, size_t n, int flags);
+/* One message: its bytes into buf (the length, 0 at EOF, -errno), the fds
+ * of every SCM_RIGHTS header into fds (O_CLOEXEC; past max, closed), their
+ * count in *ret_n. */
+ssize_t sock_recv_fds(int sock, void *buf, size_t size, int *fds, size_t max, size_t *ret_n,
+                      int flags);
 
 /* ---- time -------------------------------------------------------------- */
 

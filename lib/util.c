@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/sendfile.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <stdio.h>
 #include <time.h>
@@ -558,4 +559,50 @@ int file_sealed_copy(const char *path, const char *name, int *ret_fd)
 		return -errno;
 	*ret_fd = TAKE_FD(mfd);
 	return 0;
+}
+
+int sock_send_fds(int sock, const void *buf, size_t len, const int *fds, size_t n, int flags)
+{
+	char cbuf[CMSG_SPACE(sizeof(int) * SOCK_FDS_MAX)] = {0};
+	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+	if (n > SOCK_FDS_MAX)
+		return -EINVAL;
+	if (n) {
+		mh.msg_control = cbuf;
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * n);
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int) * n);
+		memcpy(CMSG_DATA(cm), fds, sizeof(int) * n);
+	}
+	return sendmsg(sock, &mh, flags | MSG_NOSIGNAL) < 0 ? -errno : 0;
+}
+
+ssize_t sock_recv_fds(int sock, void *buf, size_t size, int *fds, size_t max, size_t *ret_n,
+                      int flags)
+{
+	char cbuf[CMSG_SPACE(sizeof(int) * SOCK_FDS_MAX)];
+	struct iovec iov = {.iov_base = buf, .iov_len = size};
+	struct msghdr mh = {
+	    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
+	*ret_n = 0;
+	ssize_t n = recvmsg(sock, &mh, flags | MSG_CMSG_CLOEXEC);
+	if (n < 0)
+		return -errno;
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < k; i++) {
+			int fd;
+			memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+			if (*ret_n < max)
+				fds[(*ret_n)++] = fd;
+			else
+				close(fd);
+		}
+	}
+	return n;
 }
