@@ -34,6 +34,7 @@ static const char *const step_names[] = {
     [ZSTEP_NET] = "creating the veth pair",
     [ZSTEP_SHARE] = "binding the shared directory",
     [ZSTEP_NETNS] = "joining the network namespace",
+    [ZSTEP_ROOT_CHECK] = "checking the root",
 };
 
 const char *zone_step_name(int step)
@@ -65,6 +66,13 @@ static _noreturn_ void zone_child(const struct zone_spawn *a, int errfd, int gof
 			spawn_child_fail(errfd, ZSTEP_SYNC, errno);
 		}
 		close(gofd);
+	}
+	if (a->root) {
+		struct stat st;
+		if (stat(a->root, &st) < 0)
+			spawn_child_fail(errfd, ZSTEP_ROOT_CHECK, errno);
+		if (!S_ISDIR(st.st_mode))
+			spawn_child_fail(errfd, ZSTEP_ROOT_CHECK, ENOTDIR);
 	}
 	if (a->netns) {
 		int fd = open(a->netns, O_RDONLY | O_CLOEXEC);

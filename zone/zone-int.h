@@ -21,6 +21,8 @@ enum zone_step {
 	ZSTEP_NET, /* the parent's side: the veth pair */
 	ZSTEP_SHARE,
 	ZSTEP_NETNS,
+	ZSTEP_ROOT_CHECK, /* the given root: a directory (here, not in kin: a hung mount
+	                   * stalls this child, which has a deadline) */
 };
 const char *zone_step_name(int step);
 

@@ -34,6 +34,7 @@ struct zone {
 	bool starting;           /* created not called yet */
 	zone_created_fn created;
 	void *created_data;
+	char *root;  /* the spec's root while starting (for its check's report) */
 	int spawn_r; /* the first reason the start failed, 0: none yet */
 	struct err spawn_err;
 	int status;
@@ -289,6 +290,7 @@ static void zone_free(struct zone *x)
 	if (x->info.rpc_fd >= 0)
 		close(x->info.rpc_fd);
 	zone_log_close(&x->log, x->z ? x->z->loop : NULL);
+	free(x->root);
 	free(x);
 }
 
@@ -438,6 +440,17 @@ static void spawn_abort(struct zone *x, int r, int code, const char *fmt, ...)
 
 static void spawn_step_failed(struct zone *x, int r, int step)
 {
+	if (step == ZSTEP_ROOT_CHECK) {
+		if (r == -ENOTDIR)
+			spawn_abort(x, r, ERR_INVALID_ARGUMENT,
+			            "zone \"%s\": root %s is not a directory", x->info.name,
+			            x->root ? x->root : "?");
+		else
+			spawn_abort(x, r, r == -ENOENT ? ERR_NOT_FOUND : err_code_from_errno(r),
+			            "zone \"%s\": root %s: %s", x->info.name,
+			            x->root ? x->root : "?", strerror(-r));
+		return;
+	}
 	spawn_abort(x, r, r == -ENOENT && step == ZSTEP_EXEC ? ERR_NOT_FOUND : ERR_INTERNAL,
 	            "zone \"%s\": %s: %s", x->info.name, zone_step_name(step), strerror(-r));
 }
@@ -458,6 +471,8 @@ static void on_report(struct ev_source *src, uint32_t events)
 	report_close(x);
 	timer_close(x); /* zone_stop and the cleanup make their own */
 	x->starting = false;
+	free(x->root);
+	x->root = NULL;
 	if (x->info.state == ZONE_STARTING)
 		x->info.state = ZONE_RUNNING;
 	log_debug("zone \"%s\": kin exec'd, pid %d", x->info.name, (int)x->info.pid);
@@ -547,18 +562,13 @@ static int check_spec(struct zones *z, const struct zone_spec *spec, struct err 
 		            "is %u)",
 		            spec->name, z->depth, z->depth_max);
 	if (spec->root) {
-		struct stat st;
 		if (spec->root[0] != '/' || strlen(spec->root) >= PATH_MAX - 64)
 			return zerr(err, -EINVAL, ERR_INVALID_ARGUMENT,
 			            "zone \"%s\": root \"%s\" is not an absolute path", spec->name,
 			            spec->root);
-		if (stat(spec->root, &st) < 0)
-			return zerr(err, -errno, ERR_NOT_FOUND, "zone \"%s\": root %s: %s",
-			            spec->name, spec->root, strerror(errno));
-		if (!S_ISDIR(st.st_mode))
-			return zerr(err, -ENOTDIR, ERR_INVALID_ARGUMENT,
-			            "zone \"%s\": root %s is not a directory", spec->name,
-			            spec->root);
+		/* Whether it is a directory is the zone's setup's first step
+		 * (ZSTEP_ROOT_CHECK): a stat() here could hang PID 1 on a dead
+		 * mount. */
 	}
 	if (spec->net && spec->netns)
 		return zerr(err, -EINVAL, ERR_INVALID_ARGUMENT,
@@ -617,6 +627,7 @@ static void zone_abandon(struct zone *x, int out_fd)
 	if (out_fd >= 0)
 		close(out_fd);
 	zone_log_close(&x->log, x->z->loop);
+	free(x->root);
 	free(x);
 }
 
@@ -650,8 +661,13 @@ static int zone_record_new(struct zones *z, const struct zone_spec *spec, struct
 	if (x->deleg >= 0)
 		zone_subnet_delegation(z->subnet_base, z->subnet_prefix, (uint32_t)x->deleg,
 		                       x->info.subnet, sizeof(x->info.subnet));
+	if (spec->root && !(x->root = strdup(spec->root))) {
+		free(x);
+		return zerr(err, -ENOMEM, ERR_INTERNAL, "zone \"%s\": out of memory", spec->name);
+	}
 	if (snprintf(x->info.log, sizeof(x->info.log), "%s/%s.log", z->state_dir, x->info.name) >=
 	    (int)sizeof(x->info.log)) {
+		free(x->root);
 		free(x);
 		return zerr(err, -ENAMETOOLONG, ERR_INVALID_ARGUMENT,
 		            "zone \"%s\": log path too long", spec->name);
