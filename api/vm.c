@@ -37,6 +37,7 @@ struct vm_slot {
 	bool cell_gone; /* the VMM was asked to end and did: its cell went */
 	uint64_t stop_deadline_ns;
 	struct rpc_call *waiters[VM_STOP_WAITERS_MAX];
+	struct rpc_call *start_call; /* a Start answered once the VMM runs */
 	struct api_vm *svc;
 	api_vm_exited_fn exited; /* a VM zone's owner (zones.c), told at exit */
 	void *exited_data;
@@ -64,7 +65,10 @@ static struct vm_slot *slot_find(struct api_vm *svc, const char *name)
 
 static const char *state_name(enum vm_state s)
 {
-	return s == VM_STATE_RUNNING ? "running" : s == VM_STATE_STOPPING ? "stopping" : "exited";
+	return s == VM_STATE_RUNNING    ? "running"
+	       : s == VM_STATE_STOPPING ? "stopping"
+	       : s == VM_STATE_STARTING ? "starting"
+	                                : "exited";
 }
 
 /* Fills out from info; strings point into info and x. */
@@ -252,6 +256,52 @@ static void on_exited(void *data, const struct vm_info *info)
 		x->exited(info, x->exited_data);
 }
 
+/* A start is over: Start is answered; a VM that did not start is gone
+ * (the manager forgot it): its stop calls and owner hear so, its route
+ * and slot go. */
+static void on_started(void *data, const struct vm_info *info, const struct err *e)
+{
+	struct api_vm *svc = data;
+	struct vm_slot *x = slot_find(svc, info->name);
+	if (!x)
+		return;
+	struct rpc_call *call = x->start_call;
+	x->start_call = NULL;
+	if (call)
+		rpc_call_on_cancel(call, NULL, NULL);
+	Kin__V1__VmInfo out;
+	info_fill(&out, info, svc);
+	if (!e) {
+		if (call)
+			rpc_call_reply(call, &out.base);
+		return;
+	}
+	if (call)
+		api_fail_err(call, e, e->errnum ? e->errnum : -EIO);
+	for (size_t i = 0; i < VM_STOP_WAITERS_MAX; i++) {
+		struct rpc_call *c = x->waiters[i];
+		if (!c)
+			continue;
+		x->waiters[i] = NULL;
+		rpc_call_on_cancel(c, NULL, NULL);
+		rpc_call_reply(c, &out.base);
+	}
+	if (x->routed)
+		rpc_route_remove(svc->rpc, x->route, e->msg);
+	api_vm_exited_fn exited = x->exited;
+	void *exited_data = x->exited_data;
+	*x = (struct vm_slot){0};
+	if (exited)
+		exited(info, exited_data);
+}
+
+static void start_cancelled(struct rpc_call *call, void *data)
+{
+	struct vm_slot *x = data;
+	(void)call;
+	x->start_call = NULL; /* the start goes on; its caller is gone */
+}
+
 /* ---- handlers -------------------------------------------------------------------------- */
 
 int api_vm_spec_fill(struct vm_spec *spec, const struct api_vm_request *q, struct err *e)
@@ -318,7 +368,14 @@ static int serve_vm_start(struct rpc_call *call, const ProtobufCMessage *in, voi
 	if (r < 0)
 		return rpc_call_fail(call, e.code, "%s", e.msg);
 	struct vm_info info;
-	vm_get(svc->m, m->name, &info);
+	struct vm_slot *x = slot_find(svc, m->name);
+	if (x && vm_get(svc->m, m->name, &info) == 0 && info.state == VM_STATE_STARTING) {
+		x->start_call = call; /* answered by on_started */
+		rpc_call_on_cancel(call, start_cancelled, x);
+		return 0;
+	}
+	if (!x || vm_get(svc->m, m->name, &info) < 0)
+		return rpc_call_fail(call, ERR_UNAVAILABLE, "vm \"%s\": did not start", m->name);
 	Kin__V1__VmInfo out;
 	info_fill(&out, &info, svc);
 	return rpc_call_reply(call, &out.base);
@@ -574,7 +631,7 @@ static int vm_start_service(struct api *api, const struct api_config *cfg)
 	svc->rpc = cfg->rpc;
 	svc->loop = cfg->loop;
 	svc->timer.fd = -1;
-	struct vm_events ev = {.exited = on_exited, .data = svc};
+	struct vm_events ev = {.started = on_started, .exited = on_exited, .data = svc};
 	int r = vm_manager_new(svc->loop, cfg->children, cfg->vm_dir, &ev, &svc->m);
 	if (r < 0) {
 		free(svc);
@@ -615,6 +672,12 @@ static void vm_shutdown(struct api *api)
 			x->waiters[k] = NULL;
 			rpc_call_on_cancel(call, NULL, NULL);
 			rpc_call_fail(call, ERR_UNAVAILABLE, "vm \"%s\": kin is stopping", x->name);
+		}
+		if (x->start_call) {
+			rpc_call_on_cancel(x->start_call, NULL, NULL);
+			rpc_call_fail(x->start_call, ERR_UNAVAILABLE, "vm \"%s\": kin is stopping",
+			              x->name);
+			x->start_call = NULL;
 		}
 		x->stopping = false;
 		if (x->routed)

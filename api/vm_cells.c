@@ -5,8 +5,10 @@
  * end is seen through exec_wait and reported to vm/'s manager. The VMM gets
  * what a plain child of kin has (every capability, no seccomp, kin's PATH
  * and working directory): the cell is for accounting, limits and logs.
- * Ends are reported from the loop's next turn, not from inside the cells
- * library's callback, so that the report's handlers may delete the cell.
+ * The VMM's setup runs in the loop like any executable's (kin never waits
+ * for it); its verdict and its end are reported from the loop's next turn,
+ * not from inside the cells library's callback, so that the report's
+ * handlers may delete the cell.
  * Not RPC, yet it lives in api/: it joins vm/ and cells/, which know
  * nothing of each other, and api/ is the lowest layer that sees both (vm/
  * asks for a vm_runner, an interface it owns; this is one). */
@@ -20,23 +22,28 @@
 
 #define VMM_LOG_BYTES (256 * 1024)
 
-struct vmm_end {
+/* What the loop's next turn tells vm/'s manager: a start's verdict or an
+ * end. At most one start and one end per running VMM, and at most VM_MAX run. */
+enum vmm_report_kind { VMM_STARTED, VMM_ENDED };
+struct vmm_report {
+	enum vmm_report_kind kind;
 	char name[NAME_MAX_LEN + 1];
 	pid_t pid;
-	int status;
+	int status;  /* VMM_ENDED */
+	bool failed; /* VMM_STARTED: err says why */
+	struct err err;
 };
 
 struct api_vm_cells {
 	struct cells *cells;
 	struct vm_manager *m;
 	struct ev_loop *loop;
-	struct ev_source wake; /* eventfd: ends to report */
+	struct ev_source wake; /* eventfd: reports to tell */
 	const struct cell_limits *limits;
 	bool closed;
-	size_t waits; /* exec_wait reports still due */
-	/* One end per running VMM at most, and at most VM_MAX run. */
-	struct vmm_end ends[VM_MAX];
-	size_t nends;
+	size_t waits; /* exec_start and exec_wait reports still due */
+	struct vmm_report reports[2 * VM_MAX];
+	size_t nreports;
 };
 
 struct vmm_wait {
@@ -48,11 +55,25 @@ struct vmm_wait {
 static void flush(struct api_vm_cells *vc)
 {
 	/* Reports may start VMs or end others: take them one at a time. */
-	while (vc->nends && !vc->closed) {
-		struct vmm_end end = vc->ends[0];
-		memmove(&vc->ends[0], &vc->ends[1], --vc->nends * sizeof(vc->ends[0]));
-		vm_vmm_exited(vc->m, end.name, end.pid, end.status);
+	while (vc->nreports && !vc->closed) {
+		struct vmm_report rep = vc->reports[0];
+		memmove(&vc->reports[0], &vc->reports[1], --vc->nreports * sizeof(vc->reports[0]));
+		if (rep.kind == VMM_STARTED)
+			vm_vmm_started(vc->m, rep.name, rep.pid, rep.failed ? &rep.err : NULL);
+		else
+			vm_vmm_exited(vc->m, rep.name, rep.pid, rep.status);
 	}
+}
+
+static void report(struct api_vm_cells *vc, const struct vmm_report *rep)
+{
+	if (vc->nreports == ARRAY_SIZE(vc->reports)) { /* cannot happen (see above) */
+		log_error("vm \"%s\": too many VMM reports pending; this one is lost", rep->name);
+		return;
+	}
+	vc->reports[vc->nreports++] = *rep;
+	uint64_t one = 1;
+	(void)!write(vc->wake.fd, &one, sizeof(one));
 }
 
 static void on_wake(struct ev_source *src, uint32_t events)
@@ -98,24 +119,55 @@ static void on_vmm_end(int result, const struct exec_status *st, void *data)
 	struct api_vm_cells *vc = w->vc;
 	vc->waits--;
 	if (!vc->closed) {
-		int status = -1;
+		struct vmm_report rep = {.kind = VMM_ENDED, .pid = w->pid, .status = -1};
 		if (result == 0 && st->exited)
-			status = st->signal ? 128 + st->signal : st->exit_code;
+			rep.status = st->signal ? 128 + st->signal : st->exit_code;
 		else
 			log_warn("vm \"%s\": its cell's executable was deleted; the VMM's end is "
 			         "not seen",
 			         w->name);
-		if (vc->nends < VM_MAX) {
-			struct vmm_end *end = &vc->ends[vc->nends++];
-			*end = (struct vmm_end){.pid = w->pid, .status = status};
-			str_copy(end->name, sizeof(end->name), w->name);
-			uint64_t one = 1;
-			(void)!write(vc->wake.fd, &one, sizeof(one));
-		} else { /* cannot happen (one end per running VMM) */
-			log_error("vm \"%s\": too many VMM ends pending; this one is lost",
-			          w->name);
-		}
+		str_copy(rep.name, sizeof(rep.name), w->name);
+		report(vc, &rep);
 	}
+	free(w);
+}
+
+/* The VMM's setup reached execve (then its end is waited for) or failed. */
+static void on_vmm_started(int result, const struct err *err, void *data)
+{
+	struct vmm_wait *w = data;
+	struct api_vm_cells *vc = w->vc;
+	char cell[CELLS_PATH_MAX];
+	struct err e = {0};
+	vc->waits--;
+	if (vc->closed) {
+		free(w);
+		return;
+	}
+	struct vmm_report rep = {.kind = VMM_STARTED, .pid = w->pid};
+	str_copy(rep.name, sizeof(rep.name), w->name);
+	snprintf(cell, sizeof(cell), API_VM_CELLS_PARENT "/%s", w->name);
+	int r = result;
+	if (r == 0) {
+		r = exec_wait(vc->cells, cell, API_VM_CELLS_EXEC, on_vmm_end, w, NULL, &e);
+		if (r == 1) {
+			vc->waits++;
+			report(vc, &rep);
+			return; /* w is on_vmm_end's now */
+		}
+		/* cannot see its end: do not run it unseen */
+		exec_signal(vc->cells, cell, API_VM_CELLS_EXEC, SIGKILL, NULL);
+		err_set_errno(&rep.err, r == 0 ? -ECHILD : r,
+		              "vm \"%s\": cannot wait for the VMM: %s", w->name,
+		              r == 0 ? "it ended at once" : e.msg);
+	} else {
+		err_set_errno(&rep.err, r, "vm \"%s\": cannot start the VMM: %s", w->name,
+		              err && err->msg[0] ? err->msg : strerror(-r));
+		if (err && err->code)
+			rep.err.code = err->code;
+	}
+	rep.failed = true;
+	report(vc, &rep);
 	free(w);
 }
 
@@ -139,13 +191,14 @@ static int fail(struct err *err, const struct err *e, int r, const char *name, c
 	                     e->msg[0] ? e->msg : strerror(-r));
 }
 
-static int vmm_start(void *data, const char *name, char *const *argv, const char *netns,
-                     pid_t *ret_pid, char *where, size_t where_len, struct err *err)
+/* The VM's cell, with the limits given for this start, made while vm_start
+ * runs; the VMM goes into it once its files are checked. */
+static int vmm_prepare(void *data, const char *name, struct err *err)
 {
 	struct api_vm_cells *vc = data;
 	const struct cell_limits *limits = vc->limits;
 	struct err e = {0};
-	char cell[CELLS_PATH_MAX], cwd[PATH_MAX], path_env[PATH_MAX + 8];
+	char cell[CELLS_PATH_MAX];
 	int r;
 
 	vc->limits = NULL;
@@ -162,9 +215,21 @@ static int vmm_start(void *data, const char *name, char *const *argv, const char
 		return fail(err, &e, r, name, "the old cell");
 	e = (struct err){0};
 	r = cell_create(vc->cells, cell, limits, &e);
-	if (r < 0)
-		return fail(err, &e, r, name, "cell");
+	return r < 0 ? fail(err, &e, r, name, "cell") : 0;
+}
 
+/* Clones the VMM into its cell; its setup's verdict comes later, from
+ * the loop (on_vmm_started, then flush). */
+static int vmm_start(void *data, const char *name, char *const *argv, const char *netns,
+                     pid_t *ret_pid, char *where, size_t where_len, struct err *err)
+{
+	struct api_vm_cells *vc = data;
+	struct err e = {0};
+	char cell[CELLS_PATH_MAX], cwd[PATH_MAX], path_env[PATH_MAX + 8];
+	int r;
+
+	if ((r = cell_of(name, cell, sizeof(cell))) < 0)
+		return err_set_errno(err, r, "vm \"%s\": cell name too long", name);
 	struct exec_spec spec;
 	exec_spec_init(&spec);
 	spec.argv = argv;
@@ -179,35 +244,21 @@ static int vmm_start(void *data, const char *name, char *const *argv, const char
 	spec.log_bytes = VMM_LOG_BYTES;
 	if (netns) /* a pod's network: QEMU opens its tap there */
 		spec.joins[spec.njoins++] = (struct exec_ns_join){EXEC_NS_NET, netns};
-	e = (struct err){0};
-	/* Synchronous: vm/'s backend answers with the pid. The VMM's setup is
-	 * a plain child's (no namespaces, no root), so the wait is short. */
-	r = exec_start_sync(vc->cells, cell, API_VM_CELLS_EXEC, &spec, &e);
+	struct vmm_wait *w = calloc(1, sizeof(*w));
+	if (!w)
+		return err_set(err, -ENOMEM, ERR_RESOURCE_EXHAUSTED, "vm \"%s\": out of memory",
+		               name);
+	w->vc = vc;
+	str_copy(w->name, sizeof(w->name), name);
+	r = exec_start(vc->cells, cell, API_VM_CELLS_EXEC, &spec, on_vmm_started, w, &e);
 	if (r < 0) {
-		cell_delete(vc->cells, cell, true, NULL, NULL, NULL);
+		free(w);
 		return fail(err, &e, r, name, "cannot start the VMM");
 	}
+	vc->waits++;
 	struct exec_status st;
 	exec_status(vc->cells, cell, API_VM_CELLS_EXEC, &st, NULL);
-	struct vmm_wait *w = calloc(1, sizeof(*w));
-	if (w) {
-		*w = (struct vmm_wait){.vc = vc, .pid = st.pid};
-		str_copy(w->name, sizeof(w->name), name);
-		r = exec_wait(vc->cells, cell, API_VM_CELLS_EXEC, on_vmm_end, w, NULL, &e);
-	}
-	if (!w || r != 1) { /* cannot see its end: do not run it unseen */
-		free(w);
-		exec_signal(vc->cells, cell, API_VM_CELLS_EXEC, SIGKILL, NULL);
-		return err_set_errno(err,
-		                     !w       ? -ENOMEM
-		                     : r == 0 ? -ECHILD
-		                              : r,
-		                     "vm \"%s\": cannot wait for the VMM: %s", name,
-		                     !w       ? strerror(ENOMEM)
-		                     : r == 0 ? "it ended at once"
-		                              : e.msg);
-	}
-	vc->waits++;
+	w->pid = st.pid;
 	*ret_pid = st.pid;
 	snprintf(where, where_len, "%s", cell);
 	return 0;
@@ -241,8 +292,11 @@ static void vmm_release(void *data, const char *name)
 
 void api_vm_cells_runner(struct api_vm_cells *vc, struct vm_runner *ret)
 {
-	*ret = (struct vm_runner){
-	    .start = vmm_start, .signal = vmm_signal, .release = vmm_release, .data = vc};
+	*ret = (struct vm_runner){.prepare = vmm_prepare,
+	                          .start = vmm_start,
+	                          .signal = vmm_signal,
+	                          .release = vmm_release,
+	                          .data = vc};
 }
 
 void api_vm_cells_set_limits(struct api_vm_cells *vc, const struct cell_limits *l)

@@ -456,6 +456,7 @@ int api_zones_info(struct api_zones *svc, const char *name, struct zone_info *re
 		if (api_vm_get_as(svc->vms, name, &v, &ready) < 0)
 			return -ENOENT;
 		*ret = (struct zone_info){.state = v.state == VM_STATE_RUNNING    ? ZONE_RUNNING
+		                                   : v.state == VM_STATE_STARTING ? ZONE_STARTING
 		                                   : v.state == VM_STATE_STOPPING ? ZONE_STOPPING
 		                                                                  : ZONE_GONE,
 		                          .pid = v.pid,

@@ -517,14 +517,6 @@ typedef void (*exec_start_fn)(int result, const struct err *err, void *data);
  * is freed first, done gets -ECANCELED and the child is killed. */
 int exec_start(struct cells *c, const char *cell, const char *name, const struct exec_spec *spec,
                exec_start_fn done, void *data, struct err *err);
-/* exec_start, then a blocking wait (at most EXEC_START_TIMEOUT_MS) for the
- * child's report alone: returns 0 once it reached execve, or the error.
- * It stalls the caller's loop for as long as the child's setup takes: for
- * callers with a plain spec (no namespaces, no root), e.g. the VMM of
- * rpc/vm_cells.c, or before the loop serves. On failure the child is
- * killed; its record is gone once the loop reaps it. */
-int exec_start_sync(struct cells *c, const char *cell, const char *name,
-                    const struct exec_spec *spec, struct err *err);
 int exec_signal(struct cells *c, const char *cell, const char *name, int sig, struct err *err);
 
 enum exec_state { EXEC_STARTING, EXEC_RUNNING, EXEC_STOPPING, EXEC_BACKOFF, EXEC_EXITED };

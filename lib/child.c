@@ -1,8 +1,10 @@
 /* child: pidfd-tracked children and the reaper. See lib.h for the contract. */
 #include "lib.h"
 
+#include <fcntl.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/timerfd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -230,4 +232,168 @@ int child_status_code(const siginfo_t *si)
 	if (si->si_code == CLD_EXITED)
 		return si->si_status & 0xff;
 	return 128 + si->si_status;
+}
+
+/* ---- child_call -------------------------------------------------------------- */
+
+struct child_call_result {
+	int result;
+	struct err err;
+};
+
+struct child_call {
+	struct child_table *table;
+	struct ev_source pipe, timer;
+	struct child *child;     /* NULL once reaped */
+	child_call_done_fn done; /* NULL once told (or cancelled) */
+	void *data;
+	unsigned timeout_ms;
+	char what[96];
+};
+
+static void call_close_src(struct child_call *c, struct ev_source *s)
+{
+	if (s->fd < 0)
+		return;
+	ev_del(c->table->loop, s);
+	close(s->fd);
+	s->fd = -1;
+}
+
+/* Freed once told and reaped, whichever comes last. */
+static void call_maybe_free(struct child_call *c)
+{
+	if (!c->done && !c->child) {
+		call_close_src(c, &c->pipe);
+		call_close_src(c, &c->timer);
+		free(c);
+	}
+}
+
+static void call_tell(struct child_call *c, int result, const struct err *err)
+{
+	child_call_done_fn done = c->done;
+	c->done = NULL;
+	call_close_src(c, &c->pipe);
+	call_close_src(c, &c->timer);
+	if (c->child)
+		child_signal(c->child, SIGKILL); /* it has answered, or must not go on */
+	if (done)
+		done(result, err, c->data);
+}
+
+static void call_on_pipe(struct ev_source *src, uint32_t events)
+{
+	struct child_call *c = src->data;
+	struct child_call_result res;
+	struct err e = {0};
+	(void)events;
+	ssize_t n = read(src->fd, &res, sizeof(res)); /* one atomic write, or EOF */
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n == (ssize_t)sizeof(res)) {
+		res.err.msg[sizeof(res.err.msg) - 1] = '\0';
+		call_tell(c, res.result, &res.err);
+	} else {
+		err_set(&e, -EIO, ERR_INTERNAL, "%s: the checking process ended without an answer",
+		        c->what);
+		call_tell(c, -EIO, &e);
+	}
+	call_maybe_free(c);
+}
+
+static void call_on_timer(struct ev_source *src, uint32_t events)
+{
+	struct child_call *c = src->data;
+	struct err e = {0};
+	(void)events;
+	err_set(&e, -ETIMEDOUT, ERR_DEADLINE_EXCEEDED,
+	        "%s: no answer within %u ms (a hung mount?); given up", c->what, c->timeout_ms);
+	call_tell(c, -ETIMEDOUT, &e);
+	call_maybe_free(c);
+}
+
+static void call_on_exit(const siginfo_t *si, void *data)
+{
+	struct child_call *c = data;
+	(void)si;
+	c->child = NULL; /* its answer, if any, is in the pipe: read it first */
+	if (c->done && c->pipe.fd >= 0)
+		call_on_pipe(&c->pipe, EPOLLIN);
+	else
+		call_maybe_free(c);
+}
+
+int child_call(struct child_table *t, child_call_fn fn, void *arg, unsigned timeout_ms,
+               const char *what, child_call_done_fn done, void *data, struct child_call **ret)
+{
+	int p[2];
+	struct spawn_proc sp;
+	struct child_call *c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	*c = (struct child_call){.table = t,
+	                         .pipe = {.fd = -1, .fn = call_on_pipe, .data = c},
+	                         .timer = {.fd = -1, .fn = call_on_timer, .data = c},
+	                         .done = done,
+	                         .data = data,
+	                         .timeout_ms = timeout_ms};
+	str_copy(c->what, sizeof(c->what), what);
+	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0) {
+		free(c);
+		return -errno;
+	}
+	c->pipe.fd = p[0];
+	struct itimerspec its = {.it_value = {.tv_sec = timeout_ms / 1000,
+	                                      .tv_nsec = (long)(timeout_ms % 1000) * 1000000L}};
+	c->timer.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	int r = c->timer.fd < 0 || timerfd_settime(c->timer.fd, 0, &its, NULL) < 0 ? -errno : 0;
+	if (r == 0)
+		r = spawn_clone(&(struct spawn_opts){.cgroup_fd = -1}, &sp);
+	if (r == 0) { /* the child: look, answer (one write, under PIPE_BUF), go */
+		struct child_call_result res = {0};
+		spawn_signals_reset(SPAWN_MASK_EMPTY);
+		res.result = fn(arg, &res.err);
+		_exit(write(p[1], &res, sizeof(res)) == (ssize_t)sizeof(res) ? 0 : 1);
+	}
+	close(p[1]);
+	if (r > 0) {
+		close(sp.report_fd);
+		r = ev_add(t->loop, &c->pipe, EPOLLIN);
+		if (r == 0 && (r = ev_add(t->loop, &c->timer, EPOLLIN)) < 0)
+			ev_del(t->loop, &c->pipe);
+		if (r < 0) {
+			spawn_kill_and_reap(sp.pidfd);
+			close(sp.pidfd);
+		}
+	}
+	if (r < 0) {
+		close(c->pipe.fd);
+		if (c->timer.fd >= 0)
+			close(c->timer.fd);
+		free(c);
+		return r;
+	}
+	r = child_track(t, sp.pid, sp.pidfd, call_on_exit, c, &c->child);
+	if (r < 0) { /* child_track closed the pidfd: the orphan sweep reaps it */
+		kill(sp.pid, SIGKILL);
+		c->done = NULL;
+		call_maybe_free(c);
+		return r;
+	}
+	if (ret)
+		*ret = c;
+	return 0;
+}
+
+void child_call_cancel(struct child_call *c)
+{
+	if (!c)
+		return;
+	c->done = NULL;
+	call_close_src(c, &c->pipe);
+	call_close_src(c, &c->timer);
+	if (c->child)
+		child_signal(c->child, SIGKILL);
+	call_maybe_free(c);
 }

@@ -239,6 +239,21 @@ bool child_none_left(void);
 /* Shell-style status: the exit code, or 128 + the signal that killed it. */
 int child_status_code(const siginfo_t *si);
 
+/* fn(arg, err) run in a child, a fork of kin, for a step that can hang
+ * and must not hang PID 1: a stat() of a path a client named, on a mount
+ * that may be dead. done gets fn's return and err, from the loop, never
+ * from inside child_call; or -ETIMEDOUT (DEADLINE_EXCEEDED, "WHAT: no
+ * answer within N ms") once timeout_ms passed, the child killed. fn sees
+ * kin's memory as it was at the call and only looks: what it changes is
+ * lost. *ret (ret may be NULL) is valid until done is called: to cancel,
+ * done then never called. The call frees itself. */
+struct child_call;
+typedef int (*child_call_fn)(void *arg, struct err *err);
+typedef void (*child_call_done_fn)(int result, const struct err *err, void *data);
+int child_call(struct child_table *t, child_call_fn fn, void *arg, unsigned timeout_ms,
+               const char *what, child_call_done_fn done, void *data, struct child_call **ret);
+void child_call_cancel(struct child_call *c);
+
 /* ---- names --------------------------------------------------------------- */
 
 #define NAME_MAX_LEN 64

@@ -15,7 +15,7 @@
 struct run_state {
 	struct vm_manager *m;
 	const char *name;
-	bool exited, stopping;
+	bool exited, stopping, failed;
 	int status;
 	int console_fd;
 	bool stream;
@@ -47,6 +47,20 @@ static void run_usage(FILE *f)
 	      "  --timeout DURATION   shut the VM down after this long\n"
 	      "  --stop-timeout DUR   shutdown grace before the VMM is killed (default 30s)\n",
 	      f);
+}
+
+static void on_started(void *data, const struct vm_info *info, const struct err *e)
+{
+	struct run_state *s = data;
+	if (!e) {
+		fprintf(stderr, "kin vm: \"%s\" started (accel %s, %u cpu, %u MiB), console %s\n",
+		        info->name, vm_accel_name(info->accel), info->cpus, info->memory_mb,
+		        info->paths.console);
+		return;
+	}
+	fprintf(stderr, "kin vm run: %s\n", e->msg);
+	s->exited = s->failed = true;
+	s->status = e->errnum == -EINVAL ? 2 : 1;
 }
 
 static void on_exited(void *data, const struct vm_info *info)
@@ -266,7 +280,7 @@ int vm_run_main(int argc, char **argv)
 	_cleanup_close_ int sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
 	struct ev_loop *loop = NULL;
 	struct child_table *children = NULL;
-	struct vm_events ev = {.exited = on_exited, .data = &s};
+	struct vm_events ev = {.started = on_started, .exited = on_exited, .data = &s};
 	if (sfd < 0 || ev_loop_new(&loop) < 0 || child_table_new(loop, &children) < 0 ||
 	    vm_manager_new(loop, children, s.state_dir, &ev, &s.m) < 0) {
 		fprintf(stderr, "kin vm run: cannot set up: %m\n");
@@ -279,15 +293,14 @@ int vm_run_main(int argc, char **argv)
 		return r == -EINVAL ? 2 : 1;
 	}
 	struct vm_info info;
-	vm_get(s.m, s.name, &info);
-	fprintf(stderr, "kin vm: \"%s\" started (accel %s, %u cpu, %u MiB), console %s\n", s.name,
-	        vm_accel_name(info.accel), info.cpus, info.memory_mb, info.paths.console);
+	vm_get(s.m, s.name, &info); /* starting: its paths are known */
 	if (s.timeout_ms)
 		s.run_deadline_ns = now_monotonic_ns() + s.timeout_ms * 1000000ull;
 	run_loop(&s, loop, children, sfd, &info);
 	if (s.console_fd >= 0)
 		close(s.console_fd);
-	fprintf(stderr, "kin vm: \"%s\" exited with status %d\n", s.name, s.status);
+	if (!s.failed)
+		fprintf(stderr, "kin vm: \"%s\" exited with status %d\n", s.name, s.status);
 	vm_manager_free(s.m);
 	child_table_free(children);
 	ev_loop_free(loop);

@@ -1,6 +1,9 @@
-/* manager: the VMs one kin runs. Each VMM is a child tracked by pidfd in the
- * loop, or started by the owner's runner (in a cell) which reports its end;
- * either way the end is recorded and reported, never missed. */
+/* manager: the VMs one kin runs. A start is a few steps in the loop, none
+ * of which waits: the VM's files are checked in a child (a hung mount
+ * stalls that child, not kin), then the VMM is started, as a child
+ * tracked by pidfd or by the owner's runner (in a cell), which reports its
+ * setup's verdict and its end; either way the end is recorded and
+ * reported, never missed. */
 #include "vm/vm.h"
 
 #include <stdio.h>
@@ -21,11 +24,20 @@ struct vm_talk {
 	size_t have;
 };
 
+/* What a start needs between vm_start and the VMM's spawn. */
+struct vm_start_job {
+	struct vm_spec spec;
+	char **argv;              /* one allocation */
+	struct child_call *check; /* the files' check, until it answers */
+};
+
 struct vm_entry {
 	struct list_node node; /* in vm_manager.live while the slot is used */
 	struct vm_info info;
-	struct child *child; /* plain child; NULL once exited */
-	bool by_runner;      /* started through the runner */
+	struct child *child;      /* plain child; NULL once exited */
+	bool by_runner;           /* started through the runner */
+	bool starting;            /* vm_start began; events.started not told yet */
+	struct vm_start_job *job; /* while its files are checked */
 	struct vm_manager *m;
 	struct vm_talk talk;
 };
@@ -66,14 +78,17 @@ void vm_manager_set_runner(struct vm_manager *m, const struct vm_runner *r)
 }
 
 static void talk_end(struct vm_entry *e);
+static void job_free(struct vm_entry *e);
 
 void vm_manager_free(struct vm_manager *m)
 {
 	if (!m)
 		return;
 	struct vm_entry *e;
-	list_for_each(e, &m->live, node)
+	list_for_each(e, &m->live, node) {
+		job_free(e);
 		talk_end(e);
+	}
 	free(m);
 }
 
@@ -124,8 +139,19 @@ void vm_vmm_exited(struct vm_manager *m, const char *name, pid_t pid, int status
 		vmm_ended(e, status);
 }
 
+static void job_free(struct vm_entry *e)
+{
+	if (!e->job)
+		return;
+	child_call_cancel(e->job->check);
+	free(e->job->argv);
+	free(e->job);
+	e->job = NULL;
+}
+
 static void entry_drop(struct vm_entry *e)
 {
+	job_free(e);
 	talk_end(e);
 	if (e->by_runner && e->m->runner.release)
 		e->m->runner.release(e->m->runner.data, e->info.name);
@@ -214,6 +240,62 @@ static int vmm_spawn(struct vm_manager *m, struct vm_entry *slot, const struct v
 	return 0;
 }
 
+/* The start is over: the VM runs (err NULL), or it did not start and is
+ * forgotten before its owner hears why. */
+static void start_told(struct vm_entry *e, const struct err *err)
+{
+	struct vm_manager *m = e->m;
+	struct vm_info info = e->info;
+	e->starting = false;
+	if (err) {
+		log_warn("vm \"%s\": did not start: %s", info.name, err->msg);
+		info.state = VM_STATE_EXITED;
+		info.exit_status = -1;
+		entry_drop(e);
+	} else if (e->info.state == VM_STATE_STARTING) {
+		e->info.state = info.state = VM_STATE_RUNNING;
+	}
+	if (m->events.started)
+		m->events.started(m->events.data, &info, err);
+}
+
+static int check_files(void *arg, struct err *err)
+{
+	return vm_spec_check_files(arg, err);
+}
+
+/* The files are there: the VMM starts. */
+static void on_checked(int result, const struct err *err, void *data)
+{
+	struct vm_entry *e = data;
+	struct vm_start_job *job = e->job;
+	struct err se = {0};
+	job->check = NULL;
+	if (result < 0) {
+		start_told(e, err);
+		return;
+	}
+	int r = vmm_spawn(e->m, e, &job->spec, job->argv, &se);
+	job_free(e);
+	if (r < 0) {
+		start_told(e, &se);
+		return;
+	}
+	e->info.started_ns = now_monotonic_ns();
+	log_info("vm \"%s\": started (%s, %s), pid %d%s%s", e->info.name, vm_backend_qemu.name,
+	         vm_accel_name(e->info.accel), (int)e->info.pid, e->info.cell[0] ? ", in " : "",
+	         e->info.cell);
+	if (!e->by_runner) /* a plain child exec'd already */
+		start_told(e, NULL);
+}
+
+void vm_vmm_started(struct vm_manager *m, const char *name, pid_t pid, const struct err *err)
+{
+	struct vm_entry *e = find(m, name);
+	if (e && e->by_runner && e->starting && !e->job && e->info.pid == pid)
+		start_told(e, err);
+}
+
 int vm_start(struct vm_manager *m, const struct vm_spec *spec, struct err *e)
 {
 	struct vm_entry *slot = NULL;
@@ -227,21 +309,38 @@ int vm_start(struct vm_manager *m, const struct vm_spec *spec, struct err *e)
 	if (r < 0)
 		return r;
 	struct vm_info info = {
-	    .state = VM_STATE_RUNNING, .cpus = spec->cpus, .memory_mb = spec->memory_mb};
+	    .state = VM_STATE_STARTING, .cpus = spec->cpus, .memory_mb = spec->memory_mb};
 	str_copy(info.name, sizeof(info.name), spec->name);
 	r = vmm_prepare(m, spec, &info, why, sizeof(why), &argv, e);
 	if (r < 0)
 		return r;
-	*slot = (struct vm_entry){.m = m, .info = info};
+	struct vm_start_job *job = calloc(1, sizeof(*job));
+	if (!job)
+		return err_set(e, -ENOMEM, ERR_RESOURCE_EXHAUSTED, "vm \"%s\": out of memory",
+		               spec->name);
+	job->spec = *spec;
+	job->argv = TAKE_PTR(argv);
+	/* by_runner from here: what prepare makes goes with the entry. */
+	*slot = (struct vm_entry){.m = m,
+	                          .info = info,
+	                          .starting = true,
+	                          .job = job,
+	                          .by_runner = m->runner.start != NULL};
 	list_append(&m->live, &slot->node);
-	r = vmm_spawn(m, slot, spec, argv, e);
-	if (r < 0) {
-		list_remove(&slot->node);
+	log_debug("vm \"%s\": %s; checking its files", spec->name, why);
+	if (m->runner.prepare && (r = m->runner.prepare(m->runner.data, spec->name, e)) < 0) {
+		entry_drop(slot);
 		return r;
 	}
-	slot->info.started_ns = now_monotonic_ns();
-	log_info("vm \"%s\": started (%s, %s), pid %d%s%s", spec->name, vm_backend_qemu.name, why,
-	         (int)slot->info.pid, slot->info.cell[0] ? ", in " : "", slot->info.cell);
+	char what[NAME_MAX_LEN + 32];
+	snprintf(what, sizeof(what), "vm \"%s\": checking its files", spec->name);
+	r = child_call(m->children, check_files, &job->spec, VM_CHECK_TIMEOUT_MS, what, on_checked,
+	               slot, &job->check);
+	if (r < 0) {
+		entry_drop(slot);
+		return err_set_errno(e, r, "vm \"%s\": cannot check its files: %s", spec->name,
+		                     strerror(-r));
+	}
 	return 0;
 }
 
@@ -386,6 +485,13 @@ int vm_kill(struct vm_manager *m, const char *name, int sig)
 		return -ENOENT;
 	if (e->info.state == VM_STATE_EXITED)
 		return -ESRCH;
+	if (e->job) { /* no VMM yet: the start ends here */
+		struct err err;
+		err_set(&err, -ECANCELED, ERR_CANCELLED, "vm \"%s\": stopped before it started",
+		        name);
+		start_told(e, &err);
+		return 0;
+	}
 	e->info.state = VM_STATE_STOPPING;
 	if (e->by_runner)
 		return e->m->runner.signal ? e->m->runner.signal(e->m->runner.data, name, sig)

@@ -107,9 +107,20 @@ static int check_file(const char *what, const char *path, struct err *e)
 	return 0;
 }
 
-int vm_spec_validate(const struct vm_spec *spec, struct err *e)
+int vm_spec_check_files(const struct vm_spec *spec, struct err *e)
 {
 	int r;
+	if ((r = check_file("kernel", spec->kernel, e)) < 0)
+		return r;
+	if ((r = check_file("image", spec->image, e)) < 0)
+		return r;
+	if (spec->disk[0] && (r = check_file("disk", spec->disk, e)) < 0)
+		return r;
+	return 0;
+}
+
+int vm_spec_validate(const struct vm_spec *spec, struct err *e)
+{
 	if (!name_is_valid(spec->name))
 		return err_set(e, -EINVAL, ERR_INVALID_ARGUMENT,
 		               "vm name \"%.64s\": use 1-64 of [A-Za-z0-9_.-], not . or ..",
@@ -122,12 +133,9 @@ int vm_spec_validate(const struct vm_spec *spec, struct err *e)
 		return err_set(e, -EINVAL, ERR_INVALID_ARGUMENT,
 		               "vm \"%s\": memory %u MiB out of range %d-%d", spec->name,
 		               spec->memory_mb, VM_MEMORY_MIN_MB, VM_MEMORY_MAX_MB);
-	if ((r = check_file("kernel", spec->kernel, e)) < 0)
-		return r;
-	if ((r = check_file("image", spec->image, e)) < 0)
-		return r;
-	if (spec->disk[0] && (r = check_file("disk", spec->disk, e)) < 0)
-		return r;
+	if (!spec->kernel[0] || !spec->image[0])
+		return err_set(e, -EINVAL, ERR_INVALID_ARGUMENT, "%s: no file given",
+		               spec->kernel[0] ? "image" : "kernel");
 	if (!spec->share[0] != !spec->share_at[0] ||
 	    (spec->share_at[0] && (spec->share_at[0] != '/' || strchr(spec->share_at, ' '))))
 		return err_set(e, -EINVAL, ERR_INVALID_ARGUMENT,

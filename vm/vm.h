@@ -82,14 +82,18 @@ int vm_accel_parse(const char *s, enum vm_accel *ret);
  * and the CPU has vmx or svm: a paravirtual KVM (no vmx/svm) cannot run a
  * stock kernel. why gets one sentence on the choice. */
 int vm_accel_resolve(enum vm_accel want, enum vm_accel *ret, char *why, size_t why_len);
-/* Checks a spec before any side effect; e gets a sentence naming the field. */
+/* Checks a spec before any side effect; e gets a sentence naming the field.
+ * The files are vm_spec_check_files's: a stat() that may hang (run it in a
+ * child, or where nothing else waits). */
 int vm_spec_validate(const struct vm_spec *spec, struct err *e);
+int vm_spec_check_files(const struct vm_spec *spec, struct err *e);
 void vm_spec_defaults(struct vm_spec *spec);
 int vm_paths_for(const char *state_dir, const struct vm_spec *spec, struct vm_paths *ret);
 
 /* ---- manager ------------------------------------------------------------- */
 
-enum vm_state { VM_STATE_RUNNING, VM_STATE_STOPPING, VM_STATE_EXITED };
+/* Starting: its files are being checked, or its VMM's setup runs. */
+enum vm_state { VM_STATE_RUNNING, VM_STATE_STOPPING, VM_STATE_EXITED, VM_STATE_STARTING };
 
 struct vm_info {
 	char name[NAME_MAX_LEN + 1];
@@ -106,20 +110,29 @@ struct vm_info {
 };
 
 struct vm_manager;
-/* Called from the loop when a VMM process ends. */
+/* Called from the loop. started: a start vm_start began is over, the VM
+ * running (e NULL), or it did not start (e says why: a file, the VMM's
+ * setup, a stop before it ran), the VM then already forgotten and its
+ * name free. exited: a VMM process ended. */
 struct vm_events {
+	void (*started)(void *data, const struct vm_info *info, const struct err *e);
 	void (*exited)(void *data, const struct vm_info *info);
 	void *data;
 };
 
 /* How VMMs are started when not as plain children of the child table: the
- * owner decides (the host kin starts each in a cell of its own). start
- * runs argv for VM name (in the network namespace at path netns unless
- * NULL) and reports its end, later, through vm_vmm_exited
- * (never from inside start); where gets a few words for vm_info.cell.
- * signal sends sig to the VMM. release: the VM is forgotten or replaced,
- * what start made for it may go (called with the VMM ended). */
+ * owner decides (the host kin starts each in a cell of its own). prepare
+ * (optional) runs inside vm_start and makes what start will need (the
+ * host kin: the VM's cell, with limits). start runs argv for VM name (in
+ * the network namespace at path netns unless NULL) and returns with the
+ * VMM's pid once it is cloned, its setup going on; the runner tells the
+ * setup's verdict through vm_vmm_started, and the end through
+ * vm_vmm_exited, later, never from inside start. where gets a few words
+ * for vm_info.cell. signal sends sig to the VMM. release: the VM is
+ * forgotten or replaced, what prepare and start made may go (called with
+ * the VMM ended). */
 struct vm_runner {
+	int (*prepare)(void *data, const char *name, struct err *e);
 	int (*start)(void *data, const char *name, char *const *argv, const char *netns,
 	             pid_t *ret_pid, char *where, size_t where_len, struct err *e);
 	int (*signal)(void *data, const char *name, int sig);
@@ -131,16 +144,24 @@ int vm_manager_new(struct ev_loop *loop, struct child_table *children, const cha
                    const struct vm_events *events, struct vm_manager **ret);
 /* From now on VMMs start through r (NULL: plain children again). */
 void vm_manager_set_runner(struct vm_manager *m, const struct vm_runner *r);
+/* A runner's report: the setup of VM name's VMM pid reached execve (e
+ * NULL) or failed (e says why). Stale reports are ignored. */
+void vm_vmm_started(struct vm_manager *m, const char *name, pid_t pid, const struct err *e);
 /* A runner's report: the VMM pid of VM name ended with status (exit code or
  * 128+signal; -1 when its end could not be seen). Stale reports (another
  * pid, a VM already exited) are ignored. */
 void vm_vmm_exited(struct vm_manager *m, const char *name, pid_t pid, int status);
 void vm_manager_free(struct vm_manager *m);
 /* Validates, resolves the accelerator, creates the state dir, picks a free
- * vsock CID where the host has vhost-vsock, starts the VMM. -EEXIST
- * (ALREADY_EXISTS) for a name in use, -ENOSPC (RESOURCE_EXHAUSTED) past
- * VM_MAX, -EINVAL (INVALID_ARGUMENT) for a bad spec; e's code is always
+ * vsock CID where the host has vhost-vsock, and lists the VM as starting:
+ * its kernel, image and disk are checked in a child (vm_spec_check_files,
+ * at most VM_CHECK_TIMEOUT_MS: a file on a hung mount must not hang kin),
+ * then the VMM is started. Returns 0 with the start under way, its end told
+ * by events.started, from the loop. -EEXIST (ALREADY_EXISTS) for a name in
+ * use, -ENOSPC (RESOURCE_EXHAUSTED) past VM_MAX, -EINVAL
+ * (INVALID_ARGUMENT) for a bad spec; e's code is always
  * err_code_from_errno of the return. */
+#define VM_CHECK_TIMEOUT_MS 5000
 int vm_start(struct vm_manager *m, const struct vm_spec *spec, struct err *e);
 int vm_get(struct vm_manager *m, const char *name, struct vm_info *ret);
 /* Calls fn for each VM, in start order. */

@@ -8,20 +8,13 @@
  *   siglog FILE     appends the name of each signal received to FILE;
  *                   exits 0 on SIGTERM (after logging it)
  *   ignore-term F   ignores SIGTERM, touches F, sleeps forever
- *   stamp           prints ns since $KIN_BENCH_T0 (CLOCK_MONOTONIC)
- *   fuse-hang DIR   mounts a FUSE filesystem on DIR that never answers
- *                   (not even its INIT): any stat() or open() under DIR
- *                   hangs (killably) until this process ends, when the
- *                   connection aborts (ENOTCONN) and DIR is unmounted;
- *                   prints "hung" once mounted, ends on SIGTERM */
+ *   stamp           prints ns since $KIN_BENCH_T0 (CLOCK_MONOTONIC) */
 #include <dirent.h>
-#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -148,42 +141,6 @@ static __attribute__((noreturn)) void siglog(const char *path)
 		pause();
 }
 
-static volatile sig_atomic_t fuse_stop;
-
-static void fuse_on_term(int sig)
-{
-	(void)sig;
-	fuse_stop = 1;
-}
-
-/* Reads the kernel's requests and answers none: every one waits. */
-static int fuse_hang(const char *dir)
-{
-	int fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
-	if (fd < 0) {
-		perror("helper: /dev/fuse");
-		return 1;
-	}
-	char opts[128];
-	snprintf(opts, sizeof(opts), "fd=%d,rootmode=40000,user_id=0,group_id=0", fd);
-	if (mount("kin-hang", dir, "fuse.kin-hang", MS_NOSUID | MS_NODEV, opts) < 0) {
-		perror("helper: mount fuse");
-		return 1;
-	}
-	struct sigaction sa = {.sa_handler = fuse_on_term};
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	printf("hung\n");
-	fflush(stdout);
-	static char buf[1 << 17]; /* FUSE wants room for its largest request */
-	while (!fuse_stop)
-		if (read(fd, buf, sizeof(buf)) < 0 && errno != EINTR && errno != EAGAIN)
-			break;
-	close(fd); /* aborts the connection: the waiters get ENOTCONN */
-	umount2(dir, MNT_DETACH);
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	if (argc < 2)
@@ -206,8 +163,6 @@ int main(int argc, char **argv)
 		for (;;)
 			pause();
 	}
-	if (strcmp(cmd, "fuse-hang") == 0 && argc == 3)
-		return fuse_hang(argv[2]);
 	if (strcmp(cmd, "stamp") == 0) {
 		struct timespec ts;
 		clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -264,6 +264,75 @@ TEST(child_watch_sees_an_end_without_status)
 	ev_loop_free(loop);
 }
 
+static int call_look(void *arg, struct err *err)
+{
+	const char *path = arg;
+	if (access(path, F_OK) < 0)
+		return err_set_errno(err, -errno, "look at %s: %m", path);
+	return 1;
+}
+
+static int call_hang(void *arg, struct err *err)
+{
+	(void)arg, (void)err;
+	for (;;)
+		pause();
+	return 0;
+}
+
+struct call_seen {
+	int result, calls;
+	struct err err;
+};
+
+static void call_done(int result, const struct err *err, void *data)
+{
+	struct call_seen *s = data;
+	s->result = result;
+	s->calls++;
+	if (err)
+		s->err = *err;
+}
+
+/* A step run in a child answers from the loop; one that hangs is given up
+ * at its deadline and killed; a cancelled one is never answered. No child
+ * is left either way. */
+TEST(child_call_answers_gives_up_and_cancels)
+{
+	struct ev_loop *loop;
+	struct child_table *t;
+	CHECK_EQ(ev_loop_new(&loop), 0);
+	CHECK_EQ(child_table_new(loop, &t), 0);
+
+	struct call_seen ok = {0}, missing = {0}, hung = {0}, gone = {0};
+	CHECK_EQ(child_call(t, call_look, (void *)"/", 2000, "look", call_done, &ok, NULL), 0);
+	CHECK_EQ(ok.calls, 0); /* never from inside child_call */
+	CHECK_EQ(child_call(t, call_look, (void *)"/nonexistent/kin", 2000, "look", call_done,
+	                    &missing, NULL),
+	         0);
+	CHECK_EQ(child_call(t, call_hang, NULL, 100, "hang", call_done, &hung, NULL), 0);
+	struct child_call *c = NULL;
+	CHECK_EQ(child_call(t, call_hang, NULL, 100, "gone", call_done, &gone, &c), 0);
+	child_call_cancel(c);
+	for (int i = 0; i < 200 && (child_count(t) || !ok.calls || !missing.calls || !hung.calls);
+	     i++)
+		ev_run_once(loop, 20);
+	CHECK_EQ(ok.calls, 1);
+	CHECK_EQ(ok.result, 1);
+	CHECK_EQ(missing.calls, 1);
+	CHECK_EQ(missing.result, -ENOENT);
+	CHECK_STR(missing.err.msg, "look at /nonexistent/kin: No such file or directory");
+	CHECK_EQ(hung.calls, 1);
+	CHECK_EQ(hung.result, -ETIMEDOUT);
+	CHECK_EQ(hung.err.code, ERR_DEADLINE_EXCEEDED);
+	CHECK_STR(hung.err.msg, "hang: no answer within 100 ms (a hung mount?); given up");
+	CHECK_EQ(gone.calls, 0);
+	CHECK_EQ(child_count(t), 0);
+	CHECK(child_none_left());
+	child_table_free(t);
+	ev_loop_free(loop);
+}
+
 TEST(str_to_size_units)
 {
 	uint64_t v = 0;

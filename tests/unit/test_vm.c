@@ -63,7 +63,8 @@ TEST(vm_qemu_argv_vsock_cid)
 }
 
 struct fake_runner {
-	int starts, signals, releases, exits;
+	int starts, signals, releases, exits, started, failed;
+	struct err start_err;
 	int last_sig, last_status;
 	char released[NAME_MAX_LEN + 1];
 	char argv0[64];
@@ -97,6 +98,18 @@ static void fake_release(void *data, const char *name)
 	snprintf(f->released, sizeof(f->released), "%s", name);
 }
 
+static void fake_started(void *data, const struct vm_info *info, const struct err *e)
+{
+	struct fake_runner *f = data;
+	(void)info;
+	if (e) {
+		f->failed++;
+		f->start_err = *e;
+	} else {
+		f->started++;
+	}
+}
+
 static void fake_exited(void *data, const struct vm_info *info)
 {
 	struct fake_runner *f = data;
@@ -128,7 +141,7 @@ static bool fixture_setup(struct fixture *x, enum log_level level)
 	snprintf(x->state, sizeof(x->state), "%s/state", x->dir);
 	close(open(x->kernel, O_CREAT | O_WRONLY | O_CLOEXEC, 0600));
 	close(open(x->image, O_CREAT | O_WRONLY | O_CLOEXEC, 0600));
-	x->ev = (struct vm_events){.exited = fake_exited, .data = &x->f};
+	x->ev = (struct vm_events){.started = fake_started, .exited = fake_exited, .data = &x->f};
 	x->runner = (struct vm_runner){
 	    .start = fake_start, .signal = fake_signal, .release = fake_release, .data = &x->f};
 	x->level = log_get_level();
@@ -156,6 +169,14 @@ static bool fixture_teardown(struct fixture *x)
 	return system(cmd) == 0;
 }
 
+/* Runs the loop until the files' check of the last start has answered. */
+static void checked(struct fixture *x, int starts_before, int failed_before)
+{
+	for (int i = 0; i < 200 && x->f.starts == starts_before && x->f.failed == failed_before;
+	     i++)
+		ev_run_once(x->loop, 20);
+}
+
 TEST(vm_manager_runner)
 {
 	struct fixture x;
@@ -164,12 +185,22 @@ TEST(vm_manager_runner)
 	struct fake_runner *f = &x.f;
 	struct err err = {0};
 	CHECK_EQ(vm_start(m, &x.spec, &err), 0);
+	struct vm_info info;
+	CHECK_EQ(vm_get(m, "g1", &info), 0);
+	CHECK_EQ(info.state, VM_STATE_STARTING); /* its files are being checked */
+	CHECK_EQ(f->starts, 0);
+	checked(&x, 0, 0);
 	CHECK_EQ(f->starts, 1);
 	CHECK_STR(f->argv0, "qemu-system-x86_64");
-	struct vm_info info;
 	CHECK_EQ(vm_get(m, "g1", &info), 0);
 	CHECK_EQ(info.pid, 1001);
 	CHECK_STR(info.cell, "vms/g1");
+	CHECK_EQ(info.state, VM_STATE_STARTING); /* the runner's setup runs */
+	vm_vmm_started(m, "g1", 999, NULL);      /* another pid: stale */
+	CHECK_EQ(f->started, 0);
+	vm_vmm_started(m, "g1", 1001, NULL);
+	CHECK_EQ(f->started, 1);
+	CHECK_EQ(vm_get(m, "g1", &info), 0);
 	CHECK_EQ(info.state, VM_STATE_RUNNING);
 	CHECK_EQ(vm_start(m, &x.spec, &err), -EEXIST);
 	CHECK_EQ(err.code, ERR_ALREADY_EXISTS);
@@ -195,12 +226,52 @@ TEST(vm_manager_runner)
 	CHECK_EQ(vm_start(m, &x.spec, &err), 0);
 	CHECK_EQ(f->releases, 1);
 	CHECK_STR(f->released, "g1");
+	checked(&x, 1, 0);
 	CHECK_EQ(vm_get(m, "g1", &info), 0);
 	CHECK_EQ(info.pid, 1002);
+	vm_vmm_started(m, "g1", 1002, NULL);
 	vm_vmm_exited(m, "g1", 1002, 0);
 	CHECK_EQ(vm_forget(m, "g1"), 0);
 	CHECK_EQ(f->releases, 2);
 	CHECK_EQ(vm_get(m, "g1", &info), -ENOENT);
+
+	/* A setup that fails: the VM is forgotten, its name free. */
+	CHECK_EQ(vm_start(m, &x.spec, &err), 0);
+	checked(&x, 2, 0);
+	struct err bad;
+	err_set(&bad, -ENOENT, ERR_NOT_FOUND, "exec: no qemu");
+	vm_vmm_started(m, "g1", 1003, &bad);
+	CHECK_EQ(f->failed, 1);
+	CHECK_STR(f->start_err.msg, "exec: no qemu");
+	CHECK_EQ(vm_get(m, "g1", &info), -ENOENT);
+	CHECK_EQ(f->releases, 3);
+	vm_vmm_exited(m, "g1", 1003, 127); /* its end: stale now */
+	CHECK_EQ(f->exits, 2);
+
+	/* A kernel that is not there: named, no VMM started. */
+	char kernel[sizeof(x.spec.kernel)];
+	strcpy(kernel, x.spec.kernel);
+	strcpy(x.spec.kernel, "/nonexistent/kin-vmlinuz");
+	CHECK_EQ(vm_start(m, &x.spec, &err), 0);
+	checked(&x, 3, 1);
+	CHECK_EQ(f->starts, 3);
+	CHECK_EQ(f->failed, 2);
+	CHECK_EQ(f->start_err.code, ERR_NOT_FOUND);
+	CHECK_STR(f->start_err.msg,
+	          "kernel \"/nonexistent/kin-vmlinuz\": No such file or directory");
+	CHECK_EQ(vm_get(m, "g1", &info), -ENOENT);
+	strcpy(x.spec.kernel, kernel);
+
+	/* Stopped while its files are checked: it never runs. */
+	CHECK_EQ(vm_start(m, &x.spec, &err), 0);
+	CHECK_EQ(vm_kill(m, "g1", SIGKILL), 0);
+	CHECK_EQ(f->failed, 3);
+	CHECK_EQ(f->start_err.code, ERR_CANCELLED);
+	CHECK_EQ(vm_get(m, "g1", &info), -ENOENT);
+	for (int i = 0; i < 50 && child_count(x.children); i++)
+		ev_run_once(x.loop, 20);
+	CHECK_EQ(child_count(x.children), 0);
+	CHECK_EQ(f->starts, 3);
 
 	CHECK(fixture_teardown(&x));
 }
@@ -230,8 +301,10 @@ TEST(vm_shutdown_monitor_in_loop)
 	struct ev_loop *loop = x.loop;
 	struct err err = {0};
 	CHECK_EQ(vm_start(m, &x.spec, &err), 0);
+	checked(&x, 0, 0);
 	struct vm_info info;
 	CHECK_EQ(vm_get(m, "g1", &info), 0);
+	vm_vmm_started(m, "g1", info.pid, NULL);
 
 	/* No monitor at all: refused at once, naming why. */
 	CHECK(vm_request_shutdown(m, "g1") < 0);
@@ -298,11 +371,13 @@ TEST(vm_spec_validate_errors)
 	CHECK_EQ(vm_spec_validate(&spec, &e), -EINVAL);
 	CHECK_STR(e.msg, "kernel: no file given");
 	strcpy(spec.kernel, "/nonexistent/vmlinuz");
-	CHECK_EQ(vm_spec_validate(&spec, &e), -ENOENT);
+	strcpy(spec.image, "/proc/self/exe");
+	CHECK_EQ(vm_spec_validate(&spec, &e), 0); /* the files: vm_spec_check_files */
+	CHECK_EQ(vm_spec_check_files(&spec, &e), -ENOENT);
 	CHECK_EQ(e.code, ERR_NOT_FOUND);
 	CHECK_STR(e.msg, "kernel \"/nonexistent/vmlinuz\": No such file or directory");
 	strcpy(spec.kernel, "/");
-	CHECK_EQ(vm_spec_validate(&spec, &e), -EINVAL);
+	CHECK_EQ(vm_spec_check_files(&spec, &e), -EINVAL);
 	CHECK_STR(e.msg, "kernel \"/\": not a regular file");
 }
 

@@ -212,9 +212,9 @@ TEST(zone_create_checks_first)
 		return;
 	spec = (struct zone_spec){.name = "r", .root = "relative"};
 	CHECK_EQ(zone_create(z, &spec, NULL, NULL, &err), -EINVAL);
-	spec = (struct zone_spec){.name = "r", .root = "/etc/hostname"};
-	CHECK_EQ(zone_create(z, &spec, NULL, NULL, &err), -ENOTDIR);
 	CHECK_EQ(zone_count(z), 0);
+	/* Whether the root is a directory is the zone setup's first step, in
+	 * the child (ns/zone's root_not_dir): a stat() in kin could hang. */
 	zones_free(z);
 }
 
