@@ -61,7 +61,7 @@ LIB_OBJS := $(filter-out $(BUILD)/obj/init/main.o,$(OBJS))
 
 KIN := $(BUILD)/kin
 
-.PHONY: all kin check check-run unit ns fuzz fuzz-build bench bench-run demo clean format lint lint-run \
+.PHONY: all kin check check-run unit ns fuzz fuzz-build bench bench-run soak demo clean format lint lint-run \
 	install deps kin-order
 # Plain `make` first installs what building needs (scripts/deps.sh build: one
 # dpkg query when all is there), then builds in a fresh make that sees it
@@ -114,6 +114,10 @@ unit: $(BUILD)/unit-tests
 
 fuzz: $(FUZZERS)
 	@BUILD=$(BUILD) FUZZ_SECONDS=$${FUZZ_SECONDS:-300} tests/fuzz/run.sh
+
+# The soak with faults, long (`make check` runs it for 20 s).
+soak: $(KIN)
+	@BUILD=$(BUILD) SOAK_SECONDS=$${SOAK_SECONDS:-300} tests/ns/soak.test.sh
 
 bench:
 	@scripts/deps.sh
