@@ -86,10 +86,13 @@ int api_route_call(struct rpc_server *s, const char *route, const ProtobufCServi
 /* VM zones (api/zones.c) are VMs of the Vm service reached by a route of
  * their own name instead of vm/NAME. Start answers an RPC code (err: the
  * sentence); exited runs once the VMM has exited, after the route was
- * closed. Stop begins Poweroff, Ctrl-Alt-Del, SIGKILL. */
+ * closed, or once a start failed after Start returned (start_err says why,
+ * NULL for an exit; the VM is forgotten then). Stop begins Poweroff,
+ * Ctrl-Alt-Del, SIGKILL. */
 struct vm_spec;
 struct vm_info;
-typedef void (*api_vm_exited_fn)(const struct vm_info *info, void *data);
+typedef void (*api_vm_exited_fn)(const struct vm_info *info, const struct err *start_err,
+                                 void *data);
 int api_vm_start_as(struct api_vm *svc, const struct vm_spec *spec, const char *route,
                     api_vm_exited_fn exited, void *data, struct err *e);
 /* What Vm/Start and a VM zone's Create give of a VM (disk, append: NULL

@@ -214,6 +214,19 @@ static void on_tick(struct ev_source *src, uint32_t events)
 		tick_arm(svc, false);
 }
 
+/* The VM has ended (or never ran): every Stop waiting on it hears so. */
+static void stop_waiters_answer(struct vm_slot *x, Kin__V1__VmInfo *out)
+{
+	for (size_t i = 0; i < VM_STOP_WAITERS_MAX; i++) {
+		struct rpc_call *call = x->waiters[i];
+		if (!call)
+			continue;
+		x->waiters[i] = NULL;
+		rpc_call_on_cancel(call, NULL, NULL);
+		rpc_call_reply(call, &out->base);
+	}
+}
+
 static void on_exited(void *data, const struct vm_info *info)
 {
 	struct api_vm *svc = data;
@@ -243,17 +256,10 @@ static void on_exited(void *data, const struct vm_info *info)
 	}
 	Kin__V1__VmInfo out;
 	info_fill(&out, info, svc);
-	for (size_t i = 0; i < VM_STOP_WAITERS_MAX; i++) {
-		struct rpc_call *call = x->waiters[i];
-		if (!call)
-			continue;
-		x->waiters[i] = NULL;
-		rpc_call_on_cancel(call, NULL, NULL);
-		rpc_call_reply(call, &out.base);
-	}
+	stop_waiters_answer(x, &out);
 	x->stopping = false;
 	if (x->exited)
-		x->exited(info, x->exited_data);
+		x->exited(info, NULL, x->exited_data);
 }
 
 /* A start is over: Start is answered; a VM that did not start is gone
@@ -278,21 +284,14 @@ static void on_started(void *data, const struct vm_info *info, const struct err 
 	}
 	if (call)
 		api_fail_err(call, e, e->errnum ? e->errnum : -EIO);
-	for (size_t i = 0; i < VM_STOP_WAITERS_MAX; i++) {
-		struct rpc_call *c = x->waiters[i];
-		if (!c)
-			continue;
-		x->waiters[i] = NULL;
-		rpc_call_on_cancel(c, NULL, NULL);
-		rpc_call_reply(c, &out.base);
-	}
+	stop_waiters_answer(x, &out);
 	if (x->routed)
 		rpc_route_remove(svc->rpc, x->route, e->msg);
 	api_vm_exited_fn exited = x->exited;
 	void *exited_data = x->exited_data;
 	*x = (struct vm_slot){0};
 	if (exited)
-		exited(info, exited_data);
+		exited(info, e, exited_data);
 }
 
 static void start_cancelled(struct rpc_call *call, void *data)

@@ -141,7 +141,9 @@ static void stop_cancelled(struct rpc_call *call, void *data)
 }
 
 /* The zone is gone: Stop callers hear how it ended, its name is free. */
-static void rec_gone(struct zrec *r, int status, const char *why)
+/* start_err: why a start failed once it was under way (NULL: the zone
+ * ended), told to an owner still waiting for ready. */
+static void rec_gone(struct zrec *r, int status, const char *why, const struct err *start_err)
 {
 	struct api_zones *svc = r->svc;
 	r->gone = true;
@@ -162,7 +164,8 @@ static void rec_gone(struct zrec *r, int status, const char *why)
 	if (!r->checking)
 		rec_unlink_free(r);
 	if (owner.ready) /* never answered ready: a failed start */
-		owner.ready(-ECHILD, NULL, owner.data);
+		owner.ready(start_err && start_err->errnum < 0 ? start_err->errnum : -ECHILD,
+		            start_err, owner.data);
 	if (owner.gone)
 		owner.gone(status, owner.data);
 }
@@ -174,15 +177,15 @@ static void on_zone_gone(const struct zone_info *info, int status, void *data)
 	char why[64];
 	snprintf(why, sizeof(why), "its kin exited with status %d", status);
 	if (r && !r->vm)
-		rec_gone(r, status, why);
+		rec_gone(r, status, why, NULL);
 }
 
-static void on_vm_exited(const struct vm_info *info, void *data)
+static void on_vm_exited(const struct vm_info *info, const struct err *start_err, void *data)
 {
 	struct zrec *r = data;
 	char why[64];
 	snprintf(why, sizeof(why), "its VMM exited with status %d", info->exit_status);
-	rec_gone(r, info->exit_status, why);
+	rec_gone(r, info->exit_status, start_err ? start_err->msg : why, start_err);
 }
 
 static void check_done(const struct err *st, const uint8_t *payload, size_t len, void *data)
@@ -287,7 +290,7 @@ static void zone_created(int result, const struct err *err, void *data)
 			r->owner.gone = NULL; /* it never ran */
 			ready(result, err, r->owner.data);
 		}
-		rec_gone(r, -1, err && err->msg[0] ? err->msg : strerror(-result));
+		rec_gone(r, -1, err && err->msg[0] ? err->msg : strerror(-result), NULL);
 		return;
 	}
 	struct zone_info info;
