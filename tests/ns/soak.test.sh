@@ -178,6 +178,7 @@ done | awk -v k="$DPID" '$1 == "Z" && $2 == k' | wc -l)
 # The runs that come and go (and their pipes) stop first; the tickers,
 # no longer killed, run on.
 for c in c1 c2 c3; do kc exec stop $c w1; kc exec stop $c w2; done
+wait_for "[ \$('$KIN' ctl --socket '$S' exec list | grep -cE ' tick +running ') -eq 3 ]" 1500
 kc reexec
 sleep 0.3 # the callers' connections, gone, are let go
 rss0=$(rss_kb)
