@@ -225,6 +225,11 @@ static void decide(struct init_reexec *rx, const siginfo_t *si)
 	else
 		snprintf(what, sizeof(what), "it reads format %u", format);
 	struct err err;
+	if (rx->s->phase != PHASE_RUNNING) { /* its end is the stop's SIGTERM to all */
+		err_set(&err, -ECANCELED, ERR_UNAVAILABLE, "kin is stopping");
+		finish(rx, -ECANCELED, &err);
+		return;
+	}
 	if (run < 0 || si->si_code != CLD_EXITED || si->si_status != 0 || !says ||
 	    format != STATE_FORMAT) {
 		err_set(&err, -ENOEXEC, ERR_FAILED_PRECONDITION,
