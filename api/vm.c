@@ -368,13 +368,13 @@ static int serve_vm_start(struct rpc_call *call, const ProtobufCMessage *in, voi
 		return rpc_call_fail(call, e.code, "%s", e.msg);
 	struct vm_info info;
 	struct vm_slot *x = slot_find(svc, m->name);
-	if (x && vm_get(svc->m, m->name, &info) == 0 && info.state == VM_STATE_STARTING) {
+	if (!x || vm_get(svc->m, m->name, &info) < 0)
+		return rpc_call_fail(call, ERR_UNAVAILABLE, "vm \"%s\": did not start", m->name);
+	if (info.state == VM_STATE_STARTING) {
 		x->start_call = call; /* answered by on_started */
 		rpc_call_on_cancel(call, start_cancelled, x);
 		return 0;
 	}
-	if (!x || vm_get(svc->m, m->name, &info) < 0)
-		return rpc_call_fail(call, ERR_UNAVAILABLE, "vm \"%s\": did not start", m->name);
 	Kin__V1__VmInfo out;
 	info_fill(&out, &info, svc);
 	return rpc_call_reply(call, &out.base);

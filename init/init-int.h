@@ -43,6 +43,10 @@ void init_reexec_set_argv(char **argv);
  * handed-over state, if kin was exec'd with one, is read by
  * init_reexec_restore. */
 int init_reexec_new(struct init_state *s);
+/* A stop begins: a re-exec under way ends UNAVAILABLE "kin is stopping"
+ * (its probe killed) before the stop signals every child, so the probe's
+ * death is never taken for a verdict on the binary. */
+void init_reexec_stop(struct init_reexec *rx);
 void init_reexec_free(struct init_reexec *rx);
 /* A state handed over by the previous kin (KIN_STATE_FD)? */
 bool init_reexec_pending(void);

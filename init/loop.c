@@ -160,6 +160,7 @@ static void stop_begin(struct init_state *s, enum init_action act)
 		return;
 	}
 	s->stop_act = act;
+	init_reexec_stop(s->reexec);
 	init_tls_stop(s->tls);
 	if (s->units) {
 		uint64_t ms = s->cfg->grace_ms * 3;

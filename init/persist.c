@@ -146,12 +146,7 @@ static void on_unkeep(int fd, void *data)
 
 static void keeper_close(struct init_persist *p)
 {
-	if (p->keeper.fd < 0)
-		return;
-	if (p->loop)
-		ev_del(p->loop, &p->keeper);
-	close(p->keeper.fd);
-	p->keeper.fd = -1;
+	ev_close(p->loop, &p->keeper);
 }
 
 static void on_keeper_gone(struct ev_source *src, uint32_t events);

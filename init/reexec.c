@@ -145,14 +145,18 @@ static void finish(struct init_reexec *rx, int result, const struct err *err)
 		done(result, err, rx->binary, rx->count, call_data);
 }
 
+void init_reexec_stop(struct init_reexec *rx)
+{
+	struct err err;
+	if (!rx || rx->phase == RX_IDLE)
+		return;
+	err_set(&err, -ECANCELED, ERR_UNAVAILABLE, "kin is stopping");
+	finish(rx, -ECANCELED, &err);
+}
+
 void init_reexec_free(struct init_reexec *rx)
 {
-	if (!rx)
-		return;
-	struct err err;
-	err_set(&err, -ECANCELED, ERR_UNAVAILABLE, "kin is stopping");
-	if (rx->phase != RX_IDLE)
-		finish(rx, -ECANCELED, &err);
+	init_reexec_stop(rx);
 }
 
 void init_reexec_count(uint64_t *ret_count, const char **ret_error, void *data)
@@ -225,11 +229,6 @@ static void decide(struct init_reexec *rx, const siginfo_t *si)
 	else
 		snprintf(what, sizeof(what), "it reads format %u", format);
 	struct err err;
-	if (rx->s->phase != PHASE_RUNNING) { /* its end is the stop's SIGTERM to all */
-		err_set(&err, -ECANCELED, ERR_UNAVAILABLE, "kin is stopping");
-		finish(rx, -ECANCELED, &err);
-		return;
-	}
 	if (run < 0 || si->si_code != CLD_EXITED || si->si_status != 0 || !says ||
 	    format != STATE_FORMAT) {
 		err_set(&err, -ENOEXEC, ERR_FAILED_PRECONDITION,

@@ -251,21 +251,12 @@ struct child_call {
 	char what[96];
 };
 
-static void call_close_src(struct child_call *c, struct ev_source *s)
-{
-	if (s->fd < 0)
-		return;
-	ev_del(c->table->loop, s);
-	close(s->fd);
-	s->fd = -1;
-}
-
 /* Freed once told and reaped, whichever comes last. */
 static void call_maybe_free(struct child_call *c)
 {
 	if (!c->done && !c->child) {
-		call_close_src(c, &c->pipe);
-		call_close_src(c, &c->timer);
+		ev_close(c->table->loop, &c->pipe);
+		ev_close(c->table->loop, &c->timer);
 		free(c);
 	}
 }
@@ -274,8 +265,8 @@ static void call_tell(struct child_call *c, int result, const struct err *err)
 {
 	child_call_done_fn done = c->done;
 	c->done = NULL;
-	call_close_src(c, &c->pipe);
-	call_close_src(c, &c->timer);
+	ev_close(c->table->loop, &c->pipe);
+	ev_close(c->table->loop, &c->timer);
 	if (c->child)
 		child_signal(c->child, SIGKILL); /* it has answered, or must not go on */
 	if (done)
@@ -391,8 +382,8 @@ void child_call_cancel(struct child_call *c)
 	if (!c)
 		return;
 	c->done = NULL;
-	call_close_src(c, &c->pipe);
-	call_close_src(c, &c->timer);
+	ev_close(c->table->loop, &c->pipe);
+	ev_close(c->table->loop, &c->timer);
 	if (c->child)
 		child_signal(c->child, SIGKILL);
 	call_maybe_free(c);

@@ -186,6 +186,9 @@ void ev_loop_free(struct ev_loop *loop);
 int ev_add(struct ev_loop *loop, struct ev_source *src, uint32_t events);
 int ev_mod(struct ev_loop *loop, struct ev_source *src, uint32_t events);
 int ev_del(struct ev_loop *loop, struct ev_source *src);
+/* A source's end: out of the loop (loop NULL: never added, or the loop is
+ * gone), its fd closed, fd -1; nothing when fd is already -1. */
+void ev_close(struct ev_loop *loop, struct ev_source *src);
 /* Waits up to timeout_ms (-1: forever) and dispatches ready sources.
  * Returns the number dispatched, or -errno (never -EINTR). */
 int ev_run_once(struct ev_loop *loop, int timeout_ms);

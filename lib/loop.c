@@ -63,6 +63,16 @@ int ev_del(struct ev_loop *loop, struct ev_source *src)
 	return epoll_ctl(loop->epfd, EPOLL_CTL_DEL, src->fd, NULL) < 0 ? -errno : 0;
 }
 
+void ev_close(struct ev_loop *loop, struct ev_source *src)
+{
+	if (src->fd < 0)
+		return;
+	if (loop)
+		ev_del(loop, src);
+	close(src->fd);
+	src->fd = -1;
+}
+
 int ev_run_once(struct ev_loop *loop, int timeout_ms)
 {
 	int n = epoll_wait(loop->epfd, loop->batch, EV_BATCH, timeout_ms);

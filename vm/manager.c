@@ -366,13 +366,8 @@ static void talk_end(struct vm_entry *e)
 	struct vm_talk *t = &e->talk;
 	if (t->step == TALK_NONE)
 		return;
-	struct ev_source *srcs[] = {&t->io, &t->timer};
-	for (size_t i = 0; i < ARRAY_SIZE(srcs); i++)
-		if (srcs[i]->fd >= 0) {
-			ev_del(e->m->loop, srcs[i]);
-			close(srcs[i]->fd);
-			srcs[i]->fd = -1;
-		}
+	ev_close(e->m->loop, &t->io);
+	ev_close(e->m->loop, &t->timer);
 	t->step = TALK_NONE;
 }
 

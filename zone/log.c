@@ -57,12 +57,7 @@ void zone_log_write(struct zone_log *l, const void *buf, size_t len)
 
 static void log_source_close(struct zone_log *l)
 {
-	if (l->src.fd < 0)
-		return;
-	if (l->loop)
-		ev_del(l->loop, &l->src);
-	close(l->src.fd);
-	l->src.fd = -1;
+	ev_close(l->loop, &l->src);
 }
 
 /* Reads at most budget bytes; false once the pipe is done (EOF, error). */

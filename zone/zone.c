@@ -271,22 +271,13 @@ static void zone_unlink(struct zone *x)
 
 static void report_close(struct zone *x)
 {
-	if (x->report.fd < 0)
-		return;
-	if (x->z)
-		ev_del(x->z->loop, &x->report);
-	close(x->report.fd);
-	x->report.fd = -1;
+	ev_close(x->z ? x->z->loop : NULL, &x->report);
 }
 
 static void zone_free(struct zone *x)
 {
 	report_close(x);
-	if (x->timer.fd >= 0) {
-		if (x->z)
-			ev_del(x->z->loop, &x->timer);
-		close(x->timer.fd);
-	}
+	ev_close(x->z ? x->z->loop : NULL, &x->timer);
 	if (x->info.rpc_fd >= 0)
 		close(x->info.rpc_fd);
 	zone_log_close(&x->log, x->z ? x->z->loop : NULL);
@@ -409,11 +400,7 @@ static int timer_arm(struct zone *x, uint64_t ms)
 
 static void timer_close(struct zone *x)
 {
-	if (x->timer.fd < 0)
-		return;
-	ev_del(x->z->loop, &x->timer);
-	close(x->timer.fd);
-	x->timer.fd = -1;
+	ev_close(x->z->loop, &x->timer);
 }
 
 /* The start failed (the first reason wins): the child is killed now; its
