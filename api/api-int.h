@@ -175,6 +175,17 @@ int api_zones_info(struct api_zones *svc, const char *name, struct zone_info *re
 #define API_ZONES_VM_STOP_MS 10000
 int api_zones_end(struct api_zones *svc, const char *name, bool kill);
 bool api_zones_all_gone(const struct api_zones *svc);
+/* Re-exec (api.h api_save): what cannot go along yet (NULL: all can),
+ * whether every zone is settled, the zone kins tracked, and the zones
+ * written to a state record tag / taken back from one (how many). */
+struct state_w;
+struct state_in;
+struct state_field;
+const char *api_zones_uncarried(const struct api_zones *svc);
+bool api_zones_settled(const struct api_zones *svc, char *why, size_t size);
+size_t api_zones_children(const struct api_zones *svc);
+void api_zones_save(struct api_zones *svc, struct state_w *w, uint16_t tag);
+int api_zones_restore(struct api_zones *svc, struct state_in *in, const struct state_field *f);
 
 /* An executable's output as a LogChunk server stream (api/logs.c), one way
  * for Exec/Logs and Units/Logs: with follow false what its rings keep, then

@@ -120,6 +120,20 @@ size_t api_stop_all(struct api *api, uint64_t vm_timeout_ms);
 size_t api_vms_running(struct api *api);
 /* No namespace zone left, cleanup included (kin may exit). */
 bool api_zones_idle(struct api *api);
+/* Re-exec (init/reexec.c): the services' state goes along in one record.
+ * api_uncarried: what cannot go yet (a sentence's subject, "a VM zone"),
+ * or NULL. api_settled: nothing half-done (why says what is). api_children:
+ * the children the services track (zone kins). api_save writes record tag;
+ * api_restore takes one back in the next kin, after api_start, before
+ * its loop runs. */
+struct state_w;
+struct state_in;
+struct state_field;
+const char *api_uncarried(const struct api *api);
+bool api_settled(const struct api *api, char *why, size_t size);
+size_t api_children(const struct api *api);
+void api_save(struct api *api, struct state_w *w, uint16_t tag);
+int api_restore(struct api *api, struct state_in *in, const struct state_field *f);
 /* The two ends, each walking the started services in reverse order; see
  * struct api_service. NULL is fine. */
 void api_shutdown(struct api *api);

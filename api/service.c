@@ -5,6 +5,7 @@
  * tables by pointer, so whoever owns a service's state owns its table too,
  * and the readiness check before a handler is a service's concern. */
 #include "api/api-int.h"
+#include "lib/state.h"
 
 #include <string.h>
 
@@ -117,6 +118,53 @@ size_t api_vms_running(struct api *api)
 bool api_zones_idle(struct api *api)
 {
 	return !api || api_zones_all_gone(api->zones);
+}
+
+/* The services' record: one field per service that carries state. */
+enum { AS_ZONES = 1 };
+
+const char *api_uncarried(const struct api *api)
+{
+	return api ? api_zones_uncarried(api->zones) : NULL;
+}
+
+bool api_settled(const struct api *api, char *why, size_t size)
+{
+	return !api || api_zones_settled(api->zones, why, size);
+}
+
+size_t api_children(const struct api *api)
+{
+	return api ? api_zones_children(api->zones) : 0;
+}
+
+void api_save(struct api *api, struct state_w *w, uint16_t tag)
+{
+	if (!api)
+		return;
+	size_t at = state_open(w, tag);
+	api_zones_save(api->zones, w, AS_ZONES);
+	state_close(w, at);
+}
+
+int api_restore(struct api *api, struct state_in *in, const struct state_field *f)
+{
+	struct state_r r;
+	struct state_field g;
+	int e;
+	if (!api)
+		return -ENODEV;
+	state_get_record(f, &r);
+	while ((e = state_next(&r, &g)) > 0) {
+		if (g.tag != AS_ZONES)
+			continue;
+		int n = api_zones_restore(api->zones, in, &g);
+		if (n < 0)
+			log_error("re-exec: the zones could not be taken over: %s", strerror(-n));
+		else if (n)
+			log_info("re-exec: %d zones taken over", n);
+	}
+	return e;
 }
 
 void api_shutdown(struct api *api)

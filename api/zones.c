@@ -13,6 +13,7 @@
 #include "proto/zone.pb-c.h"
 #include "vm/vm.h"
 #include "zone/zone.h"
+#include "lib/state.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -685,6 +686,102 @@ void api_zones_stop_all(struct api_zones *svc)
 bool api_zones_all_gone(const struct api_zones *svc)
 {
 	return !svc || !svc->zones || zone_count(svc->zones) == 0;
+}
+
+/* ---- re-exec: the zones go along ---- */
+
+enum { ZA_ZONES = 1, ZA_NOT_READY };
+
+const char *api_zones_uncarried(const struct api_zones *svc)
+{
+	const struct zrec *r;
+	if (!svc)
+		return NULL;
+	list_for_each(r, &svc->recs, node) {
+		if (r->gone)
+			continue;
+		if (r->container)
+			return "a zone from an image";
+		if (r->vm)
+			return "a VM zone";
+		if (r->owner.ready || r->owner.gone)
+			return "a zone kin made for itself";
+	}
+	return NULL;
+}
+
+bool api_zones_settled(const struct api_zones *svc, char *why, size_t size)
+{
+	const struct zrec *r;
+	if (!svc)
+		return true;
+	list_for_each(r, &svc->recs, node) {
+		bool waited = r->create_call || r->checking;
+		for (size_t i = 0; i < ZONE_STOP_WAITERS_MAX; i++)
+			waited = waited || r->waiters[i];
+		if (waited) {
+			snprintf(why, size, "zone \"%s\" is %s", r->name,
+			         r->gone ? "being cleaned up" : "starting or stopping");
+			return false;
+		}
+	}
+	return !svc->zones || zones_settled(svc->zones, why, size);
+}
+
+size_t api_zones_children(const struct api_zones *svc)
+{
+	return svc && svc->zones ? zones_children(svc->zones) : 0;
+}
+
+void api_zones_save(struct api_zones *svc, struct state_w *w, uint16_t tag)
+{
+	if (!svc || !svc->zones)
+		return;
+	size_t at = state_open(w, tag);
+	zones_save(svc->zones, w, ZA_ZONES);
+	const struct zrec *r;
+	list_for_each(r, &svc->recs, node)
+		if (!r->gone && !r->ready)
+			state_put_str(w, ZA_NOT_READY, r->name);
+	state_close(w, at);
+}
+
+static void rec_restored(const struct zone_info *info, void *data)
+{
+	struct api_zones *svc = data;
+	struct zrec *r = rec_new(svc, info->name, false);
+	if (!r) { /* listed nowhere, so not left running */
+		log_error("re-exec: zone \"%s\": out of memory; killed", info->name);
+		zone_kill(svc->zones, info->name, NULL);
+		return;
+	}
+	r->started_ns = info->started_ns;
+	r->ready = rpc_route_state(svc->rpc, info->name) == RPC_ROUTE_READY;
+}
+
+int api_zones_restore(struct api_zones *svc, struct state_in *in, const struct state_field *f)
+{
+	struct state_r rr;
+	struct state_field g;
+	int e, n = 0;
+	if (!svc || !svc->zones)
+		return -ENODEV;
+	state_get_record(f, &rr);
+	while ((e = state_next(&rr, &g)) > 0)
+		if (g.tag == ZA_ZONES && n == 0)
+			n = zones_restore(svc->zones, in, &g);
+	if (n <= 0)
+		return e < 0 ? e : n;
+	zone_foreach(svc->zones, rec_restored, svc);
+	state_get_record(f, &rr);
+	while (state_next(&rr, &g) > 0) {
+		char name[NAME_MAX_LEN + 1];
+		struct zrec *r;
+		if (g.tag == ZA_NOT_READY && state_get_str(&g, name, sizeof(name)) == 0 &&
+		    (r = rec_find(svc, name)))
+			r->ready = false;
+	}
+	return n;
 }
 
 /* Pending calls end UNAVAILABLE, zone/ is freed: before cells_free. */

@@ -55,6 +55,10 @@ bool init_reexec_pending(void);
  * a sealed memfd) is exec'd again with it and this never returns; on
  * success it returns 0. */
 int init_reexec_restore(struct init_state *s);
+/* Then, once the services run: what they ran (zones) and a zone kin's
+ * channel to its parent, whose frames read already are answered now;
+ * the state is closed (every fd nobody took with it). */
+void init_reexec_restore_services(struct init_state *s);
 /* System/Reexec and Health's count, for api's ops. */
 int init_reexec_begin(const char *binary,
                       void (*done)(int result, const struct err *err, const char *binary,

@@ -171,10 +171,12 @@ int init_rpc_start(const struct init_config *cfg, enum init_role role, struct ev
                    struct rpc_server **ret);
 
 /* The same server on listening sockets a previous kin handed over
- * (init/reexec.c); takes their fds. */
+ * (init/reexec.c); takes their fds. keep: made even with none (routes or
+ * a parent's channel come too). */
 struct rpc_listen_fd;
 int init_rpc_serve_handed(const struct init_config *cfg, struct ev_loop *loop,
-                          const struct rpc_listen_fd *l, size_t n, struct rpc_server **ret);
+                          const struct rpc_listen_fd *l, size_t n, bool keep,
+                          struct rpc_server **ret);
 /* The cells library a previous kin handed over (cells_restore). */
 struct state_in;
 struct state_field;

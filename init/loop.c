@@ -523,6 +523,8 @@ int init_run(struct init_config *cfg, enum init_role role)
 	r = init_units_start(cfg, role, s.loop, s.children, init_cells_lib(s.cells), &s.units);
 	cfg->host = role == INIT_ROLE_MACHINE && s.units;
 	start_services(&s);
+	if (restored)
+		init_reexec_restore_services(&s);
 	if (r < 0 && cfg->n_unit_dirs && role == INIT_ROLE_DAEMON) {
 		services_end(&s);
 		return 1;

@@ -39,7 +39,7 @@
 #define AGAIN             "kin is re-executing; retry"
 
 /* Top-level records of the state. */
-enum { S_INIT = 1, S_CELLS, S_LISTENER };
+enum { S_INIT = 1, S_CELLS, S_LISTENER, S_API, S_ROUTE, S_CONN };
 enum { I_ROLE = 1, I_STARTED, I_REEXECS, I_WORKLOAD_PID, I_WORKLOAD_RUNNING, I_BOOTED };
 enum { L_FD = 1, L_TRANSPORT, L_PATH };
 
@@ -63,6 +63,11 @@ struct init_reexec {
 	int fallback; /* a sealed copy of the running binary */
 	struct ev_source timer;
 	uint64_t deadline_ns;
+	/* The next kin's: the state, open from init_reexec_restore to
+	 * init_reexec_restore_services. */
+	struct state_in in;
+	bool in_open;
+	uint64_t restore_ns;
 };
 
 static char **saved_argv;
@@ -180,8 +185,6 @@ static int check_carry(struct init_state *s, struct err *err)
 	const char *what = NULL;
 	if (s->phase != PHASE_RUNNING)
 		what = "kin is stopping";
-	else if (s->role == INIT_ROLE_ZONE)
-		what = "a zone kin's channel to its parent would close";
 	else if (s->role == INIT_ROLE_CONTAINER)
 		what = "a container init serves no state worth handing over";
 	else if (s->cfg->shim)
@@ -190,8 +193,8 @@ static int check_carry(struct init_state *s, struct err *err)
 		what = "units (the service manager's state)";
 	else if (s->tls)
 		what = "the TLS gateway";
-	else if (!api_zones_idle(s->api))
-		what = "zones";
+	else if (api_uncarried(s->api))
+		what = api_uncarried(s->api);
 	else if (api_vms_running(s->api))
 		what = "running VMs";
 	else if (s->role == INIT_ROLE_MACHINE && !s->booted)
@@ -308,7 +311,8 @@ static int probe_start(struct init_reexec *rx, struct err *err)
 }
 
 /* "" means the file kin was started from, as it is on disk now (an
- * upgrade replaced it: /proc/self/exe then ends in " (deleted)"). */
+ * upgrade replaced it: /proc/self/exe then ends in " (deleted)"), or for
+ * a zone kin the binary it runs. */
 static int binary_path(const char *binary, char *buf, size_t size, struct err *err)
 {
 	if (binary && *binary) {
@@ -325,6 +329,10 @@ static int binary_path(const char *binary, char *buf, size_t size, struct err *e
 	if (n < 0)
 		return err_set_errno(err, -errno, "re-exec: /proc/self/exe: %m");
 	buf[n] = '\0';
+	/* A zone kin runs from its parent's sealed copy, which has no path:
+	 * the same binary again, through the link. */
+	if (str_startswith(buf, "/memfd:"))
+		return str_copy(buf, size, "/proc/self/exe") < 0 ? -ENAMETOOLONG : 0;
 	size_t len = (size_t)n, tail = STRLEN(" (deleted)");
 	if (len > tail && strcmp(buf + len - tail, " (deleted)") == 0)
 		buf[len - tail] = '\0';
@@ -394,6 +402,7 @@ static void do_exec(struct init_reexec *rx)
 	save_init(s, &w);
 	if (cells)
 		r = cells_save(cells, &w, S_CELLS, &err);
+	api_save(s->api, &w, S_API);
 	if (r == 0 && w.err)
 		err_set_errno(&err, r = w.err, "re-exec: the state: %s", strerror(-w.err));
 	if (r < 0) {
@@ -417,6 +426,8 @@ static void do_exec(struct init_reexec *rx)
 		state_put_str(&w, L_PATH, l[i].path);
 		state_close(&w, at);
 	}
+	if (s->rpc) /* routes to zones, a zone's channel to its parent */
+		rpc_server_save(s->rpc, &w, S_ROUTE, S_CONN);
 	r = state_w_seal(&w, &state_fd);
 	char num[32];
 	if (r == 0) {
@@ -476,10 +487,12 @@ static void settle_check(struct init_state *s)
 		return;
 	}
 	struct cells *cells = init_cells_lib(s->cells);
-	bool settled = !cells || cells_settled(cells, why, sizeof(why));
+	bool settled = (!cells || cells_settled(cells, why, sizeof(why))) &&
+	               api_settled(s->api, why, sizeof(why));
 	/* Every child is one the state carries: no helper whose end would go
 	 * unseen (an image import, a VM's tooling). */
-	size_t carried = (cells ? cells_children(cells) : 0) + (s->workload != NULL);
+	size_t carried =
+	    (cells ? cells_children(cells) : 0) + api_children(s->api) + (s->workload != NULL);
 	if (settled && child_count(s->children) > carried) {
 		snprintf(why, sizeof(why), "%zu helper processes still run",
 		         child_count(s->children) - carried);
@@ -624,15 +637,15 @@ static void workload_back(struct init_state *s, const struct restored *st)
 int init_reexec_restore(struct init_state *s)
 {
 	struct init_reexec *rx = s->reexec;
-	struct state_in in;
+	struct state_in *in = &rx->in;
 	uint32_t format = 0;
 	char why[ERR_MSG_MAX];
-	uint64_t t0 = now_monotonic_ns();
+	rx->restore_ns = now_monotonic_ns();
 	int state_fd = env_fd(ENV_STATE, 0);
 	const char *failed = getenv(ENV_FAILED);
 	if (failed) /* we are the previous binary, back: the next one said why */
 		snprintf(rx->error, sizeof(rx->error), "%s", failed);
-	int r = state_fd < 0 ? -EBADF : state_in_open(state_fd, &in, &format);
+	int r = state_fd < 0 ? -EBADF : state_in_open(state_fd, in, &format);
 	if (r < 0) {
 		if (r == -EPROTO)
 			snprintf(why, sizeof(why),
@@ -647,36 +660,65 @@ int init_reexec_restore(struct init_state *s)
 	}
 	close(state_fd); /* mapped */
 	struct restored st = {0};
-	struct state_r top = in.top;
+	struct state_r top = in->top;
 	struct state_field f;
 	const struct state_field *cells = NULL;
 	struct state_field cells_f;
+	size_t carried = 0; /* routes and channels: the server is needed for them */
 	while ((r = state_next(&top, &f)) > 0) {
 		if (f.tag == S_INIT)
 			r = read_init(&f, &st);
 		else if (f.tag == S_CELLS)
 			cells_f = f, cells = &cells_f;
 		else if (f.tag == S_LISTENER)
-			read_listener(&in, &f, &st);
+			read_listener(in, &f, &st);
+		else if (f.tag == S_ROUTE || f.tag == S_CONN)
+			carried++;
 		if (r < 0)
 			break;
 	}
 	if (r < 0 || st.role != s->role) {
 		snprintf(why, sizeof(why), "re-exec: the state handed over %s",
 		         r < 0 ? "does not read" : "is another role's");
-		state_in_close(&in);
+		state_in_close(in);
 		fall_back(rx, -1, why);
 		return -EBADMSG;
 	}
+	rx->in_open = true;
 	s->started_ns = st.started;
 	rx->count = st.reexecs;
 	s->booted = st.booted;
-	if (s->cfg->rpc.socket[0] || st.nlisteners)
-		init_rpc_serve_handed(s->cfg, s->loop, st.listeners, st.nlisteners, &s->rpc);
-	if (cells && init_cells_restore(s->loop, s->children, &in, cells, &s->cells) < 0)
+	if (s->cfg->rpc.socket[0] || st.nlisteners || carried)
+		init_rpc_serve_handed(s->cfg, s->loop, st.listeners, st.nlisteners, carried > 0,
+		                      &s->rpc);
+	/* Routes now: calls through them answer once the services run. */
+	top = in->top;
+	while (s->rpc && state_next(&top, &f) > 0)
+		if (f.tag == S_ROUTE && (r = rpc_route_restore(s->rpc, in, &f)) < 0)
+			log_error("re-exec: a route to a child kin is lost: %s", strerror(-r));
+	if (cells && init_cells_restore(s->loop, s->children, in, cells, &s->cells) < 0)
 		log_error("re-exec: the cells could not be taken over");
 	workload_back(s, &st);
-	state_in_close(&in); /* closes what nobody took */
+	return 0;
+}
+
+void init_reexec_restore_services(struct init_state *s)
+{
+	struct init_reexec *rx = s->reexec;
+	struct state_field f;
+	int r;
+	if (!rx || !rx->in_open)
+		return;
+	struct state_r top = rx->in.top;
+	while (state_next(&top, &f) > 0) {
+		if (f.tag == S_API && s->api)
+			api_restore(s->api, &rx->in, &f);
+		else if (f.tag == S_CONN && s->rpc &&
+		         (r = rpc_conn_restore(s->rpc, &rx->in, &f)) < 0)
+			log_error("re-exec: the parent's channel is lost: %s", strerror(-r));
+	}
+	state_in_close(&rx->in); /* closes what nobody took */
+	rx->in_open = false;
 	int fallback = env_fd(ENV_FALLBACK, 0);
 	if (fallback >= 0)
 		close(fallback);
@@ -684,7 +726,6 @@ int init_reexec_restore(struct init_state *s)
 	unsetenv(ENV_FALLBACK);
 	unsetenv(ENV_FAILED);
 	log_info("re-exec: state taken over in %.2f ms (re-exec %llu%s%s)",
-	         (double)(now_monotonic_ns() - t0) / 1e6, (unsigned long long)rx->count,
+	         (double)(now_monotonic_ns() - rx->restore_ns) / 1e6, (unsigned long long)rx->count,
 	         rx->error[0] ? "; the last one fell back: " : "", rx->error);
-	return 0;
 }

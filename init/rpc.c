@@ -35,7 +35,8 @@ static int server_new(const struct init_config *cfg, struct ev_loop *loop, struc
 }
 
 int init_rpc_serve_handed(const struct init_config *cfg, struct ev_loop *loop,
-                          const struct rpc_listen_fd *l, size_t n, struct rpc_server **ret)
+                          const struct rpc_listen_fd *l, size_t n, bool keep,
+                          struct rpc_server **ret)
 {
 	struct rpc_server *s;
 	*ret = NULL;
@@ -56,7 +57,7 @@ int init_rpc_serve_handed(const struct init_config *cfg, struct ev_loop *loop,
 		else
 			listening++;
 	}
-	if (!listening) {
+	if (!listening && !keep) {
 		rpc_server_free(s);
 		return 0;
 	}
@@ -120,7 +121,9 @@ int init_rpc_start(const struct init_config *cfg, enum init_role role, struct ev
 		struct rpc_peer peer = {.transport = RPC_TRANSPORT_OTHER,
 		                        .allowed = true,
 		                        .superuser = true,
-		                        .relay_hop = true};
+		                        .relay_hop = true,
+		                        .carry =
+		                            true}; /* its only channel up: kept across a re-exec */
 		fd_set_cloexec(cfg->rpc_fd, true); /* not for our workload */
 		r = rpc_server_add_conn(s, cfg->rpc_fd, &peer);
 		if (r < 0)

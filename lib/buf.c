@@ -74,6 +74,17 @@ int buf_in_reserve(struct buf_in *b, size_t n)
 	return resize(&b->data, &b->cap, b->total, n);
 }
 
+int buf_in_append(struct buf_in *b, const void *p, size_t n)
+{
+	int r = buf_in_reserve(b, buf_in_pending(b) + n);
+	if (r < 0)
+		return r;
+	if (n)
+		memcpy(b->data + b->len, p, n);
+	b->len += n;
+	return 0;
+}
+
 void buf_in_compact(struct buf_in *b)
 {
 	in_move_to_front(b);

@@ -79,6 +79,9 @@ static inline void buf_in_consume(struct buf_in *b, size_t n)
  * -ENOBUFS when that would take the shared total past its budget,
  * -ENOMEM. */
 int buf_in_reserve(struct buf_in *b, size_t n);
+/* Appends n bytes as if read (a stream's unread bytes handed over by a
+ * previous kin): buf_in_reserve's errors. */
+int buf_in_append(struct buf_in *b, const void *p, size_t n);
 /* After a round of consuming: the unread bytes move to the front, and
  * an empty buffer over keep is freed. */
 void buf_in_compact(struct buf_in *b);

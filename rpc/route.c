@@ -7,6 +7,7 @@
  * id this kin picks. A child is not trusted: its frames are checked like
  * any peer's, and anything malformed closes that route only. */
 #include "rpc/rpc-int.h"
+#include "lib/state.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -726,4 +727,108 @@ void rpc_route_forward(struct rpc_server *s, struct rpc_call *call, const char *
 	}
 	rl->call = call;
 	rpc_call_on_cancel(call, relay_cancelled, rl);
+}
+
+/* ---- re-exec: routes handed over as they are ------------------------------------------ */
+
+enum { RT_NAME = 1, RT_FD, RT_STATE, RT_WHY, RT_NEXT_ID, RT_PROBE, RT_IN, RT_OUT };
+
+static void route_save(struct rpc_route *r, struct state_w *w, uint16_t tag)
+{
+	if (r->src.fd >= 0)
+		buf_out_flush(&r->out, r->src.fd, true); /* as far as it goes now */
+	size_t at = state_open(w, tag);
+	state_put_str(w, RT_NAME, r->name);
+	state_put_fd(w, RT_FD, r->src.fd);
+	state_put_u64(w, RT_STATE, r->state);
+	state_put_str(w, RT_WHY, r->why);
+	state_put_u64(w, RT_NEXT_ID, r->next_id);
+	state_put_u64(w, RT_PROBE, r->probe);
+	state_put_bytes(w, RT_IN, buf_in_peek(&r->in), buf_in_pending(&r->in));
+	state_put_bytes(w, RT_OUT, r->out.data + r->out.off, buf_out_pending(&r->out));
+	state_close(w, at);
+}
+
+void rpc_routes_save(struct rpc_server *s, struct state_w *w, uint16_t tag)
+{
+	struct rpc_routes *rs = routes_of(s, false);
+	struct rpc_route *r;
+	if (!rs)
+		return;
+	list_for_each(r, &rs->list, node)
+		if (!r->removed)
+			route_save(r, w, tag);
+}
+
+int rpc_route_restore(struct rpc_server *s, struct state_in *in, const struct state_field *f)
+{
+	char name[RPC_ROUTE_NAME_MAX + 1] = "", why[sizeof(((struct rpc_route *)0)->why)] = "";
+	uint64_t state = RPC_ROUTE_DOWN, next_id = 1, probe = 0;
+	struct state_field g, bytes_in = {0}, bytes_out = {0};
+	struct state_r rr;
+	int fd = -1, e = 0;
+	state_get_record(f, &rr);
+	while (e == 0 && (e = state_next(&rr, &g)) > 0) {
+		e = 0;
+		if (g.tag == RT_NAME)
+			e = state_get_str(&g, name, sizeof(name));
+		else if (g.tag == RT_FD && fd < 0)
+			e = state_get_fd(in, &g, &fd);
+		else if (g.tag == RT_STATE)
+			e = state_get_u64(&g, &state);
+		else if (g.tag == RT_WHY)
+			e = state_get_str(&g, why, sizeof(why));
+		else if (g.tag == RT_NEXT_ID)
+			e = state_get_u64(&g, &next_id);
+		else if (g.tag == RT_PROBE)
+			e = state_get_u64(&g, &probe);
+		else if (g.tag == RT_IN)
+			bytes_in = g;
+		else if (g.tag == RT_OUT)
+			bytes_out = g;
+	}
+	bool named = name[0] == '@' ? name_is_valid(name + 1) : rpc_route_name_is_valid(name);
+	if (e < 0 || !named || !(next_id & 1) || next_id >= UINT32_MAX - 2 ||
+	    (state != RPC_ROUTE_CONNECTING && state != RPC_ROUTE_READY &&
+	     state != RPC_ROUTE_DOWN) ||
+	    bytes_in.len > RPC_HEADER_SIZE + RPC_MESSAGE_MAX || bytes_out.len > RPC_ROUTE_OUT_MAX) {
+		if (fd >= 0)
+			close(fd);
+		return -EBADMSG;
+	}
+	if (route_find(s, name) || fd < 0)
+		state = RPC_ROUTE_DOWN;
+	e = rpc_route_add(s, name, -1, RPC_ROUTE_PRIVATE * (name[0] == '@'));
+	if (e < 0) {
+		if (fd >= 0)
+			close(fd);
+		return e;
+	}
+	struct rpc_route *r = route_find(s, name);
+	r->next_id = (uint32_t)next_id;
+	r->probe = probe;
+	if (state == RPC_ROUTE_DOWN) {
+		if (fd >= 0)
+			close(fd);
+		str_copy(r->why, sizeof(r->why), why[0] ? why : "its channel was not handed over");
+		r->state = RPC_ROUTE_DOWN;
+		return 0;
+	}
+	e = buf_in_append(&r->in, bytes_in.data, bytes_in.len);
+	if (e == 0)
+		e = buf_out_append(&r->out, bytes_out.data, bytes_out.len);
+	/* A route still probing asks again: its probe's answer went to the
+	 * previous kin's stream, which the next one does not know. */
+	if (e == 0)
+		e = route_attach(r, fd, state == RPC_ROUTE_CONNECTING);
+	close(fd);
+	if (e < 0) {
+		route_end(s, name, "its channel could not be taken over", false);
+		return e;
+	}
+	r->busy++;
+	route_process(r); /* what the previous kin read: late answers, dropped */
+	route_flush(r, true);
+	r->busy--;
+	return 0;
 }

@@ -70,3 +70,6 @@ void rpc_route_forward(struct rpc_server *s, struct rpc_call *call, const char *
                        uint8_t flags);
 /* Ends every route (calls through them UNAVAILABLE) at server free. */
 void rpc_routes_free(struct rpc_server *s);
+/* Every route into a re-exec's state (route.c; rpc_server_save). */
+struct state_w;
+void rpc_routes_save(struct rpc_server *s, struct state_w *w, uint16_t tag);

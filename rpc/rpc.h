@@ -133,6 +133,9 @@ struct rpc_peer {
 	/* A parent kin relaying (a zone's channel, a VM link): its calls were
 	 * authorized and audited where they entered; not again here. */
 	bool relay_hop;
+	/* Goes along when kin re-executes itself, unread and unsent bytes
+	 * included (a zone kin's channel to its parent, which has no other). */
+	bool carry;
 	/* TLS: the identities the gateway verified ("cn:ops", "uri:...") and
 	 * the remote address. rpc_server_add_conn copies them. */
 	size_t n_names;
@@ -250,15 +253,32 @@ struct rpc_listen_fd {
 };
 #define RPC_LISTENERS_MAX 8
 /* Ends every call in flight with UNAVAILABLE and why (cancel callbacks
- * first, as for a closed connection), flushes each connection's answers
- * as far as its socket takes them without waiting, and closes it; routes
- * end as at rpc_server_free. The listening sockets are taken out, neither
- * closed nor unlinked, into out (at most max; the rest closed). Returns
- * how many; free the server after. */
+ * first, as for a closed connection: a relayed call's child is told to
+ * cancel it), flushes each connection's answers as far as its socket
+ * takes them without waiting, and closes it — all but the carried ones
+ * (peer.carry), which stay as they are. Routes stay too. The listening
+ * sockets are taken out, neither closed nor unlinked, into out (at most
+ * max; the rest closed). Returns how many. Then rpc_server_save. */
 size_t rpc_server_handover(struct rpc_server *s, const char *why, struct rpc_listen_fd *out,
                            size_t max);
 /* Serves a listening socket a previous kin handed over (takes l->fd). */
 int rpc_server_listen_handed(struct rpc_server *s, const struct rpc_listen_fd *l);
+/* Writes every route (a record route_tag each) and carried connection
+ * (conn_tag) into w as they are: fd, stream ids, the bytes read but not
+ * taken and those queued but not sent. Nothing is closed: a kin whose
+ * execve failed goes on with them. A child's late answers to calls of
+ * the previous kin match no stream of the next one and are dropped. */
+struct state_w;
+struct state_in;
+struct state_field;
+void rpc_server_save(struct rpc_server *s, struct state_w *w, uint16_t route_tag,
+                     uint16_t conn_tag);
+/* One record of each kind, in the next kin. A record that does not read
+ * is refused (-EBADMSG), its fd closed. A connection's frames already
+ * read are handled at once: restore connections after the services are
+ * registered. */
+int rpc_route_restore(struct rpc_server *s, struct state_in *in, const struct state_field *f);
+int rpc_conn_restore(struct rpc_server *s, struct state_in *in, const struct state_field *f);
 
 struct rpc_server_stats {
 	size_t conns;              /* open now */

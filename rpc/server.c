@@ -264,9 +264,10 @@ size_t rpc_server_handover(struct rpc_server *s, const char *why, struct rpc_lis
 		buf_out_flush(&c->out, c->src.fd, !c->not_socket);
 	}
 	s->freeing = true; /* no on_close: the VM link's port is reopened by the next kin */
-	while ((c = list_first_entry(&s->conns, struct rpc_conn, node)))
-		rpc_conn_close(c);
-	rpc_routes_free(s);
+	list_for_each_safe(c, ctmp, &s->conns, node)
+		if (!c->peer.carry)
+			rpc_conn_close(c);
+	s->freeing = false; /* an execve that fails: this server goes on */
 	struct rpc_listener *l, *tmp;
 	list_for_each_safe(l, tmp, &s->listeners, node) {
 		list_remove(&l->node);

@@ -4,6 +4,7 @@
  * event handler and rpc_server_free close it, so answers queued from
  * anywhere else never free what a caller still holds. */
 #include "rpc/server-int.h"
+#include "lib/state.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -388,4 +389,90 @@ int rpc_server_add_conn_notify(struct rpc_server *s, int fd, const struct rpc_pe
 	s->stats.conns++;
 	s->stats.accepted++;
 	return 0;
+}
+
+/* ---- re-exec: carried connections ------------------------------------------------------ */
+
+enum { CN_FD = 1, CN_TRANSPORT, CN_FLAGS, CN_IN, CN_SKIP, CN_OUT, CN_LAST_STREAM, CN_READ_CLOSED };
+enum { CN_ALLOWED = 1, CN_SUPERUSER = 2, CN_RELAY_HOP = 4 };
+
+static void conn_save(struct rpc_conn *c, struct state_w *w, uint16_t tag)
+{
+	size_t at = state_open(w, tag);
+	state_put_fd(w, CN_FD, c->src.fd);
+	state_put_u64(w, CN_TRANSPORT, c->peer.transport);
+	state_put_u64(w, CN_FLAGS,
+	              (c->peer.allowed ? CN_ALLOWED : 0) | (c->peer.superuser ? CN_SUPERUSER : 0) |
+	                  (c->peer.relay_hop ? CN_RELAY_HOP : 0));
+	state_put_bytes(w, CN_IN, buf_in_peek(&c->in), buf_in_pending(&c->in));
+	state_put_u64(w, CN_SKIP, c->skip);
+	state_put_bytes(w, CN_OUT, c->out.data + c->out.off, buf_out_pending(&c->out));
+	state_put_u64(w, CN_LAST_STREAM, c->last_stream);
+	state_put_u64(w, CN_READ_CLOSED, c->read_closed);
+	state_close(w, at);
+}
+
+void rpc_server_save(struct rpc_server *s, struct state_w *w, uint16_t route_tag, uint16_t conn_tag)
+{
+	struct rpc_conn *c;
+	rpc_routes_save(s, w, route_tag);
+	list_for_each(c, &s->conns, node)
+		if (c->peer.carry && !c->broken)
+			conn_save(c, w, conn_tag);
+}
+
+int rpc_conn_restore(struct rpc_server *s, struct state_in *in, const struct state_field *f)
+{
+	uint64_t transport = RPC_TRANSPORT_OTHER, flags = 0, skip = 0, last = 0, rclosed = 0;
+	struct state_field g, bytes_in = {0}, bytes_out = {0};
+	struct state_r rr;
+	int fd = -1, e = 0;
+	state_get_record(f, &rr);
+	while (e == 0 && (e = state_next(&rr, &g)) > 0) {
+		e = 0;
+		if (g.tag == CN_FD && fd < 0)
+			e = state_get_fd(in, &g, &fd);
+		else if (g.tag == CN_TRANSPORT)
+			e = state_get_u64(&g, &transport);
+		else if (g.tag == CN_FLAGS)
+			e = state_get_u64(&g, &flags);
+		else if (g.tag == CN_SKIP)
+			e = state_get_u64(&g, &skip);
+		else if (g.tag == CN_LAST_STREAM)
+			e = state_get_u64(&g, &last);
+		else if (g.tag == CN_READ_CLOSED)
+			e = state_get_u64(&g, &rclosed);
+		else if (g.tag == CN_IN)
+			bytes_in = g;
+		else if (g.tag == CN_OUT)
+			bytes_out = g;
+	}
+	if (e < 0 || fd < 0 || transport != RPC_TRANSPORT_OTHER || last > UINT32_MAX ||
+	    skip > RPC_MESSAGE_MAX || bytes_in.len > RPC_HEADER_SIZE + RPC_MESSAGE_MAX ||
+	    bytes_out.len > s->cfg.out_max) {
+		if (fd >= 0)
+			close(fd);
+		return -EBADMSG;
+	}
+	struct rpc_peer peer = {.transport = RPC_TRANSPORT_OTHER,
+	                        .allowed = flags & CN_ALLOWED,
+	                        .superuser = flags & CN_SUPERUSER,
+	                        .relay_hop = flags & CN_RELAY_HOP,
+	                        .carry = true};
+	e = rpc_server_add_conn(s, fd, &peer); /* takes fd */
+	if (e < 0)
+		return e;
+	struct rpc_conn *c = list_first_entry(&s->conns, struct rpc_conn, node);
+	if (!c)
+		return -ENOENT;
+	c->skip = skip;
+	c->last_stream = (uint32_t)last;
+	c->read_closed = rclosed;
+	e = buf_in_append(&c->in, bytes_in.data, bytes_in.len);
+	if (e == 0)
+		e = buf_out_append(&c->out, bytes_out.data, bytes_out.len);
+	if (e < 0)
+		c->broken = "its buffers could not be taken over";
+	conn_on_event(&c->src, 0); /* frames already read, answers already queued */
+	return e;
 }

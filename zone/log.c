@@ -121,6 +121,25 @@ fail:
 	return r;
 }
 
+int zone_log_adopt(struct zone_log *l, struct ev_loop *loop, const char *path, size_t cap,
+                   int pipe_fd, int file_fd, uint64_t size)
+{
+	l->loop = loop;
+	l->cap = cap;
+	l->size = size;
+	l->file_fd = file_fd;
+	l->src = (struct ev_source){.fd = pipe_fd, .fn = on_log, .data = l};
+	int r = str_copy(l->path, sizeof(l->path), path) < 0 ? -ENAMETOOLONG
+	        : pipe_fd < 0                                ? 0
+	                                                     : ev_add(loop, &l->src, EPOLLIN);
+	if (r < 0) {
+		closep(&l->file_fd);
+		closep(&l->src.fd);
+		l->file_fd = l->src.fd = -1;
+	}
+	return r;
+}
+
 void zone_log_close(struct zone_log *l, struct ev_loop *loop)
 {
 	if (!l)

@@ -88,3 +88,58 @@ void zone_logs_keep(struct zone_logs_kept *k, const char *path);
 void zone_logs_forget(struct zone_logs_kept *k, const char *path);
 /* Frees the list; the logs stay on disk. */
 void zone_logs_kept_free(struct zone_logs_kept *k);
+/* A log a previous kin (before a re-exec) had open: its pipe's read end
+ * and its file, size bytes in it so far. Takes both fds. */
+int zone_log_adopt(struct zone_log *l, struct ev_loop *loop, const char *path, size_t cap,
+                   int pipe_fd, int file_fd, uint64_t size);
+
+/* ---- zone.c: the records ---- */
+struct zone {
+	struct zone_info info;
+	struct zones *z; /* NULL once zones_free forgot us */
+	struct child *child;
+	uint32_t slot;
+	int deleg; /* our delegation it holds, -1: none */
+	struct zone_log log;
+	zone_done_fn done;
+	void *done_data;
+	struct ev_source timer;  /* setup deadline or stop timeout (cgroup.kill), then
+	                            cleanup retries */
+	struct ev_source report; /* the setup's report pipe while starting; fd -1 after */
+	bool starting;           /* created not called yet */
+	zone_created_fn created;
+	void *created_data;
+	char *root;  /* the spec's root while starting (for its check's report) */
+	int spawn_r; /* the first reason the start failed, 0: none yet */
+	struct err spawn_err;
+	int status;
+	bool cleaning;         /* reaped: removing what the zone kin made in its cell */
+	unsigned retries;      /* of that removal */
+	struct list_node node; /* in zones->list, oldest first */
+};
+
+struct zones {
+	struct ev_loop *loop;
+	struct child_table *children;
+	struct cells *cells;
+	char self[PATH_MAX];
+	unsigned depth, depth_max;
+	bool exec_self; /* zones_config's */
+	bool has_subnet;
+	uint32_t subnet_base;
+	unsigned subnet_prefix;
+	char state_dir[PATH_MAX], scratch[PATH_MAX + 8];
+	size_t log_bytes;
+	struct zone_logs_kept kept;
+	char log_level[16];
+	char image_store[PATH_MAX];
+	uint64_t stop_timeout_ms;
+	int exe_fd;
+	struct zone_events ev;
+	struct list_node list;
+	size_t count;
+};
+
+/* The zone kin was reaped (child_exit_fn; data: the zone). */
+void zone_on_exit(const siginfo_t *si, void *data);
+struct zone *zone_find(struct zones *z, const char *name);

@@ -19,52 +19,6 @@
 #define ZONE_ARGS_MAX    64
 #define ZONE_OVERLAY_MAX 4000 /* mount(2) data is one page */
 
-struct zone {
-	struct zone_info info;
-	struct zones *z; /* NULL once zones_free forgot us */
-	struct child *child;
-	uint32_t slot;
-	int deleg; /* our delegation it holds, -1: none */
-	struct zone_log log;
-	zone_done_fn done;
-	void *done_data;
-	struct ev_source timer;  /* setup deadline or stop timeout (cgroup.kill), then
-	                            cleanup retries */
-	struct ev_source report; /* the setup's report pipe while starting; fd -1 after */
-	bool starting;           /* created not called yet */
-	zone_created_fn created;
-	void *created_data;
-	char *root;  /* the spec's root while starting (for its check's report) */
-	int spawn_r; /* the first reason the start failed, 0: none yet */
-	struct err spawn_err;
-	int status;
-	bool cleaning;         /* reaped: removing what the zone kin made in its cell */
-	unsigned retries;      /* of that removal */
-	struct list_node node; /* in zones->list, oldest first */
-};
-
-struct zones {
-	struct ev_loop *loop;
-	struct child_table *children;
-	struct cells *cells;
-	char self[PATH_MAX];
-	unsigned depth, depth_max;
-	bool exec_self; /* zones_config's */
-	bool has_subnet;
-	uint32_t subnet_base;
-	unsigned subnet_prefix;
-	char state_dir[PATH_MAX], scratch[PATH_MAX + 8];
-	size_t log_bytes;
-	struct zone_logs_kept kept;
-	char log_level[16];
-	char image_store[PATH_MAX];
-	uint64_t stop_timeout_ms;
-	int exe_fd;
-	struct zone_events ev;
-	struct list_node list;
-	size_t count;
-};
-
 static int zerr(struct err *err, int r, int code, const char *fmt, ...) _printf_(4, 5);
 static int zerr(struct err *err, int r, int code, const char *fmt, ...)
 {
@@ -467,7 +421,7 @@ static void on_report(struct ev_source *src, uint32_t events)
 		x->created(0, NULL, x->created_data);
 }
 
-static void on_zone_exit(const siginfo_t *si, void *data)
+void zone_on_exit(const siginfo_t *si, void *data)
 {
 	struct zone *x = data;
 	x->child = NULL;
@@ -504,7 +458,7 @@ static void on_zone_exit(const siginfo_t *si, void *data)
 	zone_cleanup(x);
 }
 
-static struct zone *zone_find(struct zones *z, const char *name)
+struct zone *zone_find(struct zones *z, const char *name)
 {
 	struct zone *x;
 	list_for_each(x, &z->list, node)
@@ -814,7 +768,7 @@ int zone_create(struct zones *z, const struct zone_spec *spec, zone_created_fn c
 	close(out_fd); /* the zone kin has it as its stdout and stderr */
 	x->info.pid = out.pid;
 	x->info.rpc_fd = out.rpc_fd;
-	r = child_track(z->children, out.pid, out.pidfd, on_zone_exit, x, &x->child);
+	r = child_track(z->children, out.pid, out.pidfd, zone_on_exit, x, &x->child);
 	if (r < 0) { /* cannot watch it: do not leave it running */
 		cell_kill(z->cells, x->info.cell, NULL);
 		close(out.rpc_fd);
@@ -928,7 +882,7 @@ void zones_free(struct zones *z)
 		x->z = NULL;
 		if (!x->child) /* its cell delete is pending: freed there */
 			continue;
-		/* still running: freed when reaped (on_zone_exit) */
+		/* still running: freed when reaped (zone_on_exit) */
 	}
 	if (z->exe_fd >= 0)
 		close(z->exe_fd);

@@ -145,6 +145,27 @@ void zone_foreach(struct zones *z, void (*fn)(const struct zone_info *info, void
                   void *data);
 size_t zone_count(const struct zones *z);
 
+/* ---- re-exec (zone/state.c) ---------------------------------------------
+ * The zones go along when kin re-executes itself: each running zone kin
+ * stays this kin's child (no signal, no restart), with its channel, its
+ * log pipe and file, its address and delegation. Only settled zones go:
+ * none starting, stopping or being cleaned up (why says which). */
+bool zones_settled(const struct zones *z, char *why, size_t size);
+/* Zone kins this library tracks as children. */
+size_t zones_children(const struct zones *z);
+struct state_w;
+struct state_in;
+struct state_field;
+/* One record (tag) with every zone in it, creation order. */
+void zones_save(struct zones *z, struct state_w *w, uint16_t tag);
+/* In the next kin, into a zones_new one with no zones yet: each zone kin
+ * is tracked again (still unreaped, so its real exit status is seen). A
+ * zone that cannot be taken back (a record that does not read, a kin
+ * that is not our child) is killed and removed with a log line naming
+ * it. Returns how many zones were restored; -EBADMSG when the record
+ * does not read at all. */
+int zones_restore(struct zones *z, struct state_in *in, const struct state_field *f);
+
 /* ---- subnets ----------------------------------------------------------
  * A kin's subnet S = BASE/P (8 <= P <= 30) serves its --net zones' links
  * and, so that zones can make --net zones of their own without reusing
