@@ -39,7 +39,7 @@
 #define AGAIN             "kin is re-executing; retry"
 
 /* Top-level records of the state. */
-enum { S_INIT = 1, S_CELLS, S_LISTENER, S_API, S_ROUTE, S_CONN };
+enum { S_INIT = 1, S_CELLS, S_LISTENER, S_API, S_ROUTE, S_CONN, S_SILENT_SINCE };
 enum { I_ROLE = 1, I_STARTED, I_REEXECS, I_WORKLOAD_PID, I_WORKLOAD_RUNNING, I_BOOTED };
 enum { L_FD = 1, L_TRANSPORT, L_PATH };
 
@@ -68,6 +68,7 @@ struct init_reexec {
 	struct state_in in;
 	bool in_open;
 	uint64_t restore_ns;
+	uint64_t silent_since; /* when the previous kin stopped answering */
 };
 
 static char **saved_argv;
@@ -119,6 +120,15 @@ static int timer_start(struct init_reexec *rx, ev_handler_fn fn, unsigned interv
 		return r;
 	}
 	return 0;
+}
+
+/* A restored kin's leftover, the previous binary's copy: let go (a
+ * while after the restore, or when the next re-exec begins). */
+static void fallback_drop(struct init_reexec *rx)
+{
+	timer_stop(rx);
+	closep(&rx->fallback);
+	rx->fallback = -1;
 }
 
 /* The probe's child killed if it still runs (reaped as ever: its exit
@@ -352,6 +362,8 @@ int init_reexec_begin(const char *binary, reexec_done_fn done, void *call_data, 
 	if (!saved_argv)
 		return err_set(err, -EINVAL, ERR_FAILED_PRECONDITION,
 		               "re-exec: kin's own command line is not known");
+	if (rx->fallback >= 0)
+		fallback_drop(rx);
 	int r = check_carry(s, err);
 	if (r < 0)
 		return r;
@@ -417,6 +429,8 @@ static void do_exec(struct init_reexec *rx)
 	rx->done = NULL;
 	if (done)
 		done(0, NULL, rx->binary, rx->count, rx->call_data);
+	/* From here on nobody is answered: the next kin says for how long. */
+	state_put_u64(&w, S_SILENT_SINCE, now_monotonic_ns());
 	struct rpc_listen_fd l[RPC_LISTENERS_MAX];
 	size_t nl = s->rpc ? rpc_server_handover(s->rpc, AGAIN, l, ARRAY_SIZE(l)) : 0;
 	for (size_t i = 0; i < nl; i++) {
@@ -674,6 +688,8 @@ int init_reexec_restore(struct init_state *s)
 			read_listener(in, &f, &st);
 		else if (f.tag == S_ROUTE || f.tag == S_CONN)
 			carried++;
+		else if (f.tag == S_SILENT_SINCE)
+			state_get_u64(&f, &rx->silent_since);
 		if (r < 0)
 			break;
 	}
@@ -702,6 +718,12 @@ int init_reexec_restore(struct init_state *s)
 	return 0;
 }
 
+static void fallback_late(struct ev_source *src, uint32_t events)
+{
+	(void)events;
+	fallback_drop(src->data);
+}
+
 void init_reexec_restore_services(struct init_state *s)
 {
 	struct init_reexec *rx = s->reexec;
@@ -719,13 +741,20 @@ void init_reexec_restore_services(struct init_state *s)
 	}
 	state_in_close(&rx->in); /* closes what nobody took */
 	rx->in_open = false;
-	int fallback = env_fd(ENV_FALLBACK, 0);
-	if (fallback >= 0)
-		close(fallback);
+	/* The previous binary's copy is let go later: freeing megabytes of
+	 * shmem is not worth a client's wait now. */
+	rx->fallback = env_fd(ENV_FALLBACK, 0);
+	if (rx->fallback >= 0 && timer_start(rx, fallback_late, 0) < 0)
+		fallback_drop(rx);
 	unsetenv(ENV_STATE);
 	unsetenv(ENV_FALLBACK);
 	unsetenv(ENV_FAILED);
-	log_info("re-exec: state taken over in %.2f ms (re-exec %llu%s%s)",
-	         (double)(now_monotonic_ns() - rx->restore_ns) / 1e6, (unsigned long long)rx->count,
-	         rx->error[0] ? "; the last one fell back: " : "", rx->error);
+	uint64_t now = now_monotonic_ns();
+	log_info("re-exec: state taken over in %.2f ms, %.2f ms without answering (re-exec "
+	         "%llu%s%s)",
+	         (double)(now - rx->restore_ns) / 1e6,
+	         rx->silent_since && rx->silent_since < now ? (double)(now - rx->silent_since) / 1e6
+	                                                    : 0.0,
+	         (unsigned long long)rx->count, rx->error[0] ? "; the last one fell back: " : "",
+	         rx->error);
 }

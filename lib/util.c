@@ -206,11 +206,9 @@ int fd_set_nonblock(int fd, bool on)
 
 int fd_set_cloexec(int fd, bool on)
 {
-	int fl = fcntl(fd, F_GETFD);
-	if (fl < 0)
-		return -errno;
-	fl = on ? fl | FD_CLOEXEC : fl & ~FD_CLOEXEC;
-	return fcntl(fd, F_SETFD, fl) < 0 ? -errno : 0;
+	/* FD_CLOEXEC is the only fd flag there is: one call, not a read and a
+	 * write (a re-exec sets it on thousands of fds). */
+	return fcntl(fd, F_SETFD, on ? FD_CLOEXEC : 0) < 0 ? -errno : 0;
 }
 
 int file_read_small(const char *path, size_t max, char **ret_buf, size_t *ret_len)

@@ -211,8 +211,8 @@ static void zone_give_up(struct zones *z, struct zone_in *zi, const char *why)
 	char cell[CELLS_PATH_MAX];
 	/* Not the cell of a name held already: that one is another zone's. */
 	bool kill = name_is_valid(zi->info.name) && !zone_find(z, zi->info.name);
-	log_error("re-exec: zone \"%.64s\" (pid %llu) cannot be taken over: %s%s",
-	          zi->info.name, (unsigned long long)zi->pid, why, kill ? "; killed" : "");
+	log_error("re-exec: zone \"%.64s\" (pid %llu) cannot be taken over: %s%s", zi->info.name,
+	          (unsigned long long)zi->pid, why, kill ? "; killed" : "");
 	zone_in_close(zi);
 	if (!kill)
 		return;

@@ -46,7 +46,8 @@ kc() { "$KIN" ctl --socket "$S" "$@" >"$T/out" 2>&1; rc=$?; }
 out_has() { grep -qE -- "$1" "$T/out"; }
 serving() { [ "$("$KIN" ctl --socket "$S" health 2>&1)" = SERVING ]; }
 serving && ok daemon_serving || { bad daemon_serving "no SERVING"; cat "$T/kin.log"; exit 1; }
-fds() { ls "/proc/$DPID/fd" | wc -l; }
+# (not the previous binary's copy, which a restored kin lets go of a while later)
+fds() { find "/proc/$DPID/fd" -mindepth 1 ! -lname "/memfd:kin-previous*" | wc -l; }
 zpid() { kc ${2:+--target "$2"} -o json zone status "$1"; sed -n 's/.*"pid":\([0-9]*\).*/\1/p' "$T/out"; }
 procs_below() { find "$1" -name cgroup.procs -exec cat {} + 2>/dev/null | wc -l; }
 

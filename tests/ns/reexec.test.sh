@@ -31,7 +31,8 @@ kc() { "$KIN" ctl --socket "$S" "$@" >"$T/out" 2>&1; rc=$?; }
 out_has() { grep -qE -- "$1" "$T/out"; }
 serving() { [ "$("$KIN" ctl --socket "$S" health 2>&1)" = SERVING ]; }
 serving && ok daemon_serving || { bad daemon_serving "no SERVING"; cat "$T/kin.log"; exit 1; }
-fds() { ls "/proc/$DPID/fd" | wc -l; }
+# (not the previous binary's copy, which a restored kin lets go of a while later)
+fds() { find "/proc/$DPID/fd" -mindepth 1 ! -lname "/memfd:kin-previous*" | wc -l; }
 pid_of() { kc -o json exec status a "$1"; sed -n 's/.*"pid":\([0-9]*\).*/\1/p' "$T/out"; }
 
 N=400
