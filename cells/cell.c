@@ -369,14 +369,17 @@ int cell_create(struct cells *c, const char *path, const struct cell_limits *lim
 			               "cell \"%s\": parent cell \"%s\" not found", path,
 			               parent_path);
 	}
+	/* First: what is below a parent being deleted is going too (a cell a
+	 * killed kin left, removed by its successor): soon free, so retry. */
+	if (parent->delete_op.active)
+		return err_set(err, -EBUSY, ERR_UNAVAILABLE,
+		               "cell \"%s\": its parent \"%s\" is being deleted; retry", path,
+		               parent->path);
 	struct cell *ch;
 	list_for_each(ch, &parent->children, sibling)
 		if (strcmp(ch->name, name) == 0)
 			return err_set(err, -EEXIST, ERR_ALREADY_EXISTS,
 			               "cell \"%s\" already exists", path);
-	if (parent->delete_op.active)
-		return err_set(err, -EBUSY, ERR_FAILED_PRECONDITION,
-		               "cell \"%s\": parent is being deleted", path);
 	if ((r = cells_cell_dir(c, parent, pdir, sizeof(pdir))) < 0)
 		return err_set_errno(err, r, "cell \"%s\": path too long", path);
 	uint32_t avail = 0, enabled = 0;

@@ -9,10 +9,14 @@
 # duplicate, none dropped), every executable is accounted for, no zombie,
 # the fds and memfds of kin steady across more re-execs, no cgroup but
 # the cells made, one keeper, kin's RSS flat, every name reusable, a
-# clean stop. SOAK_SECONDS long (20 in `make check`, 300 in `make soak`).
-# Not here: zones, VMs, services and shim pods (kin does not carry them
-# across a re-exec or a crash yet), and full pids.max / memory.max (the
-# host's cgroup2 has no controllers: limits are tested in a guest).
+# clean stop. Zones two deep (z1, z2 inside it) run a ticker at the bottom
+# and are re-executed too (the root's re-exec carries them, then z1's and
+# z2's own); a SIGKILLed kin's zones are not adopted yet, so each
+# successor must have removed them cleanly for the names to be made
+# again. SOAK_SECONDS long (20 in `make check`, 300 in `make soak`).
+# Not here: VMs, services and shim pods (kin does not carry them across a
+# re-exec or a crash yet), and full pids.max / memory.max (the host's
+# cgroup2 has no controllers: limits are tested in a guest).
 cd "$(dirname "$0")/../.."
 . tests/ns/lib.sh
 ns_suite_begin soak
@@ -36,7 +40,7 @@ CELLS=$BASE/cells
 mkdir -p "$BASE"
 BG=
 daemon_start() {
-	sh -c "echo \$\$ >'$BASE/cgroup.procs' && exec '$KIN' init --log-level info --grace 2s --socket '$S' --state-dir '$SD'" \
+	sh -c "echo \$\$ >'$BASE/cgroup.procs' && exec '$KIN' init --log-level info --grace 2s --socket '$S' --state-dir '$SD' --zone-dir '$T/zones'" \
 		>>"$T/kin.log" 2>&1 &
 	DPID=$!
 	wait_for "serving" 300
@@ -48,6 +52,25 @@ rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$DPID/status" 2>/dev/null; }
 fds() { ls "/proc/$DPID/fd" 2>/dev/null | wc -l; }
 fd_list() { for f in /proc/"$DPID"/fd/*; do readlink "$f"; done 2>/dev/null | sed 's/[0-9]\+]$/N]/' | sort; }
 memfds() { find "/proc/$DPID/fd" -lname '/memfd:*' 2>/dev/null | wc -l; }
+
+# Zones two deep on the parent's root, a ticker in z2; made again after
+# each SIGKILL (the successor removed them).
+# (A successor is still removing the zones it found: UNAVAILABLE, retried
+# as a client would.)
+zc() {
+	for _ in $(seq 100); do
+		"$KIN" ctl --socket "$S" "$@" >"$T/zup" 2>&1 && return 0
+		grep -q UNAVAILABLE "$T/zup" || return 1
+		sleep 0.05
+	done
+	return 1
+}
+zones_up() {
+	zc zone create z1 && zc --target z1 zone create z2 && zc --target z1/z2 cell create c &&
+		zc --target z1/z2 exec start c tick -- \
+			sh -c 'i=0; while :; do i=$((i+1)); echo "z-$i"; sleep 0.01; done'
+}
+zone_pids() { "$KIN" ctl --socket "$S" -o json zone status z1 2>/dev/null | sed -n 's/.*"pid":\([0-9]*\).*/\1/p'; }
 
 daemon_start
 serving && ok daemon_serving || { bad daemon_serving "no SERVING"; cat "$T/kin.log"; exit 1; }
@@ -66,6 +89,8 @@ for c in c1 c2 c3; do
 	EXECS="$EXECS $c/tick $c/w1 $c/w2"
 done
 [ $rc -eq 0 ] && ok workloads_started || { bad workloads_started "$(cat "$T/out")"; exit 1; }
+zones_up && ok zones_started || { bad zones_started "$(tail -5 "$T/kin.log")"; exit 1; }
+zp=$(zone_pids)
 
 touch "$T/run"
 # Callers: list and status without pause; a log follower and an event
@@ -95,7 +120,7 @@ BG="$BG $!"
 
 # The faults, every half second: a random workload process killed; a
 # re-exec every 3 s; a SIGKILL and a successor every 7 s.
-reexecs=0 reexec_fails=0 crashes=0 crash_fails=0 kills=0 k=0
+reexecs=0 reexec_fails=0 crashes=0 crash_fails=0 kills=0 k=0 zone_fails=0 zreexecs=0
 end=$(($(date +%s) + SECS))
 while [ "$(date +%s)" -lt "$end" ]; do
 	sleep 0.5
@@ -106,6 +131,12 @@ while [ "$(date +%s)" -lt "$end" ]; do
 		kc reexec
 		reexecs=$((reexecs + 1))
 		[ $rc -eq 0 ] || { reexec_fails=$((reexec_fails + 1)); cp "$T/out" "$T/reexec-fail.$k"; }
+		# and a zone kin, in turn z1 and z2
+		zt=z1
+		[ $((k % 12)) -eq 0 ] && zt=z1/z2
+		kc --target $zt reexec
+		zreexecs=$((zreexecs + 1))
+		[ $rc -eq 0 ] || { reexec_fails=$((reexec_fails + 1)); cp "$T/out" "$T/reexec-fail.z$k"; }
 	fi
 	if [ $((k % 14)) -eq 7 ]; then
 		cat "$CELLS"/c*/cgroup.procs >>"$T/at-crash" 2>/dev/null
@@ -114,12 +145,16 @@ while [ "$(date +%s)" -lt "$end" ]; do
 		crashes=$((crashes + 1))
 		daemon_start
 		serving || crash_fails=$((crash_fails + 1))
+		zones_up || { zone_fails=$((zone_fails + 1)); cp "$T/zup" "$T/zone-fail.$k"; }
+		zp=$(zone_pids)
 	fi
 done
 rm -f "$T/run"
-echo "    ($SECS s: $reexecs re-execs, $crashes SIGKILLs and successors, $kills workload kills)"
+echo "    ($SECS s: $reexecs re-execs and $zreexecs of zone kins, $crashes SIGKILLs and successors, $kills workload kills)"
 [ "$reexecs" -gt 0 ] && [ $reexec_fails -eq 0 ] && ok reexecs_under_load ||
-	bad reexecs_under_load "$reexec_fails of $reexecs failed: $(cat "$T"/reexec-fail.* 2>/dev/null | head -3)"
+	bad reexecs_under_load "$reexec_fails of $((reexecs + zreexecs)) failed: $(cat "$T"/reexec-fail.* 2>/dev/null | head -3)"
+[ $zone_fails -eq 0 ] && ok zones_made_again_after_crashes ||
+	bad zones_made_again_after_crashes "$zone_fails of $crashes: $(cat "$T"/zone-fail.* | head -5)"
 [ "$crashes" -gt 0 ] && [ $crash_fails -eq 0 ] && ok successors_serve ||
 	bad successors_serve "$crash_fails of $crashes successors did not serve"
 
@@ -167,6 +202,17 @@ for x in $EXECS; do
 done
 [ $n -eq 9 ] && ok every_exec_accounted || bad every_exec_accounted "$n of 9 listed running or backing off"
 
+# The zones made after the last SIGKILL: the same zone kin all along
+# (re-execs carried it), listed ready, z2's ticker with every line once.
+kc zone list
+[ -n "$zp" ] && [ "$(zone_pids)" = "$zp" ] && out_has '^z1 +namespace running .* ready$' &&
+	out_has '^  z2 +namespace running .* ready$' && ok zones_carried ||
+	bad zones_carried "z1 pid $(zone_pids) vs $zp"
+"$KIN" ctl --socket "$S" --target z1/z2 exec logs c tick >"$T/zlines" 2>&1
+zn=$(wc -l <"$T/zlines")
+[ "$zn" -gt 10 ] && seq 1 "$zn" | sed 's/^/z-/' | cmp -s - "$T/zlines" && ok zone_lines_once_in_order ||
+	bad zone_lines_once_in_order "$zn lines: $(seq 1 "$zn" | sed 's/^/z-/' | diff - "$T/zlines" | head -3 | tr '\n' ' ')"
+
 # No zombie of kin's left unreaped.
 sleep 0.5
 zombies=$(for p in $(cat "$BASE"/cgroup.procs "$CELLS"/*/cgroup.procs 2>/dev/null); do
@@ -197,7 +243,7 @@ fd_list >"$T/fds1"
 
 # Only the cells made, one keeper.
 cells=$(cd "$CELLS" && find . -mindepth 1 -maxdepth 1 -type d | sort | tr '\n' ' ')
-[ "$cells" = "./c1 ./c2 ./c3 " ] && ok no_stray_cgroup || bad no_stray_cgroup "cells: $cells"
+[ "$cells" = "./c1 ./c2 ./c3 ./zones " ] && ok no_stray_cgroup || bad no_stray_cgroup "cells: $cells"
 keepers=0
 for p in $(find "$CG/$TOP" -name cgroup.procs -exec cat {} + 2>/dev/null); do
 	tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline" | grep -q ' keeper ' && keepers=$((keepers + 1))
