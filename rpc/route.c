@@ -732,18 +732,25 @@ void rpc_route_forward(struct rpc_server *s, struct rpc_call *call, const char *
 /* ---- re-exec: routes handed over as they are ------------------------------------------ */
 
 enum { RT_NAME = 1, RT_FD, RT_STATE, RT_WHY, RT_NEXT_ID, RT_PROBE, RT_IN, RT_OUT };
+struct route_nums {
+	uint64_t state, next_id, probe;
+};
+static const struct state_num route_nums[] = {
+    STATE_NUM(RT_STATE, struct route_nums, state),
+    STATE_NUM(RT_NEXT_ID, struct route_nums, next_id),
+    STATE_NUM(RT_PROBE, struct route_nums, probe),
+};
 
 static void route_save(struct rpc_route *r, struct state_w *w, uint16_t tag)
 {
 	if (r->src.fd >= 0)
 		buf_out_flush(&r->out, r->src.fd, true); /* as far as it goes now */
+	struct route_nums nums = {r->state, r->next_id, r->probe};
 	size_t at = state_open(w, tag);
 	state_put_str(w, RT_NAME, r->name);
 	state_put_fd(w, RT_FD, r->src.fd);
-	state_put_u64(w, RT_STATE, r->state);
 	state_put_str(w, RT_WHY, r->why);
-	state_put_u64(w, RT_NEXT_ID, r->next_id);
-	state_put_u64(w, RT_PROBE, r->probe);
+	state_put_nums(w, &nums, route_nums, ARRAY_SIZE(route_nums));
 	state_put_bytes(w, RT_IN, buf_in_peek(&r->in), buf_in_pending(&r->in));
 	state_put_bytes(w, RT_OUT, r->out.data + r->out.off, buf_out_pending(&r->out));
 	state_close(w, at);
@@ -763,30 +770,26 @@ void rpc_routes_save(struct rpc_server *s, struct state_w *w, uint16_t tag)
 int rpc_route_restore(struct rpc_server *s, struct state_in *in, const struct state_field *f)
 {
 	char name[RPC_ROUTE_NAME_MAX + 1] = "", why[sizeof(((struct rpc_route *)0)->why)] = "";
-	uint64_t state = RPC_ROUTE_DOWN, next_id = 1, probe = 0;
+	struct route_nums nums = {.state = RPC_ROUTE_DOWN, .next_id = 1};
 	struct state_field g, bytes_in = {0}, bytes_out = {0};
 	struct state_r rr;
 	int fd = -1, e = 0;
 	state_get_record(f, &rr);
 	while (e == 0 && (e = state_next(&rr, &g)) > 0) {
-		e = 0;
-		if (g.tag == RT_NAME)
+		if ((e = state_get_num(&g, &nums, route_nums, ARRAY_SIZE(route_nums))) != 0)
+			e = e < 0 ? e : 0; /* a number, taken */
+		else if (g.tag == RT_NAME)
 			e = state_get_str(&g, name, sizeof(name));
 		else if (g.tag == RT_FD && fd < 0)
 			e = state_get_fd(in, &g, &fd);
-		else if (g.tag == RT_STATE)
-			e = state_get_u64(&g, &state);
 		else if (g.tag == RT_WHY)
 			e = state_get_str(&g, why, sizeof(why));
-		else if (g.tag == RT_NEXT_ID)
-			e = state_get_u64(&g, &next_id);
-		else if (g.tag == RT_PROBE)
-			e = state_get_u64(&g, &probe);
 		else if (g.tag == RT_IN)
 			bytes_in = g;
 		else if (g.tag == RT_OUT)
 			bytes_out = g;
 	}
+	uint64_t state = nums.state, next_id = nums.next_id, probe = nums.probe;
 	bool named = name[0] == '@' ? name_is_valid(name + 1) : rpc_route_name_is_valid(name);
 	if (e < 0 || !named || !(next_id & 1) || next_id >= UINT32_MAX - 2 ||
 	    (state != RPC_ROUTE_CONNECTING && state != RPC_ROUTE_READY &&

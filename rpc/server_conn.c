@@ -395,20 +395,31 @@ int rpc_server_add_conn_notify(struct rpc_server *s, int fd, const struct rpc_pe
 
 enum { CN_FD = 1, CN_TRANSPORT, CN_FLAGS, CN_IN, CN_SKIP, CN_OUT, CN_LAST_STREAM, CN_READ_CLOSED };
 enum { CN_ALLOWED = 1, CN_SUPERUSER = 2, CN_RELAY_HOP = 4 };
+struct conn_nums {
+	uint64_t transport, flags, skip, last, read_closed;
+};
+static const struct state_num conn_nums[] = {
+    STATE_NUM(CN_TRANSPORT, struct conn_nums, transport),
+    STATE_NUM(CN_FLAGS, struct conn_nums, flags),
+    STATE_NUM(CN_SKIP, struct conn_nums, skip),
+    STATE_NUM(CN_LAST_STREAM, struct conn_nums, last),
+    STATE_NUM(CN_READ_CLOSED, struct conn_nums, read_closed),
+};
 
 static void conn_save(struct rpc_conn *c, struct state_w *w, uint16_t tag)
 {
+	struct conn_nums nums = {.transport = c->peer.transport,
+	                         .flags = (c->peer.allowed ? CN_ALLOWED : 0) |
+	                                  (c->peer.superuser ? CN_SUPERUSER : 0) |
+	                                  (c->peer.relay_hop ? CN_RELAY_HOP : 0),
+	                         .skip = c->skip,
+	                         .last = c->last_stream,
+	                         .read_closed = c->read_closed};
 	size_t at = state_open(w, tag);
 	state_put_fd(w, CN_FD, c->src.fd);
-	state_put_u64(w, CN_TRANSPORT, c->peer.transport);
-	state_put_u64(w, CN_FLAGS,
-	              (c->peer.allowed ? CN_ALLOWED : 0) | (c->peer.superuser ? CN_SUPERUSER : 0) |
-	                  (c->peer.relay_hop ? CN_RELAY_HOP : 0));
+	state_put_nums(w, &nums, conn_nums, ARRAY_SIZE(conn_nums));
 	state_put_bytes(w, CN_IN, buf_in_peek(&c->in), buf_in_pending(&c->in));
-	state_put_u64(w, CN_SKIP, c->skip);
 	state_put_bytes(w, CN_OUT, c->out.data + c->out.off, buf_out_pending(&c->out));
-	state_put_u64(w, CN_LAST_STREAM, c->last_stream);
-	state_put_u64(w, CN_READ_CLOSED, c->read_closed);
 	state_close(w, at);
 }
 
@@ -423,30 +434,23 @@ void rpc_server_save(struct rpc_server *s, struct state_w *w, uint16_t route_tag
 
 int rpc_conn_restore(struct rpc_server *s, struct state_in *in, const struct state_field *f)
 {
-	uint64_t transport = RPC_TRANSPORT_OTHER, flags = 0, skip = 0, last = 0, rclosed = 0;
+	struct conn_nums nums = {.transport = RPC_TRANSPORT_OTHER};
 	struct state_field g, bytes_in = {0}, bytes_out = {0};
 	struct state_r rr;
 	int fd = -1, e = 0;
 	state_get_record(f, &rr);
 	while (e == 0 && (e = state_next(&rr, &g)) > 0) {
-		e = 0;
-		if (g.tag == CN_FD && fd < 0)
+		if ((e = state_get_num(&g, &nums, conn_nums, ARRAY_SIZE(conn_nums))) != 0)
+			e = e < 0 ? e : 0; /* a number, taken */
+		else if (g.tag == CN_FD && fd < 0)
 			e = state_get_fd(in, &g, &fd);
-		else if (g.tag == CN_TRANSPORT)
-			e = state_get_u64(&g, &transport);
-		else if (g.tag == CN_FLAGS)
-			e = state_get_u64(&g, &flags);
-		else if (g.tag == CN_SKIP)
-			e = state_get_u64(&g, &skip);
-		else if (g.tag == CN_LAST_STREAM)
-			e = state_get_u64(&g, &last);
-		else if (g.tag == CN_READ_CLOSED)
-			e = state_get_u64(&g, &rclosed);
 		else if (g.tag == CN_IN)
 			bytes_in = g;
 		else if (g.tag == CN_OUT)
 			bytes_out = g;
 	}
+	uint64_t transport = nums.transport, flags = nums.flags, skip = nums.skip, last = nums.last,
+	         rclosed = nums.read_closed;
 	if (e < 0 || fd < 0 || transport != RPC_TRANSPORT_OTHER || last > UINT32_MAX ||
 	    skip > RPC_MESSAGE_MAX || bytes_in.len > RPC_HEADER_SIZE + RPC_MESSAGE_MAX ||
 	    bytes_out.len > s->cfg.out_max) {

@@ -51,24 +51,37 @@ size_t zones_children(const struct zones *z)
 	return n;
 }
 
+/* The numbers of a zone's record, as both sides hold them. */
+struct zone_nums {
+	uint64_t pid, depth, net, started, slot, log_size;
+	int64_t deleg;
+};
+static const struct state_num zone_nums[] = {
+    STATE_NUM(Z_PID, struct zone_nums, pid),     STATE_NUM(Z_DEPTH, struct zone_nums, depth),
+    STATE_NUM(Z_NET, struct zone_nums, net),     STATE_NUM(Z_STARTED, struct zone_nums, started),
+    STATE_NUM(Z_SLOT, struct zone_nums, slot),   STATE_NUM(Z_LOG_SIZE, struct zone_nums, log_size),
+    STATE_NUM(Z_DELEG, struct zone_nums, deleg),
+};
+
 static void zone_save(const struct zone *x, struct state_w *w)
 {
+	struct zone_nums nums = {.pid = (uint64_t)x->info.pid,
+	                         .depth = x->info.depth,
+	                         .net = x->info.net,
+	                         .started = x->info.started_ns,
+	                         .slot = x->slot,
+	                         .log_size = x->log.size,
+	                         .deleg = x->deleg};
 	size_t at = state_open(w, ZS_ZONE);
 	state_put_str(w, Z_NAME, x->info.name);
-	state_put_u64(w, Z_PID, (uint64_t)x->info.pid);
-	state_put_u64(w, Z_DEPTH, x->info.depth);
-	state_put_u64(w, Z_NET, x->info.net);
 	state_put_str(w, Z_HOST_IF, x->info.host_if);
 	state_put_str(w, Z_ADDR, x->info.addr);
 	state_put_str(w, Z_GATEWAY, x->info.gateway);
 	state_put_str(w, Z_SUBNET, x->info.subnet);
 	state_put_fd(w, Z_RPC_FD, x->info.rpc_fd);
-	state_put_u64(w, Z_STARTED, x->info.started_ns);
-	state_put_u64(w, Z_SLOT, x->slot);
-	state_put_i64(w, Z_DELEG, x->deleg);
 	state_put_fd(w, Z_LOG_PIPE, x->log.src.fd);
 	state_put_fd(w, Z_LOG_FILE, x->log.file_fd);
-	state_put_u64(w, Z_LOG_SIZE, x->log.size);
+	state_put_nums(w, &nums, zone_nums, ARRAY_SIZE(zone_nums));
 	state_close(w, at);
 }
 
@@ -87,71 +100,48 @@ void zones_save(struct zones *z, struct state_w *w, uint16_t tag)
 
 struct zone_in {
 	struct zone_info info;
-	uint64_t pid, depth, net, started, slot, log_size;
-	int64_t deleg;
+	struct zone_nums n;
 	int log_pipe, log_file;
 };
+
+/* A string field into its buffer, an fd taken once; other tags: 0. */
+static int zone_field(struct state_in *in, const struct state_field *g, struct zone_in *zi)
+{
+	struct zone_info *i = &zi->info;
+	switch (g->tag) {
+	case Z_NAME:
+		return state_get_str(g, i->name, sizeof(i->name));
+	case Z_HOST_IF:
+		return state_get_str(g, i->host_if, sizeof(i->host_if));
+	case Z_ADDR:
+		return state_get_str(g, i->addr, sizeof(i->addr));
+	case Z_GATEWAY:
+		return state_get_str(g, i->gateway, sizeof(i->gateway));
+	case Z_SUBNET:
+		return state_get_str(g, i->subnet, sizeof(i->subnet));
+	case Z_RPC_FD:
+		return i->rpc_fd < 0 ? state_get_fd(in, g, &i->rpc_fd) : 0;
+	case Z_LOG_PIPE:
+		return zi->log_pipe < 0 ? state_get_fd(in, g, &zi->log_pipe) : 0;
+	case Z_LOG_FILE:
+		return zi->log_file < 0 ? state_get_fd(in, g, &zi->log_file) : 0;
+	}
+	return 0;
+}
 
 static int zone_read(struct state_in *in, const struct state_field *f, struct zone_in *zi)
 {
 	struct state_r r;
 	struct state_field g;
 	int e = 0;
-	*zi = (struct zone_in){.info = {.rpc_fd = -1}, .deleg = -1, .log_pipe = -1, .log_file = -1};
+	*zi = (struct zone_in){
+	    .info = {.rpc_fd = -1}, .n = {.deleg = -1}, .log_pipe = -1, .log_file = -1};
 	state_get_record(f, &r);
-	while (e == 0 && (e = state_next(&r, &g)) > 0) {
-		e = 0;
-		switch (g.tag) {
-		case Z_NAME:
-			e = state_get_str(&g, zi->info.name, sizeof(zi->info.name));
-			break;
-		case Z_PID:
-			e = state_get_u64(&g, &zi->pid);
-			break;
-		case Z_DEPTH:
-			e = state_get_u64(&g, &zi->depth);
-			break;
-		case Z_NET:
-			e = state_get_u64(&g, &zi->net);
-			break;
-		case Z_HOST_IF:
-			e = state_get_str(&g, zi->info.host_if, sizeof(zi->info.host_if));
-			break;
-		case Z_ADDR:
-			e = state_get_str(&g, zi->info.addr, sizeof(zi->info.addr));
-			break;
-		case Z_GATEWAY:
-			e = state_get_str(&g, zi->info.gateway, sizeof(zi->info.gateway));
-			break;
-		case Z_SUBNET:
-			e = state_get_str(&g, zi->info.subnet, sizeof(zi->info.subnet));
-			break;
-		case Z_RPC_FD:
-			if (zi->info.rpc_fd < 0)
-				e = state_get_fd(in, &g, &zi->info.rpc_fd);
-			break;
-		case Z_STARTED:
-			e = state_get_u64(&g, &zi->started);
-			break;
-		case Z_SLOT:
-			e = state_get_u64(&g, &zi->slot);
-			break;
-		case Z_DELEG:
-			e = state_get_i64(&g, &zi->deleg);
-			break;
-		case Z_LOG_PIPE:
-			if (zi->log_pipe < 0)
-				e = state_get_fd(in, &g, &zi->log_pipe);
-			break;
-		case Z_LOG_FILE:
-			if (zi->log_file < 0)
-				e = state_get_fd(in, &g, &zi->log_file);
-			break;
-		case Z_LOG_SIZE:
-			e = state_get_u64(&g, &zi->log_size);
-			break;
-		}
-	}
+	while (e == 0 && (e = state_next(&r, &g)) > 0)
+		if ((e = state_get_num(&g, &zi->n, zone_nums, ARRAY_SIZE(zone_nums))) == 0)
+			e = zone_field(in, &g, zi);
+		else
+			e = e < 0 ? e : 0; /* a number, taken */
 	return e;
 }
 
@@ -174,31 +164,32 @@ static const char *zone_in_check(const struct zones *z, const struct zone_in *zi
 {
 	if (!name_is_valid(zi->info.name) || !str_is_hostname(zi->info.name))
 		return "no valid name";
-	if (!zi->net && zi->info.host_if[0])
+	if (!zi->n.net && zi->info.host_if[0])
 		return "a link without a network";
 	if (zone_find((struct zones *)z, zi->info.name))
 		return "a second zone of that name";
 	if (z->count >= ZONES_MAX)
 		return "one zone too many";
-	if (!zi->pid || zi->pid > INT32_MAX || zi->pid == (uint64_t)getpid())
+	if (!zi->n.pid || zi->n.pid > INT32_MAX || zi->n.pid == (uint64_t)getpid())
 		return "no valid pid";
-	if (zi->depth != z->depth + 1)
+	if (zi->n.depth != z->depth + 1)
 		return "another depth";
 	if (zi->info.rpc_fd < 0)
 		return "no channel";
-	bool net = zi->net != 0;
-	if (net && (!z->has_subnet || zi->slot >= zone_subnet_links(z->subnet_prefix) ||
+	bool net = zi->n.net != 0;
+	if (net && (!z->has_subnet || zi->n.slot >= zone_subnet_links(z->subnet_prefix) ||
 	            !str_startswith(zi->info.host_if, "kz")))
 		return "a link outside this kin's subnet";
-	if (zi->deleg >= 0 && (!z->has_subnet || zi->deleg >= (int64_t)ZONE_SUBNET_DELEGATIONS ||
-	                       (uint64_t)zi->deleg >= zone_subnet_delegations(z->subnet_prefix)))
+	if (zi->n.deleg >= 0 &&
+	    (!z->has_subnet || zi->n.deleg >= (int64_t)ZONE_SUBNET_DELEGATIONS ||
+	     (uint64_t)zi->n.deleg >= zone_subnet_delegations(z->subnet_prefix)))
 		return "a delegation outside this kin's subnet";
-	if (zi->deleg < -1)
+	if (zi->n.deleg < -1)
 		return "a bad delegation";
 	const struct zone *x;
 	list_for_each(x, &z->list, node) {
-		if ((net && x->info.net && x->slot == zi->slot) ||
-		    (zi->deleg >= 0 && x->deleg == zi->deleg))
+		if ((net && x->info.net && x->slot == zi->n.slot) ||
+		    (zi->n.deleg >= 0 && x->deleg == zi->n.deleg))
 			return "an address another zone holds";
 	}
 	return NULL;
@@ -212,7 +203,7 @@ static void zone_give_up(struct zones *z, struct zone_in *zi, const char *why)
 	/* Not the cell of a name held already: that one is another zone's. */
 	bool kill = name_is_valid(zi->info.name) && !zone_find(z, zi->info.name);
 	log_error("re-exec: zone \"%.64s\" (pid %llu) cannot be taken over: %s%s", zi->info.name,
-	          (unsigned long long)zi->pid, why, kill ? "; killed" : "");
+	          (unsigned long long)zi->n.pid, why, kill ? "; killed" : "");
 	zone_in_close(zi);
 	if (!kill)
 		return;
@@ -236,14 +227,14 @@ static int zone_take(struct zones *z, struct zone_in *zi)
 	*x = (struct zone){.z = z,
 	                   .timer = {.fd = -1},
 	                   .report = {.fd = -1},
-	                   .slot = (uint32_t)zi->slot,
-	                   .deleg = (int)zi->deleg};
+	                   .slot = (uint32_t)zi->n.slot,
+	                   .deleg = (int)zi->n.deleg};
 	x->info = zi->info;
 	x->info.state = ZONE_RUNNING;
-	x->info.pid = (pid_t)zi->pid;
-	x->info.depth = (unsigned)zi->depth;
-	x->info.net = zi->net != 0;
-	x->info.started_ns = zi->started;
+	x->info.pid = (pid_t)zi->n.pid;
+	x->info.depth = (unsigned)zi->n.depth;
+	x->info.net = zi->n.net != 0;
+	x->info.started_ns = zi->n.started;
 	snprintf(x->info.cell, sizeof(x->info.cell), ZONE_CELL_PARENT "/%s", x->info.name);
 	/* Its name fitted when the zone was made, under the same state dir. */
 	int r = snprintf(x->info.log, sizeof(x->info.log), "%s/%s.log", z->state_dir,
@@ -253,7 +244,7 @@ static int zone_take(struct zones *z, struct zone_in *zi)
 	zone_log_init(&x->log);
 	if (r == 0)
 		r = zone_log_adopt(&x->log, z->loop, x->info.log, z->log_bytes, zi->log_pipe,
-		                   zi->log_file, zi->log_size);
+		                   zi->log_file, zi->n.log_size);
 	else
 		zone_in_close_logs(zi);
 	zi->log_pipe = zi->log_file = -1; /* taken, or closed */

@@ -73,3 +73,22 @@ veths_remove() {
 }
 # clean_log FILE: no sanitizer report in FILE (SANITIZE=1 builds).
 clean_log() { ! grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' "$1"; }
+# ns_busybox_root DIR [BINARY...]: a root for zones that run executables:
+# a static busybox at DIR/bin/busybox, DIR/tmp, and the loader and
+# libraries of kin and of each BINARY that is dynamically linked
+# (SANITIZE=1 builds).
+ns_busybox_root() {
+	local dir=$1 bin lib
+	shift
+	mkdir -p "$dir/bin" "$dir/tmp"
+	cp /bin/busybox "$dir/bin/busybox"
+	for bin in "$KIN" "$@"; do
+		ldd "$bin" >/dev/null 2>&1 || continue
+		for lib in $(ldd "$bin" | awk '/=> \// {print $3} /^\t\/.*ld-linux/ {print $1}'); do
+			cp --parents -L "$lib" "$dir"
+		done
+	done
+	[ -d "$dir/usr/lib64" ] && ln -s usr/lib64 "$dir/lib64" 2>/dev/null
+	[ -d "$dir/usr/lib" ] && ln -s usr/lib "$dir/lib" 2>/dev/null
+	return 0
+}

@@ -25,15 +25,7 @@ trap cleanup EXIT
 
 # Roots with a static busybox (and kin's libraries for SANITIZE=1 builds).
 BB=$T/bbroot
-mkdir -p "$BB/bin" "$BB/tmp"
-cp /bin/busybox "$BB/bin/busybox"
-if ldd "$KIN" >/dev/null 2>&1; then
-	for lib in $(ldd "$KIN" | awk '/=> \// {print $3} /^\t\/.*ld-linux/ {print $1}'); do
-		cp --parents -L "$lib" "$BB"
-	done
-	[ -d "$BB/usr/lib64" ] && ln -s usr/lib64 "$BB/lib64"
-	[ -d "$BB/usr/lib" ] && ln -s usr/lib "$BB/lib"
-fi
+ns_busybox_root "$BB"
 cp -a "$BB" "$T/iroot" && mv "$T/iroot" "$BB/iroot"
 
 S=$T/k.sock

@@ -25,20 +25,11 @@ trap 'cleanup; rm -rf "$T"' EXIT
 # A root for zones with a workload: busybox, and kin's loader and libraries
 # when kin is dynamically linked (SANITIZE=1).
 BB=$T/bbroot
-mkdir -p "$BB/bin"
-cp /bin/busybox "$BB/bin/busybox"
+ns_busybox_root "$BB" "$DRIVER"
 printf '#!/bin/busybox sh\n/bin/busybox sleep 1000 &\n/bin/busybox sleep 1000\n' >"$BB/bin/work"
 chmod +x "$BB/bin/work"
-# The driver goes in too (dynamic: its libraries with it), for two levels.
+# The driver goes in too (its libraries came with it), for two levels.
 cp "$DRIVER" "$BB/bin/zone-driver"
-for bin in "$KIN" "$DRIVER"; do
-	ldd "$bin" >/dev/null 2>&1 || continue
-	for lib in $(ldd "$bin" | awk '/=> \// {print $3} /^\t\/.*ld-linux/ {print $1}'); do
-		cp --parents -L "$lib" "$BB"
-	done
-done
-[ -d "$BB/usr/lib64" ] && ln -s usr/lib64 "$BB/lib64" 2>/dev/null
-[ -d "$BB/usr/lib" ] && ln -s usr/lib "$BB/lib" 2>/dev/null
 
 n=0
 # drive [DRIVER FLAGS --] COMMAND...: one driver run, output in $T/out.

@@ -28,15 +28,7 @@ trap cleanup EXIT
 # A root for zones that run executables: static busybox, and kin's loader
 # and libraries when kin is dynamically linked (SANITIZE=1).
 BB=$T/bbroot
-mkdir -p "$BB/bin" "$BB/tmp"
-cp /bin/busybox "$BB/bin/busybox"
-if ldd "$KIN" >/dev/null 2>&1; then
-	for lib in $(ldd "$KIN" | awk '/=> \// {print $3} /^\t\/.*ld-linux/ {print $1}'); do
-		cp --parents -L "$lib" "$BB"
-	done
-	[ -d "$BB/usr/lib64" ] && ln -s usr/lib64 "$BB/lib64"
-	[ -d "$BB/usr/lib" ] && ln -s usr/lib "$BB/lib"
-fi
+ns_busybox_root "$BB"
 # inner's root, inside pod1's: the same again.
 cp -a "$BB" "$T/iroot" && mv "$T/iroot" "$BB/iroot"
 
