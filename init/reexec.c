@@ -92,11 +92,7 @@ int init_reexec_new(struct init_state *s)
 
 static void timer_stop(struct init_reexec *rx)
 {
-	if (rx->timer.fd < 0)
-		return;
-	ev_del(rx->s->loop, &rx->timer);
-	close(rx->timer.fd);
-	rx->timer.fd = -1;
+	ev_close(rx->s->loop, &rx->timer);
 }
 
 /* rx->timer: once after ms, then every interval_ms (0: once). */

@@ -154,11 +154,7 @@ static void route_down(struct rpc_route *r, const char *fmt, ...)
 		return;
 	log_info("rpc: route %s down: %s", r->name, r->why);
 	r->state = RPC_ROUTE_DOWN;
-	if (r->src.fd >= 0) {
-		ev_del(rpc_server_loop(r->server), &r->src);
-		close(r->src.fd);
-	}
-	r->src.fd = -1;
+	ev_close(rpc_server_loop(r->server), &r->src);
 	buf_in_free(&r->in);
 	buf_out_free(&r->out);
 	snprintf(msg, sizeof(msg), "%s: %s", r->name, r->why);
@@ -789,18 +785,17 @@ int rpc_route_restore(struct rpc_server *s, struct state_in *in, const struct st
 		else if (g.tag == RT_OUT)
 			bytes_out = g;
 	}
-	uint64_t state = nums.state, next_id = nums.next_id, probe = nums.probe;
 	bool named = name[0] == '@' ? name_is_valid(name + 1) : rpc_route_name_is_valid(name);
-	if (e < 0 || !named || !(next_id & 1) || next_id >= UINT32_MAX - 2 ||
-	    (state != RPC_ROUTE_CONNECTING && state != RPC_ROUTE_READY &&
-	     state != RPC_ROUTE_DOWN) ||
+	if (e < 0 || !named || !(nums.next_id & 1) || nums.next_id >= UINT32_MAX - 2 ||
+	    (nums.state != RPC_ROUTE_CONNECTING && nums.state != RPC_ROUTE_READY &&
+	     nums.state != RPC_ROUTE_DOWN) ||
 	    bytes_in.len > RPC_HEADER_SIZE + RPC_MESSAGE_MAX || bytes_out.len > RPC_ROUTE_OUT_MAX) {
 		if (fd >= 0)
 			close(fd);
 		return -EBADMSG;
 	}
 	if (route_find(s, name) || fd < 0)
-		state = RPC_ROUTE_DOWN;
+		nums.state = RPC_ROUTE_DOWN;
 	e = rpc_route_add(s, name, -1, RPC_ROUTE_PRIVATE * (name[0] == '@'));
 	if (e < 0) {
 		if (fd >= 0)
@@ -808,9 +803,9 @@ int rpc_route_restore(struct rpc_server *s, struct state_in *in, const struct st
 		return e;
 	}
 	struct rpc_route *r = route_find(s, name);
-	r->next_id = (uint32_t)next_id;
-	r->probe = probe;
-	if (state == RPC_ROUTE_DOWN) {
+	r->next_id = (uint32_t)nums.next_id;
+	r->probe = nums.probe;
+	if (nums.state == RPC_ROUTE_DOWN) {
 		if (fd >= 0)
 			close(fd);
 		str_copy(r->why, sizeof(r->why), why[0] ? why : "its channel was not handed over");
@@ -823,7 +818,7 @@ int rpc_route_restore(struct rpc_server *s, struct state_in *in, const struct st
 	/* A route still probing asks again: its probe's answer went to the
 	 * previous kin's stream, which the next one does not know. */
 	if (e == 0)
-		e = route_attach(r, fd, state == RPC_ROUTE_CONNECTING);
+		e = route_attach(r, fd, nums.state == RPC_ROUTE_CONNECTING);
 	close(fd);
 	if (e < 0) {
 		route_end(s, name, "its channel could not be taken over", false);

@@ -449,19 +449,17 @@ int rpc_conn_restore(struct rpc_server *s, struct state_in *in, const struct sta
 		else if (g.tag == CN_OUT)
 			bytes_out = g;
 	}
-	uint64_t transport = nums.transport, flags = nums.flags, skip = nums.skip, last = nums.last,
-	         rclosed = nums.read_closed;
-	if (e < 0 || fd < 0 || transport != RPC_TRANSPORT_OTHER || last > UINT32_MAX ||
-	    skip > RPC_MESSAGE_MAX || bytes_in.len > RPC_HEADER_SIZE + RPC_MESSAGE_MAX ||
+	if (e < 0 || fd < 0 || nums.transport != RPC_TRANSPORT_OTHER || nums.last > UINT32_MAX ||
+	    nums.skip > RPC_MESSAGE_MAX || bytes_in.len > RPC_HEADER_SIZE + RPC_MESSAGE_MAX ||
 	    bytes_out.len > s->cfg.out_max) {
 		if (fd >= 0)
 			close(fd);
 		return -EBADMSG;
 	}
 	struct rpc_peer peer = {.transport = RPC_TRANSPORT_OTHER,
-	                        .allowed = flags & CN_ALLOWED,
-	                        .superuser = flags & CN_SUPERUSER,
-	                        .relay_hop = flags & CN_RELAY_HOP,
+	                        .allowed = nums.flags & CN_ALLOWED,
+	                        .superuser = nums.flags & CN_SUPERUSER,
+	                        .relay_hop = nums.flags & CN_RELAY_HOP,
 	                        .carry = true};
 	e = rpc_server_add_conn(s, fd, &peer); /* takes fd */
 	if (e < 0)
@@ -469,9 +467,9 @@ int rpc_conn_restore(struct rpc_server *s, struct state_in *in, const struct sta
 	struct rpc_conn *c = list_first_entry(&s->conns, struct rpc_conn, node);
 	if (!c)
 		return -ENOENT;
-	c->skip = skip;
-	c->last_stream = (uint32_t)last;
-	c->read_closed = rclosed;
+	c->skip = nums.skip;
+	c->last_stream = (uint32_t)nums.last;
+	c->read_closed = nums.read_closed;
 	e = buf_in_append(&c->in, bytes_in.data, bytes_in.len);
 	if (e == 0)
 		e = buf_out_append(&c->out, bytes_out.data, bytes_out.len);

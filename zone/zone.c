@@ -869,11 +869,7 @@ void zones_free(struct zones *z)
 	while (!list_is_empty(&z->list)) {
 		struct zone *x = list_first_entry(&z->list, struct zone, node);
 		zone_unlink(x);
-		if (x->timer.fd >= 0) {
-			ev_del(z->loop, &x->timer);
-			close(x->timer.fd);
-			x->timer.fd = -1;
-		}
+		ev_close(z->loop, &x->timer);
 		zone_log_close(&x->log, z->loop);
 		report_close(x);
 		if (x->starting && x->child) /* half set up, no kin yet: not left running */

@@ -27,15 +27,7 @@ BASE=$CG/$TOP/d
 CELLS=$BASE/cells
 mkdir -p "$BASE"
 # daemon_start: kin init as a daemon in $BASE with its state in $SD.
-daemon_start() {
-	sh -c "echo \$\$ >'$BASE/cgroup.procs' && exec '$KIN' init --log-level debug --grace 2s --socket '$S' --state-dir '$SD'" \
-		>>"$T/kin.log" 2>&1 &
-	DPID=$!
-	wait_for "serving" 250
-}
-kc() { "$KIN" ctl --socket "$S" "$@" >"$T/out" 2>&1; rc=$?; }
-out_has() { grep -qE -- "$1" "$T/out"; }
-serving() { [ "$("$KIN" ctl --socket "$S" health 2>&1)" = SERVING ]; }
+daemon_start() { ns_daemon_start "$T/kin.log" --log-level debug --grace 2s --socket "$S" --state-dir "$SD"; }
 field() { kc -o json exec status "$1" "$2"; sed -n "s/.*\"$3\":\"\{0,1\}\([a-z0-9]*\).*/\1/p" "$T/out"; }
 # gone PID: ended (a zombie nobody has reaped yet counts: a killed kin's
 # children go to whoever reaps for it)

@@ -32,9 +32,6 @@ daemon_start() {
 	wait_for "grep -q 'ready:' '$T/kin.log'" 250
 }
 # kc ARGS...: kin ctl against the daemon; output in $T/out, exit code in $rc.
-kc() { "$KIN" ctl --socket "$S" "$@" >"$T/out" 2>&1; rc=$?; }
-out_has() { grep -qE -- "$1" "$T/out"; }
-serving() { [ "$("$KIN" ctl --socket "$S" health 2>&1)" = SERVING ]; }
 
 daemon_start
 serving && ok daemon_serving || { bad daemon_serving "no SERVING"; cat "$T/kin.log"; exit 1; }

@@ -8,7 +8,6 @@ ns_suite_begin ctl
 S=$T/none.sock # never listened on: a call would exit 3, not 2
 
 # kc ARGS...: kin ctl; output in $T/out, exit code in $rc.
-kc() { "$KIN" ctl --socket "$S" "$@" >"$T/out" 2>&1; rc=$?; }
 out_has() { grep -q -- "$1" "$T/out"; }
 
 touch "$T/vmlinuz" "$T/image"

@@ -30,8 +30,6 @@ sh -c "echo \$\$ >'$BASE/cgroup.procs' && exec '$KIN' init --log-level debug --s
 	--image-store '$ST'" >"$T/kin.log" 2>&1 &
 DPID=$!
 wait_for "grep -q 'ready:' '$T/kin.log'" 250 || bad kin_ready "no ready line"
-kc() { "$KIN" ctl --socket "$S" "$@" >"$T/out" 2>&1; rc=$?; }
-out_has() { grep -qE -- "$1" "$T/out"; }
 # run NAME ARGS...: starts an executable of cell c, waits, logs in $T/out.
 run() {
 	local name=$1

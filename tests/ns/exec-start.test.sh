@@ -47,9 +47,6 @@ DPID=$!
 wait_for "grep -q 'ready:' '$T/kin.log'" 250
 HOLDER=$(cat "$T/holder.pid" 2>/dev/null)
 
-kc() { "$KIN" ctl --socket "$S" "$@" >"$T/out" 2>&1; rc=$?; }
-out_has() { grep -qE -- "$1" "$T/out"; }
-serving() { [ "$("$KIN" ctl --socket "$S" health 2>&1)" = SERVING ]; }
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 fds() { ls /proc/"$DPID"/fd | wc -l; }
 # state CELL NAME: the executable's state, "" if unknown.

@@ -25,8 +25,6 @@ trap cleanup EXIT
 DPID=$!
 wait_for "grep -q 'ready:' '$T/kin.log'" 250 || bad kin_ready "no ready line"
 
-kc() { "$KIN" ctl --socket "$S" "$@" >"$T/out" 2>&1; rc=$?; }
-out_has() { grep -qE -- "$1" "$T/out"; }
 
 # Two layers: the base (busybox, passwd, a motd, /data/a and b), then one
 # that whites out the motd and makes /data opaque with only c in it.

@@ -92,3 +92,20 @@ ns_busybox_root() {
 	[ -d "$dir/usr/lib" ] && ln -s usr/lib "$dir/lib" 2>/dev/null
 	return 0
 }
+# Talking to the daemon kin a suite runs on $S: kc runs `kin ctl` with the
+# output in $T/out and the exit code in $rc; out_has greps that output;
+# serving is true once kin answers Health. (A suite may define its own.)
+kc() { "$KIN" ctl --socket "$S" "$@" >"$T/out" 2>&1; rc=$?; }
+out_has() { grep -qE -- "$1" "$T/out"; }
+serving() { [ "$("$KIN" ctl --socket "$S" health 2>&1)" = SERVING ]; }
+# ns_daemon_start LOG ARGS...: `kin init ARGS...` moved into the cgroup
+# $BASE first, its output appended to LOG; DPID is its pid; returns once
+# it serves (or after 6 s).
+ns_daemon_start() {
+	local log=$1
+	shift
+	mkdir -p "$BASE"
+	sh -c "echo \$\$ >'$BASE/cgroup.procs' && exec \"\$0\" init \"\$@\"" "$KIN" "$@" >>"$log" 2>&1 &
+	DPID=$!
+	wait_for serving 300
+}

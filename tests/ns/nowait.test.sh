@@ -47,9 +47,6 @@ unshare --mount --propagation private sh -c "
 DPID=$!
 wait_for "grep -q 'ready:' '$T/kin.log'" 250
 
-kc() { "$KIN" ctl --socket "$S" "$@" >"$T/out" 2>&1; rc=$?; }
-out_has() { grep -qE -- "$1" "$T/out"; }
-serving() { [ "$("$KIN" ctl --socket "$S" health 2>&1)" = SERVING ]; }
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 vm_state() { "$KIN" ctl --socket "$S" vm status "$1" 2>/dev/null | awk '$1 == "state:" {print $2}'; }
 serving || { bad daemon_serving "no SERVING"; cat "$T/kin.log"; exit 1; }

@@ -33,8 +33,6 @@ sh -c "echo \$\$ >'$BASE/cgroup.procs' && exec '$KIN' init --socket '$S' --image
 	>"$T/kin.log" 2>&1 &
 DPID=$!
 wait_for "grep -q 'ready:' '$T/kin.log'" 250 || bad kin_ready "no ready line"
-kc() { "$KIN" ctl --socket "$S" "$@" >"$T/out" 2>&1; rc=$?; }
-out_has() { grep -qE -- "$1" "$T/out"; }
 # logs_of TARGET CELL NAME: its output, once it has ended.
 logs_of() {
 	"$KIN" ctl --socket "$S" --target "$1" exec wait "$2" "$3" >/dev/null 2>&1

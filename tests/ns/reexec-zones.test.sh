@@ -29,14 +29,7 @@ ns_busybox_root "$BB"
 cp -a "$BB" "$T/iroot" && mv "$T/iroot" "$BB/iroot"
 
 S=$T/k.sock
-mkdir -p "$BASE"
-sh -c "echo \$\$ >'$BASE/cgroup.procs' && exec '$KIN' init --log-level debug --grace 3s --socket '$S' --zone-dir '$T/zones'" \
-	>"$T/kin.log" 2>&1 &
-DPID=$!
-wait_for "grep -q 'ready:' '$T/kin.log'" 250
-kc() { "$KIN" ctl --socket "$S" "$@" >"$T/out" 2>&1; rc=$?; }
-out_has() { grep -qE -- "$1" "$T/out"; }
-serving() { [ "$("$KIN" ctl --socket "$S" health 2>&1)" = SERVING ]; }
+ns_daemon_start "$T/kin.log" --log-level debug --grace 3s --socket "$S" --zone-dir "$T/zones"
 serving && ok daemon_serving || { bad daemon_serving "no SERVING"; cat "$T/kin.log"; exit 1; }
 # (not the previous binary's copy, which a restored kin lets go of a while later)
 fds() { find "/proc/$DPID/fd" -mindepth 1 ! -lname "/memfd:kin-previous*" | wc -l; }

@@ -22,14 +22,7 @@ trap cleanup EXIT
 
 S=$T/k.sock
 BASE=$CG/$TOP/d
-mkdir -p "$BASE"
-sh -c "echo \$\$ >'$BASE/cgroup.procs' && exec '$KIN' init --log-level debug --grace 2s --socket '$S'" \
-	>"$T/kin.log" 2>&1 &
-DPID=$!
-wait_for "grep -q 'ready:' '$T/kin.log'" 250
-kc() { "$KIN" ctl --socket "$S" "$@" >"$T/out" 2>&1; rc=$?; }
-out_has() { grep -qE -- "$1" "$T/out"; }
-serving() { [ "$("$KIN" ctl --socket "$S" health 2>&1)" = SERVING ]; }
+ns_daemon_start "$T/kin.log" --log-level debug --grace 2s --socket "$S"
 serving && ok daemon_serving || { bad daemon_serving "no SERVING"; cat "$T/kin.log"; exit 1; }
 # (not the previous binary's copy, which a restored kin lets go of a while later)
 fds() { find "/proc/$DPID/fd" -mindepth 1 ! -lname "/memfd:kin-previous*" | wc -l; }

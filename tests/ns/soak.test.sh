@@ -40,14 +40,8 @@ CELLS=$BASE/cells
 mkdir -p "$BASE"
 BG=
 daemon_start() {
-	sh -c "echo \$\$ >'$BASE/cgroup.procs' && exec '$KIN' init --log-level info --grace 2s --socket '$S' --state-dir '$SD' --zone-dir '$T/zones'" \
-		>>"$T/kin.log" 2>&1 &
-	DPID=$!
-	wait_for "serving" 300
+	ns_daemon_start "$T/kin.log" --log-level info --grace 2s --socket "$S" --state-dir "$SD" --zone-dir "$T/zones"
 }
-kc() { "$KIN" ctl --socket "$S" "$@" >"$T/out" 2>&1; rc=$?; }
-out_has() { grep -qE -- "$1" "$T/out"; }
-serving() { [ "$("$KIN" ctl --socket "$S" health 2>&1)" = SERVING ]; }
 rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$DPID/status" 2>/dev/null; }
 fds() { ls "/proc/$DPID/fd" 2>/dev/null | wc -l; }
 fd_list() { for f in /proc/"$DPID"/fd/*; do readlink "$f"; done 2>/dev/null | sed 's/[0-9]\+]$/N]/' | sort; }

@@ -55,7 +55,6 @@ as() {
 	"$KIN" ctl --connect "tls:127.0.0.1:$PORT" --cert "$PKI/$who.pem" --key "$PKI/$who-key.pem" \
 		--ca "$PKI/ca.pem" "$@"
 }
-serving() { [ "$("$KIN" ctl --socket "$S" health 2>&1)" = SERVING ]; }
 gateway_pid() { pgrep -P "$DPID" -f "kin gateway" | head -1; }
 
 # Bad flags: refused before anything starts, naming the cause.

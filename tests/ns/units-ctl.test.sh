@@ -57,7 +57,6 @@ sh -c "echo \$\$ >'$BASE/cgroup.procs' && exec '$KIN' init --grace 3s --socket '
 DPID=$!
 
 # kc ARGS...: kin ctl on the daemon; output in $T/out, exit code in $rc.
-kc() { "$KIN" ctl --socket "$S" "$@" >"$T/out" 2>&1; rc=$?; }
 # sc ARGS...: kin as systemctl on the daemon's socket.
 sc() { KIN_SOCKET=$S "$T/bin/systemctl" "$@" >"$T/out" 2>&1; rc=$?; }
 out_has() { grep -q -- "$1" "$T/out"; }

@@ -47,9 +47,6 @@ KPID=$DPID # the veths' names: kz<kin's pid>.<slot>
 wait_for "grep -q 'ready:' '$T/kin.log'" 250
 HOLDER=$(cat "$T/holder.pid" 2>/dev/null)
 
-kc() { "$KIN" ctl --socket "$S" "$@" >"$T/out" 2>&1; rc=$?; }
-out_has() { grep -qE -- "$1" "$T/out"; }
-serving() { [ "$("$KIN" ctl --socket "$S" health 2>&1)" = SERVING ]; }
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 # zstate NAME: the zone's state, "" if unknown.
 zstate() { "$KIN" ctl --socket "$S" zone status "$1" 2>/dev/null | awk '$1 == "state:" {print $2}'; }

@@ -41,9 +41,6 @@ daemon_start() {
 	DPID=$!
 	wait_for "grep -q 'ready:' '$T/kin.log'" 250
 }
-kc() { "$KIN" ctl --socket "$S" "$@" >"$T/out" 2>&1; rc=$?; }
-out_has() { grep -qE -- "$1" "$T/out"; }
-serving() { [ "$("$KIN" ctl --socket "$S" health 2>&1)" = SERVING ]; }
 # Processes in a zone's cgroup subtree (everything it runs).
 procs_below() { find "$1" -name cgroup.procs -exec cat {} + 2>/dev/null | wc -l; }
 
