@@ -571,6 +571,9 @@ int exec_log_read(struct cells *c, const char *cell, const char *name, enum exec
 struct exec_log_ops {
 	void (*data)(enum exec_stream s, const void *buf, size_t len, void *data);
 	void (*end)(void *data);
+	/* Only output from now on, nothing kept (a follower taken back after
+	 * a re-exec: what was kept reached it before). */
+	bool live;
 };
 struct exec_follower;
 int exec_log_follow(struct cells *c, const char *cell, const char *name,

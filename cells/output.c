@@ -148,7 +148,7 @@ int exec_log_follow(struct cells *c, const char *cell, const char *name,
 		               EXEC_FOLLOWERS_MAX);
 	/* What is kept first, stream by stream, then live output. */
 	char chunk[4096];
-	for (int s = 0; s < 2; s++) {
+	for (int s = 0; s < 2 && !ops->live; s++) {
 		uint64_t pos = 0;
 		size_t n;
 		while ((n = exec_ring_read(&e->ring[s], &pos, chunk, sizeof(chunk), NULL)) > 0)

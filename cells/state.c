@@ -135,16 +135,19 @@ static uint64_t fd_ino(int fd)
 }
 
 /* A file state (w->file) keeps no fds and no output: a successor finds
- * the pipes again through the process, by inode. */
+ * the pipes again through the process, by inode. Fds passed to a run
+ * (socket activation) are its own once it started: the next kin's spec
+ * has none, which only a restart by cells would need again. */
 static int exec_save(const struct exec *e, struct state_w *w, struct err *err)
 {
-	bool unadoptable = e->spec->release || e->spec->npass_fds;
+	bool unadoptable =
+	    e->spec->release || (e->spec->npass_fds && e->spec->restart != EXEC_RESTART_NO);
 	if (unadoptable && !w->file)
 		return err_set(err, -EOPNOTSUPP, ERR_FAILED_PRECONDITION,
 		               "exec \"%s\" cannot be handed over yet (%s)", e->label,
 		               e->spec->release ? "it runs from an image, whose writable layer "
 		                                  "its starter keeps"
-		                                : "it was passed open fds");
+		                                : "it restarts with fds passed to it");
 	size_t at = state_open(w, T_EXEC);
 	state_put_str(w, E_CELL, e->cell->path);
 	state_put_str(w, E_NAME, e->name);

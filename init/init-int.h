@@ -59,6 +59,10 @@ int init_reexec_restore(struct init_state *s);
  * channel to its parent, whose frames read already are answered now;
  * the state is closed (every fd nobody took with it). */
 void init_reexec_restore_services(struct init_state *s);
+/* The service manager's record of the state being restored (*ret), for
+ * init_units_start; NULL when there is none. */
+struct state_field;
+struct state_in *init_reexec_units(struct init_state *s, struct state_field *ret);
 /* System/Reexec and Health's count, for api's ops. */
 int init_reexec_begin(const char *binary,
                       void (*done)(int result, const struct err *err, const char *binary,

@@ -301,8 +301,13 @@ int init_host_tmpfiles_parse(char *line, struct init_tmpfiles_entry *e);
  * init on a real root, or any role given --unit-dir. NULL when neither. */
 struct units;
 struct init_units;
+/* in and units: a re-exec's state of the service manager, taken back
+ * instead of a boot (NULL: a fresh start). */
+struct state_in;
+struct state_field;
 int init_units_start(const struct init_config *cfg, enum init_role role, struct ev_loop *loop,
-                     struct child_table *children, struct cells *cells, struct init_units **ret);
+                     struct child_table *children, struct cells *cells, struct state_in *in,
+                     const struct state_field *units, struct init_units **ret);
 /* Boots the default target (machine: after sysinit). */
 void init_units_boot(struct init_units *iu);
 /* Stops every unit in reverse order; done once they are all down. */

@@ -520,7 +520,10 @@ int init_run(struct init_config *cfg, enum init_role role)
 		log_error("tls: kin.rpc.tls= needs kin's RPC server (it serves no socket here)");
 	}
 	/* The service manager before the services: kin.v1.Units serves it. */
-	r = init_units_start(cfg, role, s.loop, s.children, init_cells_lib(s.cells), &s.units);
+	struct state_field units_f;
+	struct state_in *units_in = restored ? init_reexec_units(&s, &units_f) : NULL;
+	r = init_units_start(cfg, role, s.loop, s.children, init_cells_lib(s.cells), units_in,
+	                     &units_f, &s.units);
 	cfg->host = role == INIT_ROLE_MACHINE && s.units;
 	start_services(&s);
 	if (restored)

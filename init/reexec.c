@@ -20,6 +20,7 @@
 #include "api/api.h"
 #include "cells/cells.h"
 #include "lib/state.h"
+#include "units/units.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -39,7 +40,7 @@
 #define AGAIN             "kin is re-executing; retry"
 
 /* Top-level records of the state. */
-enum { S_INIT = 1, S_CELLS, S_LISTENER, S_API, S_ROUTE, S_CONN, S_SILENT_SINCE };
+enum { S_INIT = 1, S_CELLS, S_LISTENER, S_API, S_ROUTE, S_CONN, S_SILENT_SINCE, S_UNITS };
 enum { I_ROLE = 1, I_STARTED, I_REEXECS, I_WORKLOAD_PID, I_WORKLOAD_RUNNING, I_BOOTED };
 enum { L_FD = 1, L_TRANSPORT, L_PATH };
 
@@ -195,8 +196,6 @@ static int check_carry(struct init_state *s, struct err *err)
 		what = "a container init serves no state worth handing over";
 	else if (s->cfg->shim)
 		what = "a containerd shim's pod";
-	else if (s->units)
-		what = "units (the service manager's state)";
 	else if (s->tls)
 		what = "the TLS gateway";
 	else if (api_uncarried(s->api))
@@ -411,6 +410,8 @@ static void do_exec(struct init_reexec *rx)
 	if (cells)
 		r = cells_save(cells, &w, S_CELLS, &err);
 	api_save(s->api, &w, S_API);
+	if (s->units)
+		units_save(init_units_lib(s->units), &w, S_UNITS);
 	if (r == 0 && w.err)
 		err_set_errno(&err, r = w.err, "re-exec: the state: %s", strerror(-w.err));
 	if (r < 0) {
@@ -497,12 +498,14 @@ static void settle_check(struct init_state *s)
 		return;
 	}
 	struct cells *cells = init_cells_lib(s->cells);
+	struct units *units = init_units_lib(s->units);
 	bool settled = (!cells || cells_settled(cells, why, sizeof(why))) &&
-	               api_settled(s->api, why, sizeof(why));
+	               api_settled(s->api, why, sizeof(why)) &&
+	               (!units || units_settled(units, why, sizeof(why)));
 	/* Every child is one the state carries: no helper whose end would go
 	 * unseen (an image import, a VM's tooling). */
-	size_t carried =
-	    (cells ? cells_children(cells) : 0) + api_children(s->api) + (s->workload != NULL);
+	size_t carried = (cells ? cells_children(cells) : 0) + api_children(s->api) +
+	                 (units ? units_children(units) : 0) + (s->workload != NULL);
 	if (settled && child_count(s->children) > carried) {
 		snprintf(why, sizeof(why), "%zu helper processes still run",
 		         child_count(s->children) - carried);
@@ -718,6 +721,18 @@ static void fallback_late(struct ev_source *src, uint32_t events)
 {
 	(void)events;
 	fallback_drop(src->data);
+}
+
+struct state_in *init_reexec_units(struct init_state *s, struct state_field *ret)
+{
+	struct init_reexec *rx = s->reexec;
+	if (!rx || !rx->in_open)
+		return NULL;
+	struct state_r top = rx->in.top;
+	while (state_next(&top, ret) > 0)
+		if (ret->tag == S_UNITS)
+			return &rx->in;
+	return NULL;
 }
 
 void init_reexec_restore_services(struct init_state *s)

@@ -56,8 +56,10 @@ static void on_end(void *data)
 }
 
 static const struct exec_log_ops follow_ops = {.data = on_data, .end = on_end};
+static const struct exec_log_ops live_ops = {.data = on_data, .end = on_end, .live = true};
 
-void units_log_attach(struct units *m, const char *unit, const char *cell, const char *exec)
+static void attach(struct units *m, const char *unit, const char *cell, const char *exec,
+                   const struct exec_log_ops *ops)
 {
 	if (!m->log_dir[0])
 		return;
@@ -67,6 +69,16 @@ void units_log_attach(struct units *m, const char *unit, const char *cell, const
 	f->m = m;
 	str_copy(f->name, sizeof(f->name), unit);
 	struct exec_follower *h = NULL;
-	if (exec_log_follow(m->cells, cell, exec, &follow_ops, f, &h, NULL) < 0)
+	if (exec_log_follow(m->cells, cell, exec, ops, f, &h, NULL) < 0)
 		free(f);
+}
+
+void units_log_attach(struct units *m, const char *unit, const char *cell, const char *exec)
+{
+	attach(m, unit, cell, exec, &follow_ops);
+}
+
+void units_log_reattach(struct units *m, const char *unit, const char *cell, const char *exec)
+{
+	attach(m, unit, cell, exec, &live_ops);
 }

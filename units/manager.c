@@ -317,12 +317,19 @@ void unit_set_active(struct unit *u, enum unit_active a, const char *sub)
 {
 	bool was = u->active == UNIT_ACTIVE_ACTIVE || u->active == UNIT_ACTIVE_RELOADING;
 	bool is = a == UNIT_ACTIVE_ACTIVE || a == UNIT_ACTIVE_RELOADING;
+	bool down = u->active == UNIT_ACTIVE_INACTIVE || u->active == UNIT_ACTIVE_FAILED;
+	bool up = down && a != UNIT_ACTIVE_INACTIVE && a != UNIT_ACTIVE_FAILED;
 	if (is && !was)
 		u->active_enter_us = units_now_realtime_us();
 	if (!is && was)
 		u->inactive_enter_us = units_now_realtime_us();
+	if (up)
+		u->inactive_exit_us = units_now_realtime_us();
 	u->active = a;
 	str_copy(u->sub, sizeof(u->sub), sub);
+	/* OnUnitActiveSec=/OnUnitInactiveSec= count from these */
+	if ((is != was || up) && u->type != UNIT_TIMER)
+		timer_target_changed(u);
 }
 
 void unit_set_result(struct unit *u, const char *result)
@@ -374,9 +381,13 @@ static int copy_env(struct units *m, const struct units_config *cfg)
 int units_new(struct ev_loop *loop, struct child_table *children, struct cells *cells,
               const struct units_config *cfg, struct units **ret, struct err *err)
 {
+	int keep_fd = cfg->notify_fd ? *cfg->notify_fd : -1;
 	struct units *m = calloc(1, sizeof(*m));
-	if (!m)
+	if (!m) {
+		if (keep_fd >= 0)
+			close(keep_fd);
 		return err_set(err, -ENOMEM, ERR_RESOURCE_EXHAUSTED, "out of memory");
+	}
 	m->loop = loop;
 	m->children = children;
 	m->cells = cells;
@@ -391,7 +402,15 @@ int units_new(struct ev_loop *loop, struct child_table *children, struct cells *
 		str_copy(m->log_dir, sizeof(m->log_dir), cfg->log_dir);
 	snprintf(m->run_dir, sizeof(m->run_dir), "%s",
 	         cfg->run_dir ? cfg->run_dir : "/run/systemd");
-	int r = unit_paths_init(&m->paths, m->root);
+	/* First: a socket handed over is the manager's from here on. */
+	char path[512];
+	snprintf(path, sizeof(path), "%s/notify", m->run_dir);
+	int r = units_notify_new(m, path, keep_fd, &m->notify, err);
+	if (r < 0) {
+		units_free(m);
+		return r;
+	}
+	r = unit_paths_init(&m->paths, m->root);
 	if (r >= 0 && cfg->extra_dirs && cfg->extra_dirs[0]) {
 		/* only those: never the machine's own units by accident */
 		size_t n = 0;
@@ -415,7 +434,6 @@ int units_new(struct ev_loop *loop, struct child_table *children, struct cells *
 		units_free(m);
 		return err_set(err, -ENOMEM, ERR_RESOURCE_EXHAUSTED, "out of memory");
 	}
-	char path[512];
 	gethostname(m->hostname, sizeof(m->hostname) - 1);
 	snprintf(path, sizeof(path), "%s/etc/machine-id", m->root);
 	read_id(path, m->machine_id, sizeof(m->machine_id));
@@ -435,11 +453,6 @@ int units_new(struct ev_loop *loop, struct child_table *children, struct cells *
 	if ((r = units_dispatch_init(m)) < 0) {
 		units_free(m);
 		return err_set_errno(err, r, "units: eventfd: %s", strerror(-r));
-	}
-	snprintf(path, sizeof(path), "%s/notify", m->run_dir);
-	if ((r = units_notify_new(m, path, &m->notify, err)) < 0) {
-		units_free(m);
-		return r;
 	}
 	*ret = m;
 	return 0;
@@ -487,16 +500,16 @@ const struct unit_paths *units_paths(const struct units *m)
 	return &m->paths;
 }
 
-int units_boot(struct units *m, struct err *err)
+struct unit *units_boot_target(struct units *m, struct err *err)
 {
 	const char *target = m->cfg.default_target ? m->cfg.default_target : "default.target";
 	struct unit *u = units_get(m, target, err);
 	if (!u)
-		return -EINVAL;
+		return NULL;
 	if (!u->def) {
 		log_warn("units: %s: %s; booting multi-user.target", target, u->load_error);
 		if (!(u = units_get(m, "multi-user.target", err)))
-			return -EINVAL;
+			return NULL;
 	}
 	for (size_t i = 0; m->cfg.boot_wants && m->cfg.boot_wants[i]; i++) {
 		struct unit *w = units_get(m, m->cfg.boot_wants[i], NULL);
@@ -504,6 +517,14 @@ int units_boot(struct units *m, struct err *err)
 			dep_add_name(m, u, UNIT_DEP_WANTS, w->name);
 	}
 	resolve_all(m);
+	return u;
+}
+
+int units_boot(struct units *m, struct err *err)
+{
+	struct unit *u = units_boot_target(m, err);
+	if (!u)
+		return -EINVAL;
 	log_info("units: starting %s (%zu units loaded)", u->name, m->nunits);
 	struct job *j;
 	int r = units_job_add(m, u, JOB_START, &j, err);

@@ -112,21 +112,28 @@ static void on_notify(struct ev_source *src, uint32_t events)
 	/* more left: the level-triggered loop calls again */
 }
 
-int units_notify_new(struct units *m, const char *path, struct units_notify **ret, struct err *err)
+/* The socket a re-exec handed over, when it is what path names: a
+ * datagram socket bound there. */
+static bool kept_is_ours(int fd, const char *path)
 {
-	struct units_notify *n = calloc(1, sizeof(*n));
-	if (!n)
-		return err_set(err, -ENOMEM, ERR_RESOURCE_EXHAUSTED, "out of memory");
-	n->m = m;
-	n->src = (struct ev_source){.fd = -1, .fn = on_notify, .data = n};
+	struct sockaddr_un sa;
+	socklen_t len = sizeof(sa);
+	int type = 0;
+	socklen_t tlen = sizeof(type);
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tlen) < 0 || type != SOCK_DGRAM ||
+	    getsockname(fd, (struct sockaddr *)&sa, &len) < 0 || sa.sun_family != AF_UNIX ||
+	    len <= offsetof(struct sockaddr_un, sun_path))
+		return false;
+	size_t n = len - offsetof(struct sockaddr_un, sun_path);
+	return strnlen(sa.sun_path, n) == strlen(path) &&
+	       memcmp(sa.sun_path, path, strlen(path)) == 0;
+}
+
+static int notify_bind(const char *path, struct err *err)
+{
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	if (str_copy(n->path, sizeof(n->path), path) < 0 ||
-	    str_copy(sa.sun_path, sizeof(sa.sun_path), path) < 0) {
-		free(n);
-		return err_set(err, -ENAMETOOLONG, ERR_INVALID_ARGUMENT,
-		               "units: notify socket path \"%s\" is too long", path);
-	}
-	char dir[sizeof(n->path)];
+	str_copy(sa.sun_path, sizeof(sa.sun_path), path); /* checked to fit */
+	char dir[sizeof(sa.sun_path)];
 	str_copy(dir, sizeof(dir), path);
 	char *slash = strrchr(dir, '/');
 	if (slash && slash != dir) {
@@ -139,7 +146,6 @@ int units_notify_new(struct units *m, const char *path, struct units_notify **re
 		int e = -errno;
 		if (fd >= 0)
 			close(fd);
-		free(n);
 		return err_set_errno(err, e, "units: notify socket: %s", strerror(-e));
 	}
 	int rcv = 1 << 20;
@@ -148,8 +154,38 @@ int units_notify_new(struct units *m, const char *path, struct units_notify **re
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(path, 0666) < 0) {
 		int e = -errno;
 		close(fd);
-		free(n);
 		return err_set_errno(err, e, "units: notify socket %s: %s", path, strerror(-e));
+	}
+	return fd;
+}
+
+int units_notify_new(struct units *m, const char *path, int keep_fd, struct units_notify **ret,
+                     struct err *err)
+{
+	struct units_notify *n = calloc(1, sizeof(*n));
+	if (!n) {
+		if (keep_fd >= 0)
+			close(keep_fd);
+		return err_set(err, -ENOMEM, ERR_RESOURCE_EXHAUSTED, "out of memory");
+	}
+	n->m = m;
+	n->src = (struct ev_source){.fd = -1, .fn = on_notify, .data = n};
+	if (str_copy(n->path, sizeof(n->path), path) < 0) {
+		if (keep_fd >= 0)
+			close(keep_fd);
+		free(n);
+		return err_set(err, -ENAMETOOLONG, ERR_INVALID_ARGUMENT,
+		               "units: notify socket path \"%s\" is too long", path);
+	}
+	int fd = keep_fd;
+	if (fd >= 0 && !kept_is_ours(fd, path)) {
+		log_warn("units: the notify socket handed over is not %s; binding a new one", path);
+		close(fd);
+		fd = -1;
+	}
+	if (fd < 0 && (fd = notify_bind(path, err)) < 0) {
+		free(n);
+		return fd;
 	}
 	n->src.fd = fd;
 	int r = ev_add(m->loop, &n->src, EPOLLIN);
@@ -160,6 +196,11 @@ int units_notify_new(struct units *m, const char *path, struct units_notify **re
 	}
 	*ret = n;
 	return 0;
+}
+
+int units_notify_fd(const struct units_notify *n)
+{
+	return n ? n->src.fd : -1;
 }
 
 void units_notify_free(struct units_notify *n)

@@ -85,6 +85,9 @@ struct svc {
 	char private_tmp[UNIT_NAME_MAX + 32]; /* this run's PrivateTmp= directories */
 	struct unit *socket;
 	struct exec_follower *follower;
+	/* taken back from a re-exec's state, until resume */
+	uint64_t carried_restart_ms;
+	char carried_socket[UNIT_NAME_MAX + 1];
 };
 
 static void enter_stop(struct svc *s, const char *result);
@@ -1204,7 +1207,212 @@ static void svc_rebind(struct unit *u, const struct unit_def *old)
 		s->cmds = NULL;
 }
 
+/* ---- re-exec (units.h) ------------------------------------------------------- */
+
+enum {
+	SV_STATE = UNIT_STATE_TYPE_SERVICE,
+	SV_MAIN_PID,
+	SV_MAIN_EXEC,
+	SV_RESTARTS,
+	SV_EXIT_CODE,
+	SV_EXIT_SIGNAL,
+	SV_EXITED,
+	SV_READY,
+	SV_STARTED_OK,
+	SV_WATCHDOG_US,
+	SV_RESTART_IN_MS,
+	SV_STATUS_TEXT,
+	SV_INVOCATION,
+	SV_PRIVATE_TMP,
+	SV_SOCKET,
+	SV_GEN,
+};
+
+static const struct state_num svc_nums[] = {
+    STATE_NUM(SV_STATE, struct svc, state),
+    STATE_NUM(SV_MAIN_PID, struct svc, main_pid),
+    STATE_FLAG(SV_MAIN_EXEC, struct svc, main_exec),
+    STATE_NUM(SV_RESTARTS, struct svc, restarts),
+    STATE_NUM(SV_EXIT_CODE, struct svc, exit_code),
+    STATE_NUM(SV_EXIT_SIGNAL, struct svc, exit_signal),
+    STATE_FLAG(SV_EXITED, struct svc, exited),
+    STATE_FLAG(SV_READY, struct svc, ready),
+    STATE_FLAG(SV_STARTED_OK, struct svc, started_ok),
+    STATE_NUM(SV_WATCHDOG_US, struct svc, watchdog_us),
+    STATE_NUM(SV_RESTART_IN_MS, struct svc, carried_restart_ms),
+    STATE_NUM(SV_GEN, struct svc, gen),
+};
+
+/* The states a re-exec carries: none has a command running or a phase
+ * deadline (a restart's delay goes along as what is left of it). */
+static bool svc_state_carried(enum svc_state st)
+{
+	return st == SVC_DEAD || st == SVC_FAILED || st == SVC_RUNNING || st == SVC_EXITED ||
+	       st == SVC_AUTO_RESTART;
+}
+
+static bool svc_settled(const struct unit *u, char *why, size_t size)
+{
+	const struct svc *s = u->type_data;
+	if (!s || (svc_state_carried(s->state) && !s->control_running && !s->waiting_pid_file))
+		return true;
+	snprintf(why, size, "units: %s is in %s%s", u->name, state_names[s->state],
+	         s->control_running ? " with a command running" : "");
+	return false;
+}
+
+bool service_tracks_child(const struct unit *u)
+{
+	const struct svc *s = u->type_data;
+	return s && s->main_child;
+}
+
+static void svc_save(struct unit *u, struct state_w *w)
+{
+	struct svc *s = u->type_data;
+	if (!s)
+		return;
+	struct itimerspec its;
+	s->carried_restart_ms = 0;
+	if (s->state == SVC_AUTO_RESTART && s->t_deadline.fd >= 0 &&
+	    timerfd_gettime(s->t_deadline.fd, &its) == 0)
+		s->carried_restart_ms = (uint64_t)its.it_value.tv_sec * 1000u +
+		                        (uint64_t)its.it_value.tv_nsec / 1000000u + 1;
+	state_put_nums(w, s, svc_nums, ARRAY_SIZE(svc_nums));
+	state_put_str(w, SV_STATUS_TEXT, s->status_text);
+	state_put_str(w, SV_INVOCATION, s->invocation_id);
+	state_put_str(w, SV_PRIVATE_TMP, s->private_tmp);
+	if (s->socket)
+		state_put_str(w, SV_SOCKET, s->socket->name);
+}
+
+static int svc_restore(struct unit *u, struct state_in *in, const struct state_field *f)
+{
+	(void)in;
+	struct svc *s = svc_get(u);
+	if (!s)
+		return -ENOMEM;
+	int r = state_get_num(f, s, svc_nums, ARRAY_SIZE(svc_nums));
+	if (r != 0)
+		return r;
+	switch (f->tag) {
+	case SV_STATUS_TEXT:
+		return state_get_str(f, s->status_text, sizeof(s->status_text)) < 0 ? -EBADMSG : 1;
+	case SV_INVOCATION:
+		return state_get_str(f, s->invocation_id, sizeof(s->invocation_id)) < 0 ? -EBADMSG
+		                                                                        : 1;
+	case SV_PRIVATE_TMP:
+		return state_get_str(f, s->private_tmp, sizeof(s->private_tmp)) < 0 ? -EBADMSG : 1;
+	case SV_SOCKET:
+		return state_get_str(f, s->carried_socket, sizeof(s->carried_socket)) < 0 ? -EBADMSG
+		                                                                          : 1;
+	}
+	return 0;
+}
+
+/* Whether pid runs in the service's cell (or below it). */
+static bool in_cell(struct svc *s, pid_t pid)
+{
+	char path[64], *text = NULL, needle[CELLS_PATH_MAX + 2];
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	if (file_read_small(path, 8192, &text, NULL) < 0)
+		return false;
+	snprintf(needle, sizeof(needle), "/%s", s->cell);
+	bool in = false;
+	for (const char *p = strstr(text, needle); p && !in; p = strstr(p + 1, needle)) {
+		char end = p[strlen(needle)];
+		in = end == '\n' || end == '/' || end == '\0';
+	}
+	free(text);
+	return in;
+}
+
+/* The main process, watched again: still in cells (main_exec), or an
+ * adopted daemon, still kin's child. */
+static int resume_main(struct svc *s, char *why, size_t size)
+{
+	struct units *m = s->u->m;
+	if (s->main_exec) {
+		struct run_ref *ref = calloc(1, sizeof(*ref));
+		struct exec_status st;
+		if (!ref)
+			return snprintf(why, size, "out of memory"), -ENOMEM;
+		*ref = (struct run_ref){.s = s, .gen = s->gen, .main = true};
+		int r = exec_wait(m->cells, s->cell, "main", on_exec_done, ref, &st, NULL);
+		if (r == 0) /* it ended across the re-exec: its real status */
+			on_exec_done(0, &st, ref);
+		else if (r < 0) {
+			free(ref);
+			return snprintf(why, size, "its main process (pid %d) is not in its cell",
+			                (int)s->main_pid),
+			       -ESRCH;
+		}
+		return 0;
+	}
+	pid_t pid = s->main_pid;
+	if (!in_cell(s, pid) || adopt_main(s, pid) < 0) {
+		log_warn("units: %s: its main process (pid %d) ended across the re-exec; status "
+		         "unknown",
+		         s->u->name, (int)pid);
+		s->main_pid = 0;
+		on_cmd_exit(s, true, 0, 0, 0);
+	}
+	return 0;
+}
+
+static int svc_resume(struct unit *u, char *why, size_t size)
+{
+	struct svc *s = u->type_data;
+	if (!s)
+		return 0;
+	if (!svc_state_carried(s->state)) {
+		snprintf(why, size, "its service was in an unsettled state (%d)", (int)s->state);
+		return -EBADMSG;
+	}
+	if (s->main_pid < 0 || s->exit_signal < 0 || s->exit_signal > 64 ||
+	    (s->main_exec && !s->main_pid)) {
+		snprintf(why, size, "its record has a bad pid or signal");
+		return -EBADMSG;
+	}
+	if (!memchr(s->invocation_id, '\0', sizeof(s->invocation_id)) ||
+	    strchr(s->private_tmp, '/') || strstr(s->private_tmp, "..")) {
+		snprintf(why, size, "its record has a bad invocation");
+		return -EBADMSG;
+	}
+	if (s->carried_socket[0]) {
+		struct unit *k = units_find(u->m, s->carried_socket);
+		s->socket = k && k->type == UNIT_SOCKET ? k : NULL;
+	}
+	if (s->invocation_id[0] && u->m->log_dir[0]) /* its output goes on to the file */
+		units_log_reattach(u->m, u->name, s->cell, "main");
+	switch (s->state) {
+	case SVC_RUNNING:
+		if (s->main_pid) {
+			int r = resume_main(s, why, size);
+			if (r < 0)
+				return r;
+		}
+		if (s->state == SVC_RUNNING) /* it may have ended just now */
+			watchdog_arm(s);
+		break;
+	case SVC_AUTO_RESTART:
+		timer_arm(s, &s->t_deadline, s->carried_restart_ms ? s->carried_restart_ms : 1);
+		break;
+	case SVC_DEAD:
+		if (s->invocation_id[0]) /* its empty cell goes, as after a stop */
+			timer_arm(s, &s->t_poll, 0);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
 const struct unit_ops units_service_ops = {
+    .settled = svc_settled,
+    .save = svc_save,
+    .restore = svc_restore,
+    .resume = svc_resume,
     .rebind = svc_rebind,
     .start = svc_start,
     .stop = svc_stop,

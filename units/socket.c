@@ -312,7 +312,58 @@ static void sock_free(struct unit *u)
 	u->type_data = NULL;
 }
 
+/* ---- re-exec (units.h): the listening fds go along ---- */
+
+enum { SK_FD = UNIT_STATE_TYPE_SOCKET, SK_NAMES };
+
+static void sock_save(struct unit *u, struct state_w *w)
+{
+	struct sock *k = u->type_data;
+	for (size_t i = 0; k && i < k->n; i++)
+		state_put_fd(w, SK_FD, k->fds[i]);
+	if (k)
+		state_put_str(w, SK_NAMES, k->names);
+}
+
+static int sock_restore(struct unit *u, struct state_in *in, const struct state_field *f)
+{
+	if (f->tag != SK_FD && f->tag != SK_NAMES)
+		return 0;
+	struct sock *k = sock_get(u);
+	if (!k)
+		return -ENOMEM;
+	if (f->tag == SK_NAMES)
+		return state_get_str(f, k->names, sizeof(k->names)) < 0 ? -EBADMSG : 1;
+	int fd;
+	if (k->n >= UNIT_LISTENS_MAX || state_get_fd(in, f, &fd) < 0)
+		return -EBADMSG;
+	k->fds[k->n++] = fd;
+	return 1;
+}
+
+static int sock_resume(struct unit *u, char *why, size_t size)
+{
+	struct sock *k = u->type_data;
+	bool active = u->active == UNIT_ACTIVE_ACTIVE;
+	if (!active && k && k->n) {
+		snprintf(why, size, "it holds fds but is %s", unit_active_name(u->active));
+		return -EBADMSG;
+	}
+	if (!active)
+		return 0;
+	if (!k || !k->n) {
+		snprintf(why, size, "it is active with no fd handed over");
+		return -EBADMSG;
+	}
+	if (strcmp(u->sub, "listening") == 0)
+		sock_watch(k); /* else its service has them; its end watches them again */
+	return 0;
+}
+
 const struct unit_ops units_socket_ops = {
+    .restore = sock_restore,
+    .save = sock_save,
+    .resume = sock_resume,
     .start = sock_start,
     .stop = sock_stop,
     .free = sock_free,

@@ -103,8 +103,13 @@ static uint64_t next_elapse(struct tmr *t, uint64_t after)
 	if (c->on_active_us)
 		CONSIDER(t->activated_us + c->on_active_us);
 	struct unit *x = target_unit(t);
-	if (x && c->on_unit_active_us && x->active_enter_us)
-		CONSIDER(x->active_enter_us + c->on_unit_active_us);
+	/* systemd's base: when the unit last began to start, so a oneshot
+	 * (never "active") repeats too */
+	uint64_t began = x && x->inactive_exit_us ? x->inactive_exit_us
+	                 : x                      ? x->active_enter_us
+	                                          : 0;
+	if (c->on_unit_active_us && began)
+		CONSIDER(began + c->on_unit_active_us);
 	if (x && c->on_unit_inactive_us && x->inactive_enter_us)
 		CONSIDER(x->inactive_enter_us + c->on_unit_inactive_us);
 #undef CONSIDER
@@ -155,6 +160,22 @@ static void trigger(struct tmr *t)
 	}
 }
 
+void timer_target_changed(struct unit *target)
+{
+	struct units *m = target->m;
+	char name[UNIT_NAME_MAX + 1];
+	for (size_t i = 0; i < m->nunits; i++) {
+		struct unit *u = m->units[i];
+		struct tmr *t = u->type_data;
+		if (u->type != UNIT_TIMER || !t || t->src.fd < 0 || !u->def ||
+		    (!u->def->timer.on_unit_active_us && !u->def->timer.on_unit_inactive_us))
+			continue;
+		unit_triggered_name(u, name, sizeof(name));
+		if (strcmp(name, target->name) == 0)
+			arm(t);
+	}
+}
+
 static void on_timer(struct ev_source *src, uint32_t events)
 {
 	struct tmr *t = src->data;
@@ -166,16 +187,23 @@ static void on_timer(struct ev_source *src, uint32_t events)
 	arm(t);
 }
 
-static int tmr_start(struct unit *u, struct err *err)
+static struct tmr *tmr_get(struct unit *u)
 {
 	struct tmr *t = u->type_data;
 	if (!t) {
 		if (!(t = calloc(1, sizeof(*t))))
-			return err_set(err, -ENOMEM, ERR_RESOURCE_EXHAUSTED, "out of memory");
+			return NULL;
 		t->u = u;
 		t->src = (struct ev_source){.fd = -1, .fn = on_timer, .data = t};
 		u->type_data = t;
 	}
+	return t;
+}
+
+/* Its timerfd, watched. */
+static int tmr_open(struct tmr *t, struct err *err)
+{
+	struct unit *u = t->u;
 	if (t->src.fd < 0) {
 		int fd = timerfd_create(CLOCK_REALTIME, TFD_CLOEXEC | TFD_NONBLOCK);
 		if (fd < 0)
@@ -188,6 +216,17 @@ static int tmr_start(struct unit *u, struct err *err)
 			               "unit \"%s\": cannot watch its timer", u->name);
 		}
 	}
+	return 0;
+}
+
+static int tmr_start(struct unit *u, struct err *err)
+{
+	struct tmr *t = tmr_get(u);
+	if (!t)
+		return err_set(err, -ENOMEM, ERR_RESOURCE_EXHAUSTED, "out of memory");
+	int r = tmr_open(t, err);
+	if (r < 0)
+		return r;
 	t->activated_us = units_now_realtime_us();
 	if (u->def->timer.persistent && u->def->timer.non_calendar) {
 		/* a run missed while kin was down: now */
@@ -230,7 +269,52 @@ static void tmr_free(struct unit *u)
 	u->type_data = NULL;
 }
 
+/* ---- re-exec (units.h): when it started and last fired go along ---- */
+
+enum { TM_ACTIVATED = UNIT_STATE_TYPE_TIMER, TM_LAST };
+
+static const struct state_num tmr_nums[] = {
+    STATE_NUM(TM_ACTIVATED, struct tmr, activated_us),
+    STATE_NUM(TM_LAST, struct tmr, last_us),
+};
+
+static void tmr_save(struct unit *u, struct state_w *w)
+{
+	if (u->type_data)
+		state_put_nums(w, u->type_data, tmr_nums, ARRAY_SIZE(tmr_nums));
+}
+
+static int tmr_restore(struct unit *u, struct state_in *in, const struct state_field *f)
+{
+	(void)in;
+	if (f->tag != TM_ACTIVATED && f->tag != TM_LAST)
+		return 0;
+	struct tmr *t = tmr_get(u);
+	return t ? state_get_num(f, t, tmr_nums, ARRAY_SIZE(tmr_nums)) : -ENOMEM;
+}
+
+static int tmr_resume(struct unit *u, char *why, size_t size)
+{
+	struct tmr *t = u->type_data;
+	struct err err = {0};
+	if (u->active != UNIT_ACTIVE_ACTIVE)
+		return 0;
+	if (!t || tmr_open(t, &err) < 0) {
+		snprintf(why, size, "%s", t ? err.msg : "out of memory");
+		return -ENOMEM;
+	}
+	/* One that fell due while no kin listened fires now, then the next. */
+	uint64_t due = next_elapse(t, t->last_us ? t->last_us : t->activated_us);
+	if (due && due <= units_now_realtime_us())
+		trigger(t);
+	arm(t);
+	return 0;
+}
+
 const struct unit_ops units_timer_ops = {
+    .save = tmr_save,
+    .restore = tmr_restore,
+    .resume = tmr_resume,
     .start = tmr_start,
     .stop = tmr_stop,
     .status = tmr_status,

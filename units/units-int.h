@@ -4,6 +4,7 @@
 #pragma once
 
 #include "units/units.h"
+#include "lib/state.h"
 
 #include <stdio.h>
 #include <sys/epoll.h>
@@ -38,6 +39,15 @@ struct unit_ops {
 	/* daemon-reload gave the unit a new definition (u->def) in place of
 	 * old, which is freed after: what points into old must move. */
 	void (*rebind)(struct unit *u, const struct unit_def *old);
+	/* re-exec (state.c): whether the unit's state can be carried now
+	 * (else why); the type's state into the unit's record; one field of
+	 * it back (1 taken, 0 not the type's, < 0 bad); once every unit is
+	 * back, the type's sources again (processes watched, fds listened
+	 * on, timers armed): < 0 when the state cannot go on (why). */
+	bool (*settled)(const struct unit *u, char *why, size_t size);
+	void (*save)(struct unit *u, struct state_w *w);
+	int (*restore)(struct unit *u, struct state_in *in, const struct state_field *f);
+	int (*resume)(struct unit *u, char *why, size_t size);
 };
 
 struct unit {
@@ -55,6 +65,7 @@ struct unit {
 	char result[24];
 	char condition[256];
 	uint64_t active_enter_us, inactive_enter_us;
+	uint64_t inactive_exit_us; /* when it last began to start (a oneshot is never active) */
 	struct job *job;
 	const struct unit_ops *ops;
 	void *type_data; /* the type's runtime state (struct svc, struct sock, ...) */
@@ -62,6 +73,7 @@ struct unit {
 	uint64_t starts[32];
 	unsigned nstarts;
 	struct unit *triggered_by; /* the socket or timer that started it last */
+	bool carried;              /* taken back from a re-exec's state (state.c) */
 };
 
 enum job_type { JOB_START, JOB_STOP, JOB_RESTART, JOB_RELOAD };
@@ -124,6 +136,9 @@ uint64_t units_now_realtime_us(void);
 void unit_triggered_name(const struct unit *u, char *buf, size_t size);
 /* The directory of a unit's cell in cgroupfs ("" when none). */
 int unit_cell_path(const struct unit *u, char *buf, size_t size);
+/* The target a boot starts, loaded with what it pulls in (a console's
+ * getty too) and every loaded unit's dependencies resolved. */
+struct unit *units_boot_target(struct units *m, struct err *err);
 
 /* ---- job.c ---- */
 /* Queues a job with what it pulls in (the transaction). */
@@ -148,6 +163,8 @@ extern const struct unit_ops units_service_ops;
 void service_notify(struct unit *u, pid_t pid, const char *msg, size_t len);
 /* A socket unit's fds handed to its service's next start (socket.c). */
 void service_set_socket_fds(struct unit *u, struct unit *socket);
+/* Whether the service tracks a child of kin itself (a forking daemon). */
+bool service_tracks_child(const struct unit *u);
 bool service_is_running(const struct unit *u);
 
 /* ---- socket.c ---- */
@@ -159,15 +176,28 @@ int socket_fds(struct unit *sock, const int **ret_fds, size_t *ret_n, const char
 
 /* ---- timer.c ---- */
 extern const struct unit_ops units_timer_ops;
+/* target started or stopped: the timers that start it count again. */
+void timer_target_changed(struct unit *target);
 
 /* ---- target.c (targets, and the types kin keeps no state for) ---- */
 extern const struct unit_ops units_target_ops;
 
 /* ---- notify.c ---- */
 struct units_notify;
-int units_notify_new(struct units *m, const char *path, struct units_notify **ret, struct err *err);
+/* keep_fd ≥ 0: the socket a re-exec handed over, used when it is a
+ * datagram socket bound at path (else closed, and a new one bound). */
+int units_notify_new(struct units *m, const char *path, int keep_fd, struct units_notify **ret,
+                     struct err *err);
 void units_notify_free(struct units_notify *n);
+int units_notify_fd(const struct units_notify *n); /* -1 none */
 const char *units_notify_path(const struct units_notify *n);
 
 /* ---- log.c: each service's output in a rotated file under log_dir ---- */
 void units_log_attach(struct units *m, const char *unit, const char *cell, const char *exec);
+/* The same after a re-exec: only output from now on (the rest is in the
+ * file already). */
+void units_log_reattach(struct units *m, const char *unit, const char *cell, const char *exec);
+
+/* ---- state.c: tags of a unit's record the types share (service.c ≥ 32,
+ * socket.c ≥ 64, timer.c ≥ 96) ---- */
+enum { UNIT_STATE_TYPE_SERVICE = 32, UNIT_STATE_TYPE_SOCKET = 64, UNIT_STATE_TYPE_TIMER = 96 };

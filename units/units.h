@@ -660,6 +660,9 @@ struct units_config {
 	const char *const *boot_wants; /* more units the boot pulls in (a console's getty) */
 	char *const *env;              /* the services' base environment */
 	size_t nenv;
+	/* The notify socket a re-exec handed over (units_state_notify_fd),
+	 * bound at run_dir/notify already; NULL: bind a new one. */
+	const int *notify_fd;
 };
 /* Loads nothing yet: makes the notify socket and the slice cell. */
 int units_new(struct ev_loop *loop, struct child_table *children, struct cells *cells,
@@ -673,6 +676,34 @@ int units_boot(struct units *u, struct err *err);
  * timeouts; done once all are inactive (or their deadlines passed). */
 void units_shutdown(struct units *u, void (*done)(void *data), void *data);
 bool units_idle(const struct units *u); /* no job queued or running */
+
+/* ---- re-exec (state.c) --------------------------------------------------------
+ * The manager's state goes along when kin re-executes itself (lib/state.h):
+ * each loaded unit's active state, result and timestamps; a service's state,
+ * main pid, restart count and invocation; a socket's listening fds; a timer's
+ * last trigger; the notify socket. The next kin loads every unit again from
+ * its files (what daemon-reload does) and gives each its state back; the
+ * services' processes, cells' executables, run on untouched. Only settled
+ * units are carried: no job queued or running, no service between two
+ * states (a start, a stop, a reload, a command running) — a re-exec waits
+ * for those. */
+struct state_w;
+struct state_in;
+struct state_field;
+/* true when every unit is settled; else why names the first that is not. */
+bool units_settled(const struct units *u, char *why, size_t size);
+/* kin's children the units track themselves (a Type=forking daemon
+ * adopted from its PIDFile=), which go along with them. */
+size_t units_children(const struct units *u);
+void units_save(struct units *u, struct state_w *w, uint16_t tag);
+/* The notify socket in a saved state (taken from in), -1 none: for
+ * units_config.notify_fd, before units_new. */
+int units_state_notify_fd(struct state_in *in, const struct state_field *f);
+/* Takes the units of a saved state back on a new manager (units_new,
+ * nothing booted). A unit whose record does not read, or whose file is gone
+ * while its service ran, is stopped (its cell killed and removed) with a log
+ * line naming it. The number of units taken back, or -EBADMSG. */
+int units_restore(struct units *u, struct state_in *in, const struct state_field *f);
 
 enum unit_active {
 	UNIT_ACTIVE_INACTIVE,
