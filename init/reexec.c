@@ -291,8 +291,10 @@ static int probe_start(struct init_reexec *rx, struct err *err)
 		fd_set_nonblock(out[1], false);
 		if (dup2(out[1], STDOUT_FILENO) < 0)
 			spawn_child_fail(p.report_fd, 0, errno);
-		char version[] = "version", flag[] = "--state-format";
-		char *argv[] = {rx->binary, version, flag, NULL};
+		/* argv[0] "kin": a binary named init (a host's /sbin/init) would
+		 * take anything else for kernel arguments and boot */
+		char self[] = "kin", version[] = "version", flag[] = "--state-format";
+		char *argv[] = {self, version, flag, NULL};
 		execv(rx->binary, argv);
 		spawn_child_fail(p.report_fd, 0, errno);
 	}

@@ -36,8 +36,8 @@ static const struct state_num unit_nums[] = {
 bool units_settled(const struct units *m, char *why, size_t size)
 {
 	if (m->jobs) {
-		snprintf(why, size, "units: a %s job of %s is under way", job_type_name(m->jobs->type),
-		         m->jobs->u->name);
+		snprintf(why, size, "units: a %s job of %s is under way",
+		         job_type_name(m->jobs->type), m->jobs->u->name);
 		return false;
 	}
 	for (size_t i = 0; i < m->nunits; i++) {
@@ -179,7 +179,8 @@ static void unit_take(struct units *m, struct state_in *in, const struct state_f
 	}
 	if (strcmp(u->name, name) != 0 || u->carried) {
 		give_up(m, NULL, name,
-		        u->carried ? "a second record of it" : "its name is another unit's alias now");
+		        u->carried ? "a second record of it"
+		                   : "its name is another unit's alias now");
 		return;
 	}
 	u->carried = true;

@@ -11,8 +11,9 @@
 # reaches /var/log/syslog through rsyslog's socket, dbus-send --system
 # works through dbus.socket, a cron job runs), each service in its own
 # cell, a SIGKILLed service restarted per its Restart=, a failing unit
-# shown failed with its status, a package installed with apt-get on the
-# running guest started by its own maintainer scripts through kin as
+# shown failed with its status, the guest's kin re-executed in place with
+# every service keeping its main pid, a package installed with apt-get on
+# the running guest started by its own maintainer scripts through kin as
 # systemctl, and a clean poweroff that leaves the ext4 clean (no journal
 # to replay on the next boot), a swap file in use until then.
 cd "$(dirname "$0")/../.."
@@ -167,6 +168,22 @@ sess=$(G exec status t sess 2>&1)
 [ $rc -eq 0 ] && [ -n "$new_sshd" ] && [ "$new_sshd" != "$old_sshd" ] && echo "$sess" | grep -q 'state: *running' &&
 	ok ssh_restart_keeps_session || bad ssh_restart_keeps_session "rc $rc $out; sshd $old_sshd -> $new_sshd; $sess"
 G exec signal t sess KILL >/dev/null 2>&1
+
+# The guest's kin re-executes itself (machine role: the only upgrade
+# without a reboot): every service keeps its main pid, its state and its
+# work; what follows (apt-get, a restart after SIGKILL, the poweroff) runs
+# on the new kin.
+mains() { for s in $ENABLED; do G service status "$s" 2>/dev/null | sed -n "s/.*Main PID: \([0-9]*\).*/$s=\1/p"; done | tr '\n' ' '; }
+before=$(mains)
+out=$(G reexec 2>&1); rc=$?
+wait_for "G health 2>/dev/null | grep -q SERVING" 3000
+after=$(mains)
+[ $rc -eq 0 ] && [ "$before" = "$after" ] && all_active && grep -q 're-exec: [0-9]* units taken back' "$CON" &&
+	ok machine_reexec_keeps_services || bad machine_reexec_keeps_services "rc $rc: $out; before $before; after $after" "$CON"
+out=$(gx redis2 redis-cli ping)
+out2=$(gx web2 bash -c 'exec 3<>/dev/tcp/127.0.0.1/80; printf "GET / HTTP/1.0\r\n\r\n" >&3; head -1 <&3')
+[ "$(echo "$out" | tr -d '\r')" = PONG ] && echo "$out2" | grep -q '200 OK' && ok services_answer_after_reexec ||
+	bad services_answer_after_reexec "$out / $out2"
 
 # apt-get install of a service package on the running guest: the package's
 # own scripts enable and start it, through kin as systemctl.
