@@ -225,6 +225,7 @@ struct cells {
 	struct cells_listener listeners[CELLS_LISTENERS_MAX];
 	uint64_t exec_seq;          /* start order, for evicting the oldest ended run */
 	struct cells_keeper keeper; /* keep NULL: none */
+	size_t stale_pending;       /* cells left by an earlier kin, being removed */
 };
 
 /* cgroup.c */

@@ -129,6 +129,9 @@ int cells_adopt(struct ev_loop *loop, struct child_table *children, const struct
                 struct state_in *in, const struct state_field *f,
                 const char *const *not_adopted_kinds, int *kept, size_t nkept, struct cells **ret,
                 struct err *err);
+/* Whether cells an earlier kin left are still being removed (their owner
+ * makes its own again once they are gone: a service's unit, say). */
+bool cells_sweeping(const struct cells *c);
 
 /* A keeper of pipes: the other ends of every executable's pipes (stdout's
  * and stderr's read ends, stdin's write end) go to keep() as they are made

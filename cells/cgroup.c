@@ -260,12 +260,14 @@ static int cells_make_root(struct cells *c, const struct cells_config *cfg, stru
 }
 
 struct stale {
+	struct cells *c;
 	char path[CELLS_PATH_MAX];
 };
 
 static void stale_removed(int result, const struct err *err, void *data)
 {
 	struct stale *st = data;
+	st->c->stale_pending--;
 	if (result < 0)
 		log_warn("cells: cannot remove cell \"%s\", left by an earlier kin: %s", st->path,
 		         err && err->msg[0] ? err->msg : strerror(-result));
@@ -295,6 +297,8 @@ static void stale_remove(struct cells *c, struct cell *parent, const char *name,
 	if (!st)
 		return;
 	str_copy(st->path, sizeof(st->path), path);
+	st->c = c;
+	c->stale_pending++;
 	log_warn("cells: cell \"%s\", left by an earlier kin, is not adopted (%s): its "
 	         "processes are killed and it is removed",
 	         path, why);
@@ -347,6 +351,11 @@ static void sweep(struct cells *c, struct cell *cell, int fd0, const char *const
 			sweep(c, known, fd, kinds);
 	}
 	closedir(d);
+}
+
+bool cells_sweeping(const struct cells *c)
+{
+	return c && c->stale_pending;
 }
 
 void cells_sweep(struct cells *c, const char *const *not_adopted_kinds)

@@ -24,14 +24,15 @@ struct init_state {
 	uint64_t started_ns;
 	struct rpc_server *rpc;
 	struct init_cells *cells;
-	struct init_link *link;       /* machine: RPC on the VM link's port */
-	struct api *api;              /* the kin.v1 services; NULL without rpc */
-	struct init_auth *auth;       /* rpc's guard: policy and audit; NULL without rpc */
-	struct init_tls *tls;         /* kin.rpc.tls=: the gateway; NULL without */
-	bool booted;                  /* machine: the late boot (network, modules) has ended */
-	struct init_units *units;     /* systemd units (a host's init, --unit-dir); NULL none */
-	struct init_reexec *reexec;   /* System/Reexec in progress, and the count */
-	struct init_persist *persist; /* a daemon's state directory; NULL none */
+	struct init_link *link;   /* machine: RPC on the VM link's port */
+	struct api *api;          /* the kin.v1 services; NULL without rpc */
+	struct init_auth *auth;   /* rpc's guard: policy and audit; NULL without rpc */
+	struct init_tls *tls;     /* kin.rpc.tls=: the gateway; NULL without */
+	bool booted;              /* machine: the late boot (network, modules) has ended */
+	struct init_units *units; /* systemd units (a host's init, --unit-dir); NULL none */
+	bool units_booted, units_boot_waits; /* a daemon's: once cells_sweeping is over */
+	struct init_reexec *reexec;          /* System/Reexec in progress, and the count */
+	struct init_persist *persist;        /* a daemon's state directory; NULL none */
 };
 
 /* ---- re-exec (reexec.c) ---- */

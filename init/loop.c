@@ -174,6 +174,20 @@ static void stop_begin(struct init_state *s, enum init_action act)
 }
 
 /* The loop's turn: the VMs are down, the rest may stop. */
+static void units_boot_when_swept(struct init_state *s)
+{
+	if (!s->units || s->units_booted || s->phase != PHASE_RUNNING)
+		return;
+	if (cells_sweeping(init_cells_lib(s->cells))) {
+		if (!s->units_boot_waits)
+			log_info("units: the boot waits until what a killed kin left is removed");
+		s->units_boot_waits = true;
+		return;
+	}
+	s->units_booted = true;
+	init_units_boot(s->units);
+}
+
 static void vms_check(struct init_state *s)
 {
 	if (s->phase == PHASE_VMS && api_vms_running(s->api) == 0) {
@@ -532,8 +546,10 @@ int init_run(struct init_config *cfg, enum init_role role)
 		services_end(&s);
 		return 1;
 	}
+	/* A killed kin's services are removed first: their units start them
+	 * again once their cells are gone (cells_sweeping). */
 	if (role != INIT_ROLE_MACHINE)
-		init_units_boot(s.units);
+		units_boot_when_swept(&s);
 	if (cfg->argv && role != INIT_ROLE_MACHINE && !restored) {
 		r = start_workload(&s);
 		if (r < 0 && role != INIT_ROLE_MACHINE) {
@@ -567,6 +583,7 @@ int init_run(struct init_config *cfg, enum init_role role)
 	while (s.phase != PHASE_DONE) {
 		r = ev_run_once(s.loop, -1);
 		vms_check(&s);
+		units_boot_when_swept(&s);
 		init_auth_tick(s.auth);
 		if (r < 0) {
 			if (role == INIT_ROLE_MACHINE)

@@ -522,12 +522,17 @@ struct unit *units_boot_target(struct units *m, struct err *err)
 
 int units_boot(struct units *m, struct err *err)
 {
+	/* again: a killed kin's slice, there at units_new, may be gone now */
+	int r = cell_create(m->cells, m->slice, NULL, err);
+	if (r < 0 && r != -EEXIST)
+		return r;
+	err_clear(err);
 	struct unit *u = units_boot_target(m, err);
 	if (!u)
 		return -EINVAL;
 	log_info("units: starting %s (%zu units loaded)", u->name, m->nunits);
 	struct job *j;
-	int r = units_job_add(m, u, JOB_START, &j, err);
+	r = units_job_add(m, u, JOB_START, &j, err);
 	if (r < 0)
 		return r;
 	units_dispatch_later(m);
