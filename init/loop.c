@@ -176,7 +176,9 @@ static void stop_begin(struct init_state *s, enum init_action act)
 /* The loop's turn: the VMs are down, the rest may stop. */
 static void units_boot_when_swept(struct init_state *s)
 {
-	if (!s->units || s->units_booted || s->phase != PHASE_RUNNING)
+	/* machine init boots its units once its late boot is over */
+	if (!s->units || s->units_booted || s->phase != PHASE_RUNNING ||
+	    s->role == INIT_ROLE_MACHINE)
 		return;
 	if (cells_sweeping(init_cells_lib(s->cells))) {
 		if (!s->units_boot_waits)
@@ -548,8 +550,7 @@ int init_run(struct init_config *cfg, enum init_role role)
 	}
 	/* A killed kin's services are removed first: their units start them
 	 * again once their cells are gone (cells_sweeping). */
-	if (role != INIT_ROLE_MACHINE)
-		units_boot_when_swept(&s);
+	units_boot_when_swept(&s);
 	if (cfg->argv && role != INIT_ROLE_MACHINE && !restored) {
 		r = start_workload(&s);
 		if (r < 0 && role != INIT_ROLE_MACHINE) {
