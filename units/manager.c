@@ -337,6 +337,23 @@ void unit_set_result(struct unit *u, const char *result)
 	str_copy(u->result, sizeof(u->result), result);
 }
 
+bool unit_cell_holds(const char *cell, pid_t pid)
+{
+	char path[64], *text = NULL, needle[CELLS_PATH_MAX + 2];
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	if (file_read_small(path, 8192, &text, NULL) < 0)
+		return false;
+	/* "0::/.../cells/system.slice/ssh.service[/sub]\n" */
+	snprintf(needle, sizeof(needle), "/%s", cell);
+	bool in = false;
+	for (const char *p = strstr(text, needle); p && !in; p = strstr(p + 1, needle)) {
+		char end = p[strlen(needle)];
+		in = end == '\n' || end == '/' || end == '\0';
+	}
+	free(text);
+	return in;
+}
+
 int unit_cell_path(const struct unit *u, char *buf, size_t size)
 {
 	if (cell_name_valid(u->name)) {

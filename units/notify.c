@@ -29,32 +29,17 @@ const char *units_notify_path(const struct units_notify *n)
 	return n ? n->path : NULL;
 }
 
-/* The unit whose cell holds pid: the path element under the slice. */
+/* The unit whose cell holds pid. */
 static struct unit *unit_of_pid(struct units *m, pid_t pid)
 {
-	char path[64], *text = NULL, cell[CELLS_PATH_MAX];
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
-	if (file_read_small(path, 8192, &text, NULL) < 0)
-		return NULL;
-	struct unit *found = NULL;
-	for (size_t i = 0; i < m->nunits && !found; i++) {
+	char cell[CELLS_PATH_MAX];
+	for (size_t i = 0; i < m->nunits; i++) {
 		struct unit *u = m->units[i];
-		if (u->type != UNIT_SERVICE || !u->type_data ||
-		    unit_cell_path(u, cell, sizeof(cell)) < 0)
-			continue;
-		/* "0::/.../cells/system.slice/ssh.service[/sub]\n" */
-		char needle[CELLS_PATH_MAX + 16];
-		snprintf(needle, sizeof(needle), "/%s", cell);
-		for (const char *p = strstr(text, needle); p; p = strstr(p + 1, needle)) {
-			char end = p[strlen(needle)];
-			if (end == '\n' || end == '/' || end == '\0') {
-				found = u;
-				break;
-			}
-		}
+		if (u->type == UNIT_SERVICE && u->type_data &&
+		    unit_cell_path(u, cell, sizeof(cell)) == 0 && unit_cell_holds(cell, pid))
+			return u;
 	}
-	free(text);
-	return found;
+	return NULL;
 }
 
 static void close_fds(struct msghdr *mh)

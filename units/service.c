@@ -128,15 +128,6 @@ static void timer_disarm(struct ev_source *t)
 	}
 }
 
-static void timer_close(struct units *m, struct ev_source *t)
-{
-	if (t->fd < 0)
-		return;
-	ev_del(m->loop, t);
-	close(t->fd);
-	t->fd = -1;
-}
-
 static bool timer_fired(struct ev_source *t)
 {
 	uint64_t n;
@@ -367,11 +358,7 @@ static void run_next(struct svc *s)
 static void main_gone(struct svc *s, int code, int sig)
 {
 	s->main_child = NULL;
-	if (s->main_src.fd >= 0) {
-		ev_del(s->u->m->loop, &s->main_src);
-		close(s->main_src.fd);
-		s->main_src.fd = -1;
-	}
+	ev_close(s->u->m->loop, &s->main_src);
 	on_cmd_exit(s, true, 0, code, sig);
 }
 
@@ -1180,13 +1167,10 @@ static void svc_free(struct unit *u)
 	struct svc *s = u->type_data;
 	if (!s)
 		return;
-	timer_close(u->m, &s->t_deadline);
-	timer_close(u->m, &s->t_poll);
-	timer_close(u->m, &s->t_watchdog);
-	if (s->main_src.fd >= 0) {
-		ev_del(u->m->loop, &s->main_src);
-		close(s->main_src.fd);
-	}
+	ev_close(u->m->loop, &s->t_deadline);
+	ev_close(u->m->loop, &s->t_poll);
+	ev_close(u->m->loop, &s->t_watchdog);
+	ev_close(u->m->loop, &s->main_src);
 	/* an adopted child stays tracked by the table; its callback must not
 	 * find us: it is told nothing more (the table frees it on exit) */
 	free(s);
@@ -1310,23 +1294,6 @@ static int svc_restore(struct unit *u, struct state_in *in, const struct state_f
 	return 0;
 }
 
-/* Whether pid runs in the service's cell (or below it). */
-static bool in_cell(struct svc *s, pid_t pid)
-{
-	char path[64], *text = NULL, needle[CELLS_PATH_MAX + 2];
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
-	if (file_read_small(path, 8192, &text, NULL) < 0)
-		return false;
-	snprintf(needle, sizeof(needle), "/%s", s->cell);
-	bool in = false;
-	for (const char *p = strstr(text, needle); p && !in; p = strstr(p + 1, needle)) {
-		char end = p[strlen(needle)];
-		in = end == '\n' || end == '/' || end == '\0';
-	}
-	free(text);
-	return in;
-}
-
 /* The main process, watched again: still in cells (main_exec), or an
  * adopted daemon, still kin's child. */
 static int resume_main(struct svc *s, char *why, size_t size)
@@ -1350,7 +1317,7 @@ static int resume_main(struct svc *s, char *why, size_t size)
 		return 0;
 	}
 	pid_t pid = s->main_pid;
-	if (!in_cell(s, pid) || adopt_main(s, pid) < 0) {
+	if (!unit_cell_holds(s->cell, pid) || adopt_main(s, pid) < 0) {
 		log_warn("units: %s: its main process (pid %d) ended across the re-exec; status "
 		         "unknown",
 		         s->u->name, (int)pid);

@@ -246,9 +246,7 @@ static int tmr_stop(struct unit *u, struct err *err)
 	struct tmr *t = u->type_data;
 	(void)err;
 	if (t && t->src.fd >= 0) {
-		ev_del(u->m->loop, &t->src);
-		close(t->src.fd);
-		t->src.fd = -1;
+		ev_close(u->m->loop, &t->src);
 		t->next_us = 0;
 	}
 	unit_set_active(u, UNIT_ACTIVE_INACTIVE, "dead");

@@ -136,6 +136,8 @@ uint64_t units_now_realtime_us(void);
 void unit_triggered_name(const struct unit *u, char *buf, size_t size);
 /* The directory of a unit's cell in cgroupfs ("" when none). */
 int unit_cell_path(const struct unit *u, char *buf, size_t size);
+/* Whether pid runs in cell (a cells path) or below it (/proc/PID/cgroup). */
+bool unit_cell_holds(const char *cell, pid_t pid);
 /* The target a boot starts, loaded with what it pulls in (a console's
  * getty too) and every loaded unit's dependencies resolved. */
 struct unit *units_boot_target(struct units *m, struct err *err);
