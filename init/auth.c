@@ -106,6 +106,14 @@ static int policy_build(const struct init_rpc_config *cfg, struct auth_policy **
 	return 0;
 }
 
+int init_auth_check(const struct init_rpc_config *cfg, struct err *err)
+{
+	struct auth_policy *p = NULL;
+	int r = policy_build(cfg, &p, err);
+	auth_policy_free(p);
+	return r;
+}
+
 bool init_auth_socket_open(const struct init_rpc_config *cfg)
 {
 	return cfg->policy[0] || cfg->n_uids || cfg->n_gids;

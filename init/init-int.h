@@ -60,10 +60,12 @@ int init_reexec_restore(struct init_state *s);
  * channel to its parent, whose frames read already are answered now;
  * the state is closed (every fd nobody took with it). */
 void init_reexec_restore_services(struct init_state *s);
-/* The service manager's record of the state being restored (*ret), for
- * init_units_start; NULL when there is none. */
+/* A record of the state being restored (*ret) for its module's start
+ * (init_units_start, init_tls_start); NULL when there is none. */
+enum init_record { INIT_RECORD_UNITS, INIT_RECORD_TLS };
 struct state_field;
-struct state_in *init_reexec_units(struct init_state *s, struct state_field *ret);
+struct state_in *init_reexec_record(struct init_state *s, enum init_record which,
+                                    struct state_field *ret);
 /* System/Reexec and Health's count, for api's ops. */
 int init_reexec_begin(const char *binary,
                       void (*done)(int result, const struct err *err, const char *binary,

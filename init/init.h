@@ -190,6 +190,9 @@ int init_cells_restore(struct ev_loop *loop, struct child_table *children, struc
  * root and kin's own uid in, and is returned (< 0) after being logged. */
 struct init_auth;
 bool init_auth_socket_open(const struct init_rpc_config *cfg);
+/* Whether the policy as its file says now builds (a re-exec's next kin
+ * reads it afresh): err says why not. */
+int init_auth_check(const struct init_rpc_config *cfg, struct err *err);
 int init_auth_start(const struct init_rpc_config *cfg, struct rpc_server *rpc,
                     struct init_auth **ret);
 /* SIGHUP and System/ReloadPolicy; a bad policy is refused, the old stays. */
@@ -200,12 +203,22 @@ void init_auth_tick(struct init_auth *a);          /* reports rate-limited denia
 void init_auth_free(struct init_auth *a);          /* after rpc_server_free */
 
 /* TLS (init/tls.c): kin.rpc.tls= served by a gateway child (tls/); its
- * connections handed over to rpc. < 0: not listening (logged). */
+ * connections handed over to rpc. < 0: not listening (logged). in and
+ * carried: a re-exec's state and its TLS record (init_tls_save), the
+ * gateway taken over from them (NULL: a fresh start). */
 struct init_tls;
 struct cells;
+struct state_in;
+struct state_field;
+struct state_w;
 int init_tls_start(const struct init_rpc_config *cfg, struct ev_loop *loop,
                    struct child_table *children, struct rpc_server *rpc, struct cells *cells,
-                   struct init_tls **ret);
+                   struct state_in *in, const struct state_field *carried, struct init_tls **ret);
+/* The gateway's record for a re-exec: its pid, listening and control
+ * sockets, the restart's backoff (nothing when it is stopping). */
+void init_tls_save(const struct init_tls *t, struct state_w *w, uint16_t tag);
+/* The children a re-exec carries: the gateway, when one runs (0 or 1). */
+size_t init_tls_children(const struct init_tls *t);
 void init_tls_reload(struct init_tls *t); /* SIGHUP to the gateway: new files */
 void init_tls_stop(struct init_tls *t);   /* no more connections; the gateway ends */
 void init_tls_free(struct init_tls *t);

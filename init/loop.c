@@ -524,11 +524,15 @@ int init_run(struct init_config *cfg, enum init_role role)
 	/* A daemon told --policy or --tls-listen explicitly does not run
 	 * without them; machine init goes on with root only. */
 	if (s.rpc) {
+		struct state_field tls_f;
+		struct state_in *tls_in =
+		    restored ? init_reexec_record(&s, INIT_RECORD_TLS, &tls_f) : NULL;
 		r = init_auth_start(&cfg->rpc, s.rpc, &s.auth);
 		if (r == 0)
 			r = init_tls_start(&cfg->rpc, s.loop, s.children, s.rpc,
-			                   init_cells_lib(s.cells), &s.tls);
-		if (r < 0 && role == INIT_ROLE_DAEMON) {
+			                   init_cells_lib(s.cells), tls_in, &tls_f, &s.tls);
+		/* A re-exec's kin goes on: what it took over runs already. */
+		if (r < 0 && role == INIT_ROLE_DAEMON && !restored) {
 			services_end(&s);
 			return 1;
 		}
@@ -537,7 +541,8 @@ int init_run(struct init_config *cfg, enum init_role role)
 	}
 	/* The service manager before the services: kin.v1.Units serves it. */
 	struct state_field units_f;
-	struct state_in *units_in = restored ? init_reexec_units(&s, &units_f) : NULL;
+	struct state_in *units_in =
+	    restored ? init_reexec_record(&s, INIT_RECORD_UNITS, &units_f) : NULL;
 	r = init_units_start(cfg, role, s.loop, s.children, init_cells_lib(s.cells), units_in,
 	                     &units_f, &s.units);
 	cfg->host = role == INIT_ROLE_MACHINE && s.units;

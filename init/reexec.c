@@ -40,7 +40,7 @@
 #define AGAIN             "kin is re-executing; retry"
 
 /* Top-level records of the state. */
-enum { S_INIT = 1, S_CELLS, S_LISTENER, S_API, S_ROUTE, S_CONN, S_SILENT_SINCE, S_UNITS };
+enum { S_INIT = 1, S_CELLS, S_LISTENER, S_API, S_ROUTE, S_CONN, S_SILENT_SINCE, S_UNITS, S_TLS };
 enum { I_ROLE = 1, I_STARTED, I_REEXECS, I_WORKLOAD_PID, I_WORKLOAD_RUNNING, I_BOOTED };
 enum { L_FD = 1, L_TRANSPORT, L_PATH };
 
@@ -196,8 +196,6 @@ static int check_carry(struct init_state *s, struct err *err)
 		what = "a container init serves no state worth handing over";
 	else if (s->cfg->shim)
 		what = "a containerd shim's pod";
-	else if (s->tls)
-		what = "the TLS gateway";
 	else if (api_uncarried(s->api))
 		what = api_uncarried(s->api);
 	else if (api_vms_running(s->api))
@@ -209,6 +207,14 @@ static int check_carry(struct init_state *s, struct err *err)
 	if (what)
 		return err_set(err, -EOPNOTSUPP, ERR_FAILED_PRECONDITION,
 		               "re-exec: not possible now: %s cannot be handed over yet", what);
+	/* The next kin reads the policy from its file: one that does not
+	 * build would leave only root able to call (and a remote admin out). */
+	struct err perr = {0};
+	if (s->auth && init_auth_check(&s->cfg->rpc, &perr) < 0)
+		return err_set(err, -EINVAL, ERR_FAILED_PRECONDITION,
+		               "re-exec: not possible now: the next kin would refuse the policy "
+		               "(fix the file, then retry): %s",
+		               perr.msg[0] ? perr.msg : "it does not read");
 	return 0;
 }
 
@@ -416,6 +422,7 @@ static void do_exec(struct init_reexec *rx)
 	api_save(s->api, &w, S_API);
 	if (s->units)
 		units_save(init_units_lib(s->units), &w, S_UNITS);
+	init_tls_save(s->tls, &w, S_TLS);
 	if (r == 0 && w.err)
 		err_set_errno(&err, r = w.err, "re-exec: the state: %s", strerror(-w.err));
 	if (r < 0) {
@@ -509,7 +516,8 @@ static void settle_check(struct init_state *s)
 	/* Every child is one the state carries: no helper whose end would go
 	 * unseen (an image import, a VM's tooling). */
 	size_t carried = (cells ? cells_children(cells) : 0) + api_children(s->api) +
-	                 (units ? units_children(units) : 0) + (s->workload != NULL);
+	                 (units ? units_children(units) : 0) + (s->workload != NULL) +
+	                 init_tls_children(s->tls);
 	if (settled && child_count(s->children) > carried) {
 		snprintf(why, sizeof(why), "%zu helper processes still run",
 		         child_count(s->children) - carried);
@@ -727,14 +735,16 @@ static void fallback_late(struct ev_source *src, uint32_t events)
 	fallback_drop(src->data);
 }
 
-struct state_in *init_reexec_units(struct init_state *s, struct state_field *ret)
+struct state_in *init_reexec_record(struct init_state *s, enum init_record which,
+                                    struct state_field *ret)
 {
 	struct init_reexec *rx = s->reexec;
+	uint16_t tag = which == INIT_RECORD_UNITS ? S_UNITS : S_TLS;
 	if (!rx || !rx->in_open)
 		return NULL;
 	struct state_r top = rx->in.top;
 	while (state_next(&top, ret) > 0)
-		if (ret->tag == S_UNITS)
+		if (ret->tag == tag)
 			return &rx->in;
 	return NULL;
 }

@@ -6,14 +6,23 @@
  * socket as fd 4. Each connection it hands over with a verified identity
  * becomes one more RPC connection here, authorized like any other by the
  * guard (init/auth.c). A gateway that dies is started again with a
- * backoff; what it relayed ends with it, nothing else does. */
+ * backoff; what it relayed ends with it, nothing else does.
+ *
+ * A re-exec of kin carries the gateway: it stays kin's child, serving,
+ * and the next kin takes the listening socket, the control socket and the
+ * restart's backoff as they were (init_tls_save). The connections it had
+ * handed over end with every other client's (UNAVAILABLE, retry); the
+ * listening socket is never closed, so a new peer waits at most in the
+ * backlog until the next kin reads the control socket. */
 #include "init/init.h"
 #include "cells/cells.h"
+#include "lib/state.h"
 #include "rpc/rpc.h"
 #include "tls/tls.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
@@ -156,6 +165,13 @@ static void gateway_exited(const siginfo_t *si, void *data)
 	    t->backoff_ms * 2 > GATEWAY_BACKOFF_MAX_MS ? GATEWAY_BACKOFF_MAX_MS : t->backoff_ms * 2;
 }
 
+/* A previous kin's gateway that is not taken over, killed: reaped. */
+static void gateway_dropped(const siginfo_t *si, void *data)
+{
+	(void)si;
+	(void)data;
+}
+
 static void on_timer(struct ev_source *src, uint32_t events)
 {
 	struct init_tls *t = src->data;
@@ -267,13 +283,13 @@ static int gateway_start(struct init_tls *t)
 	return 0;
 }
 
-int init_tls_start(const struct init_rpc_config *cfg, struct ev_loop *loop,
+/* The files (unless a running gateway holds them already) and the server,
+ * checked; t with its timer, nothing started. */
+static int tls_new(const struct init_rpc_config *cfg, struct ev_loop *loop,
                    struct child_table *children, struct rpc_server *rpc, struct cells *cells,
-                   struct init_tls **ret)
+                   bool check_files, struct init_tls **ret)
 {
 	*ret = NULL;
-	if (!cfg->tls_listen[0])
-		return 0;
 	if (!cfg->tls_cert[0] || !cfg->tls_key[0] || !cfg->tls_ca[0]) {
 		log_error("tls: kin.rpc.tls=%s needs kin.rpc.tls.cert=, .key= and .ca= "
 		          "(--tls-cert, --tls-key, --tls-ca); not listening",
@@ -289,7 +305,7 @@ int init_tls_start(const struct init_rpc_config *cfg, struct ev_loop *loop,
 	                          .key = cfg->tls_key,
 	                          .ca = cfg->tls_ca,
 	                          .crl = cfg->tls_crl[0] ? cfg->tls_crl : NULL};
-	int r = tls_files_check(&files, true, &err);
+	int r = check_files ? tls_files_check(&files, true, &err) : 0;
 	if (r < 0) {
 		log_error("tls: not listening on %s: %s", cfg->tls_listen, err.msg);
 		return r;
@@ -310,8 +326,49 @@ int init_tls_start(const struct init_rpc_config *cfg, struct ev_loop *loop,
 	                       .fn = on_timer,
 	                       .data = t};
 	r = t->timer.fd < 0 ? -errno : ev_add(loop, &t->timer, EPOLLIN);
-	if (r == 0)
-		r = tcp_listen(cfg->tls_listen, &t->listen_fd);
+	if (r < 0) {
+		t->stopping = true;
+		init_tls_free(t);
+		return r;
+	}
+	*ret = t;
+	return 0;
+}
+
+static int tls_restore(struct init_tls *t, struct state_in *in, const struct state_field *f);
+
+int init_tls_start(const struct init_rpc_config *cfg, struct ev_loop *loop,
+                   struct child_table *children, struct rpc_server *rpc, struct cells *cells,
+                   struct state_in *in, const struct state_field *carried, struct init_tls **ret)
+{
+	*ret = NULL;
+	if (!cfg->tls_listen[0]) {
+		if (in)
+			log_warn(
+			    "re-exec: this kin listens on no TLS address; the gateway is let go "
+			    "(it ends with its control socket)");
+		return 0;
+	}
+	struct init_tls *t;
+	int r = tls_new(cfg, loop, children, rpc, cells, !in, &t);
+	if (r < 0)
+		return r;
+	if (in && tls_restore(t, in, carried) == 0) {
+		*ret = t;
+		return 0;
+	}
+	struct err err = {0};
+	struct tls_files files = {.cert = cfg->tls_cert,
+	                          .key = cfg->tls_key,
+	                          .ca = cfg->tls_ca,
+	                          .crl = cfg->tls_crl[0] ? cfg->tls_crl : NULL};
+	if (in && (r = tls_files_check(&files, true, &err)) < 0) {
+		log_error("tls: not listening on %s: %s", cfg->tls_listen, err.msg);
+		t->stopping = true;
+		init_tls_free(t);
+		return r;
+	}
+	r = tcp_listen(cfg->tls_listen, &t->listen_fd);
 	if (r == 0)
 		r = gateway_start(t);
 	if (r < 0) {
@@ -323,6 +380,184 @@ int init_tls_start(const struct init_rpc_config *cfg, struct ev_loop *loop,
 	log_info("rpc: listening on tls:%s (mutual TLS, gateway pid %d)", cfg->tls_listen,
 	         (int)child_pid(t->gateway));
 	*ret = t;
+	return 0;
+}
+
+/* ---- across a re-exec ---- */
+
+enum {
+	T_ADDR = 1,
+	T_LISTEN_FD,
+	T_CONTROL_FD,
+	T_PID,
+	T_STARTED,
+	T_BACKOFF,
+	T_HANDED,
+	T_STARTS,
+	T_RESTART_MS
+};
+
+struct tls_nums {
+	uint64_t pid, started, backoff, handed, starts, restart_ms;
+};
+static const struct state_num tls_nums[] = {
+    STATE_NUM(T_PID, struct tls_nums, pid),
+    STATE_NUM(T_STARTED, struct tls_nums, started),
+    STATE_NUM(T_BACKOFF, struct tls_nums, backoff),
+    STATE_NUM(T_HANDED, struct tls_nums, handed),
+    STATE_NUM(T_STARTS, struct tls_nums, starts),
+    STATE_NUM(T_RESTART_MS, struct tls_nums, restart_ms),
+};
+
+void init_tls_save(const struct init_tls *t, struct state_w *w, uint16_t tag)
+{
+	if (!t || t->stopping || t->listen_fd < 0)
+		return;
+	struct tls_nums n = {.pid = t->gateway ? (uint64_t)child_pid(t->gateway) : 0,
+	                     .started = t->started_ns,
+	                     .backoff = t->backoff_ms,
+	                     .handed = t->handed,
+	                     .starts = t->starts};
+	struct itimerspec its;
+	if (!t->gateway && timerfd_gettime(t->timer.fd, &its) == 0)
+		n.restart_ms =
+		    (uint64_t)its.it_value.tv_sec * 1000 + (uint64_t)its.it_value.tv_nsec / 1000000;
+	size_t at = state_open(w, tag);
+	state_put_str(w, T_ADDR, t->cfg->tls_listen);
+	state_put_fd(w, T_LISTEN_FD, t->listen_fd);
+	state_put_fd(w, T_CONTROL_FD, t->control.fd);
+	state_put_nums(w, &n, tls_nums, ARRAY_SIZE(tls_nums));
+	state_close(w, at);
+}
+
+size_t init_tls_children(const struct init_tls *t)
+{
+	return t && t->gateway && !t->stopping && t->listen_fd >= 0;
+}
+
+/* A listening TCP socket bound where addr says. */
+static const char *listen_fd_check(int fd, const char *addr)
+{
+	struct sockaddr_storage want, got = {0};
+	socklen_t len = sizeof(got);
+	int v = 0;
+	socklen_t vl = sizeof(v);
+	if (init_tls_addr_parse(addr, &want) < 0)
+		return "this kin's address does not read";
+	if (getsockname(fd, (struct sockaddr *)&got, &len) < 0 || got.ss_family != want.ss_family)
+		return "its listening socket is not of this address's family";
+	if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &v, &vl) < 0 || !v)
+		return "its listening socket does not listen";
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &v, &vl) < 0 || v != SOCK_STREAM)
+		return "its listening socket is not a stream socket";
+	bool same = want.ss_family == AF_INET ? memcmp(&((struct sockaddr_in *)&got)->sin_addr,
+	                                               &((struct sockaddr_in *)&want)->sin_addr,
+	                                               sizeof(struct in_addr)) == 0 &&
+	                                            ((struct sockaddr_in *)&got)->sin_port ==
+	                                                ((struct sockaddr_in *)&want)->sin_port
+	                                      : memcmp(&((struct sockaddr_in6 *)&got)->sin6_addr,
+	                                               &((struct sockaddr_in6 *)&want)->sin6_addr,
+	                                               sizeof(struct in6_addr)) == 0 &&
+	                                            ((struct sockaddr_in6 *)&got)->sin6_port ==
+	                                                ((struct sockaddr_in6 *)&want)->sin6_port;
+	return same ? NULL : "its listening socket is bound elsewhere";
+}
+
+static bool is_seqpacket(int fd)
+{
+	int v = 0;
+	socklen_t vl = sizeof(v);
+	return getsockopt(fd, SOL_SOCKET, SO_TYPE, &v, &vl) == 0 && v == SOCK_SEQPACKET;
+}
+
+/* Takes the gateway over from the record f: 0 when it serves on (its
+ * exit, if it comes, restarts it as ever), < 0 when the caller listens
+ * afresh (the record's gateway killed, its fds closed, logged). */
+static int tls_restore(struct init_tls *t, struct state_in *in, const struct state_field *f)
+{
+	struct tls_nums n = {0};
+	char addr[sizeof(t->cfg->tls_listen)] = "";
+	int listen_fd = -1, control = -1, e = 0;
+	struct state_r r;
+	struct state_field g;
+	state_get_record(f, &r);
+	while (e == 0 && (e = state_next(&r, &g)) > 0) {
+		if ((e = state_get_num(&g, &n, tls_nums, ARRAY_SIZE(tls_nums))) != 0) {
+			e = e < 0 ? e : 0;
+			continue;
+		}
+		if (g.tag == T_ADDR)
+			e = state_get_str(&g, addr, sizeof(addr));
+		else if (g.tag == T_LISTEN_FD && listen_fd < 0)
+			e = state_get_fd(in, &g, &listen_fd);
+		else if (g.tag == T_CONTROL_FD && control < 0)
+			e = state_get_fd(in, &g, &control);
+	}
+	const char *why = NULL;
+	if (e < 0)
+		why = "its record does not read";
+	else if (strcmp(addr, t->cfg->tls_listen) != 0)
+		why = "this kin listens on another address";
+	else if (listen_fd < 0)
+		why = "no listening socket came along";
+	else
+		why = listen_fd_check(listen_fd, addr);
+	/* Only a child of ours is signalled: the pid is checked by adopting it. */
+	pid_t pid = n.pid <= INT32_MAX && n.pid != (uint64_t)getpid() ? (pid_t)n.pid : 0;
+	if (n.pid && !pid)
+		log_error("re-exec: the TLS gateway's record names no valid pid");
+	if (why) {
+		struct child *old = NULL;
+		if (pid && child_adopt(t->children, pid, gateway_dropped, NULL, &old) == 0)
+			child_signal(old, SIGKILL);
+		log_error("re-exec: the TLS gateway (pid %d) cannot be taken over: %s; "
+		          "listening afresh",
+		          (int)pid, why);
+		closep(&listen_fd);
+		closep(&control);
+		return -EBADMSG;
+	}
+	if (pid && child_adopt(t->children, pid, gateway_exited, t, &t->gateway) < 0) {
+		log_error("re-exec: the TLS gateway (pid %d) is not this kin's child; a new one "
+		          "starts",
+		          (int)pid);
+		pid = 0;
+	}
+	if (control >= 0 && !is_seqpacket(control)) {
+		log_error("re-exec: the TLS gateway's control socket is not one; the gateway is "
+		          "restarted");
+		closep(&control);
+	}
+	t->listen_fd = listen_fd;
+	t->started_ns = n.started;
+	t->handed = n.handed;
+	t->starts = n.starts;
+	if (n.backoff >= GATEWAY_BACKOFF_MIN_MS && n.backoff <= GATEWAY_BACKOFF_MAX_MS)
+		t->backoff_ms = (unsigned)n.backoff;
+	if (control >= 0 && t->gateway) {
+		t->control = (struct ev_source){.fd = control, .fn = on_control, .data = t};
+		fd_set_nonblock(control, true);
+		if (ev_add(t->loop, &t->control, EPOLLIN) < 0) {
+			log_error(
+			    "tls: cannot watch the gateway's control socket; it is restarted");
+			closep(&t->control.fd);
+			t->control.fd = -1;
+			child_signal(t->gateway, SIGTERM);
+		}
+	} else {
+		closep(&control);
+		if (t->gateway) /* it ends once it sees the control socket gone */
+			child_signal(t->gateway, SIGTERM);
+	}
+	if (!t->gateway) { /* it was in its restart's backoff: the rest of it */
+		uint64_t ms = n.restart_ms ? n.restart_ms : 1;
+		if (ms > GATEWAY_BACKOFF_MAX_MS)
+			ms = GATEWAY_BACKOFF_MAX_MS;
+		struct itimerspec its = {.it_value = {.tv_sec = (time_t)(ms / 1000),
+		                                      .tv_nsec = (long)(ms % 1000) * 1000000}};
+		timerfd_settime(t->timer.fd, 0, &its, NULL);
+	}
+	log_info("re-exec: the TLS gateway on %s taken over (pid %d)", addr, (int)pid);
 	return 0;
 }
 

@@ -12,7 +12,8 @@
 # gateway SIGKILLed: restarted, PID 1 and the unix socket unaffected, a new
 # TLS client served; policy reload (good, bad refused with the line named,
 # the old kept) by SIGHUP and RPC; certificate rotation with a connection
-# kept open across it; kin ctl contexts; bad flags refused at start.
+# kept open across it; a re-exec over TLS carrying the gateway; kin ctl
+# contexts; bad flags refused at start.
 cd "$(dirname "$0")/../.."
 . tests/ns/lib.sh
 ns_suite_begin tls
@@ -239,6 +240,32 @@ as admin health >/dev/null 2>&1 && [ "$(gateway_pid)" = "$G" ] &&
 	grep -q "server.pem: No such file or directory" "$T/kin.log" && ok cert_missing_kept_old ||
 	bad cert_missing_kept_old "a missing certificate file broke TLS or the gateway"
 exec 7>&-
+
+# A re-exec asked over TLS, with server.pem gone (a new gateway could not
+# load it): answered; the same gateway serves on (its listening socket
+# never closed), the policy and the zones as before; its exit afterwards
+# seen by the new kin, which starts another. A policy file that would not
+# build refuses the re-exec, naming the line.
+G=$(gateway_pid)
+out=$(as admin reexec 2>&1); rc=$?
+[ $rc -eq 0 ] && wait_for "grep -q 'the TLS gateway on 127.0.0.1:$PORT taken over (pid $G)' '$T/kin.log'" 100 &&
+	[ "$(gateway_pid)" = "$G" ] && ok reexec_gateway_carried ||
+	{ echo "$out" >"$T/out"; bad reexec_gateway_carried "exit $rc: $out; gateway $G -> $(gateway_pid)"; }
+wait_for "as admin health >/dev/null 2>&1" 100 && as admin --target pod1 -o json version 2>/dev/null | grep -q '"role":"zone"' &&
+	[[ "$(call reader "" kin.v1.Cells Freeze)" == PERMISSION_DENIED* ]] &&
+	[[ "$(call operator pod1 kin.v1.Exec Signal)" != PERMISSION_DENIED* ]] && ok reexec_tls_serves ||
+	bad reexec_tls_serves "TLS, a zone through it or the policy changed across the re-exec"
+cp "$T/policy" "$T/policy.good"
+echo "cn:x nonsense" >>"$T/policy"
+out=$(as admin reexec 2>&1); rc=$?
+[ $rc -eq 1 ] && [[ "$out" == *FAILED_PRECONDITION*"policy: line"*"nonsense"* ]] && as admin health >/dev/null 2>&1 &&
+	ok reexec_bad_policy_refused || { echo "$out" >"$T/out"; bad reexec_bad_policy_refused "exit $rc: $out"; }
+cp "$T/policy.good" "$T/policy"
+cp "$PKI/server2.pem" "$PKI/server.pem"
+kill -KILL "$G"
+wait_for "[ -n \"\$(gateway_pid)\" ] && [ \"\$(gateway_pid)\" != $G ]" 250 && wait_for "as admin health >/dev/null 2>&1" 250 &&
+	[ "$(grep -c 'the gateway ended (signal 9)' "$T/kin.log")" -eq 2 ] && ok reexec_gateway_restarted_after ||
+	bad reexec_gateway_restarted_after "the new kin did not restart the gateway it took over"
 
 # Contexts.
 export KIN_CONFIG=$T/kinconfig
