@@ -109,6 +109,16 @@ int api_vm_get_as(struct api_vm *svc, const char *name, struct vm_info *ret, boo
 /* Every running VM powers off (api_stop_all); returns how many. */
 size_t api_vm_stop_all(struct api_vm *svc, uint64_t timeout_ms);
 size_t api_vm_running(struct api_vm *svc);
+/* Re-exec, as the zones' below: the Vm service's VMs go along (a VM's
+ * VMM and link; VM zones and pods' VMs are their owners' and cannot). */
+struct state_w;
+struct state_in;
+struct state_field;
+const char *api_vm_uncarried(const struct api_vm *svc);
+bool api_vm_settled(const struct api_vm *svc, char *why, size_t size);
+size_t api_vm_children(const struct api_vm *svc);
+void api_vm_save(struct api_vm *svc, struct state_w *w, uint16_t tag);
+int api_vm_restore(struct api_vm *svc, const struct state_field *f);
 
 /* ---- Images, as Exec and Zones use it (api/images.c) ------------------------------------ */
 
@@ -178,9 +188,6 @@ bool api_zones_all_gone(const struct api_zones *svc);
 /* Re-exec (api.h api_save): what cannot go along yet (NULL: all can),
  * whether every zone is settled, the zone kins tracked, and the zones
  * written to a state record tag / taken back from one (how many). */
-struct state_w;
-struct state_in;
-struct state_field;
 const char *api_zones_uncarried(const struct api_zones *svc);
 bool api_zones_settled(const struct api_zones *svc, char *why, size_t size);
 size_t api_zones_children(const struct api_zones *svc);

@@ -121,21 +121,23 @@ bool api_zones_idle(struct api *api)
 }
 
 /* The services' record: one field per service that carries state. */
-enum { AS_ZONES = 1 };
+enum { AS_ZONES = 1, AS_VMS };
 
 const char *api_uncarried(const struct api *api)
 {
-	return api ? api_zones_uncarried(api->zones) : NULL;
+	const char *what = api ? api_zones_uncarried(api->zones) : NULL;
+	return what || !api ? what : api_vm_uncarried(api->vm);
 }
 
 bool api_settled(const struct api *api, char *why, size_t size)
 {
-	return !api || api_zones_settled(api->zones, why, size);
+	return !api ||
+	       (api_zones_settled(api->zones, why, size) && api_vm_settled(api->vm, why, size));
 }
 
 size_t api_children(const struct api *api)
 {
-	return api ? api_zones_children(api->zones) : 0;
+	return api ? api_zones_children(api->zones) + api_vm_children(api->vm) : 0;
 }
 
 void api_save(struct api *api, struct state_w *w, uint16_t tag)
@@ -144,6 +146,7 @@ void api_save(struct api *api, struct state_w *w, uint16_t tag)
 		return;
 	size_t at = state_open(w, tag);
 	api_zones_save(api->zones, w, AS_ZONES);
+	api_vm_save(api->vm, w, AS_VMS);
 	state_close(w, at);
 }
 
@@ -156,13 +159,16 @@ int api_restore(struct api *api, struct state_in *in, const struct state_field *
 		return -ENODEV;
 	state_get_record(f, &r);
 	while ((e = state_next(&r, &g)) > 0) {
-		if (g.tag != AS_ZONES)
+		const char *what = g.tag == AS_ZONES ? "zones" : g.tag == AS_VMS ? "VMs" : NULL;
+		if (!what)
 			continue;
-		int n = api_zones_restore(api->zones, in, &g);
+		int n = g.tag == AS_ZONES ? api_zones_restore(api->zones, in, &g)
+		                          : api_vm_restore(api->vm, &g);
 		if (n < 0)
-			log_error("re-exec: the zones could not be taken over: %s", strerror(-n));
+			log_error("re-exec: the %s could not be taken over: %s", what,
+			          strerror(-n));
 		else if (n)
-			log_info("re-exec: %d zones taken over", n);
+			log_info("re-exec: %d %s taken over", n, what);
 	}
 	return e;
 }

@@ -11,6 +11,7 @@
 #include "api/api-int.h"
 #include "api/vm_cells-int.h"
 #include "vm/vm.h"
+#include "lib/state.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -583,6 +584,133 @@ size_t api_vm_running(struct api_vm *svc)
 			n++;
 	}
 	return n;
+}
+
+/* ---- re-exec ---- */
+
+const char *api_vm_uncarried(const struct api_vm *svc)
+{
+	for (size_t i = 0; svc && i < VM_MAX; i++)
+		if (svc->vms[i].used && svc->vms[i].exited)
+			return "a VM zone or a pod's VM";
+	return NULL;
+}
+
+bool api_vm_settled(const struct api_vm *svc, char *why, size_t size)
+{
+	if (!svc)
+		return true;
+	for (size_t i = 0; i < VM_MAX; i++) {
+		const struct vm_slot *x = &svc->vms[i];
+		const char *what = !x->used        ? NULL
+		                   : x->start_call ? "starting"
+		                   : x->stopping   ? "stopping"
+		                   : x->linking    ? "connecting to its link"
+		                                   : NULL;
+		if (what) {
+			snprintf(why, size, "vm \"%s\" is %s", x->name, what);
+			return false;
+		}
+	}
+	return vm_settled(svc->m, why, size);
+}
+
+size_t api_vm_children(const struct api_vm *svc)
+{
+	return svc ? vm_children(svc->m) : 0;
+}
+
+enum { AV_VM = 1 };
+enum { AV_INFO = 1, AV_CELL_GONE };
+
+void api_vm_save(struct api_vm *svc, struct state_w *w, uint16_t tag)
+{
+	if (!svc)
+		return;
+	size_t at = state_open(w, tag);
+	for (size_t i = 0; i < VM_MAX; i++) {
+		struct vm_slot *x = &svc->vms[i];
+		if (!x->used || x->exited)
+			continue;
+		size_t v = state_open(w, AV_VM);
+		vm_save(svc->m, x->name, w, AV_INFO);
+		state_put_u64(w, AV_CELL_GONE, x->cell_gone);
+		state_close(w, v);
+	}
+	state_close(w, at);
+}
+
+/* One VM back: the manager's entry, then its slot; a running VM's link is
+ * its route "vm/NAME" as handed over, or connected to again. 1 taken, 0
+ * not (logged). */
+static int vm_take(struct api_vm *svc, const struct state_field *f)
+{
+	struct state_field g, info_f = {0};
+	struct state_r r;
+	char route[RPC_ROUTE_NAME_MAX + 1], why[ERR_MSG_MAX] = "";
+	uint64_t cell_gone = 0;
+	int e = 0;
+	state_get_record(f, &r);
+	while (e == 0 && (e = state_next(&r, &g)) > 0) {
+		if (g.tag == AV_INFO)
+			info_f = g;
+		else if (g.tag == AV_CELL_GONE)
+			e = state_get_u64(&g, &cell_gone);
+	}
+	struct vm_info info = {0};
+	if (e < 0 || !info_f.tag) {
+		log_error("re-exec: a VM's record does not read; not taken over");
+		return 0;
+	}
+	if (vm_restore(svc->m, &info_f, &info, why, sizeof(why)) < 0) {
+		log_error("re-exec: vm \"%.64s\" cannot be taken over: %s; its VMM is killed",
+		          info.name[0] ? info.name : "?", why);
+		return 0;
+	}
+	snprintf(route, sizeof(route), "vm/%s", info.name);
+	struct vm_slot *x = NULL;
+	for (size_t i = 0; i < VM_MAX && !x; i++)
+		if (!svc->vms[i].used)
+			x = &svc->vms[i];
+	if (!x) { /* cannot happen: the manager holds as many */
+		log_error("re-exec: vm \"%s\" cannot be taken over: no slot; its VMM is killed",
+		          info.name);
+		if (info.state != VM_STATE_EXITED)
+			vm_kill(svc->m, info.name, SIGKILL);
+		return 0;
+	}
+	*x = (struct vm_slot){.used = true, .svc = svc, .cell_gone = cell_gone != 0};
+	str_copy(x->name, sizeof(x->name), info.name);
+	str_copy(x->route, sizeof(x->route), route);
+	enum rpc_route_state rs = rpc_route_state(svc->rpc, route);
+	x->routed = rs != RPC_ROUTE_NONE;
+	if (info.state == VM_STATE_EXITED || rs == RPC_ROUTE_READY || rs == RPC_ROUTE_CONNECTING)
+		return 1;
+	/* Running, its link not handed over: QEMU's link socket takes a new
+	 * connection, and the guest's kin is probed again. */
+	if (x->routed)
+		rpc_route_remove(svc->rpc, route, "the VM's link is connected again");
+	x->routed = rpc_route_add(svc->rpc, route, -1, RPC_ROUTE_PROBE) == 0;
+	x->linking = true;
+	x->link_deadline_ns = now_monotonic_ns() + VM_LINK_WAIT_MS * 1000000ull;
+	link_try(svc, x, &info);
+	if (x->linking)
+		tick_arm(svc, true);
+	return 1;
+}
+
+int api_vm_restore(struct api_vm *svc, const struct state_field *f)
+{
+	struct state_r r;
+	struct state_field g;
+	int e, n = 0;
+	if (!svc)
+		return -ENODEV;
+	state_get_record(f, &r);
+	while ((e = state_next(&r, &g)) > 0)
+		if (g.tag == AV_VM)
+			n += vm_take(svc, &g);
+	return e < 0 ? e : n;
 }
 
 static const struct api_method vm_methods[] = {

@@ -290,12 +290,69 @@ static void vmm_release(void *data, const char *name)
 	api_vm_cells_release(data, name);
 }
 
+/* After a re-exec: the VMM of vms/NAME is the cells library's executable
+ * again; its end is waited for as after a start. */
+static int vmm_resume(void *data, const char *name, pid_t pid, struct err *err)
+{
+	struct api_vm_cells *vc = data;
+	char cell[CELLS_PATH_MAX];
+	struct exec_status st;
+	struct err e = {0};
+	if (cell_of(name, cell, sizeof(cell)) < 0)
+		return err_set(err, -ENAMETOOLONG, ERR_INVALID_ARGUMENT,
+		               "its cell name is too long");
+	int r = exec_status(vc->cells, cell, API_VM_CELLS_EXEC, &st, &e);
+	if (r < 0)
+		return err_set(err, r, ERR_NOT_FOUND, "no executable %s/%s was taken over", cell,
+		               API_VM_CELLS_EXEC);
+	if (st.pid != pid)
+		return err_set(err, -ESRCH, ERR_FAILED_PRECONDITION,
+		               "its VMM was pid %d, %s/%s is pid %d", (int)pid, cell,
+		               API_VM_CELLS_EXEC, (int)st.pid);
+	struct vmm_wait *w = calloc(1, sizeof(*w));
+	if (!w)
+		return err_set(err, -ENOMEM, ERR_RESOURCE_EXHAUSTED, "out of memory");
+	*w = (struct vmm_wait){.vc = vc, .pid = pid};
+	str_copy(w->name, sizeof(w->name), name);
+	r = exec_wait(vc->cells, cell, API_VM_CELLS_EXEC, on_vmm_end, w, &st, &e);
+	if (r == 1) {
+		vc->waits++;
+		return 0;
+	}
+	free(w);
+	if (r < 0)
+		return err_set(err, r, ERR_INTERNAL, "cannot wait for its VMM: %s", e.msg);
+	/* It ended while no kin listened: told from the loop, as any end. */
+	struct vmm_report rep = {.kind = VMM_ENDED,
+	                         .pid = pid,
+	                         .status = !st.exited  ? -1
+	                                   : st.signal ? 128 + st.signal
+	                                               : st.exit_code};
+	str_copy(rep.name, sizeof(rep.name), name);
+	report(vc, &rep);
+	return 0;
+}
+
+/* A VM that is not taken over: its VMM and everything in its cell die,
+ * the cell goes once empty. */
+static void vmm_drop(void *data, const char *name)
+{
+	struct api_vm_cells *vc = data;
+	char cell[CELLS_PATH_MAX];
+	if (cell_of(name, cell, sizeof(cell)) < 0)
+		return;
+	cell_kill(vc->cells, cell, NULL);
+	cell_delete(vc->cells, cell, true, NULL, NULL, NULL);
+}
+
 void api_vm_cells_runner(struct api_vm_cells *vc, struct vm_runner *ret)
 {
 	*ret = (struct vm_runner){.prepare = vmm_prepare,
 	                          .start = vmm_start,
 	                          .signal = vmm_signal,
 	                          .release = vmm_release,
+	                          .resume = vmm_resume,
+	                          .drop = vmm_drop,
 	                          .data = vc};
 }
 

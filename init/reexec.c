@@ -198,8 +198,6 @@ static int check_carry(struct init_state *s, struct err *err)
 		what = "a containerd shim's pod";
 	else if (api_uncarried(s->api))
 		what = api_uncarried(s->api);
-	else if (api_vms_running(s->api))
-		what = "running VMs";
 	else if (s->units_boot_waits && !s->units_booted)
 		what = "the units' boot, waiting for what a killed kin left to be removed";
 	else if (s->role == INIT_ROLE_MACHINE && !s->booted)

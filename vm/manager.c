@@ -5,6 +5,7 @@
  * setup's verdict and its end; either way the end is recorded and
  * reported, never missed. */
 #include "vm/vm.h"
+#include "lib/state.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -502,5 +503,204 @@ int vm_forget(struct vm_manager *m, const char *name)
 	if (e->info.state != VM_STATE_EXITED)
 		return -EBUSY;
 	entry_drop(e);
+	return 0;
+}
+
+/* ---- re-exec ---- */
+
+bool vm_settled(const struct vm_manager *m, char *why, size_t size)
+{
+	const struct vm_entry *e;
+	list_for_each(e, &m->live, node) {
+		const char *what = e->starting || e->job       ? "starting"
+		                   : e->talk.step != TALK_NONE ? "talking to its VMM's monitor"
+		                   : e->info.state == VM_STATE_STOPPING ? "stopping"
+		                                                        : NULL;
+		if (what) {
+			snprintf(why, size, "vm \"%s\" is %s", e->info.name, what);
+			return false;
+		}
+	}
+	return true;
+}
+
+size_t vm_children(const struct vm_manager *m)
+{
+	size_t n = 0;
+	const struct vm_entry *e;
+	list_for_each(e, &m->live, node)
+		n += e->child != NULL;
+	return n;
+}
+
+enum {
+	VS_NAME = 1,
+	VS_STATE,
+	VS_PID,
+	VS_ACCEL,
+	VS_CPUS,
+	VS_MEMORY,
+	VS_EXIT,
+	VS_STARTED,
+	VS_CID,
+	VS_CELL,
+	VS_CONSOLE,
+	VS_BY_RUNNER,
+};
+struct vm_nums {
+	uint64_t state, pid, accel, cpus, memory, started, cid, by_runner;
+	int64_t exit;
+};
+static const struct state_num vm_nums[] = {
+    STATE_NUM(VS_STATE, struct vm_nums, state),
+    STATE_NUM(VS_PID, struct vm_nums, pid),
+    STATE_NUM(VS_ACCEL, struct vm_nums, accel),
+    STATE_NUM(VS_CPUS, struct vm_nums, cpus),
+    STATE_NUM(VS_MEMORY, struct vm_nums, memory),
+    STATE_NUM(VS_STARTED, struct vm_nums, started),
+    STATE_NUM(VS_CID, struct vm_nums, cid),
+    STATE_NUM(VS_BY_RUNNER, struct vm_nums, by_runner),
+    STATE_NUM(VS_EXIT, struct vm_nums, exit),
+};
+
+void vm_save(struct vm_manager *m, const char *name, struct state_w *w, uint16_t tag)
+{
+	struct vm_entry *e = find(m, name);
+	if (!e)
+		return;
+	const struct vm_info *i = &e->info;
+	struct vm_nums n = {.state = i->state,
+	                    .pid = (uint64_t)i->pid,
+	                    .accel = i->accel,
+	                    .cpus = i->cpus,
+	                    .memory = i->memory_mb,
+	                    .started = i->started_ns,
+	                    .cid = i->vsock_cid,
+	                    .by_runner = e->by_runner,
+	                    .exit = i->exit_status};
+	size_t at = state_open(w, tag);
+	state_put_str(w, VS_NAME, i->name);
+	state_put_str(w, VS_CELL, i->cell);
+	state_put_str(w, VS_CONSOLE, i->paths.console);
+	state_put_nums(w, &n, vm_nums, ARRAY_SIZE(vm_nums));
+	state_close(w, at);
+}
+
+static void vmm_dropped(const siginfo_t *si, void *data)
+{
+	(void)si;
+	(void)data;
+}
+
+/* What a record names that cannot be taken: its VMM killed. */
+static int give_up(struct vm_manager *m, const struct vm_info *i, bool by_runner, bool ours,
+                   char *why, size_t size, const char *what)
+{
+	snprintf(why, size, "%s", what);
+	if (by_runner && m->runner.drop && ours)
+		m->runner.drop(m->runner.data, i->name);
+	else if (!by_runner && i->pid > 0 && i->state != VM_STATE_EXITED) {
+		struct child *c = NULL;
+		/* Only a child of ours: the pid is checked by adopting it. */
+		if (child_adopt(m->children, i->pid, vmm_dropped, NULL, &c) == 0)
+			child_signal(c, SIGKILL);
+	}
+	return -EBADMSG;
+}
+
+int vm_restore(struct vm_manager *m, const struct state_field *f, struct vm_info *ret, char *why,
+               size_t size)
+{
+	struct vm_nums n = {.exit = -1};
+	struct vm_info i = {0};
+	char cell[sizeof(i.cell)] = "", console[sizeof(i.paths.console)] = "";
+	struct state_r r;
+	struct state_field g;
+	int e = 0;
+	state_get_record(f, &r);
+	while (e == 0 && (e = state_next(&r, &g)) > 0) {
+		if ((e = state_get_num(&g, &n, vm_nums, ARRAY_SIZE(vm_nums))) != 0)
+			e = e < 0 ? e : 0;
+		else if (g.tag == VS_NAME)
+			e = state_get_str(&g, i.name, sizeof(i.name));
+		else if (g.tag == VS_CELL)
+			e = state_get_str(&g, cell, sizeof(cell));
+		else if (g.tag == VS_CONSOLE)
+			e = state_get_str(&g, console, sizeof(console));
+	}
+	bool valid_name = e == 0 && name_is_valid(i.name);
+	str_copy(ret->name, sizeof(ret->name), valid_name ? i.name : "");
+	bool by_runner = n.by_runner != 0;
+	/* The runner's own names only: a record cannot make it drop another. */
+	bool ours = valid_name && !find(m, i.name) && (m->runner.start != NULL) == by_runner;
+	i.state = n.state == VM_STATE_EXITED ? VM_STATE_EXITED : VM_STATE_RUNNING;
+	i.pid = n.pid && n.pid <= INT32_MAX && n.pid != (uint64_t)getpid() ? (pid_t)n.pid : 0;
+	if (e < 0 || !valid_name)
+		return give_up(m, &i, by_runner, false, why, size, "its record does not read");
+	if (find(m, i.name))
+		return give_up(m, &i, by_runner, false, why, size, "a second VM of that name");
+	if ((m->runner.start != NULL) != by_runner)
+		return give_up(m, &i, by_runner, false, why, size,
+		               by_runner ? "its VMM ran in a cell, and this kin has none"
+		                         : "its VMM ran as a plain child, and this kin runs VMMs "
+		                           "in cells");
+	if (n.state != VM_STATE_RUNNING && n.state != VM_STATE_EXITED)
+		return give_up(m, &i, by_runner, ours, why, size,
+		               "it was neither running nor ended");
+	if (n.accel > VM_ACCEL_TCG || n.cpus < 1 || n.cpus > VM_CPUS_MAX ||
+	    n.memory < VM_MEMORY_MIN_MB || n.memory > VM_MEMORY_MAX_MB ||
+	    (n.cid && (n.cid < VM_CID_FIRST || n.cid >= UINT32_MAX)) || n.exit < -1 ||
+	    n.exit > 255 + 128)
+		return give_up(m, &i, by_runner, ours, why, size, "its record holds a bad number");
+	if (i.state == VM_STATE_RUNNING && !i.pid)
+		return give_up(m, &i, by_runner, ours, why, size, "no valid pid");
+	i.accel = (enum vm_accel)n.accel;
+	i.cpus = (unsigned)n.cpus;
+	i.memory_mb = (unsigned)n.memory;
+	i.started_ns = n.started;
+	i.vsock_cid = (uint32_t)n.cid;
+	i.exit_status = i.state == VM_STATE_EXITED ? (int)n.exit : 0;
+	/* Paths as this kin makes them, never as the record says. */
+	struct vm_spec spec = {0};
+	str_copy(spec.name, sizeof(spec.name), i.name);
+	if (vm_paths_for(m->state_dir, &spec, &i.paths) < 0)
+		return give_up(m, &i, by_runner, ours, why, size, "its paths are too long");
+	if (console[0] && console[0] == '/')
+		str_copy(i.paths.console, sizeof(i.paths.console), console);
+	struct vm_entry *slot = NULL;
+	for (size_t k = 0; k < VM_MAX && !slot; k++)
+		if (!list_is_linked(&m->vms[k].node))
+			slot = &m->vms[k];
+	if (!slot)
+		return give_up(m, &i, by_runner, ours, why, size, "one VM too many");
+	if (i.state == VM_STATE_RUNNING) {
+		const struct vm_entry *o;
+		list_for_each(o, &m->live, node)
+			if (i.vsock_cid && o->info.state != VM_STATE_EXITED &&
+			    o->info.vsock_cid == i.vsock_cid)
+				return give_up(m, &i, by_runner, ours, why, size,
+				               "a vsock CID another VM holds");
+	}
+	if (by_runner)
+		str_copy(i.cell, sizeof(i.cell), cell);
+	*slot = (struct vm_entry){.m = m, .info = i, .by_runner = by_runner};
+	if (i.state == VM_STATE_RUNNING) {
+		struct err err = {0};
+		int k =
+		    by_runner
+		        ? (m->runner.resume ? m->runner.resume(m->runner.data, i.name, i.pid, &err)
+		                            : -EOPNOTSUPP)
+		        : child_adopt(m->children, i.pid, on_vmm_exit, slot, &slot->child);
+		if (k < 0) {
+			if (by_runner && !err.msg[0])
+				snprintf(err.msg, sizeof(err.msg), "%s", strerror(-k));
+			return give_up(m, &i, by_runner, ours, why, size,
+			               by_runner      ? err.msg
+			               : k == -ECHILD ? "its VMM is not this kin's child"
+			                              : strerror(-k));
+		}
+	}
+	list_append(&m->live, &slot->node);
+	*ret = slot->info;
 	return 0;
 }

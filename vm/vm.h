@@ -137,6 +137,13 @@ struct vm_runner {
 	             pid_t *ret_pid, char *where, size_t where_len, struct err *e);
 	int (*signal)(void *data, const char *name, int sig);
 	void (*release)(void *data, const char *name);
+	/* After a re-exec: the VMM pid of VM name, started by the previous
+	 * kin's runner, is watched again (its end told through vm_vmm_exited,
+	 * later, even when it ended meanwhile). < 0 (e says why): it is not
+	 * the runner's, so the VM cannot be taken over. drop: kills what
+	 * start made for a VM that is not taken over, and removes it. */
+	int (*resume)(void *data, const char *name, pid_t pid, struct err *e);
+	void (*drop)(void *data, const char *name);
 	void *data;
 };
 
@@ -178,6 +185,24 @@ int vm_request_shutdown(struct vm_manager *m, const char *name);
 int vm_kill(struct vm_manager *m, const char *name, int sig);
 /* Forgets an exited VM (its state dir stays for post-mortems). */
 int vm_forget(struct vm_manager *m, const char *name);
+
+/* ---- re-exec (lib/state.h) ------------------------------------------------ */
+
+struct state_w;
+struct state_field;
+/* Nothing half-done: no start, no monitor talk (why names the VM). */
+bool vm_settled(const struct vm_manager *m, char *why, size_t size);
+/* The VMMs that are plain children of kin (a runner counts its own). */
+size_t vm_children(const struct vm_manager *m);
+/* VM name's record (its info), as a field of tag. */
+void vm_save(struct vm_manager *m, const char *name, struct state_w *w, uint16_t tag);
+/* Takes a VM back from a record of vm_save: a running one's VMM watched
+ * again (a plain child adopted, the runner's resumed), an exited one kept
+ * for its status. 0 and *ret filled; < 0 with why set: not taken, and
+ * what it ran is killed (the runner's drop; a plain child of ours
+ * SIGKILLed and reaped). */
+int vm_restore(struct vm_manager *m, const struct state_field *f, struct vm_info *ret, char *why,
+               size_t size);
 
 /* `kin vm run ...`: one VM in the foreground, console on stdout. */
 int vm_run_main(int argc, char **argv);

@@ -3,6 +3,7 @@
  * without a real VMM: start, signal, stale and real end reports, release
  * on replace. Real guests run in tests/vm/. */
 #include "vm/vm.h"
+#include "lib/state.h"
 #include "unit.h"
 
 #include <fcntl.h>
@@ -63,7 +64,8 @@ TEST(vm_qemu_argv_vsock_cid)
 }
 
 struct fake_runner {
-	int starts, signals, releases, exits, started, failed;
+	int starts, signals, releases, exits, started, failed, resumes, drops;
+	char dropped[NAME_MAX_LEN + 1];
 	struct err start_err;
 	int last_sig, last_status;
 	char released[NAME_MAX_LEN + 1];
@@ -96,6 +98,25 @@ static void fake_release(void *data, const char *name)
 	struct fake_runner *f = data;
 	f->releases++;
 	snprintf(f->released, sizeof(f->released), "%s", name);
+}
+
+/* Only pid 1001's VMM is the runner's own. */
+static int fake_resume(void *data, const char *name, pid_t pid, struct err *e)
+{
+	struct fake_runner *f = data;
+	(void)name;
+	if (pid != 1001)
+		return err_set(e, -ESRCH, ERR_FAILED_PRECONDITION, "pid %d is not its VMM",
+		               (int)pid);
+	f->resumes++;
+	return 0;
+}
+
+static void fake_drop(void *data, const char *name)
+{
+	struct fake_runner *f = data;
+	f->drops++;
+	snprintf(f->dropped, sizeof(f->dropped), "%s", name);
 }
 
 static void fake_started(void *data, const struct vm_info *info, const struct err *e)
@@ -142,8 +163,12 @@ static bool fixture_setup(struct fixture *x, enum log_level level)
 	close(open(x->kernel, O_CREAT | O_WRONLY | O_CLOEXEC, 0600));
 	close(open(x->image, O_CREAT | O_WRONLY | O_CLOEXEC, 0600));
 	x->ev = (struct vm_events){.started = fake_started, .exited = fake_exited, .data = &x->f};
-	x->runner = (struct vm_runner){
-	    .start = fake_start, .signal = fake_signal, .release = fake_release, .data = &x->f};
+	x->runner = (struct vm_runner){.start = fake_start,
+	                               .signal = fake_signal,
+	                               .release = fake_release,
+	                               .resume = fake_resume,
+	                               .drop = fake_drop,
+	                               .data = &x->f};
 	x->level = log_get_level();
 	log_set_level(level);
 	if (ev_loop_new(&x->loop) < 0 || child_table_new(x->loop, &x->children) < 0 ||
@@ -273,6 +298,109 @@ TEST(vm_manager_runner)
 	CHECK_EQ(child_count(x.children), 0);
 	CHECK_EQ(f->starts, 3);
 
+	CHECK(fixture_teardown(&x));
+}
+
+/* A re-exec: a running and an ended VM go over to another manager; records
+ * that lie (hostile, or from a kin run otherwise) are refused, naming why,
+ * and what the runner made for them dropped only when it is theirs. */
+TEST(vm_restore_records)
+{
+	struct fixture x, y;
+	CHECK(fixture_setup(&x, LOG_ERR_));
+	struct err err = {0};
+	CHECK_EQ(vm_start(x.m, &x.spec, &err), 0);
+	checked(&x, 0, 0);
+	vm_vmm_started(x.m, "g1", 1001, NULL);
+	strcpy(x.spec.name, "g2");
+	CHECK_EQ(vm_start(x.m, &x.spec, &err), 0);
+	checked(&x, 1, 0);
+	vm_vmm_started(x.m, "g2", 1002, NULL);
+	vm_vmm_exited(x.m, "g2", 1002, 3);
+	char why[256] = "";
+	CHECK(vm_settled(x.m, why, sizeof(why)));
+	CHECK_EQ(vm_children(x.m), 0u); /* the runner's, not plain children */
+
+	struct state_w w;
+	state_w_init(&w);
+	size_t at = state_open(&w, 1);
+	vm_save(x.m, "g1", &w, 2);
+	vm_save(x.m, "g2", &w, 2);
+	vm_save(x.m, "g1", &w, 2); /* a second record of g1 */
+	/* By tag (vm/manager.c VS_*): name, state, pid, accel, cpus, memory. */
+	struct {
+		const char *name;
+		uint64_t state, pid, cpus, by_runner;
+	} bad[] = {
+	    {"bad/name", 0, 1001, 1, 1}, {"g3", 9, 1001, 1, 1}, {"g4", 0, 0, 1, 1},
+	    {"g5", 0, 1001, 0, 1},       {"g6", 0, 1001, 1, 0}, {"g7", 0, 4242, 1, 1},
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		size_t v = state_open(&w, 2);
+		state_put_str(&w, 1, bad[i].name);
+		state_put_u64(&w, 2, bad[i].state);
+		state_put_u64(&w, 3, bad[i].pid);
+		state_put_u64(&w, 5, bad[i].cpus);
+		state_put_u64(&w, 6, 512);
+		state_put_u64(&w, 12, bad[i].by_runner);
+		state_close(&w, v);
+	}
+	state_put_u64(&w, 3, 1); /* a number where a record belongs */
+	state_close(&w, at);
+	int fd = -1;
+	CHECK_EQ(state_w_seal(&w, &fd), 0);
+	state_w_free(&w);
+	struct state_in in;
+	CHECK_EQ(state_in_open(fd, &in, NULL), 0);
+	close(fd);
+
+	CHECK(fixture_setup(&y, LOG_ERR_));
+	struct state_r top = in.top, r;
+	struct state_field f, g;
+	CHECK(state_next(&top, &f) > 0);
+	state_get_record(&f, &r);
+	const char *want[] = {NULL,
+	                      NULL,
+	                      "a second VM of that name",
+	                      "its record does not read",
+	                      "it was neither running nor ended",
+	                      "no valid pid",
+	                      "its record holds a bad number",
+	                      "its VMM ran as a plain child, and this kin runs VMMs in cells",
+	                      "pid 4242 is not its VMM",
+	                      "its record does not read"};
+	size_t n = 0;
+	while (state_next(&r, &g) > 0 && n < ARRAY_SIZE(want)) {
+		struct vm_info info;
+		why[0] = '\0';
+		int k = vm_restore(y.m, &g, &info, why, sizeof(why));
+		if (want[n])
+			CHECK_STR(why, want[n]);
+		else
+			CHECK_EQ(k, 0);
+		n++;
+	}
+	CHECK_EQ(n, ARRAY_SIZE(want));
+	state_in_close(&in);
+	struct vm_info info;
+	CHECK_EQ(vm_get(y.m, "g1", &info), 0);
+	CHECK_EQ(info.state, VM_STATE_RUNNING);
+	CHECK_EQ(info.pid, 1001);
+	CHECK_STR(info.cell, "vms/g1");
+	CHECK_EQ(y.f.resumes, 1);
+	CHECK_EQ(vm_get(y.m, "g2", &info), 0);
+	CHECK_EQ(info.state, VM_STATE_EXITED);
+	CHECK_EQ(info.exit_status, 3);
+	/* Dropped: the bad state's, the bad number's and the stranger pid's
+	 * (their names are valid and theirs); not the second g1's (the
+	 * first's cell) nor the plain child's (another kind). */
+	CHECK_EQ(y.f.drops, 4);
+	CHECK_STR(y.f.dropped, "g7");
+	/* The VM goes on as any: its end reported, its name reusable. */
+	vm_vmm_exited(y.m, "g1", 1001, 0);
+	CHECK_EQ(y.f.exits, 1);
+	CHECK_EQ(vm_forget(y.m, "g1"), 0);
+	CHECK(fixture_teardown(&y));
 	CHECK(fixture_teardown(&x));
 }
 

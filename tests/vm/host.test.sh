@@ -9,7 +9,8 @@
 # vmm of cell vms/g1 (QEMU in its cgroup.procs); a second VMM that dies at
 # once (no boot: a file that is no kernel) is noticed (status, event, its
 # own message in exec logs, its cell kept) and `vm stop` removes its cell;
-# VMM limits are passed to the cell. Then the host kin is told to power off
+# VMM limits are passed to the cell. The host kin re-executes itself with
+# g1 running and g2 ended: both taken over. Then it is told to power off
 # while g1 runs: the guest's kin powers off cleanly first, the VMM exits 0,
 # its cell goes, then the host kin ends.
 cd "$(dirname "$0")/../.."
@@ -140,6 +141,27 @@ if [ -n "$BASE" ]; then
 		ok vmm_exit_event || bad vmm_exit_event "$(head -c 800 "$T/events2")"
 	out=$(C exec logs vms/g2 vmm 2>&1); rc=$?
 	[ $rc -eq 0 ] && echo "$out" | grep -q '^qemu' && ok vmm_logs_in_exec_ring || bad vmm_logs_in_exec_ring "rc $rc: '$out'"
+fi
+
+# The host kin re-executes itself with g1 running (and g2 ended, kept):
+# the same VMM goes on, the link route is the same connection (the guest
+# answers at once), g2's status and cell stay; the stop of g2, the
+# poweroff and the VMM's exit below are the new kin's.
+pid1=$(C vm status g1 -o json 2>/dev/null | sed -n 's/.*"pid":\([0-9]*\).*/\1/p')
+nvms=$(C vm list 2>/dev/null | grep -c '^g[0-9] ')
+out=$(C reexec 2>&1); rc=$?
+[ $rc -eq 0 ] && grep -q "re-exec: $nvms VMs taken over" "$T/host.log" && ok reexec_vms_taken_over ||
+	bad reexec_vms_taken_over "rc $rc: $out; $(grep 're-exec' "$T/host.log" | tail -5)"
+out=$(C vm status g1 -o json 2>&1)
+echo "$out" | grep -q "\"pid\":$pid1," && echo "$out" | grep -q '"state":"running"' &&
+	echo "$out" | grep -q '"link_ready":true' && [ "$(G --timeout 5s health 2>&1)" = SERVING ] &&
+	ok reexec_vm_runs_on || bad reexec_vm_runs_on "pid was $pid1: $out"
+run after /bin/busybox echo after-reexec | grep -qx after-reexec && ok reexec_exec_through_link ||
+	bad reexec_exec_through_link "$(G exec logs t after 2>&1)"
+if [ -n "$BASE" ]; then
+	out=$(C vm status g2 -o json 2>&1)
+	echo "$out" | grep -q '"state":"exited"' && echo "$out" | grep -q '"exit_status":1,' &&
+		[ -d "$BASE/cells/vms/g2" ] && ok reexec_ended_vm_kept || bad reexec_ended_vm_kept "$out"
 	out=$(C vm stop g2 2>&1); rc=$?
 	[ $rc -eq 0 ] && echo "$out" | grep -q "state:    exited (status 1)" && [ ! -e "$BASE/cells/vms/g2" ] &&
 		! C exec status vms/g2 vmm >/dev/null 2>&1 && ok vm_stop_leaves_no_cell ||

@@ -69,6 +69,13 @@ out=$(C --target vmz/inner zone create l3 2>&1); rc=$?
 [ $rc -eq 1 ] && echo "$out" | grep -q 'FAILED_PRECONDITION: zone "l3": depth limit reached (this kin is at depth 2, the limit is 2)' &&
 	ok depth_limit_holds_in_guest || bad depth_limit_holds_in_guest "rc $rc: $out"
 
+# A VM zone does not go along a re-exec yet: refused, naming it, nothing
+# touched.
+out=$(C reexec 2>&1); rc=$?
+[ $rc -eq 1 ] && echo "$out" | grep -q 'FAILED_PRECONDITION: re-exec: not possible now: a VM zone cannot be handed over yet' &&
+	[ "$(C --target vmz/inner health 2>&1)" = SERVING ] && ok reexec_refused_vm_zone ||
+	bad reexec_refused_vm_zone "rc $rc: $out"
+
 # Stop: the guest's kin powers off (its zones first), the VMM exits 0.
 out=$(C zone stop --timeout 60s vmz 2>&1); rc=$?
 [ $rc -eq 0 ] && echo "$out" | grep -q "state:    gone (status 0)" && ok zone_stop_vm_status_0 ||
