@@ -72,6 +72,11 @@ struct api_config {
 	 * init, or --unit-dir. NULL: every Units call answers
 	 * FAILED_PRECONDITION ("no service manager: ..."). */
 	struct units *units;
+	/* What a successor adopts after kin was killed changed in a way the
+	 * cells library does not report (a VM now running): the owner writes
+	 * its state file again (init/persist.c). NULL: nobody keeps one. */
+	void (*changed)(void *data);
+	void *changed_data;
 };
 
 /* The running services (api/service.c). */
@@ -134,6 +139,13 @@ bool api_settled(const struct api *api, char *why, size_t size);
 size_t api_children(const struct api *api);
 void api_save(struct api *api, struct state_w *w, uint16_t tag);
 int api_restore(struct api *api, struct state_in *in, const struct state_field *f);
+/* After kin was killed: api_save_adoptable writes, into a file state
+ * (w->file), what a successor can adopt — the VMs whose VMMs run in
+ * cells; api_adopt takes them back in the successor (after api_start,
+ * the cells adopted): each VMM watched again, its link connected again.
+ * The cells under vms/ that no VM took are killed and removed. */
+void api_save_adoptable(struct api *api, struct state_w *w, uint16_t tag);
+int api_adopt(struct api *api, const struct state_field *f);
 /* The two ends, each walking the started services in reverse order; see
  * struct api_service. NULL is fine. */
 void api_shutdown(struct api *api);

@@ -173,6 +173,35 @@ int api_restore(struct api *api, struct state_in *in, const struct state_field *
 	return e;
 }
 
+void api_save_adoptable(struct api *api, struct state_w *w, uint16_t tag)
+{
+	if (!api || !api->vm)
+		return;
+	size_t at = state_open(w, tag);
+	api_vm_save(api->vm, w, AS_VMS);
+	state_close(w, at);
+}
+
+int api_adopt(struct api *api, const struct state_field *f)
+{
+	struct state_r r;
+	struct state_field g = {0};
+	int e;
+	if (!api || !api->vm)
+		return 0;
+	if (f && f->tag) {
+		state_get_record(f, &r);
+		while ((e = state_next(&r, &g)) > 0 && g.tag != AS_VMS)
+			;
+		if (e <= 0)
+			g.tag = 0;
+	}
+	int n = api_vm_adopt(api->vm, g.tag ? &g : NULL);
+	if (n > 0)
+		log_info("adopt: %d VMs adopted", n);
+	return n;
+}
+
 void api_shutdown(struct api *api)
 {
 	for (size_t i = api ? api->n_started : 0; i-- > 0;)

@@ -24,6 +24,7 @@
 #define VM_STOP_TIMEOUT_DEFAULT_MS 30000
 #define VM_STOP_WAITERS_MAX        8
 #define VM_LINK_WAIT_MS            10000 /* QEMU makes link.sock at start; retry this long */
+#define VM_REPROBE_MS              1000  /* a guest's kin not answering yet is asked again */
 #define VM_LIMITS_MAX              32
 
 struct vm_slot {
@@ -33,6 +34,7 @@ struct vm_slot {
 	bool linking; /* connecting to link.sock */
 	bool routed;
 	uint64_t link_deadline_ns;
+	uint64_t reprobe_ns; /* connected, the guest's kin silent: ask again then */
 	bool stopping;
 	bool poweroff_sent, cad_sent, killed;
 	bool cell_gone; /* the VMM was asked to end and did: its cell went */
@@ -54,6 +56,8 @@ struct api_vm {
 	bool ticking;
 	struct vm_slot vms[VM_MAX];
 	struct api_binding binding;
+	void (*changed)(void *data); /* api_config's */
+	void *changed_data;
 };
 
 static struct vm_slot *slot_find(struct api_vm *svc, const char *name)
@@ -140,6 +144,7 @@ static void link_try(struct api_vm *svc, struct vm_slot *x, const struct vm_info
 		return;
 	}
 	x->linking = false;
+	x->reprobe_ns = now_monotonic_ns() + VM_REPROBE_MS * 1000000ull;
 	int r = rpc_route_attach(svc->rpc, x->route, fd);
 	close(fd);
 	if (r < 0) {
@@ -207,9 +212,17 @@ static void on_tick(struct ev_source *src, uint32_t events)
 			continue;
 		if (x->linking)
 			link_try(svc, x, &info);
+		/* A probe lost on the way (the guest had its link port closed,
+		 * as after its host kin changed) is sent again until answered. */
+		bool probing = !x->linking && x->routed &&
+		               rpc_route_state(svc->rpc, x->route) == RPC_ROUTE_CONNECTING;
+		if (probing && now_monotonic_ns() >= x->reprobe_ns) {
+			rpc_route_reprobe(svc->rpc, x->route);
+			x->reprobe_ns = now_monotonic_ns() + VM_REPROBE_MS * 1000000ull;
+		}
 		if (x->stopping && !x->killed && now_monotonic_ns() >= x->stop_deadline_ns)
 			stop_step(svc, x);
-		more |= x->linking || (x->stopping && !x->killed);
+		more |= x->linking || probing || (x->stopping && !x->killed);
 	}
 	if (!more)
 		tick_arm(svc, false);
@@ -259,6 +272,8 @@ static void on_exited(void *data, const struct vm_info *info)
 	info_fill(&out, info, svc);
 	stop_waiters_answer(x, &out);
 	x->stopping = false;
+	if (svc->changed)
+		svc->changed(svc->changed_data);
 	if (x->exited)
 		x->exited(info, NULL, x->exited_data);
 }
@@ -279,6 +294,8 @@ static void on_started(void *data, const struct vm_info *info, const struct err 
 	Kin__V1__VmInfo out;
 	info_fill(&out, info, svc);
 	if (!e) {
+		if (svc->changed)
+			svc->changed(svc->changed_data);
 		if (call)
 			rpc_call_reply(call, &out.base);
 		return;
@@ -417,8 +434,7 @@ int api_vm_start_as(struct api_vm *svc, const struct vm_spec *spec, const char *
 	struct vm_info info;
 	vm_get(svc->m, spec->name, &info);
 	link_try(svc, x, &info);
-	if (x->linking)
-		tick_arm(svc, true);
+	tick_arm(svc, true); /* the link, then the guest's first answer */
 	return ERR_OK;
 }
 
@@ -630,7 +646,12 @@ void api_vm_save(struct api_vm *svc, struct state_w *w, uint16_t tag)
 	size_t at = state_open(w, tag);
 	for (size_t i = 0; i < VM_MAX; i++) {
 		struct vm_slot *x = &svc->vms[i];
-		if (!x->used || x->exited)
+		struct vm_info info;
+		if (!x->used || x->exited || vm_get(svc->m, x->name, &info) < 0)
+			continue;
+		/* A file for a successor: a plain child's VMM cannot be found
+		 * again (no cell), nor one still starting. */
+		if (w->file && (!info.cell[0] || info.state == VM_STATE_STARTING))
 			continue;
 		size_t v = state_open(w, AV_VM);
 		vm_save(svc->m, x->name, w, AV_INFO);
@@ -684,6 +705,9 @@ static int vm_take(struct api_vm *svc, const struct state_field *f)
 	str_copy(x->route, sizeof(x->route), route);
 	enum rpc_route_state rs = rpc_route_state(svc->rpc, route);
 	x->routed = rs != RPC_ROUTE_NONE;
+	x->reprobe_ns = now_monotonic_ns() + VM_REPROBE_MS * 1000000ull;
+	if (rs == RPC_ROUTE_CONNECTING)
+		tick_arm(svc, true); /* its guest not answering yet: asked again */
 	if (info.state == VM_STATE_EXITED || rs == RPC_ROUTE_READY || rs == RPC_ROUTE_CONNECTING)
 		return 1;
 	/* Running, its link not handed over: QEMU's link socket takes a new
@@ -694,8 +718,7 @@ static int vm_take(struct api_vm *svc, const struct state_field *f)
 	x->linking = true;
 	x->link_deadline_ns = now_monotonic_ns() + VM_LINK_WAIT_MS * 1000000ull;
 	link_try(svc, x, &info);
-	if (x->linking)
-		tick_arm(svc, true);
+	tick_arm(svc, true);
 	return 1;
 }
 
@@ -711,6 +734,13 @@ int api_vm_restore(struct api_vm *svc, const struct state_field *f)
 		if (g.tag == AV_VM)
 			n += vm_take(svc, &g);
 	return e < 0 ? e : n;
+}
+
+int api_vm_adopt(struct api_vm *svc, const struct state_field *f)
+{
+	int n = f ? api_vm_restore(svc, f) : 0;
+	api_vm_cells_sweep(svc->vc);
+	return n;
 }
 
 static const struct api_method vm_methods[] = {
@@ -757,6 +787,8 @@ static int vm_start_service(struct api *api, const struct api_config *cfg)
 		return -ENOMEM;
 	svc->rpc = cfg->rpc;
 	svc->loop = cfg->loop;
+	svc->changed = cfg->changed;
+	svc->changed_data = cfg->changed_data;
 	svc->timer.fd = -1;
 	struct vm_events ev = {.started = on_started, .exited = on_exited, .data = svc};
 	int r = vm_manager_new(svc->loop, cfg->children, cfg->vm_dir, &ev, &svc->m);

@@ -120,8 +120,12 @@ static void on_vmm_end(int result, const struct exec_status *st, void *data)
 	vc->waits--;
 	if (!vc->closed) {
 		struct vmm_report rep = {.kind = VMM_ENDED, .pid = w->pid, .status = -1};
-		if (result == 0 && st->exited)
+		if (result == 0 && st->exited && !st->status_unknown)
 			rep.status = st->signal ? 128 + st->signal : st->exit_code;
+		else if (result == 0)
+			log_info("vm \"%s\": its VMM, adopted after a killed kin, ended; its "
+			         "status is unknown",
+			         w->name);
 		else
 			log_warn("vm \"%s\": its cell's executable was deleted; the VMM's end is "
 			         "not seen",
@@ -325,9 +329,9 @@ static int vmm_resume(void *data, const char *name, pid_t pid, struct err *err)
 	/* It ended while no kin listened: told from the loop, as any end. */
 	struct vmm_report rep = {.kind = VMM_ENDED,
 	                         .pid = pid,
-	                         .status = !st.exited  ? -1
-	                                   : st.signal ? 128 + st.signal
-	                                               : st.exit_code};
+	                         .status = !st.exited || st.status_unknown ? -1
+	                                   : st.signal                     ? 128 + st.signal
+	                                                                   : st.exit_code};
 	str_copy(rep.name, sizeof(rep.name), name);
 	report(vc, &rep);
 	return 0;
@@ -343,6 +347,39 @@ static void vmm_drop(void *data, const char *name)
 		return;
 	cell_kill(vc->cells, cell, NULL);
 	cell_delete(vc->cells, cell, true, NULL, NULL, NULL);
+}
+
+struct sweep {
+	char (*names)[NAME_MAX_LEN + 1];
+	size_t n, cap;
+};
+
+static int sweep_visit(const struct cell_info *info, void *data)
+{
+	struct sweep *sw = data;
+	const char *name = info->path + STRLEN(API_VM_CELLS_PARENT "/");
+	if (info->depth != 2 || sw->n == sw->cap)
+		return 0;
+	str_copy(sw->names[sw->n++], sizeof(sw->names[0]), name);
+	return 0;
+}
+
+void api_vm_cells_sweep(struct api_vm_cells *vc)
+{
+	/* At most VM_MAX VMs' cells are there, and a few strangers more. */
+	char names[2 * VM_MAX][NAME_MAX_LEN + 1];
+	struct sweep sw = {.names = names, .cap = ARRAY_SIZE(names)};
+	struct vm_info info;
+	if (!vc || cell_list(vc->cells, API_VM_CELLS_PARENT, sweep_visit, &sw, NULL) < 0)
+		return;
+	for (size_t i = 0; i < sw.n; i++) {
+		if (vm_get(vc->m, names[i], &info) == 0)
+			continue;
+		log_warn("adopt: cell " API_VM_CELLS_PARENT "/%s, a VM a killed kin left that it "
+		         "had not recorded (or a VM zone's), is killed and removed",
+		         names[i]);
+		vmm_drop(vc, names[i]);
+	}
 }
 
 void api_vm_cells_runner(struct api_vm_cells *vc, struct vm_runner *ret)

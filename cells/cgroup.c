@@ -208,6 +208,18 @@ static int cells_find_base(struct cells *c, const struct cells_config *cfg, stru
 	}
 	while (*base == '/')
 		base++;
+	/* Started in the leaf an earlier kin made for itself (its successor
+	 * after a kill, or a service manager's DelegateSubgroup=init: the base
+	 * with controllers enabled takes no process): the base is its parent,
+	 * where that kin's cells are. */
+	size_t bl = strlen(base);
+	if (!cfg->base && cfg->own_leaf && bl > 5 && strcmp(base + bl - 5, "/init") == 0) {
+		char cells_dir[PATH_MAX];
+		if (snprintf(cells_dir, sizeof(cells_dir), "%s/%.*s/cells", c->mount, (int)(bl - 5),
+		             base) < (int)sizeof(cells_dir) &&
+		    access(cells_dir, F_OK) == 0)
+			self[base - self + bl - 5] = '\0';
+	}
 	if (snprintf(basedir, sizeof(p->basedir), "%s%s%s", c->mount, *base ? "/" : "", base) >=
 	        (int)sizeof(p->basedir) ||
 	    snprintf(c->root, sizeof(c->root), "%s/cells", basedir) >= (int)sizeof(c->root))

@@ -15,9 +15,10 @@ struct init_cells {
 	char why[sizeof(((struct err *)0)->msg) + 32]; /* no cells: why */
 };
 
-/* The cells whose owners do not adopt theirs yet: zones (zone/), VMs
- * (api/vm_cells.c), services (units/, the default slice). */
-static const char *const not_adopted[] = {"zones", "vms", "system.slice", NULL};
+/* The cells whose owners do not adopt theirs yet: zones (zone/), services
+ * (units/, the default slice). VMs' (vms/) are adopted, and those no VM
+ * takes back removed by the Vm service (api_adopt). */
+static const char *const not_adopted[] = {"zones", "system.slice", NULL};
 
 int init_cells_start(struct ev_loop *loop, struct child_table *children, struct rpc_server *rpc,
                      const char *base, struct init_adopt *adopt, struct init_cells **ret)

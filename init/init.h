@@ -239,6 +239,7 @@ int init_persist_open(const char *dir, struct init_persist **ret);
 struct init_adopt {
 	struct state_in in;
 	struct state_field cells;
+	struct state_field api; /* the services' (api_save_adoptable); tag 0: none */
 	int *kept;
 	size_t nkept;
 };
@@ -249,6 +250,11 @@ int init_persist_load(struct init_persist *p, struct init_adopt *ret);
 void init_adopt_end(struct init_adopt *a);
 /* Writes the state now and after each change of cells (NULL: none). */
 int init_persist_watch(struct init_persist *p, struct ev_loop *loop, struct cells *cells);
+/* What else goes into the file (the services' record, tag given), and a
+ * change of it that cells do not see (a VM now running): written soon. */
+void init_persist_set_saver(struct init_persist *p,
+                            void (*save)(struct state_w *w, uint16_t tag, void *data), void *data);
+void init_persist_changed(struct init_persist *p);
 /* stopped: kin stopped cleanly, nothing is left to adopt (the file goes);
  * otherwise it stays for a successor. */
 void init_persist_free(struct init_persist *p, bool stopped);

@@ -207,6 +207,19 @@ static int system_reload_policy(const char **ret_source, size_t *ret_rules, stru
 	return init_auth_reload(s->auth, ret_source, ret_rules, err);
 }
 
+/* The state file a successor adopts (init/persist.c): the services' part. */
+static void persist_save_api(struct state_w *w, uint16_t tag, void *data)
+{
+	struct init_state *s = data;
+	api_save_adoptable(s->api, w, tag);
+}
+
+static void persist_changed(void *data)
+{
+	struct init_state *s = data;
+	init_persist_changed(s->persist);
+}
+
 /* kin.v1.System: the signal table's stop, asked over RPC. */
 static int system_stop(bool reboot, bool dry_run, const char **ret_action, void *data)
 {
@@ -274,6 +287,8 @@ static void start_services(struct init_state *s)
 	    .image_store = c->image_store,
 	    .zones = &zcfg,
 	    .shim = c->shim,
+	    .changed = persist_changed,
+	    .changed_data = s,
 	};
 	/* A shim serves containerd's Task API too, last (its pod is a zone). */
 	const struct api_service *list[API_SERVICES_MAX_LIST];
@@ -517,8 +532,7 @@ int init_run(struct init_config *cfg, enum init_role role)
 	if (!restored && init_cells_start(s.loop, s.children, s.rpc, cfg->cgroup,
 	                                  adopting ? &adopt : NULL, &s.cells) < 0)
 		log_error("cells: out of memory; going on without them");
-	if (adopting)
-		init_adopt_end(&adopt);
+	init_persist_set_saver(s.persist, persist_save_api, &s);
 	if (s.persist && init_persist_watch(s.persist, s.loop, init_cells_lib(s.cells)) < 0)
 		log_warn("state: cannot watch cells: out of resources; no state kept");
 	/* A daemon told --policy or --tls-listen explicitly does not run
@@ -549,6 +563,10 @@ int init_run(struct init_config *cfg, enum init_role role)
 	start_services(&s);
 	if (restored)
 		init_reexec_restore_services(&s);
+	if (adopting) { /* the VMs, once the services run */
+		api_adopt(s.api, adopt.api.tag ? &adopt.api : NULL);
+		init_adopt_end(&adopt);
+	}
 	if (r < 0 && cfg->n_unit_dirs && role == INIT_ROLE_DAEMON) {
 		services_end(&s);
 		return 1;

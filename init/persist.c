@@ -1,7 +1,8 @@
 /* persist: a daemon kin's state directory (--state-dir, /run/kin) — a lock
  * that makes it this kin's alone, and a file state (lib/state.h, w->file)
- * of its cells and executables, rewritten shortly after each change, that
- * a successor adopts when kin was killed (cells_adopt). A clean stop
+ * of its cells and executables and of the services' VMs, rewritten
+ * shortly after each change, that a successor adopts when kin was killed
+ * (cells_adopt, api_adopt). A clean stop
  * removes the file: there is nothing left to adopt. A re-exec keeps it
  * (the next kin takes the lock and the file over).
  *
@@ -35,7 +36,7 @@
 #define KEEPER_SOCK      "keeper.sock"
 #define KEEPER_GIVE_MS   2000 /* at start only: the keeper answers at once */
 #define KEEPER_RESTARTS  5    /* a keeper that keeps dying is given up */
-enum { P_CELLS = 1 };
+enum { P_CELLS = 1, P_API };
 
 struct init_persist {
 	char dir[PATH_MAX];
@@ -43,6 +44,8 @@ struct init_persist {
 	struct ev_loop *loop;
 	struct cells *cells;
 	struct cells_listener *listener;
+	void (*save)(struct state_w *w, uint16_t tag, void *data);
+	void *save_data;
 	struct ev_source timer;
 	struct ev_source keeper; /* the connection; fd -1: none */
 	unsigned keeper_starts;
@@ -314,6 +317,8 @@ int init_persist_load(struct init_persist *p, struct init_adopt *a)
 	while (state_next(&rr, &f) > 0)
 		if (f.tag == P_CELLS)
 			a->cells = f;
+		else if (f.tag == P_API)
+			a->api = f;
 	keeper_give(p, a);
 	return 1;
 }
@@ -326,6 +331,8 @@ static void persist_write(struct init_persist *p)
 	state_w_init(&w);
 	w.file = true;
 	int r = p->cells ? cells_save(p->cells, &w, P_CELLS, &err) : 0;
+	if (r >= 0 && p->save)
+		p->save(&w, P_API, p->save_data);
 	if (r >= 0)
 		r = state_w_write_file(&w, p->dirfd, PERSIST_FILE);
 	state_w_free(&w);
@@ -362,6 +369,21 @@ static void changed(struct init_persist *p)
 		p->armed = true;
 	else
 		persist_write(p);
+}
+
+void init_persist_set_saver(struct init_persist *p,
+                            void (*save)(struct state_w *w, uint16_t tag, void *data), void *data)
+{
+	if (!p)
+		return;
+	p->save = save;
+	p->save_data = data;
+}
+
+void init_persist_changed(struct init_persist *p)
+{
+	if (p && p->loop)
+		changed(p);
 }
 
 static void on_event(const struct cells_event *ev, void *data)

@@ -47,6 +47,7 @@ struct rpc_route {
 	bool removed;
 	void (*on_ready)(void *data); /* once, when the probe is answered */
 	void *ready_data;
+	struct relay *probing; /* the probe in flight, while connecting */
 };
 
 struct rpc_routes {
@@ -142,6 +143,7 @@ static void route_update_events(struct rpc_route *r)
 }
 
 static int route_attach(struct rpc_route *r, int fd, bool probe);
+static void route_probe(struct rpc_route *r);
 static void route_down(struct rpc_route *r, const char *fmt, ...) _printf_(2, 3);
 static void route_down(struct rpc_route *r, const char *fmt, ...)
 {
@@ -343,6 +345,7 @@ static void probe_done(const struct err *st, const uint8_t *payload, size_t len,
 {
 	struct rpc_route *r = data;
 	(void)payload, (void)len;
+	r->probing = NULL; /* freed by the caller */
 	if (r->state != RPC_ROUTE_CONNECTING)
 		return;
 	if (st->code == ERR_OK) {
@@ -462,20 +465,43 @@ static int route_attach(struct rpc_route *r, int fd, bool probe)
 	}
 	r->events = EPOLLIN;
 	r->state = probe ? RPC_ROUTE_CONNECTING : RPC_ROUTE_READY;
-	if (probe) {
-		Kin__V1__CheckRequest in = KIN__V1__CHECK_REQUEST__INIT;
-		struct relay *rl = relay_new(r);
-		if (rl) {
-			rl->done = probe_done;
-			rl->data = r;
-			const ProtobufCServiceDescriptor *d = &kin__v1__health__descriptor;
-			if (route_send_request(r, rl, 0, d->name, d->methods[0].name, &in.base) <
-			    0) {
-				relay_unlink(rl);
-				free(rl);
-			}
-		}
+	if (probe)
+		route_probe(r);
+	return 0;
+}
+
+/* Asks the child's kin Health/Check; a probe still unanswered is dropped
+ * first (its late answer is then ignored, as any unknown stream's). */
+static void route_probe(struct rpc_route *r)
+{
+	if (r->probing) {
+		relay_unlink(r->probing);
+		free(r->probing);
+		r->probing = NULL;
 	}
+	Kin__V1__CheckRequest in = KIN__V1__CHECK_REQUEST__INIT;
+	struct relay *rl = relay_new(r);
+	if (!rl)
+		return;
+	rl->done = probe_done;
+	rl->data = r;
+	const ProtobufCServiceDescriptor *d = &kin__v1__health__descriptor;
+	if (route_send_request(r, rl, 0, d->name, d->methods[0].name, &in.base) < 0) {
+		relay_unlink(rl);
+		free(rl);
+		return;
+	}
+	r->probing = rl;
+}
+
+int rpc_route_reprobe(struct rpc_server *s, const char *name)
+{
+	struct rpc_route *r = route_find(s, name);
+	if (!r)
+		return -ENOENT;
+	if (r->state != RPC_ROUTE_CONNECTING || r->src.fd < 0)
+		return -EALREADY;
+	route_probe(r);
 	return 0;
 }
 

@@ -367,6 +367,10 @@ bool rpc_route_name_is_valid(const char *name);
  * on its way (calls answer UNAVAILABLE) until rpc_route_attach gives it. */
 int rpc_route_add(struct rpc_server *s, const char *name, int fd, unsigned flags);
 int rpc_route_attach(struct rpc_server *s, const char *name, int fd);
+/* A route still waiting for its child's first answer (RPC_ROUTE_PROBE)
+ * asks again: a probe can be lost (a VM's link port the guest had not
+ * opened again after its host kin changed). -EALREADY when not waiting. */
+int rpc_route_reprobe(struct rpc_server *s, const char *name);
 /* Closes it, keeping the name: calls in flight and later ones end
  * UNAVAILABLE naming why (the child is gone). */
 int rpc_route_close(struct rpc_server *s, const char *name, const char *why);

@@ -644,6 +644,9 @@ int vm_restore(struct vm_manager *m, const struct state_field *f, struct vm_info
 		               by_runner ? "its VMM ran in a cell, and this kin has none"
 		                         : "its VMM ran as a plain child, and this kin runs VMMs "
 		                           "in cells");
+	/* A stop a killed kin had begun is not carried: the VM runs on. */
+	if (n.state == VM_STATE_STOPPING)
+		n.state = VM_STATE_RUNNING;
 	if (n.state != VM_STATE_RUNNING && n.state != VM_STATE_EXITED)
 		return give_up(m, &i, by_runner, ours, why, size,
 		               "it was neither running nor ended");

@@ -4,7 +4,8 @@
 # one ran — its cells, its executables with their restart policies, their
 # processes (same pids; an end is seen, its status unknown), their stdin
 # and stdout pipes — and kills and removes, with a log line naming it,
-# every cell it cannot adopt (no record of it; a VM's), so every name is
+# every cell it cannot adopt (no record of it; a zone's; a VM's it has no
+# VM record of), so every name is
 # usable again. One kin per state directory; a state file that does not
 # read is named and nothing is adopted, and kin serves.
 cd "$(dirname "$0")/../.."
@@ -38,17 +39,20 @@ daemon_start
 serving && ok daemon_serving || { bad daemon_serving "no SERVING"; cat "$T/kin.log"; exit 1; }
 
 kc cell create a && kc cell create a/b && kc cell create vms && kc cell create vms/x &&
+	kc cell create zones && kc cell create zones/z &&
 	kc exec start --restart on-failure a sl -- sleep 100000 &&
 	kc exec start --restart on-failure a gone -- sleep 100000 &&
 	kc exec start --stdin a/b echo -- sh -c 'while read -r l; do echo "got $l"; done' &&
 	kc exec start a done -- sh -c 'exit 4' &&
 	kc exec start a ticker -- sh -c 'i=0; while :; do i=$((i+1)); echo "t$i"; sleep 0.01; done' &&
-	kc exec start vms/x vmm -- sleep 100000 || { bad setup "$(cat "$T/out")"; exit 1; }
+	kc exec start vms/x vmm -- sleep 100000 &&
+	kc exec start zones/z zk -- sleep 100000 || { bad setup "$(cat "$T/out")"; exit 1; }
 sl=$(field a sl pid)
 gone=$(field a gone pid)
 echo=$(field a/b echo pid)
 ticker=$(field a ticker pid)
 vmm=$(field vms/x vmm pid)
+zk=$(field zones/z zk pid)
 wait_for "[ -s '$SD/state' ] && [ \"\$(cat '$CELLS/a/cgroup.procs' | wc -l)\" -ge 3 ]" 100
 sleep 0.1 # the state is rewritten within 20 ms of the last change
 
@@ -100,14 +104,17 @@ last=$(tail -1 "$T/ticker" | tr -d t)
 	ok printer_kept_its_pipe ||
 	bad printer_kept_its_pipe "pid $(field a ticker pid) vs $ticker; lines $first..$last: $(head -3 "$T/ticker")"
 
-# What cannot be adopted is killed and removed, named; the names are free.
-wait_for "gone $vmm && gone $FOREIGN && [ ! -d '$CELLS/foreign' ] && [ ! -d '$CELLS/vms' ]" 250
+# What cannot be adopted is killed and removed, named; the names are free:
+# a cell of no record, one of a kind kin does not adopt (zones), one under
+# vms/ that no VM of the record names.
+wait_for "gone $vmm && gone $zk && gone $FOREIGN && [ ! -d '$CELLS/foreign' ] && [ ! -d '$CELLS/zones' ] && [ ! -d '$CELLS/vms/x' ]" 250
 log_has 'cell "foreign", left by an earlier kin, is not adopted \(no record of it\): its processes are killed and it is removed' &&
-	log_has 'cell "vms", left by an earlier kin, is not adopted \(kin does not adopt its kind yet\)' &&
+	log_has 'cell "zones", left by an earlier kin, is not adopted \(kin does not adopt its kind yet\)' &&
+	log_has 'adopt: cell vms/x, a VM a killed kin left that it had not recorded' &&
 	log_has 'removed cell "foreign", left by an earlier kin' && [ ! -d "$CELLS/foreign" ] &&
-	gone "$vmm" && ok unadoptable_removed || bad unadoptable_removed "$(grep cells: "$T/kin.log")"
+	gone "$vmm" && ok unadoptable_removed || bad unadoptable_removed "$(grep 'cells:\|adopt:' "$T/kin.log")"
 wait "$FOREIGN" 2>/dev/null
-kc cell create foreign && kc cell create vms && kc cell create vms/x && ok names_reusable ||
+kc cell create foreign && kc cell create zones && kc cell create zones/z && kc cell create vms/x && ok names_reusable ||
 	bad names_reusable "$(cat "$T/out")"
 
 # A re-exec carries adopted processes (they stay watched, not children).

@@ -99,7 +99,9 @@ flow cni
 echo "SKIP ns/cri/oom_killed: no memory controller in this host's cgroup2 (hybrid)"
 
 # Every pod removed: no shim state, cgroup or mount of theirs is left.
-wait_for "[ \"\$(ls /run/kin/shim/k8s.io 2>/dev/null)\" = \"$shims_before\" ]" 500
+# (a shim's state goes before its pod's cgroup is removed: wait for both)
+wait_for "[ \"\$(ls /run/kin/shim/k8s.io 2>/dev/null)\" = \"$shims_before\" ] &&
+	[ \"\$(ls '$CG/k8s.io' 2>/dev/null)\" = \"$cgs_before\" ]" 500
 [ "$(ls /run/kin/shim/k8s.io 2>/dev/null)" = "$shims_before" ] &&
 	[ "$(ls "$CG/k8s.io" 2>/dev/null)" = "$cgs_before" ] &&
 	! grep -q "$CD/state\|kin-pod" /proc/self/mountinfo && ok nothing_left ||
