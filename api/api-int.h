@@ -118,7 +118,7 @@ const char *api_vm_uncarried(const struct api_vm *svc);
 bool api_vm_settled(const struct api_vm *svc, char *why, size_t size);
 size_t api_vm_children(const struct api_vm *svc);
 void api_vm_save(struct api_vm *svc, struct state_w *w, uint16_t tag);
-int api_vm_restore(struct api_vm *svc, const struct state_field *f);
+int api_vm_restore(struct api_vm *svc, const struct state_field *f, const char *how);
 /* api_adopt's (f NULL: no record): the VMs taken, then the cells under
  * vms/ nobody took removed. */
 int api_vm_adopt(struct api_vm *svc, const struct state_field *f);

@@ -163,7 +163,7 @@ int api_restore(struct api *api, struct state_in *in, const struct state_field *
 		if (!what)
 			continue;
 		int n = g.tag == AS_ZONES ? api_zones_restore(api->zones, in, &g)
-		                          : api_vm_restore(api->vm, &g);
+		                          : api_vm_restore(api->vm, &g, "re-exec");
 		if (n < 0)
 			log_error("re-exec: the %s could not be taken over: %s", what,
 			          strerror(-n));

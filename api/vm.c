@@ -24,7 +24,8 @@
 #define VM_STOP_TIMEOUT_DEFAULT_MS 30000
 #define VM_STOP_WAITERS_MAX        8
 #define VM_LINK_WAIT_MS            10000 /* QEMU makes link.sock at start; retry this long */
-#define VM_REPROBE_MS              1000  /* a guest's kin not answering yet is asked again */
+#define VM_REPROBE_MS              1000  /* a guest's kin not answering yet is asked again, */
+#define VM_REPROBE_MAX_MS          8000  /* backing off to this */
 #define VM_LIMITS_MAX              32
 
 struct vm_slot {
@@ -35,6 +36,7 @@ struct vm_slot {
 	bool routed;
 	uint64_t link_deadline_ns;
 	uint64_t reprobe_ns; /* connected, the guest's kin silent: ask again then */
+	unsigned reprobe_ms; /* the wait after the next probe */
 	bool stopping;
 	bool poweroff_sent, cad_sent, killed;
 	bool cell_gone; /* the VMM was asked to end and did: its cell went */
@@ -66,6 +68,12 @@ static struct vm_slot *slot_find(struct api_vm *svc, const char *name)
 		if (svc->vms[i].used && strcmp(svc->vms[i].name, name) == 0)
 			return &svc->vms[i];
 	return NULL;
+}
+
+/* The route of a VM of this service: "vm/NAME". */
+static void route_of(const char *name, char *buf, size_t size)
+{
+	snprintf(buf, size, "vm/%s", name);
 }
 
 static const char *state_name(enum vm_state s)
@@ -218,7 +226,10 @@ static void on_tick(struct ev_source *src, uint32_t events)
 		               rpc_route_state(svc->rpc, x->route) == RPC_ROUTE_CONNECTING;
 		if (probing && now_monotonic_ns() >= x->reprobe_ns) {
 			rpc_route_reprobe(svc->rpc, x->route);
-			x->reprobe_ns = now_monotonic_ns() + VM_REPROBE_MS * 1000000ull;
+			x->reprobe_ms = x->reprobe_ms ? x->reprobe_ms * 2 : VM_REPROBE_MS;
+			if (x->reprobe_ms > VM_REPROBE_MAX_MS)
+				x->reprobe_ms = VM_REPROBE_MAX_MS;
+			x->reprobe_ns = now_monotonic_ns() + x->reprobe_ms * 1000000ull;
 		}
 		if (x->stopping && !x->killed && now_monotonic_ns() >= x->stop_deadline_ns)
 			stop_step(svc, x);
@@ -378,7 +389,7 @@ static int serve_vm_start(struct rpc_call *call, const ProtobufCMessage *in, voi
 			                     m->name, ce.msg[0] ? ce.msg : strerror(-r));
 	}
 	char route[RPC_ROUTE_NAME_MAX + 1];
-	snprintf(route, sizeof(route), "vm/%s", spec.name);
+	route_of(spec.name, route, sizeof(route));
 	api_vm_cells_set_limits(svc->vc, m->n_limits ? &limits : NULL);
 	int r = api_vm_start_as(svc, &spec, route, NULL, NULL, &e);
 	api_vm_cells_set_limits(svc->vc, NULL);
@@ -664,7 +675,7 @@ void api_vm_save(struct api_vm *svc, struct state_w *w, uint16_t tag)
 /* One VM back: the manager's entry, then its slot; a running VM's link is
  * its route "vm/NAME" as handed over, or connected to again. 1 taken, 0
  * not (logged). */
-static int vm_take(struct api_vm *svc, const struct state_field *f)
+static int vm_take(struct api_vm *svc, const struct state_field *f, const char *how)
 {
 	struct state_field g, info_f = {0};
 	struct state_r r;
@@ -672,29 +683,29 @@ static int vm_take(struct api_vm *svc, const struct state_field *f)
 	uint64_t cell_gone = 0;
 	int e = 0;
 	state_get_record(f, &r);
-	while (e == 0 && (e = state_next(&r, &g)) > 0) {
+	while ((e = state_next(&r, &g)) > 0) {
 		if (g.tag == AV_INFO)
 			info_f = g;
-		else if (g.tag == AV_CELL_GONE)
-			e = state_get_u64(&g, &cell_gone);
+		else if (g.tag == AV_CELL_GONE && (e = state_get_u64(&g, &cell_gone)) < 0)
+			break;
 	}
 	struct vm_info info = {0};
 	if (e < 0 || !info_f.tag) {
-		log_error("re-exec: a VM's record does not read; not taken over");
+		log_error("%s: a VM's record does not read; not taken over", how);
 		return 0;
 	}
 	if (vm_restore(svc->m, &info_f, &info, why, sizeof(why)) < 0) {
-		log_error("re-exec: vm \"%.64s\" cannot be taken over: %s; its VMM is killed",
+		log_error("%s: vm \"%.64s\" cannot be taken over: %s", how,
 		          info.name[0] ? info.name : "?", why);
 		return 0;
 	}
-	snprintf(route, sizeof(route), "vm/%s", info.name);
+	route_of(info.name, route, sizeof(route));
 	struct vm_slot *x = NULL;
 	for (size_t i = 0; i < VM_MAX && !x; i++)
 		if (!svc->vms[i].used)
 			x = &svc->vms[i];
 	if (!x) { /* cannot happen: the manager holds as many */
-		log_error("re-exec: vm \"%s\" cannot be taken over: no slot; its VMM is killed",
+		log_error("%s: vm \"%s\" cannot be taken over: no slot; its VMM is killed", how,
 		          info.name);
 		if (info.state != VM_STATE_EXITED)
 			vm_kill(svc->m, info.name, SIGKILL);
@@ -722,7 +733,7 @@ static int vm_take(struct api_vm *svc, const struct state_field *f)
 	return 1;
 }
 
-int api_vm_restore(struct api_vm *svc, const struct state_field *f)
+int api_vm_restore(struct api_vm *svc, const struct state_field *f, const char *how)
 {
 	struct state_r r;
 	struct state_field g;
@@ -732,15 +743,19 @@ int api_vm_restore(struct api_vm *svc, const struct state_field *f)
 	state_get_record(f, &r);
 	while ((e = state_next(&r, &g)) > 0)
 		if (g.tag == AV_VM)
-			n += vm_take(svc, &g);
+			n += vm_take(svc, &g, how);
+	/* What no record named, or a record that did not read left, goes:
+	 * no VMM runs unmanaged, no name stays blocked. */
+	api_vm_cells_sweep(svc->vc, how);
 	return e < 0 ? e : n;
 }
 
 int api_vm_adopt(struct api_vm *svc, const struct state_field *f)
 {
-	int n = f ? api_vm_restore(svc, f) : 0;
-	api_vm_cells_sweep(svc->vc);
-	return n;
+	if (f)
+		return api_vm_restore(svc, f, "adopt");
+	api_vm_cells_sweep(svc->vc, "adopt");
+	return 0;
 }
 
 static const struct api_method vm_methods[] = {

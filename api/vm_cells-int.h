@@ -19,9 +19,9 @@ void api_vm_cells_set_limits(struct api_vm_cells *vc, const struct cell_limits *
 /* Deletes the cell of an ended VMM (exit reports come from the loop, out
  * of the cells library's callbacks: their handlers may call this). */
 void api_vm_cells_release(struct api_vm_cells *vc, const char *name);
-/* After kin was killed and its VMs adopted: every cell vms/NAME the
- * manager does not know is killed and removed, with a log line. */
-void api_vm_cells_sweep(struct api_vm_cells *vc);
+/* After its VMs were taken over (how: "re-exec", "adopt"): every cell
+ * vms/NAME the manager does not know is killed and removed, logged. */
+void api_vm_cells_sweep(struct api_vm_cells *vc, const char *how);
 /* Reports the ends already seen, then drops later ones (kin is stopping:
  * the cells go). */
 void api_vm_cells_close(struct api_vm_cells *vc);

@@ -296,7 +296,8 @@ static void vmm_release(void *data, const char *name)
 
 /* After a re-exec: the VMM of vms/NAME is the cells library's executable
  * again; its end is waited for as after a start. */
-static int vmm_resume(void *data, const char *name, pid_t pid, struct err *err)
+static int vmm_resume(void *data, const char *name, pid_t pid, char *where, size_t where_len,
+                      struct err *err)
 {
 	struct api_vm_cells *vc = data;
 	char cell[CELLS_PATH_MAX];
@@ -305,6 +306,9 @@ static int vmm_resume(void *data, const char *name, pid_t pid, struct err *err)
 	if (cell_of(name, cell, sizeof(cell)) < 0)
 		return err_set(err, -ENAMETOOLONG, ERR_INVALID_ARGUMENT,
 		               "its cell name is too long");
+	snprintf(where, where_len, "%s", cell);
+	if (!pid)
+		return 0;
 	int r = exec_status(vc->cells, cell, API_VM_CELLS_EXEC, &st, &e);
 	if (r < 0)
 		return err_set(err, r, ERR_NOT_FOUND, "no executable %s/%s was taken over", cell,
@@ -364,7 +368,7 @@ static int sweep_visit(const struct cell_info *info, void *data)
 	return 0;
 }
 
-void api_vm_cells_sweep(struct api_vm_cells *vc)
+void api_vm_cells_sweep(struct api_vm_cells *vc, const char *how)
 {
 	/* At most VM_MAX VMs' cells are there, and a few strangers more. */
 	char names[2 * VM_MAX][NAME_MAX_LEN + 1];
@@ -375,9 +379,10 @@ void api_vm_cells_sweep(struct api_vm_cells *vc)
 	for (size_t i = 0; i < sw.n; i++) {
 		if (vm_get(vc->m, names[i], &info) == 0)
 			continue;
-		log_warn("adopt: cell " API_VM_CELLS_PARENT "/%s, a VM a killed kin left that it "
-		         "had not recorded (or a VM zone's), is killed and removed",
-		         names[i]);
+		log_warn("%s: cell " API_VM_CELLS_PARENT "/%s, left by the previous kin and "
+		         "named by no VM record (a VM zone's, or one still starting), is killed "
+		         "and removed",
+		         how, names[i]);
 		vmm_drop(vc, names[i]);
 	}
 }

@@ -254,6 +254,9 @@ const char *cells_controller_name(enum cells_controller ctl);
 /* Visits path's subtree (NULL or "": every cell) depth first, parents
  * before children, siblings in creation order; fn returning < 0 stops. */
 typedef int (*cell_visit_fn)(const struct cell_info *info, void *data);
+/* Whether process pid runs in cell path itself (its /proc/PID/cgroup):
+ * a pid a record names is checked so before kin takes it for that cell's. */
+bool cell_holds(struct cells *c, const char *path, pid_t pid);
 int cell_list(struct cells *c, const char *path, cell_visit_fn fn, void *data, struct err *err);
 
 struct cell_psi_line {

@@ -175,6 +175,34 @@ struct cells_paths {
 	char type_file[PATH_MAX + 16], leaf[PATH_MAX + 8];
 };
 
+/* Whether a kin started in dir/init comes after the kin whose base dir is:
+ * its cells are there, and no other `kin init` runs in dir/init. */
+static bool successor_of(const char *dir)
+{
+	char path[PATH_MAX + 32];
+	_cleanup_free_ char *procs = NULL;
+	snprintf(path, sizeof(path), "%s/cells", dir);
+	if (access(path, F_OK) < 0)
+		return false;
+	snprintf(path, sizeof(path), "%s/init/cgroup.procs", dir);
+	if (file_read_small(path, 1 << 20, &procs, NULL) < 0)
+		return false;
+	for (char *p = procs, *end; *p; p = end) {
+		long pid = strtol(p, &end, 10);
+		if (end == p)
+			break;
+		_cleanup_free_ char *cmd = NULL;
+		size_t len = 0;
+		snprintf(path, sizeof(path), "/proc/%ld/cmdline", pid);
+		if (pid == getpid() || file_read_small(path, 4096, &cmd, &len) < 0)
+			continue;
+		size_t a0 = strnlen(cmd, len);
+		if (a0 + 1 < len && strcmp(cmd + a0 + 1, "init") == 0)
+			return false; /* a kin runs there still */
+	}
+	return true;
+}
+
 /* c->mount, p->basedir (<mount>/<base>, made) and c->root (<basedir>/cells). */
 static int cells_find_base(struct cells *c, const struct cells_config *cfg, struct cells_paths *p,
                            struct err *err)
@@ -211,13 +239,12 @@ static int cells_find_base(struct cells *c, const struct cells_config *cfg, stru
 	/* Started in the leaf an earlier kin made for itself (its successor
 	 * after a kill, or a service manager's DelegateSubgroup=init: the base
 	 * with controllers enabled takes no process): the base is its parent,
-	 * where that kin's cells are. */
+	 * where that kin's cells are — unless that kin still runs there. */
 	size_t bl = strlen(base);
 	if (!cfg->base && cfg->own_leaf && bl > 5 && strcmp(base + bl - 5, "/init") == 0) {
-		char cells_dir[PATH_MAX];
-		if (snprintf(cells_dir, sizeof(cells_dir), "%s/%.*s/cells", c->mount, (int)(bl - 5),
-		             base) < (int)sizeof(cells_dir) &&
-		    access(cells_dir, F_OK) == 0)
+		char dir[PATH_MAX];
+		int n = snprintf(dir, sizeof(dir), "%s/%.*s", c->mount, (int)(bl - 5), base);
+		if (n > 0 && n < (int)sizeof(dir) && successor_of(dir))
 			self[base - self + bl - 5] = '\0';
 	}
 	if (snprintf(basedir, sizeof(p->basedir), "%s%s%s", c->mount, *base ? "/" : "", base) >=

@@ -313,21 +313,34 @@ static int exec_in_field(struct exec_in *x, const struct state_field *f)
 	return r < 0 ? r : 0;
 }
 
+/* Whether pid runs in the cgroup dir (under c's mount) itself. */
+static bool dir_holds(const struct cells *c, const char *dir, pid_t pid)
+{
+	char file[64], want[PATH_MAX + 4];
+	_cleanup_free_ char *buf = NULL;
+	size_t len;
+	snprintf(file, sizeof(file), "/proc/%d/cgroup", (int)pid);
+	if (file_read_small(file, 4096, &buf, &len) < 0)
+		return false;
+	const char *rel = dir + strlen(c->mount); /* "/base/cells/a" */
+	snprintf(want, sizeof(want), "0::%s\n", rel);
+	return strstr(buf, want) != NULL;
+}
+
+bool cell_holds(struct cells *c, const char *path, pid_t pid)
+{
+	char dir[PATH_MAX];
+	return cells_cgroup_dir(c, path, dir, sizeof(dir)) == 0 && dir_holds(c, dir, pid);
+}
+
 /* Whether the process pidfd refers to runs in cell: read from /proc,
  * then the pidfd still open on a live process proves it was this one. */
 static bool in_cell(const struct exec *e, pid_t pid, int pidfd)
 {
-	char file[64], dir[PATH_MAX], want[PATH_MAX + 4];
-	_cleanup_free_ char *buf = NULL;
-	size_t len;
-	snprintf(file, sizeof(file), "/proc/%d/cgroup", (int)pid);
-	if (cells_cell_dir(e->owner, e->cell, dir, sizeof(dir)) < 0 ||
-	    file_read_small(file, 4096, &buf, &len) < 0)
-		return false;
-	const char *rel = dir + strlen(e->owner->mount); /* "/base/cells/a" */
-	snprintf(want, sizeof(want), "0::%s\n", rel);
+	char dir[PATH_MAX];
 	struct pollfd pfd = {.fd = pidfd, .events = POLLIN};
-	return strstr(buf, want) && poll(&pfd, 1, 0) == 0;
+	return cells_cell_dir(e->owner, e->cell, dir, sizeof(dir)) == 0 &&
+	       dir_holds(e->owner, dir, pid) && poll(&pfd, 1, 0) == 0;
 }
 
 /* Tracks a running executable again: kin's child still (a re-exec), or

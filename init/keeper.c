@@ -134,9 +134,8 @@ int init_keeper_main(int argc, char **argv)
 		fprintf(stderr, "kin keeper: started by kin itself (kin keeper FD)\n");
 		return 2;
 	}
-	int lfd = (int)v, listening = 0;
-	socklen_t len = sizeof(listening);
-	if (getsockopt(lfd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) < 0 || !listening) {
+	int lfd = (int)v;
+	if (sock_opt(lfd, SO_ACCEPTCONN) <= 0) {
 		fprintf(stderr, "kin keeper: fd %d is not a listening socket\n", lfd);
 		return 2;
 	}

@@ -165,13 +165,6 @@ static void gateway_exited(const siginfo_t *si, void *data)
 	    t->backoff_ms * 2 > GATEWAY_BACKOFF_MAX_MS ? GATEWAY_BACKOFF_MAX_MS : t->backoff_ms * 2;
 }
 
-/* A previous kin's gateway that is not taken over, killed: reaped. */
-static void gateway_dropped(const siginfo_t *si, void *data)
-{
-	(void)si;
-	(void)data;
-}
-
 static void on_timer(struct ev_source *src, uint32_t events)
 {
 	struct init_tls *t = src->data;
@@ -440,15 +433,13 @@ static const char *listen_fd_check(int fd, const char *addr)
 {
 	struct sockaddr_storage want, got = {0};
 	socklen_t len = sizeof(got);
-	int v = 0;
-	socklen_t vl = sizeof(v);
 	if (init_tls_addr_parse(addr, &want) < 0)
 		return "this kin's address does not read";
 	if (getsockname(fd, (struct sockaddr *)&got, &len) < 0 || got.ss_family != want.ss_family)
 		return "its listening socket is not of this address's family";
-	if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &v, &vl) < 0 || !v)
+	if (sock_opt(fd, SO_ACCEPTCONN) <= 0)
 		return "its listening socket does not listen";
-	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &v, &vl) < 0 || v != SOCK_STREAM)
+	if (sock_opt(fd, SO_TYPE) != SOCK_STREAM)
 		return "its listening socket is not a stream socket";
 	bool same = want.ss_family == AF_INET ? memcmp(&((struct sockaddr_in *)&got)->sin_addr,
 	                                               &((struct sockaddr_in *)&want)->sin_addr,
@@ -461,13 +452,6 @@ static const char *listen_fd_check(int fd, const char *addr)
 	                                            ((struct sockaddr_in6 *)&got)->sin6_port ==
 	                                                ((struct sockaddr_in6 *)&want)->sin6_port;
 	return same ? NULL : "its listening socket is bound elsewhere";
-}
-
-static bool is_seqpacket(int fd)
-{
-	int v = 0;
-	socklen_t vl = sizeof(v);
-	return getsockopt(fd, SOL_SOCKET, SO_TYPE, &v, &vl) == 0 && v == SOCK_SEQPACKET;
 }
 
 /* Takes the gateway over from the record f: 0 when it serves on (its
@@ -508,7 +492,8 @@ static int tls_restore(struct init_tls *t, struct state_in *in, const struct sta
 		log_error("re-exec: the TLS gateway's record names no valid pid");
 	if (why) {
 		struct child *old = NULL;
-		if (pid && child_adopt(t->children, pid, gateway_dropped, NULL, &old) == 0)
+		if (pid && (!t->cells || cell_holds(t->cells, GATEWAY_CELL, pid)) &&
+		    child_adopt(t->children, pid, NULL, NULL, &old) == 0)
 			child_signal(old, SIGKILL);
 		log_error("re-exec: the TLS gateway (pid %d) cannot be taken over: %s; "
 		          "listening afresh",
@@ -517,13 +502,19 @@ static int tls_restore(struct init_tls *t, struct state_in *in, const struct sta
 		closep(&control);
 		return -EBADMSG;
 	}
-	if (pid && child_adopt(t->children, pid, gateway_exited, t, &t->gateway) < 0) {
+	/* Its own cell's (another child of kin's is not taken for it). */
+	if (pid && t->cells && !cell_holds(t->cells, GATEWAY_CELL, pid)) {
+		log_error("re-exec: the TLS gateway's record names pid %d, which is not in cell "
+		          "%s; a new gateway starts",
+		          (int)pid, GATEWAY_CELL);
+		pid = 0;
+	} else if (pid && child_adopt(t->children, pid, gateway_exited, t, &t->gateway) < 0) {
 		log_error("re-exec: the TLS gateway (pid %d) is not this kin's child; a new one "
 		          "starts",
 		          (int)pid);
 		pid = 0;
 	}
-	if (control >= 0 && !is_seqpacket(control)) {
+	if (control >= 0 && sock_opt(control, SO_TYPE) != SOCK_SEQPACKET) {
 		log_error("re-exec: the TLS gateway's control socket is not one; the gateway is "
 		          "restarted");
 		closep(&control);

@@ -139,6 +139,12 @@ int child_adopt(struct child_table *t, pid_t pid, child_exit_fn on_exit, void *d
                 struct child **ret)
 {
 	siginfo_t si = {0};
+	struct child *c;
+	/* Tracked twice, its end would be reaped once and the other pidfd
+	 * stay readable for good. */
+	list_for_each(c, &t->children, node)
+		if (c->pid == pid)
+			return -EEXIST;
 	/* Still our child (exited or not): nobody reaped it meanwhile. */
 	if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0)
 		return -errno;

@@ -162,6 +162,9 @@ int sock_send_fds(int sock, const void *buf, size_t len, const int *fds, size_t 
  * count in *ret_n. */
 ssize_t sock_recv_fds(int sock, void *buf, size_t size, int *fds, size_t max, size_t *ret_n,
                       int flags);
+/* An int socket option at SOL_SOCKET (SO_TYPE, SO_ACCEPTCONN), or -errno:
+ * what an fd handed over is checked by before it is taken for a socket. */
+int sock_opt(int fd, int opt);
 
 /* ---- time -------------------------------------------------------------- */
 
@@ -218,7 +221,8 @@ int child_track(struct child_table *t, pid_t pid, int pidfd, child_exit_fn on_ex
                 struct child **ret);
 /* Tracks a child kin did not start in this image: one a previous kin
  * (before a re-exec) started, still unreaped. -ECHILD when pid is not a
- * child of ours. */
+ * child of ours, -EEXIST when it is tracked already. on_exit may be NULL
+ * (reaped, nobody told). */
 int child_adopt(struct child_table *t, pid_t pid, child_exit_fn on_exit, void *data,
                 struct child **ret);
 /* Watches a process that is not kin's child (one a kin that was killed

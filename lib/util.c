@@ -559,6 +559,13 @@ int file_sealed_copy(const char *path, const char *name, int *ret_fd)
 	return 0;
 }
 
+int sock_opt(int fd, int opt)
+{
+	int v = 0;
+	socklen_t len = sizeof(v);
+	return getsockopt(fd, SOL_SOCKET, opt, &v, &len) < 0 ? -errno : v;
+}
+
 int sock_send_fds(int sock, const void *buf, size_t len, const int *fds, size_t n, int flags)
 {
 	char cbuf[CMSG_SPACE(sizeof(int) * SOCK_FDS_MAX)] = {0};

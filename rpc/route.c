@@ -501,6 +501,8 @@ int rpc_route_reprobe(struct rpc_server *s, const char *name)
 		return -ENOENT;
 	if (r->state != RPC_ROUTE_CONNECTING || r->src.fd < 0)
 		return -EALREADY;
+	if (buf_out_pending(&r->out)) /* the last one is not even sent */
+		return -EAGAIN;
 	route_probe(r);
 	return 0;
 }

@@ -369,7 +369,8 @@ int rpc_route_add(struct rpc_server *s, const char *name, int fd, unsigned flags
 int rpc_route_attach(struct rpc_server *s, const char *name, int fd);
 /* A route still waiting for its child's first answer (RPC_ROUTE_PROBE)
  * asks again: a probe can be lost (a VM's link port the guest had not
- * opened again after its host kin changed). -EALREADY when not waiting. */
+ * opened again after its host kin changed). -EALREADY when not waiting,
+ * -EAGAIN while what it queued before is not sent yet (nothing queued). */
 int rpc_route_reprobe(struct rpc_server *s, const char *name);
 /* Closes it, keeping the name: calls in flight and later ones end
  * UNAVAILABLE naming why (the child is gone). */

@@ -218,9 +218,7 @@ static int write_address(const char *bundle, const char *addr)
 /* fd 3 of a daemon: the listening socket start made, nothing else. */
 static bool listen_fd_ok(int fd)
 {
-	int on = 0;
-	socklen_t len = sizeof(on);
-	return getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &on, &len) == 0 && on;
+	return sock_opt(fd, SO_ACCEPTCONN) > 0;
 }
 
 /* The daemon: detached (own session, no inherited stdio: containerd reads

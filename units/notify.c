@@ -103,9 +103,7 @@ static bool kept_is_ours(int fd, const char *path)
 {
 	struct sockaddr_un sa;
 	socklen_t len = sizeof(sa);
-	int type = 0;
-	socklen_t tlen = sizeof(type);
-	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tlen) < 0 || type != SOCK_DGRAM ||
+	if (sock_opt(fd, SO_TYPE) != SOCK_DGRAM ||
 	    getsockname(fd, (struct sockaddr *)&sa, &len) < 0 || sa.sun_family != AF_UNIX ||
 	    len <= offsetof(struct sockaddr_un, sun_path))
 		return false;

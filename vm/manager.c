@@ -543,8 +543,8 @@ enum {
 	VS_EXIT,
 	VS_STARTED,
 	VS_CID,
-	VS_CELL,
-	VS_CONSOLE,
+	VS_CELL_UNUSED,    /* tags are never reused: the cell and console are */
+	VS_CONSOLE_UNUSED, /* this kin's own making (its runner, its state dir) */
 	VS_BY_RUNNER,
 };
 struct vm_nums {
@@ -580,31 +580,47 @@ void vm_save(struct vm_manager *m, const char *name, struct state_w *w, uint16_t
 	                    .exit = i->exit_status};
 	size_t at = state_open(w, tag);
 	state_put_str(w, VS_NAME, i->name);
-	state_put_str(w, VS_CELL, i->cell);
-	state_put_str(w, VS_CONSOLE, i->paths.console);
 	state_put_nums(w, &n, vm_nums, ARRAY_SIZE(vm_nums));
 	state_close(w, at);
 }
 
-static void vmm_dropped(const siginfo_t *si, void *data)
+/* Whether pid runs VM name's VMM: its command line says "-name NAME"
+ * (vm/qemu.c), so a record cannot make kin take another child for it. */
+static bool vmm_is(pid_t pid, const char *name)
 {
-	(void)si;
-	(void)data;
+	char path[64];
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0;
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	if (file_read_small(path, 64 * 1024, &buf, &len) < 0)
+		return false;
+	for (size_t at = 0; at < len;) {
+		const char *arg = buf + at;
+		size_t n = strnlen(arg, len - at);
+		if (strcmp(arg, "-name") == 0 && at + n + 1 < len)
+			return strcmp(arg + n + 1, name) == 0;
+		at += n + 1;
+	}
+	return false;
 }
 
-/* What a record names that cannot be taken: its VMM killed. */
+/* What a record names that cannot be taken: its VMM killed when it is
+ * surely the VM's (ours: the runner's own name; a plain child of ours
+ * running that VM). why gets what and what was done. */
 static int give_up(struct vm_manager *m, const struct vm_info *i, bool by_runner, bool ours,
                    char *why, size_t size, const char *what)
 {
-	snprintf(why, size, "%s", what);
-	if (by_runner && m->runner.drop && ours)
+	bool killed = false;
+	if (ours && by_runner && m->runner.drop) {
 		m->runner.drop(m->runner.data, i->name);
-	else if (!by_runner && i->pid > 0 && i->state != VM_STATE_EXITED) {
+		killed = true;
+	} else if (ours && !by_runner && i->pid > 0 && i->state != VM_STATE_EXITED &&
+	           vmm_is(i->pid, i->name)) {
 		struct child *c = NULL;
-		/* Only a child of ours: the pid is checked by adopting it. */
-		if (child_adopt(m->children, i->pid, vmm_dropped, NULL, &c) == 0)
-			child_signal(c, SIGKILL);
+		if (child_adopt(m->children, i->pid, NULL, NULL, &c) == 0)
+			killed = child_signal(c, SIGKILL) == 0;
 	}
+	snprintf(why, size, "%s%s", what, killed ? "; its VMM is killed" : "");
 	return -EBADMSG;
 }
 
@@ -613,7 +629,6 @@ int vm_restore(struct vm_manager *m, const struct state_field *f, struct vm_info
 {
 	struct vm_nums n = {.exit = -1};
 	struct vm_info i = {0};
-	char cell[sizeof(i.cell)] = "", console[sizeof(i.paths.console)] = "";
 	struct state_r r;
 	struct state_field g;
 	int e = 0;
@@ -623,10 +638,6 @@ int vm_restore(struct vm_manager *m, const struct state_field *f, struct vm_info
 			e = e < 0 ? e : 0;
 		else if (g.tag == VS_NAME)
 			e = state_get_str(&g, i.name, sizeof(i.name));
-		else if (g.tag == VS_CELL)
-			e = state_get_str(&g, cell, sizeof(cell));
-		else if (g.tag == VS_CONSOLE)
-			e = state_get_str(&g, console, sizeof(console));
 	}
 	bool valid_name = e == 0 && name_is_valid(i.name);
 	str_copy(ret->name, sizeof(ret->name), valid_name ? i.name : "");
@@ -663,13 +674,11 @@ int vm_restore(struct vm_manager *m, const struct state_field *f, struct vm_info
 	i.started_ns = n.started;
 	i.vsock_cid = (uint32_t)n.cid;
 	i.exit_status = i.state == VM_STATE_EXITED ? (int)n.exit : 0;
-	/* Paths as this kin makes them, never as the record says. */
+	/* Paths and the cell as this kin makes them, never as the record says. */
 	struct vm_spec spec = {0};
 	str_copy(spec.name, sizeof(spec.name), i.name);
 	if (vm_paths_for(m->state_dir, &spec, &i.paths) < 0)
 		return give_up(m, &i, by_runner, ours, why, size, "its paths are too long");
-	if (console[0] && console[0] == '/')
-		str_copy(i.paths.console, sizeof(i.paths.console), console);
 	struct vm_entry *slot = NULL;
 	for (size_t k = 0; k < VM_MAX && !slot; k++)
 		if (!list_is_linked(&m->vms[k].node))
@@ -684,24 +693,28 @@ int vm_restore(struct vm_manager *m, const struct state_field *f, struct vm_info
 				return give_up(m, &i, by_runner, ours, why, size,
 				               "a vsock CID another VM holds");
 	}
-	if (by_runner)
-		str_copy(i.cell, sizeof(i.cell), cell);
 	*slot = (struct vm_entry){.m = m, .info = i, .by_runner = by_runner};
 	if (i.state == VM_STATE_RUNNING) {
 		struct err err = {0};
-		int k =
-		    by_runner
-		        ? (m->runner.resume ? m->runner.resume(m->runner.data, i.name, i.pid, &err)
-		                            : -EOPNOTSUPP)
-		        : child_adopt(m->children, i.pid, on_vmm_exit, slot, &slot->child);
+		int k = by_runner ? -EOPNOTSUPP
+		        : !vmm_is(i.pid, i.name)
+		            ? -ESRCH
+		            : child_adopt(m->children, i.pid, on_vmm_exit, slot, &slot->child);
+		if (by_runner && m->runner.resume)
+			k = m->runner.resume(m->runner.data, i.name, i.pid, slot->info.cell,
+			                     sizeof(slot->info.cell), &err);
 		if (k < 0) {
 			if (by_runner && !err.msg[0])
 				snprintf(err.msg, sizeof(err.msg), "%s", strerror(-k));
 			return give_up(m, &i, by_runner, ours, why, size,
 			               by_runner      ? err.msg
+			               : k == -ESRCH  ? "its pid runs no VMM of that name"
 			               : k == -ECHILD ? "its VMM is not this kin's child"
 			                              : strerror(-k));
 		}
+	} else if (by_runner && m->runner.resume) { /* ended: where its cell is */
+		m->runner.resume(m->runner.data, i.name, 0, slot->info.cell,
+		                 sizeof(slot->info.cell), NULL);
 	}
 	list_append(&m->live, &slot->node);
 	*ret = slot->info;

@@ -139,10 +139,12 @@ struct vm_runner {
 	void (*release)(void *data, const char *name);
 	/* After a re-exec: the VMM pid of VM name, started by the previous
 	 * kin's runner, is watched again (its end told through vm_vmm_exited,
-	 * later, even when it ended meanwhile). < 0 (e says why): it is not
-	 * the runner's, so the VM cannot be taken over. drop: kills what
-	 * start made for a VM that is not taken over, and removes it. */
-	int (*resume)(void *data, const char *name, pid_t pid, struct err *e);
+	 * later, even when it ended meanwhile); where as start's. < 0 (e says
+	 * why): it is not the runner's, so the VM cannot be taken over. pid 0:
+	 * an ended VM, only where is asked. drop: kills what start made for a
+	 * VM that is not taken over, and removes it. */
+	int (*resume)(void *data, const char *name, pid_t pid, char *where, size_t where_len,
+	              struct err *e);
 	void (*drop)(void *data, const char *name);
 	void *data;
 };

@@ -110,7 +110,7 @@ last=$(tail -1 "$T/ticker" | tr -d t)
 wait_for "gone $vmm && gone $zk && gone $FOREIGN && [ ! -d '$CELLS/foreign' ] && [ ! -d '$CELLS/zones' ] && [ ! -d '$CELLS/vms/x' ]" 250
 log_has 'cell "foreign", left by an earlier kin, is not adopted \(no record of it\): its processes are killed and it is removed' &&
 	log_has 'cell "zones", left by an earlier kin, is not adopted \(kin does not adopt its kind yet\)' &&
-	log_has 'adopt: cell vms/x, a VM a killed kin left that it had not recorded' &&
+	log_has 'adopt: cell vms/x, left by the previous kin and named by no VM record' &&
 	log_has 'removed cell "foreign", left by an earlier kin' && [ ! -d "$CELLS/foreign" ] &&
 	gone "$vmm" && ok unadoptable_removed || bad unadoptable_removed "$(grep 'cells:\|adopt:' "$T/kin.log")"
 wait "$FOREIGN" 2>/dev/null

@@ -136,6 +136,8 @@ while [ "$(date +%s)" -lt "$end" ]; do
 		cat "$CELLS"/c*/cgroup.procs >>"$T/at-crash" 2>/dev/null
 		kill -KILL "$DPID"
 		wait "$DPID" 2>/dev/null
+		# and after: a run restarted between the first look and the kill
+		cat "$CELLS"/c*/cgroup.procs >>"$T/at-crash" 2>/dev/null
 		crashes=$((crashes + 1))
 		daemon_start
 		serving || crash_fails=$((crash_fails + 1))

@@ -101,10 +101,13 @@ static void fake_release(void *data, const char *name)
 }
 
 /* Only pid 1001's VMM is the runner's own. */
-static int fake_resume(void *data, const char *name, pid_t pid, struct err *e)
+static int fake_resume(void *data, const char *name, pid_t pid, char *where, size_t where_len,
+                       struct err *e)
 {
 	struct fake_runner *f = data;
-	(void)name;
+	snprintf(where, where_len, "vms/%s", name);
+	if (!pid)
+		return 0;
 	if (pid != 1001)
 		return err_set(e, -ESRCH, ERR_FAILED_PRECONDITION, "pid %d is not its VMM",
 		               (int)pid);
@@ -363,11 +366,11 @@ TEST(vm_restore_records)
 	                      NULL,
 	                      "a second VM of that name",
 	                      "its record does not read",
-	                      "it was neither running nor ended",
-	                      "no valid pid",
-	                      "its record holds a bad number",
+	                      "it was neither running nor ended; its VMM is killed",
+	                      "no valid pid; its VMM is killed",
+	                      "its record holds a bad number; its VMM is killed",
 	                      "its VMM ran as a plain child, and this kin runs VMMs in cells",
-	                      "pid 4242 is not its VMM",
+	                      "pid 4242 is not its VMM; its VMM is killed",
 	                      "its record does not read"};
 	size_t n = 0;
 	while (state_next(&r, &g) > 0 && n < ARRAY_SIZE(want)) {

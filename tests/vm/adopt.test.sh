@@ -69,7 +69,7 @@ for round in 1 2; do
 done
 for _ in $(seq 50); do kill -0 "$GHOST" 2>/dev/null || break; sleep 0.1; done
 ! kill -0 "$GHOST" 2>/dev/null && [ ! -e "$BASE/cells/vms/ghost" ] &&
-	grep -q 'adopt: cell vms/ghost, a VM a killed kin left that it had not recorded' "$T/host.log" &&
+	grep -q 'adopt: cell vms/ghost, left by the previous kin and named by no VM record' "$T/host.log" &&
 	ok unrecorded_vm_cell_removed || bad unrecorded_vm_cell_removed "ghost still there" "$T/host.log"
 wait "$GHOST" 2>/dev/null
 
