@@ -154,6 +154,14 @@ int api_container_new(struct api_images *svc, const char *image, const char *id,
 /* Gives the image back and removes the writable layer (in a child of kin:
  * a tree can be large). NULL is fine. */
 void api_container_release(struct api_container *k);
+/* Re-exec: a container goes along as a record of tag (its image's digest
+ * and its layer's directory, which stays as it is); api_container_restore
+ * makes it again in the next kin — one use of the image again, the paths
+ * made anew from the store — or says why not (the record names no layer
+ * of the containers directory, the image is gone). */
+void api_container_save(const struct api_container *k, struct state_w *w, uint16_t tag);
+int api_container_restore(struct api_images *svc, const struct state_field *f,
+                          struct api_container **ret, struct err *e);
 
 /* A runtime spec's resources as a cell's limits (api/exec_bundle.c). */
 struct oci_spec;

@@ -44,6 +44,7 @@ struct api_cells {
 	struct list_node pending;
 	struct list_node streams;     /* Events */
 	struct list_node log_streams; /* Exec/Logs (api/logs.c) */
+	struct list_node containers;  /* executables' from images (api/exec_image.c) */
 	struct api_binding cells_binding, exec_binding, events_binding;
 };
 
@@ -51,6 +52,12 @@ struct api_cells {
  * as serve_exec_start's own starts are. */
 int api_exec_image_start(struct api_cells *svc, struct rpc_call *call,
                          const Kin__V1__StartRequest *req, exec_start_fn done);
+/* Re-exec (api.h api_save): the executables' containers written to a
+ * record of tag; taken back from it once cells has its executables again
+ * (each given its release hook back; one whose executable is gone is
+ * released). Returns how many were taken. */
+void api_exec_images_save(struct api_cells *svc, struct state_w *w, uint16_t tag);
+int api_exec_images_restore(struct api_cells *svc, const struct state_field *f);
 /* Exec/Start with spec.bundle (api/exec_bundle.c), the same way. */
 int api_exec_bundle_start(struct api_cells *svc, struct rpc_call *call,
                           const Kin__V1__StartRequest *req, exec_start_fn done);

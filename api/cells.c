@@ -383,6 +383,7 @@ static int cells_start(struct api *api, const struct api_config *cfg)
 	list_init(&svc->pending);
 	list_init(&svc->streams);
 	list_init(&svc->log_streams);
+	list_init(&svc->containers);
 	int r = api_bind(cfg->rpc, &svc->cells_binding, &cells_handlers, svc);
 	if (r == 0)
 		r = api_bind(cfg->rpc, &svc->exec_binding, &api_cells_exec_handlers, svc);

@@ -13,8 +13,10 @@
  *
  * The executable's record owns its container (api_container, of the Images
  * service): when cells lets the record go, the image's use is given back
- * and the writable layer removed. */
+ * and the writable layer removed. The service lists them too, so that a
+ * re-exec carries each to the next kin with its executable. */
 #include "api/cells-int.h"
+#include "lib/state.h"
 #include "oci/oci.h"
 
 #include <fcntl.h>
@@ -24,9 +26,103 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
+/* An executable's container, listed in svc->containers. */
+struct exec_container {
+	struct list_node node;
+	char cell[CELLS_PATH_MAX], name[CELLS_NAME_MAX + 1];
+	struct api_container *k;
+};
+
 static void container_release(void *data)
 {
-	api_container_release(data);
+	struct exec_container *x = data;
+	list_remove(&x->node);
+	api_container_release(x->k);
+	free(x);
+}
+
+static struct exec_container *container_listed(struct api_cells *svc, const char *cell,
+                                               const char *name, struct api_container *k)
+{
+	struct exec_container *x = calloc(1, sizeof(*x));
+	if (!x)
+		return NULL;
+	(void)str_copy(x->cell, sizeof(x->cell), cell);
+	(void)str_copy(x->name, sizeof(x->name), name);
+	x->k = k;
+	list_push(&svc->containers, &x->node);
+	return x;
+}
+
+enum { XC_EXEC = 1, XC_CELL, XC_NAME, XC_CONTAINER };
+
+void api_exec_images_save(struct api_cells *svc, struct state_w *w, uint16_t tag)
+{
+	const struct exec_container *x;
+	size_t at = state_open(w, tag);
+	list_for_each(x, &svc->containers, node) {
+		size_t one = state_open(w, XC_EXEC);
+		state_put_str(w, XC_CELL, x->cell);
+		state_put_str(w, XC_NAME, x->name);
+		api_container_save(x->k, w, XC_CONTAINER);
+		state_close(w, one);
+	}
+	state_close(w, at);
+}
+
+/* One executable's container again: listed and its hook given back, or
+ * released (its executable is gone) — never left holding a layer. */
+static int container_back(struct api_cells *svc, const struct state_field *f)
+{
+	struct state_r r;
+	struct state_field g, kf = {0};
+	char cell[CELLS_PATH_MAX] = "", name[CELLS_NAME_MAX + 1] = "";
+	struct api_container *k = NULL;
+	struct err err = {0};
+	int n;
+	state_get_record(f, &r);
+	while ((n = state_next(&r, &g)) > 0) {
+		if (g.tag == XC_CELL)
+			n = state_get_str(&g, cell, sizeof(cell));
+		else if (g.tag == XC_NAME)
+			n = state_get_str(&g, name, sizeof(name));
+		else if (g.tag == XC_CONTAINER)
+			kf = g;
+		if (n < 0)
+			break;
+	}
+	if (n < 0 || !kf.tag)
+		n = err_set(&err, -EBADMSG, ERR_INTERNAL, "a record does not read");
+	else
+		n = api_container_restore(svc->images, &kf, &k, &err);
+	struct exec_container *x = n < 0 ? NULL : container_listed(svc, cell, name, k);
+	if (n == 0 && !x)
+		n = err_set_errno(&err, -ENOMEM, "out of memory");
+	if (n == 0)
+		n = exec_release_set(svc->cells, cell, name, container_release, x, &err);
+	if (n < 0) {
+		log_error("re-exec: exec \"%s/%s\": its container is not taken over: %s", cell,
+		          name, err.msg);
+		if (x)
+			container_release(x);
+		else
+			api_container_release(k);
+	}
+	return n;
+}
+
+int api_exec_images_restore(struct api_cells *svc, const struct state_field *f)
+{
+	struct state_r r;
+	struct state_field g;
+	int n = 0, e;
+	if (!svc->cells)
+		return -ENODEV;
+	state_get_record(f, &r);
+	while ((e = state_next(&r, &g)) > 0)
+		if (g.tag == XC_EXEC && container_back(svc, &g) == 0)
+			n++;
+	return e < 0 ? e : n;
 }
 
 /* ---- the spec from the image --------------------------------------------------------- */
@@ -103,9 +199,10 @@ struct image_parts {
 };
 
 static int fill_spec(struct api_cells *svc, const Kin__V1__StartRequest *req,
-                     struct image_parts *ip, struct api_cells_spec_buf *b, struct api_container *k,
+                     struct image_parts *ip, struct api_cells_spec_buf *b, struct exec_container *x,
                      struct err *err)
 {
+	const struct api_container *k = x->k;
 	const Kin__V1__ExecSpec *in = req->spec;
 	struct exec_spec *s = &b->s;
 	struct oci_store *store = NULL;
@@ -148,7 +245,8 @@ static int fill_spec(struct api_cells *svc, const Kin__V1__StartRequest *req,
 	s->masked_paths = exec_masked_default;
 	s->readonly_paths = exec_readonly_default;
 	s->release = container_release;
-	s->release_data = k;
+	s->release_data = x;
+	s->release_carried = true;
 	return 0;
 }
 
@@ -175,6 +273,7 @@ int api_exec_image_start(struct api_cells *svc, struct rpc_call *call,
 	_cleanup_(api_cells_spec_buf_free) struct api_cells_spec_buf b = {0};
 	_cleanup_free_ struct image_parts *ip = calloc(1, sizeof(*ip));
 	struct api_container *k = NULL;
+	struct exec_container *x = NULL;
 	struct api_cells_pending *p = NULL;
 	struct err err = {0};
 	char id[CELLS_PATH_MAX + CELLS_NAME_MAX + 2];
@@ -187,19 +286,24 @@ int api_exec_image_start(struct api_cells *svc, struct rpc_call *call,
 		snprintf(id, sizeof(id), "%s.%s", req->cell, req->name);
 		r = api_container_new(svc->images, req->spec->image, id, &k, &ip->img, &err);
 	}
+	if (r == 0 && !(x = container_listed(svc, req->cell, req->name, k))) {
+		api_container_release(k);
+		r = -ENOMEM;
+	}
 	if (r == 0)
-		r = fill_spec(svc, req, ip, &b, k, &err);
+		r = fill_spec(svc, req, ip, &b, x, &err);
 	if (r == 0 && !(p = api_cells_pending_new(svc, call)))
 		r = -ENOMEM;
 	if (r < 0) {
-		api_container_release(k);
+		if (x)
+			container_release(x);
 		if (ip)
 			oci_image_config_free(ip->cfg);
 		return api_cells_failed(call, r, &err);
 	}
 	(void)str_copy(p->path, sizeof(p->path), req->cell);
 	(void)str_copy(p->name, sizeof(p->name), req->name);
-	/* From here the record owns k: exec_start releases it on failure too. */
+	/* From here the record owns x: exec_start releases it on failure too. */
 	r = api_cells_pending_settle(
 	    p, exec_start(svc->cells, req->cell, req->name, &b.s, done, p, &err));
 	oci_image_config_free(ip->cfg);

@@ -13,6 +13,7 @@
 #include "api/api-int.h"
 #include "api/cells-int.h"
 #include "oci/oci.h"
+#include "lib/state.h"
 
 #include <fcntl.h>
 #include <linux/close_range.h>
@@ -133,11 +134,21 @@ static uint32_t users_of(struct api_images *svc, const char *digest)
 
 #define CONTAINERS_DIR "/run/kin/containers"
 
+/* k's root, upper and work under k->dir, and its lower from the store. */
+static int container_paths(struct api_container *k, const struct oci_image *img, struct err *e)
+{
+	struct oci_store *store = NULL;
+	snprintf(k->root, sizeof(k->root), "%s/root", k->dir);
+	snprintf(k->upper, sizeof(k->upper), "%s/upper", k->dir);
+	snprintf(k->work, sizeof(k->work), "%s/work", k->dir);
+	int r = api_images_store(k->svc, &store, e);
+	return r < 0 ? r : oci_image_lowerdirs(store, img, k->lower, sizeof(k->lower), e);
+}
+
 int api_container_new(struct api_images *svc, const char *image, const char *id,
                       struct api_container **ret, struct oci_image *ret_img, struct err *e)
 {
 	static unsigned long serial;
-	struct oci_store *store = NULL;
 	struct api_container *k = calloc(1, sizeof(*k));
 	if (!k)
 		return err_set_errno(e, -ENOMEM, "container %s: out of memory", id);
@@ -166,12 +177,7 @@ int api_container_new(struct api_images *svc, const char *image, const char *id,
 	for (char *p = k->dir + strlen(CONTAINERS_DIR) + 1; *p; p++)
 		if (*p == '/')
 			*p = '+';
-	snprintf(k->root, sizeof(k->root), "%s/root", k->dir);
-	snprintf(k->upper, sizeof(k->upper), "%s/upper", k->dir);
-	snprintf(k->work, sizeof(k->work), "%s/work", k->dir);
-	r = api_images_store(svc, &store, e);
-	if (r == 0)
-		r = oci_image_lowerdirs(store, ret_img, k->lower, sizeof(k->lower), e);
+	r = container_paths(k, ret_img, e);
 	if (r == 0) {
 		r = mkdir_p(CONTAINERS_DIR, 0700);
 		if (r == 0 && (mkdir(k->dir, 0700) < 0 || mkdir(k->root, 0755) < 0 ||
@@ -216,6 +222,65 @@ void api_container_release(struct api_container *k)
 		}
 	}
 	free(k);
+}
+
+enum { K_DIGEST = 1, K_DIR };
+
+void api_container_save(const struct api_container *k, struct state_w *w, uint16_t tag)
+{
+	size_t at = state_open(w, tag);
+	state_put_str(w, K_DIGEST, k->digest);
+	state_put_str(w, K_DIR, k->dir);
+	state_close(w, at);
+}
+
+/* A layer this kin could have made: CONTAINERS_DIR/NAME, a directory. */
+static bool layer_dir_ok(const char *dir)
+{
+	struct stat st;
+	const char *name = dir + STRLEN(CONTAINERS_DIR "/");
+	return str_startswith(dir, CONTAINERS_DIR "/") && *name && !strchr(name, '/') &&
+	       strcmp(name, ".") != 0 && strcmp(name, "..") != 0 && lstat(dir, &st) == 0 &&
+	       S_ISDIR(st.st_mode);
+}
+
+int api_container_restore(struct api_images *svc, const struct state_field *f,
+                          struct api_container **ret, struct err *e)
+{
+	struct state_r r;
+	struct state_field g;
+	struct oci_image img;
+	char digest[sizeof(((struct api_container *)0)->digest)] = "";
+	_cleanup_free_ struct api_container *k = calloc(1, sizeof(*k));
+	int n;
+	if (!k)
+		return err_set_errno(e, -ENOMEM, "container: out of memory");
+	state_get_record(f, &r);
+	while ((n = state_next(&r, &g)) > 0) {
+		if (g.tag == K_DIGEST)
+			n = state_get_str(&g, digest, sizeof(digest));
+		else if (g.tag == K_DIR)
+			n = state_get_str(&g, k->dir, sizeof(k->dir));
+		if (n < 0)
+			break;
+	}
+	if (n < 0 || !digest[0] || !layer_dir_ok(k->dir))
+		return err_set(e, n < 0 ? n : -EINVAL, ERR_INTERNAL,
+		               "container %.200s: its record does not name a writable layer of "
+		               "%s",
+		               k->dir[0] ? k->dir : "(none)", CONTAINERS_DIR);
+	k->svc = svc;
+	n = api_images_acquire(svc, digest, &img, e);
+	if (n < 0)
+		return n;
+	memcpy(k->digest, img.digest, sizeof(k->digest));
+	n = container_paths(k, &img, e);
+	if (n < 0) {
+		api_images_release(svc, k->digest);
+		return n;
+	}
+	*ret = TAKE_PTR(k);
+	return 0;
 }
 
 /* ---- answers --------------------------------------------------------------------- */

@@ -5,6 +5,7 @@
  * tables by pointer, so whoever owns a service's state owns its table too,
  * and the readiness check before a handler is a service's concern. */
 #include "api/api-int.h"
+#include "api/cells-int.h"
 #include "lib/state.h"
 
 #include <string.h>
@@ -121,7 +122,7 @@ bool api_zones_idle(struct api *api)
 }
 
 /* The services' record: one field per service that carries state. */
-enum { AS_ZONES = 1, AS_VMS };
+enum { AS_ZONES = 1, AS_VMS, AS_EXEC_IMAGES };
 
 const char *api_uncarried(const struct api *api)
 {
@@ -147,6 +148,8 @@ void api_save(struct api *api, struct state_w *w, uint16_t tag)
 	size_t at = state_open(w, tag);
 	api_zones_save(api->zones, w, AS_ZONES);
 	api_vm_save(api->vm, w, AS_VMS);
+	if (api->cells)
+		api_exec_images_save(api->cells, w, AS_EXEC_IMAGES);
 	state_close(w, at);
 }
 
@@ -159,11 +162,16 @@ int api_restore(struct api *api, struct state_in *in, const struct state_field *
 		return -ENODEV;
 	state_get_record(f, &r);
 	while ((e = state_next(&r, &g)) > 0) {
-		const char *what = g.tag == AS_ZONES ? "zones" : g.tag == AS_VMS ? "VMs" : NULL;
+		const char *what = g.tag == AS_ZONES         ? "zones"
+		                   : g.tag == AS_VMS         ? "VMs"
+		                   : g.tag == AS_EXEC_IMAGES ? "executables' containers"
+		                                             : NULL;
 		if (!what)
 			continue;
 		int n = g.tag == AS_ZONES ? api_zones_restore(api->zones, in, &g)
-		                          : api_vm_restore(api->vm, &g, "re-exec");
+		        : g.tag == AS_VMS ? api_vm_restore(api->vm, &g, "re-exec")
+		        : api->cells      ? api_exec_images_restore(api->cells, &g)
+		                          : -ENODEV;
 		if (n < 0)
 			log_error("re-exec: the %s could not be taken over: %s", what,
 			          strerror(-n));

@@ -690,7 +690,8 @@ bool api_zones_all_gone(const struct api_zones *svc)
 
 /* ---- re-exec: the zones go along ---- */
 
-enum { ZA_ZONES = 1, ZA_NOT_READY };
+enum { ZA_ZONES = 1, ZA_NOT_READY, ZA_CONTAINER };
+enum { ZC_NAME = 1, ZC_CONTAINER };
 
 const char *api_zones_uncarried(const struct api_zones *svc)
 {
@@ -700,8 +701,6 @@ const char *api_zones_uncarried(const struct api_zones *svc)
 	list_for_each(r, &svc->recs, node) {
 		if (r->gone)
 			continue;
-		if (r->container)
-			return "a zone from an image";
 		if (r->vm)
 			return "a VM zone";
 		if (r->owner.ready || r->owner.gone)
@@ -740,10 +739,46 @@ void api_zones_save(struct api_zones *svc, struct state_w *w, uint16_t tag)
 	size_t at = state_open(w, tag);
 	zones_save(svc->zones, w, ZA_ZONES);
 	const struct zrec *r;
-	list_for_each(r, &svc->recs, node)
+	list_for_each(r, &svc->recs, node) {
 		if (!r->gone && !r->ready)
 			state_put_str(w, ZA_NOT_READY, r->name);
+		if (!r->gone && r->container) {
+			size_t one = state_open(w, ZA_CONTAINER);
+			state_put_str(w, ZC_NAME, r->name);
+			api_container_save(r->container, w, ZC_CONTAINER);
+			state_close(w, one);
+		}
+	}
 	state_close(w, at);
+}
+
+/* A zone from an image: its container again (the zone kin runs on in its
+ * root either way; without it the layer is not removed when it ends). */
+static void container_back(struct api_zones *svc, const struct state_field *f)
+{
+	struct state_r rr;
+	struct state_field g, kf = {0};
+	char name[NAME_MAX_LEN + 1] = "";
+	struct err err = {0};
+	struct zrec *r = NULL;
+	int e;
+	state_get_record(f, &rr);
+	while ((e = state_next(&rr, &g)) > 0) {
+		if (g.tag == ZC_NAME)
+			e = state_get_str(&g, name, sizeof(name));
+		else if (g.tag == ZC_CONTAINER)
+			kf = g;
+		if (e < 0)
+			break;
+	}
+	if (e < 0 || !kf.tag || !(r = rec_find(svc, name)) || r->container)
+		e = err_set(&err, -EBADMSG, ERR_INTERNAL, "%s",
+		            !r ? "no such zone was taken over" : "its record does not read");
+	else
+		e = api_container_restore(svc->images, &kf, &r->container, &err);
+	if (e < 0)
+		log_error("re-exec: zone \"%s\": its container is not taken over: %s", name,
+		          err.msg);
 }
 
 static void rec_restored(const struct zone_info *info, void *data)
@@ -780,6 +815,8 @@ int api_zones_restore(struct api_zones *svc, struct state_in *in, const struct s
 		if (g.tag == ZA_NOT_READY && state_get_str(&g, name, sizeof(name)) == 0 &&
 		    (r = rec_find(svc, name)))
 			r->ready = false;
+		else if (g.tag == ZA_CONTAINER)
+			container_back(svc, &g);
 	}
 	return n;
 }

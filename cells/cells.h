@@ -457,6 +457,10 @@ struct exec_spec {
 	 * goes with it. Runs in the loop; it must not call back into cells. */
 	void (*release)(void *data);
 	void *release_data;
+	/* The owner carries what release frees across a re-exec itself:
+	 * cells_save keeps the executable, and the next kin's record has no
+	 * hook until the owner gives it back (exec_release_set). */
+	bool release_carried;
 };
 
 /* One mount of a runtime-spec list: target absolute in the new root;
@@ -559,6 +563,11 @@ typedef int (*exec_visit_fn)(const struct exec_status *st, void *data);
 int exec_list(struct cells *c, const char *cell, exec_visit_fn fn, void *data, struct err *err);
 /* Forgets an executable that is not running (FAILED_PRECONDITION if it is). */
 int exec_delete(struct cells *c, const char *cell, const char *name, struct err *err);
+/* After a re-exec: the release hook of a restored executable whose spec
+ * said release_carried, given back by its owner. -ENOENT (no such
+ * executable), -EBUSY (it has a hook, or its spec carried none). */
+int exec_release_set(struct cells *c, const char *cell, const char *name,
+                     void (*release)(void *data), void *data, struct err *err);
 
 /* ---- output ---------------------------------------------------------------- */
 

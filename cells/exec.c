@@ -443,6 +443,22 @@ int exec_list(struct cells *c, const char *cell, exec_visit_fn fn, void *data, s
 	return list_cell(ce, false, fn, data);
 }
 
+int exec_release_set(struct cells *c, const char *cell, const char *name,
+                     void (*release)(void *data), void *data, struct err *err)
+{
+	struct exec *e;
+	int r = exec_get(c, cell, name, &e, err);
+	if (r < 0)
+		return r;
+	if (e->spec->release || !e->spec->release_carried)
+		return err_set(err, -EBUSY, ERR_FAILED_PRECONDITION, "exec \"%s\": %s", e->label,
+		               e->spec->release ? "it has a release hook already"
+		                                : "its spec carried no release hook");
+	e->spec->release = release;
+	e->spec->release_data = data;
+	return 0;
+}
+
 int exec_delete(struct cells *c, const char *cell, const char *name, struct err *err)
 {
 	struct exec *e;

@@ -140,14 +140,14 @@ static uint64_t fd_ino(int fd)
  * has none, which only a restart by cells would need again. */
 static int exec_save(const struct exec *e, struct state_w *w, struct err *err)
 {
-	bool unadoptable =
-	    e->spec->release || (e->spec->npass_fds && e->spec->restart != EXEC_RESTART_NO);
-	if (unadoptable && !w->file)
+	bool refills = e->spec->npass_fds && e->spec->restart != EXEC_RESTART_NO;
+	bool owned = e->spec->release && !e->spec->release_carried;
+	bool unadoptable = e->spec->release || refills;
+	if ((owned || refills) && !w->file)
 		return err_set(err, -EOPNOTSUPP, ERR_FAILED_PRECONDITION,
 		               "exec \"%s\" cannot be handed over yet (%s)", e->label,
-		               e->spec->release ? "it runs from an image, whose writable layer "
-		                                  "its starter keeps"
-		                                : "it restarts with fds passed to it");
+		               owned ? "what it runs from is its starter's"
+		                     : "it restarts with fds passed to it");
 	size_t at = state_open(w, T_EXEC);
 	state_put_str(w, E_CELL, e->cell->path);
 	state_put_str(w, E_NAME, e->name);

@@ -32,6 +32,7 @@ static const struct state_num spec_nums[] = {
     STATE_NUM(22, struct exec_spec, restart),
     STATE_NUM(23, struct exec_spec, backoff_base_ms),
     STATE_NUM(24, struct exec_spec, backoff_cap_ms),
+    STATE_FLAG(25, struct exec_spec, release_carried),
 };
 static const struct state_num rlimit_nums[] = {
     STATE_NUM(1, struct exec_rlimit, resource),
