@@ -204,6 +204,12 @@ bool api_zones_settled(const struct api_zones *svc, char *why, size_t size);
 size_t api_zones_children(const struct api_zones *svc);
 void api_zones_save(struct api_zones *svc, struct state_w *w, uint16_t tag);
 int api_zones_restore(struct api_zones *svc, struct state_in *in, const struct state_field *f);
+/* After kin was killed: zones are not adopted (their cells are removed),
+ * but a zone from an image leaves a writable layer. The zones' layers as
+ * a record of tag; api_zones_layers_remove removes those a dead kin's
+ * record names (how many). */
+void api_zones_save_layers(struct api_zones *svc, struct state_w *w, uint16_t tag);
+int api_zones_layers_remove(struct api_zones *svc, const struct state_field *f);
 
 /* An executable's output as a LogChunk server stream (api/logs.c), one way
  * for Exec/Logs and Units/Logs: with follow false what its rings keep, then

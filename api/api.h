@@ -141,9 +141,12 @@ void api_save(struct api *api, struct state_w *w, uint16_t tag);
 int api_restore(struct api *api, struct state_in *in, const struct state_field *f);
 /* After kin was killed: api_save_adoptable writes, into a file state
  * (w->file), what a successor can adopt — the VMs whose VMMs run in
- * cells; api_adopt takes them back in the successor (after api_start,
- * the cells adopted): each VMM watched again, its link connected again.
- * The cells under vms/ that no VM took are killed and removed. */
+ * cells, the executables' containers, the zones' writable layers;
+ * api_adopt takes them back in the successor (after api_start, the cells
+ * adopted): each VMM watched again, its link connected again; each
+ * adopted executable from an image given its container back (one not
+ * adopted: its layer removed); the layers of zones (never adopted)
+ * removed. The cells under vms/ that no VM took are killed and removed. */
 void api_save_adoptable(struct api *api, struct state_w *w, uint16_t tag);
 int api_adopt(struct api *api, const struct state_field *f);
 /* The two ends, each walking the started services in reverse order; see

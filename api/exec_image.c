@@ -72,7 +72,7 @@ void api_exec_images_save(struct api_cells *svc, struct state_w *w, uint16_t tag
 
 /* One executable's container again: listed and its hook given back, or
  * released (its executable is gone) — never left holding a layer. */
-static int container_back(struct api_cells *svc, const struct state_field *f)
+static int container_back(struct api_cells *svc, const struct state_field *f, const char *how)
 {
 	struct state_r r;
 	struct state_field g, kf = {0};
@@ -101,7 +101,7 @@ static int container_back(struct api_cells *svc, const struct state_field *f)
 	if (n == 0)
 		n = exec_release_set(svc->cells, cell, name, container_release, x, &err);
 	if (n < 0) {
-		log_error("re-exec: exec \"%s/%s\": its container is not taken over: %s", cell,
+		log_error("%s: exec \"%s/%s\": its container is not taken over: %s", how, cell,
 		          name, err.msg);
 		if (x)
 			container_release(x);
@@ -111,7 +111,7 @@ static int container_back(struct api_cells *svc, const struct state_field *f)
 	return n;
 }
 
-int api_exec_images_restore(struct api_cells *svc, const struct state_field *f)
+int api_exec_images_restore(struct api_cells *svc, const struct state_field *f, const char *how)
 {
 	struct state_r r;
 	struct state_field g;
@@ -120,7 +120,7 @@ int api_exec_images_restore(struct api_cells *svc, const struct state_field *f)
 		return -ENODEV;
 	state_get_record(f, &r);
 	while ((e = state_next(&r, &g)) > 0)
-		if (g.tag == XC_EXEC && container_back(svc, &g) == 0)
+		if (g.tag == XC_EXEC && container_back(svc, &g, how) == 0)
 			n++;
 	return e < 0 ? e : n;
 }

@@ -122,7 +122,7 @@ bool api_zones_idle(struct api *api)
 }
 
 /* The services' record: one field per service that carries state. */
-enum { AS_ZONES = 1, AS_VMS, AS_EXEC_IMAGES };
+enum { AS_ZONES = 1, AS_VMS, AS_EXEC_IMAGES, AS_ZONE_LAYERS };
 
 const char *api_uncarried(const struct api *api)
 {
@@ -170,7 +170,7 @@ int api_restore(struct api *api, struct state_in *in, const struct state_field *
 			continue;
 		int n = g.tag == AS_ZONES ? api_zones_restore(api->zones, in, &g)
 		        : g.tag == AS_VMS ? api_vm_restore(api->vm, &g, "re-exec")
-		        : api->cells      ? api_exec_images_restore(api->cells, &g)
+		        : api->cells      ? api_exec_images_restore(api->cells, &g, "re-exec")
 		                          : -ENODEV;
 		if (n < 0)
 			log_error("re-exec: the %s could not be taken over: %s", what,
@@ -183,28 +183,39 @@ int api_restore(struct api *api, struct state_in *in, const struct state_field *
 
 void api_save_adoptable(struct api *api, struct state_w *w, uint16_t tag)
 {
-	if (!api || !api->vm)
+	if (!api)
 		return;
 	size_t at = state_open(w, tag);
-	api_vm_save(api->vm, w, AS_VMS);
+	if (api->vm)
+		api_vm_save(api->vm, w, AS_VMS);
+	if (api->cells)
+		api_exec_images_save(api->cells, w, AS_EXEC_IMAGES);
+	api_zones_save_layers(api->zones, w, AS_ZONE_LAYERS);
 	state_close(w, at);
 }
 
 int api_adopt(struct api *api, const struct state_field *f)
 {
 	struct state_r r;
-	struct state_field g = {0};
-	int e;
-	if (!api || !api->vm)
+	struct state_field g, vms = {0};
+	int n = 0;
+	if (!api)
 		return 0;
 	if (f && f->tag) {
 		state_get_record(f, &r);
-		while ((e = state_next(&r, &g)) > 0 && g.tag != AS_VMS)
-			;
-		if (e <= 0)
-			g.tag = 0;
+		while (state_next(&r, &g) > 0) {
+			if (g.tag == AS_VMS)
+				vms = g;
+			else if (g.tag == AS_EXEC_IMAGES && api->cells &&
+			         (n = api_exec_images_restore(api->cells, &g, "adopt")) > 0)
+				log_info("adopt: %d executables' containers adopted", n);
+			else if (g.tag == AS_ZONE_LAYERS)
+				api_zones_layers_remove(api->zones, &g);
+		}
 	}
-	int n = api_vm_adopt(api->vm, g.tag ? &g : NULL);
+	if (!api->vm)
+		return 0;
+	n = api_vm_adopt(api->vm, vms.tag ? &vms : NULL);
 	if (n > 0)
 		log_info("adopt: %d VMs adopted", n);
 	return n;

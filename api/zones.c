@@ -732,6 +732,17 @@ size_t api_zones_children(const struct api_zones *svc)
 	return svc && svc->zones ? zones_children(svc->zones) : 0;
 }
 
+/* A zone from an image: its name and container, as a record. */
+static void layer_save(const struct zrec *r, struct state_w *w)
+{
+	if (r->gone || !r->container)
+		return;
+	size_t at = state_open(w, ZA_CONTAINER);
+	state_put_str(w, ZC_NAME, r->name);
+	api_container_save(r->container, w, ZC_CONTAINER);
+	state_close(w, at);
+}
+
 void api_zones_save(struct api_zones *svc, struct state_w *w, uint16_t tag)
 {
 	if (!svc || !svc->zones)
@@ -742,14 +753,52 @@ void api_zones_save(struct api_zones *svc, struct state_w *w, uint16_t tag)
 	list_for_each(r, &svc->recs, node) {
 		if (!r->gone && !r->ready)
 			state_put_str(w, ZA_NOT_READY, r->name);
-		if (!r->gone && r->container) {
-			size_t one = state_open(w, ZA_CONTAINER);
-			state_put_str(w, ZC_NAME, r->name);
-			api_container_save(r->container, w, ZC_CONTAINER);
-			state_close(w, one);
-		}
+		layer_save(r, w);
 	}
 	state_close(w, at);
+}
+
+void api_zones_save_layers(struct api_zones *svc, struct state_w *w, uint16_t tag)
+{
+	const struct zrec *r;
+	if (!svc)
+		return;
+	size_t at = state_open(w, tag);
+	list_for_each(r, &svc->recs, node)
+		layer_save(r, w);
+	state_close(w, at);
+}
+
+int api_zones_layers_remove(struct api_zones *svc, const struct state_field *f)
+{
+	struct state_r rr, one;
+	struct state_field g, h;
+	int e, n = 0;
+	state_get_record(f, &rr);
+	while ((e = state_next(&rr, &g)) > 0) {
+		struct api_container *k = NULL;
+		struct err err = {0};
+		char name[NAME_MAX_LEN + 1] = "";
+		if (g.tag != ZA_CONTAINER)
+			continue;
+		state_get_record(&g, &one);
+		while (state_next(&one, &h) > 0)
+			if (h.tag == ZC_NAME)
+				(void)state_get_str(&h, name, sizeof(name));
+			else if (h.tag == ZC_CONTAINER && !k &&
+			         api_container_restore(svc ? svc->images : NULL, &h, &k, &err) < 0)
+				log_error(
+				    "adopt: zone \"%s\": its writable layer is not removed: %s",
+				    name, err.msg);
+		if (k) {
+			log_info(
+			    "adopt: zone \"%s\" is not adopted: its writable layer %s is removed",
+			    name, k->dir);
+			api_container_release(k);
+			n++;
+		}
+	}
+	return e < 0 ? e : n;
 }
 
 /* A zone from an image: its container again (the zone kin runs on in its

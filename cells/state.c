@@ -142,7 +142,7 @@ static int exec_save(const struct exec *e, struct state_w *w, struct err *err)
 {
 	bool refills = e->spec->npass_fds && e->spec->restart != EXEC_RESTART_NO;
 	bool owned = e->spec->release && !e->spec->release_carried;
-	bool unadoptable = e->spec->release || refills;
+	bool unadoptable = owned || refills;
 	if ((owned || refills) && !w->file)
 		return err_set(err, -EOPNOTSUPP, ERR_FAILED_PRECONDITION,
 		               "exec \"%s\" cannot be handed over yet (%s)", e->label,
@@ -477,8 +477,8 @@ static void exec_restore(struct cells *c, struct state_in *in, const struct stat
 		e->exit_code = e->signal = 0;
 		exec_run_ended(e); /* restarts as its policy says */
 	} else if (x.running && x.no_adopt) {
-		log_warn("adopt: exec \"%s\" (pid %d) ran from an image or with fds it was given, "
-		         "which a killed kin cannot hand on: it is killed",
+		log_warn("adopt: exec \"%s\" (pid %d) ran with fds it was given or from what "
+		         "its starter kept, which a killed kin cannot hand on: it is killed",
 		         e->label, (int)e->pid);
 		e->no_restart = true;
 		exec_kill(e, SIGKILL);

@@ -5,8 +5,10 @@
 # zone whose root is an image, and re-executes itself, then the zone kin
 # re-executes itself too. Nothing notices: the same pids, every line once
 # and in order, the restarts go on in the same writable layer (an overlay
-# mounted again at each run), the images still in use (rm refused). Once
-# the executables are deleted and the zone stopped, every writable layer
+# mounted again at each run), the images still in use (rm refused). Then
+# kin is killed with SIGKILL: its successor adopts the executables with
+# their containers, and removes a zone from an image with its layer. Once
+# the executables are deleted and the zones stopped, every writable layer
 # is gone and the images can be removed; no fd leaked.
 cd "$(dirname "$0")/../.."
 . tests/ns/lib.sh
@@ -31,8 +33,12 @@ cleanup() {
 trap cleanup EXIT
 mkdir -p "$VAR"
 
-ns_daemon_start "$T/kin.log" --log-level debug --grace 2s --socket "$S" --image-store "$VAR/store" \
-	--zone-dir "$T/zones"
+SD=$T/state
+daemon_start() {
+	ns_daemon_start "$T/kin.log" --log-level debug --grace 2s --socket "$S" --image-store "$VAR/store" \
+		--zone-dir "$T/zones" --state-dir "$SD"
+}
+daemon_start
 serving && ok daemon_serving || { bad daemon_serving "no SERVING"; cat "$T/kin.log"; exit 1; }
 fds() { find "/proc/$DPID/fd" -mindepth 1 ! -lname "/memfd:kin-previous*" | wc -l; }
 pid_of() { kc ${2:+--target "$2"} -o json exec status "$C" "$1"; sed -n 's/.*"pid":\([0-9]*\).*/\1/p' "$T/out"; }
@@ -95,7 +101,7 @@ kc image rm bb:1
 # Restarts after the re-execs: the same writable layer, mounted again.
 kc exec logs "$C" again
 n0=$(tail -1 "$T/out")
-wait_for "kc exec logs '$C' again; [ \"\$(tail -1 '$T/out')\" -gt $n0 ]" 150
+wait_for "kc exec logs '$C' again; [ \"\$(tail -1 '$T/out')\" -gt $n0 ] 2>/dev/null" 150
 kc exec logs "$C" again
 [ "$(tail -1 "$T/out")" -gt "$n0" ] && seq 1 "$(tail -1 "$T/out")" | cmp -s - "$T/out" &&
 	ok restarts_in_same_layer || bad restarts_in_same_layer "$(tr '\n' ' ' <"$T/out")"
@@ -104,12 +110,43 @@ kc --target "$Z" exec status w z
 out_has 'running' && ok zone_workload_runs || bad zone_workload_runs "$(cat "$T/out")"
 [ "$(fds)" -le "$fds0" ] && ok no_fd_leaked || bad no_fd_leaked "$fds0 -> $(fds)"
 
-# The owners release the layers as ever after the re-execs.
+# A zone's layer goes with it after the re-execs, as ever.
+kc zone stop "$Z"
+wait_for "[ \$(layers 'zone.$Z') = 0 ]" 100 && ok zone_layer_removed || bad zone_layer_removed "$(ls "$K")"
+
+# Killed with SIGKILL: the successor adopts the executables from images
+# (same pids, their containers: the image still in use, restarts in the
+# same layer), and removes a zone from an image (zones are not adopted)
+# with its layer.
+kc zone create "$Z" --image bb:1 || bad zone_again "rc $rc: $(cat "$T/out")"
+kc exec logs "$C" again
+n1=$(tail -1 "$T/out")
+wait_for "[ -s '$SD/state' ] && [ \$(layers 'zone.$Z') = 1 ]" 100
+sleep 0.1 # the state is rewritten within 20 ms of the last change
+kill -KILL "$DPID"
+wait "$DPID" 2>/dev/null
+daemon_start
+serving && ok successor_serving || { bad successor_serving "$(tail -5 "$T/kin.log")"; exit 1; }
+[ "$(pid_of forever)" = "$pf" ] && grep -q "adopt: exec \"$C/forever\": pid $pf adopted" "$T/kin.log" &&
+	grep -q 'adopt: 3 executables. containers adopted' "$T/kin.log" && ok image_execs_adopted ||
+	bad image_execs_adopted "pid $(pid_of forever) vs $pf: $(grep 'adopt' "$T/kin.log" | tail -5)"
+wait_for "[ \$(layers 'zone.$Z') = 0 ]" 100 &&
+	grep -q "adopt: zone \"$Z\" is not adopted: its writable layer $K/zone.$Z.* is removed" "$T/kin.log" &&
+	ok zone_layer_removed_after_kill || bad zone_layer_removed_after_kill "$(ls "$K"): $(grep "zone" "$T/kin.log" | tail -3)"
+kc zone create "$Z" --image bb:1 && kc zone stop "$Z" && ok zone_name_reusable || bad zone_name_reusable "rc $rc: $(cat "$T/out")"
+wait_for "kc exec logs '$C' again; [ \"\$(tail -1 '$T/out')\" -gt $n1 ] 2>/dev/null" 150
+kc exec logs "$C" again
+[ "$(tail -1 "$T/out")" -gt "$n1" ] && ok adopted_restarts_in_same_layer ||
+	bad adopted_restarts_in_same_layer "$(tr '\n' ' ' <"$T/out")"
+kc image rm bb:1
+[ $rc -eq 1 ] && out_has 'in use' && ok image_in_use_after_adoption ||
+	bad image_in_use_after_adoption "rc $rc: $(cat "$T/out")"
+
+# The owners release the layers as ever after all that.
 for x in tick again forever; do
 	kc exec stop "$C" "$x" >/dev/null
 	kc exec delete "$C" "$x"
 done
-kc zone stop "$Z"
 wait_for "[ \$(layers '$C') = 0 ] && [ \$(layers 'zone.$Z') = 0 ]" 100 && ok layers_removed ||
 	bad layers_removed "$(ls "$K")"
 kc image rm bb:1
