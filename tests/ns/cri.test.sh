@@ -99,11 +99,16 @@ flow cni
 echo "SKIP ns/cri/oom_killed: no memory controller in this host's cgroup2 (hybrid)"
 
 # Every pod removed: no shim state, cgroup or mount of theirs is left.
-# (a shim's state goes before its pod's cgroup is removed: wait for both)
+# (a shim's state goes before its pod's cgroup is removed, and containerd
+# unmounts a container's rootfs after its shim answered: wait for all)
 wait_for "[ \"\$(ls /run/kin/shim/k8s.io 2>/dev/null)\" = \"$shims_before\" ] &&
-	[ \"\$(ls '$CG/k8s.io' 2>/dev/null)\" = \"$cgs_before\" ]" 500
+	[ \"\$(ls '$CG/k8s.io' 2>/dev/null)\" = \"$cgs_before\" ] &&
+	! grep -q '$CD/state\|kin-pod' /proc/self/mountinfo" 500
 [ "$(ls /run/kin/shim/k8s.io 2>/dev/null)" = "$shims_before" ] &&
 	[ "$(ls "$CG/k8s.io" 2>/dev/null)" = "$cgs_before" ] &&
 	! grep -q "$CD/state\|kin-pod" /proc/self/mountinfo && ok nothing_left ||
-	{ ls /run/kin/shim/k8s.io "$CG/k8s.io" >"$T/out" 2>&1; bad nothing_left "shim state, cgroups or mounts left"; }
+	{
+		{ ls /run/kin/shim/k8s.io; ls -d "$CG/k8s.io"/*/; grep "$CD/state\|kin-pod" /proc/self/mountinfo; } >"$T/out" 2>&1
+		bad nothing_left "shim state, cgroups or mounts left"
+	}
 ns_suite_end
