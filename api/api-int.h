@@ -204,12 +204,12 @@ bool api_zones_settled(const struct api_zones *svc, char *why, size_t size);
 size_t api_zones_children(const struct api_zones *svc);
 void api_zones_save(struct api_zones *svc, struct state_w *w, uint16_t tag);
 int api_zones_restore(struct api_zones *svc, struct state_in *in, const struct state_field *f);
-/* After kin was killed: zones are not adopted (their cells are removed),
- * but a zone from an image leaves a writable layer. The zones' layers as
- * a record of tag; api_zones_layers_remove removes those a dead kin's
- * record names (how many). */
-void api_zones_save_layers(struct api_zones *svc, struct state_w *w, uint16_t tag);
-int api_zones_layers_remove(struct api_zones *svc, const struct state_field *f);
+/* After kin was killed: api_zones_save into a file state writes what a
+ * successor adopts; api_zones_adopt takes it back (f NULL: no record):
+ * zones_adopt, then each adopted zone listed, routed and asked
+ * Health/Check, a zone from an image given its container back (the layer
+ * of one not adopted removed). Returns how many zones. */
+int api_zones_adopt(struct api_zones *svc, const struct state_field *f, int *kept, size_t nkept);
 
 /* An executable's output as a LogChunk server stream (api/logs.c), one way
  * for Exec/Logs and Units/Logs: with follow false what its rings keep, then

@@ -141,14 +141,15 @@ void api_save(struct api *api, struct state_w *w, uint16_t tag);
 int api_restore(struct api *api, struct state_in *in, const struct state_field *f);
 /* After kin was killed: api_save_adoptable writes, into a file state
  * (w->file), what a successor can adopt — the VMs whose VMMs run in
- * cells, the executables' containers, the zones' writable layers;
- * api_adopt takes them back in the successor (after api_start, the cells
- * adopted): each VMM watched again, its link connected again; each
- * adopted executable from an image given its container back (one not
- * adopted: its layer removed); the layers of zones (never adopted)
- * removed. The cells under vms/ that no VM took are killed and removed. */
+ * cells, the executables' containers, the zones; api_adopt takes them
+ * back in the successor (after api_start, the cells adopted): each VMM
+ * watched again, its link connected again; each adopted executable from
+ * an image given its container back (one not adopted: its layer
+ * removed); each zone whose kin runs on adopted (its log pipe taken from
+ * kept, the pipe ends a keeper held). The cells under vms/ and zones/
+ * that no VM or zone took are killed and removed. */
 void api_save_adoptable(struct api *api, struct state_w *w, uint16_t tag);
-int api_adopt(struct api *api, const struct state_field *f);
+int api_adopt(struct api *api, const struct state_field *f, int *kept, size_t nkept);
 /* The two ends, each walking the started services in reverse order; see
  * struct api_service. NULL is fine. */
 void api_shutdown(struct api *api);

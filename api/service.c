@@ -122,7 +122,7 @@ bool api_zones_idle(struct api *api)
 }
 
 /* The services' record: one field per service that carries state. */
-enum { AS_ZONES = 1, AS_VMS, AS_EXEC_IMAGES, AS_ZONE_LAYERS };
+enum { AS_ZONES = 1, AS_VMS, AS_EXEC_IMAGES };
 
 const char *api_uncarried(const struct api *api)
 {
@@ -190,14 +190,14 @@ void api_save_adoptable(struct api *api, struct state_w *w, uint16_t tag)
 		api_vm_save(api->vm, w, AS_VMS);
 	if (api->cells)
 		api_exec_images_save(api->cells, w, AS_EXEC_IMAGES);
-	api_zones_save_layers(api->zones, w, AS_ZONE_LAYERS);
+	api_zones_save(api->zones, w, AS_ZONES);
 	state_close(w, at);
 }
 
-int api_adopt(struct api *api, const struct state_field *f)
+int api_adopt(struct api *api, const struct state_field *f, int *kept, size_t nkept)
 {
 	struct state_r r;
-	struct state_field g, vms = {0};
+	struct state_field g, vms = {0}, zones = {0};
 	int n = 0;
 	if (!api)
 		return 0;
@@ -206,13 +206,16 @@ int api_adopt(struct api *api, const struct state_field *f)
 		while (state_next(&r, &g) > 0) {
 			if (g.tag == AS_VMS)
 				vms = g;
+			else if (g.tag == AS_ZONES)
+				zones = g;
 			else if (g.tag == AS_EXEC_IMAGES && api->cells &&
 			         (n = api_exec_images_restore(api->cells, &g, "adopt")) > 0)
 				log_info("adopt: %d executables' containers adopted", n);
-			else if (g.tag == AS_ZONE_LAYERS)
-				api_zones_layers_remove(api->zones, &g);
 		}
 	}
+	n = api_zones_adopt(api->zones, zones.tag ? &zones : NULL, kept, nkept);
+	if (n > 0)
+		log_info("adopt: %d zones adopted", n);
 	if (!api->vm)
 		return 0;
 	n = api_vm_adopt(api->vm, vms.tag ? &vms : NULL);

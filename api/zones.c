@@ -44,6 +44,8 @@ struct api_zones {
 	struct api_images *images;
 	char why[ERR_MSG_MAX];
 	unsigned depth, depth_max;
+	void (*changed)(void *data); /* api_config's: a zone now runs (a file state names it) */
+	void *changed_data;
 	struct list_node recs;
 	struct api_binding binding;
 };
@@ -175,8 +177,11 @@ static void on_zone_gone(const struct zone_info *info, int status, void *data)
 {
 	struct api_zones *svc = data;
 	struct zrec *r = rec_find(svc, info->name);
-	char why[64];
-	snprintf(why, sizeof(why), "its kin exited with status %d", status);
+	char why[80];
+	if (status < 0)
+		snprintf(why, sizeof(why), "its kin ended (status unknown: it was adopted)");
+	else
+		snprintf(why, sizeof(why), "its kin exited with status %d", status);
 	if (r && !r->vm)
 		rec_gone(r, status, why, NULL);
 }
@@ -296,6 +301,8 @@ static void zone_created(int result, const struct err *err, void *data)
 	}
 	struct zone_info info;
 	zone_get(svc->zones, r->name, &info, NULL);
+	if (svc->changed) /* running now: what a successor would adopt */
+		svc->changed(svc->changed_data);
 	int e = rpc_route_add(svc->rpc, r->name, info.rpc_fd, 0);
 	if (e < 0) { /* unreachable, so not kept: the cleanup leaves nothing */
 		zone_kill(svc->zones, r->name, NULL);
@@ -643,6 +650,8 @@ static int zones_start(struct api *api, const struct api_config *cfg)
 	svc->rpc = cfg->rpc;
 	svc->vms = api->vm;
 	svc->images = api->images;
+	svc->changed = cfg->changed;
+	svc->changed_data = cfg->changed_data;
 	svc->depth = cfg->zones->depth;
 	svc->depth_max = cfg->zones->depth_max ? cfg->zones->depth_max : ZONE_DEPTH_MAX_DEFAULT;
 	list_init(&svc->recs);
@@ -758,52 +767,9 @@ void api_zones_save(struct api_zones *svc, struct state_w *w, uint16_t tag)
 	state_close(w, at);
 }
 
-void api_zones_save_layers(struct api_zones *svc, struct state_w *w, uint16_t tag)
-{
-	const struct zrec *r;
-	if (!svc)
-		return;
-	size_t at = state_open(w, tag);
-	list_for_each(r, &svc->recs, node)
-		layer_save(r, w);
-	state_close(w, at);
-}
-
-int api_zones_layers_remove(struct api_zones *svc, const struct state_field *f)
-{
-	struct state_r rr, one;
-	struct state_field g, h;
-	int e, n = 0;
-	state_get_record(f, &rr);
-	while ((e = state_next(&rr, &g)) > 0) {
-		struct api_container *k = NULL;
-		struct err err = {0};
-		char name[NAME_MAX_LEN + 1] = "";
-		if (g.tag != ZA_CONTAINER)
-			continue;
-		state_get_record(&g, &one);
-		while (state_next(&one, &h) > 0)
-			if (h.tag == ZC_NAME)
-				(void)state_get_str(&h, name, sizeof(name));
-			else if (h.tag == ZC_CONTAINER && !k &&
-			         api_container_restore(svc ? svc->images : NULL, &h, &k, &err) < 0)
-				log_error(
-				    "adopt: zone \"%s\": its writable layer is not removed: %s",
-				    name, err.msg);
-		if (k) {
-			log_info(
-			    "adopt: zone \"%s\" is not adopted: its writable layer %s is removed",
-			    name, k->dir);
-			api_container_release(k);
-			n++;
-		}
-	}
-	return e < 0 ? e : n;
-}
-
 /* A zone from an image: its container again (the zone kin runs on in its
  * root either way; without it the layer is not removed when it ends). */
-static void container_back(struct api_zones *svc, const struct state_field *f)
+static void container_back(struct api_zones *svc, const struct state_field *f, const char *how)
 {
 	struct state_r rr;
 	struct state_field g, kf = {0};
@@ -820,13 +786,26 @@ static void container_back(struct api_zones *svc, const struct state_field *f)
 		if (e < 0)
 			break;
 	}
+	if (e >= 0 && kf.tag && !rec_find(svc, name) && !strcmp(how, "adopt")) {
+		/* A zone that was not adopted (it is removed): its layer too. */
+		struct api_container *k = NULL;
+		if (api_container_restore(svc->images, &kf, &k, &err) < 0) {
+			log_error("adopt: zone \"%s\": its writable layer is not removed: %s", name,
+			          err.msg);
+			return;
+		}
+		log_info("adopt: zone \"%s\" is not adopted: its writable layer %s is removed",
+		         name, k->dir);
+		api_container_release(k);
+		return;
+	}
 	if (e < 0 || !kf.tag || !(r = rec_find(svc, name)) || r->container)
 		e = err_set(&err, -EBADMSG, ERR_INTERNAL, "%s",
 		            !r ? "no such zone was taken over" : "its record does not read");
 	else
 		e = api_container_restore(svc->images, &kf, &r->container, &err);
 	if (e < 0)
-		log_error("re-exec: zone \"%s\": its container is not taken over: %s", name,
+		log_error("%s: zone \"%s\": its container is not taken over: %s", how, name,
 		          err.msg);
 }
 
@@ -865,7 +844,50 @@ int api_zones_restore(struct api_zones *svc, struct state_in *in, const struct s
 		    (r = rec_find(svc, name)))
 			r->ready = false;
 		else if (g.tag == ZA_CONTAINER)
-			container_back(svc, &g);
+			container_back(svc, &g, "re-exec");
+	}
+	return n;
+}
+
+static void rec_adopted(const struct zone_info *info, void *data)
+{
+	struct api_zones *svc = data;
+	struct zrec *r = rec_find(svc, info->name) ? NULL : rec_new(svc, info->name, false);
+	if (!r) { /* listed nowhere, so not left running */
+		log_error("adopt: zone \"%s\": out of memory; killed", info->name);
+		zone_kill(svc->zones, info->name, NULL);
+		return;
+	}
+	r->started_ns = info->started_ns;
+	zone_created(0, NULL, r); /* routed, then asked Health/Check: ready */
+}
+
+int api_zones_adopt(struct api_zones *svc, const struct state_field *f, int *kept, size_t nkept)
+{
+	struct state_r rr;
+	struct state_field g, zf = {0};
+	int n;
+	if (!svc || !svc->zones) {
+		if (f)
+			log_error("adopt: zones are not available here (%s): the cells of a killed "
+			          "kin's zones are left",
+			          svc ? svc->why : "no Zones service");
+		return 0;
+	}
+	if (f) {
+		state_get_record(f, &rr);
+		while (state_next(&rr, &g) > 0)
+			if (g.tag == ZA_ZONES && !zf.tag)
+				zf = g;
+	}
+	n = zones_adopt(svc->zones, zf.tag ? &zf : NULL, kept, nkept);
+	if (n > 0)
+		zone_foreach(svc->zones, rec_adopted, svc);
+	if (f) {
+		state_get_record(f, &rr);
+		while (state_next(&rr, &g) > 0)
+			if (g.tag == ZA_CONTAINER)
+				container_back(svc, &g, "adopt");
 	}
 	return n;
 }

@@ -234,8 +234,11 @@ int cells_open(struct ev_loop *loop, struct child_table *children, const struct 
                struct cells **ret, struct err *err);
 /* Every cgroup under the cells root that is not a cell of c, or whose top
  * cell is one of not_adopted_kinds (NULL-terminated; may be NULL), is an
- * earlier kin's: killed and removed, each with a log line naming it. */
-void cells_sweep(struct cells *c, const char *const *not_adopted_kinds);
+ * earlier kin's: killed and removed, each with a log line naming it. The
+ * cgroups below a cell KIND/NAME of one of delegated_kinds are its
+ * owner's (a zone kin's own), never looked at. */
+void cells_sweep(struct cells *c, const char *const *not_adopted_kinds,
+                 const char *const *delegated_kinds);
 /* The loop's side of a new library: the inotify watch, the cells root. */
 int cells_init_loop(struct cells *c, struct ev_loop *loop, struct child_table *children,
                     struct err *err);

@@ -121,14 +121,15 @@ int cells_restore(struct ev_loop *loop, struct child_table *children, struct sta
  * ended meanwhile restart as their policy says. Every other cgroup under
  * the cells root, and every cell whose top element is one of
  * not_adopted_kinds (kinds their owners cannot adopt yet), is killed and
- * removed, each with a log line naming it. Output captured before is
+ * removed, each with a log line naming it; below a cell KIND/NAME of one
+ * of delegated_kinds nothing is looked at (a zone kin's own cgroups). Output captured before is
  * lost (it was in the dead kin's memory). kept: pipe ends a keeper held
  * (cells_keeper); the adopted executables' are found by inode and taken
  * (set to -1 there), the caller closes the rest. */
 int cells_adopt(struct ev_loop *loop, struct child_table *children, const struct cells_config *cfg,
                 struct state_in *in, const struct state_field *f,
-                const char *const *not_adopted_kinds, int *kept, size_t nkept, struct cells **ret,
-                struct err *err);
+                const char *const *not_adopted_kinds, const char *const *delegated_kinds, int *kept,
+                size_t nkept, struct cells **ret, struct err *err);
 /* Whether cells an earlier kin left are still being removed (their owner
  * makes its own again once they are gone: a service's unit, say). */
 bool cells_sweeping(const struct cells *c);

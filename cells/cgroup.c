@@ -358,7 +358,8 @@ static bool not_adopted(const char *path, const char *const *kinds)
 
 /* Depth first below cell (whose cgroup dir is fd0): every cgroup that is
  * not an adopted cell goes (stale_remove), so no name stays taken. */
-static void sweep(struct cells *c, struct cell *cell, int fd0, const char *const *kinds)
+static void sweep(struct cells *c, struct cell *cell, int fd0, const char *const *kinds,
+                  const char *const *delegated)
 {
 	DIR *d = fdopendir(fd0);
 	if (!d) {
@@ -384,10 +385,13 @@ static void sweep(struct cells *c, struct cell *cell, int fd0, const char *const
 			             known ? "kin does not adopt its kind yet" : "no record of it");
 			continue;
 		}
+		/* KIND/NAME of a delegated kind: what is below is its owner's. */
+		if (cell != &c->top && !strchr(cell->path, '/') && not_adopted(sub, delegated))
+			continue;
 		int fd =
 		    openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd >= 0)
-			sweep(c, known, fd, kinds);
+			sweep(c, known, fd, kinds, delegated);
 	}
 	closedir(d);
 }
@@ -397,11 +401,12 @@ bool cells_sweeping(const struct cells *c)
 	return c && c->stale_pending;
 }
 
-void cells_sweep(struct cells *c, const char *const *not_adopted_kinds)
+void cells_sweep(struct cells *c, const char *const *not_adopted_kinds,
+                 const char *const *delegated_kinds)
 {
 	int fd = open(c->root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd >= 0)
-		sweep(c, &c->top, fd, not_adopted_kinds);
+		sweep(c, &c->top, fd, not_adopted_kinds, delegated_kinds);
 }
 
 int cells_open(struct ev_loop *loop, struct child_table *children, const struct cells_config *cfg,
@@ -432,7 +437,7 @@ int cells_new(struct ev_loop *loop, struct child_table *children, const struct c
 	int r = cells_open(loop, children, cfg, ret, err);
 	if (r < 0)
 		return r;
-	cells_sweep(*ret, NULL);
+	cells_sweep(*ret, NULL, NULL);
 	return 0;
 }
 

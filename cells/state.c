@@ -605,8 +605,8 @@ int cells_restore(struct ev_loop *loop, struct child_table *children, struct sta
 
 int cells_adopt(struct ev_loop *loop, struct child_table *children, const struct cells_config *cfg,
                 struct state_in *in, const struct state_field *f,
-                const char *const *not_adopted_kinds, int *kept, size_t nkept, struct cells **ret,
-                struct err *err)
+                const char *const *not_adopted_kinds, const char *const *delegated_kinds, int *kept,
+                size_t nkept, struct cells **ret, struct err *err)
 {
 	struct cells *c;
 	int k = cells_open(loop, children, cfg, &c, err);
@@ -631,7 +631,7 @@ int cells_adopt(struct ev_loop *loop, struct child_table *children, const struct
 		restore_records(c, in, f, &a);
 		log_info("cells: %zu cells and %zu executables adopted", c->ncells, c->nexecs);
 	}
-	cells_sweep(c, not_adopted_kinds);
+	cells_sweep(c, not_adopted_kinds, delegated_kinds);
 	*ret = c;
 	return 0;
 }

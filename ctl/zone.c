@@ -53,7 +53,9 @@ static void print_info(const Kin__V1__ZoneInfo *m, bool json)
 		return;
 	}
 	char status[32] = "";
-	if (strcmp(m->state, "gone") == 0)
+	if (strcmp(m->state, "gone") == 0 && m->exit_status < 0)
+		snprintf(status, sizeof(status), " (status unknown)");
+	else if (strcmp(m->state, "gone") == 0)
 		snprintf(status, sizeof(status), " (status %d)", m->exit_status);
 	printf("name:     %s\nkind:     %s\nstate:    %s%s\npid:      %u\ndepth:    %u\n"
 	       "route:    %s (%s)\n",

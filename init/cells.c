@@ -6,6 +6,7 @@
 #include "init/init.h"
 #include "cells/cells.h"
 #include "lib/state.h"
+#include "zone/zone.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -15,10 +16,12 @@ struct init_cells {
 	char why[sizeof(((struct err *)0)->msg) + 32]; /* no cells: why */
 };
 
-/* The cells whose owners do not adopt theirs yet: zones (zone/), services
- * (units/, the default slice). VMs' (vms/) are adopted, and those no VM
- * takes back removed by the Vm service (api_adopt). */
-static const char *const not_adopted[] = {"zones", "system.slice", NULL};
+/* The cells whose owners do not adopt theirs yet: services (units/, the
+ * default slice). VMs' (vms/) and zones' (zones/) are adopted, and those
+ * no VM or zone takes back removed by their services (api_adopt); below
+ * a zone's cell the cgroups are its kin's own. */
+static const char *const not_adopted[] = {"system.slice", NULL};
+static const char *const delegated[] = {ZONE_CELL_PARENT, NULL};
 
 int init_cells_start(struct ev_loop *loop, struct child_table *children, struct rpc_server *rpc,
                      const char *base, struct init_adopt *adopt, struct init_cells **ret)
@@ -36,7 +39,7 @@ int init_cells_start(struct ev_loop *loop, struct child_table *children, struct 
 		return -ENOMEM;
 	int r = adopt ? cells_adopt(loop, children, &cfg, &adopt->in,
 	                            adopt->cells.data ? &adopt->cells : NULL, not_adopted,
-	                            adopt->kept, adopt->nkept, &ic->cells, &err)
+	                            delegated, adopt->kept, adopt->nkept, &ic->cells, &err)
 	              : cells_new(loop, children, &cfg, &ic->cells, &err);
 	if (r < 0) {
 		snprintf(why, sizeof(why), "%s", err.msg[0] ? err.msg : strerror(-r));

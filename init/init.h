@@ -88,6 +88,7 @@ struct init_config {
 	unsigned boot_modules;      /* machine: modules loaded before ready */
 	struct init_rpc_config rpc; /* kin.rpc.*, --socket, --vsock, --allow-uid */
 	int rpc_fd;                 /* --rpc-fd: a parent's connected socket, 0: none */
+	int parent_listen_fd;       /* --parent-listen-fd: where a parent's successor connects */
 	unsigned zone_depth;        /* --zone-depth: how deep this zone kin is nested */
 	const char *vm_dir;         /* --vm-dir: VMs' state (default /run/kin/vm) */
 	const char *image_store;    /* --image-store (default OCI_STORE_DEFAULT) */
@@ -255,6 +256,11 @@ int init_persist_watch(struct init_persist *p, struct ev_loop *loop, struct cell
 void init_persist_set_saver(struct init_persist *p,
                             void (*save)(struct state_w *w, uint16_t tag, void *data), void *data);
 void init_persist_changed(struct init_persist *p);
+/* What zones need to be adoptable (zones_config): the directory of their
+ * reconnect sockets (DIR/zones), and the keeper for their log pipes.
+ * NULL for p NULL. */
+const char *init_persist_zones_dir(const struct init_persist *p);
+const struct cells_keeper *init_persist_keeper(struct init_persist *p);
 /* stopped: kin stopped cleanly, nothing is left to adopt (the file goes);
  * otherwise it stays for a successor. */
 void init_persist_free(struct init_persist *p, bool stopped);

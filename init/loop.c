@@ -262,6 +262,8 @@ static void start_services(struct init_state *s)
 	    .log_level = c->log_level_set ? level_name(c->log_level) : NULL,
 	    .image_store = c->image_store,
 	    .exec_self = c->shim != NULL,
+	    .reconnect_dir = init_persist_zones_dir(s->persist),
+	    .keeper = init_persist_keeper(s->persist),
 	};
 	struct api_config acfg = {
 	    .rpc = s->rpc,
@@ -564,7 +566,7 @@ int init_run(struct init_config *cfg, enum init_role role)
 	if (restored)
 		init_reexec_restore_services(&s);
 	if (adopting) { /* the VMs, once the services run */
-		api_adopt(s.api, adopt.api.tag ? &adopt.api : NULL);
+		api_adopt(s.api, adopt.api.tag ? &adopt.api : NULL, adopt.kept, adopt.nkept);
 		init_adopt_end(&adopt);
 	}
 	if (r < 0 && cfg->n_unit_dirs && role == INIT_ROLE_DAEMON) {

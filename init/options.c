@@ -358,6 +358,8 @@ void init_usage(FILE *f)
 	      "  --state-dir DIR     a daemon's state, adopted by the next kin if this one is\n"
 	      "                      killed (default /run/kin; one kin per directory)\n"
 	      "  --rpc-fd N          serve RPC on connected socket N >= 3 (the parent's channel)\n"
+	      "  --parent-listen-fd N  a listening socket where a successor of the parent\n"
+	      "                      connects as its channel (after the parent was killed)\n"
 	      "  --net-addr CIDR     bring eth0 up with this address (a zone's veth end)\n"
 	      "  --net-gw IP         default route via IP on eth0 (with --net-addr)\n"
 	      "  --vm-dir DIR        where VMs keep console logs and sockets (/run/kin/vm)\n"
@@ -406,7 +408,7 @@ static int flag_dir(const char *flag, const char *v, const char **ret)
 }
 
 /* What the parent kin passes a zone kin: --zone, --zone-depth, --zone-subnet,
- * --rpc-fd. */
+ * --rpc-fd, --parent-listen-fd. */
 static int flag_zone_set(struct init_config *cfg, int c, const char *v)
 {
 	uint32_t u, base;
@@ -438,15 +440,15 @@ static int flag_zone_set(struct init_config *cfg, int c, const char *v)
 		}
 		return 0;
 	}
-	/* 'R' */
+	/* 'R', 'L' */
 	if (str_to_u32(v, &u) < 0 || u < 3 || u > 65535) {
 		fprintf(stderr,
-		        "kin init: --rpc-fd '%s' is not valid (expected a file descriptor "
+		        "kin init: --%s '%s' is not valid (expected a file descriptor "
 		        "number from 3)\n",
-		        v);
+		        c == 'R' ? "rpc-fd" : "parent-listen-fd", v);
 		return -EINVAL;
 	}
-	cfg->rpc_fd = (int)u;
+	*(c == 'R' ? &cfg->rpc_fd : &cfg->parent_listen_fd) = (int)u;
 	return 0;
 }
 
@@ -512,6 +514,7 @@ int init_flags_parse(int argc, char **argv, struct init_config *cfg)
 	    {"zone-depth", required_argument, NULL, 'D'},
 	    {"zone-subnet", required_argument, NULL, 'N'},
 	    {"rpc-fd", required_argument, NULL, 'R'},
+	    {"parent-listen-fd", required_argument, NULL, 'L'},
 	    {"net-addr", required_argument, NULL, 'A'},
 	    {"net-gw", required_argument, NULL, 'G'},
 	    {"vm-dir", required_argument, NULL, 'M'},
@@ -545,6 +548,7 @@ int init_flags_parse(int argc, char **argv, struct init_config *cfg)
 		case 'D':
 		case 'N':
 		case 'R':
+		case 'L':
 			r = flag_zone_set(cfg, c, optarg);
 			break;
 		case 'c':

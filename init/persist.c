@@ -51,7 +51,9 @@ struct init_persist {
 	unsigned keeper_starts;
 	bool keeper_new; /* started by this kin: it holds no pipe yet */
 	bool armed, failing;
-	uint64_t cost_ns; /* the last write's */
+	uint64_t cost_ns;                 /* the last write's */
+	char zones_dir[PATH_MAX];         /* DIR/zones: zones' reconnect sockets; "" too long */
+	struct cells_keeper zones_keeper; /* init_persist_keeper's */
 };
 
 /* The directory must be root's own: what is in it decides which
@@ -145,6 +147,19 @@ static void on_unkeep(int fd, void *data)
 		ino = (uint64_t)st.st_ino;
 		keeper_send(data, 'D', &ino, sizeof(ino), NULL, 0);
 	}
+}
+
+const struct cells_keeper *init_persist_keeper(struct init_persist *p)
+{
+	if (!p)
+		return NULL;
+	p->zones_keeper = (struct cells_keeper){.keep = on_keep, .unkeep = on_unkeep, .data = p};
+	return &p->zones_keeper;
+}
+
+const char *init_persist_zones_dir(const struct init_persist *p)
+{
+	return p && p->zones_dir[0] ? p->zones_dir : NULL;
 }
 
 static void keeper_close(struct init_persist *p)
@@ -258,6 +273,9 @@ int init_persist_open(const char *dir, struct init_persist **ret)
 		return -ENOMEM;
 	p->dirfd = p->lockfd = p->timer.fd = p->keeper.fd = -1;
 	str_copy(p->dir, sizeof(p->dir), dir);
+	if (snprintf(p->zones_dir, sizeof(p->zones_dir), "%s/zones", dir) >=
+	    (int)sizeof(p->zones_dir))
+		p->zones_dir[0] = '\0';
 	int r = dir_open(dir, &p->dirfd);
 	if (r < 0) {
 		log_warn("state: %s cannot be kin's state directory (%s); no state kept, nothing "

@@ -42,7 +42,7 @@
 /* Top-level records of the state. */
 enum { S_INIT = 1, S_CELLS, S_LISTENER, S_API, S_ROUTE, S_CONN, S_SILENT_SINCE, S_UNITS, S_TLS };
 enum { I_ROLE = 1, I_STARTED, I_REEXECS, I_WORKLOAD_PID, I_WORKLOAD_RUNNING, I_BOOTED };
-enum { L_FD = 1, L_TRANSPORT, L_PATH };
+enum { L_FD = 1, L_TRANSPORT, L_PATH, L_PARENT };
 
 typedef void (*reexec_done_fn)(int result, const struct err *err, const char *binary,
                                uint64_t reexecs, void *call_data);
@@ -444,6 +444,7 @@ static void do_exec(struct init_reexec *rx)
 		state_put_fd(&w, L_FD, l[i].fd);
 		state_put_u64(&w, L_TRANSPORT, l[i].transport);
 		state_put_str(&w, L_PATH, l[i].path);
+		state_put_u64(&w, L_PARENT, l[i].parent);
 		state_close(&w, at);
 	}
 	if (s->rpc) /* routes to zones, a zone's channel to its parent */
@@ -623,7 +624,7 @@ static int read_init(const struct state_field *f, struct restored *out)
 static void read_listener(struct state_in *in, const struct state_field *f, struct restored *out)
 {
 	struct rpc_listen_fd l = {.fd = -1};
-	uint64_t transport = RPC_TRANSPORT_OTHER;
+	uint64_t transport = RPC_TRANSPORT_OTHER, parent = 0;
 	struct state_r r;
 	struct state_field g;
 	state_get_record(f, &r);
@@ -634,8 +635,11 @@ static void read_listener(struct state_in *in, const struct state_field *f, stru
 			state_get_u64(&g, &transport);
 		else if (g.tag == L_PATH)
 			state_get_str(&g, l.path, sizeof(l.path));
+		else if (g.tag == L_PARENT)
+			state_get_u64(&g, &parent);
 	}
 	l.transport = (enum rpc_transport)transport;
+	l.parent = parent != 0;
 	if (l.fd < 0 || out->nlisteners == RPC_LISTENERS_MAX) {
 		log_error("re-exec: a listening socket was not handed over");
 		if (l.fd >= 0)

@@ -133,6 +133,13 @@ int init_rpc_start(const struct init_config *cfg, enum init_role role, struct ev
 			listening++;
 		}
 	}
+	if (cfg->parent_listen_fd) {
+		fd_set_cloexec(cfg->parent_listen_fd, true);
+		r = rpc_server_listen_parent(s, cfg->parent_listen_fd);
+		if (r < 0)
+			log_error("rpc: cannot listen for the parent's successor on fd %d: %s",
+			          cfg->parent_listen_fd, strerror(-r));
+	}
 	if (!listening) {
 		rpc_server_free(s);
 		return 0;

@@ -232,6 +232,14 @@ int rpc_listen_unix(const char *path, mode_t mode, int *ret_fd);
 /* Serves a listening unix socket made elsewhere (takes fd); path, if not
  * NULL, is unlinked at rpc_server_free while it is still that socket. */
 int rpc_server_listen_fd(struct rpc_server *s, int fd, const char *path);
+/* Serves a listening unix socket its parent kin made for a zone kin (takes
+ * fd; the parent unlinks the path): a successor of a parent that was
+ * killed connects there, and is served as the parent's channel was
+ * (superuser, relay hop, carried across a re-exec). A peer that is not
+ * root (nor this kin's uid), or that runs in this kin's pid namespace (a
+ * process of the zone itself), is closed. -EINVAL when fd is not
+ * listening. */
+int rpc_server_listen_parent(struct rpc_server *s, int fd);
 /* Listens on AF_VSOCK; -EAFNOSUPPORT when the kernel has no vsock. Peers:
  * the host (CID 2) and this machine (CID 1, loopback). */
 int rpc_server_listen_vsock(struct rpc_server *s, uint32_t port);
@@ -250,6 +258,7 @@ struct rpc_listen_fd {
 	int fd;
 	enum rpc_transport transport; /* UNIX or VSOCK */
 	char path[108];               /* unix: where it is bound */
+	bool parent;                  /* rpc_server_listen_parent's */
 };
 #define RPC_LISTENERS_MAX 8
 /* Ends every call in flight with UNAVAILABLE and why (cancel callbacks

@@ -27,6 +27,7 @@ struct rpc_listener {
 	struct ev_source src;
 	struct rpc_server *server;
 	enum rpc_transport transport;
+	bool parent;    /* rpc_server_listen_parent's */
 	char path[108]; /* unix: unlinked at free if it is still ours */
 	dev_t dev;
 	ino_t ino;
@@ -162,7 +163,24 @@ static void listener_on_event(struct ev_source *src, uint32_t events)
 		}
 		/* Root and kin's own uid may do anything; others only what a
 		 * guard lets them, call by call. */
-		if (peer.transport == RPC_TRANSPORT_UNIX) {
+		if (l->parent) {
+			/* A successor of the parent kin: root's, from outside our
+			 * pid namespace (SO_PEERCRED's pid 0: not one of ours, as
+			 * any process inside a zone would be), and then its channel
+			 * in all but the fd. */
+			if ((peer.uid != 0 && peer.uid != geteuid()) || peer.pid != 0) {
+				log_warn(
+				    "rpc: uid %u, pid %d is not the parent kin; its connection is "
+				    "closed",
+				    (unsigned)peer.uid, (int)peer.pid);
+				close(fd);
+				continue;
+			}
+			peer.allowed = peer.superuser = peer.relay_hop = peer.carry = true;
+			peer.transport = RPC_TRANSPORT_OTHER; /* as the socketpair it replaces */
+			log_info("rpc: a successor of the parent kin (pid %d) connected",
+			         (int)peer.pid);
+		} else if (peer.transport == RPC_TRANSPORT_UNIX) {
 			peer.superuser = peer.uid == 0 || peer.uid == geteuid();
 			peer.allowed = peer.superuser || s->guard.admit;
 			gid_t groups[256];
@@ -181,15 +199,18 @@ static void listener_on_event(struct ev_source *src, uint32_t events)
 	}
 }
 
-static int listener_add(struct rpc_server *s, int fd, enum rpc_transport t, const char *path)
+static int listener_add(struct rpc_server *s, int fd, enum rpc_transport t, const char *path,
+                        bool parent)
 {
 	struct rpc_listener *l = calloc(1, sizeof(*l));
 	if (!l) {
 		close(fd);
 		return -ENOMEM;
 	}
-	*l = (struct rpc_listener){
-	    .src = {.fd = fd, .fn = listener_on_event, .data = l}, .server = s, .transport = t};
+	*l = (struct rpc_listener){.src = {.fd = fd, .fn = listener_on_event, .data = l},
+	                           .server = s,
+	                           .transport = t,
+	                           .parent = parent};
 	if (path) {
 		struct stat st;
 		str_copy(l->path, sizeof(l->path), path);
@@ -216,7 +237,7 @@ int rpc_server_listen_unix(struct rpc_server *s, const char *path)
 	int r = rpc_listen_unix(path, s->cfg.socket_open ? 0666 : 0600, &fd);
 	if (r < 0)
 		return r;
-	return listener_add(s, fd, RPC_TRANSPORT_UNIX, path);
+	return listener_add(s, fd, RPC_TRANSPORT_UNIX, path, false);
 }
 
 int rpc_server_listen_fd(struct rpc_server *s, int fd, const char *path)
@@ -226,7 +247,21 @@ int rpc_server_listen_fd(struct rpc_server *s, int fd, const char *path)
 		close(fd);
 		return r;
 	}
-	return listener_add(s, fd, RPC_TRANSPORT_UNIX, path);
+	return listener_add(s, fd, RPC_TRANSPORT_UNIX, path, false);
+}
+
+int rpc_server_listen_parent(struct rpc_server *s, int fd)
+{
+	int r = sock_opt(fd, SO_ACCEPTCONN);
+	if (r == 0)
+		r = -EINVAL; /* not listening */
+	if (r > 0)
+		r = fd_set_nonblock(fd, true);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	return listener_add(s, fd, RPC_TRANSPORT_UNIX, NULL, true);
 }
 
 int rpc_server_listen_vsock(struct rpc_server *s, uint32_t port)
@@ -235,7 +270,7 @@ int rpc_server_listen_vsock(struct rpc_server *s, uint32_t port)
 	int r = rpc_listen_vsock(port, &fd);
 	if (r < 0)
 		return r;
-	return listener_add(s, fd, RPC_TRANSPORT_VSOCK, NULL);
+	return listener_add(s, fd, RPC_TRANSPORT_VSOCK, NULL, false);
 }
 
 int rpc_server_listen_handed(struct rpc_server *s, const struct rpc_listen_fd *l)
@@ -249,7 +284,7 @@ int rpc_server_listen_handed(struct rpc_server *s, const struct rpc_listen_fd *l
 		close(l->fd);
 		return r;
 	}
-	return listener_add(s, l->fd, l->transport, l->path[0] ? l->path : NULL);
+	return listener_add(s, l->fd, l->transport, l->path[0] ? l->path : NULL, l->parent);
 }
 
 size_t rpc_server_handover(struct rpc_server *s, const char *why, struct rpc_listen_fd *out,
@@ -273,7 +308,8 @@ size_t rpc_server_handover(struct rpc_server *s, const char *why, struct rpc_lis
 		list_remove(&l->node);
 		ev_del(s->loop, &l->src);
 		if (n < max && l->transport != RPC_TRANSPORT_OTHER) {
-			out[n] = (struct rpc_listen_fd){.fd = l->src.fd, .transport = l->transport};
+			out[n] = (struct rpc_listen_fd){
+			    .fd = l->src.fd, .transport = l->transport, .parent = l->parent};
 			str_copy(out[n].path, sizeof(out[n].path), l->path);
 			n++;
 		} else {

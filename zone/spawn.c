@@ -2,8 +2,9 @@
  * new pid, mount, uts, ipc, cgroup (and net) namespaces; the child makes
  * its root (the given directory bound onto itself, or a tmpfs), mounts
  * /proc, /sys, /sys/fs/cgroup, a small /dev and /run in it, pivots into
- * it, sets the hostname, puts its RPC end on fd 3, /dev/null on 0 and the
- * log pipe on 1 and 2, and execs kin from the sealed memfd. A failed step is
+ * it, sets the hostname, puts its RPC end on fd 3 (its reconnect socket,
+ * if any, on 4), /dev/null on 0 and the log pipe on 1 and 2, and execs kin
+ * from the sealed memfd. A failed step is
  * sent back on a pipe as (step, errno); EOF means it exec'd. The parent
  * never waits on that pipe here: zone.c watches it from the loop. */
 #include "zone/zone-int.h"
@@ -172,10 +173,13 @@ static _noreturn_ void zone_child(const struct zone_spawn *a, int errfd, int gof
 	int exe = fcntl(a->exe_fd, F_DUPFD_CLOEXEC, 10);
 	int err2 = fcntl(errfd, F_DUPFD_CLOEXEC, 10);
 	int out = a->out_fd >= 0 ? fcntl(a->out_fd, F_DUPFD_CLOEXEC, 10) : -1;
-	if (exe < 0 || err2 < 0 || (a->out_fd >= 0 && out < 0))
+	int lfd = a->listen_fd >= 0 ? fcntl(a->listen_fd, F_DUPFD_CLOEXEC, 10) : -1;
+	if (exe < 0 || err2 < 0 || (a->out_fd >= 0 && out < 0) || (a->listen_fd >= 0 && lfd < 0))
 		spawn_child_fail(errfd, ZSTEP_FDS, errno);
 	errfd = err2;
 	if (rpcfd == ZONE_RPC_FD ? fd_set_cloexec(rpcfd, false) < 0 : dup2(rpcfd, ZONE_RPC_FD) < 0)
+		spawn_child_fail(errfd, ZSTEP_FDS, errno);
+	if (lfd >= 0 && dup2(lfd, ZONE_LISTEN_FD) < 0)
 		spawn_child_fail(errfd, ZSTEP_FDS, errno);
 	if (out >= 0) {
 		int null = open("/dev/null", O_RDWR | O_CLOEXEC);

@@ -4,8 +4,10 @@
 #include "zone/zone.h"
 
 #include <limits.h>
+#include <sys/un.h>
 
-#define ZONE_RPC_FD 3
+#define ZONE_RPC_FD    3
+#define ZONE_LISTEN_FD 4 /* the reconnect socket, when there is one */
 
 enum zone_step {
 	ZSTEP_SYNC,
@@ -38,7 +40,8 @@ struct zone_spawn {
 	const char *netns;    /* joined by the child first, or NULL */
 	const char *hostname; /* the zone's */
 	const char *share_src, *share_dst;
-	int out_fd; /* the zone kin's stdout and stderr (stdin: /dev/null); -1: ours */
+	int out_fd;    /* the zone kin's stdout and stderr (stdin: /dev/null); -1: ours */
+	int listen_fd; /* its reconnect socket, or -1 */
 	/* Runs in the parent once the child exists, before it goes on. */
 	int (*net_setup)(void *data, pid_t pid);
 	void *net_data;
@@ -114,6 +117,7 @@ struct zone {
 	struct err spawn_err;
 	int status;
 	bool cleaning;         /* reaped: removing what the zone kin made in its cell */
+	bool reconnect;        /* its reconnect socket is bound: unlinked at the end */
 	unsigned retries;      /* of that removal */
 	struct list_node node; /* in zones->list, oldest first */
 };
@@ -134,6 +138,8 @@ struct zones {
 	char log_level[16];
 	char image_store[PATH_MAX];
 	uint64_t stop_timeout_ms;
+	char reconnect_dir[PATH_MAX]; /* "": none */
+	struct cells_keeper keeper;   /* keep NULL: none */
 	int exe_fd;
 	struct zone_events ev;
 	struct list_node list;
@@ -143,3 +149,5 @@ struct zones {
 /* The zone kin was reaped (child_exit_fn; data: the zone). */
 void zone_on_exit(const siginfo_t *si, void *data);
 struct zone *zone_find(struct zones *z, const char *name);
+/* Its reconnect socket's address; -ENAMETOOLONG when it does not fit. */
+int zone_reconnect_addr(const struct zones *z, const char *name, struct sockaddr_un *ret);

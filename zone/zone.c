@@ -13,6 +13,7 @@
 #include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/sendfile.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
 
@@ -206,14 +207,69 @@ int zones_new(struct ev_loop *loop, struct child_table *children, struct cells *
 	    str_copy(z->log_level, sizeof(z->log_level), cfg->log_level ? cfg->log_level : "") <
 	        0 ||
 	    str_copy(z->image_store, sizeof(z->image_store),
-	             cfg->image_store ? cfg->image_store : "") < 0) {
+	             cfg->image_store ? cfg->image_store : "") < 0 ||
+	    str_copy(z->reconnect_dir, sizeof(z->reconnect_dir),
+	             cfg->reconnect_dir ? cfg->reconnect_dir : "") < 0) {
 		free(z);
 		return zerr(err, -ENAMETOOLONG, ERR_INVALID_ARGUMENT,
 		            "zones: a configured path is too long");
 	}
 	snprintf(z->scratch, sizeof(z->scratch), "%s/.root", z->state_dir);
+	if (cfg->keeper)
+		z->keeper = *cfg->keeper;
 	*ret = z;
 	return 0;
+}
+
+int zone_reconnect_addr(const struct zones *z, const char *name, struct sockaddr_un *ret)
+{
+	*ret = (struct sockaddr_un){.sun_family = AF_UNIX};
+	return snprintf(ret->sun_path, sizeof(ret->sun_path), "%s/%s.sock", z->reconnect_dir,
+	                name) >= (int)sizeof(ret->sun_path)
+	           ? -ENAMETOOLONG
+	           : 0;
+}
+
+/* The zone kin's reconnect socket, bound at reconnect_dir/NAME.sock (one
+ * a killed kin's zone of that name left is replaced): -1 with a log line
+ * when it cannot be, and the zone is then not adoptable. */
+static int reconnect_listen(struct zones *z, struct zone *x)
+{
+	struct sockaddr_un sa;
+	if (!z->reconnect_dir[0])
+		return -1;
+	int r = zone_reconnect_addr(z, x->info.name, &sa);
+	int fd = -1;
+	if (r == 0)
+		r = mkdir_p(z->reconnect_dir, 0700);
+	if (r == 0 && (fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+		r = -errno;
+	if (r == 0) {
+		(void)unlink(sa.sun_path);
+		if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+		    chmod(sa.sun_path, 0600) < 0 || listen(fd, 4) < 0)
+			r = -errno;
+	}
+	if (r < 0) {
+		log_warn("zone \"%s\": no reconnect socket in %s (%s): it cannot be adopted if kin "
+		         "is killed",
+		         x->info.name, z->reconnect_dir, strerror(-r));
+		if (fd >= 0) {
+			close(fd);
+			(void)unlink(sa.sun_path);
+		}
+		return -1;
+	}
+	x->reconnect = true;
+	return fd;
+}
+
+static void reconnect_unlink(struct zone *x)
+{
+	struct sockaddr_un sa;
+	if (x->reconnect && x->z && zone_reconnect_addr(x->z, x->info.name, &sa) == 0)
+		(void)unlink(sa.sun_path);
+	x->reconnect = false;
 }
 
 static void zone_unlink(struct zone *x)
@@ -250,6 +306,7 @@ static void zone_finish(struct zone *x)
 			         x->info.host_if, strerror(-r));
 	}
 	x->info.state = ZONE_GONE;
+	reconnect_unlink(x);
 	zone_log_close(&x->log, z->loop); /* what is left in the pipe first */
 	zone_logs_keep(&z->kept, x->info.log);
 	zone_unlink(x);
@@ -425,7 +482,8 @@ void zone_on_exit(const siginfo_t *si, void *data)
 {
 	struct zone *x = data;
 	x->child = NULL;
-	x->status = child_status_code(si);
+	/* An adopted zone kin is not our child: its status is not seen. */
+	x->status = child_status_known(si) ? child_status_code(si) : -1;
 	if (!x->z) { /* zones_free forgot us; nothing to clean through */
 		zone_free(x);
 		return;
@@ -567,6 +625,7 @@ static void zone_abandon(struct zone *x, int out_fd)
 {
 	if (out_fd >= 0)
 		close(out_fd);
+	reconnect_unlink(x);
 	zone_log_close(&x->log, x->z->loop);
 	free(x->root);
 	free(x);
@@ -643,6 +702,10 @@ static void zone_argv(const struct zones *z, const struct zone *x, const struct 
 	ARG(depth_max);
 	ARG("--rpc-fd");
 	ARG("3");
+	if (x->reconnect) {
+		ARG("--parent-listen-fd");
+		ARG("4");
+	}
 	if (z->log_level[0]) {
 		ARG("--log-level");
 		ARG(z->log_level);
@@ -730,6 +793,9 @@ int zone_create(struct zones *z, const struct zone_spec *spec, zone_created_fn c
 		zone_abandon(x, out_fd);
 		return r;
 	}
+	_cleanup_close_ int listen_fd = reconnect_listen(z, x);
+	if (z->keeper.keep && x->log.src.fd >= 0)
+		z->keeper.keep(&x->log.src.fd, 1, z->keeper.data);
 	char cgdir[PATH_MAX], depth[16], depth_max[16];
 	char *argv[ZONE_ARGS_MAX];
 	cells_cgroup_dir(z->cells, x->info.cell, cgdir, sizeof(cgdir));
@@ -751,6 +817,7 @@ int zone_create(struct zones *z, const struct zone_spec *spec, zone_created_fn c
 	                        .share_src = spec->share_src,
 	                        .share_dst = spec->share_dst,
 	                        .out_fd = out_fd,
+	                        .listen_fd = listen_fd,
 	                        .net_setup = zone_net_setup,
 	                        .net_data = &nctx};
 	struct zone_spawned out;

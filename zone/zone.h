@@ -56,6 +56,15 @@ struct zones_config {
 	 * being rewritten than this kin itself is. For a containerd shim,
 	 * whose one zone would otherwise cost a 5 MB copy per pod. */
 	bool exec_self;
+	/* Where each zone's reconnect socket is bound (DIR/NAME.sock, the
+	 * directory made 0700): the zone kin listens there, so that after
+	 * this kin was killed its successor can adopt the zone (zones_adopt).
+	 * NULL: none; a killed kin's zones are then removed. */
+	const char *reconnect_dir;
+	/* Given the read end of each zone's log pipe, so that a zone kin's
+	 * output waits in its pipe while no kin runs (a daemon's keeper of
+	 * pipes, init/persist.c). NULL: none. */
+	const struct cells_keeper *keeper;
 };
 
 struct zone_spec {
@@ -101,7 +110,8 @@ struct zone_info {
 };
 
 /* Called from the loop when a zone is gone and cleaned up: status is the
- * zone kin's (exit code or 128+signal). */
+ * zone kin's (exit code or 128+signal; -1 unknown: an adopted zone kin is
+ * not our child). */
 struct zone_events {
 	void (*gone)(const struct zone_info *info, int status, void *data);
 	void *data;
@@ -165,6 +175,17 @@ void zones_save(struct zones *z, struct state_w *w, uint16_t tag);
  * it. Returns how many zones were restored; -EBADMSG when the record
  * does not read at all. */
 int zones_restore(struct zones *z, struct state_in *in, const struct state_field *f);
+/* After kin was killed: zones_save into a file state (w->file) writes
+ * each running zone without fds (its log pipe by inode). The successor,
+ * into a zones_new one with reconnect_dir set, adopts each zone whose kin
+ * still runs in its cell as PID 1 of its namespace: watched through a
+ * pidfd (not our child: its end is seen, its status is unknown), its
+ * channel a new connection to its reconnect socket, its log pipe taken
+ * from kept (set to -1 there) and its log file appended to, its address
+ * and delegation held again. Every other cell under zones/ (a zone not
+ * adopted, one the record does not name) is killed and removed, with a
+ * log line naming it. f NULL: no record. Returns how many were adopted. */
+int zones_adopt(struct zones *z, const struct state_field *f, int *kept, size_t nkept);
 
 /* ---- subnets ----------------------------------------------------------
  * A kin's subnet S = BASE/P (8 <= P <= 30) serves its --net zones' links

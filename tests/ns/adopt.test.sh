@@ -4,8 +4,8 @@
 # one ran — its cells, its executables with their restart policies, their
 # processes (same pids; an end is seen, its status unknown), their stdin
 # and stdout pipes — and kills and removes, with a log line naming it,
-# every cell it cannot adopt (no record of it; a zone's; a VM's it has no
-# VM record of), so every name is
+# every cell it cannot adopt (no record of it; a zone's or a VM's it has
+# no zone or VM record of), so every name is
 # usable again. One kin per state directory; a state file that does not
 # read is named and nothing is adopted, and kin serves.
 cd "$(dirname "$0")/../.."
@@ -105,11 +105,12 @@ last=$(tail -1 "$T/ticker" | tr -d t)
 	bad printer_kept_its_pipe "pid $(field a ticker pid) vs $ticker; lines $first..$last: $(head -3 "$T/ticker")"
 
 # What cannot be adopted is killed and removed, named; the names are free:
-# a cell of no record, one of a kind kin does not adopt (zones), one under
-# vms/ that no VM of the record names.
+# a cell of no record, one under zones/ that no zone of the record names
+# (tests/ns/adopt-zones.test.sh adopts real zones), one under vms/ that no
+# VM of the record names.
 wait_for "gone $vmm && gone $zk && gone $FOREIGN && [ ! -d '$CELLS/foreign' ] && [ ! -d '$CELLS/zones' ] && [ ! -d '$CELLS/vms/x' ]" 250
 log_has 'cell "foreign", left by an earlier kin, is not adopted \(no record of it\): its processes are killed and it is removed' &&
-	log_has 'cell "zones", left by an earlier kin, is not adopted \(kin does not adopt its kind yet\)' &&
+	log_has 'adopt: cell zones/z, left by the previous kin, is no zone it ran that could be adopted' &&
 	log_has 'adopt: cell vms/x, left by the previous kin and named by no VM record' &&
 	log_has 'removed cell "foreign", left by an earlier kin' && [ ! -d "$CELLS/foreign" ] &&
 	gone "$vmm" && ok unadoptable_removed || bad unadoptable_removed "$(grep 'cells:\|adopt:' "$T/kin.log")"
