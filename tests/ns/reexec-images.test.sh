@@ -45,9 +45,10 @@ pid_of() { kc ${2:+--target "$2"} -o json exec status "$C" "$1"; sed -n 's/.*"pi
 zpid() { kc -o json zone status "$1"; sed -n 's/.*"pid":\([0-9]*\).*/\1/p' "$T/out"; }
 layers() { ls -d "$K/$1".* 2>/dev/null | wc -l; }
 
+# (with kin's libraries for SANITIZE=1 builds: the zone's kin runs there)
 B=$T/base
-mkdir -p "$B/bin" "$B/etc" "$B/tmp" "$B/data"
-cp /bin/busybox "$B/bin/busybox"
+ns_busybox_root "$B"
+mkdir -p "$B/etc" "$B/data"
 for c in sh echo cat wc sleep; do ln -s busybox "$B/bin/$c"; done
 printf 'root:x:0:0:root:/root:/bin/sh\n' >"$B/etc/passwd"
 printf 'root:x:0:\n' >"$B/etc/group"
