@@ -110,15 +110,16 @@ int api_vm_get_as(struct api_vm *svc, const char *name, struct vm_info *ret, boo
 size_t api_vm_stop_all(struct api_vm *svc, uint64_t timeout_ms);
 size_t api_vm_running(struct api_vm *svc);
 /* Re-exec, as the zones' below: the Vm service's VMs go along (a VM's
- * VMM and link; VM zones and pods' VMs are their owners' and cannot). */
+ * VMM and link), VM zones' too, whose owner binds each again with
+ * api_vm_own (after api_vm_restore; -ENOENT: no such VM zone). */
 struct state_w;
 struct state_in;
 struct state_field;
-const char *api_vm_uncarried(const struct api_vm *svc);
 bool api_vm_settled(const struct api_vm *svc, char *why, size_t size);
 size_t api_vm_children(const struct api_vm *svc);
 void api_vm_save(struct api_vm *svc, struct state_w *w, uint16_t tag);
 int api_vm_restore(struct api_vm *svc, const struct state_field *f, const char *how);
+int api_vm_own(struct api_vm *svc, const char *name, api_vm_exited_fn exited, void *data);
 /* api_adopt's (f NULL: no record): the VMs taken, then the cells under
  * vms/ nobody took removed. */
 int api_vm_adopt(struct api_vm *svc, const struct state_field *f);

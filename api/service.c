@@ -126,8 +126,7 @@ enum { AS_ZONES = 1, AS_VMS, AS_EXEC_IMAGES };
 
 const char *api_uncarried(const struct api *api)
 {
-	const char *what = api ? api_zones_uncarried(api->zones) : NULL;
-	return what || !api ? what : api_vm_uncarried(api->vm);
+	return api ? api_zones_uncarried(api->zones) : NULL;
 }
 
 bool api_settled(const struct api *api, char *why, size_t size)
@@ -157,21 +156,29 @@ int api_restore(struct api *api, struct state_in *in, const struct state_field *
 {
 	struct state_r r;
 	struct state_field g;
-	int e;
+	int e, n;
 	if (!api)
 		return -ENODEV;
+	/* The VMs first: a VM zone's owner binds its VM again. */
+	state_get_record(f, &r);
+	while ((e = state_next(&r, &g)) > 0) {
+		if (g.tag != AS_VMS)
+			continue;
+		if ((n = api_vm_restore(api->vm, &g, "re-exec")) < 0)
+			log_error("re-exec: the VMs could not be taken over: %s", strerror(-n));
+		else if (n)
+			log_info("re-exec: %d VMs taken over", n);
+	}
 	state_get_record(f, &r);
 	while ((e = state_next(&r, &g)) > 0) {
 		const char *what = g.tag == AS_ZONES         ? "zones"
-		                   : g.tag == AS_VMS         ? "VMs"
 		                   : g.tag == AS_EXEC_IMAGES ? "executables' containers"
 		                                             : NULL;
 		if (!what)
 			continue;
-		int n = g.tag == AS_ZONES ? api_zones_restore(api->zones, in, &g)
-		        : g.tag == AS_VMS ? api_vm_restore(api->vm, &g, "re-exec")
-		        : api->cells      ? api_exec_images_restore(api->cells, &g, "re-exec")
-		                          : -ENODEV;
+		n = g.tag == AS_ZONES ? api_zones_restore(api->zones, in, &g)
+		    : api->cells      ? api_exec_images_restore(api->cells, &g, "re-exec")
+		                      : -ENODEV;
 		if (n < 0)
 			log_error("re-exec: the %s could not be taken over: %s", what,
 			          strerror(-n));

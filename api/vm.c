@@ -615,14 +615,6 @@ size_t api_vm_running(struct api_vm *svc)
 
 /* ---- re-exec ---- */
 
-const char *api_vm_uncarried(const struct api_vm *svc)
-{
-	for (size_t i = 0; svc && i < VM_MAX; i++)
-		if (svc->vms[i].used && svc->vms[i].exited)
-			return "a VM zone or a pod's VM";
-	return NULL;
-}
-
 bool api_vm_settled(const struct api_vm *svc, char *why, size_t size)
 {
 	if (!svc)
@@ -648,7 +640,7 @@ size_t api_vm_children(const struct api_vm *svc)
 }
 
 enum { AV_VM = 1 };
-enum { AV_INFO = 1, AV_CELL_GONE };
+enum { AV_INFO = 1, AV_CELL_GONE, AV_ROUTE };
 
 void api_vm_save(struct api_vm *svc, struct state_w *w, uint16_t tag)
 {
@@ -658,15 +650,18 @@ void api_vm_save(struct api_vm *svc, struct state_w *w, uint16_t tag)
 	for (size_t i = 0; i < VM_MAX; i++) {
 		struct vm_slot *x = &svc->vms[i];
 		struct vm_info info;
-		if (!x->used || x->exited || vm_get(svc->m, x->name, &info) < 0)
+		if (!x->used || vm_get(svc->m, x->name, &info) < 0)
 			continue;
 		/* A file for a successor: a plain child's VMM cannot be found
-		 * again (no cell), nor one still starting. */
-		if (w->file && (!info.cell[0] || info.state == VM_STATE_STARTING))
+		 * again (no cell), nor one still starting; a VM zone's owner
+		 * does not adopt it. */
+		if (w->file && (!info.cell[0] || info.state == VM_STATE_STARTING || x->exited))
 			continue;
 		size_t v = state_open(w, AV_VM);
 		vm_save(svc->m, x->name, w, AV_INFO);
 		state_put_u64(w, AV_CELL_GONE, x->cell_gone);
+		if (x->exited) /* a VM zone: its route is its name, its owner binds it again */
+			state_put_str(w, AV_ROUTE, x->route);
 		state_close(w, v);
 	}
 	state_close(w, at);
@@ -679,7 +674,8 @@ static int vm_take(struct api_vm *svc, const struct state_field *f, const char *
 {
 	struct state_field g, info_f = {0};
 	struct state_r r;
-	char route[RPC_ROUTE_NAME_MAX + 1], why[ERR_MSG_MAX] = "";
+	char route[RPC_ROUTE_NAME_MAX + 1], why[ERR_MSG_MAX] = "",
+	                                    zone[RPC_ROUTE_NAME_MAX + 1] = "";
 	uint64_t cell_gone = 0;
 	int e = 0;
 	state_get_record(f, &r);
@@ -687,6 +683,8 @@ static int vm_take(struct api_vm *svc, const struct state_field *f, const char *
 		if (g.tag == AV_INFO)
 			info_f = g;
 		else if (g.tag == AV_CELL_GONE && (e = state_get_u64(&g, &cell_gone)) < 0)
+			break;
+		else if (g.tag == AV_ROUTE && (e = state_get_str(&g, zone, sizeof(zone))) < 0)
 			break;
 	}
 	struct vm_info info = {0};
@@ -699,7 +697,11 @@ static int vm_take(struct api_vm *svc, const struct state_field *f, const char *
 		          info.name[0] ? info.name : "?", why);
 		return 0;
 	}
-	route_of(info.name, route, sizeof(route));
+	/* A VM zone's route is the zone's name (its owner binds it again). */
+	if (zone[0] && strcmp(zone, info.name) == 0 && name_is_valid(zone))
+		str_copy(route, sizeof(route), zone);
+	else
+		route_of(info.name, route, sizeof(route));
 	struct vm_slot *x = NULL;
 	for (size_t i = 0; i < VM_MAX && !x; i++)
 		if (!svc->vms[i].used)
@@ -731,6 +733,20 @@ static int vm_take(struct api_vm *svc, const struct state_field *f, const char *
 	link_try(svc, x, &info);
 	tick_arm(svc, true);
 	return 1;
+}
+
+int api_vm_own(struct api_vm *svc, const char *name, api_vm_exited_fn exited, void *data)
+{
+	for (size_t i = 0; svc && i < VM_MAX; i++) {
+		struct vm_slot *x = &svc->vms[i];
+		if (x->used && !x->exited && strcmp(x->name, name) == 0 &&
+		    strcmp(x->route, name) == 0) {
+			x->exited = exited;
+			x->exited_data = data;
+			return 0;
+		}
+	}
+	return -ENOENT;
 }
 
 int api_vm_restore(struct api_vm *svc, const struct state_field *f, const char *how)

@@ -699,7 +699,7 @@ bool api_zones_all_gone(const struct api_zones *svc)
 
 /* ---- re-exec: the zones go along ---- */
 
-enum { ZA_ZONES = 1, ZA_NOT_READY, ZA_CONTAINER };
+enum { ZA_ZONES = 1, ZA_NOT_READY, ZA_CONTAINER, ZA_VM_ZONE };
 enum { ZC_NAME = 1, ZC_CONTAINER };
 
 const char *api_zones_uncarried(const struct api_zones *svc)
@@ -710,8 +710,6 @@ const char *api_zones_uncarried(const struct api_zones *svc)
 	list_for_each(r, &svc->recs, node) {
 		if (r->gone)
 			continue;
-		if (r->vm)
-			return "a VM zone";
 		if (r->owner.ready || r->owner.gone)
 			return "a zone kin made for itself";
 	}
@@ -762,6 +760,8 @@ void api_zones_save(struct api_zones *svc, struct state_w *w, uint16_t tag)
 	list_for_each(r, &svc->recs, node) {
 		if (!r->gone && !r->ready)
 			state_put_str(w, ZA_NOT_READY, r->name);
+		if (!r->gone && r->vm && !w->file) /* its VM goes along with the VMs */
+			state_put_str(w, ZA_VM_ZONE, r->name);
 		layer_save(r, w);
 	}
 	state_close(w, at);
@@ -822,20 +822,43 @@ static void rec_restored(const struct zone_info *info, void *data)
 	r->ready = rpc_route_state(svc->rpc, info->name) == RPC_ROUTE_READY;
 }
 
+/* A VM zone: its record again, its VM (restored by the Vm service) its
+ * own again; one whose VM did not come back is not listed. */
+static int vm_zone_back(struct api_zones *svc, const char *name)
+{
+	struct zrec *r = rec_find(svc, name) ? NULL : rec_new(svc, name, true);
+	if (!r || api_vm_own(svc->vms, name, on_vm_exited, r) < 0) {
+		log_error("re-exec: VM zone \"%s\" cannot be taken over: %s", name,
+		          r ? "its VM was not" : "out of memory or a second zone of that name");
+		if (r)
+			rec_unlink_free(r);
+		else
+			api_vm_kill_as(svc->vms, name);
+		return 0;
+	}
+	r->ready = rpc_route_state(svc->rpc, name) == RPC_ROUTE_READY;
+	return 1;
+}
+
 int api_zones_restore(struct api_zones *svc, struct state_in *in, const struct state_field *f)
 {
 	struct state_r rr;
 	struct state_field g;
 	int e, n = 0;
-	if (!svc || !svc->zones)
+	if (!svc)
 		return -ENODEV;
 	state_get_record(f, &rr);
 	while ((e = state_next(&rr, &g)) > 0)
-		if (g.tag == ZA_ZONES && n == 0)
-			n = zones_restore(svc->zones, in, &g);
-	if (n <= 0)
-		return e < 0 ? e : n;
-	zone_foreach(svc->zones, rec_restored, svc);
+		if (g.tag == ZA_ZONES && n == 0 && svc->zones &&
+		    (n = zones_restore(svc->zones, in, &g)) > 0)
+			zone_foreach(svc->zones, rec_restored, svc);
+	n = n < 0 ? 0 : n;
+	state_get_record(f, &rr);
+	while (state_next(&rr, &g) > 0) {
+		char name[NAME_MAX_LEN + 1];
+		if (g.tag == ZA_VM_ZONE && state_get_str(&g, name, sizeof(name)) == 0)
+			n += vm_zone_back(svc, name);
+	}
 	state_get_record(f, &rr);
 	while (state_next(&rr, &g) > 0) {
 		char name[NAME_MAX_LEN + 1];
@@ -846,7 +869,7 @@ int api_zones_restore(struct api_zones *svc, struct state_in *in, const struct s
 		else if (g.tag == ZA_CONTAINER)
 			container_back(svc, &g, "re-exec");
 	}
-	return n;
+	return e < 0 ? e : n;
 }
 
 static void rec_adopted(const struct zone_info *info, void *data)
