@@ -752,10 +752,11 @@ static void layer_save(const struct zrec *r, struct state_w *w)
 
 void api_zones_save(struct api_zones *svc, struct state_w *w, uint16_t tag)
 {
-	if (!svc || !svc->zones)
+	if (!svc)
 		return;
 	size_t at = state_open(w, tag);
-	zones_save(svc->zones, w, ZA_ZONES);
+	if (svc->zones)
+		zones_save(svc->zones, w, ZA_ZONES);
 	const struct zrec *r;
 	list_for_each(r, &svc->recs, node) {
 		if (!r->gone && !r->ready)

@@ -12,7 +12,7 @@
 #   - cold: a kin started afresh, exec to "ready" (its log line)
 #   - adoption: the daemon killed with SIGKILL and started again on its
 #     state directory: exec to "ready" with everything adopted, and how
-#     many executables still run (zones are not adopted yet: removed)
+#     many executables still run and zones answer again
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . tests/common.sh
@@ -94,10 +94,13 @@ wait_for "grep -q 'ready:' '$T/kin2.log'" 500
 adopt_ms=$(sed -n 's/.*ready: .*, \([0-9.]*\) ms after exec.*/\1/p' "$T/kin2.log" | head -1)
 adopted=$(sed -n 's/.*cells: [0-9]* cells and \([0-9]*\) executables adopted.*/\1/p' "$T/kin2.log")
 running2=$("$KIN" ctl --socket "$S" exec list | grep -c ' running ' || true)
+zadopted=$(sed -n 's/.*adopt: \([0-9]*\) zones adopted.*/\1/p' "$T/kin2.log")
+wait_for "[ \$(\"$KIN\" ctl --socket '$S' zone list | grep -c ' running .* ready\$') -ge ${zadopted:-0} ]" 100 || true
+zones2=$("$KIN" ctl --socket "$S" zone list | grep -c ' running .* ready$' || true)
 echo "== reexec: $EXECS executables in 10 cells, $ZONES zones, 64 clients calling, $ROUNDS re-execs"
 echo "   kin does not answer (client's view): median ${median:-n/a} ms, max ${max:-n/a} ms (goal <= 20 ms)"
 echo "   kin's own view, from its last answer to ready again: median ${silent} ms"
 echo "   old kin writes the state: median ${written} ms (${bytes:-?} bytes); new kin exec -> ready again: median ${again} ms (restore alone ${restore} ms)"
 echo "   cold start, exec -> ready (no load): ${cold:-n/a} ms"
 echo "   still running after it all: $running of $EXECS executables, $zones of $ZONES zones (ready)"
-echo "   adoption after SIGKILL: exec -> ready ${adopt_ms:-n/a} ms (file state ${state_bytes} bytes), ${adopted:-0} adopted, $running2 of $EXECS running"
+echo "   adoption after SIGKILL: exec -> ready ${adopt_ms:-n/a} ms (file state ${state_bytes} bytes), ${adopted:-0} executables adopted, $running2 of $EXECS running; ${zadopted:-0} zones adopted, $zones2 of $ZONES answering"
