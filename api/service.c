@@ -220,14 +220,12 @@ int api_adopt(struct api *api, const struct state_field *f, int *kept, size_t nk
 				log_info("adopt: %d executables' containers adopted", n);
 		}
 	}
+	/* The VMs first: a VM zone's owner binds its VM again. */
+	if (api->vm && (n = api_vm_adopt(api->vm, vms.tag ? &vms : NULL)) > 0)
+		log_info("adopt: %d VMs adopted", n);
 	n = api_zones_adopt(api->zones, zones.tag ? &zones : NULL, kept, nkept);
 	if (n > 0)
 		log_info("adopt: %d zones adopted", n);
-	if (!api->vm)
-		return 0;
-	n = api_vm_adopt(api->vm, vms.tag ? &vms : NULL);
-	if (n > 0)
-		log_info("adopt: %d VMs adopted", n);
 	return n;
 }
 

@@ -653,9 +653,8 @@ void api_vm_save(struct api_vm *svc, struct state_w *w, uint16_t tag)
 		if (!x->used || vm_get(svc->m, x->name, &info) < 0)
 			continue;
 		/* A file for a successor: a plain child's VMM cannot be found
-		 * again (no cell), nor one still starting; a VM zone's owner
-		 * does not adopt it. */
-		if (w->file && (!info.cell[0] || info.state == VM_STATE_STARTING || x->exited))
+		 * again (no cell), nor one still starting. */
+		if (w->file && (!info.cell[0] || info.state == VM_STATE_STARTING))
 			continue;
 		size_t v = state_open(w, AV_VM);
 		vm_save(svc->m, x->name, w, AV_INFO);

@@ -380,7 +380,7 @@ void api_vm_cells_sweep(struct api_vm_cells *vc, const char *how)
 		if (vm_get(vc->m, names[i], &info) == 0)
 			continue;
 		log_warn("%s: cell " API_VM_CELLS_PARENT "/%s, left by the previous kin and "
-		         "named by no VM record (a VM zone's, or one still starting), is killed "
+		         "named by no VM record (one still starting), is killed "
 		         "and removed",
 		         how, names[i]);
 		vmm_drop(vc, names[i]);

@@ -761,7 +761,7 @@ void api_zones_save(struct api_zones *svc, struct state_w *w, uint16_t tag)
 	list_for_each(r, &svc->recs, node) {
 		if (!r->gone && !r->ready)
 			state_put_str(w, ZA_NOT_READY, r->name);
-		if (!r->gone && r->vm && !w->file) /* its VM goes along with the VMs */
+		if (!r->gone && r->vm) /* its VM goes along with the VMs */
 			state_put_str(w, ZA_VM_ZONE, r->name);
 		layer_save(r, w);
 	}
@@ -825,11 +825,11 @@ static void rec_restored(const struct zone_info *info, void *data)
 
 /* A VM zone: its record again, its VM (restored by the Vm service) its
  * own again; one whose VM did not come back is not listed. */
-static int vm_zone_back(struct api_zones *svc, const char *name)
+static int vm_zone_back(struct api_zones *svc, const char *name, const char *how)
 {
 	struct zrec *r = rec_find(svc, name) ? NULL : rec_new(svc, name, true);
 	if (!r || api_vm_own(svc->vms, name, on_vm_exited, r) < 0) {
-		log_error("re-exec: VM zone \"%s\" cannot be taken over: %s", name,
+		log_error("%s: VM zone \"%s\" cannot be taken over: %s", how, name,
 		          r ? "its VM was not" : "out of memory or a second zone of that name");
 		if (r)
 			rec_unlink_free(r);
@@ -858,7 +858,7 @@ int api_zones_restore(struct api_zones *svc, struct state_in *in, const struct s
 	while (state_next(&rr, &g) > 0) {
 		char name[NAME_MAX_LEN + 1];
 		if (g.tag == ZA_VM_ZONE && state_get_str(&g, name, sizeof(name)) == 0)
-			n += vm_zone_back(svc, name);
+			n += vm_zone_back(svc, name, "re-exec");
 	}
 	state_get_record(f, &rr);
 	while (state_next(&rr, &g) > 0) {
@@ -907,11 +907,15 @@ int api_zones_adopt(struct api_zones *svc, const struct state_field *f, int *kep
 	n = zones_adopt(svc->zones, zf.tag ? &zf : NULL, kept, nkept);
 	if (n > 0)
 		zone_foreach(svc->zones, rec_adopted, svc);
-	if (f) {
-		state_get_record(f, &rr);
-		while (state_next(&rr, &g) > 0)
-			if (g.tag == ZA_CONTAINER)
-				container_back(svc, &g, "adopt");
+	if (!f)
+		return n;
+	state_get_record(f, &rr);
+	while (state_next(&rr, &g) > 0) {
+		char name[NAME_MAX_LEN + 1];
+		if (g.tag == ZA_CONTAINER)
+			container_back(svc, &g, "adopt");
+		else if (g.tag == ZA_VM_ZONE && state_get_str(&g, name, sizeof(name)) == 0)
+			n += vm_zone_back(svc, name, "adopt");
 	}
 	return n;
 }
