@@ -98,13 +98,25 @@ int rpc_address_connect(const struct rpc_address *a, int timeout_ms)
 }
 
 /* Is a server answering at path? A refused connect means a stale socket. */
+/* Whether a server listens at sa. A killed kin's socket can still be
+ * held for a few ms by a child it was starting (its setup runs until
+ * exec closes its fds): asked again for up to UNIX_ALIVE_TRIES x 25 ms,
+ * at start only, before the socket is taken for a live server's. */
+#define UNIX_ALIVE_TRIES 20
 static bool unix_alive(const struct sockaddr_un *sa)
 {
-	_cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0)
-		return false;
-	int r = connect(fd, (const struct sockaddr *)sa, sizeof(*sa));
-	return r == 0 || errno == EAGAIN || errno == EINPROGRESS;
+	for (int i = 0; i < UNIX_ALIVE_TRIES; i++) {
+		_cleanup_close_ int fd =
+		    socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+		if (fd < 0)
+			return false;
+		int r = connect(fd, (const struct sockaddr *)sa, sizeof(*sa));
+		if (r < 0 && errno != EAGAIN && errno != EINPROGRESS)
+			return false;
+		if (i + 1 < UNIX_ALIVE_TRIES)
+			usleep(25 * 1000);
+	}
+	return true;
 }
 
 int rpc_listen_unix(const char *path, mode_t mode, int *ret_fd)
