@@ -8,7 +8,7 @@
  * is gone from List, and its route removed, once nothing of it is left.
  * This file keeps what outlives a handler: a record per zone with the
  * Create call waiting for readiness and the Stop calls waiting for the end. */
-#include "api/api-int.h"
+#include "api/zones-int.h"
 #include "oci/oci.h"
 #include "proto/zone.pb-c.h"
 #include "vm/vm.h"
@@ -18,39 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define ZONE_STOP_WAITERS_MAX 8
-#define ZONE_LIMITS_MAX       32
-
-struct zrec {
-	struct list_node node; /* in api_zones.recs, oldest first */
-	struct api_zones *svc;
-	char name[NAME_MAX_LEN + 1];
-	bool vm;
-	bool checking; /* Health/Check in flight through the new route */
-	bool ready;    /* it answered */
-	bool gone;     /* nothing of it left; freed once not checking */
-	int exit_status;
-	uint64_t started_ns;
-	struct rpc_call *create_call;    /* namespaces: answered when ready */
-	struct api_container *container; /* a zone from an image: its layer, released with it */
-	struct api_zone_owner owner;     /* a zone this kin made for itself (a shim's pod) */
-	struct rpc_call *waiters[ZONE_STOP_WAITERS_MAX];
-};
-
-struct api_zones {
-	struct rpc_server *rpc;
-	struct zones *zones; /* NULL: namespace zones unavailable (why) */
-	struct api_vm *vms;
-	struct api_images *images;
-	char why[ERR_MSG_MAX];
-	unsigned depth, depth_max;
-	void (*changed)(void *data); /* api_config's: a zone now runs (a file state names it) */
-	void *changed_data;
-	struct list_node recs;
-	struct api_binding binding;
-};
-
-static struct zrec *rec_find(struct api_zones *svc, const char *name)
+struct zrec *api_zrec_find(struct api_zones *svc, const char *name)
 {
 	struct zrec *r;
 	list_for_each(r, &svc->recs, node) {
@@ -60,7 +28,7 @@ static struct zrec *rec_find(struct api_zones *svc, const char *name)
 	return NULL;
 }
 
-static void rec_unlink_free(struct zrec *r)
+void api_zrec_free(struct zrec *r)
 {
 	list_remove(&r->node);
 	api_container_release(r->container);
@@ -165,7 +133,7 @@ static void rec_gone(struct zrec *r, int status, const char *why, const struct e
 	struct api_zone_owner owner = r->owner;
 	r->owner = (struct api_zone_owner){0};
 	if (!r->checking)
-		rec_unlink_free(r);
+		api_zrec_free(r);
 	if (owner.ready) /* never answered ready: a failed start */
 		owner.ready(start_err && start_err->errnum < 0 ? start_err->errnum : -ECHILD,
 		            start_err, owner.data);
@@ -176,7 +144,7 @@ static void rec_gone(struct zrec *r, int status, const char *why, const struct e
 static void on_zone_gone(const struct zone_info *info, int status, void *data)
 {
 	struct api_zones *svc = data;
-	struct zrec *r = rec_find(svc, info->name);
+	struct zrec *r = api_zrec_find(svc, info->name);
 	char why[80];
 	if (status < 0)
 		snprintf(why, sizeof(why), "its kin ended (status unknown: it was adopted)");
@@ -186,7 +154,7 @@ static void on_zone_gone(const struct zone_info *info, int status, void *data)
 		rec_gone(r, status, why, NULL);
 }
 
-static void on_vm_exited(const struct vm_info *info, const struct err *start_err, void *data)
+void api_zrec_vm_exited(const struct vm_info *info, const struct err *start_err, void *data)
 {
 	struct zrec *r = data;
 	char why[64];
@@ -220,12 +188,12 @@ static void check_done(const struct err *st, const uint8_t *payload, size_t len,
 			reply_info(r->svc, r, call);
 	}
 	if (r->gone)
-		rec_unlink_free(r);
+		api_zrec_free(r);
 }
 
 static void zone_stopped(int status, void *data);
 
-static struct zrec *rec_new(struct api_zones *svc, const char *name, bool vm)
+struct zrec *api_zrec_new(struct api_zones *svc, const char *name, bool vm)
 {
 	struct zrec *r = calloc(1, sizeof(*r));
 	if (!r)
@@ -266,11 +234,11 @@ static int create_vm(struct api_zones *svc, struct rpc_call *call,
 	/* The guest's kin is a machine init one level down: same limit. */
 	snprintf(spec.cmdline, sizeof(spec.cmdline), "kin.zone.depth=%u kin.zone.max-depth=%u",
 	         svc->depth + 1, svc->depth_max);
-	struct zrec *r = rec_new(svc, m->name, true);
+	struct zrec *r = api_zrec_new(svc, m->name, true);
 	if (!r)
 		return -ENOMEM;
-	if (api_vm_start_as(svc->vms, &spec, m->name, on_vm_exited, r, &e) < 0) {
-		rec_unlink_free(r);
+	if (api_vm_start_as(svc->vms, &spec, m->name, api_zrec_vm_exited, r, &e) < 0) {
+		api_zrec_free(r);
 		return rpc_call_fail(call, e.code, "zone \"%s\": %s", m->name, e.msg);
 	}
 	log_info("zone \"%s\": a VM zone, depth %u", m->name, svc->depth + 1);
@@ -279,7 +247,7 @@ static int create_vm(struct api_zones *svc, struct rpc_call *call,
 
 /* The zone kin was exec'd (route it, then ask it Health/Check; Create is
  * answered by check_done), or its start failed, nothing of it left. */
-static void zone_created(int result, const struct err *err, void *data)
+void api_zrec_created(int result, const struct err *err, void *data)
 {
 	struct zrec *r = data;
 	struct api_zones *svc = r->svc;
@@ -359,7 +327,7 @@ static int create_ns(struct api_zones *svc, struct rpc_call *call,
 		if (e < 0)
 			return api_fail_err(call, &err, e);
 	}
-	struct zrec *r = rec_new(svc, m->name, false);
+	struct zrec *r = api_zrec_new(svc, m->name, false);
 	if (!r)
 		return -ENOMEM;
 	if (m->root_image[0]) {
@@ -371,7 +339,7 @@ static int create_ns(struct api_zones *svc, struct rpc_call *call,
 		            : -ENOMEM;
 		free(img);
 		if (e < 0) {
-			rec_unlink_free(r);
+			api_zrec_free(r);
 			return api_fail_err(call, &err, e);
 		}
 		spec.root = r->container->root;
@@ -379,9 +347,9 @@ static int create_ns(struct api_zones *svc, struct rpc_call *call,
 		spec.root_upperdir = r->container->upper;
 		spec.root_workdir = r->container->work;
 	}
-	int e = zone_create(svc->zones, &spec, zone_created, r, &err);
+	int e = zone_create(svc->zones, &spec, api_zrec_created, r, &err);
 	if (e < 0) {
-		rec_unlink_free(r);
+		api_zrec_free(r);
 		return api_fail_err(call, &err, e);
 	}
 	/* Its setup runs on; zone_created goes on from the loop. */
@@ -396,15 +364,16 @@ int api_zones_create_own(struct api_zones *svc, const struct zone_spec *spec,
 	if (!svc || !svc->zones)
 		return err_set(err, -ENODEV, ERR_FAILED_PRECONDITION, "zone \"%s\": %s", spec->name,
 		               svc ? svc->why : "no Zones service");
-	if (rec_find(svc, spec->name) || rpc_route_state(svc->rpc, spec->name) != RPC_ROUTE_NONE)
+	if (api_zrec_find(svc, spec->name) ||
+	    rpc_route_state(svc->rpc, spec->name) != RPC_ROUTE_NONE)
 		return err_set(err, -EEXIST, ERR_ALREADY_EXISTS, "zone \"%s\" already exists",
 		               spec->name);
-	struct zrec *r = rec_new(svc, spec->name, false);
+	struct zrec *r = api_zrec_new(svc, spec->name, false);
 	if (!r)
 		return err_set(err, -ENOMEM, ERR_RESOURCE_EXHAUSTED, "out of memory");
-	int e = zone_create(svc->zones, spec, zone_created, r, err);
+	int e = zone_create(svc->zones, spec, api_zrec_created, r, err);
 	if (e < 0) {
-		rec_unlink_free(r);
+		api_zrec_free(r);
 		return e;
 	}
 	r->owner = *owner;
@@ -428,7 +397,8 @@ int api_zones_create_own_vm(struct api_zones *svc, const struct vm_spec *spec,
 	if (!svc || !svc->vms)
 		return err_set(err, -ENODEV, ERR_FAILED_PRECONDITION,
 		               "zone \"%s\": this kin runs no VMs", spec->name);
-	if (rec_find(svc, spec->name) || rpc_route_state(svc->rpc, spec->name) != RPC_ROUTE_NONE)
+	if (api_zrec_find(svc, spec->name) ||
+	    rpc_route_state(svc->rpc, spec->name) != RPC_ROUTE_NONE)
 		return err_set(err, -EEXIST, ERR_ALREADY_EXISTS, "zone \"%s\" already exists",
 		               spec->name);
 	struct vm_spec s = *spec;
@@ -439,12 +409,12 @@ int api_zones_create_own_vm(struct api_zones *svc, const struct vm_spec *spec,
 		return err_set(err, -E2BIG, ERR_INVALID_ARGUMENT,
 		               "zone \"%s\": the kernel command line is too long", spec->name);
 	strcat(s.cmdline, depth);
-	struct zrec *r = rec_new(svc, spec->name, true);
+	struct zrec *r = api_zrec_new(svc, spec->name, true);
 	if (!r)
 		return err_set(err, -ENOMEM, ERR_RESOURCE_EXHAUSTED, "out of memory");
-	int e = api_vm_start_as(svc->vms, &s, spec->name, on_vm_exited, r, err);
+	int e = api_vm_start_as(svc->vms, &s, spec->name, api_zrec_vm_exited, r, err);
 	if (e < 0) {
-		rec_unlink_free(r);
+		api_zrec_free(r);
 		return e;
 	}
 	r->owner = *owner;
@@ -460,7 +430,7 @@ int api_zones_create_own_vm(struct api_zones *svc, const struct vm_spec *spec,
 
 int api_zones_info(struct api_zones *svc, const char *name, struct zone_info *ret)
 {
-	struct zrec *r = svc ? rec_find(svc, name) : NULL;
+	struct zrec *r = svc ? api_zrec_find(svc, name) : NULL;
 	if (r && r->vm) {
 		struct vm_info v;
 		bool ready;
@@ -485,7 +455,7 @@ int api_zones_info(struct api_zones *svc, const char *name, struct zone_info *re
 
 int api_zones_end(struct api_zones *svc, const char *name, bool kill)
 {
-	struct zrec *r = svc ? rec_find(svc, name) : NULL;
+	struct zrec *r = svc ? api_zrec_find(svc, name) : NULL;
 	if (r && r->vm)
 		return kill ? api_vm_kill_as(svc->vms, name)
 		            : api_vm_stop_as(svc->vms, name, API_ZONES_VM_STOP_MS);
@@ -508,7 +478,7 @@ static int serve_zones_create(struct rpc_call *call, const ProtobufCMessage *in,
 		return rpc_call_fail(
 		    call, ERR_INVALID_ARGUMENT,
 		    "zone \"vm\": the name is reserved (targets vm/NAME reach VMs)");
-	struct zrec *old = rec_find(svc, m->name);
+	struct zrec *old = api_zrec_find(svc, m->name);
 	if (old && !old->gone)
 		return rpc_call_fail(call, ERR_ALREADY_EXISTS, "zone \"%s\" already exists",
 		                     m->name);
@@ -553,7 +523,7 @@ static int serve_zones_list(struct rpc_call *call, const ProtobufCMessage *in, v
 
 static struct zrec *live_rec(struct api_zones *svc, struct rpc_call *call, const char *name)
 {
-	struct zrec *r = rec_find(svc, name);
+	struct zrec *r = api_zrec_find(svc, name);
 	if (!r || r->gone) {
 		rpc_call_fail(call, ERR_NOT_FOUND, "zone \"%.64s\" does not exist", name);
 		return NULL;
@@ -697,229 +667,6 @@ bool api_zones_all_gone(const struct api_zones *svc)
 	return !svc || !svc->zones || zone_count(svc->zones) == 0;
 }
 
-/* ---- re-exec: the zones go along ---- */
-
-enum { ZA_ZONES = 1, ZA_NOT_READY, ZA_CONTAINER, ZA_VM_ZONE };
-enum { ZC_NAME = 1, ZC_CONTAINER };
-
-const char *api_zones_uncarried(const struct api_zones *svc)
-{
-	const struct zrec *r;
-	if (!svc)
-		return NULL;
-	list_for_each(r, &svc->recs, node) {
-		if (r->gone)
-			continue;
-		if (r->owner.ready || r->owner.gone)
-			return "a zone kin made for itself";
-	}
-	return NULL;
-}
-
-bool api_zones_settled(const struct api_zones *svc, char *why, size_t size)
-{
-	const struct zrec *r;
-	if (!svc)
-		return true;
-	list_for_each(r, &svc->recs, node) {
-		bool waited = r->create_call || r->checking;
-		for (size_t i = 0; i < ZONE_STOP_WAITERS_MAX; i++)
-			waited = waited || r->waiters[i];
-		if (waited) {
-			snprintf(why, size, "zone \"%s\" is %s", r->name,
-			         r->gone ? "being cleaned up" : "starting or stopping");
-			return false;
-		}
-	}
-	return !svc->zones || zones_settled(svc->zones, why, size);
-}
-
-size_t api_zones_children(const struct api_zones *svc)
-{
-	return svc && svc->zones ? zones_children(svc->zones) : 0;
-}
-
-/* A zone from an image: its name and container, as a record. */
-static void layer_save(const struct zrec *r, struct state_w *w)
-{
-	if (r->gone || !r->container)
-		return;
-	size_t at = state_open(w, ZA_CONTAINER);
-	state_put_str(w, ZC_NAME, r->name);
-	api_container_save(r->container, w, ZC_CONTAINER);
-	state_close(w, at);
-}
-
-void api_zones_save(struct api_zones *svc, struct state_w *w, uint16_t tag)
-{
-	if (!svc)
-		return;
-	size_t at = state_open(w, tag);
-	if (svc->zones)
-		zones_save(svc->zones, w, ZA_ZONES);
-	const struct zrec *r;
-	list_for_each(r, &svc->recs, node) {
-		if (!r->gone && !r->ready)
-			state_put_str(w, ZA_NOT_READY, r->name);
-		if (!r->gone && r->vm) /* its VM goes along with the VMs */
-			state_put_str(w, ZA_VM_ZONE, r->name);
-		layer_save(r, w);
-	}
-	state_close(w, at);
-}
-
-/* A zone from an image: its container again (the zone kin runs on in its
- * root either way; without it the layer is not removed when it ends). */
-static void container_back(struct api_zones *svc, const struct state_field *f, const char *how)
-{
-	struct state_r rr;
-	struct state_field g, kf = {0};
-	char name[NAME_MAX_LEN + 1] = "";
-	struct err err = {0};
-	struct zrec *r = NULL;
-	int e;
-	state_get_record(f, &rr);
-	while ((e = state_next(&rr, &g)) > 0) {
-		if (g.tag == ZC_NAME)
-			e = state_get_str(&g, name, sizeof(name));
-		else if (g.tag == ZC_CONTAINER)
-			kf = g;
-		if (e < 0)
-			break;
-	}
-	if (e >= 0 && kf.tag && !rec_find(svc, name) && !strcmp(how, "adopt")) {
-		/* A zone that was not adopted (it is removed): its layer too. */
-		struct api_container *k = NULL;
-		if (api_container_restore(svc->images, &kf, &k, &err) < 0) {
-			log_error("adopt: zone \"%s\": its writable layer is not removed: %s", name,
-			          err.msg);
-			return;
-		}
-		log_info("adopt: zone \"%s\" is not adopted: its writable layer %s is removed",
-		         name, k->dir);
-		api_container_release(k);
-		return;
-	}
-	if (e < 0 || !kf.tag || !(r = rec_find(svc, name)) || r->container)
-		e = err_set(&err, -EBADMSG, ERR_INTERNAL, "%s",
-		            !r ? "no such zone was taken over" : "its record does not read");
-	else
-		e = api_container_restore(svc->images, &kf, &r->container, &err);
-	if (e < 0)
-		log_error("%s: zone \"%s\": its container is not taken over: %s", how, name,
-		          err.msg);
-}
-
-static void rec_restored(const struct zone_info *info, void *data)
-{
-	struct api_zones *svc = data;
-	struct zrec *r = rec_new(svc, info->name, false);
-	if (!r) { /* listed nowhere, so not left running */
-		log_error("re-exec: zone \"%s\": out of memory; killed", info->name);
-		zone_kill(svc->zones, info->name, NULL);
-		return;
-	}
-	r->started_ns = info->started_ns;
-	r->ready = rpc_route_state(svc->rpc, info->name) == RPC_ROUTE_READY;
-}
-
-/* A VM zone: its record again, its VM (restored by the Vm service) its
- * own again; one whose VM did not come back is not listed. */
-static int vm_zone_back(struct api_zones *svc, const char *name, const char *how)
-{
-	struct zrec *r = rec_find(svc, name) ? NULL : rec_new(svc, name, true);
-	if (!r || api_vm_own(svc->vms, name, on_vm_exited, r) < 0) {
-		log_error("%s: VM zone \"%s\" cannot be taken over: %s", how, name,
-		          r ? "its VM was not" : "out of memory or a second zone of that name");
-		if (r)
-			rec_unlink_free(r);
-		else
-			api_vm_kill_as(svc->vms, name);
-		return 0;
-	}
-	r->ready = rpc_route_state(svc->rpc, name) == RPC_ROUTE_READY;
-	return 1;
-}
-
-int api_zones_restore(struct api_zones *svc, struct state_in *in, const struct state_field *f)
-{
-	struct state_r rr;
-	struct state_field g;
-	int e, n = 0;
-	if (!svc)
-		return -ENODEV;
-	state_get_record(f, &rr);
-	while ((e = state_next(&rr, &g)) > 0)
-		if (g.tag == ZA_ZONES && n == 0 && svc->zones &&
-		    (n = zones_restore(svc->zones, in, &g)) > 0)
-			zone_foreach(svc->zones, rec_restored, svc);
-	n = n < 0 ? 0 : n;
-	state_get_record(f, &rr);
-	while (state_next(&rr, &g) > 0) {
-		char name[NAME_MAX_LEN + 1];
-		if (g.tag == ZA_VM_ZONE && state_get_str(&g, name, sizeof(name)) == 0)
-			n += vm_zone_back(svc, name, "re-exec");
-	}
-	state_get_record(f, &rr);
-	while (state_next(&rr, &g) > 0) {
-		char name[NAME_MAX_LEN + 1];
-		struct zrec *r;
-		if (g.tag == ZA_NOT_READY && state_get_str(&g, name, sizeof(name)) == 0 &&
-		    (r = rec_find(svc, name)))
-			r->ready = false;
-		else if (g.tag == ZA_CONTAINER)
-			container_back(svc, &g, "re-exec");
-	}
-	return e < 0 ? e : n;
-}
-
-static void rec_adopted(const struct zone_info *info, void *data)
-{
-	struct api_zones *svc = data;
-	struct zrec *r = rec_find(svc, info->name) ? NULL : rec_new(svc, info->name, false);
-	if (!r) { /* listed nowhere, so not left running */
-		log_error("adopt: zone \"%s\": out of memory; killed", info->name);
-		zone_kill(svc->zones, info->name, NULL);
-		return;
-	}
-	r->started_ns = info->started_ns;
-	zone_created(0, NULL, r); /* routed, then asked Health/Check: ready */
-}
-
-int api_zones_adopt(struct api_zones *svc, const struct state_field *f, int *kept, size_t nkept)
-{
-	struct state_r rr;
-	struct state_field g, zf = {0};
-	int n;
-	if (!svc || !svc->zones) {
-		if (f)
-			log_error("adopt: zones are not available here (%s): the cells of a killed "
-			          "kin's zones are left",
-			          svc ? svc->why : "no Zones service");
-		return 0;
-	}
-	if (f) {
-		state_get_record(f, &rr);
-		while (state_next(&rr, &g) > 0)
-			if (g.tag == ZA_ZONES && !zf.tag)
-				zf = g;
-	}
-	n = zones_adopt(svc->zones, zf.tag ? &zf : NULL, kept, nkept);
-	if (n > 0)
-		zone_foreach(svc->zones, rec_adopted, svc);
-	if (!f)
-		return n;
-	state_get_record(f, &rr);
-	while (state_next(&rr, &g) > 0) {
-		char name[NAME_MAX_LEN + 1];
-		if (g.tag == ZA_CONTAINER)
-			container_back(svc, &g, "adopt");
-		else if (g.tag == ZA_VM_ZONE && state_get_str(&g, name, sizeof(name)) == 0)
-			n += vm_zone_back(svc, name, "adopt");
-	}
-	return n;
-}
-
 /* Pending calls end UNAVAILABLE, zone/ is freed: before cells_free. */
 static void zones_shutdown(struct api *api)
 {
@@ -952,7 +699,7 @@ static void zones_free_all(struct api *api)
 	if (!svc)
 		return;
 	list_for_each_safe(r, next, &svc->recs, node)
-		rec_unlink_free(r);
+		api_zrec_free(r);
 	api_binding_release(&svc->binding);
 	free(svc);
 	api->zones = NULL;

@@ -486,19 +486,39 @@ static int zone_adopt(struct zones *z, struct zone_in *zi, int *kept, size_t nke
 	return 1;
 }
 
-/* A cell zones/NAME no zone was adopted for: killed and removed. */
-static int sweep_one(const struct cell_info *info, void *data)
+/* The cells zones/NAME no zone was adopted for, gathered (the visit must
+ * not delete under itself); at most as many as a parent could make. */
+struct strays {
+	char path[ZONES_MAX][CELLS_PATH_MAX];
+	size_t n;
+	struct zones *z;
+};
+
+static int stray_note(const struct cell_info *info, void *data)
 {
-	struct zones *z = data;
+	struct strays *s = data;
 	const char *name = info->path + STRLEN(ZONE_CELL_PARENT "/");
-	if (info->depth != 2 || zone_find(z, name))
-		return 0;
-	log_warn("adopt: cell %s, left by the previous kin, is no zone it ran that could be "
-	         "adopted: killed and removed",
-	         info->path);
-	cell_kill(z->cells, info->path, NULL);
-	cell_delete(z->cells, info->path, true, NULL, NULL, NULL);
+	if (info->depth == 2 && !zone_find(s->z, name) && s->n < ZONES_MAX)
+		str_copy(s->path[s->n++], CELLS_PATH_MAX, info->path);
 	return 0;
+}
+
+/* Killed and removed, each with a log line. */
+static void strays_remove(struct zones *z)
+{
+	struct strays *s = calloc(1, sizeof(*s));
+	if (!s)
+		return;
+	s->z = z;
+	cell_list(z->cells, ZONE_CELL_PARENT, stray_note, s, NULL);
+	for (size_t i = 0; i < s->n; i++) {
+		log_warn("adopt: cell %s, left by the previous kin, is no zone it ran that could "
+		         "be adopted: killed and removed",
+		         s->path[i]);
+		cell_kill(z->cells, s->path[i], NULL);
+		cell_delete(z->cells, s->path[i], true, NULL, NULL, NULL);
+	}
+	free(s);
 }
 
 int zones_adopt(struct zones *z, const struct state_field *f, int *kept, size_t nkept)
@@ -518,7 +538,7 @@ int zones_adopt(struct zones *z, const struct state_field *f, int *kept, size_t 
 				n += zone_adopt(z, &zi, kept, nkept);
 		}
 	}
-	cell_list(z->cells, ZONE_CELL_PARENT, sweep_one, z, NULL);
+	strays_remove(z);
 	if (z->count == 0) /* none left: the zones cell goes too, as after the last zone */
 		cell_delete(z->cells, ZONE_CELL_PARENT, true, NULL, NULL, NULL);
 	return e < 0 ? e : n;
