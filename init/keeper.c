@@ -80,15 +80,15 @@ static void give(int conn)
 	sock_send_fds(conn, "Z", 1, NULL, 0, 0);
 }
 
-/* One message from kin; false when the connection is over. */
-static bool serve(int conn)
+/* One message from kin: 1 served, 0 none now, -1 the connection is over. */
+static int serve(int conn)
 {
 	uint8_t buf[16];
 	int fds[SOCK_FDS_MAX];
 	size_t k;
 	ssize_t n = sock_recv_fds(conn, buf, sizeof(buf), fds, SOCK_FDS_MAX, &k, MSG_DONTWAIT);
 	if (n <= 0)
-		return n == -EAGAIN || n == -EINTR;
+		return n == -EAGAIN || n == -EINTR ? 0 : -1;
 	for (size_t i = 0; i < k; i++) {
 		if (buf[0] == 'K')
 			keep(fds[i]);
@@ -108,7 +108,17 @@ static bool serve(int conn)
 	} else if (buf[0] == 'E') {
 		_exit(0);
 	}
-	return true;
+	return 1;
+}
+
+/* A kin that is gone: what it sent before it went is served first (the
+ * pipes of a run it started just before it was killed are in its last
+ * messages), then its connection is closed. */
+static void drain(int conn)
+{
+	for (int i = 0; i < 65536 && serve(conn) > 0; i++)
+		;
+	close(conn);
 }
 
 /* A connection whose kin is gone (killed, or re-executed: its fds
@@ -174,12 +184,12 @@ int init_keeper_main(int argc, char **argv)
 					continue;
 				}
 				if (conn >= 0) /* a new kin: the old one is gone */
-					close(conn);
+					drain(conn);
 				conn = c;
 				ev = (struct epoll_event){.events = EPOLLIN, .data.u64 = 1};
 				epoll_ctl(ep, EPOLL_CTL_ADD, conn, &ev);
 			} else if (d == 1) {
-				if (conn >= 0 && !serve(conn)) {
+				if (conn >= 0 && serve(conn) < 0) {
 					close(conn); /* kin went away: the fds stay held */
 					conn = -1;
 				}
