@@ -258,6 +258,8 @@ typedef int (*cell_visit_fn)(const struct cell_info *info, void *data);
 /* Whether process pid runs in cell path itself (its /proc/PID/cgroup):
  * a pid a record names is checked so before kin takes it for that cell's. */
 bool cell_holds(struct cells *c, const char *path, pid_t pid);
+/* The same, in the cell or in any cgroup below it (a zone kin's leaf). */
+bool cell_holds_below(struct cells *c, const char *path, pid_t pid);
 int cell_list(struct cells *c, const char *path, cell_visit_fn fn, void *data, struct err *err);
 
 struct cell_psi_line {

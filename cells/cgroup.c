@@ -347,7 +347,8 @@ static void stale_remove(struct cells *c, struct cell *parent, const char *name,
 		stale_removed(r, &err, st);
 }
 
-static bool not_adopted(const char *path, const char *const *kinds)
+/* Whether the top element of path is one of kinds (NULL-terminated; NULL: none). */
+static bool of_kind(const char *path, const char *const *kinds)
 {
 	size_t n = strcspn(path, "/");
 	for (; kinds && *kinds; kinds++)
@@ -380,13 +381,13 @@ static void sweep(struct cells *c, struct cell *cell, int fd0, const char *const
 			continue; /* below a cell: the workload's own, removed with it */
 		}
 		struct cell *known = cells_lookup(c, sub, NULL);
-		if (!known || not_adopted(sub, kinds)) {
+		if (!known || of_kind(sub, kinds)) {
 			stale_remove(c, cell, e->d_name, sub,
 			             known ? "kin does not adopt its kind yet" : "no record of it");
 			continue;
 		}
 		/* KIND/NAME of a delegated kind: what is below is its owner's. */
-		if (cell != &c->top && !strchr(cell->path, '/') && not_adopted(sub, delegated))
+		if (cell != &c->top && !strchr(cell->path, '/') && of_kind(sub, delegated))
 			continue;
 		int fd =
 		    openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

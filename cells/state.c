@@ -128,12 +128,6 @@ static uint64_t timer_deadline(const struct exec *e)
 	       (uint64_t)its.it_value.tv_nsec;
 }
 
-static uint64_t fd_ino(int fd)
-{
-	struct stat st;
-	return fd >= 0 && fstat(fd, &st) == 0 ? (uint64_t)st.st_ino : 0;
-}
-
 /* A file state (w->file) keeps no fds and no output: a successor finds
  * the pipes again through the process, by inode. Fds passed to a run
  * (socket activation) are its own once it started: the next kin's spec
@@ -313,8 +307,9 @@ static int exec_in_field(struct exec_in *x, const struct state_field *f)
 	return r < 0 ? r : 0;
 }
 
-/* Whether pid runs in the cgroup dir (under c's mount) itself. */
-static bool dir_holds(const struct cells *c, const char *dir, pid_t pid)
+/* Whether pid runs in the cgroup dir (under c's mount) itself, or, with
+ * below, in it or any cgroup under it. */
+static bool dir_holds(const struct cells *c, const char *dir, pid_t pid, bool below)
 {
 	char file[64], want[PATH_MAX + 4];
 	_cleanup_free_ char *buf = NULL;
@@ -323,14 +318,26 @@ static bool dir_holds(const struct cells *c, const char *dir, pid_t pid)
 	if (file_read_small(file, 4096, &buf, &len) < 0)
 		return false;
 	const char *rel = dir + strlen(c->mount); /* "/base/cells/a" */
-	snprintf(want, sizeof(want), "0::%s\n", rel);
-	return strstr(buf, want) != NULL;
+	size_t n = (size_t)snprintf(want, sizeof(want), "0::%s", rel);
+	/* The cgroup2 line: "0::/base/cells/a", then its end or "/" and more. */
+	for (const char *line = buf; line && *line;
+	     line = strchr(line, '\n'), line = line ? line + 1 : NULL)
+		if (!strncmp(line, want, n) &&
+		    (line[n] == '\n' || line[n] == '\0' || (below && line[n] == '/')))
+			return true;
+	return false;
 }
 
 bool cell_holds(struct cells *c, const char *path, pid_t pid)
 {
 	char dir[PATH_MAX];
-	return cells_cgroup_dir(c, path, dir, sizeof(dir)) == 0 && dir_holds(c, dir, pid);
+	return cells_cgroup_dir(c, path, dir, sizeof(dir)) == 0 && dir_holds(c, dir, pid, false);
+}
+
+bool cell_holds_below(struct cells *c, const char *path, pid_t pid)
+{
+	char dir[PATH_MAX];
+	return cells_cgroup_dir(c, path, dir, sizeof(dir)) == 0 && dir_holds(c, dir, pid, true);
 }
 
 /* Whether the process pidfd refers to runs in cell: read from /proc,
@@ -340,7 +347,7 @@ static bool in_cell(const struct exec *e, pid_t pid, int pidfd)
 	char dir[PATH_MAX];
 	struct pollfd pfd = {.fd = pidfd, .events = POLLIN};
 	return cells_cell_dir(e->owner, e->cell, dir, sizeof(dir)) == 0 &&
-	       dir_holds(e->owner, dir, pid) && poll(&pfd, 1, 0) == 0;
+	       dir_holds(e->owner, dir, pid, false) && poll(&pfd, 1, 0) == 0;
 }
 
 /* Tracks a running executable again: kin's child still (a re-exec), or

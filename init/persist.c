@@ -141,12 +141,9 @@ static void on_keep(const int *fds, size_t n, void *data)
 
 static void on_unkeep(int fd, void *data)
 {
-	struct stat st;
-	uint64_t ino;
-	if (fstat(fd, &st) == 0) {
-		ino = (uint64_t)st.st_ino;
+	uint64_t ino = fd_ino(fd);
+	if (ino)
 		keeper_send(data, 'D', &ino, sizeof(ino), NULL, 0);
-	}
 }
 
 const struct cells_keeper *init_persist_keeper(struct init_persist *p)

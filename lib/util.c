@@ -559,6 +559,12 @@ int file_sealed_copy(const char *path, const char *name, int *ret_fd)
 	return 0;
 }
 
+uint64_t fd_ino(int fd)
+{
+	struct stat st;
+	return fd >= 0 && fstat(fd, &st) == 0 ? (uint64_t)st.st_ino : 0;
+}
+
 int sock_opt(int fd, int opt)
 {
 	int v = 0;

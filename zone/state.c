@@ -74,12 +74,6 @@ static const struct state_num zone_nums[] = {
     STATE_NUM(Z_RECONNECT, struct zone_nums, reconnect),
 };
 
-static uint64_t fd_ino(int fd)
-{
-	struct stat st;
-	return fd >= 0 && fstat(fd, &st) == 0 ? (uint64_t)st.st_ino : 0;
-}
-
 static void zone_save(const struct zone *x, struct state_w *w)
 {
 	struct zone_nums nums = {.pid = (uint64_t)x->info.pid,
@@ -374,31 +368,21 @@ int zones_restore(struct zones *z, struct state_in *in, const struct state_field
 
 /* ---- after a kill: the successor adopts ---- */
 
-/* Whether pid is the kin of zone cell: PID 1 of its own pid namespace,
- * running in the cell or below it (a zone kin moves into a leaf). */
+/* Whether pid is the kin of zone cell: in the cell or below it (a zone
+ * kin moves into a leaf), PID 1 of its own pid namespace (NSpid's last
+ * field), and not a zombie. */
 static bool is_zone_kin(struct zones *z, const char *cell, pid_t pid)
 {
-	/* (NSpid's last field is 1 for a zone kin; a zombie has ended.) */
-	char file[64], dir[PATH_MAX], want[PATH_MAX + 8];
-	_cleanup_free_ char *cg = NULL, *st = NULL;
+	char file[64];
+	_cleanup_free_ char *st = NULL;
 	size_t len;
-	snprintf(file, sizeof(file), "/proc/%d/cgroup", (int)pid);
-	if (file_read_small(file, 4096, &cg, &len) < 0)
-		return false;
 	snprintf(file, sizeof(file), "/proc/%d/status", (int)pid);
-	if (file_read_small(file, 16384, &st, &len) < 0)
+	if (!cell_holds_below(z->cells, cell, pid) || file_read_small(file, 16384, &st, &len) < 0)
 		return false;
-	cells_cgroup_dir(z->cells, cell, dir, sizeof(dir));
-	/* "0::/base/cells/zones/NAME" then "\n" or "/..." */
-	snprintf(want, sizeof(want), "0::%s", dir + strlen(cells_mount(z->cells)));
-	const char *at = strstr(cg, want);
 	const char *ns = strstr(st, "\nNSpid:");
 	const char *eol = ns ? strchr(ns + 1, '\n') : NULL;
-	bool in_cell = at && (at == cg || at[-1] == '\n') &&
-	               (at[strlen(want)] == '\n' || at[strlen(want)] == '/') &&
-	               !strstr(st, "\nState:\tZ") && !strstr(st, "\nState:\tX");
-	/* NSpid: its pid here, then 1 in its own namespace. */
-	return in_cell && eol && eol - ns > 3 && !strncmp(eol - 2, "\t1", 2);
+	return eol && eol - ns > 3 && !strncmp(eol - 2, "\t1", 2) && !strstr(st, "\nState:\tZ") &&
+	       !strstr(st, "\nState:\tX");
 }
 
 /* The channel: a new connection to the zone kin's reconnect socket. */
@@ -426,8 +410,7 @@ static void adopt_logs(struct zones *z, struct zone_in *zi, int *kept, size_t nk
 	struct stat st;
 	char log[PATH_MAX];
 	for (size_t i = 0; zi->n.log_ino && i < nkept; i++)
-		if (kept[i] >= 0 && fstat(kept[i], &st) == 0 && S_ISFIFO(st.st_mode) &&
-		    (uint64_t)st.st_ino == zi->n.log_ino) {
+		if (fd_ino(kept[i]) == zi->n.log_ino) {
 			zi->log_pipe = kept[i];
 			kept[i] = -1;
 			fd_set_nonblock(zi->log_pipe, true);
