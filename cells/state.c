@@ -461,8 +461,10 @@ static void exec_restore(struct cells *c, struct state_in *in, const struct stat
 	e->seq = x.seq;
 	e->ran = x.ran;
 	k = exec_spec_restore(&x.spec, &e->spec, &err);
+	/* The size the spec asks for: a kept ring brings its own (the same),
+	 * an adopted executable's (not on disk) begins empty at that size. */
 	if (k == 0)
-		k = exec_output_init(e, EXEC_LOG_MIN);
+		k = exec_output_init(e, e->spec->log_bytes ? e->spec->log_bytes : EXEC_LOG_DEFAULT);
 	for (int s = 0; s < 2 && k == 0; s++)
 		k = x.ring[s].data ? ring_restore(&x.ring[s], &e->ring[s]) : 0;
 	if (k < 0) {

@@ -44,6 +44,7 @@ kc cell create a && kc cell create a/b && kc cell create vms && kc cell create v
 	kc exec start --restart on-failure a gone -- sleep 100000 &&
 	kc exec start --stdin a/b echo -- sh -c 'while read -r l; do echo "got $l"; done' &&
 	kc exec start a done -- sh -c 'exit 4' &&
+	kc exec start --stdin --log-size 64K a burst -- sh -c 'read -r n; seq 1 "$n"' &&
 	kc exec start a ticker -- sh -c 'i=0; while :; do i=$((i+1)); echo "t$i"; sleep 0.01; done' &&
 	kc exec start vms/x vmm -- sleep 100000 &&
 	kc exec start zones/z zk -- sleep 100000 || { bad setup "$(cat "$T/out")"; exit 1; }
@@ -92,6 +93,14 @@ echo hello | "$KIN" ctl --socket "$S" exec stdin a/b echo >/dev/null 2>&1
 wait_for "\"$KIN\" ctl --socket '$S' exec logs a/b echo | grep -qx 'got hello'" 100 &&
 	[ "$(field a/b echo pid)" = "$echo" ] && ok adopted_pipes_reopened ||
 	bad adopted_pipes_reopened "logs: $("$KIN" ctl --socket "$S" exec logs a/b echo 2>&1)"
+
+# An adopted executable's log holds as much as its spec says (64K here),
+# not less: 3000 lines (13893 bytes) printed after the adoption are all kept.
+echo 3000 | "$KIN" ctl --socket "$S" exec stdin a burst >/dev/null 2>&1
+wait_for "[ \"\$(field a burst state)\" = exited ]" 200
+"$KIN" ctl --socket "$S" exec logs a burst >"$T/burst" 2>&1
+seq 1 3000 | cmp -s - "$T/burst" && ok adopted_log_keeps_its_size ||
+	bad adopted_log_keeps_its_size "$(wc -l <"$T/burst") lines, first: $(head -1 "$T/burst")"
 
 # A workload that printed on while no kin ran: neither killed by SIGPIPE
 # nor blocked (the keeper held its pipe); its lines since are all there.
