@@ -14,13 +14,15 @@
 # z2's own); a SIGKILLed kin's successor adopts them (the same zone kin,
 # answering again), so z2's ticker runs untouched from start to end.
 # SOAK_SECONDS long (20 in `make check`, 300 in `make soak`).
+# Services run too (--unit-dir): a restarting simple service keeps its
+# main pid across every re-exec (the same process, still watched), each
+# successor starts the services again (units are removed, not adopted,
+# after a crash), and a timer fires on throughout.
 # Not here: VMs (a guest's boot under TCG takes longer than the short
-# soak: tests/vm/host and vm/adopt re-exec and adopt them), services
-# (tests/ns/reexec-units; with a service here, a successor's runs
-# sometimes missed the head of their output, the kin from before this
-# batch's zone adoption too: not understood yet), shim pods (a shim's kin
-# is not re-executed), and full pids.max / memory.max (the host's cgroup2
-# has no controllers: limits are tested in a guest).
+# soak: tests/vm/host and vm/adopt re-exec and adopt them), shim pods (a
+# shim's kin is not re-executed: tests/ns/shim), and full pids.max /
+# memory.max (the host's cgroup2 has no controllers: limits are tested in
+# a guest).
 cd "$(dirname "$0")/../.."
 . tests/ns/lib.sh
 ns_suite_begin soak
@@ -43,9 +45,39 @@ BASE=$CG/$TOP/d
 CELLS=$BASE/cells
 mkdir -p "$BASE"
 BG=
+# Services: a simple one printing numbered lines (Restart=always), and a
+# timer's oneshot counting its runs.
+U=$T/units O=$T/o
+mkdir -p "$U" "$O" "$T/urun"
+cat >"$U/soak.target" <<EOF
+[Unit]
+Wants=svc.service t.timer
+EOF
+cat >"$U/svc.service" <<EOF
+[Service]
+ExecStart=/bin/sh -c 'i=0; while :; do i=\$\$((i+1)); echo s-\$\$i; sleep 0.01; done'
+Restart=always
+RestartSec=100ms
+EOF
+cat >"$U/t.timer" <<EOF
+[Timer]
+OnActiveSec=100ms
+OnUnitActiveSec=300ms
+AccuracySec=1ms
+EOF
+cat >"$U/t.service" <<EOF
+[Unit]
+StartLimitIntervalSec=0
+[Service]
+Type=oneshot
+ExecStart=/bin/sh -c 'echo run >>$O/t.runs'
+EOF
 daemon_start() {
-	ns_daemon_start "$T/kin.log" --log-level info --grace 2s --socket "$S" --state-dir "$SD" --zone-dir "$T/zones"
+	ns_daemon_start "$T/kin.log" --log-level info --grace 2s --socket "$S" --state-dir "$SD" --zone-dir "$T/zones" \
+		--unit-dir "$U" --unit-run-dir "$T/urun" --default-target soak.target
 }
+svc_pid() { "$KIN" ctl --socket "$S" service status svc.service 2>/dev/null | sed -n 's/^ *Main PID: \([0-9]*\).*/\1/p'; }
+svc_up() { wait_for "[ -n \"\$(svc_pid)\" ]" 200; }
 rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$DPID/status" 2>/dev/null; }
 fds() { ls "/proc/$DPID/fd" 2>/dev/null | wc -l; }
 fd_list() { for f in /proc/"$DPID"/fd/*; do readlink "$f"; done 2>/dev/null | sed 's/[0-9]\+]$/N]/' | sort; }
@@ -92,6 +124,8 @@ done
 [ $rc -eq 0 ] && ok workloads_started || { bad workloads_started "$(cat "$T/out")"; exit 1; }
 zones_up && ok zones_started || { bad zones_started "$(tail -5 "$T/kin.log")"; exit 1; }
 zp=$(zone_pids)
+svc_up && ok services_started || { bad services_started "$(tail -5 "$T/kin.log")"; exit 1; }
+sp=$(svc_pid)
 
 touch "$T/run"
 # Callers: list and status without pause; a log follower and an event
@@ -121,7 +155,7 @@ BG="$BG $!"
 
 # The faults, every half second: a random workload process killed; a
 # re-exec every 3 s; a SIGKILL and a successor every 7 s.
-reexecs=0 reexec_fails=0 crashes=0 crash_fails=0 kills=0 k=0 zone_fails=0 zreexecs=0
+reexecs=0 reexec_fails=0 crashes=0 crash_fails=0 kills=0 k=0 zone_fails=0 zreexecs=0 svc_fails=0
 end=$(($(date +%s) + SECS))
 while [ "$(date +%s)" -lt "$end" ]; do
 	sleep 0.5
@@ -132,6 +166,8 @@ while [ "$(date +%s)" -lt "$end" ]; do
 		kc reexec
 		reexecs=$((reexecs + 1))
 		[ $rc -eq 0 ] || { reexec_fails=$((reexec_fails + 1)); cp "$T/out" "$T/reexec-fail.$k"; }
+		# the service's main pid goes along: the same process
+		[ "$(svc_pid)" = "$sp" ] || { svc_fails=$((svc_fails + 1)); echo "re-exec $k: main pid $(svc_pid), was $sp" >>"$T/svc-fail"; sp=$(svc_pid); }
 		# and a zone kin, in turn z1 and z2
 		zt=z1
 		[ $((k % 12)) -eq 0 ] && zt=z1/z2
@@ -149,6 +185,9 @@ while [ "$(date +%s)" -lt "$end" ]; do
 		daemon_start
 		serving || crash_fails=$((crash_fails + 1))
 		zones_adopted || { zone_fails=$((zone_fails + 1)); cp "$T/zup" "$T/zone-fail.$k"; }
+		# the services, removed with the dead kin, are started again
+		svc_up || { svc_fails=$((svc_fails + 1)); echo "successor $k: svc.service not running" >>"$T/svc-fail"; }
+		sp=$(svc_pid)
 	fi
 done
 rm -f "$T/run"
@@ -159,6 +198,8 @@ echo "    ($SECS s: $reexecs re-execs and $zreexecs of zone kins, $crashes SIGKI
 	bad zones_adopted_after_crashes "$zone_fails of $crashes: $(cat "$T"/zone-fail.* | head -5)"
 [ "$crashes" -gt 0 ] && [ $crash_fails -eq 0 ] && ok successors_serve ||
 	bad successors_serve "$crash_fails of $crashes successors did not serve"
+[ $svc_fails -eq 0 ] && ok services_through_reexecs_and_crashes ||
+	bad services_through_reexecs_and_crashes "$(head -3 "$T/svc-fail")"
 
 exec 3>&2 2>/dev/null # bash's "Killed" notes
 kill -KILL "$STALLED"
@@ -176,7 +217,7 @@ okcalls=$(cat "$T"/calls.* | grep -c '^ok')
 # across a crash yet; what a run printed while no kin ran is, through
 # the keeper); the dead kin may have read part of a line, so the first
 # line after the cut can be the tail of one ("11-180" or "80" of
-# "2711-180", or just its newline).
+# "2711-180").
 # Any other gap, a duplicate, or a drop fails.
 # (The faults are over: the tickers, restarted from their backoff or
 # adopted by the last successor, print again before their lines count.)
@@ -227,6 +268,17 @@ zn=$(wc -l <"$T/zlines")
 [ "$zn" -gt 10 ] && seq 1 "$zn" | sed 's/^/z-/' | cmp -s - "$T/zlines" && ok zone_lines_once_in_order ||
 	bad zone_lines_once_in_order "$zn lines: $(seq 1 "$zn" | sed 's/^/z-/' | diff - "$T/zlines" | head -3 | tr '\n' ' ')"
 
+# The service printed on, every line of its run once and in order (a run
+# began anew after each SIGKILL); the timer fired after the last fault.
+runs_t=$(wc -l <"$O/t.runs")
+"$KIN" ctl --socket "$S" service logs svc.service >"$T/slines" 2>&1
+sn=$(grep -c '^s-' "$T/slines")
+last_run=$(awk '/^s-1$/ {buf=""} /^s-/ {buf = buf $0 "\n"} END {printf "%s", buf}' "$T/slines")
+ln=$(printf '%b' "$last_run" | grep -c .)
+[ "$ln" -gt 10 ] && [ "$(printf '%b' "$last_run")" = "$(seq 1 "$ln" | sed 's/^/s-/')" ] &&
+	ok service_lines_once_in_order || bad service_lines_once_in_order "$sn lines, last run $ln: $(tail -3 "$T/slines" | tr '\n' ' ')"
+wait_for "[ \$(wc -l <'$O/t.runs') -gt $runs_t ]" 100 && ok timer_fires_on || bad timer_fires_on "$runs_t runs, no more"
+
 # No zombie of kin's left unreaped.
 sleep 0.5
 zombies=$(for p in $(cat "$BASE"/cgroup.procs "$CELLS"/*/cgroup.procs 2>/dev/null); do
@@ -257,7 +309,7 @@ fd_list >"$T/fds1"
 
 # Only the cells made, one keeper.
 cells=$(cd "$CELLS" && find . -mindepth 1 -maxdepth 1 -type d | sort | tr '\n' ' ')
-[ "$cells" = "./c1 ./c2 ./c3 ./zones " ] && ok no_stray_cgroup || bad no_stray_cgroup "cells: $cells"
+[ "$cells" = "./c1 ./c2 ./c3 ./system.slice ./zones " ] && ok no_stray_cgroup || bad no_stray_cgroup "cells: $cells"
 keepers=0
 for p in $(find "$CG/$TOP" -name cgroup.procs -exec cat {} + 2>/dev/null); do
 	tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline" | grep -q ' keeper ' && keepers=$((keepers + 1))
