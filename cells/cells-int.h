@@ -315,6 +315,7 @@ struct exec {
 	struct exec_pipe out[2];
 	int stdin_fd;
 	struct ev_source timer; /* backoff or stop grace; fd -1 until needed */
+	uint64_t timer_due;     /* monotonic ns it fires at; 0: not armed */
 	struct exec_follower followers[EXEC_FOLLOWERS_MAX];
 	struct exec_waiter waiters[EXEC_WAITERS_MAX];
 	bool ran; /* a run of this record reached execve (later failures restart) */
@@ -329,8 +330,9 @@ struct exec {
 
 /* output.c */
 int exec_output_init(struct exec *e, size_t bytes);
-/* Takes the parent's read ends of a new run's stdout/stderr pipes. */
-int exec_output_attach(struct exec *e, int out_fd, int err_fd);
+/* Takes the parent's read ends of a new run's stdout/stderr pipes
+ * (nonblocking: made so already, as the ends a re-exec hands over are). */
+int exec_output_attach(struct exec *e, int out_fd, int err_fd, bool nonblocking);
 void exec_output_free(struct exec *e);
 /* Followers get end() if the executable is over for good. */
 void exec_output_maybe_end(struct exec *e);

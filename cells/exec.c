@@ -124,12 +124,16 @@ int exec_timer_arm(struct exec *e, uint64_t ms)
 	    .it_value = {.tv_sec = (time_t)(ms / 1000), .tv_nsec = (long)(ms % 1000) * 1000000}};
 	if (ms == 0)
 		its.it_value.tv_nsec = 1; /* zero would disarm */
-	return timerfd_settime(e->timer.fd, 0, &its, NULL) < 0 ? -errno : 0;
+	if (timerfd_settime(e->timer.fd, 0, &its, NULL) < 0)
+		return -errno;
+	e->timer_due = now_monotonic_ns() + ms * 1000000ull;
+	return 0;
 }
 
 void exec_timer_disarm(struct exec *e)
 {
 	struct itimerspec none = {0};
+	e->timer_due = 0;
 	if (e->timer.fd >= 0)
 		timerfd_settime(e->timer.fd, 0, &none, NULL);
 }
@@ -222,6 +226,7 @@ static void exec_timer_fired(struct ev_source *src, uint32_t events)
 	(void)events;
 	if (read(src->fd, &ticks, sizeof(ticks)) < 0)
 		return;
+	e->timer_due = 0;
 	if (e->state == EXEC_STARTING) {
 		exec_start_timeout(e);
 		return;

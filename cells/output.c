@@ -77,7 +77,7 @@ static void on_output(struct ev_source *src, uint32_t events)
 	}
 }
 
-int exec_output_attach(struct exec *e, int out_fd, int err_fd)
+int exec_output_attach(struct exec *e, int out_fd, int err_fd, bool nonblocking)
 {
 	int fds[2] = {out_fd, err_fd}, r = 0;
 	for (int s = 0; s < 2; s++) {
@@ -87,7 +87,7 @@ int exec_output_attach(struct exec *e, int out_fd, int err_fd)
 		fds[s] = -1;
 		if (p->src.fd < 0)
 			continue; /* the stream goes to a path of the spec */
-		if (r == 0)
+		if (r == 0 && !nonblocking)
 			r = fd_set_nonblock(p->src.fd, true);
 		if (r == 0)
 			r = ev_add(e->owner->loop, &p->src, EPOLLIN);

@@ -384,7 +384,7 @@ static void exec_started(struct exec *e, struct exec_token *token, pid_t pid, in
 	e->stdin_fd = TAKE_FD(fds[1]);
 	if (e->stdin_fd >= 0)
 		fd_set_nonblock(e->stdin_fd, true);
-	int r = exec_output_attach(e, TAKE_FD(fds[2]), TAKE_FD(fds[4]));
+	int r = exec_output_attach(e, TAKE_FD(fds[2]), TAKE_FD(fds[4]), false);
 	if (r < 0)
 		log_warn("exec \"%s\": output not captured: %s", e->label, strerror(-r));
 	exec_keep_pipes(e);

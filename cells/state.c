@@ -56,6 +56,8 @@ enum {
 	E_INO_OUT,  /* a file state: the pipes' inodes, to find them again */
 	E_INO_ERR,
 	E_INO_IN,
+	E_PIDFD,   /* a re-exec: the run's pidfd, kept */
+	E_WATCHED, /* and it is watched (adopted), not kin's child */
 };
 enum { R_CAP = 1, R_END, R_DATA };
 
@@ -118,15 +120,6 @@ static void ring_save(struct state_w *w, uint16_t tag, const struct exec_ring *r
 	state_close(w, at);
 }
 
-static uint64_t timer_deadline(const struct exec *e)
-{
-	struct itimerspec its;
-	if (e->timer.fd < 0 || timerfd_gettime(e->timer.fd, &its) < 0 ||
-	    (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0))
-		return 0;
-	return now_monotonic_ns() + (uint64_t)its.it_value.tv_sec * 1000000000ull +
-	       (uint64_t)its.it_value.tv_nsec;
-}
 
 /* A file state (w->file) keeps no fds and no output: a successor finds
  * the pipes again through the process, by inode. Fds passed to a run
@@ -165,6 +158,10 @@ static int exec_save(const struct exec *e, struct state_w *w, struct err *err)
 		state_put_fd(w, E_PIPE_OUT, e->out[0].src.fd);
 		state_put_fd(w, E_PIPE_ERR, e->out[1].src.fd);
 		state_put_fd(w, E_STDIN, e->stdin_fd);
+		if (e->token) {
+			state_put_fd(w, E_PIDFD, child_pidfd(e->token->child));
+			state_put_u64(w, E_WATCHED, child_watched(e->token->child));
+		}
 	} else if (e->token) {
 		if (unadoptable)
 			state_put_u64(w, E_NO_ADOPT, 1);
@@ -172,9 +169,8 @@ static int exec_save(const struct exec *e, struct state_w *w, struct err *err)
 		state_put_u64(w, E_INO_ERR, fd_ino(e->out[1].src.fd));
 		state_put_u64(w, E_INO_IN, fd_ino(e->stdin_fd));
 	}
-	uint64_t deadline = timer_deadline(e);
-	if (deadline)
-		state_put_u64(w, E_DEADLINE, deadline);
+	if (e->timer.fd >= 0 && e->timer_due) /* no timerfd_gettime each: a thousand calls */
+		state_put_u64(w, E_DEADLINE, e->timer_due);
 	state_close(w, at);
 	return 0;
 }
@@ -255,11 +251,11 @@ static int ring_restore(const struct state_field *f, struct exec_ring *r)
 struct exec_in {
 	char cell[CELLS_PATH_MAX], name[CELLS_NAME_MAX + 1];
 	uint64_t state, pid, running, exited, no_restart, restarts, attempt, ran, deadline;
-	uint64_t no_adopt, ino[3];
+	uint64_t no_adopt, ino[3], watched;
 	int64_t exit_code, signal;
 	uint64_t started, exited_ns, seq;
 	/* Records and fds, each there when its data is not NULL. */
-	struct state_field spec, ring[2], pipe[3];
+	struct state_field spec, ring[2], pipe[3], pidfd;
 };
 
 static const struct state_num exec_nums[] = {
@@ -281,6 +277,7 @@ static const struct state_num exec_nums[] = {
     STATE_NUM(E_INO_OUT, struct exec_in, ino[0]),
     STATE_NUM(E_INO_ERR, struct exec_in, ino[1]),
     STATE_NUM(E_INO_IN, struct exec_in, ino[2]),
+    STATE_NUM(E_WATCHED, struct exec_in, watched),
 };
 
 static int exec_in_field(struct exec_in *x, const struct state_field *f)
@@ -301,6 +298,9 @@ static int exec_in_field(struct exec_in *x, const struct state_field *f)
 	case E_PIPE_ERR:
 	case E_STDIN:
 		x->pipe[f->tag - E_PIPE_OUT] = *f;
+		return 0;
+	case E_PIDFD:
+		x->pidfd = *f;
 		return 0;
 	}
 	int r = state_get_num(f, x, exec_nums, ARRAY_SIZE(exec_nums));
@@ -353,16 +353,24 @@ static bool in_cell(const struct exec *e, pid_t pid, int pidfd)
 /* Tracks a running executable again: kin's child still (a re-exec), or
  * one a killed kin started, found in its cell (its end is seen, its
  * status is not). False when it is gone. */
-static bool exec_retrack(struct exec *e, bool *ret_watched)
+static bool exec_retrack(struct exec *e, struct state_in *in, const struct exec_in *x,
+                         bool *ret_watched)
 {
 	struct exec_token *token = calloc(1, sizeof(*token));
 	if (!token)
 		return false;
 	token->e = e;
 	*ret_watched = false;
-	int r = child_adopt(e->owner->children, e->pid, exec_on_child_exit, token, &token->child);
+	int pidfd = -1, r;
+	if (in && x->pidfd.data && state_get_fd(in, &x->pidfd, &pidfd) == 0) {
+		r = child_retrack(e->owner->children, e->pid, pidfd, x->watched, exec_on_child_exit,
+		                  token, &token->child);
+		*ret_watched = r == 0 && x->watched;
+	} else
+		r = child_adopt(e->owner->children, e->pid, exec_on_child_exit, token,
+		                &token->child);
 	if (r == -ECHILD) {
-		int pidfd = (int)syscall(SYS_pidfd_open, e->pid, 0);
+		pidfd = (int)syscall(SYS_pidfd_open, e->pid, 0);
 		r = pidfd < 0 ? -errno : in_cell(e, e->pid, pidfd) ? 0 : -ESRCH;
 		if (r == 0)
 			r = child_watch(e->owner->children, e->pid, pidfd, exec_on_child_exit,
@@ -386,7 +394,7 @@ static int exec_pipes(struct exec *e, struct state_in *in, const struct exec_in 
 		if (x->pipe[i].data && state_get_fd(in, &x->pipe[i], &fds[i]) < 0)
 			fds[i] = -1;
 	e->stdin_fd = fds[2];
-	return exec_output_attach(e, fds[0], fds[1]);
+	return exec_output_attach(e, fds[0], fds[1], true); /* made so before the re-exec */
 }
 
 /* What an adoption works from: the pipe ends a keeper held (fds, with
@@ -421,7 +429,7 @@ static int exec_pipes_adopted(struct exec *e, const struct exec_in *x, struct ad
 		fd_set_nonblock(e->stdin_fd, true);
 	if (fds[0] < 0 && fds[1] < 0 && (x->ino[0] || x->ino[1]))
 		return -ENOENT;
-	return exec_output_attach(e, fds[0], fds[1]);
+	return exec_output_attach(e, fds[0], fds[1], false);
 }
 
 static void exec_restore(struct cells *c, struct state_in *in, const struct state_field *f,
@@ -478,7 +486,7 @@ static void exec_restore(struct cells *c, struct state_in *in, const struct stat
 	list_push(&cell->execs, &e->node);
 	c->nexecs++;
 	bool watched = false;
-	if (x.running && !exec_retrack(e, &watched)) {
+	if (x.running && !exec_retrack(e, adopt ? NULL : in, &x, &watched)) {
 		/* Gone meanwhile, and not kin's child: its end was not seen. */
 		log_warn("%s: exec \"%s\": pid %d has ended meanwhile; its status is unknown",
 		         adopt ? "adopt" : "restore", e->label, (int)e->pid);

@@ -15,6 +15,7 @@ struct child {
 	void *data;
 	struct child_table *table;
 	struct list_node node; /* in table->children, newest first */
+	struct child *hnext;   /* in table->hash[pid % nbuckets] */
 	bool watched;          /* not our child: child_watch */
 };
 
@@ -23,7 +24,56 @@ struct child_table {
 	struct list_node children;
 	size_t count;
 	uint64_t orphans;
+	/* By pid: a re-exec adopts thousands, each checked for being tracked
+	 * already, and every zombie is looked up. Grows with count. */
+	struct child **hash;
+	size_t nbuckets;
 };
+
+static struct child **bucket(const struct child_table *t, pid_t pid)
+{
+	return &t->hash[(size_t)pid % t->nbuckets];
+}
+
+static struct child *child_find(const struct child_table *t, pid_t pid)
+{
+	if (!t->nbuckets)
+		return NULL;
+	struct child *c = *bucket(t, pid);
+	while (c && c->pid != pid)
+		c = c->hnext;
+	return c;
+}
+
+/* Makes room for one more; false when out of memory (no hash grows). */
+static bool hash_room(struct child_table *t)
+{
+	if (t->count < t->nbuckets)
+		return true;
+	size_t n = t->nbuckets ? t->nbuckets * 2 : 64;
+	struct child **h = calloc(n, sizeof(*h));
+	if (!h)
+		return false;
+	for (size_t i = 0; i < t->nbuckets; i++)
+		for (struct child *c = t->hash[i], *next; c; c = next) {
+			next = c->hnext;
+			c->hnext = h[(size_t)c->pid % n];
+			h[(size_t)c->pid % n] = c;
+		}
+	free(t->hash);
+	t->hash = h;
+	t->nbuckets = n;
+	return true;
+}
+
+static void hash_remove(struct child_table *t, struct child *c)
+{
+	struct child **pp = bucket(t, c->pid);
+	while (*pp && *pp != c)
+		pp = &(*pp)->hnext;
+	if (*pp)
+		*pp = c->hnext;
+}
 
 int child_table_new(struct ev_loop *loop, struct child_table **ret)
 {
@@ -42,6 +92,7 @@ static void child_unlink_free(struct child *c)
 	ev_del(t->loop, &c->src);
 	close(c->src.fd);
 	list_remove(&c->node);
+	hash_remove(t, c);
 	t->count--;
 	free(c);
 }
@@ -53,6 +104,7 @@ void child_table_free(struct child_table *t)
 	struct child *c, *tmp;
 	list_for_each_safe(c, tmp, &t->children, node)
 		child_unlink_free(c);
+	free(t->hash);
 	free(t);
 }
 
@@ -82,7 +134,7 @@ static void child_on_pidfd(struct ev_source *src, uint32_t events)
 int child_track(struct child_table *t, pid_t pid, int pidfd, child_exit_fn on_exit, void *data,
                 struct child **ret)
 {
-	struct child *c = calloc(1, sizeof(*c));
+	struct child *c = hash_room(t) ? calloc(1, sizeof(*c)) : NULL;
 	if (!c) {
 		close(pidfd);
 		return -ENOMEM;
@@ -99,6 +151,8 @@ int child_track(struct child_table *t, pid_t pid, int pidfd, child_exit_fn on_ex
 		return r;
 	}
 	list_push(&t->children, &c->node);
+	c->hnext = *bucket(t, pid);
+	*bucket(t, pid) = c;
 	t->count++;
 	if (ret)
 		*ret = c;
@@ -139,12 +193,10 @@ int child_adopt(struct child_table *t, pid_t pid, child_exit_fn on_exit, void *d
                 struct child **ret)
 {
 	siginfo_t si = {0};
-	struct child *c;
 	/* Tracked twice, its end would be reaped once and the other pidfd
 	 * stay readable for good. */
-	list_for_each(c, &t->children, node)
-		if (c->pid == pid)
-			return -EEXIST;
+	if (child_find(t, pid))
+		return -EEXIST;
 	/* Still our child (exited or not): nobody reaped it meanwhile. */
 	if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0)
 		return -errno;
@@ -152,6 +204,33 @@ int child_adopt(struct child_table *t, pid_t pid, child_exit_fn on_exit, void *d
 	if (pidfd < 0)
 		return -errno;
 	return child_track(t, pid, pidfd, on_exit, data, ret);
+}
+
+int child_retrack(struct child_table *t, pid_t pid, int pidfd, bool watched, child_exit_fn on_exit,
+                  void *data, struct child **ret)
+{
+	if (child_find(t, pid)) {
+		close(pidfd);
+		return -EEXIST;
+	}
+	struct child *c;
+	int r = child_track(t, pid, pidfd, on_exit, data, &c);
+	if (r < 0)
+		return r;
+	c->watched = watched;
+	if (ret)
+		*ret = c;
+	return 0;
+}
+
+int child_pidfd(const struct child *c)
+{
+	return c->src.fd;
+}
+
+bool child_watched(const struct child *c)
+{
+	return c->watched;
 }
 
 int child_watch(struct child_table *t, pid_t pid, int pidfd, child_exit_fn on_exit, void *data,
@@ -197,14 +276,8 @@ size_t child_reap(struct child_table *t)
 		memset(&si, 0, sizeof(si));
 		if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 || si.si_pid == 0)
 			break;
-		struct child *c, *found = NULL;
-		list_for_each(c, &t->children, node) {
-			if (c->pid == si.si_pid) {
-				found = c;
-				break;
-			}
-		}
-		if ((c = found)) {
+		struct child *c = child_find(t, si.si_pid);
+		if (c) {
 			if (!child_reap_one(c))
 				break;
 		} else {

@@ -234,6 +234,14 @@ int child_adopt(struct child_table *t, pid_t pid, child_exit_fn on_exit, void *d
  * through the pidfd like any child, and counted among them. */
 int child_watch(struct child_table *t, pid_t pid, int pidfd, child_exit_fn on_exit, void *data,
                 struct child **ret);
+/* After a re-exec: tracks again what the previous image tracked, by the
+ * pidfd it handed over (child_pidfd, kept across execve) — no check and
+ * no new pidfd, as child_adopt and child_watch would do for each of
+ * thousands. Takes pidfd; -EEXIST when pid is tracked already. */
+int child_retrack(struct child_table *t, pid_t pid, int pidfd, bool watched, child_exit_fn on_exit,
+                  void *data, struct child **ret);
+int child_pidfd(const struct child *c);
+bool child_watched(const struct child *c);
 /* False for the end of a watched process, whose status nobody told kin. */
 bool child_status_known(const siginfo_t *si);
 pid_t child_pid(const struct child *c);

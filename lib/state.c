@@ -8,6 +8,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <linux/close_range.h>
 
 static void put_le(uint8_t *p, uint64_t v, size_t n)
 {
@@ -338,6 +340,25 @@ static void in_unmap(struct state_in *in)
 	memset(in->kept, 0, sizeof(in->kept));
 }
 
+/* The kept fds are this kin's from now on: close-on-exec again, all in
+ * one call (a re-exec hands over thousands; one fcntl each was a good
+ * part of its restore). What else lies between the lowest and the
+ * highest is closed, or opened close-on-exec by this kin already. A
+ * kernel without close_range's flag: state_get_fd marks each one. */
+static void mark_cloexec(struct state_in *in)
+{
+	int lo = -1, hi = -1;
+	for (unsigned w = 0; w < STATE_FDS_MAX / 64; w++) {
+		if (!in->kept[w])
+			continue;
+		if (lo < 0)
+			lo = (int)(w * 64 + (unsigned)__builtin_ctzll(in->kept[w]));
+		hi = (int)(w * 64 + 63 - (unsigned)__builtin_clzll(in->kept[w]));
+	}
+	if (lo >= 0 && syscall(SYS_close_range, (unsigned)lo, (unsigned)hi, CLOSE_RANGE_CLOEXEC) < 0)
+		in->cloexec_each = true;
+}
+
 int state_in_open(int fd, struct state_in *in, uint32_t *ret_format)
 {
 	struct stat st;
@@ -376,6 +397,7 @@ int state_in_open(int fd, struct state_in *in, uint32_t *ret_format)
 		in_unmap(in);
 		return k;
 	}
+	mark_cloexec(in);
 	return 0;
 }
 
@@ -390,7 +412,7 @@ int state_get_fd(struct state_in *in, const struct state_field *f, int *ret)
 	if (v >= STATE_FDS_MAX || !(in->kept[v / 64] & bit) || (in->claimed[v / 64] & bit))
 		return -EBADF;
 	int fd = (int)v;
-	r = fd_set_cloexec(fd, true);
+	r = in->cloexec_each ? fd_set_cloexec(fd, true) : 0;
 	if (r < 0)
 		return r;
 	in->claimed[v / 64] |= 1ull << (v % 64);

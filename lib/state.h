@@ -111,12 +111,14 @@ struct state_in {
 	struct state_r top;                   /* the fields after the header */
 	uint64_t kept[STATE_FDS_MAX / 64];    /* the fds the writer kept */
 	uint64_t claimed[STATE_FDS_MAX / 64]; /* and those a reader took */
+	bool cloexec_each;                    /* no close_range: marked one by one */
 };
 /* Maps the memfd and checks the header: -EPROTO for another format
  * (*ret_format says which), -EBADMSG when it is not a state at all; on
- * error no fd is touched (they go to the previous binary whole). */
+ * error no fd is touched (they go to the previous binary whole); on
+ * success every kept fd is close-on-exec again. */
 int state_in_open(int fd, struct state_in *in, uint32_t *ret_format);
-/* A kept fd: checked open, O_CLOEXEC set again, marked taken. */
+/* A kept fd: checked kept and not taken yet, marked taken. */
 int state_get_fd(struct state_in *in, const struct state_field *f, int *ret);
 /* Closes every fd the writer kept that no reader took; unmaps. */
 void state_in_close(struct state_in *in);

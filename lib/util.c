@@ -200,8 +200,9 @@ int fd_set_nonblock(int fd, bool on)
 	int fl = fcntl(fd, F_GETFL);
 	if (fl < 0)
 		return -errno;
-	fl = on ? fl | O_NONBLOCK : fl & ~O_NONBLOCK;
-	return fcntl(fd, F_SETFL, fl) < 0 ? -errno : 0;
+	int want = on ? fl | O_NONBLOCK : fl & ~O_NONBLOCK;
+	/* As asked already (a pipe a re-exec hands over): one call, not two. */
+	return want == fl || fcntl(fd, F_SETFL, want) == 0 ? 0 : -errno;
 }
 
 int fd_set_cloexec(int fd, bool on)
