@@ -120,7 +120,6 @@ static void ring_save(struct state_w *w, uint16_t tag, const struct exec_ring *r
 	state_close(w, at);
 }
 
-
 /* A file state (w->file) keeps no fds and no output: a successor finds
  * the pipes again through the process, by inode. Fds passed to a run
  * (socket activation) are its own once it started: the next kin's spec

@@ -355,7 +355,8 @@ static void mark_cloexec(struct state_in *in)
 			lo = (int)(w * 64 + (unsigned)__builtin_ctzll(in->kept[w]));
 		hi = (int)(w * 64 + 63 - (unsigned)__builtin_clzll(in->kept[w]));
 	}
-	if (lo >= 0 && syscall(SYS_close_range, (unsigned)lo, (unsigned)hi, CLOSE_RANGE_CLOEXEC) < 0)
+	if (lo >= 0 &&
+	    syscall(SYS_close_range, (unsigned)lo, (unsigned)hi, CLOSE_RANGE_CLOEXEC) < 0)
 		in->cloexec_each = true;
 }
 
