@@ -265,7 +265,8 @@ struct rpc_listen_fd {
  * first, as for a closed connection: a relayed call's child is told to
  * cancel it), flushes each connection's answers as far as its socket
  * takes them without waiting, and closes it — all but the carried ones
- * (peer.carry), which stay as they are. Routes stay too. The listening
+ * (peer.carry, and local clients' unix connections), which stay as they
+ * are. Routes stay too. The listening
  * sockets are taken out, neither closed nor unlinked, into out (at most
  * max; the rest closed). Returns how many. Then rpc_server_save. */
 size_t rpc_server_handover(struct rpc_server *s, const char *why, struct rpc_listen_fd *out,

@@ -106,6 +106,14 @@ void rpc_conn_queue_status(struct rpc_conn *c, uint32_t stream_id, int code, con
 /* Cancels what still runs on c, then frees it; its on_close is told
  * unless the whole server is being freed. */
 void rpc_conn_close(struct rpc_conn *c);
+/* Goes along a re-exec: one marked so (peer.carry), and a local client's
+ * (unix: its calls in flight ended, the connection and what it sent
+ * since kept, so a client is answered by the next kin without
+ * connecting again). */
+bool rpc_conn_carried(const struct rpc_conn *c);
+/* A unix peer's powers, from its credentials and the server's guard: at
+ * accept, and again for a connection a re-exec handed over. */
+void rpc_peer_admit_unix(const struct rpc_server *s, int fd, struct rpc_peer *peer);
 
 /* ---- server_call.c ---- */
 /* Ends a call that is still in flight on its live connection with code

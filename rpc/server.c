@@ -132,6 +132,19 @@ static void timer_on_event(struct ev_source *src, uint32_t events)
 
 /* ---- listeners ------------------------------------------------------------------------- */
 
+void rpc_peer_admit_unix(const struct rpc_server *s, int fd, struct rpc_peer *peer)
+{
+	peer->superuser = peer->uid == 0 || peer->uid == geteuid();
+	peer->allowed = peer->superuser || s->guard.admit;
+	peer->n_groups = 0;
+	gid_t groups[256];
+	socklen_t len = sizeof(groups);
+	if (!peer->superuser && getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) == 0)
+		for (size_t g = 0; g < len / sizeof(gid_t) && peer->n_groups < RPC_PEER_GROUPS_MAX;
+		     g++)
+			peer->groups[peer->n_groups++] = groups[g];
+}
+
 static void listener_on_event(struct ev_source *src, uint32_t events)
 {
 	struct rpc_listener *l = src->data;
@@ -181,16 +194,7 @@ static void listener_on_event(struct ev_source *src, uint32_t events)
 			log_info("rpc: a successor of the parent kin (pid %d) connected",
 			         (int)peer.pid);
 		} else if (peer.transport == RPC_TRANSPORT_UNIX) {
-			peer.superuser = peer.uid == 0 || peer.uid == geteuid();
-			peer.allowed = peer.superuser || s->guard.admit;
-			gid_t groups[256];
-			socklen_t len = sizeof(groups);
-			if (!peer.superuser &&
-			    getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) == 0)
-				for (size_t g = 0;
-				     g < len / sizeof(gid_t) && peer.n_groups < RPC_PEER_GROUPS_MAX;
-				     g++)
-					peer.groups[peer.n_groups++] = groups[g];
+			rpc_peer_admit_unix(s, fd, &peer);
 		} else {
 			peer.superuser = peer.allowed; /* vsock: the host, or this machine */
 		}
@@ -300,7 +304,7 @@ size_t rpc_server_handover(struct rpc_server *s, const char *why, struct rpc_lis
 	}
 	s->freeing = true; /* no on_close: the VM link's port is reopened by the next kin */
 	list_for_each_safe(c, ctmp, &s->conns, node)
-		if (!c->peer.carry)
+		if (!rpc_conn_carried(c))
 			rpc_conn_close(c);
 	s->freeing = false; /* an execve that fails: this server goes on */
 	struct rpc_listener *l, *tmp;

@@ -423,12 +423,17 @@ static void conn_save(struct rpc_conn *c, struct state_w *w, uint16_t tag)
 	state_close(w, at);
 }
 
+bool rpc_conn_carried(const struct rpc_conn *c)
+{
+	return !c->broken && (c->peer.carry || c->peer.transport == RPC_TRANSPORT_UNIX);
+}
+
 void rpc_server_save(struct rpc_server *s, struct state_w *w, uint16_t route_tag, uint16_t conn_tag)
 {
 	struct rpc_conn *c;
 	rpc_routes_save(s, w, route_tag);
 	list_for_each(c, &s->conns, node)
-		if (c->peer.carry && !c->broken)
+		if (rpc_conn_carried(c))
 			conn_save(c, w, conn_tag);
 }
 
@@ -449,9 +454,10 @@ int rpc_conn_restore(struct rpc_server *s, struct state_in *in, const struct sta
 		else if (g.tag == CN_OUT)
 			bytes_out = g;
 	}
-	if (e < 0 || fd < 0 || nums.transport != RPC_TRANSPORT_OTHER || nums.last > UINT32_MAX ||
-	    nums.skip > RPC_MESSAGE_MAX || bytes_in.len > RPC_HEADER_SIZE + RPC_MESSAGE_MAX ||
-	    bytes_out.len > s->cfg.out_max) {
+	if (e < 0 || fd < 0 ||
+	    (nums.transport != RPC_TRANSPORT_OTHER && nums.transport != RPC_TRANSPORT_UNIX) ||
+	    nums.last > UINT32_MAX || nums.skip > RPC_MESSAGE_MAX ||
+	    bytes_in.len > RPC_HEADER_SIZE + RPC_MESSAGE_MAX || bytes_out.len > s->cfg.out_max) {
 		if (fd >= 0)
 			close(fd);
 		return -EBADMSG;
@@ -461,6 +467,15 @@ int rpc_conn_restore(struct rpc_server *s, struct state_in *in, const struct sta
 	                        .superuser = nums.flags & CN_SUPERUSER,
 	                        .relay_hop = nums.flags & CN_RELAY_HOP,
 	                        .carry = true};
+	/* A local client: who it is, asked of the socket again, and what it
+	 * may do, as this kin's guard says (a re-exec may bring a new policy). */
+	if (nums.transport == RPC_TRANSPORT_UNIX) {
+		if ((e = rpc_peer_identify(fd, RPC_TRANSPORT_UNIX, &peer)) < 0) {
+			close(fd);
+			return e;
+		}
+		rpc_peer_admit_unix(s, fd, &peer);
+	}
 	e = rpc_server_add_conn(s, fd, &peer); /* takes fd */
 	if (e < 0)
 		return e;

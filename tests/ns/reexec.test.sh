@@ -6,7 +6,8 @@
 # the same pids (still kin's children), no fd leaked; a log follower ends
 # UNAVAILABLE to retry. Binaries that are not a kin are refused before
 # anything happens, and a new kin that cannot read the state hands it back
-# to the previous binary, which takes over and says why.
+# to the previous binary, which takes over and says why. A client's
+# connection goes along each re-exec (its next call answered by the new kin).
 cd "$(dirname "$0")/../.."
 . tests/ns/lib.sh
 ns_suite_begin reexec
@@ -44,6 +45,35 @@ pid1=$(pid_of forever)
 FPID=$!
 sleep 0.1
 fds0=$(fds)
+# A client on one connection calls Health/Check all along (ttrpc frames
+# by hand): its connection goes along every re-exec, each call answered.
+python3 - "$S" "$T/one-conn.stop" >"$T/one-conn" 2>&1 <<'PY' &
+import os, socket, struct, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(sys.argv[1])
+def recvn(n):
+    b = b''
+    while len(b) < n:
+        c = s.recv(n - len(b))
+        if not c:
+            print('connection closed after %d calls' % calls); sys.exit(1)
+        b += c
+    return b
+calls, sid = 0, 1
+while not os.path.exists(sys.argv[2]):
+    req = b'\x0a\x0dkin.v1.Health\x12\x05Check\x1a\x00'
+    s.sendall(struct.pack('>IIBB', len(req), sid, 1, 0) + req)
+    n, rsid, typ, _ = struct.unpack('>IIBB', recvn(10))
+    body = recvn(n)
+    # Response: field 1 (status) absent, or without a code, is OK.
+    if rsid != sid or typ != 2 or (body[:1] == b'\x0a' and body[2:3] == b'\x08'):
+        print('call %d: stream %d type %d %r' % (sid, rsid, typ, body[:80])); sys.exit(1)
+    calls += 1
+    sid += 2
+    time.sleep(0.005)
+print('ok %d calls on one connection' % calls)
+PY
+ONE=$!
 
 # Re-exec while the counters print, the quick one exits, the crashy one restarts.
 n_ok=0
@@ -53,6 +83,10 @@ for i in 1 2 3 4 5 6; do
 	sleep 0.15
 done
 [ $n_ok -eq 6 ] && ok reexec_six_times || bad reexec_six_times "$n_ok of 6 re-execs answered ($(grep 're-exec' "$T/kin.log" | tail -3))"
+touch "$T/one-conn.stop"
+wait "$ONE"
+[ $? -eq 0 ] && grep -q '^ok [0-9]* calls on one connection' "$T/one-conn" && ok client_connection_goes_along ||
+	bad client_connection_goes_along "$(cat "$T/one-conn")"
 
 kc version
 out_has "^pid: +$DPID$" && serving && ok same_pid_serving || bad same_pid_serving "$(cat "$T/out")"
