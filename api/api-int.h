@@ -185,6 +185,9 @@ struct api_zone_owner {
 };
 int api_zones_create_own(struct api_zones *svc, const struct zone_spec *spec,
                          const struct api_zone_owner *owner, struct err *err);
+/* After a re-exec: owner (its gone; it was ready before) takes the zone
+ * NAME it made back. -ENOENT when there is none (it ended). */
+int api_zones_own(struct api_zones *svc, const char *name, const struct api_zone_owner *owner);
 /* The same for a VM zone (a kin-vm shim's pod): ready once its guest's
  * kin answers through the route, gone with its VMM. */
 struct vm_spec;
@@ -200,7 +203,13 @@ bool api_zones_all_gone(const struct api_zones *svc);
 /* Re-exec (api.h api_save): what cannot go along yet (NULL: all can),
  * whether every zone is settled, the zone kins tracked, and the zones
  * written to a state record tag / taken back from one (how many). */
-const char *api_zones_uncarried(const struct api_zones *svc);
+/* A shim's Task service across a re-exec (api/task_state.c): as the
+ * Zones service's below; the restore after the zones (it owns the pod's). */
+struct api_task;
+const char *api_task_uncarried(const struct api_task *svc);
+bool api_task_settled(const struct api_task *svc, char *why, size_t size);
+void api_task_save(struct api_task *svc, struct state_w *w, uint16_t tag);
+int api_task_restore(struct api_task *svc, struct state_in *in, const struct state_field *f);
 bool api_zones_settled(const struct api_zones *svc, char *why, size_t size);
 size_t api_zones_children(const struct api_zones *svc);
 void api_zones_save(struct api_zones *svc, struct state_w *w, uint16_t tag);

@@ -122,17 +122,18 @@ bool api_zones_idle(struct api *api)
 }
 
 /* The services' record: one field per service that carries state. */
-enum { AS_ZONES = 1, AS_VMS, AS_EXEC_IMAGES };
+enum { AS_ZONES = 1, AS_VMS, AS_EXEC_IMAGES, AS_TASK };
 
 const char *api_uncarried(const struct api *api)
 {
-	return api ? api_zones_uncarried(api->zones) : NULL;
+	return api ? api_task_uncarried(api->task) : NULL;
 }
 
 bool api_settled(const struct api *api, char *why, size_t size)
 {
 	return !api ||
-	       (api_zones_settled(api->zones, why, size) && api_vm_settled(api->vm, why, size));
+	       (api_zones_settled(api->zones, why, size) && api_vm_settled(api->vm, why, size) &&
+	        api_task_settled(api->task, why, size));
 }
 
 size_t api_children(const struct api *api)
@@ -149,6 +150,7 @@ void api_save(struct api *api, struct state_w *w, uint16_t tag)
 	api_vm_save(api->vm, w, AS_VMS);
 	if (api->cells)
 		api_exec_images_save(api->cells, w, AS_EXEC_IMAGES);
+	api_task_save(api->task, w, AS_TASK);
 	state_close(w, at);
 }
 
@@ -185,6 +187,16 @@ int api_restore(struct api *api, struct state_in *in, const struct state_field *
 		else if (n)
 			log_info("re-exec: %d %s taken over", n, what);
 	}
+	/* The shim's tasks last: the pod's zone is there to own again. */
+	state_get_record(f, &r);
+	while ((e = state_next(&r, &g)) > 0)
+		if (g.tag == AS_TASK) {
+			if ((n = api_task_restore(api->task, in, &g)) < 0)
+				log_error("re-exec: the shim's tasks could not be taken over: %s",
+				          strerror(-n));
+			else
+				log_info("re-exec: the shim's tasks taken over: %d", n);
+		}
 	return e;
 }
 

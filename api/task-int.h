@@ -102,6 +102,8 @@ struct api_task {
 /* task_events.c */
 void task_events_init(struct api_task *svc);
 void task_events_free(struct api_task *svc);
+/* Sends what is queued (events a re-exec brought along). */
+void task_events_kick(struct api_task *svc);
 /* Queues one event (msg packed now, its time now) and sends what is due. */
 void task_publish(struct api_task *svc, const char *topic, const char *type,
                   const ProtobufCMessage *msg);
@@ -192,10 +194,16 @@ int task_vm_stats(struct rpc_call *call, struct task *t);
 
 /* task_create.c: Create, and the pod's zone. */
 int task_serve_create(struct rpc_call *call, const ProtobufCMessage *in, void *data);
+/* The pod's zone's owner: ready (the tasks waiting for it created) and
+ * gone (every process ends with it). */
+struct api_zone_owner task_zone_owner(struct api_task *svc);
 
 /* task_run.c: Start, Wait, Kill, Delete, Exec, CloseIO. */
 int task_serve_start(struct rpc_call *call, const ProtobufCMessage *in, void *data);
 int task_serve_wait(struct rpc_call *call, const ProtobufCMessage *in, void *data);
+/* After a re-exec: waits in the zone again for p, running (its end is
+ * seen as after its Start). */
+void task_proc_rewait(struct tproc *p);
 int task_serve_kill(struct rpc_call *call, const ProtobufCMessage *in, void *data);
 int task_serve_delete(struct rpc_call *call, const ProtobufCMessage *in, void *data);
 int task_serve_exec(struct rpc_call *call, const ProtobufCMessage *in, void *data);

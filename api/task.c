@@ -325,24 +325,27 @@ static const struct {
 	const char *name;
 	const ProtobufCMessageDescriptor *input;
 	rpc_handler_fn fn;
+	unsigned flags;
 } task_methods[] = {
-    {"State", &kin__shim__state_request__descriptor, serve_state},
-    {"Create", &kin__shim__create_task_request__descriptor, task_serve_create},
-    {"Start", &kin__shim__start_request__descriptor, task_serve_start},
-    {"Delete", &kin__shim__delete_request__descriptor, task_serve_delete},
-    {"Pids", &kin__shim__pids_request__descriptor, task_serve_pids},
-    {"Pause", &kin__shim__pause_request__descriptor, task_serve_pause},
-    {"Resume", &kin__shim__resume_request__descriptor, task_serve_resume},
-    {"Checkpoint", &kin__shim__checkpoint_task_request__descriptor, serve_unimplemented},
-    {"Kill", &kin__shim__kill_request__descriptor, task_serve_kill},
-    {"Exec", &kin__shim__exec_process_request__descriptor, task_serve_exec},
-    {"ResizePty", &kin__shim__resize_pty_request__descriptor, serve_unimplemented},
-    {"CloseIO", &kin__shim__close_iorequest__descriptor, task_serve_close_io},
-    {"Update", &kin__shim__update_task_request__descriptor, task_serve_update},
-    {"Wait", &kin__shim__wait_request__descriptor, task_serve_wait},
-    {"Stats", &kin__shim__stats_request__descriptor, task_serve_stats},
-    {"Connect", &kin__shim__connect_request__descriptor, serve_connect},
-    {"Shutdown", &kin__shim__shutdown_request__descriptor, serve_shutdown},
+    {"State", &kin__shim__state_request__descriptor, serve_state, 0},
+    {"Create", &kin__shim__create_task_request__descriptor, task_serve_create, 0},
+    {"Start", &kin__shim__start_request__descriptor, task_serve_start, 0},
+    {"Delete", &kin__shim__delete_request__descriptor, task_serve_delete, 0},
+    {"Pids", &kin__shim__pids_request__descriptor, task_serve_pids, 0},
+    {"Pause", &kin__shim__pause_request__descriptor, task_serve_pause, 0},
+    {"Resume", &kin__shim__resume_request__descriptor, task_serve_resume, 0},
+    {"Checkpoint", &kin__shim__checkpoint_task_request__descriptor, serve_unimplemented, 0},
+    {"Kill", &kin__shim__kill_request__descriptor, task_serve_kill, 0},
+    {"Exec", &kin__shim__exec_process_request__descriptor, task_serve_exec, 0},
+    {"ResizePty", &kin__shim__resize_pty_request__descriptor, serve_unimplemented, 0},
+    {"CloseIO", &kin__shim__close_iorequest__descriptor, task_serve_close_io, 0},
+    {"Update", &kin__shim__update_task_request__descriptor, task_serve_update, 0},
+    /* Asked again of the next kin across a re-exec: containerd takes a
+     * Wait that fails for the process's end. */
+    {"Wait", &kin__shim__wait_request__descriptor, task_serve_wait, RPC_METHOD_REPLAY},
+    {"Stats", &kin__shim__stats_request__descriptor, task_serve_stats, 0},
+    {"Connect", &kin__shim__connect_request__descriptor, serve_connect, 0},
+    {"Shutdown", &kin__shim__shutdown_request__descriptor, serve_shutdown, 0},
 };
 
 /* The pod's cgroup, for `delete` after this shim is gone. */
@@ -383,6 +386,7 @@ static int task_start(struct api *api, const struct api_config *cfg)
 		                                      .method = task_methods[i].name,
 		                                      .input = task_methods[i].input,
 		                                      .handler = task_methods[i].fn,
+		                                      .flags = task_methods[i].flags,
 		                                      .userdata = svc};
 	int r = rpc_server_register(svc->rpc, svc->methods, ARRAY_SIZE(svc->methods));
 	if (r == 0)

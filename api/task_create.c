@@ -91,6 +91,11 @@ static void zone_gone(int status, void *data)
 	}
 }
 
+struct api_zone_owner task_zone_owner(struct api_task *svc)
+{
+	return (struct api_zone_owner){.ready = zone_ready, .gone = zone_gone, .data = svc};
+}
+
 /* The zone for the pod, from the sandbox's spec (CRI) or the first
  * container's (ctr run): its network namespace if the spec names one, its
  * hostname, the pod directory shared into it. */
@@ -103,7 +108,7 @@ static int zone_start(struct api_task *svc, const struct oci_spec *o, struct err
 	int r = shim_pod_dir_setup(svc->cfg->pod_dir, err);
 	if (r < 0)
 		return r;
-	struct api_zone_owner owner = {.ready = zone_ready, .gone = zone_gone, .data = svc};
+	struct api_zone_owner owner = task_zone_owner(svc);
 	if (svc->vm) {
 		r = task_vm_zone_start(svc, o, &owner, err);
 		if (r == 0)

@@ -146,6 +146,11 @@ void task_publish(struct api_task *svc, const char *topic, const char *type,
 	pump(svc);
 }
 
+void task_events_kick(struct api_task *svc)
+{
+	pump(svc);
+}
+
 void task_events_init(struct api_task *svc)
 {
 	list_init(&svc->events);

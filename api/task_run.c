@@ -76,6 +76,11 @@ static void proc_wait_in_zone(struct tproc *p)
 	}
 }
 
+void task_proc_rewait(struct tproc *p)
+{
+	proc_wait_in_zone(p);
+}
+
 static void start_cancelled(struct rpc_call *call, void *data)
 {
 	struct tproc *p = data;

@@ -12,18 +12,14 @@
 enum { ZA_ZONES = 1, ZA_NOT_READY, ZA_CONTAINER, ZA_VM_ZONE };
 enum { ZC_NAME = 1, ZC_CONTAINER };
 
-const char *api_zones_uncarried(const struct api_zones *svc)
+int api_zones_own(struct api_zones *svc, const char *name, const struct api_zone_owner *owner)
 {
-	const struct zrec *r;
-	if (!svc)
-		return NULL;
-	list_for_each(r, &svc->recs, node) {
-		if (r->gone)
-			continue;
-		if (r->owner.ready || r->owner.gone)
-			return "a zone kin made for itself";
-	}
-	return NULL;
+	struct zrec *r = svc ? api_zrec_find(svc, name) : NULL;
+	if (!r || r->gone)
+		return -ENOENT;
+	r->owner = *owner;
+	r->owner.ready = NULL; /* it was, before the re-exec */
+	return 0;
 }
 
 bool api_zones_settled(const struct api_zones *svc, char *why, size_t size)
@@ -32,7 +28,7 @@ bool api_zones_settled(const struct api_zones *svc, char *why, size_t size)
 	if (!svc)
 		return true;
 	list_for_each(r, &svc->recs, node) {
-		bool waited = r->create_call || r->checking;
+		bool waited = r->create_call || r->checking || (!r->gone && r->owner.ready);
 		for (size_t i = 0; i < ZONE_STOP_WAITERS_MAX; i++)
 			waited = waited || r->waiters[i];
 		if (waited) {

@@ -194,8 +194,6 @@ static int check_carry(struct init_state *s, struct err *err)
 		what = "kin is stopping";
 	else if (s->role == INIT_ROLE_CONTAINER)
 		what = "a container init serves no state worth handing over";
-	else if (s->cfg->shim)
-		what = "a containerd shim's pod";
 	else if (api_uncarried(s->api))
 		what = api_uncarried(s->api);
 	else if (s->units_boot_waits && !s->units_booted)

@@ -164,6 +164,27 @@ int rpc_request_encode(uint32_t stream_id, uint8_t flags, const char *service, c
 	return 0;
 }
 
+int rpc_request_frame(const struct rpc_request *req, uint32_t stream_id, uint8_t **ret_buf,
+                      size_t *ret_len)
+{
+	const Ttrpc__Request *m = req->owned_;
+	if (!m)
+		return -EINVAL;
+	size_t len = ttrpc__request__get_packed_size(m);
+	if (len > RPC_MESSAGE_MAX)
+		return -EMSGSIZE;
+	uint8_t *buf = malloc(RPC_HEADER_SIZE + len);
+	if (!buf)
+		return -ENOMEM;
+	struct rpc_header h = {
+	    .length = (uint32_t)len, .stream_id = stream_id, .type = RPC_TYPE_REQUEST};
+	rpc_header_encode(&h, buf);
+	ttrpc__request__pack(m, buf + RPC_HEADER_SIZE);
+	*ret_buf = buf;
+	*ret_len = RPC_HEADER_SIZE + len;
+	return 0;
+}
+
 /* ---- Response ---------------------------------------------------------------- */
 
 int rpc_response_decode(const uint8_t *data, size_t len, const ProtobufCMessageDescriptor *out_desc,

@@ -82,6 +82,10 @@ struct rpc_request {
 int rpc_request_decode(const uint8_t *data, size_t len, struct rpc_request *ret);
 void rpc_request_done(struct rpc_request *req);
 struct rpc_kv rpc_request_metadata(const struct rpc_request *req, size_t i);
+/* The frame (header included, malloc'd) of a decoded request as it came,
+ * on stream_id: a call sent again to the next kin across a re-exec. */
+int rpc_request_frame(const struct rpc_request *req, uint32_t stream_id, uint8_t **ret_buf,
+                      size_t *ret_len);
 /* Packs a Request frame (header included) into a malloc'd buffer. */
 int rpc_request_encode(uint32_t stream_id, uint8_t flags, const char *service, const char *method,
                        const ProtobufCMessage *in, const struct rpc_kv *metadata, size_t n_metadata,
@@ -180,6 +184,11 @@ typedef int (*rpc_handler_fn)(struct rpc_call *call, const ProtobufCMessage *in,
 
 enum {
 	RPC_METHOD_SERVER_STREAM = 0x1, /* answers with Data frames, then a close */
+	/* In flight on a connection that goes along a re-exec, it does not
+	 * end UNAVAILABLE: its request is handed to the next kin as if the
+	 * client had just sent it. For a call whose answer does not depend
+	 * on when it is asked (containerd's Wait). */
+	RPC_METHOD_REPLAY = 0x2,
 };
 
 struct rpc_method {
@@ -232,6 +241,9 @@ int rpc_listen_unix(const char *path, mode_t mode, int *ret_fd);
 /* Serves a listening unix socket made elsewhere (takes fd); path, if not
  * NULL, is unlinked at rpc_server_free while it is still that socket. */
 int rpc_server_listen_fd(struct rpc_server *s, int fd, const char *path);
+/* Calls of service in flight (dispatched, not answered yet), but those a
+ * re-exec hands over as requests (RPC_METHOD_REPLAY). */
+size_t rpc_server_inflight(const struct rpc_server *s, const char *service);
 /* Serves a listening unix socket its parent kin made for a zone kin (takes
  * fd; the parent unlinks the path): a successor of a parent that was
  * killed connects there, and is served as the parent's channel was
@@ -266,7 +278,7 @@ struct rpc_listen_fd {
  * cancel it), flushes each connection's answers as far as its socket
  * takes them without waiting, and closes it — all but the carried ones
  * (peer.carry, and local clients' unix connections), which stay as they
- * are. Routes stay too. The listening
+ * are, with their RPC_METHOD_REPLAY calls in flight. Routes stay too. The listening
  * sockets are taken out, neither closed nor unlinked, into out (at most
  * max; the rest closed). Returns how many. Then rpc_server_save. */
 size_t rpc_server_handover(struct rpc_server *s, const char *why, struct rpc_listen_fd *out,

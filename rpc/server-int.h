@@ -111,6 +111,9 @@ void rpc_conn_close(struct rpc_conn *c);
  * since kept, so a client is answered by the next kin without
  * connecting again). */
 bool rpc_conn_carried(const struct rpc_conn *c);
+/* A call that goes along a re-exec as its request, sent again to the
+ * next kin (RPC_METHOD_REPLAY, on a carried connection). */
+bool rpc_call_replayed(const struct rpc_call *call);
 /* A unix peer's powers, from its credentials and the server's guard: at
  * accept, and again for a connection a re-exec handed over. */
 void rpc_peer_admit_unix(const struct rpc_server *s, int fd, struct rpc_peer *peer);

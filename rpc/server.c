@@ -206,7 +206,13 @@ static void listener_on_event(struct ev_source *src, uint32_t events)
 static int listener_add(struct rpc_server *s, int fd, enum rpc_transport t, const char *path,
                         bool parent)
 {
-	struct rpc_listener *l = calloc(1, sizeof(*l));
+	struct rpc_listener *l;
+	/* Served already: a socket a re-exec handed over, which its owner
+	 * (a shim's Task service, from its command line) names again. */
+	list_for_each(l, &s->listeners, node)
+		if (l->src.fd == fd)
+			return 0;
+	l = calloc(1, sizeof(*l));
 	if (!l) {
 		close(fd);
 		return -ENOMEM;
@@ -233,6 +239,19 @@ static int listener_add(struct rpc_server *s, int fd, enum rpc_transport t, cons
 	}
 	list_push(&s->listeners, &l->node);
 	return 0;
+}
+
+size_t rpc_server_inflight(const struct rpc_server *s, const char *service)
+{
+	const struct rpc_conn *c;
+	const struct rpc_call *call;
+	size_t n = 0;
+	list_for_each(c, &s->conns, node)
+		list_for_each(call, &c->calls, node)
+			if (call->method && !(call->method->flags & RPC_METHOD_REPLAY) &&
+			    strcmp(call->method->service, service) == 0)
+				n++;
+	return n;
 }
 
 int rpc_server_listen_unix(struct rpc_server *s, const char *path)
@@ -297,9 +316,10 @@ size_t rpc_server_handover(struct rpc_server *s, const char *why, struct rpc_lis
 	size_t n = 0;
 	struct rpc_conn *c, *ctmp;
 	list_for_each_safe(c, ctmp, &s->conns, node) {
-		struct rpc_call *call;
-		while ((call = list_first_entry(&c->calls, struct rpc_call, node)))
-			rpc_call_abort(call, ERR_UNAVAILABLE, "%s", why);
+		struct rpc_call *call, *tmp;
+		list_for_each_safe(call, tmp, &c->calls, node)
+			if (!rpc_call_replayed(call))
+				rpc_call_abort(call, ERR_UNAVAILABLE, "%s", why);
 		buf_out_flush(&c->out, c->src.fd, !c->not_socket);
 	}
 	s->freeing = true; /* no on_close: the VM link's port is reopened by the next kin */

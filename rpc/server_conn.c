@@ -393,7 +393,17 @@ int rpc_server_add_conn_notify(struct rpc_server *s, int fd, const struct rpc_pe
 
 /* ---- re-exec: carried connections ------------------------------------------------------ */
 
-enum { CN_FD = 1, CN_TRANSPORT, CN_FLAGS, CN_IN, CN_SKIP, CN_OUT, CN_LAST_STREAM, CN_READ_CLOSED };
+enum {
+	CN_FD = 1,
+	CN_TRANSPORT,
+	CN_FLAGS,
+	CN_IN,
+	CN_SKIP,
+	CN_OUT,
+	CN_LAST_STREAM,
+	CN_READ_CLOSED,
+	CN_REPLAY, /* the request frames of calls sent again, before CN_IN */
+};
 enum { CN_ALLOWED = 1, CN_SUPERUSER = 2, CN_RELAY_HOP = 4 };
 struct conn_nums {
 	uint64_t transport, flags, skip, last, read_closed;
@@ -406,6 +416,50 @@ static const struct state_num conn_nums[] = {
     STATE_NUM(CN_READ_CLOSED, struct conn_nums, read_closed),
 };
 
+bool rpc_call_replayed(const struct rpc_call *call)
+{
+	return call->conn && rpc_conn_carried(call->conn) && call->method &&
+	       (call->method->flags & RPC_METHOD_REPLAY) && call->req.owned_;
+}
+
+/* The calls going along as requests: their frames, oldest stream first
+ * (calls are kept newest first), and the stream id the next kin must
+ * take as the last one seen (below the first of them). */
+static void replay_save(struct rpc_conn *c, struct state_w *w, uint32_t *last)
+{
+	struct rpc_call *call;
+	size_t total = 0, n = 0;
+	list_for_each(call, &c->calls, node)
+		if (rpc_call_replayed(call))
+			n++;
+	if (!n)
+		return;
+	_cleanup_free_ struct rpc_call **calls = calloc(n, sizeof(*calls));
+	_cleanup_free_ uint8_t *all = NULL;
+	if (!calls)
+		return;
+	n = 0;
+	list_for_each(call, &c->calls, node)
+		if (rpc_call_replayed(call))
+			calls[n++] = call;
+	for (size_t i = n; i-- > 0;) {
+		uint8_t *f;
+		size_t len;
+		if (rpc_request_frame(&calls[i]->req, calls[i]->stream_id, &f, &len) < 0)
+			continue; /* out of memory: the client is not answered */
+		uint8_t *grown = realloc(all, total + len);
+		if (grown) {
+			memcpy(grown + total, f, len);
+			all = grown;
+			total += len;
+			if (calls[i]->stream_id <= *last)
+				*last = calls[i]->stream_id - 1;
+		}
+		free(f);
+	}
+	state_put_bytes(w, CN_REPLAY, all, total);
+}
+
 static void conn_save(struct rpc_conn *c, struct state_w *w, uint16_t tag)
 {
 	struct conn_nums nums = {.transport = c->peer.transport,
@@ -416,6 +470,9 @@ static void conn_save(struct rpc_conn *c, struct state_w *w, uint16_t tag)
 	                         .last = c->last_stream,
 	                         .read_closed = c->read_closed};
 	size_t at = state_open(w, tag);
+	uint32_t last = c->last_stream;
+	replay_save(c, w, &last);
+	nums.last = last;
 	state_put_fd(w, CN_FD, c->src.fd);
 	state_put_nums(w, &nums, conn_nums, ARRAY_SIZE(conn_nums));
 	state_put_bytes(w, CN_IN, buf_in_peek(&c->in), buf_in_pending(&c->in));
@@ -440,7 +497,7 @@ void rpc_server_save(struct rpc_server *s, struct state_w *w, uint16_t route_tag
 int rpc_conn_restore(struct rpc_server *s, struct state_in *in, const struct state_field *f)
 {
 	struct conn_nums nums = {.transport = RPC_TRANSPORT_OTHER};
-	struct state_field g, bytes_in = {0}, bytes_out = {0};
+	struct state_field g, bytes_in = {0}, bytes_out = {0}, replay = {0};
 	struct state_r rr;
 	int fd = -1, e = 0;
 	state_get_record(f, &rr);
@@ -453,11 +510,14 @@ int rpc_conn_restore(struct rpc_server *s, struct state_in *in, const struct sta
 			bytes_in = g;
 		else if (g.tag == CN_OUT)
 			bytes_out = g;
+		else if (g.tag == CN_REPLAY)
+			replay = g;
 	}
 	if (e < 0 || fd < 0 ||
 	    (nums.transport != RPC_TRANSPORT_OTHER && nums.transport != RPC_TRANSPORT_UNIX) ||
 	    nums.last > UINT32_MAX || nums.skip > RPC_MESSAGE_MAX ||
-	    bytes_in.len > RPC_HEADER_SIZE + RPC_MESSAGE_MAX || bytes_out.len > s->cfg.out_max) {
+	    bytes_in.len > RPC_HEADER_SIZE + RPC_MESSAGE_MAX || bytes_out.len > s->cfg.out_max ||
+	    replay.len > (size_t)s->cfg.max_inflight * (RPC_HEADER_SIZE + RPC_MESSAGE_MAX)) {
 		if (fd >= 0)
 			close(fd);
 		return -EBADMSG;
@@ -485,7 +545,14 @@ int rpc_conn_restore(struct rpc_server *s, struct state_in *in, const struct sta
 	c->skip = nums.skip;
 	c->last_stream = (uint32_t)nums.last;
 	c->read_closed = nums.read_closed;
-	e = buf_in_append(&c->in, bytes_in.data, bytes_in.len);
+	/* Mid-way through skipping a refused frame, what is read next is
+	 * its rest: no room for the calls before it. Cut, the client sees. */
+	if (replay.len && c->skip)
+		c->broken = "its calls in flight could not be handed over (a refused frame's "
+		            "data was being skipped)";
+	e = c->broken ? 0 : buf_in_append(&c->in, replay.data, replay.len);
+	if (e == 0)
+		e = buf_in_append(&c->in, bytes_in.data, bytes_in.len);
 	if (e == 0)
 		e = buf_out_append(&c->out, bytes_out.data, bytes_out.len);
 	if (e < 0)

@@ -5,7 +5,8 @@
 # through --runtime io.containerd.kin.v2 as a user would: output and exit
 # status, 128+N on a signal, stdin, run -d with exec, ps, pause/resume,
 # metrics, kill and delete; the pod seen through the shim's own kin API;
-# containerd restarted while a task runs; a shim SIGKILLed and cleaned up by
+# containerd restarted while a task runs; a shim's kin re-executed while
+# containerd waits on its task; a shim SIGKILLed and cleaned up by
 # delete; bad input refused with nothing left; and nothing left at the end.
 cd "$(dirname "$0")/../.."
 . tests/ns/lib.sh
@@ -148,6 +149,30 @@ kill "$CPID" && wait "$CPID" 2>/dev/null
 cd_start || bad containerd_restart "containerd did not come back"
 $C t ls 2>&1 | grep -q "^d1 *$PID *RUNNING" && ok restart_task_kept ||
 	{ $C t ls >"$T/out" 2>&1; bad restart_task_kept "d1 not RUNNING after the restart"; }
+
+# The shim's kin re-executes itself (an upgrade in place, `kin ctl reexec`
+# on its own socket): the pod, its tasks, containerd's connection and its
+# Wait on an attached run go along; containerd notices nothing.
+timeout 30 $C run --rm $R $IMG w1 /bin/sh -c 'sleep 3; echo after; exit 7' >"$T/ow" 2>&1 &
+RUN=$!
+wait_for "$C t ls 2>/dev/null | grep -q '^w1 .*RUNNING'" 500
+sleep 0.2 # ctr's Wait reaches the shim
+"$KIN" ctl --socket "/run/kin/shim/$NS/w1/kin.sock" reexec >"$T/out" 2>&1 &&
+	"$KIN" ctl --socket "$KS" reexec >>"$T/out" 2>&1
+rx=$?
+# (re-executed while w1 runs and containerd waits on it, not after)
+$C t ls 2>/dev/null | grep -q '^w1 .*RUNNING'
+running=$?
+wait $RUN
+rc=$?
+[ $rx -eq 0 ] && [ $running -eq 0 ] && [ $rc -eq 7 ] && grep -qx after "$T/ow" &&
+	grep -q "re-exec: the shim's tasks taken over: 1" "/run/kin/shim/$NS/d1/shim.log" &&
+	ok shim_reexec_wait_goes_along ||
+	bad shim_reexec_wait_goes_along "re-exec exit $rx, w1 running $running, run exit $rc: $(cat "$T/ow")"
+$C t exec --exec-id e9 d1 /bin/sh -c 'exit 5' >/dev/null 2>&1
+rc=$?
+$C t ls 2>&1 | grep -q "^d1 *$PID *RUNNING" && [ $rc -eq 5 ] && ok shim_reexec_task_goes_on ||
+	bad shim_reexec_task_goes_on "exec rc $rc; $($C t ls 2>&1 | tr '\n' ' ')"
 $C t kill -s KILL d1 >/dev/null 2>&1
 wait_for "$C t ls 2>/dev/null | grep -q '^d1 .*STOPPED'" 250 && ok restart_kill ||
 	bad restart_kill "no STOPPED after kill"

@@ -19,10 +19,10 @@
 # successor starts the services again (units are removed, not adopted,
 # after a crash), and a timer fires on throughout.
 # Not here: VMs (a guest's boot under TCG takes longer than the short
-# soak: tests/vm/host and vm/adopt re-exec and adopt them), shim pods (a
-# shim's kin is not re-executed: tests/ns/shim), and full pids.max /
-# memory.max (the host's cgroup2 has no controllers: limits are tested in
-# a guest).
+# soak: tests/vm/host and vm/adopt re-exec and adopt them), shim pods
+# (they need a containerd: tests/ns/shim re-executes a shim's kin under
+# one), and full pids.max / memory.max (the host's cgroup2 has no
+# controllers: limits are tested in a guest).
 cd "$(dirname "$0")/../.."
 . tests/ns/lib.sh
 ns_suite_begin soak

@@ -1,0 +1,400 @@
+/* task_state: a shim kin's Task service across a re-exec. The pod's zone
+ * goes along with the Zones service (its kin, route and cell) and is
+ * owned again here; containerd's connection goes along with the rpc
+ * server (a local client's), its Wait calls in flight as requests the
+ * next kin is sent again (RPC_METHOD_REPLAY). What is written here: the
+ * zone's facts, every task with its processes (state, pids, exit status,
+ * containerd's stdio paths, the FIFO ends held open, an exec's process
+ * JSON not started yet) and the events not yet taken by containerd. The
+ * next kin waits in the zone again for every process still running (the
+ * zone kin keeps their records: one that ended meanwhile answers at once)
+ * and watches the containers' memory.events again. A kin-vm pod (its
+ * stdio relayed by this kin) does not go along yet. */
+#include "api/task-int.h"
+#include "lib/state.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+enum {
+	TS_ZONE = 1,
+	TS_ZONE_PID,
+	TS_ZONE_CGROUP,
+	TS_EVENTS_DROPPED,
+	TS_TASK,
+	TS_EVENT,
+};
+enum {
+	TT_ID = 1,
+	TT_BUNDLE,
+	TT_SANDBOX,
+	TT_CELL,
+	TT_DIR,
+	TT_ROOTFS_MOUNTED,
+	TT_OOM_KILLS,
+	TT_PROC, /* the init first, then each exec */
+};
+enum {
+	TP_EXEC_ID = 1,
+	TP_KNAME,
+	TP_STATE,
+	TP_PID,
+	TP_STATUS,
+	TP_EXITED_S,
+	TP_EXITED_NS,
+	TP_STDIN,
+	TP_STDOUT,
+	TP_STDERR,
+	TP_TERMINAL,
+	TP_HOLD_OUT,
+	TP_HOLD_ERR,
+	TP_SPEC,
+};
+enum { TE_AT_S = 1, TE_AT_NS, TE_TOPIC, TE_TYPE, TE_DATA };
+
+const char *api_task_uncarried(const struct api_task *svc)
+{
+	if (!svc)
+		return NULL;
+	if (svc->vm)
+		return "a kin-vm pod (its stdio relayed by this kin)";
+	if (svc->shutting_down)
+		return "a shim shutting down";
+	return NULL;
+}
+
+bool api_task_settled(const struct api_task *svc, char *why, size_t size)
+{
+	const struct task *t;
+	if (!svc)
+		return true;
+	if (svc->zone == ZN_STARTING) {
+		snprintf(why, size, "the pod's zone is starting");
+		return false;
+	}
+	if (svc->forwarding) {
+		snprintf(why, size, "an event is on its way to containerd");
+		return false;
+	}
+	/* containerd's calls but Wait (which goes along) are answered first. */
+	if (rpc_server_inflight(svc->rpc, TASK_SERVICE)) {
+		snprintf(why, size, "containerd's calls to the Task service are in flight");
+		return false;
+	}
+	list_for_each(t, &svc->tasks, node) {
+		const struct tproc *p = &t->init;
+		bool busy = t->create_call || t->create || p->starting || p->start_call;
+		list_for_each(p, &t->execs, node)
+			busy = busy || p->starting || p->start_call;
+		if (busy) {
+			snprintf(why, size, "task %s is being created or started", t->id);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* ---- writing ---- */
+
+static void proc_save(const struct tproc *p, struct state_w *w)
+{
+	size_t at = state_open(w, TT_PROC);
+	state_put_str(w, TP_EXEC_ID, p->exec_id);
+	state_put_str(w, TP_KNAME, p->kname);
+	state_put_u64(w, TP_STATE, p->state);
+	state_put_u64(w, TP_PID, p->pid);
+	state_put_u64(w, TP_STATUS, p->exit_status);
+	state_put_i64(w, TP_EXITED_S, p->exited_at.tv_sec);
+	state_put_u64(w, TP_EXITED_NS, (uint64_t)p->exited_at.tv_nsec);
+	state_put_str(w, TP_STDIN, p->stdio[0]);
+	state_put_str(w, TP_STDOUT, p->stdio[1]);
+	state_put_str(w, TP_STDERR, p->stdio[2]);
+	state_put_u64(w, TP_TERMINAL, p->terminal);
+	if (p->hold[1] >= 0)
+		state_put_fd(w, TP_HOLD_OUT, p->hold[1]);
+	if (p->hold[2] >= 0)
+		state_put_fd(w, TP_HOLD_ERR, p->hold[2]);
+	if (p->spec_json)
+		state_put_str(w, TP_SPEC, p->spec_json);
+	state_close(w, at);
+}
+
+void api_task_save(struct api_task *svc, struct state_w *w, uint16_t tag)
+{
+	const struct task *t;
+	const struct task_event *e;
+	if (!svc)
+		return;
+	size_t at = state_open(w, tag);
+	state_put_u64(w, TS_ZONE, svc->zone);
+	state_put_u64(w, TS_ZONE_PID, (uint64_t)svc->zone_pid);
+	state_put_str(w, TS_ZONE_CGROUP, svc->zone_cgroup);
+	state_put_u64(w, TS_EVENTS_DROPPED, svc->events_dropped);
+	list_for_each(t, &svc->tasks, node) {
+		size_t tat = state_open(w, TS_TASK);
+		state_put_str(w, TT_ID, t->id);
+		state_put_str(w, TT_BUNDLE, t->bundle);
+		state_put_u64(w, TT_SANDBOX, t->sandbox);
+		state_put_str(w, TT_CELL, t->cell);
+		state_put_str(w, TT_DIR, t->dir);
+		state_put_u64(w, TT_ROOTFS_MOUNTED, t->rootfs_mounted);
+		state_put_u64(w, TT_OOM_KILLS, t->oom_kills);
+		proc_save(&t->init, w);
+		const struct tproc *p;
+		list_for_each(p, &t->execs, node)
+			proc_save(p, w);
+		state_close(w, tat);
+	}
+	list_for_each(e, &svc->events, node) {
+		size_t eat = state_open(w, TS_EVENT);
+		state_put_i64(w, TE_AT_S, e->at.tv_sec);
+		state_put_u64(w, TE_AT_NS, (uint64_t)e->at.tv_nsec);
+		state_put_str(w, TE_TOPIC, e->topic);
+		state_put_str(w, TE_TYPE, e->type_url);
+		state_put_bytes(w, TE_DATA, e->data, e->len);
+		state_close(w, eat);
+	}
+	state_close(w, at);
+}
+
+/* ---- reading ---- */
+
+static int proc_take(struct tproc *p, struct state_in *in, const struct state_field *f)
+{
+	struct state_r r;
+	struct state_field g;
+	uint64_t v;
+	int64_t sec = 0;
+	int k;
+	state_get_record(f, &r);
+	while ((k = state_next(&r, &g)) > 0) {
+		switch (g.tag) {
+		case TP_EXEC_ID:
+			k = state_get_str(&g, p->exec_id, sizeof(p->exec_id));
+			break;
+		case TP_KNAME:
+			k = state_get_str(&g, p->kname, sizeof(p->kname));
+			break;
+		case TP_STATE:
+			if ((k = state_get_u64(&g, &v)) == 0 && v > T_STOPPED)
+				k = -EBADMSG;
+			p->state = (enum tstate)v;
+			break;
+		case TP_PID:
+			k = state_get_u64(&g, &v);
+			p->pid = (uint32_t)v;
+			break;
+		case TP_STATUS:
+			k = state_get_u64(&g, &v);
+			p->exit_status = (uint32_t)v;
+			break;
+		case TP_EXITED_S:
+			k = state_get_i64(&g, &sec);
+			p->exited_at.tv_sec = (time_t)sec;
+			break;
+		case TP_EXITED_NS:
+			k = state_get_u64(&g, &v);
+			p->exited_at.tv_nsec = (long)(v % 1000000000u);
+			break;
+		case TP_STDIN:
+		case TP_STDOUT:
+		case TP_STDERR:
+			k = state_get_str(&g, p->stdio[g.tag - TP_STDIN], sizeof(p->stdio[0]));
+			break;
+		case TP_TERMINAL:
+			k = state_get_u64(&g, &v);
+			p->terminal = v != 0;
+			break;
+		case TP_HOLD_OUT:
+		case TP_HOLD_ERR:
+			k = state_get_fd(in, &g, &p->hold[g.tag - TP_HOLD_OUT + 1]);
+			break;
+		case TP_SPEC:
+			free(p->spec_json);
+			p->spec_json = NULL;
+			k = state_get_strdup(&g, &p->spec_json);
+			break;
+		}
+		if (k < 0)
+			return k;
+	}
+	return k;
+}
+
+static int task_take(struct api_task *svc, struct state_in *in, const struct state_field *f)
+{
+	struct state_r r;
+	struct state_field g;
+	uint64_t v;
+	int k, nprocs = 0;
+	struct task *t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->svc = svc;
+	t->oom_wd = -1;
+	proc_init(&t->init, t, NULL);
+	list_init(&t->execs);
+	list_append(&svc->tasks, &t->node);
+	svc->ntasks++;
+	state_get_record(f, &r);
+	while ((k = state_next(&r, &g)) > 0) {
+		switch (g.tag) {
+		case TT_ID:
+			k = state_get_str(&g, t->id, sizeof(t->id));
+			break;
+		case TT_BUNDLE:
+			k = state_get_str(&g, t->bundle, sizeof(t->bundle));
+			break;
+		case TT_SANDBOX:
+			k = state_get_u64(&g, &v);
+			t->sandbox = v != 0;
+			break;
+		case TT_CELL:
+			k = state_get_str(&g, t->cell, sizeof(t->cell));
+			break;
+		case TT_DIR:
+			k = state_get_str(&g, t->dir, sizeof(t->dir));
+			break;
+		case TT_ROOTFS_MOUNTED:
+			k = state_get_u64(&g, &v);
+			t->rootfs_mounted = v != 0;
+			break;
+		case TT_OOM_KILLS:
+			k = state_get_u64(&g, &t->oom_kills);
+			break;
+		case TT_PROC:
+			if (nprocs++ == 0) {
+				k = proc_take(&t->init, in, &g);
+				break;
+			}
+			if (t->nexecs >= TASK_EXECS_MAX) {
+				k = -E2BIG;
+				break;
+			}
+			struct tproc *p = calloc(1, sizeof(*p));
+			if (!p) {
+				k = -ENOMEM;
+				break;
+			}
+			proc_init(p, t, NULL);
+			list_append(&t->execs, &p->node);
+			t->nexecs++;
+			k = proc_take(p, in, &g);
+			break;
+		}
+		if (k < 0)
+			break;
+	}
+	if (k < 0 || !t->id[0] || !nprocs) {
+		log_error("re-exec: task %s left out: its record does not read",
+		          t->id[0] ? t->id : "(no id)");
+		task_free(t);
+		return k < 0 ? k : -EBADMSG;
+	}
+	return 0;
+}
+
+static int event_take(struct api_task *svc, const struct state_field *f)
+{
+	struct state_r r;
+	struct state_field g, data = {0};
+	char topic[32] = "", type[48] = "";
+	int64_t sec = 0;
+	uint64_t nsec = 0;
+	int k;
+	state_get_record(f, &r);
+	while ((k = state_next(&r, &g)) > 0) {
+		if (g.tag == TE_AT_S)
+			k = state_get_i64(&g, &sec);
+		else if (g.tag == TE_AT_NS)
+			k = state_get_u64(&g, &nsec);
+		else if (g.tag == TE_TOPIC)
+			k = state_get_str(&g, topic, sizeof(topic));
+		else if (g.tag == TE_TYPE)
+			k = state_get_str(&g, type, sizeof(type));
+		else if (g.tag == TE_DATA)
+			data = g;
+		if (k < 0)
+			return k;
+	}
+	if (!topic[0] || !type[0] || svc->nevents >= TASK_EVENTS_MAX)
+		return -EBADMSG;
+	struct task_event *e = malloc(sizeof(*e) + data.len);
+	if (!e)
+		return -ENOMEM;
+	e->at = (struct timespec){.tv_sec = (time_t)sec, .tv_nsec = (long)(nsec % 1000000000u)};
+	str_copy(e->topic, sizeof(e->topic), topic);
+	str_copy(e->type_url, sizeof(e->type_url), type);
+	e->len = data.len;
+	if (data.len)
+		memcpy(e->data, data.data, data.len);
+	list_append(&svc->events, &e->node);
+	svc->nevents++;
+	return 0;
+}
+
+int api_task_restore(struct api_task *svc, struct state_in *in, const struct state_field *f)
+{
+	struct state_r r;
+	struct state_field g;
+	uint64_t v;
+	int k, n = 0;
+	if (!svc)
+		return -ENODEV;
+	state_get_record(f, &r);
+	while ((k = state_next(&r, &g)) > 0) {
+		switch (g.tag) {
+		case TS_ZONE:
+			if ((k = state_get_u64(&g, &v)) == 0 && v > ZN_GONE)
+				k = -EBADMSG;
+			svc->zone = (enum zstate)v;
+			break;
+		case TS_ZONE_PID:
+			k = state_get_u64(&g, &v);
+			svc->zone_pid = (pid_t)v;
+			break;
+		case TS_ZONE_CGROUP:
+			k = state_get_str(&g, svc->zone_cgroup, sizeof(svc->zone_cgroup));
+			break;
+		case TS_EVENTS_DROPPED:
+			k = state_get_u64(&g, &svc->events_dropped);
+			break;
+		case TS_TASK:
+			if (task_take(svc, in, &g) == 0)
+				n++;
+			k = 0;
+			break;
+		case TS_EVENT:
+			if (event_take(svc, &g) < 0)
+				svc->events_dropped++;
+			k = 0;
+			break;
+		}
+		if (k < 0)
+			return k;
+	}
+	/* The pod's zone is ours again; if it ended meanwhile, as if seen now. */
+	if (svc->zone == ZN_READY) {
+		struct api_zone_owner owner = task_zone_owner(svc);
+		if (api_zones_own(svc->api->zones, SHIM_ZONE_NAME, &owner) < 0) {
+			log_warn("re-exec: the pod's zone did not go along: its tasks end");
+			owner.gone(128 + SIGKILL, svc);
+		}
+	}
+	struct task *t;
+	list_for_each(t, &svc->tasks, node) {
+		if (t->sandbox)
+			continue;
+		if (t->init.state == T_RUNNING || t->init.state == T_PAUSED) {
+			task_oom_watch(t);
+			task_proc_rewait(&t->init);
+		}
+		struct tproc *p;
+		list_for_each(p, &t->execs, node)
+			if (p->state == T_RUNNING || p->state == T_PAUSED)
+				task_proc_rewait(p);
+	}
+	task_events_kick(svc);
+	return n;
+}
