@@ -156,7 +156,9 @@ $C t ls 2>&1 | grep -q "^d1 *$PID *RUNNING" && ok restart_task_kept ||
 timeout 30 $C run --rm $R $IMG w1 /bin/sh -c 'sleep 3; echo after; exit 7' >"$T/ow" 2>&1 &
 RUN=$!
 wait_for "$C t ls 2>/dev/null | grep -q '^w1 .*RUNNING'" 500
-sleep 0.2 # ctr's Wait reaches the shim
+$C t exec --exec-id e8 d1 /bin/sh -c 'sleep 2.5; exit 6' >/dev/null 2>&1 &
+EXE=$!
+sleep 0.3 # ctr's Waits reach the shims
 "$KIN" ctl --socket "/run/kin/shim/$NS/w1/kin.sock" reexec >"$T/out" 2>&1 &&
 	"$KIN" ctl --socket "$KS" reexec >>"$T/out" 2>&1
 rx=$?
@@ -165,10 +167,12 @@ $C t ls 2>/dev/null | grep -q '^w1 .*RUNNING'
 running=$?
 wait $RUN
 rc=$?
-[ $rx -eq 0 ] && [ $running -eq 0 ] && [ $rc -eq 7 ] && grep -qx after "$T/ow" &&
+wait $EXE
+erc=$?
+[ $rx -eq 0 ] && [ $running -eq 0 ] && [ $rc -eq 7 ] && grep -qx after "$T/ow" && [ $erc -eq 6 ] &&
 	grep -q "re-exec: the shim's tasks taken over: 1" "/run/kin/shim/$NS/d1/shim.log" &&
 	ok shim_reexec_wait_goes_along ||
-	bad shim_reexec_wait_goes_along "re-exec exit $rx, w1 running $running, run exit $rc: $(cat "$T/ow")"
+	bad shim_reexec_wait_goes_along "re-exec exit $rx, w1 running $running, run exit $rc, exec exit $erc: $(cat "$T/ow")"
 $C t exec --exec-id e9 d1 /bin/sh -c 'exit 5' >/dev/null 2>&1
 rc=$?
 $C t ls 2>&1 | grep -q "^d1 *$PID *RUNNING" && [ $rc -eq 5 ] && ok shim_reexec_task_goes_on ||
