@@ -398,21 +398,32 @@ static int exec_pipes(struct exec *e, struct state_in *in, const struct exec_in 
 
 /* What an adoption works from: the pipe ends a keeper held (fds, with
  * their inodes); NULL for a re-exec's restore. */
+struct kept_ino {
+	uint64_t ino;
+	size_t i; /* in fds */
+};
 struct adopt {
 	int *fds;
-	uint64_t *ino;
+	struct kept_ino *by_ino; /* sorted: thousands of pipes, three looked up each */
 	size_t n;
 };
 
+static int kept_cmp(const void *x, const void *y)
+{
+	const struct kept_ino *a = x, *b = y;
+	return a->ino < b->ino ? -1 : a->ino > b->ino;
+}
+
 static int take_kept(struct adopt *a, uint64_t ino)
 {
-	for (size_t i = 0; ino && i < a->n; i++)
-		if (a->fds[i] >= 0 && a->ino[i] == ino) {
-			int fd = a->fds[i];
-			a->fds[i] = -1;
-			return fd;
-		}
-	return -1;
+	struct kept_ino key = {.ino = ino};
+	const struct kept_ino *k =
+	    ino && a->n ? bsearch(&key, a->by_ino, a->n, sizeof(key), kept_cmp) : NULL;
+	if (!k || a->fds[k->i] < 0)
+		return -1;
+	int fd = a->fds[k->i];
+	a->fds[k->i] = -1;
+	return fd;
 }
 
 /* An adopted process's pipes: the ends the keeper held, found by the
@@ -639,10 +650,11 @@ int cells_adopt(struct ev_loop *loop, struct child_table *children, const struct
 		log_warn("adopt: the state is of cells in %s, these are in %s; nothing adopted",
 		         root, c->root);
 	else if (f) {
-		_cleanup_free_ uint64_t *ino = calloc(nkept ? nkept : 1, sizeof(*ino));
-		struct adopt a = {.fds = kept, .ino = ino, .n = ino ? nkept : 0};
+		_cleanup_free_ struct kept_ino *by_ino = calloc(nkept ? nkept : 1, sizeof(*by_ino));
+		struct adopt a = {.fds = kept, .by_ino = by_ino, .n = by_ino ? nkept : 0};
 		for (size_t i = 0; i < a.n; i++)
-			ino[i] = fd_ino(kept[i]);
+			by_ino[i] = (struct kept_ino){.ino = fd_ino(kept[i]), .i = i};
+		qsort(by_ino, a.n, sizeof(*by_ino), kept_cmp); /* the keeper holds each once */
 		c->exec_seq = seq;
 		restore_records(c, in, f, &a);
 		log_info("cells: %zu cells and %zu executables adopted", c->ncells, c->nexecs);
