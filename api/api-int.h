@@ -211,6 +211,8 @@ bool api_task_settled(const struct api_task *svc, char *why, size_t size);
 void api_task_save(struct api_task *svc, struct state_w *w, uint16_t tag);
 int api_task_restore(struct api_task *svc, struct state_in *in, const struct state_field *f);
 bool api_zones_settled(const struct api_zones *svc, char *why, size_t size);
+/* The zones' log pipes to the keeper again (zones_keep_all). */
+void api_zones_keep_pipes(struct api_zones *svc);
 size_t api_zones_children(const struct api_zones *svc);
 void api_zones_save(struct api_zones *svc, struct state_w *w, uint16_t tag);
 int api_zones_restore(struct api_zones *svc, struct state_in *in, const struct state_field *f);

@@ -150,6 +150,9 @@ int api_restore(struct api *api, struct state_in *in, const struct state_field *
  * that no VM or zone took are killed and removed. */
 void api_save_adoptable(struct api *api, struct state_w *w, uint16_t tag);
 int api_adopt(struct api *api, const struct state_field *f, int *kept, size_t nkept);
+/* Every pipe end the services hold for a keeper (zones' log pipes), to a
+ * keeper started anew, which holds none. NULL is fine. */
+void api_keep_pipes(struct api *api);
 /* The two ends, each walking the started services in reverse order; see
  * struct api_service. NULL is fine. */
 void api_shutdown(struct api *api);

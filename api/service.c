@@ -124,6 +124,12 @@ bool api_zones_idle(struct api *api)
 /* The services' record: one field per service that carries state. */
 enum { AS_ZONES = 1, AS_VMS, AS_EXEC_IMAGES, AS_TASK };
 
+void api_keep_pipes(struct api *api)
+{
+	if (api)
+		api_zones_keep_pipes(api->zones);
+}
+
 const char *api_uncarried(const struct api *api)
 {
 	return api ? api_task_uncarried(api->task) : NULL;

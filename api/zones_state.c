@@ -12,6 +12,12 @@
 enum { ZA_ZONES = 1, ZA_NOT_READY, ZA_CONTAINER, ZA_VM_ZONE };
 enum { ZC_NAME = 1, ZC_CONTAINER };
 
+void api_zones_keep_pipes(struct api_zones *svc)
+{
+	if (svc)
+		zones_keep_all(svc->zones);
+}
+
 int api_zones_own(struct api_zones *svc, const char *name, const struct api_zone_owner *owner)
 {
 	struct zrec *r = svc ? api_zrec_find(svc, name) : NULL;

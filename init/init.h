@@ -254,7 +254,8 @@ int init_persist_watch(struct init_persist *p, struct ev_loop *loop, struct cell
 /* What else goes into the file (the services' record, tag given), and a
  * change of it that cells do not see (a VM now running): written soon. */
 void init_persist_set_saver(struct init_persist *p,
-                            void (*save)(struct state_w *w, uint16_t tag, void *data), void *data);
+                            void (*save)(struct state_w *w, uint16_t tag, void *data),
+                            void (*rekeep)(void *data), void *data);
 void init_persist_changed(struct init_persist *p);
 /* What zones need to be adoptable (zones_config): the directory of their
  * reconnect sockets (DIR/zones), and the keeper for their log pipes.

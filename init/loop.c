@@ -214,6 +214,13 @@ static void persist_save_api(struct state_w *w, uint16_t tag, void *data)
 	api_save_adoptable(s->api, w, tag);
 }
 
+/* A keeper started anew (the last one died) holds no zone's log pipe. */
+static void persist_rekeep_api(void *data)
+{
+	struct init_state *s = data;
+	api_keep_pipes(s->api);
+}
+
 static void persist_changed(void *data)
 {
 	struct init_state *s = data;
@@ -534,7 +541,7 @@ int init_run(struct init_config *cfg, enum init_role role)
 	if (!restored && init_cells_start(s.loop, s.children, s.rpc, cfg->cgroup,
 	                                  adopting ? &adopt : NULL, &s.cells) < 0)
 		log_error("cells: out of memory; going on without them");
-	init_persist_set_saver(s.persist, persist_save_api, &s);
+	init_persist_set_saver(s.persist, persist_save_api, persist_rekeep_api, &s);
 	if (s.persist && init_persist_watch(s.persist, s.loop, init_cells_lib(s.cells)) < 0)
 		log_warn("state: cannot watch cells: out of resources; no state kept");
 	/* A daemon told --policy or --tls-listen explicitly does not run

@@ -45,6 +45,7 @@ struct init_persist {
 	struct cells *cells;
 	struct cells_listener *listener;
 	void (*save)(struct state_w *w, uint16_t tag, void *data);
+	void (*rekeep)(void *data); /* a keeper started anew: the services' pipes to it */
 	void *save_data;
 	struct ev_source timer;
 	struct ev_source keeper; /* the connection; fd -1: none */
@@ -184,6 +185,8 @@ static void keeper_watch(struct init_persist *p)
 		k.data = p;
 		cells_set_keeper(p->cells, &k, p->keeper_new);
 	}
+	if (p->keeper_new && p->rekeep)
+		p->rekeep(p->save_data);
 }
 
 /* The keeper never writes unasked: readable means it is gone. */
@@ -387,11 +390,13 @@ static void changed(struct init_persist *p)
 }
 
 void init_persist_set_saver(struct init_persist *p,
-                            void (*save)(struct state_w *w, uint16_t tag, void *data), void *data)
+                            void (*save)(struct state_w *w, uint16_t tag, void *data),
+                            void (*rekeep)(void *data), void *data)
 {
 	if (!p)
 		return;
 	p->save = save;
+	p->rekeep = rekeep;
 	p->save_data = data;
 }
 

@@ -924,6 +924,16 @@ void zone_foreach(struct zones *z, void (*fn)(const struct zone_info *info, void
 		fn(&x->info, data);
 }
 
+void zones_keep_all(struct zones *z)
+{
+	struct zone *x;
+	if (!z || !z->keeper.keep)
+		return;
+	list_for_each(x, &z->list, node)
+		if (x->log.src.fd >= 0)
+			z->keeper.keep(&x->log.src.fd, 1, z->keeper.data);
+}
+
 size_t zone_count(const struct zones *z)
 {
 	return z->count;

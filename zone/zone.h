@@ -154,6 +154,9 @@ int zone_get(struct zones *z, const char *name, struct zone_info *ret, struct er
 void zone_foreach(struct zones *z, void (*fn)(const struct zone_info *info, void *data),
                   void *data);
 size_t zone_count(const struct zones *z);
+/* Each zone's log pipe to the keeper again: a keeper started anew (the
+ * last one died) holds none. */
+void zones_keep_all(struct zones *z);
 
 /* ---- re-exec (zone/state.c) ---------------------------------------------
  * The zones go along when kin re-executes itself: each running zone kin

@@ -70,6 +70,18 @@ EOF
 inside=$(nsenter -t "$p1" -p -- python3 "$T/peek.py" "$SD/zones/z1.sock" 2>&1)
 [ "$inside" = closed ] && grep -q 'is not the parent kin; its connection is closed' "$T/zones/z1.log" &&
 	ok reconnect_refuses_the_zone_itself || bad reconnect_refuses_the_zone_itself "$inside: $(tail -3 "$T/zones/z1.log")"
+# The keeper of pipes dies: kin starts a new one and hands it the zones'
+# log pipes again (else, with kin killed next, z1's log would be lost).
+keeper_pid() {
+	for p in $(find "$BASE" -name cgroup.procs -exec cat {} + 2>/dev/null); do
+		tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q ' keeper ' && echo "$p"
+	done
+}
+k1=$(keeper_pid)
+[ -n "$k1" ] && kill -KILL "$k1"
+wait_for "[ -n \"\$(keeper_pid)\" ] && [ \"\$(keeper_pid)\" != '$k1' ]" 200 &&
+	log_has 'the keeper of pipes ended; a new one holds them' && ok keeper_restarted ||
+	bad keeper_restarted "keeper $k1 -> $(keeper_pid)"
 sleep 0.2 # the state is rewritten within 20 ms of the last change
 log1=$(wc -c <"$T/zones/z1.log")
 
