@@ -16,15 +16,17 @@ struct init_cells {
 	char why[sizeof(((struct err *)0)->msg) + 32]; /* no cells: why */
 };
 
-/* The cells whose owners do not adopt theirs yet: services (units/, the
- * default slice). VMs' (vms/) and zones' (zones/) are adopted, and those
- * no VM or zone takes back removed by their services (api_adopt); below
- * a zone's cell the cgroups are its kin's own. */
+/* The cells whose owners do not adopt theirs: services' (units/, the
+ * default slice) when no units state is adopted with them (no units now,
+ * or none in the file). VMs' (vms/) and zones' (zones/) are adopted, and
+ * those no VM or zone takes back removed by their services (api_adopt);
+ * below a zone's cell the cgroups are its kin's own. */
 static const char *const not_adopted[] = {"system.slice", NULL};
 static const char *const delegated[] = {ZONE_CELL_PARENT, NULL};
 
 int init_cells_start(struct ev_loop *loop, struct child_table *children, struct rpc_server *rpc,
-                     const char *base, struct init_adopt *adopt, struct init_cells **ret)
+                     const char *base, struct init_adopt *adopt, bool units_adopted,
+                     struct init_cells **ret)
 {
 	struct cells_config cfg = {.own_leaf = true, .base = base};
 	struct err err = {0};
@@ -38,8 +40,9 @@ int init_cells_start(struct ev_loop *loop, struct child_table *children, struct 
 	if (!ic)
 		return -ENOMEM;
 	int r = adopt ? cells_adopt(loop, children, &cfg, &adopt->in,
-	                            adopt->cells.data ? &adopt->cells : NULL, not_adopted,
-	                            delegated, adopt->kept, adopt->nkept, &ic->cells, &err)
+	                            adopt->cells.data ? &adopt->cells : NULL,
+	                            units_adopted ? NULL : not_adopted, delegated, adopt->kept,
+	                            adopt->nkept, &ic->cells, &err)
 	              : cells_new(loop, children, &cfg, &ic->cells, &err);
 	if (r < 0) {
 		snprintf(why, sizeof(why), "%s", err.msg[0] ? err.msg : strerror(-r));

@@ -240,7 +240,8 @@ int init_persist_open(const char *dir, struct init_persist **ret);
 struct init_adopt {
 	struct state_in in;
 	struct state_field cells;
-	struct state_field api; /* the services' (api_save_adoptable); tag 0: none */
+	struct state_field api;   /* the services' (api_save_adoptable); tag 0: none */
+	struct state_field units; /* the service manager's (units_save); tag 0: none */
 	int *kept;
 	size_t nkept;
 };
@@ -251,10 +252,12 @@ int init_persist_load(struct init_persist *p, struct init_adopt *ret);
 void init_adopt_end(struct init_adopt *a);
 /* Writes the state now and after each change of cells (NULL: none). */
 int init_persist_watch(struct init_persist *p, struct ev_loop *loop, struct cells *cells);
-/* What else goes into the file (the services' record, tag given), and a
+/* What else goes into the file (the services' and the units' records,
+ * tags given), and a
  * change of it that cells do not see (a VM now running): written soon. */
 void init_persist_set_saver(struct init_persist *p,
-                            void (*save)(struct state_w *w, uint16_t tag, void *data),
+                            void (*save)(struct state_w *w, uint16_t api_tag, uint16_t units_tag,
+                                         void *data),
                             void (*rekeep)(void *data), void *data);
 void init_persist_changed(struct init_persist *p);
 /* What zones need to be adoptable (zones_config): the directory of their
@@ -285,7 +288,8 @@ struct init_cells;
  * earlier kin left is removed. */
 struct init_adopt;
 int init_cells_start(struct ev_loop *loop, struct child_table *children, struct rpc_server *rpc,
-                     const char *base, struct init_adopt *adopt, struct init_cells **ret);
+                     const char *base, struct init_adopt *adopt, bool units_adopted,
+                     struct init_cells **ret);
 void init_cells_stop(struct init_cells *ic, uint64_t grace_ms);
 void init_cells_kill(struct init_cells *ic);
 void init_cells_shutdown(struct init_cells *ic);
@@ -328,12 +332,13 @@ int init_host_tmpfiles_parse(char *line, struct init_tmpfiles_entry *e);
 struct units;
 struct init_units;
 /* in and units: a re-exec's state of the service manager, taken back
- * instead of a boot (NULL: a fresh start). */
+ * instead of a boot (NULL: a fresh start); with adopt, a killed kin's
+ * (its state file): taken back, then booted as ever. */
 struct state_in;
 struct state_field;
 int init_units_start(const struct init_config *cfg, enum init_role role, struct ev_loop *loop,
                      struct child_table *children, struct cells *cells, struct state_in *in,
-                     const struct state_field *units, struct init_units **ret);
+                     const struct state_field *units, bool adopt, struct init_units **ret);
 /* Boots the default target (machine: after sysinit). */
 void init_units_boot(struct init_units *iu);
 /* Stops every unit in reverse order; done once they are all down. */

@@ -6,6 +6,7 @@
 #include "api/api.h"
 #include "zone/zone.h"
 #include "lib/state.h"
+#include "units/units.h"
 
 #include <dirent.h>
 #include <stdio.h>
@@ -208,10 +209,12 @@ static int system_reload_policy(const char **ret_source, size_t *ret_rules, stru
 }
 
 /* The state file a successor adopts (init/persist.c): the services' part. */
-static void persist_save_api(struct state_w *w, uint16_t tag, void *data)
+static void persist_save_api(struct state_w *w, uint16_t api_tag, uint16_t units_tag, void *data)
 {
 	struct init_state *s = data;
-	api_save_adoptable(s->api, w, tag);
+	api_save_adoptable(s->api, w, api_tag);
+	if (s->units)
+		units_save(init_units_lib(s->units), w, units_tag);
 }
 
 /* A keeper started anew (the last one died) holds no zone's log pipe. */
@@ -538,8 +541,11 @@ int init_run(struct init_config *cfg, enum init_role role)
 	    !restored)
 		adopting = init_persist_load(s.persist, &adopt) > 0;
 	/* Before the workload: kin moves into its own leaf cgroup first. */
+	/* The services' cells are adopted with their units (the same unit
+	 * directories, or a unit whose file is gone stops its service). */
+	bool units_adopted = adopting && adopt.units.tag && cfg->n_unit_dirs;
 	if (!restored && init_cells_start(s.loop, s.children, s.rpc, cfg->cgroup,
-	                                  adopting ? &adopt : NULL, &s.cells) < 0)
+	                                  adopting ? &adopt : NULL, units_adopted, &s.cells) < 0)
 		log_error("cells: out of memory; going on without them");
 	init_persist_set_saver(s.persist, persist_save_api, persist_rekeep_api, &s);
 	if (s.persist && init_persist_watch(s.persist, s.loop, init_cells_lib(s.cells)) < 0)
@@ -566,8 +572,12 @@ int init_run(struct init_config *cfg, enum init_role role)
 	struct state_field units_f;
 	struct state_in *units_in =
 	    restored ? init_reexec_record(&s, INIT_RECORD_UNITS, &units_f) : NULL;
+	if (units_adopted) { /* a killed kin's: taken back, then the boot as ever */
+		units_in = &adopt.in;
+		units_f = adopt.units;
+	}
 	r = init_units_start(cfg, role, s.loop, s.children, init_cells_lib(s.cells), units_in,
-	                     &units_f, &s.units);
+	                     &units_f, units_adopted, &s.units);
 	cfg->host = role == INIT_ROLE_MACHINE && s.units;
 	start_services(&s);
 	if (restored)

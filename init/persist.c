@@ -36,7 +36,7 @@
 #define KEEPER_SOCK      "keeper.sock"
 #define KEEPER_GIVE_MS   2000 /* at start only: the keeper answers at once */
 #define KEEPER_RESTARTS  5    /* a keeper that keeps dying is given up */
-enum { P_CELLS = 1, P_API };
+enum { P_CELLS = 1, P_API, P_UNITS };
 
 struct init_persist {
 	char dir[PATH_MAX];
@@ -44,7 +44,7 @@ struct init_persist {
 	struct ev_loop *loop;
 	struct cells *cells;
 	struct cells_listener *listener;
-	void (*save)(struct state_w *w, uint16_t tag, void *data);
+	void (*save)(struct state_w *w, uint16_t api_tag, uint16_t units_tag, void *data);
 	void (*rekeep)(void *data); /* a keeper started anew: the services' pipes to it */
 	void *save_data;
 	struct ev_source timer;
@@ -337,6 +337,8 @@ int init_persist_load(struct init_persist *p, struct init_adopt *a)
 			a->cells = f;
 		else if (f.tag == P_API)
 			a->api = f;
+		else if (f.tag == P_UNITS)
+			a->units = f;
 	keeper_give(p, a);
 	return 1;
 }
@@ -350,7 +352,7 @@ static void persist_write(struct init_persist *p)
 	w.file = true;
 	int r = p->cells ? cells_save(p->cells, &w, P_CELLS, &err) : 0;
 	if (r >= 0 && p->save)
-		p->save(&w, P_API, p->save_data);
+		p->save(&w, P_API, P_UNITS, p->save_data);
 	if (r >= 0)
 		r = state_w_write_file(&w, p->dirfd, PERSIST_FILE);
 	state_w_free(&w);
@@ -390,7 +392,8 @@ static void changed(struct init_persist *p)
 }
 
 void init_persist_set_saver(struct init_persist *p,
-                            void (*save)(struct state_w *w, uint16_t tag, void *data),
+                            void (*save)(struct state_w *w, uint16_t api_tag, uint16_t units_tag,
+                                         void *data),
                             void (*rekeep)(void *data), void *data)
 {
 	if (!p)

@@ -67,7 +67,7 @@ static void console_getty(struct init_units *iu)
 
 int init_units_start(const struct init_config *cfg, enum init_role role, struct ev_loop *loop,
                      struct child_table *children, struct cells *cells, struct state_in *in,
-                     const struct state_field *units, struct init_units **ret)
+                     const struct state_field *units, bool adopt, struct init_units **ret)
 {
 	*ret = NULL;
 	bool host = role == INIT_ROLE_MACHINE && host_has_units(cfg);
@@ -104,7 +104,7 @@ int init_units_start(const struct init_config *cfg, enum init_role role, struct 
 	    .boot_wants = iu->wants,
 	};
 	struct err err = {0};
-	int notify_fd = in ? units_state_notify_fd(in, units) : -1;
+	int notify_fd = in && !adopt ? units_state_notify_fd(in, units) : -1;
 	if (notify_fd >= 0)
 		ucfg.notify_fd = &notify_fd;
 	int r = units_new(loop, children, cells, &ucfg, &iu->units, &err);
@@ -114,7 +114,15 @@ int init_units_start(const struct init_config *cfg, enum init_role role, struct 
 		free(iu);
 		return r;
 	}
-	if (in) { /* a re-exec: the units as they were, no boot */
+	if (in && adopt) { /* a killed kin's: its services adopted, then the boot */
+		r = units_adopt(iu->units, in, units);
+		if (r < 0)
+			log_error("adopt: the units' state does not read whole; %s",
+			          "what was read is taken back");
+		else
+			log_info("adopt: %d units taken back", r);
+		r = 0;
+	} else if (in) { /* a re-exec: the units as they were, no boot */
 		iu->booted = true;
 		r = units_restore(iu->units, in, units);
 		if (r < 0)

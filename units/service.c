@@ -1327,6 +1327,11 @@ static int resume_main(struct svc *s, char *why, size_t size)
 	return 0;
 }
 
+static bool running_state(enum svc_state st)
+{
+	return st == SVC_RUNNING || st == SVC_AUTO_RESTART;
+}
+
 static int svc_resume(struct unit *u, char *why, size_t size)
 {
 	struct svc *s = u->type_data;
@@ -1344,6 +1349,11 @@ static int svc_resume(struct unit *u, char *why, size_t size)
 	if (!memchr(s->invocation_id, '\0', sizeof(s->invocation_id)) ||
 	    strchr(s->private_tmp, '/') || strstr(s->private_tmp, "..")) {
 		snprintf(why, size, "its record has a bad invocation");
+		return -EBADMSG;
+	}
+	if (s->carried_socket[0] && u->m->adopting && running_state(s->state)) {
+		snprintf(why, size, "it was started by %s, whose fds a killed kin cannot hand on",
+		         s->carried_socket);
 		return -EBADMSG;
 	}
 	if (s->carried_socket[0]) {

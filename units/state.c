@@ -106,7 +106,8 @@ static void give_up(struct units *m, struct unit *u, const char *name, const cha
 	bool service = unit_type_from_suffix(name) == UNIT_SERVICE;
 	if (service && cell_name_valid(name))
 		snprintf(cell, sizeof(cell), "%s/%s", m->slice, name);
-	log_error("re-exec: unit \"%.255s\" cannot be taken over: %s%s", name, why,
+	log_error("%s: unit \"%.255s\" cannot be taken over: %s%s",
+	          m->adopting ? "adopt" : "re-exec", name, why,
 	          cell[0] ? "; its processes are killed" : "");
 	if (u && strcmp(u->name, name) == 0) {
 		if (u->ops && u->ops->free)
@@ -169,7 +170,8 @@ static void unit_take(struct units *m, struct state_in *in, const struct state_f
 		if (g.tag == U_NAME && state_get_str(&g, name, sizeof(name)) < 0)
 			break;
 	if (!unit_name_valid(name)) {
-		log_error("re-exec: a unit record without a valid name is dropped");
+		log_error("%s: a unit record without a valid name is dropped",
+		          m->adopting ? "adopt" : "re-exec");
 		return;
 	}
 	struct unit *u = units_get(m, name, &err);
@@ -200,6 +202,14 @@ static void unit_take(struct units *m, struct state_in *in, const struct state_f
 	}
 	if (trig[0])
 		u->triggered_by = units_find(m, trig);
+}
+
+int units_adopt(struct units *m, struct state_in *in, const struct state_field *f)
+{
+	m->adopting = true;
+	int r = units_restore(m, in, f);
+	m->adopting = false;
+	return r;
 }
 
 int units_restore(struct units *m, struct state_in *in, const struct state_field *f)

@@ -98,6 +98,7 @@ struct units {
 	struct ev_loop *loop;
 	struct child_table *children;
 	struct cells *cells;
+	bool adopting; /* units_adopt: a killed kin's state, read from its file */
 	struct units_config cfg;
 	char root[256];
 	char slice[CELLS_NAME_MAX + 1];

@@ -704,6 +704,12 @@ int units_state_notify_fd(struct state_in *in, const struct state_field *f);
  * while its service ran, is stopped (its cell killed and removed) with a log
  * line naming it. The number of units taken back, or -EBADMSG. */
 int units_restore(struct units *u, struct state_in *in, const struct state_field *f);
+/* The same from a killed kin's state file (no fds): each service whose
+ * main process runs on (an executable the cells adopted, or a daemon in
+ * its cell, watched) is adopted as it was; one started by its socket
+ * (whose fds died with that kin) or caught mid-way is stopped. Then the
+ * boot as ever (units_boot) starts what is not running. */
+int units_adopt(struct units *u, struct state_in *in, const struct state_field *f);
 
 enum unit_active {
 	UNIT_ACTIVE_INACTIVE,

@@ -12,7 +12,8 @@
 # line the simple service printed is there once, in order. A start under
 # way is waited for; a running service whose unit file is gone is stopped
 # with a log line naming it, and its name is usable again. A SIGKILLed
-# kin's successor removes the services and starts them again.
+# kin's successor adopts the services (a socket-activated one is stopped
+# and its socket listens again).
 cd "$(dirname "$0")/../.."
 . tests/ns/lib.sh
 ns_suite_begin reexec-units
@@ -198,14 +199,29 @@ kc service start gone.service
 
 errs=$(grep -E '<3>|error' "$T/kin.log" | grep -v 'gone.service')
 
-# A SIGKILLed kin's successor removes its services (no unit state is kept
-# on disk yet) and its units start them again once their cells are gone:
-# no name stays blocked, no unit fails for it.
+# A SIGKILLed kin's successor adopts its services from the state file:
+# the same main pids (a simple service's, an executable of its cell; a
+# Type=forking daemon's, watched), their states and logs going on. A
+# service started by its socket cannot be (the listening fds died with
+# that kin): it is stopped, named, and the socket unit listens again.
 a2=$(cat "$O/a.pid")
+d2=$(main_pid d.service)
+h2=$(main_pid h.service)
+sleep 0.2 # the state file is rewritten within 20 ms of the last change
 kill -KILL "$DPID"
 wait_for "! kill -0 $DPID 2>/dev/null" 100
 ns_daemon_start "$T/kin.log" $ARGS
-check successor_restarts_services "[ \"\$(cat $O/a.pid)\" != $a2 ] && ! kill -0 $a2 2>/dev/null && [ \"\$(active a.service)\" = 'active running' ] && [ \"\$(active d.service)\" = 'active running' ] && [ \"\$(active h.socket)\" = 'active listening' ]"
+check successor_adopts_services "[ \"\$(main_pid a.service)\" = $a2 ] && [ \"\$(active a.service)\" = 'active running' ] && [ \"\$(main_pid d.service)\" = $d2 ] && [ \"\$(active d.service)\" = 'active running' ]"
+grep -q 'adopt: [0-9]* units taken back' "$T/kin.log" && [ "$(cat "$O/a.pid")" = "$a2" ] && ok units_adopted ||
+	bad units_adopted "$(grep 'adopt' "$T/kin.log" | tail -3)"
+check socket_service_stopped "grep -q 'adopt: unit \"h.service\" cannot be taken over: it was started by h.socket' $T/kin.log && ! kill -0 ${h2:-0} 2>/dev/null && [ \"\$(active h.socket)\" = 'active listening' ]"
+got=$(python3 -c 'import socket; s=socket.socket(socket.AF_UNIX); s.settimeout(10); s.connect("'"$R/h.sock"'"); print(s.recv(100).decode())' 2>&1)
+[ "$got" = fds=1 ] && ok socket_activation_after_adoption || bad socket_activation_after_adoption "$got"
+# An adopted main process is watched: killed, its service restarts.
+kill -KILL "$a2"
+check adopted_restarted "[ \$(cat $O/a.pid) != $a2 ] && [ \"\$(active a.service)\" = 'active running' ]"
+kc service stop d.service
+check adopted_daemon_stops "! kill -0 $d2 2>/dev/null && [ \"\$(active d.service)\" = 'inactive dead' ]"
 
 [ -z "$errs" ] && ok no_errors || bad no_errors "$(echo "$errs" | head -3)"
 
