@@ -578,6 +578,8 @@ int init_run(struct init_config *cfg, enum init_role role)
 	}
 	r = init_units_start(cfg, role, s.loop, s.children, init_cells_lib(s.cells), units_in,
 	                     &units_f, units_adopted, &s.units);
+	if (s.units && s.persist) /* a unit's state is in the state file too */
+		units_on_change(init_units_lib(s.units), persist_changed, &s);
 	cfg->host = role == INIT_ROLE_MACHINE && s.units;
 	start_services(&s);
 	if (restored)

@@ -325,8 +325,11 @@ void unit_set_active(struct unit *u, enum unit_active a, const char *sub)
 		u->inactive_enter_us = units_now_realtime_us();
 	if (up)
 		u->inactive_exit_us = units_now_realtime_us();
+	bool changed = u->active != a || strcmp(u->sub, sub) != 0;
 	u->active = a;
 	str_copy(u->sub, sizeof(u->sub), sub);
+	if (changed && u->m->on_change)
+		u->m->on_change(u->m->on_change_data);
 	/* OnUnitActiveSec=/OnUnitInactiveSec= count from these */
 	if ((is != was || up) && u->type != UNIT_TIMER)
 		timer_target_changed(u);

@@ -204,6 +204,12 @@ static void unit_take(struct units *m, struct state_in *in, const struct state_f
 		u->triggered_by = units_find(m, trig);
 }
 
+void units_on_change(struct units *m, void (*fn)(void *data), void *data)
+{
+	m->on_change = fn;
+	m->on_change_data = data;
+}
+
 int units_adopt(struct units *m, struct state_in *in, const struct state_field *f)
 {
 	m->adopting = true;

@@ -98,7 +98,9 @@ struct units {
 	struct ev_loop *loop;
 	struct child_table *children;
 	struct cells *cells;
-	bool adopting; /* units_adopt: a killed kin's state, read from its file */
+	bool adopting;                 /* units_adopt: a killed kin's state, read from its file */
+	void (*on_change)(void *data); /* units_on_change's */
+	void *on_change_data;
 	struct units_config cfg;
 	char root[256];
 	char slice[CELLS_NAME_MAX + 1];

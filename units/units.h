@@ -710,6 +710,9 @@ int units_restore(struct units *u, struct state_in *in, const struct state_field
  * (whose fds died with that kin) or caught mid-way is stopped. Then the
  * boot as ever (units_boot) starts what is not running. */
 int units_adopt(struct units *u, struct state_in *in, const struct state_field *f);
+/* fn(data) after a unit's active state or sub-state changes (a state file
+ * written again soon). */
+void units_on_change(struct units *u, void (*fn)(void *data), void *data);
 
 enum unit_active {
 	UNIT_ACTIVE_INACTIVE,
