@@ -147,7 +147,13 @@ int rpc_request_encode(uint32_t stream_id, uint8_t flags, const char *service, c
 	req.timeout_nano = timeout_ns;
 	req.n_metadata = n_metadata;
 	req.metadata = n_metadata ? kvp : NULL;
-	size_t len = ttrpc__request__get_packed_size(&req);
+	return rpc_request_pack_frame(&req, stream_id, flags, ret_buf, ret_len);
+}
+
+int rpc_request_pack_frame(const Ttrpc__Request *m, uint32_t stream_id, uint8_t flags,
+                           uint8_t **ret_buf, size_t *ret_len)
+{
+	size_t len = ttrpc__request__get_packed_size(m);
 	if (len > RPC_MESSAGE_MAX)
 		return -EMSGSIZE;
 	uint8_t *buf = malloc(RPC_HEADER_SIZE + len);
@@ -158,7 +164,7 @@ int rpc_request_encode(uint32_t stream_id, uint8_t flags, const char *service, c
 	                       .type = RPC_TYPE_REQUEST,
 	                       .flags = flags};
 	rpc_header_encode(&h, buf);
-	ttrpc__request__pack(&req, buf + RPC_HEADER_SIZE);
+	ttrpc__request__pack(m, buf + RPC_HEADER_SIZE);
 	*ret_buf = buf;
 	*ret_len = RPC_HEADER_SIZE + len;
 	return 0;
@@ -168,21 +174,7 @@ int rpc_request_frame(const struct rpc_request *req, uint32_t stream_id, uint8_t
                       size_t *ret_len)
 {
 	const Ttrpc__Request *m = req->owned_;
-	if (!m)
-		return -EINVAL;
-	size_t len = ttrpc__request__get_packed_size(m);
-	if (len > RPC_MESSAGE_MAX)
-		return -EMSGSIZE;
-	uint8_t *buf = malloc(RPC_HEADER_SIZE + len);
-	if (!buf)
-		return -ENOMEM;
-	struct rpc_header h = {
-	    .length = (uint32_t)len, .stream_id = stream_id, .type = RPC_TYPE_REQUEST};
-	rpc_header_encode(&h, buf);
-	ttrpc__request__pack(m, buf + RPC_HEADER_SIZE);
-	*ret_buf = buf;
-	*ret_len = RPC_HEADER_SIZE + len;
-	return 0;
+	return m ? rpc_request_pack_frame(m, stream_id, 0, ret_buf, ret_len) : -EINVAL;
 }
 
 /* ---- Response ---------------------------------------------------------------- */

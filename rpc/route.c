@@ -654,19 +654,7 @@ static int encode_forward(const struct rpc_request *req, uint32_t id, uint8_t fl
 	m.timeout_nano = timeout_ns;
 	m.n_metadata = n;
 	m.metadata = kvp;
-	size_t len = ttrpc__request__get_packed_size(&m);
-	if (len > RPC_MESSAGE_MAX)
-		return -EMSGSIZE;
-	uint8_t *buf = malloc(RPC_HEADER_SIZE + len);
-	if (!buf)
-		return -ENOMEM;
-	struct rpc_header h = {
-	    .length = (uint32_t)len, .stream_id = id, .type = RPC_TYPE_REQUEST, .flags = flags};
-	rpc_header_encode(&h, buf);
-	ttrpc__request__pack(&m, buf + RPC_HEADER_SIZE);
-	*ret = buf;
-	*ret_len = RPC_HEADER_SIZE + len;
-	return 0;
+	return rpc_request_pack_frame(&m, id, flags, ret, ret_len);
 }
 
 void rpc_route_forward(struct rpc_server *s, struct rpc_call *call, const char *target,

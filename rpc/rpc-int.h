@@ -13,6 +13,11 @@ size_t rpc_response_frame_size(int code, size_t msg_len, size_t payload_len);
 void rpc_response_frame_write(uint8_t *out, uint32_t stream_id, int code, const char *msg,
                               size_t msg_len, const ProtobufCMessage *payload, size_t payload_len);
 
+/* A Request frame, header included, malloc'd: a call made, relayed, or
+ * handed to the next kin (codec.c). -EMSGSIZE past RPC_MESSAGE_MAX. */
+int rpc_request_pack_frame(const Ttrpc__Request *m, uint32_t stream_id, uint8_t flags,
+                           uint8_t **ret_buf, size_t *ret_len);
+
 /* How a relayed call ended, for the guard (server_call.c). */
 struct rpc_call;
 void rpc_call_set_status(struct rpc_call *call, int code);
