@@ -53,6 +53,25 @@ enum {
 };
 enum { TE_AT_S = 1, TE_AT_NS, TE_TOPIC, TE_TYPE, TE_DATA };
 
+static const struct state_num svc_nums[] = {
+    STATE_NUM(TS_ZONE, struct api_task, zone),
+    STATE_NUM(TS_ZONE_PID, struct api_task, zone_pid),
+    STATE_NUM(TS_EVENTS_DROPPED, struct api_task, events_dropped),
+};
+static const struct state_num task_nums[] = {
+    STATE_FLAG(TT_SANDBOX, struct task, sandbox),
+    STATE_FLAG(TT_ROOTFS_MOUNTED, struct task, rootfs_mounted),
+    STATE_NUM(TT_OOM_KILLS, struct task, oom_kills),
+};
+static const struct state_num proc_nums[] = {
+    STATE_NUM(TP_STATE, struct tproc, state),
+    STATE_NUM(TP_PID, struct tproc, pid),
+    STATE_NUM(TP_STATUS, struct tproc, exit_status),
+    STATE_NUM(TP_EXITED_S, struct tproc, exited_at.tv_sec),
+    STATE_NUM(TP_EXITED_NS, struct tproc, exited_at.tv_nsec),
+    STATE_FLAG(TP_TERMINAL, struct tproc, terminal),
+};
+
 const char *api_task_uncarried(const struct api_task *svc)
 {
 	if (!svc)
@@ -102,15 +121,10 @@ static void proc_save(const struct tproc *p, struct state_w *w)
 	size_t at = state_open(w, TT_PROC);
 	state_put_str(w, TP_EXEC_ID, p->exec_id);
 	state_put_str(w, TP_KNAME, p->kname);
-	state_put_u64(w, TP_STATE, p->state);
-	state_put_u64(w, TP_PID, p->pid);
-	state_put_u64(w, TP_STATUS, p->exit_status);
-	state_put_i64(w, TP_EXITED_S, p->exited_at.tv_sec);
-	state_put_u64(w, TP_EXITED_NS, (uint64_t)p->exited_at.tv_nsec);
+	state_put_nums(w, p, proc_nums, ARRAY_SIZE(proc_nums));
 	state_put_str(w, TP_STDIN, p->stdio[0]);
 	state_put_str(w, TP_STDOUT, p->stdio[1]);
 	state_put_str(w, TP_STDERR, p->stdio[2]);
-	state_put_u64(w, TP_TERMINAL, p->terminal);
 	if (p->hold[1] >= 0)
 		state_put_fd(w, TP_HOLD_OUT, p->hold[1]);
 	if (p->hold[2] >= 0)
@@ -127,19 +141,15 @@ void api_task_save(struct api_task *svc, struct state_w *w, uint16_t tag)
 	if (!svc)
 		return;
 	size_t at = state_open(w, tag);
-	state_put_u64(w, TS_ZONE, svc->zone);
-	state_put_u64(w, TS_ZONE_PID, (uint64_t)svc->zone_pid);
+	state_put_nums(w, svc, svc_nums, ARRAY_SIZE(svc_nums));
 	state_put_str(w, TS_ZONE_CGROUP, svc->zone_cgroup);
-	state_put_u64(w, TS_EVENTS_DROPPED, svc->events_dropped);
 	list_for_each(t, &svc->tasks, node) {
 		size_t tat = state_open(w, TS_TASK);
 		state_put_str(w, TT_ID, t->id);
 		state_put_str(w, TT_BUNDLE, t->bundle);
-		state_put_u64(w, TT_SANDBOX, t->sandbox);
+		state_put_nums(w, t, task_nums, ARRAY_SIZE(task_nums));
 		state_put_str(w, TT_CELL, t->cell);
 		state_put_str(w, TT_DIR, t->dir);
-		state_put_u64(w, TT_ROOTFS_MOUNTED, t->rootfs_mounted);
-		state_put_u64(w, TT_OOM_KILLS, t->oom_kills);
 		proc_save(&t->init, w);
 		const struct tproc *p;
 		list_for_each(p, &t->execs, node)
@@ -164,11 +174,14 @@ static int proc_take(struct tproc *p, struct state_in *in, const struct state_fi
 {
 	struct state_r r;
 	struct state_field g;
-	uint64_t v;
-	int64_t sec = 0;
 	int k;
 	state_get_record(f, &r);
 	while ((k = state_next(&r, &g)) > 0) {
+		if ((k = state_get_num(&g, p, proc_nums, ARRAY_SIZE(proc_nums))) != 0) {
+			if (k < 0)
+				return k;
+			continue;
+		}
 		switch (g.tag) {
 		case TP_EXEC_ID:
 			k = state_get_str(&g, p->exec_id, sizeof(p->exec_id));
@@ -176,35 +189,10 @@ static int proc_take(struct tproc *p, struct state_in *in, const struct state_fi
 		case TP_KNAME:
 			k = state_get_str(&g, p->kname, sizeof(p->kname));
 			break;
-		case TP_STATE:
-			if ((k = state_get_u64(&g, &v)) == 0 && v > T_STOPPED)
-				k = -EBADMSG;
-			p->state = (enum tstate)v;
-			break;
-		case TP_PID:
-			k = state_get_u64(&g, &v);
-			p->pid = (uint32_t)v;
-			break;
-		case TP_STATUS:
-			k = state_get_u64(&g, &v);
-			p->exit_status = (uint32_t)v;
-			break;
-		case TP_EXITED_S:
-			k = state_get_i64(&g, &sec);
-			p->exited_at.tv_sec = (time_t)sec;
-			break;
-		case TP_EXITED_NS:
-			k = state_get_u64(&g, &v);
-			p->exited_at.tv_nsec = (long)(v % 1000000000u);
-			break;
 		case TP_STDIN:
 		case TP_STDOUT:
 		case TP_STDERR:
 			k = state_get_str(&g, p->stdio[g.tag - TP_STDIN], sizeof(p->stdio[0]));
-			break;
-		case TP_TERMINAL:
-			k = state_get_u64(&g, &v);
-			p->terminal = v != 0;
 			break;
 		case TP_HOLD_OUT:
 		case TP_HOLD_ERR:
@@ -219,6 +207,9 @@ static int proc_take(struct tproc *p, struct state_in *in, const struct state_fi
 		if (k < 0)
 			return k;
 	}
+	if (k == 0 && ((unsigned)p->state > T_STOPPED || p->exited_at.tv_nsec < 0 ||
+	               p->exited_at.tv_nsec >= 1000000000L))
+		return -EBADMSG;
 	return k;
 }
 
@@ -226,7 +217,6 @@ static int task_take(struct api_task *svc, struct state_in *in, const struct sta
 {
 	struct state_r r;
 	struct state_field g;
-	uint64_t v;
 	int k, nprocs = 0;
 	struct task *t = calloc(1, sizeof(*t));
 	if (!t)
@@ -239,6 +229,11 @@ static int task_take(struct api_task *svc, struct state_in *in, const struct sta
 	svc->ntasks++;
 	state_get_record(f, &r);
 	while ((k = state_next(&r, &g)) > 0) {
+		if ((k = state_get_num(&g, t, task_nums, ARRAY_SIZE(task_nums))) != 0) {
+			if (k < 0)
+				break;
+			continue;
+		}
 		switch (g.tag) {
 		case TT_ID:
 			k = state_get_str(&g, t->id, sizeof(t->id));
@@ -246,22 +241,11 @@ static int task_take(struct api_task *svc, struct state_in *in, const struct sta
 		case TT_BUNDLE:
 			k = state_get_str(&g, t->bundle, sizeof(t->bundle));
 			break;
-		case TT_SANDBOX:
-			k = state_get_u64(&g, &v);
-			t->sandbox = v != 0;
-			break;
 		case TT_CELL:
 			k = state_get_str(&g, t->cell, sizeof(t->cell));
 			break;
 		case TT_DIR:
 			k = state_get_str(&g, t->dir, sizeof(t->dir));
-			break;
-		case TT_ROOTFS_MOUNTED:
-			k = state_get_u64(&g, &v);
-			t->rootfs_mounted = v != 0;
-			break;
-		case TT_OOM_KILLS:
-			k = state_get_u64(&g, &t->oom_kills);
 			break;
 		case TT_PROC:
 			if (nprocs++ == 0) {
@@ -338,27 +322,19 @@ int api_task_restore(struct api_task *svc, struct state_in *in, const struct sta
 {
 	struct state_r r;
 	struct state_field g;
-	uint64_t v;
 	int k, n = 0;
 	if (!svc)
 		return -ENODEV;
 	state_get_record(f, &r);
 	while ((k = state_next(&r, &g)) > 0) {
+		if ((k = state_get_num(&g, svc, svc_nums, ARRAY_SIZE(svc_nums))) != 0) {
+			if (k < 0)
+				return k;
+			continue;
+		}
 		switch (g.tag) {
-		case TS_ZONE:
-			if ((k = state_get_u64(&g, &v)) == 0 && v > ZN_GONE)
-				k = -EBADMSG;
-			svc->zone = (enum zstate)v;
-			break;
-		case TS_ZONE_PID:
-			k = state_get_u64(&g, &v);
-			svc->zone_pid = (pid_t)v;
-			break;
 		case TS_ZONE_CGROUP:
 			k = state_get_str(&g, svc->zone_cgroup, sizeof(svc->zone_cgroup));
-			break;
-		case TS_EVENTS_DROPPED:
-			k = state_get_u64(&g, &svc->events_dropped);
 			break;
 		case TS_TASK:
 			if (task_take(svc, in, &g) == 0)
@@ -374,6 +350,8 @@ int api_task_restore(struct api_task *svc, struct state_in *in, const struct sta
 		if (k < 0)
 			return k;
 	}
+	if ((unsigned)svc->zone > ZN_GONE)
+		return -EBADMSG;
 	/* The pod's zone is ours again; if it ended meanwhile, as if seen now. */
 	if (svc->zone == ZN_READY) {
 		struct api_zone_owner owner = task_zone_owner(svc);

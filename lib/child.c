@@ -213,14 +213,8 @@ int child_retrack(struct child_table *t, pid_t pid, int pidfd, bool watched, chi
 		close(pidfd);
 		return -EEXIST;
 	}
-	struct child *c;
-	int r = child_track(t, pid, pidfd, on_exit, data, &c);
-	if (r < 0)
-		return r;
-	c->watched = watched;
-	if (ret)
-		*ret = c;
-	return 0;
+	return watched ? child_watch(t, pid, pidfd, on_exit, data, ret)
+	               : child_track(t, pid, pidfd, on_exit, data, ret);
 }
 
 int child_pidfd(const struct child *c)

@@ -87,7 +87,12 @@ static inline size_t list_count(const struct list_node *head)
 	for (pos = list_entry((head)->next, __typeof__(*pos), member); &pos->member != (head);     \
 	     pos = list_entry(pos->member.next, __typeof__(*pos), member))
 
-/* The same, and pos may be removed (and freed) in the body. */
+/* Oldest first, where nodes were pushed (newest first). */
+#define list_for_each_reverse(pos, head, member)                                                   \
+	for (pos = list_entry((head)->prev, __typeof__(*pos), member); &pos->member != (head);     \
+	     pos = list_entry(pos->member.prev, __typeof__(*pos), member))
+
+/* The same as list_for_each, and pos may be removed (and freed) in the body. */
 #define list_for_each_safe(pos, tmp, head, member)                                                 \
 	for (pos = list_entry((head)->next, __typeof__(*pos), member),                             \
 	    tmp = list_entry(pos->member.next, __typeof__(*pos), member);                          \

@@ -428,36 +428,25 @@ bool rpc_call_replayed(const struct rpc_call *call)
 static void replay_save(struct rpc_conn *c, struct state_w *w, uint32_t *last)
 {
 	struct rpc_call *call;
-	size_t total = 0, n = 0;
-	list_for_each(call, &c->calls, node)
-		if (rpc_call_replayed(call))
-			n++;
-	if (!n)
-		return;
-	_cleanup_free_ struct rpc_call **calls = calloc(n, sizeof(*calls));
 	_cleanup_free_ uint8_t *all = NULL;
-	if (!calls)
-		return;
-	n = 0;
-	list_for_each(call, &c->calls, node)
-		if (rpc_call_replayed(call))
-			calls[n++] = call;
-	for (size_t i = n; i-- > 0;) {
-		uint8_t *f;
+	size_t total = 0;
+	list_for_each_reverse(call, &c->calls, node) {
+		uint8_t *f, *grown;
 		size_t len;
-		if (rpc_request_frame(&calls[i]->req, calls[i]->stream_id, &f, &len) < 0)
+		if (!rpc_call_replayed(call) ||
+		    rpc_request_frame(&call->req, call->stream_id, &f, &len) < 0)
 			continue; /* out of memory: the client is not answered */
-		uint8_t *grown = realloc(all, total + len);
-		if (grown) {
+		if ((grown = realloc(all, total + len))) {
 			memcpy(grown + total, f, len);
 			all = grown;
 			total += len;
-			if (calls[i]->stream_id <= *last)
-				*last = calls[i]->stream_id - 1;
+			if (call->stream_id <= *last)
+				*last = call->stream_id - 1;
 		}
 		free(f);
 	}
-	state_put_bytes(w, CN_REPLAY, all, total);
+	if (total)
+		state_put_bytes(w, CN_REPLAY, all, total);
 }
 
 static void conn_save(struct rpc_conn *c, struct state_w *w, uint16_t tag)
