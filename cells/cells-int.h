@@ -239,9 +239,11 @@ int cells_open(struct ev_loop *loop, struct child_table *children, const struct 
  * owner's (a zone kin's own), never looked at. */
 void cells_sweep(struct cells *c, const char *const *not_adopted_kinds,
                  const char *const *delegated_kinds);
-/* The loop's side of a new library: the inotify watch, the cells root. */
+/* The loop's side of a new library: the inotify watch (inotify: one
+ * handed over, its watches on the same files as they were; -1: a new
+ * one), the cells root. */
 int cells_init_loop(struct cells *c, struct ev_loop *loop, struct child_table *children,
-                    struct err *err);
+                    int inotify, struct err *err);
 int cells_find_mount(char *buf, size_t size);
 int cells_self_cgroup(char *buf, size_t size);
 uint32_t cells_controllers_parse(const char *s);

@@ -425,7 +425,7 @@ int cells_open(struct ev_loop *loop, struct child_table *children, const struct 
 	c->inotify.fd = -1;
 	if ((r = cells_find_base(c, cfg, p, err)) < 0 ||
 	    (r = cells_make_root(c, cfg, p, err)) < 0 ||
-	    (r = cells_init_loop(c, loop, children, err)) < 0)
+	    (r = cells_init_loop(c, loop, children, -1, err)) < 0)
 		return r;
 	log_debug("cells: cgroup2 at %s, cells in %s", c->mount, c->root);
 	*ret = TAKE_PTR(c);
@@ -443,12 +443,14 @@ int cells_new(struct ev_loop *loop, struct child_table *children, const struct c
 }
 
 int cells_init_loop(struct cells *c, struct ev_loop *loop, struct child_table *children,
-                    struct err *err)
+                    int inotify, struct err *err)
 {
 	c->loop = loop;
 	c->children = children;
 	c->inotify = (struct ev_source){
-	    .fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC), .fn = cells_watch_event, .data = c};
+	    .fd = inotify >= 0 ? inotify : inotify_init1(IN_NONBLOCK | IN_CLOEXEC),
+	    .fn = cells_watch_event,
+	    .data = c};
 	if (c->inotify.fd < 0)
 		return err_set_errno(err, -errno, "cells: inotify: %m");
 	int r = ev_add(loop, &c->inotify, EPOLLIN);

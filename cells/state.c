@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <sys/timerfd.h>
 
-enum { T_MOUNT = 1, T_ROOT, T_SEQ, T_CELL, T_EXEC };
+enum { T_MOUNT = 1, T_ROOT, T_SEQ, T_CELL, T_EXEC, T_INOTIFY };
 enum { C_PATH = 1, C_OOM, C_CPUS, C_MEMS }; /* limits: 20... */
 static const struct state_num limit_nums[] = {
     STATE_NUM(20, struct cell_limits, set),
@@ -209,6 +209,9 @@ int cells_save(const struct cells *c, struct state_w *w, uint16_t tag, struct er
 	state_put_str(w, T_MOUNT, c->mount);
 	state_put_str(w, T_ROOT, c->root);
 	state_put_u64(w, T_SEQ, c->exec_seq);
+	/* The watches go along: closing an inotify waits for the kernel's
+	 * grace period (~15 ms, in the exec), and nothing is missed. */
+	state_put_fd(w, T_INOTIFY, c->inotify.fd);
 	int r = cell_save(c, &c->top, w, err);
 	state_close(w, at);
 	return r;
@@ -575,7 +578,9 @@ static int cell_restore(struct cells *c, const struct state_field *f)
 }
 
 /* The record's mount, root and sequence: 0, or -EBADMSG. */
-static int record_paths(const struct state_field *f, char *mount, char *root, uint64_t *seq)
+/* in and ret_inotify NULL: a file's, which carries no fds. */
+static int record_paths(struct state_in *in, const struct state_field *f, char *mount, char *root,
+                        uint64_t *seq, int *ret_inotify)
 {
 	struct state_r r;
 	struct state_field g;
@@ -588,6 +593,8 @@ static int record_paths(const struct state_field *f, char *mount, char *root, ui
 			k = state_get_str(&g, root, PATH_MAX);
 		else if (g.tag == T_SEQ)
 			k = state_get_u64(&g, seq);
+		else if (g.tag == T_INOTIFY && in && state_get_fd(in, &g, ret_inotify) < 0)
+			*ret_inotify = -1;
 		if (k < 0)
 			return k;
 	}
@@ -617,12 +624,16 @@ int cells_restore(struct ev_loop *loop, struct child_table *children, struct sta
 	if (!c)
 		return err_set(err, -ENOMEM, ERR_RESOURCE_EXHAUSTED, "cells: out of memory");
 	c->inotify.fd = -1;
-	int k = record_paths(f, c->mount, c->root, &c->exec_seq);
-	if (k < 0)
+	int inotify = -1;
+	int k = record_paths(in, f, c->mount, c->root, &c->exec_seq, &inotify);
+	if (k < 0) {
+		if (inotify >= 0)
+			close(inotify);
 		return err_set(err, -EBADMSG, ERR_INTERNAL,
 		               "cells: the handed-over record does "
 		               "not read");
-	if ((k = cells_init_loop(c, loop, children, err)) < 0)
+	}
+	if ((k = cells_init_loop(c, loop, children, inotify, err)) < 0)
 		return k;
 	restore_records(c, in, f, NULL);
 	log_info("cells: %zu cells and %zu executables taken over", c->ncells, c->nexecs);
@@ -644,7 +655,7 @@ int cells_adopt(struct ev_loop *loop, struct child_table *children, const struct
 	uint64_t seq = 0;
 	if (!mount)
 		k = -ENOMEM;
-	else if (f && (k = record_paths(f, mount, root, &seq)) < 0)
+	else if (f && (k = record_paths(NULL, f, mount, root, &seq, NULL)) < 0)
 		log_error("adopt: the state's cells record does not read; nothing adopted");
 	else if (f && strcmp(root, c->root))
 		log_warn("adopt: the state is of cells in %s, these are in %s; nothing adopted",

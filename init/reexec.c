@@ -41,7 +41,19 @@
 
 /* Top-level records of the state. */
 enum { S_INIT = 1, S_CELLS, S_LISTENER, S_API, S_ROUTE, S_CONN, S_SILENT_SINCE, S_UNITS, S_TLS };
-enum { I_ROLE = 1, I_STARTED, I_REEXECS, I_WORKLOAD_PID, I_WORKLOAD_RUNNING, I_BOOTED };
+enum {
+	I_ROLE = 1,
+	I_STARTED,
+	I_REEXECS,
+	I_WORKLOAD_PID,
+	I_WORKLOAD_RUNNING,
+	I_BOOTED,
+	I_EXE_DEV, /* what the fallback is a copy of (struct file_id) */
+	I_EXE_INO,
+	I_EXE_SIZE,
+	I_EXE_MTIME,
+	I_EXE_CTIME,
+};
 enum { L_FD = 1, L_TRANSPORT, L_PATH, L_PARENT };
 
 typedef void (*reexec_done_fn)(int result, const struct err *err, const char *binary,
@@ -61,7 +73,8 @@ struct init_reexec {
 	pid_t probe_pid;
 	int probe_out; /* read end of the probe's stdout */
 	int probe_report;
-	int fallback; /* a sealed copy of the running binary */
+	int fallback;               /* a sealed copy of the running binary (self_copy's, dup'd) */
+	struct file_id fallback_id; /* what it is a copy of */
 	struct ev_source timer;
 	uint64_t deadline_ns;
 	/* The next kin's: the state, open from init_reexec_restore to
@@ -250,8 +263,11 @@ static void decide(struct init_reexec *rx, const siginfo_t *si)
 		return;
 	}
 	/* The running binary, kept for a new one that cannot take over: made
-	 * now, not in the window where kin does not answer. */
-	int r = file_sealed_copy("/proc/self/exe", "kin-previous", &rx->fallback);
+	 * now (once: the same binary's next kin keeps it), not in the window
+	 * where kin does not answer. */
+	int self, r = self_copy(&self, &rx->fallback_id);
+	if (r == 0 && (rx->fallback = fcntl(self, F_DUPFD_CLOEXEC, 3)) < 0)
+		r = -errno;
 	if (r < 0) {
 		err_set_errno(&err, r, "re-exec: cannot keep the running binary: %s", strerror(-r));
 		finish(rx, r, &err);
@@ -391,6 +407,12 @@ static void save_init(struct init_state *s, struct state_w *w)
 		state_put_u64(w, I_WORKLOAD_RUNNING, s->workload_running);
 	}
 	state_put_u64(w, I_BOOTED, s->booted);
+	const struct file_id *id = &s->reexec->fallback_id;
+	state_put_u64(w, I_EXE_DEV, id->dev);
+	state_put_u64(w, I_EXE_INO, id->ino);
+	state_put_u64(w, I_EXE_SIZE, id->size);
+	state_put_u64(w, I_EXE_MTIME, id->mtime_ns);
+	state_put_u64(w, I_EXE_CTIME, id->ctime_ns);
 	state_close(w, at);
 }
 
@@ -595,6 +617,7 @@ static void fall_back(struct init_reexec *rx, int state_fd, const char *why)
 
 struct restored {
 	uint64_t started, reexecs, workload_pid, workload_running, booted, role;
+	struct file_id exe;
 	struct rpc_listen_fd listeners[RPC_LISTENERS_MAX];
 	size_t nlisteners;
 };
@@ -608,6 +631,11 @@ static int read_init(const struct state_field *f, struct restored *out)
 	    STATE_NUM(I_WORKLOAD_PID, struct restored, workload_pid),
 	    STATE_NUM(I_WORKLOAD_RUNNING, struct restored, workload_running),
 	    STATE_NUM(I_BOOTED, struct restored, booted),
+	    STATE_NUM(I_EXE_DEV, struct restored, exe.dev),
+	    STATE_NUM(I_EXE_INO, struct restored, exe.ino),
+	    STATE_NUM(I_EXE_SIZE, struct restored, exe.size),
+	    STATE_NUM(I_EXE_MTIME, struct restored, exe.mtime_ns),
+	    STATE_NUM(I_EXE_CTIME, struct restored, exe.ctime_ns),
 	};
 	struct state_r r;
 	struct state_field g;
@@ -714,6 +742,7 @@ int init_reexec_restore(struct init_state *s)
 	rx->in_open = true;
 	s->started_ns = st.started;
 	rx->count = st.reexecs;
+	rx->fallback_id = st.exe;
 	s->booted = st.booted;
 	if (s->cfg->rpc.socket[0] || st.nlisteners || carried)
 		init_rpc_serve_handed(s->cfg, s->loop, st.listeners, st.nlisteners, carried > 0,
@@ -723,8 +752,12 @@ int init_reexec_restore(struct init_state *s)
 	while (s->rpc && state_next(&top, &f) > 0)
 		if (f.tag == S_ROUTE && (r = rpc_route_restore(s->rpc, in, &f)) < 0)
 			log_error("re-exec: a route to a child kin is lost: %s", strerror(-r));
+	/* Thousands of pipes and pidfds: watched in slices once kin answers
+	 * again (their output and exits wait in the kernel meanwhile). */
+	ev_defer(s->loop, true);
 	if (cells && init_cells_restore(s->loop, s->children, in, cells, &s->cells) < 0)
 		log_error("re-exec: the cells could not be taken over");
+	ev_defer(s->loop, false);
 	workload_back(s, &st);
 	return 0;
 }
@@ -766,9 +799,12 @@ void init_reexec_restore_services(struct init_state *s)
 	}
 	state_in_close(&rx->in); /* closes what nobody took */
 	rx->in_open = false;
-	/* The previous binary's copy is let go later: freeing megabytes of
-	 * shmem is not worth a client's wait now. */
+	/* The previous binary's copy: this kin's own if it runs the same
+	 * file, else let go later (freeing megabytes of shmem is not worth a
+	 * client's wait now). */
 	rx->fallback = env_fd(ENV_FALLBACK, 0);
+	if (self_copy_take(rx->fallback, &rx->fallback_id))
+		rx->fallback = -1;
 	if (rx->fallback >= 0 && timer_start(rx, fallback_late, 0) < 0)
 		fallback_drop(rx);
 	unsetenv(ENV_STATE);

@@ -148,9 +148,23 @@ int dir_open_beneath(int dirfd, const char *path, mode_t create_mode, int *ret_f
  * symlink; blocking (a child's work for a large tree). depth: 0. */
 int dir_remove_tree(int dirfd, const char *name, unsigned depth);
 /* A sealed memfd (name) holding a copy of the file at path, O_CLOEXEC:
- * a binary that nothing can change (a zone's kin, the previous kin kept
- * through a re-exec). */
+ * a binary that nothing can change. */
 int file_sealed_copy(const char *path, const char *name, int *ret_fd);
+/* A file as it was: its inode and the times any change moves. */
+struct file_id {
+	uint64_t dev, ino, size, mtime_ns, ctime_ns;
+};
+/* The running binary as a sealed memfd (file_sealed_copy of
+ * /proc/self/exe), made once and shared: a zone's kin runs from it, a
+ * re-exec hands it to the next kin to fall back to. *ret_fd stays the
+ * process's (dup it to keep it); *ret_id (may be NULL) is what it was
+ * made from. -errno when it cannot be made. */
+int self_copy(int *ret_fd, struct file_id *ret_id);
+/* The next kin's side: fd (a copy of the file `id`, handed along a
+ * re-exec) becomes this process's self_copy if it has none and runs that
+ * very file, unchanged — a re-exec of the same binary copies it no more.
+ * True when taken (then the copy owns fd). */
+bool self_copy_take(int fd, const struct file_id *id);
 /* Writes all of buf, retrying on EINTR and short writes (blocking fds). */
 int write_all(int fd, const void *buf, size_t len);
 /* One message on a unix socket with n (<= SOCK_FDS_MAX) fds in
@@ -185,11 +199,19 @@ struct ev_source {
 	int fd;
 	ev_handler_fn fn;
 	void *data;
+	struct list_node deferred; /* the loop's: an ev_add not made yet */
+	uint32_t deferred_events;
 };
 
 int ev_loop_new(struct ev_loop **ret_loop);
 void ev_loop_free(struct ev_loop *loop);
 int ev_add(struct ev_loop *loop, struct ev_source *src, uint32_t events);
+/* While on, ev_add only queues the source (a restore's thousands of pipes
+ * and pidfds: what is already there waits in the kernel, nothing is
+ * lost): ev_run_once adds the queue a slice at a time between its turns,
+ * so the loop answers meanwhile. ev_mod, ev_del and ev_close know a
+ * queued source. An add that fails later is logged. */
+void ev_defer(struct ev_loop *loop, bool on);
 int ev_mod(struct ev_loop *loop, struct ev_source *src, uint32_t events);
 int ev_del(struct ev_loop *loop, struct ev_source *src);
 /* A source's end: out of the loop (loop NULL: never added, or the loop is

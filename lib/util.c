@@ -538,7 +538,18 @@ bool mount_option_flag(const char *name, unsigned long *ret_set, unsigned long *
 	return false;
 }
 
-int file_sealed_copy(const char *path, const char *name, int *ret_fd)
+static void file_id_of(const struct stat *st, struct file_id *ret)
+{
+	*ret = (struct file_id){.dev = (uint64_t)st->st_dev,
+	                        .ino = (uint64_t)st->st_ino,
+	                        .size = (uint64_t)st->st_size,
+	                        .mtime_ns = (uint64_t)st->st_mtim.tv_sec * 1000000000ull +
+	                                    (uint64_t)st->st_mtim.tv_nsec,
+	                        .ctime_ns = (uint64_t)st->st_ctim.tv_sec * 1000000000ull +
+	                                    (uint64_t)st->st_ctim.tv_nsec};
+}
+
+static int sealed_copy(const char *path, const char *name, int *ret_fd, struct file_id *ret_id)
 {
 	_cleanup_close_ int src = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
@@ -556,8 +567,48 @@ int file_sealed_copy(const char *path, const char *name, int *ret_fd)
 	}
 	if (fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0)
 		return -errno;
+	if (ret_id)
+		file_id_of(&st, ret_id);
 	*ret_fd = TAKE_FD(mfd);
 	return 0;
+}
+
+int file_sealed_copy(const char *path, const char *name, int *ret_fd)
+{
+	return sealed_copy(path, name, ret_fd, NULL);
+}
+
+static struct {
+	int fd; /* fd + 1: 0 is none */
+	struct file_id id;
+} self;
+
+int self_copy(int *ret_fd, struct file_id *ret_id)
+{
+	if (!self.fd) {
+		int fd, r = sealed_copy("/proc/self/exe", "kin", &fd, &self.id);
+		if (r < 0)
+			return r;
+		self.fd = fd + 1;
+	}
+	*ret_fd = self.fd - 1;
+	if (ret_id)
+		*ret_id = self.id;
+	return 0;
+}
+
+bool self_copy_take(int fd, const struct file_id *id)
+{
+	struct stat st;
+	struct file_id now;
+	if (self.fd || fd < 0 || stat("/proc/self/exe", &st) < 0)
+		return false;
+	file_id_of(&st, &now);
+	if (memcmp(&now, id, sizeof(now)) != 0 || fd_set_cloexec(fd, true) < 0)
+		return false;
+	self.fd = fd + 1;
+	self.id = now;
+	return true;
 }
 
 uint64_t fd_ino(int fd)

@@ -142,16 +142,23 @@ static int deleg_alloc(struct zones *z)
 	return -1;
 }
 
-/* Made once, reused: a sealed copy of kin that nothing can change. */
+/* Made once, reused: a sealed copy of kin that nothing can change (the
+ * running binary's is the process's, shared with a re-exec). */
 static int exe_memfd(struct zones *z)
 {
+	int self, r;
 	if (z->exe_fd >= 0)
 		return 0;
 	if (z->exec_self) {
 		z->exe_fd = open(z->self, O_RDONLY | O_CLOEXEC);
 		return z->exe_fd < 0 ? -errno : 0;
 	}
-	return file_sealed_copy(z->self, "kin", &z->exe_fd);
+	if (strcmp(z->self, "/proc/self/exe") != 0)
+		return file_sealed_copy(z->self, "kin", &z->exe_fd);
+	if ((r = self_copy(&self, NULL)) < 0)
+		return r;
+	z->exe_fd = fcntl(self, F_DUPFD_CLOEXEC, 3);
+	return z->exe_fd < 0 ? -errno : 0;
 }
 
 int zones_new(struct ev_loop *loop, struct child_table *children, struct cells *cells,

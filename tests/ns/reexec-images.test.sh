@@ -40,7 +40,7 @@ daemon_start() {
 }
 daemon_start
 serving && ok daemon_serving || { bad daemon_serving "no SERVING"; cat "$T/kin.log"; exit 1; }
-fds() { find "/proc/$DPID/fd" -mindepth 1 ! -lname "/memfd:kin-previous*" | wc -l; }
+fds() { find "/proc/$DPID/fd" -mindepth 1 ! -lname "/memfd:kin*" | wc -l; }
 pid_of() { kc ${2:+--target "$2"} -o json exec status "$C" "$1"; sed -n 's/.*"pid":\([0-9]*\).*/\1/p' "$T/out"; }
 zpid() { kc -o json zone status "$1"; sed -n 's/.*"pid":\([0-9]*\).*/\1/p' "$T/out"; }
 layers() { ls -d "$K/$1".* 2>/dev/null | wc -l; }

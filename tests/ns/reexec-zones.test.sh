@@ -32,7 +32,7 @@ S=$T/k.sock
 ns_daemon_start "$T/kin.log" --log-level debug --grace 3s --socket "$S" --zone-dir "$T/zones"
 serving && ok daemon_serving || { bad daemon_serving "no SERVING"; cat "$T/kin.log"; exit 1; }
 # (not the previous binary's copy, which a restored kin lets go of a while later)
-fds() { find "/proc/$DPID/fd" -mindepth 1 ! -lname "/memfd:kin-previous*" | wc -l; }
+fds() { find "/proc/$DPID/fd" -mindepth 1 ! -lname "/memfd:kin*" | wc -l; }
 zpid() { kc ${2:+--target "$2"} -o json zone status "$1"; sed -n 's/.*"pid":\([0-9]*\).*/\1/p' "$T/out"; }
 procs_below() { find "$1" -name cgroup.procs -exec cat {} + 2>/dev/null | wc -l; }
 

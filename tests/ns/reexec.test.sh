@@ -26,7 +26,7 @@ BASE=$CG/$TOP/d
 ns_daemon_start "$T/kin.log" --log-level debug --grace 2s --socket "$S"
 serving && ok daemon_serving || { bad daemon_serving "no SERVING"; cat "$T/kin.log"; exit 1; }
 # (not the previous binary's copy, which a restored kin lets go of a while later)
-fds() { find "/proc/$DPID/fd" -mindepth 1 ! -lname "/memfd:kin-previous*" | wc -l; }
+fds() { find "/proc/$DPID/fd" -mindepth 1 ! -lname "/memfd:kin*" | wc -l; }
 pid_of() { kc -o json exec status a "$1"; sed -n 's/.*"pid":\([0-9]*\).*/\1/p' "$T/out"; }
 
 N=400
@@ -122,6 +122,26 @@ kc exec stop a crashy
 sleep 0.2
 fds1=$(fds)
 [ "$fds1" -le "$fds0" ] && ok no_fd_leaked || bad no_fd_leaked "$fds0 fds before, $fds1 after: $(ls -l /proc/$DPID/fd | tail -n +2 | awk '{print $NF}' | sort | uniq -c | sort -rn | head -5 | tr '\n' ' ')"
+
+# The running binary's sealed copy (the fallback, a zone kin's binary) is
+# made once: the next kin of the same file keeps it; another file's kin
+# does not (it runs something else), and makes its own when it needs one.
+copies() {
+	for f in /proc/$DPID/fd/*; do
+		case $(readlink "$f") in /memfd:kin*) stat -L -c %i "$f" ;; esac
+	done | sort -u | tr '\n' ' '
+}
+c1=$(copies)
+kc reexec
+kc reexec
+c2=$(copies)
+cp "$KIN" "$T/kin-copy"
+kc reexec --binary "$T/kin-copy"
+kc reexec
+c3=$(copies)
+[ "$(echo $c1 | wc -w)" = 1 ] && [ "$c1" = "$c2" ] && [ "$(echo $c3 | wc -w)" = 1 ] && [ "$c3" != "$c1" ] &&
+	[ "$(readlink /proc/$DPID/exe)" = "$T/kin-copy" ] && serving && ok binary_copied_once ||
+	bad binary_copied_once "copies: $c1 / $c2 / $c3; exe $(readlink /proc/$DPID/exe)"
 
 # Binaries that are not a kin (of this state format) are refused first.
 kc reexec --binary /bin/true

@@ -158,6 +158,49 @@ TEST(loop_delete_during_dispatch)
 	close(a[0]), close(a[1]), close(b[0]), close(b[1]);
 }
 
+static void count_fn(struct ev_source *src, uint32_t events)
+{
+	char buf[16];
+	(void)events;
+	(*(int *)src->data)++;
+	(void)!read(src->fd, buf, sizeof(buf));
+}
+
+/* Deferred adds: queued, made between turns; ev_mod changes the queued
+ * events, ev_del and ev_close take a source out of the queue unmade. */
+TEST(loop_deferred_adds)
+{
+	struct ev_loop *loop;
+	int a[2], b[2], c[2], calls = 0;
+	CHECK_EQ(ev_loop_new(&loop), 0);
+	CHECK_EQ(pipe(a), 0);
+	CHECK_EQ(pipe(b), 0);
+	CHECK_EQ(pipe(c), 0);
+	struct ev_source sa = {.fd = a[0], .fn = count_fn, .data = &calls};
+	struct ev_source sb = {.fd = b[0], .fn = count_fn, .data = &calls};
+	struct ev_source sc = {.fd = c[0], .fn = count_fn, .data = &calls};
+	CHECK_EQ(write(a[1], "x", 1), 1);
+	CHECK_EQ(write(b[1], "x", 1), 1);
+	CHECK_EQ(write(c[1], "x", 1), 1);
+	ev_defer(loop, true);
+	CHECK_EQ(ev_add(loop, &sa, 0), 0);
+	CHECK_EQ(ev_add(loop, &sa, 0), -EEXIST);
+	CHECK_EQ(ev_mod(loop, &sa, EPOLLIN), 0); /* the queued events change */
+	CHECK_EQ(ev_add(loop, &sb, EPOLLIN), 0);
+	CHECK_EQ(ev_add(loop, &sc, EPOLLIN), 0);
+	ev_defer(loop, false);
+	CHECK_EQ(ev_del(loop, &sb), 0); /* never added: nothing to remove */
+	ev_close(loop, &sc);
+	CHECK_EQ(sc.fd, -1);
+	/* Nothing was in the epoll set yet: the first turn makes the adds. */
+	CHECK_EQ(ev_run_once(loop, 1000), 1);
+	CHECK_EQ(calls, 1);
+	CHECK_EQ(ev_run_once(loop, 0), 0); /* sa read; sb never watched */
+	CHECK_EQ(ev_del(loop, &sa), 0);
+	ev_loop_free(loop);
+	close(a[0]), close(a[1]), close(b[0]), close(b[1]), close(c[1]);
+}
+
 static void on_exit_record(const siginfo_t *si, void *data)
 {
 	*(int *)data = child_status_code(si);
