@@ -40,7 +40,18 @@
 #define AGAIN             "kin is re-executing; retry"
 
 /* Top-level records of the state. */
-enum { S_INIT = 1, S_CELLS, S_LISTENER, S_API, S_ROUTE, S_CONN, S_SILENT_SINCE, S_UNITS, S_TLS };
+enum {
+	S_INIT = 1,
+	S_CELLS,
+	S_LISTENER,
+	S_API,
+	S_ROUTE,
+	S_CONN,
+	S_SILENT_SINCE,
+	S_UNITS,
+	S_TLS,
+	S_OLD_LOOP, /* the epoll set, retired by the next kin (ev_retire) */
+};
 enum {
 	I_ROLE = 1,
 	I_STARTED,
@@ -83,6 +94,7 @@ struct init_reexec {
 	bool in_open;
 	uint64_t restore_ns;
 	uint64_t silent_since; /* when the previous kin stopped answering */
+	int old_loop;          /* the previous kin's epoll set */
 };
 
 static char **saved_argv;
@@ -98,8 +110,12 @@ int init_reexec_new(struct init_state *s)
 	 * callback must still find this (and its pid, to know it is old). */
 	static struct init_reexec storage;
 	struct init_reexec *rx = &storage;
-	*rx = (struct init_reexec){
-	    .s = s, .probe_out = -1, .probe_report = -1, .fallback = -1, .timer = {.fd = -1}};
+	*rx = (struct init_reexec){.s = s,
+	                           .probe_out = -1,
+	                           .probe_report = -1,
+	                           .fallback = -1,
+	                           .timer = {.fd = -1},
+	                           .old_loop = -1};
 	s->reexec = rx;
 	return 0;
 }
@@ -469,6 +485,9 @@ static void do_exec(struct init_reexec *rx)
 	}
 	if (s->rpc) /* routes to zones, a zone's channel to its parent */
 		rpc_server_save(s->rpc, &w, S_ROUTE, S_CONN);
+	/* Kept open: closed in the exec, it would take the thousands of
+	 * registrations of what goes along out at once, in the window. */
+	state_put_fd(&w, S_OLD_LOOP, ev_loop_fd(s->loop));
 	r = state_w_seal(&w, &state_fd);
 	char num[32];
 	if (r == 0) {
@@ -729,6 +748,8 @@ int init_reexec_restore(struct init_state *s)
 			carried++;
 		else if (f.tag == S_SILENT_SINCE)
 			state_get_u64(&f, &rx->silent_since);
+		else if (f.tag == S_OLD_LOOP && state_get_fd(in, &f, &rx->old_loop) < 0)
+			rx->old_loop = -1;
 		if (r < 0)
 			break;
 	}
@@ -797,6 +818,11 @@ void init_reexec_restore_services(struct init_state *s)
 		         (r = rpc_conn_restore(s->rpc, &rx->in, &f)) < 0)
 			log_error("re-exec: the parent's channel is lost: %s", strerror(-r));
 	}
+	/* What went along may still be in the previous epoll set: taken out
+	 * once kin answers (what nobody took is closed now, and out of it). */
+	if (rx->old_loop >= 0 && ev_retire(s->loop, rx->old_loop, rx->in.kept, STATE_FDS_MAX) < 0)
+		log_warn("re-exec: the previous epoll set is closed at once");
+	rx->old_loop = -1;
 	state_in_close(&rx->in); /* closes what nobody took */
 	rx->in_open = false;
 	/* The previous binary's copy: this kin's own if it runs the same

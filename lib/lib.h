@@ -212,6 +212,14 @@ int ev_add(struct ev_loop *loop, struct ev_source *src, uint32_t events);
  * so the loop answers meanwhile. ev_mod, ev_del and ev_close know a
  * queued source. An add that fails later is logged. */
 void ev_defer(struct ev_loop *loop, bool on);
+/* The epoll fd, to hand along a re-exec (ev_retire). */
+int ev_loop_fd(const struct ev_loop *loop);
+/* A previous loop's epoll set, handed along a re-exec: closing it would
+ * take out every registration of the fds that went along at once (~1 us
+ * each, thousands). Instead they are taken out in slices between turns
+ * (fds: a bitmap of nbits, the fds that may be in it), then it is closed.
+ * Takes old_epfd (closed at once when one is retiring already). */
+int ev_retire(struct ev_loop *loop, int old_epfd, const uint64_t *fds, size_t nbits);
 int ev_mod(struct ev_loop *loop, struct ev_source *src, uint32_t events);
 int ev_del(struct ev_loop *loop, struct ev_source *src);
 /* A source's end: out of the loop (loop NULL: never added, or the loop is

@@ -1,8 +1,9 @@
 /* loop: the epoll set every module registers its fds with. A source removed
  * while a batch of events is being dispatched is struck from the batch, so a
  * handler may free other sources (a connection closing its peer, a reaped
- * child) without a use-after-free. Adds deferred (ev_defer) are made in
- * slices of EV_DEFER_SLICE_NS between turns. */
+ * child) without a use-after-free. Adds deferred (ev_defer) are made, and
+ * a retired epoll set emptied (ev_retire), in slices of EV_DEFER_SLICE_NS
+ * between turns. */
 #include "lib.h"
 
 #include <string.h>
@@ -18,6 +19,9 @@ struct ev_loop {
 	int batch_pos;
 	bool defer;
 	struct list_node deferred; /* struct ev_source, oldest first */
+	int retired;               /* an old epoll set being emptied, or -1 */
+	uint64_t *retired_fds;     /* bitmap: what may still be in it */
+	size_t retired_nbits, retired_pos;
 };
 
 int ev_loop_new(struct ev_loop **ret_loop)
@@ -26,6 +30,7 @@ int ev_loop_new(struct ev_loop **ret_loop)
 	if (!loop)
 		return -ENOMEM;
 	list_init(&loop->deferred);
+	loop->retired = -1;
 	loop->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (loop->epfd < 0) {
 		int r = -errno;
@@ -43,6 +48,9 @@ void ev_loop_free(struct ev_loop *loop)
 	struct ev_source *src, *tmp;
 	list_for_each_safe(src, tmp, &loop->deferred, deferred)
 		list_remove(&src->deferred);
+	if (loop->retired >= 0)
+		close(loop->retired);
+	free(loop->retired_fds);
 	close(loop->epfd);
 	free(loop);
 }
@@ -69,12 +77,63 @@ void ev_defer(struct ev_loop *loop, bool on)
 	loop->defer = on;
 }
 
-/* The oldest deferred adds, for a slice of time. */
-static void add_deferred(struct ev_loop *loop)
+int ev_loop_fd(const struct ev_loop *loop)
 {
-	uint64_t end = now_monotonic_ns() + EV_DEFER_SLICE_NS;
+	return loop->epfd;
+}
+
+int ev_retire(struct ev_loop *loop, int old_epfd, const uint64_t *fds, size_t nbits)
+{
+	if (loop->retired >= 0) {
+		close(old_epfd); /* one at a time: this one all at once */
+		return -EBUSY;
+	}
+	size_t words = (nbits + 63) / 64;
+	loop->retired_fds = malloc(words * sizeof(uint64_t));
+	if (!loop->retired_fds) {
+		close(old_epfd);
+		return -ENOMEM;
+	}
+	memcpy(loop->retired_fds, fds, words * sizeof(uint64_t));
+	loop->retired = old_epfd;
+	loop->retired_nbits = words * 64;
+	loop->retired_pos = 0;
+	return 0;
+}
+
+static bool slice_left(unsigned *n, uint64_t end)
+{
+	return (*n)++ % 16 || now_monotonic_ns() < end;
+}
+
+/* The retired set's fds taken out one by one (each a small step; its
+ * close would take them all out at once), then the set closed. */
+static void retire_some(struct ev_loop *loop, uint64_t end)
+{
 	unsigned n = 0;
-	while (!list_is_empty(&loop->deferred) && (n++ % 16 || now_monotonic_ns() < end)) {
+	for (; loop->retired_pos < loop->retired_nbits && slice_left(&n, end);
+	     loop->retired_pos++) {
+		size_t i = loop->retired_pos;
+		if (!(loop->retired_fds[i / 64] & (1ull << (i % 64)))) {
+			n--; /* not a step */
+			continue;
+		}
+		if ((int)i != loop->retired)
+			epoll_ctl(loop->retired, EPOLL_CTL_DEL, (int)i, NULL);
+	}
+	if (loop->retired_pos < loop->retired_nbits)
+		return;
+	close(loop->retired);
+	loop->retired = -1;
+	free(loop->retired_fds);
+	loop->retired_fds = NULL;
+}
+
+/* The oldest deferred adds, for a slice of time. */
+static void add_deferred(struct ev_loop *loop, uint64_t end)
+{
+	unsigned n = 0;
+	while (!list_is_empty(&loop->deferred) && slice_left(&n, end)) {
 		struct list_node *first = loop->deferred.next;
 		struct ev_source *src = list_entry(first, struct ev_source, deferred);
 		list_remove(first);
@@ -118,9 +177,12 @@ void ev_close(struct ev_loop *loop, struct ev_source *src)
 
 int ev_run_once(struct ev_loop *loop, int timeout_ms)
 {
-	if (!list_is_empty(&loop->deferred)) {
-		add_deferred(loop);
-		if (!list_is_empty(&loop->deferred))
+	if (!list_is_empty(&loop->deferred) || loop->retired >= 0) {
+		uint64_t end = now_monotonic_ns() + EV_DEFER_SLICE_NS;
+		add_deferred(loop, end);
+		if (list_is_empty(&loop->deferred) && loop->retired >= 0)
+			retire_some(loop, end);
+		if (!list_is_empty(&loop->deferred) || loop->retired >= 0)
 			timeout_ms = 0;
 	}
 	int n = epoll_wait(loop->epfd, loop->batch, EV_BATCH, timeout_ms);
