@@ -461,8 +461,9 @@ void init_persist_free(struct init_persist *p, bool stopped)
 	if (stopped)
 		keeper_send(p, 'E', NULL, 0, NULL, 0);
 	keeper_close(p);
-	if (stopped && p->dirfd >= 0 && unlinkat(p->dirfd, PERSIST_FILE, 0) < 0 && errno != ENOENT)
-		log_warn("state: cannot remove %s/%s: %m", p->dir, PERSIST_FILE);
+	int r;
+	if (stopped && p->dirfd >= 0 && (r = state_file_remove(p->dirfd, PERSIST_FILE)) < 0)
+		log_warn("state: cannot remove %s/%s: %s", p->dir, PERSIST_FILE, strerror(-r));
 	if (p->dirfd >= 0)
 		close(p->dirfd);
 	if (p->lockfd >= 0)

@@ -20,7 +20,7 @@
 
 #define STATE_MAGIC      "KINSTATE"
 #define STATE_FORMAT     1u
-#define STATE_HEADER     16 /* magic, format, reserved */
+#define STATE_HEADER     16 /* magic, format, length (a file's; 0: all of it) */
 #define STATE_FIELD_HEAD 6  /* tag, length */
 #define STATE_SIZE_MAX   (2ull << 30)
 #define STATE_FDS_MAX    65536
@@ -57,9 +57,13 @@ void state_close(struct state_w *w, size_t at);
 int state_w_seal(struct state_w *w, int *ret_fd);
 /* The execve did not happen: every kept fd is O_CLOEXEC again. */
 void state_w_unkeep(struct state_w *w);
-/* Writes a file state as dir/name, whole or not at all (a temporary file
- * renamed over it), mode 0600. w->err if anything failed before. */
+/* Writes a file state as dir/name, whole or not at all (written as
+ * dir/.name.new, the previous one's file, then the two exchanged), mode
+ * 0600; no disk block is freed, so it never waits for the device. w->err
+ * if anything failed before. */
 int state_w_write_file(struct state_w *w, int dirfd, const char *name);
+/* Removes dir/name and dir/.name.new (missing ones are fine). */
+int state_file_remove(int dirfd, const char *name);
 
 struct state_field {
 	uint16_t tag;
@@ -107,7 +111,7 @@ int state_get_num(const struct state_field *f, void *base, const struct state_nu
 /* The whole handed-over state, mapped from its memfd. */
 struct state_in {
 	uint8_t *map;
-	size_t size;
+	size_t size, map_size;
 	struct state_r top;                   /* the fields after the header */
 	uint64_t kept[STATE_FDS_MAX / 64];    /* the fds the writer kept */
 	uint64_t claimed[STATE_FDS_MAX / 64]; /* and those a reader took */

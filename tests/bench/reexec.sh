@@ -33,18 +33,12 @@ cleanup() {
 	[ -n "$DPID" ] && kill -KILL "$DPID" 2>/dev/null
 	sleep 0.5
 	cgroup_tree_remove "$CG/$TOP"
-	[ -n "${STATE_TMPFS:-}" ] && umount "$T/state"
 	rm -rf "$T"
 }
 trap cleanup EXIT
 trap "exit 1" INT TERM PIPE
 S=$T/k.sock
-mkdir -p "$BASE" "$T/state"
-# The state directory on a tmpfs, as the default /run/kin is on a host:
-# on a disk, rewriting the state file frees the old one's blocks, which
-# with online discard waits for the device (seen here: up to ~0.9 s).
-mount -t tmpfs -o size=64m,mode=0700 kin-bench-state "$T/state" 2>/dev/null &&
-	STATE_TMPFS=1 || echo "   (state directory on $(stat -f -c %T "$T"): no tmpfs could be mounted)"
+mkdir -p "$BASE"
 start_kin() {
 	sh -c "echo \$\$ >'$BASE/cgroup.procs' && exec '$KIN' init --grace 1s --socket '$S' --state-dir '$T/state' --zone-dir '$T/zones'" >"$1" 2>&1 &
 	DPID=$!

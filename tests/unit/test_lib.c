@@ -201,6 +201,39 @@ TEST(loop_deferred_adds)
 	close(a[0]), close(a[1]), close(b[0]), close(b[1]), close(c[1]);
 }
 
+/* A retired epoll set is emptied between turns, then closed; the fds it
+ * watched stay open and the loop goes on serving meanwhile. */
+TEST(loop_retire_old_set)
+{
+	struct ev_loop *loop;
+	int a[2], calls = 0;
+	CHECK_EQ(ev_loop_new(&loop), 0);
+	CHECK_EQ(pipe(a), 0);
+	int old = epoll_create1(EPOLL_CLOEXEC);
+	CHECK(old >= 0);
+	struct epoll_event ev = {.events = EPOLLIN};
+	CHECK_EQ(epoll_ctl(old, EPOLL_CTL_ADD, a[0], &ev), 0);
+	uint64_t bits[2] = {0};
+	bits[a[0] / 64] |= 1ull << (a[0] % 64);
+	bits[old / 64] |= 1ull << (old % 64); /* itself: skipped */
+	CHECK_EQ(ev_retire(loop, old, bits, 128), 0);
+	struct ev_source sa = {.fd = a[0], .fn = count_fn, .data = &calls};
+	CHECK_EQ(ev_add(loop, &sa, EPOLLIN), 0);
+	CHECK_EQ(write(a[1], "x", 1), 1);
+	CHECK_EQ(ev_run_once(loop, 1000), 1);
+	CHECK_EQ(calls, 1);
+	CHECK(fcntl(old, F_GETFD) < 0); /* emptied and closed */
+	CHECK(fcntl(a[0], F_GETFD) >= 0);
+	int other = epoll_create1(EPOLL_CLOEXEC);
+	CHECK_EQ(ev_retire(loop, other, bits, 128), 0);
+	int third = epoll_create1(EPOLL_CLOEXEC);
+	CHECK_EQ(ev_retire(loop, third, bits, 128), -EBUSY); /* closed at once */
+	CHECK(fcntl(third, F_GETFD) < 0);
+	CHECK_EQ(ev_del(loop, &sa), 0);
+	ev_loop_free(loop); /* closes the one still retiring */
+	close(a[0]), close(a[1]);
+}
+
 static void on_exit_record(const siginfo_t *si, void *data)
 {
 	*(int *)data = child_status_code(si);

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 
 static int cloexec(int fd)
 {
@@ -205,4 +206,63 @@ TEST(state_exec_spec_round_trip)
 	state_in_close(&in);
 	close(fd);
 	state_w_free(&w);
+}
+
+static uint64_t file_state_value(int dirfd, const char *name)
+{
+	struct state_in in;
+	struct state_field f;
+	uint64_t v = 0;
+	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || state_in_open(fd, &in, NULL) < 0) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	close(fd);
+	struct state_r r = in.top;
+	while (state_next(&r, &f) > 0)
+		if (f.tag == 1)
+			state_get_u64(&f, &v);
+	state_in_close(&in);
+	return v;
+}
+
+/* A file state is written over the previous one's file and the names
+ * exchanged: a shorter state over a longer one reads as itself (the
+ * header's length), and nothing is ever truncated or unlinked meanwhile. */
+TEST(state_file_exchanged_not_freed)
+{
+	char dir[] = "/tmp/kin-unit-state.XXXXXX";
+	CHECK(mkdtemp(dir) != NULL);
+	int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	CHECK(dirfd >= 0);
+	struct state_w w;
+	char big[4096];
+	memset(big, 'x', sizeof(big));
+	for (uint64_t i = 1; i <= 3; i++) {
+		state_w_init(&w);
+		state_put_u64(&w, 1, i);
+		if (i == 1) /* the first is longer than the ones after */
+			state_put_bytes(&w, 2, big, sizeof(big));
+		CHECK_EQ(state_w_write_file(&w, dirfd, "state"), 0);
+		state_w_free(&w);
+		CHECK_EQ(file_state_value(dirfd, "state"), i);
+	}
+	struct stat st;
+	CHECK_EQ(file_state_value(dirfd, ".state.new"), 2); /* the previous one */
+	CHECK_EQ(fstatat(dirfd, "state", &st, 0), 0);
+	CHECK(st.st_size > 4096); /* the third over the first's file, never truncated */
+	/* A length past the file's end is refused. */
+	int fd = openat(dirfd, "state", O_RDWR | O_CLOEXEC);
+	CHECK_EQ(pwrite(fd, "\xff\xff\xff\x7f", 4, 12), 4);
+	struct state_in in;
+	CHECK_EQ(state_in_open(fd, &in, NULL), -EBADMSG);
+	close(fd);
+	CHECK_EQ(state_file_remove(dirfd, "state"), 0);
+	CHECK(faccessat(dirfd, "state", F_OK, 0) < 0 &&
+	      faccessat(dirfd, ".state.new", F_OK, 0) < 0);
+	CHECK_EQ(state_file_remove(dirfd, "state"), 0); /* gone already: fine */
+	close(dirfd);
+	rmdir(dir);
 }
