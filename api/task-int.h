@@ -125,6 +125,9 @@ uint32_t task_host_pid(const char *cell_dir, int zone_pid);
  * its start (no file, no memory controller: nothing to watch), checked
  * once more when it ends, so the event precedes its TaskExit. */
 void task_oom_init(struct api_task *svc);
+/* A re-exec's: the previous kin's inotify (its watches as they were)
+ * instead of this one's. */
+void task_oom_take(struct api_task *svc, int fd);
 void task_oom_free(struct api_task *svc);
 void task_oom_watch(struct task *t);
 void task_oom_check(struct task *t);

@@ -368,6 +368,16 @@ void task_oom_init(struct api_task *svc)
 	}
 }
 
+void task_oom_take(struct api_task *svc, int fd)
+{
+	task_oom_free(svc);
+	svc->oom = (struct ev_source){.fd = fd, .fn = on_oom, .data = svc};
+	if (ev_add(svc->loop, &svc->oom, EPOLLIN) < 0) {
+		close(svc->oom.fd);
+		svc->oom.fd = -1;
+	}
+}
+
 void task_oom_free(struct api_task *svc)
 {
 	if (svc->oom.fd < 0)

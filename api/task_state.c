@@ -24,6 +24,7 @@ enum {
 	TS_EVENTS_DROPPED,
 	TS_TASK,
 	TS_EVENT,
+	TS_OOM_INOTIFY, /* its watches go along (closing one waits ~15 ms) */
 };
 enum {
 	TT_ID = 1,
@@ -143,6 +144,7 @@ void api_task_save(struct api_task *svc, struct state_w *w, uint16_t tag)
 	size_t at = state_open(w, tag);
 	state_put_nums(w, svc, svc_nums, ARRAY_SIZE(svc_nums));
 	state_put_str(w, TS_ZONE_CGROUP, svc->zone_cgroup);
+	state_put_fd(w, TS_OOM_INOTIFY, svc->oom.fd);
 	list_for_each(t, &svc->tasks, node) {
 		size_t tat = state_open(w, TS_TASK);
 		state_put_str(w, TT_ID, t->id);
@@ -346,6 +348,12 @@ int api_task_restore(struct api_task *svc, struct state_in *in, const struct sta
 				svc->events_dropped++;
 			k = 0;
 			break;
+		case TS_OOM_INOTIFY: {
+			int fd;
+			if (state_get_fd(in, &g, &fd) == 0)
+				task_oom_take(svc, fd);
+			break;
+		}
 		}
 		if (k < 0)
 			return k;
