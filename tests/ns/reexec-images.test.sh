@@ -61,7 +61,9 @@ N=300
 kc cell create "$C"
 kc exec start "$C" tick --image bb:1 -- sh -c \
 	"i=0; while [ \$i -lt $N ]; do i=\$((i+1)); echo n\$i; sleep 0.01; done"
-# Each run appends to /data/runs in its writable layer and prints the count.
+# Each run appends to /data/runs in its writable layer and prints the count
+# (its restart backoff doubles up to 30 s: the waits for a next run below
+# are that long, as a loaded machine needs).
 kc exec start --restart always "$C" again --image bb:1 -- sh -c \
 	'echo x >>/data/runs; wc -l </data/runs; sleep 0.2; exit 3'
 kc exec start "$C" forever --image bb:1 -- sleep 100000
@@ -102,7 +104,7 @@ kc image rm bb:1
 # Restarts after the re-execs: the same writable layer, mounted again.
 kc exec logs "$C" again
 n0=$(tail -1 "$T/out")
-wait_for "kc exec logs '$C' again; [ \"\$(tail -1 '$T/out')\" -gt $n0 ] 2>/dev/null" 150
+wait_for "kc exec logs '$C' again; [ \"\$(tail -1 '$T/out')\" -gt $n0 ] 2>/dev/null" 1500
 kc exec logs "$C" again
 [ "$(tail -1 "$T/out")" -gt "$n0" ] && seq 1 "$(tail -1 "$T/out")" | cmp -s - "$T/out" &&
 	ok restarts_in_same_layer || bad restarts_in_same_layer "$(tr '\n' ' ' <"$T/out")"
@@ -139,7 +141,7 @@ kc zone stop "$Z"
 wait_for "[ \$(layers 'zone.$Z') = 0 ]" 100 && ok adopted_zone_layer_removed ||
 	bad adopted_zone_layer_removed "$(ls "$K")"
 kc zone create "$Z" --image bb:1 && kc zone stop "$Z" && ok zone_name_reusable || bad zone_name_reusable "rc $rc: $(cat "$T/out")"
-wait_for "kc exec logs '$C' again; [ \"\$(tail -1 '$T/out')\" -gt $n1 ] 2>/dev/null" 150
+wait_for "kc exec logs '$C' again; [ \"\$(tail -1 '$T/out')\" -gt $n1 ] 2>/dev/null" 1500
 kc exec logs "$C" again
 [ "$(tail -1 "$T/out")" -gt "$n1" ] && ok adopted_restarts_in_same_layer ||
 	bad adopted_restarts_in_same_layer "$(tr '\n' ' ' <"$T/out")"
