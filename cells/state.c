@@ -15,7 +15,9 @@
 #include <sys/timerfd.h>
 
 enum { T_MOUNT = 1, T_ROOT, T_SEQ, T_CELL, T_EXEC, T_INOTIFY };
-enum { C_PATH = 1, C_OOM, C_CPUS, C_MEMS }; /* limits: 20... */
+/* C_WD_*, C_POPULATED, C_FROZEN: a re-exec's, with the inotify. */
+enum { C_PATH = 1, C_OOM, C_CPUS, C_MEMS, C_WD_EVENTS, C_WD_MEMORY, C_POPULATED, C_FROZEN };
+/* limits: 20... */
 static const struct state_num limit_nums[] = {
     STATE_NUM(20, struct cell_limits, set),
     STATE_NUM(21, struct cell_limits, cpu_weight),
@@ -184,6 +186,12 @@ static int cell_save(const struct cells *c, const struct cell *cell, struct stat
 		state_put_str(w, C_CPUS, cell->limits.cpuset_cpus);
 		state_put_str(w, C_MEMS, cell->limits.cpuset_mems);
 		state_put_u64(w, C_OOM, cell->oom_kills);
+		if (!w->file) { /* what a re-exec's kin need not ask the cgroup again */
+			state_put_i64(w, C_WD_EVENTS, cell->wd_events);
+			state_put_i64(w, C_WD_MEMORY, cell->wd_memory);
+			state_put_u64(w, C_POPULATED, cell->populated);
+			state_put_u64(w, C_FROZEN, cell->frozen);
+		}
 		state_close(w, at);
 	}
 	/* Oldest first, so the restore's pushes give the same order. */
@@ -525,17 +533,32 @@ static void exec_restore(struct cells *c, struct state_in *in, const struct stat
 	}
 }
 
-static int cell_restore(struct cells *c, const struct state_field *f)
+/* watched: the inotify went along (a re-exec), so a record with its
+ * watches and states is taken as is — what changed meanwhile waits in the
+ * inotify as an event — instead of asking the cgroup again. */
+static int cell_restore(struct cells *c, const struct state_field *f, bool watched)
 {
 	struct state_r r;
 	struct state_field g;
 	char path[CELLS_PATH_MAX] = "";
 	struct cell_limits limits = {0};
+	int64_t wd_events = -2, wd_memory = -2;
+	uint64_t oom = 0, populated = 0, frozen = 0;
 	int k;
 	state_get_record(f, &r);
 	while ((k = state_next(&r, &g)) > 0) {
 		if (g.tag == C_PATH)
 			k = state_get_str(&g, path, sizeof(path));
+		else if (g.tag == C_OOM)
+			k = state_get_u64(&g, &oom);
+		else if (g.tag == C_WD_EVENTS)
+			k = state_get_i64(&g, &wd_events);
+		else if (g.tag == C_WD_MEMORY)
+			k = state_get_i64(&g, &wd_memory);
+		else if (g.tag == C_POPULATED)
+			k = state_get_u64(&g, &populated);
+		else if (g.tag == C_FROZEN)
+			k = state_get_u64(&g, &frozen);
 		else if (g.tag == C_CPUS)
 			k = state_get_str(&g, limits.cpuset_cpus, sizeof(limits.cpuset_cpus));
 		else if (g.tag == C_MEMS)
@@ -566,6 +589,17 @@ static int cell_restore(struct cells *c, const struct state_field *f)
 		return 0;
 	}
 	cell->limits = limits;
+	if (watched && wd_events >= -1 && wd_events <= INT_MAX && wd_memory >= -1 &&
+	    wd_memory <= INT_MAX) {
+		cell->wd_events = (int)wd_events;
+		cell->wd_memory = (int)wd_memory;
+		cell->populated = populated != 0;
+		cell->frozen = frozen != 0;
+		cell->oom_kills = oom;
+		list_append(&parent->children, &cell->sibling);
+		c->ncells++;
+		return 0;
+	}
 	if (cells_cell_dir(c, cell, dir, sizeof(dir)) < 0 || stat(dir, &st) < 0) {
 		log_warn("restore: cell \"%s\" is gone (its cgroup was removed meanwhile)", path);
 		free(cell);
@@ -603,14 +637,14 @@ static int record_paths(struct state_in *in, const struct state_field *f, char *
 
 /* Cells are written parents first, so each one's parent is there. */
 static void restore_records(struct cells *c, struct state_in *in, const struct state_field *f,
-                            struct adopt *adopt)
+                            struct adopt *adopt, bool watched)
 {
 	struct state_r r;
 	struct state_field g;
 	state_get_record(f, &r);
 	while (state_next(&r, &g) > 0) {
 		if (g.tag == T_CELL)
-			cell_restore(c, &g);
+			cell_restore(c, &g, watched);
 		else if (g.tag == T_EXEC)
 			exec_restore(c, in, &g, adopt);
 	}
@@ -635,7 +669,7 @@ int cells_restore(struct ev_loop *loop, struct child_table *children, struct sta
 	}
 	if ((k = cells_init_loop(c, loop, children, inotify, err)) < 0)
 		return k;
-	restore_records(c, in, f, NULL);
+	restore_records(c, in, f, NULL, inotify >= 0 && c->inotify.fd == inotify);
 	log_info("cells: %zu cells and %zu executables taken over", c->ncells, c->nexecs);
 	*ret = TAKE_PTR(c);
 	return 0;
@@ -667,7 +701,7 @@ int cells_adopt(struct ev_loop *loop, struct child_table *children, const struct
 			by_ino[i] = (struct kept_ino){.ino = fd_ino(kept[i]), .i = i};
 		qsort(by_ino, a.n, sizeof(*by_ino), kept_cmp); /* the keeper holds each once */
 		c->exec_seq = seq;
-		restore_records(c, in, f, &a);
+		restore_records(c, in, f, &a, false);
 		log_info("cells: %zu cells and %zu executables adopted", c->ncells, c->nexecs);
 	}
 	cells_sweep(c, not_adopted_kinds, delegated_kinds);

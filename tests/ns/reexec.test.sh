@@ -123,6 +123,27 @@ sleep 0.2
 fds1=$(fds)
 [ "$fds1" -le "$fds0" ] && ok no_fd_leaked || bad no_fd_leaked "$fds0 fds before, $fds1 after: $(ls -l /proc/$DPID/fd | tail -n +2 | awk '{print $NF}' | sort | uniq -c | sort -rn | head -5 | tr '\n' ' ')"
 
+# A cell's state goes along with its watch: frozen stays frozen (and thaws),
+# and a cell emptied while the new kin starts is seen empty (the event
+# waited in the inotify that went along).
+kc cell create fz
+kc exec start fz s -- sleep 100000
+kc cell create em
+kc exec start em short -- sh -c 'sleep 0.05'
+kc cell freeze fz
+kc reexec
+kc -o json cell show fz
+f1=$(grep -c '"frozen":true' "$T/out")
+wait_for "kc -o json cell show em; out_has '\"populated\":false'" 250
+em=$rc
+kc cell thaw fz
+kc -o json cell show fz
+f2=$(grep -c '"frozen":false' "$T/out")
+[ "$f1" = 1 ] && [ "$em" = 0 ] && [ "$f2" = 1 ] && ok cell_states_go_along ||
+	bad cell_states_go_along "frozen after re-exec $f1, emptied $em, thawed $f2"
+kc exec stop fz s
+kc cell delete em
+
 # The running binary's sealed copy (the fallback, a zone kin's binary) is
 # made once: the next kin of the same file keeps it; another file's kin
 # does not (it runs something else), and makes its own when it needs one.
