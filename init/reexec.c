@@ -86,6 +86,7 @@ struct init_reexec {
 	int probe_report;
 	int fallback;               /* a sealed copy of the running binary (self_copy's, dup'd) */
 	struct file_id fallback_id; /* what it is a copy of */
+	struct self_copy_job copy;  /* that copy, made by the probe's child */
 	struct ev_source timer;
 	uint64_t deadline_ns;
 	/* The next kin's: the state, open from init_reexec_restore to
@@ -115,6 +116,7 @@ int init_reexec_new(struct init_state *s)
 	                           .probe_report = -1,
 	                           .fallback = -1,
 	                           .timer = {.fd = -1},
+	                           .copy = {.src = -1, .memfd = -1},
 	                           .old_loop = -1};
 	s->reexec = rx;
 	return 0;
@@ -168,6 +170,9 @@ static void probe_end(struct init_reexec *rx)
 	closep(&rx->probe_report);
 	rx->probe_out = rx->probe_report = -1;
 	timer_stop(rx);
+	/* The copy is kept if the child made it whole (else made when
+	 * needed, in the loop). */
+	self_copy_end(&rx->copy);
 }
 
 /* The re-exec is over without an exec: the caller hears why. */
@@ -279,8 +284,8 @@ static void decide(struct init_reexec *rx, const siginfo_t *si)
 		return;
 	}
 	/* The running binary, kept for a new one that cannot take over: made
-	 * now (once: the same binary's next kin keeps it), not in the window
-	 * where kin does not answer. */
+	 * by the probe's child (once: the same binary's next kin keeps it), or
+	 * now if it could not, never in the window where kin does not answer. */
 	int self, r = self_copy(&self, &rx->fallback_id);
 	if (r == 0 && (rx->fallback = fcntl(self, F_DUPFD_CLOEXEC, 3)) < 0)
 		r = -errno;
@@ -321,9 +326,15 @@ static int probe_start(struct init_reexec *rx, struct err *err)
 	struct spawn_proc p;
 	if (pipe2(out, O_CLOEXEC | O_NONBLOCK) < 0)
 		return err_set_errno(err, -errno, "re-exec: pipe: %m");
+	/* The running binary's copy (the fallback), made by the child first:
+	 * 12 MB, not worth the loop's time. */
+	if (self_copy_begin(&rx->copy) < 0)
+		self_copy_end(&rx->copy);
 	int r = spawn_clone(&(struct spawn_opts){.cgroup_fd = -1, .report_nonblock = true}, &p);
 	if (r == 0) {
 		spawn_signals_reset(SPAWN_MASK_EMPTY);
+		if (rx->copy.memfd >= 0)
+			(void)self_copy_fill(&rx->copy); /* checked by the parent */
 		fd_set_nonblock(out[1], false);
 		if (dup2(out[1], STDOUT_FILENO) < 0)
 			spawn_child_fail(p.report_fd, 0, errno);
@@ -336,6 +347,7 @@ static int probe_start(struct init_reexec *rx, struct err *err)
 	}
 	close(out[1]);
 	if (r < 0) {
+		self_copy_end(&rx->copy);
 		close(out[0]);
 		return err_set_errno(err, r, "re-exec: cannot start the probe: %s", strerror(-r));
 	}

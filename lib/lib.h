@@ -160,6 +160,20 @@ struct file_id {
  * process's (dup it to keep it); *ret_id (may be NULL) is what it was
  * made from. -errno when it cannot be made. */
 int self_copy(int *ret_fd, struct file_id *ret_id);
+/* The same copy made by a child, so the loop does not wait for 12 MB
+ * (a re-exec's probe makes it): self_copy_begin returns 1 with j ready
+ * (the binary open, an empty memfd) when there is no copy yet, 0 when
+ * there is one, or -errno; the child calls self_copy_fill (-errno); the
+ * parent, once the child ended, self_copy_end: the copy checked whole
+ * and sealed is the process's from now on (-EIO when the child did not
+ * finish; then nothing is kept). j's fds are closed either way. */
+struct self_copy_job {
+	int src, memfd;
+	struct file_id id;
+};
+int self_copy_begin(struct self_copy_job *j);
+int self_copy_fill(const struct self_copy_job *j);
+int self_copy_end(struct self_copy_job *j);
 /* The next kin's side: fd (a copy of the file `id`, handed along a
  * re-exec) becomes this process's self_copy if it has none and runs that
  * very file, unchanged — a re-exec of the same binary copies it no more.

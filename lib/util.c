@@ -549,27 +549,59 @@ static void file_id_of(const struct stat *st, struct file_id *ret)
 	                                    (uint64_t)st->st_ctim.tv_nsec};
 }
 
-static int sealed_copy(const char *path, const char *name, int *ret_fd, struct file_id *ret_id)
+/* The bytes of src (size of them) into mfd, from its start. */
+static int copy_fill(int src, int mfd, off_t size)
 {
-	_cleanup_close_ int src = open(path, O_RDONLY | O_CLOEXEC);
-	struct stat st;
-	if (src < 0 || fstat(src, &st) < 0)
-		return -errno;
-	_cleanup_close_ int mfd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (mfd < 0)
-		return -errno;
-	for (off_t off = 0; off < st.st_size;) {
-		ssize_t n = sendfile(mfd, src, &off, (size_t)(st.st_size - off));
+	for (off_t off = 0; off < size;) {
+		ssize_t n = sendfile(mfd, src, &off, (size_t)(size - off));
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			return n < 0 ? -errno : -EIO;
 	}
-	if (fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0)
+	return 0;
+}
+
+static int seal(int mfd)
+{
+	return fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0
+	           ? -errno
+	           : 0;
+}
+
+/* The source open and its identity, an empty memfd for the copy. */
+static int copy_open(const char *path, const char *name, int *ret_src, int *ret_mfd,
+                     struct stat *ret_st)
+{
+	_cleanup_close_ int src = open(path, O_RDONLY | O_CLOEXEC);
+	if (src < 0 || fstat(src, ret_st) < 0)
 		return -errno;
+	int mfd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (mfd < 0)
+		return -errno;
+	*ret_src = TAKE_FD(src);
+	*ret_mfd = mfd;
+	return 0;
+}
+
+static int sealed_copy(const char *path, const char *name, int *ret_fd, struct file_id *ret_id)
+{
+	struct stat st;
+	int src, mfd;
+	int r = copy_open(path, name, &src, &mfd, &st);
+	if (r < 0)
+		return r;
+	r = copy_fill(src, mfd, st.st_size);
+	close(src);
+	if (r == 0)
+		r = seal(mfd);
+	if (r < 0) {
+		close(mfd);
+		return r;
+	}
 	if (ret_id)
 		file_id_of(&st, ret_id);
-	*ret_fd = TAKE_FD(mfd);
+	*ret_fd = mfd;
 	return 0;
 }
 
@@ -595,6 +627,49 @@ int self_copy(int *ret_fd, struct file_id *ret_id)
 	if (ret_id)
 		*ret_id = self.id;
 	return 0;
+}
+
+int self_copy_begin(struct self_copy_job *j)
+{
+	struct stat st;
+	*j = (struct self_copy_job){.src = -1, .memfd = -1};
+	if (self.fd)
+		return 0;
+	int r = copy_open("/proc/self/exe", "kin", &j->src, &j->memfd, &st);
+	if (r < 0)
+		return r;
+	file_id_of(&st, &j->id);
+	return 1;
+}
+
+int self_copy_fill(const struct self_copy_job *j)
+{
+	return copy_fill(j->src, j->memfd, (off_t)j->id.size);
+}
+
+int self_copy_end(struct self_copy_job *j)
+{
+	struct stat st;
+	int r = 0;
+	if (j->memfd < 0)
+		return 0;
+	if (fstat(j->memfd, &st) < 0)
+		r = -errno;
+	else if ((uint64_t)st.st_size != j->id.size)
+		r = -EIO; /* the child did not finish */
+	else if (!self.fd)
+		r = seal(j->memfd);
+	if (r == 0 && !self.fd) {
+		self.fd = j->memfd + 1;
+		self.id = j->id;
+		j->memfd = -1;
+	}
+	if (j->memfd >= 0)
+		close(j->memfd);
+	if (j->src >= 0)
+		close(j->src);
+	*j = (struct self_copy_job){.src = -1, .memfd = -1};
+	return r;
 }
 
 bool self_copy_take(int fd, const struct file_id *id)

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -748,4 +749,31 @@ TEST(spawn_signals_reset_masks)
 		spawn_kill_and_reap(p.pidfd);
 		close(p.report_fd), close(p.pidfd);
 	}
+}
+
+/* The running binary's copy made by a "child" (here: the same process):
+ * one not filled is not kept; one filled is checked, sealed and shared. */
+TEST(self_copy_by_a_child)
+{
+	struct self_copy_job j;
+	int fd = -1, again = -1;
+	struct file_id id;
+	CHECK_EQ(self_copy_begin(&j), 1);
+	CHECK_EQ(self_copy_end(&j), -EIO); /* never filled */
+	CHECK_EQ(j.memfd, -1);
+	CHECK_EQ(self_copy_begin(&j), 1);
+	CHECK_EQ(self_copy_fill(&j), 0);
+	int mfd = j.memfd;
+	CHECK_EQ(self_copy_end(&j), 0);
+	CHECK_EQ(self_copy(&fd, &id), 0);
+	CHECK_EQ(fd, mfd);
+	struct stat st;
+	CHECK_EQ(stat("/proc/self/exe", &st), 0);
+	CHECK_EQ(id.size, (uint64_t)st.st_size);
+	CHECK_EQ(id.ino, (uint64_t)st.st_ino);
+	CHECK(fcntl(fd, F_GET_SEALS) & F_SEAL_WRITE);
+	CHECK_EQ(self_copy_begin(&j), 0); /* there is one */
+	CHECK_EQ(self_copy(&again, NULL), 0);
+	CHECK_EQ(again, fd);
+	CHECK(!self_copy_take(fd, &id)); /* one already */
 }
