@@ -776,6 +776,13 @@ int init_reexec_restore(struct init_state *s)
 	s->started_ns = st.started;
 	rx->count = st.reexecs;
 	rx->fallback_id = st.exe;
+	/* The previous binary's copy is this kin's own if it runs the same
+	 * file (then the zones restored below may keep it). */
+	rx->fallback = env_fd(ENV_FALLBACK, 0);
+	if (self_copy_take(rx->fallback, &rx->fallback_id))
+		rx->fallback = -1;
+	else if (rx->fallback >= 0)
+		fd_set_cloexec(rx->fallback, true); /* not for the children */
 	s->booted = st.booted;
 	if (s->cfg->rpc.socket[0] || st.nlisteners || carried)
 		init_rpc_serve_handed(s->cfg, s->loop, st.listeners, st.nlisteners, carried > 0,
@@ -799,6 +806,7 @@ static void fallback_late(struct ev_source *src, uint32_t events)
 {
 	(void)events;
 	fallback_drop(src->data);
+	self_copy_drop(); /* the zones keep theirs if they took one */
 }
 
 struct state_in *init_reexec_record(struct init_state *s, enum init_record which,
@@ -837,14 +845,13 @@ void init_reexec_restore_services(struct init_state *s)
 	rx->old_loop = -1;
 	state_in_close(&rx->in); /* closes what nobody took */
 	rx->in_open = false;
-	/* The previous binary's copy: this kin's own if it runs the same
-	 * file, else let go later (freeing megabytes of shmem is not worth a
-	 * client's wait now). */
-	rx->fallback = env_fd(ENV_FALLBACK, 0);
-	if (self_copy_take(rx->fallback, &rx->fallback_id))
-		rx->fallback = -1;
-	if (rx->fallback >= 0 && timer_start(rx, fallback_late, 0) < 0)
+	/* The previous binary's copy is let go later (freeing megabytes of
+	 * shmem is not worth a client's wait now); the zones keep it if it is
+	 * this binary's and they run any (zones_keep_exe). */
+	if ((rx->fallback >= 0 || self_copy_have()) && timer_start(rx, fallback_late, 0) < 0) {
 		fallback_drop(rx);
+		self_copy_drop();
+	}
 	unsetenv(ENV_STATE);
 	unsetenv(ENV_FALLBACK);
 	unsetenv(ENV_FAILED);

@@ -160,6 +160,10 @@ struct file_id {
  * process's (dup it to keep it); *ret_id (may be NULL) is what it was
  * made from. -errno when it cannot be made. */
 int self_copy(int *ret_fd, struct file_id *ret_id);
+/* Whether there is one now; let go of it (dups made of it live on): 12 MB
+ * of memory nobody may need. */
+bool self_copy_have(void);
+void self_copy_drop(void);
 /* The same copy made by a child, so the loop does not wait for 12 MB
  * (a re-exec's probe makes it): self_copy_begin returns 1 with j ready
  * (the binary open, an empty memfd) when there is no copy yet, 0 when

@@ -629,6 +629,18 @@ int self_copy(int *ret_fd, struct file_id *ret_id)
 	return 0;
 }
 
+bool self_copy_have(void)
+{
+	return self.fd != 0;
+}
+
+void self_copy_drop(void)
+{
+	if (self.fd)
+		close(self.fd - 1);
+	self.fd = 0;
+}
+
 int self_copy_begin(struct self_copy_job *j)
 {
 	struct stat st;

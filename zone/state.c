@@ -363,6 +363,8 @@ int zones_restore(struct zones *z, struct state_in *in, const struct state_field
 		else
 			n += zone_take(z, &zi);
 	}
+	if (n > 0)
+		zones_keep_exe(z);
 	return e < 0 ? e : n;
 }
 

@@ -161,6 +161,13 @@ static int exe_memfd(struct zones *z)
 	return z->exe_fd < 0 ? -errno : 0;
 }
 
+void zones_keep_exe(struct zones *z)
+{
+	if (z->exe_fd < 0 && !z->exec_self && strcmp(z->self, "/proc/self/exe") == 0 &&
+	    self_copy_have() && exe_memfd(z) < 0)
+		log_warn("zones: cannot keep the sealed copy of kin: %m");
+}
+
 int zones_new(struct ev_loop *loop, struct child_table *children, struct cells *cells,
               const struct zones_config *cfg, const struct zone_events *ev, struct zones **ret,
               struct err *err)

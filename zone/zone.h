@@ -178,6 +178,10 @@ void zones_save(struct zones *z, struct state_w *w, uint16_t tag);
  * it. Returns how many zones were restored; -EBADMSG when the record
  * does not read at all. */
 int zones_restore(struct zones *z, struct state_in *in, const struct state_field *f);
+/* The running binary's sealed copy (self_copy), if the process has one,
+ * kept for the zones to come: a re-exec's kin with zones keeps the one
+ * handed over rather than copy 12 MB at the next zone's start. */
+void zones_keep_exe(struct zones *z);
 /* After kin was killed: zones_save into a file state (w->file) writes
  * each running zone without fds (its log pipe by inode). The successor,
  * into a zones_new one with reconnect_dir set, adopts each zone whose kin

@@ -110,6 +110,13 @@ kc reexec
 sleep 0.2
 fds1=$(fds)
 [ "$fds1" -le "$fds0" ] && ok no_fd_leaked || bad no_fd_leaked "$fds0 fds before, $fds1 after"
+# The zones keep the binary's sealed copy their kins run from (one copy,
+# handed along every re-exec; not let go after the re-exec's fallback is).
+sleep 5.5
+zexe=$(stat -L -c %i "/proc/$(zpid pod1)/exe")
+held=$(for f in /proc/$DPID/fd/*; do case $(readlink "$f") in /memfd:kin*) stat -L -c %i "$f" ;; esac; done | sort -u)
+[ -n "$zexe" ] && [ "$held" = "$zexe" ] && ok zones_keep_the_binary_copy ||
+	bad zones_keep_the_binary_copy "zone runs inode $zexe; kin holds ${held:-none}"
 
 kc zone stop pod1
 [ $rc -eq 0 ] && out_has 'state: +gone' && ok zone_stops || bad zone_stops "rc $rc"

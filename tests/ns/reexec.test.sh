@@ -145,15 +145,16 @@ kc exec stop fz s
 kc cell delete em
 
 # The running binary's sealed copy (the fallback, a zone kin's binary) is
-# made once: the next kin of the same file keeps it; another file's kin
-# does not (it runs something else), and makes its own when it needs one.
+# made by the probe's child and handed along: the next kin of the same
+# file keeps it for its next re-exec; another file's kin does not (it runs
+# something else). With no zone to keep it, it is let go a while after.
 copies() {
 	for f in /proc/$DPID/fd/*; do
 		case $(readlink "$f") in /memfd:kin*) stat -L -c %i "$f" ;; esac
 	done | sort -u | tr '\n' ' '
 }
-c1=$(copies)
 kc reexec
+c1=$(copies)
 kc reexec
 c2=$(copies)
 cp "$KIN" "$T/kin-copy"
@@ -163,6 +164,7 @@ c3=$(copies)
 [ "$(echo $c1 | wc -w)" = 1 ] && [ "$c1" = "$c2" ] && [ "$(echo $c3 | wc -w)" = 1 ] && [ "$c3" != "$c1" ] &&
 	[ "$(readlink /proc/$DPID/exe)" = "$T/kin-copy" ] && serving && ok binary_copied_once ||
 	bad binary_copied_once "copies: $c1 / $c2 / $c3; exe $(readlink /proc/$DPID/exe)"
+wait_for '[ -z "$(copies)" ]' 400 && ok binary_copy_let_go || bad binary_copy_let_go "still $(copies)"
 
 # Binaries that are not a kin (of this state format) are refused first.
 kc reexec --binary /bin/true
