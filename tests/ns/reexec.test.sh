@@ -45,34 +45,9 @@ pid1=$(pid_of forever)
 FPID=$!
 sleep 0.1
 fds0=$(fds)
-# A client on one connection calls Health/Check all along (ttrpc frames
-# by hand): its connection goes along every re-exec, each call answered.
-python3 - "$S" "$T/one-conn.stop" >"$T/one-conn" 2>&1 <<'PY' &
-import os, socket, struct, sys, time
-s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-s.connect(sys.argv[1])
-def recvn(n):
-    b = b''
-    while len(b) < n:
-        c = s.recv(n - len(b))
-        if not c:
-            print('connection closed after %d calls' % calls); sys.exit(1)
-        b += c
-    return b
-calls, sid = 0, 1
-while not os.path.exists(sys.argv[2]):
-    req = b'\x0a\x0dkin.v1.Health\x12\x05Check\x1a\x00'
-    s.sendall(struct.pack('>IIBB', len(req), sid, 1, 0) + req)
-    n, rsid, typ, _ = struct.unpack('>IIBB', recvn(10))
-    body = recvn(n)
-    # Response: field 1 (status) absent, or without a code, is OK.
-    if rsid != sid or typ != 2 or (body[:1] == b'\x0a' and body[2:3] == b'\x08'):
-        print('call %d: stream %d type %d %r' % (sid, rsid, typ, body[:80])); sys.exit(1)
-    calls += 1
-    sid += 2
-    time.sleep(0.005)
-print('ok %d calls on one connection' % calls)
-PY
+# A client on one connection calls Health/Check all along: its connection
+# goes along every re-exec, each call answered.
+python3 tests/ns/health_conn.py "$S" "$T/one-conn.stop" loop >"$T/one-conn" 2>&1 &
 ONE=$!
 
 # Re-exec while the counters print, the quick one exits, the crashy one restarts.

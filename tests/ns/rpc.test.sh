@@ -154,34 +154,11 @@ t_permissions() {
 t_permissions_across_reexec() {
 	command -v setpriv >/dev/null && [ -x /usr/bin/python3 ] || return
 	daemon_start pr --socket "$T/pr/kin.sock" --allow-uid 4242
-	cat >"$T/pr-client.py" <<'PY'
-import os, socket, struct, sys, time
-s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-s.connect(sys.argv[1])
-def recvn(n):
-    b = b''
-    while len(b) < n:
-        c = s.recv(n - len(b))
-        if not c:
-            sys.exit('connection closed')
-        b += c
-    return b
-def call(sid):
-    req = b'\x0a\x0dkin.v1.Health\x12\x05Check\x1a\x00'
-    s.sendall(struct.pack('>IIBB', len(req), sid, 1, 0) + req)
-    n, _, _, _ = struct.unpack('>IIBB', recvn(10))
-    body = recvn(n)
-    # Response field 1 (status) with a code: field 1 (0x08) inside it.
-    return 'denied' if body[:1] == b'\x0a' and body[2:3] == b'\x08' else 'ok'
-print(call(1), flush=True)
-while not os.path.exists(sys.argv[2]): # the re-exec happens meanwhile
-    time.sleep(0.01)
-print(call(3), flush=True)
-PY
+	cp tests/ns/health_conn.py "$T/" # where the other uids can read it
 	local out1 out2 c1 c2 rrc
 	for u in 4242 4343; do
-		setpriv --reuid $u --regid $u --clear-groups /usr/bin/python3 "$T/pr-client.py" \
-			"$T/pr/kin.sock" "$T/pr-go" >"$T/pr-out$u" 2>&1 &
+		setpriv --reuid $u --regid $u --clear-groups /usr/bin/python3 "$T/health_conn.py" \
+			"$T/pr/kin.sock" "$T/pr-go" twice >"$T/pr-out$u" 2>&1 &
 		[ $u = 4242 ] && c1=$! || c2=$!
 	done
 	wait_for "[ -s '$T/pr-out4242' ] && [ -s '$T/pr-out4343' ]" 250
