@@ -144,6 +144,7 @@ void api_images_release(struct api_images *svc, const char *digest);
  * whoever starts it. The containers directory is /run/kin/containers. */
 struct api_container {
 	struct api_images *svc;
+	struct list_node node; /* in svc's containers */
 	char digest[72];
 	char dir[PATH_MAX - 8];
 	char root[PATH_MAX], upper[PATH_MAX], work[PATH_MAX];
@@ -155,6 +156,11 @@ int api_container_new(struct api_images *svc, const char *image, const char *id,
 /* Gives the image back and removes the writable layer (in a child of kin:
  * a tree can be large). NULL is fine. */
 void api_container_release(struct api_container *k);
+/* After an adoption: a writable layer that no container of the state
+ * names, but of the same killed kin (its name's epoch is one of theirs:
+ * made in the last moments before the kill, before the state file named
+ * it), is removed with a log line. Others' layers are never touched. */
+void api_containers_sweep(struct api_images *svc);
 /* Re-exec: a container goes along as a record of tag (its image's digest
  * and its layer's directory, which stays as it is); api_container_restore
  * makes it again in the next kin — one use of the image again, the paths

@@ -15,6 +15,7 @@
 #include "oci/oci.h"
 #include "lib/state.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/close_range.h>
 #include <stdio.h>
@@ -60,6 +61,7 @@ struct api_images {
 	struct image_use *uses;
 	size_t nuses;
 	struct api_binding binding;
+	struct list_node containers; /* struct api_container, live */
 };
 
 /* ---- the store and its users ----------------------------------------------------- */
@@ -193,35 +195,92 @@ int api_container_new(struct api_images *svc, const char *image, const char *id,
 		free(k);
 		return r;
 	}
+	list_append(&svc->containers, &k->node);
 	*ret = k;
 	return 0;
 }
 
-void api_container_release(struct api_container *k)
+/* A layer's tree removed by a child of kin (a tree can be large). */
+static void layer_remove(struct api_images *svc, const char *dir)
 {
 	struct spawn_proc p;
-	if (!k)
-		return;
-	api_images_release(k->svc, k->digest);
 	const struct spawn_opts o = {.cgroup_fd = -1};
 	int r = spawn_clone(&o, &p);
 	if (r == 0) {
 		spawn_signals_reset(SPAWN_MASK_EMPTY);
 		syscall(SYS_close_range, 3, ~0u, 0);
-		_exit(dir_remove_tree(AT_FDCWD, k->dir, 0) < 0 ? 1 : 0);
+		_exit(dir_remove_tree(AT_FDCWD, dir, 0) < 0 ? 1 : 0);
 	}
 	if (r < 0) {
-		log_warn("container %s: cannot remove its writable layer: clone: %s", k->dir,
+		log_warn("container %s: cannot remove its writable layer: clone: %s", dir,
 		         strerror(-r));
 	} else {
 		close(p.report_fd);
-		if (!k->svc ||
-		    child_track(k->svc->children, p.pid, p.pidfd, NULL, NULL, NULL) < 0) {
+		if (!svc || child_track(svc->children, p.pid, p.pidfd, NULL, NULL, NULL) < 0) {
 			spawn_kill_and_reap(p.pidfd);
 			close(p.pidfd);
 		}
 	}
+}
+
+void api_container_release(struct api_container *k)
+{
+	if (!k)
+		return;
+	list_remove(&k->node);
+	api_images_release(k->svc, k->digest);
+	layer_remove(k->svc, k->dir);
 	free(k);
+}
+
+/* NAME's epoch: NAME is ID.EPOCH.SERIAL (ID may hold dots). */
+static bool layer_epoch(const char *name, char *buf, size_t size)
+{
+	const char *last = strrchr(name, '.');
+	if (!last || last == name)
+		return false;
+	const char *p = last - 1;
+	while (p > name && *p != '.')
+		p--;
+	if (*p != '.' || (size_t)(last - p - 1) >= size || last == p + 1)
+		return false;
+	memcpy(buf, p + 1, (size_t)(last - p - 1));
+	buf[last - p - 1] = '\0';
+	return true;
+}
+
+static bool layer_dir_ok(const char *dir);
+
+void api_containers_sweep(struct api_images *svc)
+{
+	char epoch[32], theirs[32];
+	struct api_container *k;
+	if (!svc || list_is_empty(&svc->containers))
+		return; /* no epoch known: nothing is surely the killed kin's */
+	DIR *d = opendir(CONTAINERS_DIR);
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		char dir[PATH_MAX];
+		bool named = false, same = false;
+		if (de->d_name[0] == '.' || !layer_epoch(de->d_name, epoch, sizeof(epoch)) ||
+		    snprintf(dir, sizeof(dir), "%s/%s", CONTAINERS_DIR, de->d_name) >=
+		        (int)sizeof(dir))
+			continue;
+		list_for_each(k, &svc->containers, node) {
+			named = named || strcmp(k->dir, dir) == 0;
+			same = same || (layer_epoch(k->dir + STRLEN(CONTAINERS_DIR "/"), theirs,
+			                            sizeof(theirs)) &&
+			                strcmp(theirs, epoch) == 0);
+		}
+		if (named || !same || !layer_dir_ok(dir))
+			continue;
+		log_warn("adopt: the writable layer %s is removed: the killed kin made it but "
+		         "its state did not name it yet",
+		         dir);
+		layer_remove(svc, dir);
+	}
+	if (d)
+		closedir(d);
 }
 
 enum { K_DIGEST = 1, K_DIR };
@@ -279,6 +338,7 @@ int api_container_restore(struct api_images *svc, const struct state_field *f,
 		api_images_release(svc, k->digest);
 		return n;
 	}
+	list_append(&svc->containers, &k->node);
 	*ret = TAKE_PTR(k);
 	return 0;
 }
@@ -570,6 +630,7 @@ static int images_start(struct api *api, const struct api_config *cfg)
 	str_copy(svc->dir, sizeof(svc->dir),
 	         cfg->image_store ? cfg->image_store : OCI_STORE_DEFAULT);
 	list_init(&svc->jobs);
+	list_init(&svc->containers);
 	int r = api_bind(cfg->rpc, &svc->binding, &images_handlers, svc);
 	if (r < 0)
 		return r;
@@ -598,6 +659,9 @@ static void images_free(struct api *api)
 	api_binding_release(&svc->binding);
 	oci_store_free(svc->store);
 	free(svc->uses);
+	struct api_container *k, *ktmp;
+	list_for_each_safe(k, ktmp, &svc->containers, node)
+		list_remove(&k->node);
 	/* A job still running is freed by its exit callback (the child table
 	 * outlives the services): it must not reach back into this memory. */
 	struct job *j, *tmp;

@@ -244,6 +244,7 @@ int api_adopt(struct api *api, const struct state_field *f, int *kept, size_t nk
 	n = api_zones_adopt(api->zones, zones.tag ? &zones : NULL, kept, nkept);
 	if (n > 0)
 		log_info("adopt: %d zones adopted", n);
+	api_containers_sweep(api->images);
 	return n;
 }
 
