@@ -161,16 +161,19 @@ int api_container_new(struct api_images *svc, const char *image, const char *id,
 	}
 	k->svc = svc;
 	memcpy(k->digest, ret_img->digest, sizeof(k->digest));
-	/* Unique across restarts of kin (the realtime clock at the first one):
-	 * a layer a dead kin left is never reused or removed here, in PID 1. */
+	/* Unique across restarts of kin (the realtime clock at the first one,
+	 * and kin's pid: two kins sharing the directory never share an epoch,
+	 * api_containers_sweep's test): a layer a dead kin left is never
+	 * reused here. */
 	static uint64_t epoch;
 	if (!epoch) {
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
 		epoch = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 	}
-	if (snprintf(k->dir, sizeof(k->dir), "%s/%s.%llx.%lu", CONTAINERS_DIR, id,
-	             (unsigned long long)epoch, ++serial) >= (int)sizeof(k->dir)) {
+	if (snprintf(k->dir, sizeof(k->dir), "%s/%s.%llx-%x.%lu", CONTAINERS_DIR, id,
+	             (unsigned long long)epoch, (unsigned)getpid(),
+	             ++serial) >= (int)sizeof(k->dir)) {
 		api_images_release(svc, k->digest);
 		free(k);
 		return err_set(e, -ENAMETOOLONG, ERR_INVALID_ARGUMENT,

@@ -130,7 +130,7 @@ sleep 0.1 # the state is rewritten within 20 ms of the last change
 # A layer the killed kin made in its last moments (its state does not name
 # it): its name has the kin's epoch, so the successor removes it; another
 # epoch's (another kin's) is left alone.
-ep=$(ls -d "$K/$C"* | head -1 | sed -n 's/.*\.\([0-9a-f]*\)\.[0-9]*$/\1/p')
+ep=$(ls -d "$K/$C"* | head -1 | sed -n 's/.*\.\([0-9a-f-]*\)\.[0-9]*$/\1/p')
 LEAK=$K/$C.leak.$ep.999 OTHER=$K/$C.other.1.1
 mkdir -p "$LEAK/upper" "$OTHER/upper"
 kill -KILL "$DPID"
