@@ -111,18 +111,22 @@ static bool slice_left(unsigned *n, uint64_t end)
 static void retire_some(struct ev_loop *loop, uint64_t end)
 {
 	unsigned n = 0;
-	for (; loop->retired_pos < loop->retired_nbits && slice_left(&n, end);
-	     loop->retired_pos++) {
+	while (loop->retired_pos < loop->retired_nbits) {
 		size_t i = loop->retired_pos;
-		if (!(loop->retired_fds[i / 64] & (1ull << (i % 64)))) {
-			n--; /* not a step */
+		uint64_t word = loop->retired_fds[i / 64] >> (i % 64);
+		if (!word) { /* the rest of this word: none */
+			loop->retired_pos = (i / 64 + 1) * 64;
 			continue;
+		}
+		i += (size_t)__builtin_ctzll(word);
+		if (!slice_left(&n, end)) {
+			loop->retired_pos = i;
+			return;
 		}
 		if ((int)i != loop->retired)
 			epoll_ctl(loop->retired, EPOLL_CTL_DEL, (int)i, NULL);
+		loop->retired_pos = i + 1;
 	}
-	if (loop->retired_pos < loop->retired_nbits)
-		return;
 	close(loop->retired);
 	loop->retired = -1;
 	free(loop->retired_fds);
