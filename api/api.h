@@ -68,6 +68,9 @@ struct api_config {
 	/* A containerd shim kin's (shim/shim.h): the Task service serves
 	 * containerd on its socket. NULL: not a shim. */
 	const struct shim_serve *shim;
+	/* A re-exec's kin: the sockets a service would listen on (the
+	 * shim's Task socket) were handed over and are served already. */
+	bool listening;
 	/* The service manager (units/units.h) when kin runs units — a host's
 	 * init, or --unit-dir. NULL: every Units call answers
 	 * FAILED_PRECONDITION ("no service manager: ..."). */

@@ -389,7 +389,7 @@ static int task_start(struct api *api, const struct api_config *cfg)
 		                                      .flags = task_methods[i].flags,
 		                                      .userdata = svc};
 	int r = rpc_server_register(svc->rpc, svc->methods, ARRAY_SIZE(svc->methods));
-	if (r == 0)
+	if (r == 0 && !cfg->listening)
 		r = rpc_server_listen_fd(svc->rpc, cfg->shim->listen_fd, cfg->shim->socket);
 	if (r < 0) {
 		task_oom_free(svc);

@@ -589,25 +589,24 @@ static int cell_restore(struct cells *c, const struct state_field *f, bool watch
 		return 0;
 	}
 	cell->limits = limits;
-	if (watched && wd_events >= -1 && wd_events <= INT_MAX && wd_memory >= -1 &&
-	    wd_memory <= INT_MAX) {
-		cell->wd_events = (int)wd_events;
-		cell->wd_memory = (int)wd_memory;
-		cell->populated = populated != 0;
-		cell->frozen = frozen != 0;
-		cell->oom_kills = oom;
-		list_append(&parent->children, &cell->sibling);
-		c->ncells++;
-		return 0;
-	}
-	if (cells_cell_dir(c, cell, dir, sizeof(dir)) < 0 || stat(dir, &st) < 0) {
+	watched = watched && wd_events >= -1 && wd_events <= INT_MAX && wd_memory >= -1 &&
+	          wd_memory <= INT_MAX;
+	if (!watched && (cells_cell_dir(c, cell, dir, sizeof(dir)) < 0 || stat(dir, &st) < 0)) {
 		log_warn("restore: cell \"%s\" is gone (its cgroup was removed meanwhile)", path);
 		free(cell);
 		return 0;
 	}
 	list_append(&parent->children, &cell->sibling);
 	c->ncells++;
-	cells_watch_add(c, cell);
+	if (!watched) {
+		cells_watch_add(c, cell);
+		return 0;
+	}
+	cell->wd_events = (int)wd_events;
+	cell->wd_memory = (int)wd_memory;
+	cell->populated = populated != 0;
+	cell->frozen = frozen != 0;
+	cell->oom_kills = oom;
 	return 0;
 }
 

@@ -255,7 +255,8 @@ static const char *level_name(enum log_level l)
 	                        : "debug";
 }
 
-static void start_services(struct init_state *s)
+/* restored: a re-exec's kin, whose listening sockets were handed over. */
+static void start_services(struct init_state *s, bool restored)
 {
 	if (!s->rpc)
 		return;
@@ -299,6 +300,7 @@ static void start_services(struct init_state *s)
 	    .image_store = c->image_store,
 	    .zones = &zcfg,
 	    .shim = c->shim,
+	    .listening = restored,
 	    .changed = persist_changed,
 	    .changed_data = s,
 	};
@@ -581,7 +583,7 @@ int init_run(struct init_config *cfg, enum init_role role)
 	if (s.units && s.persist) /* a unit's state is in the state file too */
 		units_on_change(init_units_lib(s.units), persist_changed, &s);
 	cfg->host = role == INIT_ROLE_MACHINE && s.units;
-	start_services(&s);
+	start_services(&s, restored);
 	if (restored)
 		init_reexec_restore_services(&s);
 	if (adopting) { /* the VMs, once the services run */

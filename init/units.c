@@ -114,22 +114,17 @@ int init_units_start(const struct init_config *cfg, enum init_role role, struct 
 		free(iu);
 		return r;
 	}
-	if (in && adopt) { /* a killed kin's: its services adopted, then the boot */
-		r = units_adopt(iu->units, in, units);
+	/* A killed kin's: its services adopted, then the boot; a re-exec's:
+	 * the units as they were, no boot. */
+	if (in) {
+		const char *how = adopt ? "adopt" : "re-exec";
+		iu->booted = !adopt;
+		r = adopt ? units_adopt(iu->units, in, units) : units_restore(iu->units, in, units);
 		if (r < 0)
-			log_error("adopt: the units' state does not read whole; %s",
+			log_error("%s: the units' state does not read whole; %s", how,
 			          "what was read is taken back");
 		else
-			log_info("adopt: %d units taken back", r);
-		r = 0;
-	} else if (in) { /* a re-exec: the units as they were, no boot */
-		iu->booted = true;
-		r = units_restore(iu->units, in, units);
-		if (r < 0)
-			log_error("re-exec: the units' state does not read whole; %s",
-			          "what was read is taken back");
-		else
-			log_info("re-exec: %d units taken back", r);
+			log_info("%s: %d units taken back", how, r);
 	}
 	*ret = iu;
 	return 0;

@@ -206,13 +206,7 @@ static void listener_on_event(struct ev_source *src, uint32_t events)
 static int listener_add(struct rpc_server *s, int fd, enum rpc_transport t, const char *path,
                         bool parent)
 {
-	struct rpc_listener *l;
-	/* Served already: a socket a re-exec handed over, which its owner
-	 * (a shim's Task service, from its command line) names again. */
-	list_for_each(l, &s->listeners, node)
-		if (l->src.fd == fd)
-			return 0;
-	l = calloc(1, sizeof(*l));
+	struct rpc_listener *l = calloc(1, sizeof(*l));
 	if (!l) {
 		close(fd);
 		return -ENOMEM;
