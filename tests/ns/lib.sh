@@ -100,12 +100,35 @@ out_has() { grep -qE -- "$1" "$T/out"; }
 serving() { [ "$("$KIN" ctl --socket "$S" health 2>&1)" = SERVING ]; }
 # ns_daemon_start LOG ARGS...: `kin init ARGS...` moved into the cgroup
 # $BASE first, its output appended to LOG; DPID is its pid; returns once
-# it serves (or after 6 s).
+# it serves (or after 6 s). It inherits no fd but its stdio (whatever
+# runs the suite may hold others open): its fds are all its own.
 ns_daemon_start() {
 	local log=$1
 	shift
 	mkdir -p "$BASE"
-	sh -c "echo \$\$ >'$BASE/cgroup.procs' && exec \"\$0\" init \"\$@\"" "$KIN" "$@" >>"$log" 2>&1 &
+	(
+		for f in /proc/$BASHPID/fd/*; do
+			n=${f##*/}
+			[ "$n" -gt 2 ] && eval "exec $n>&-" # (no redirection here: bash keeps its own copies above 9)
+		done
+		exec sh -c "echo \$\$ >'$BASE/cgroup.procs' && exec \"\$0\" init \"\$@\"" "$KIN" "$@"
+	) >>"$log" 2>&1 &
 	DPID=$!
 	wait_for serving 300
+}
+# ns_fds: the daemon's fds, "number what" a line (kin's memfds left out:
+# the binary's copy a re-exec'd kin lets go of a while later).
+ns_fds() { find "/proc/$DPID/fd" -mindepth 1 ! -lname "/memfd:kin*" -printf '%f %l\n' | sort -n; }
+# ns_fds_back FILE: true once the daemon holds no more fds than the list
+# FILE (ns_fds before); a re-exec'd kin keeps its fallback's timer 5 s, so
+# this waits up to 7 s. Otherwise prints what it holds that FILE has not.
+ns_fds_back() {
+	local i
+	for i in $(seq 70); do
+		[ "$(ns_fds | wc -l)" -le "$(wc -l <"$1")" ] && return 0
+		sleep 0.1
+	done
+	diff <(cut -d' ' -f2- "$1" | sed 's/:\[[0-9]*\]$//' | sort) <(ns_fds | cut -d' ' -f2- | sed 's/:\[[0-9]*\]$//' | sort) |
+		sed -n 's/^> //p' | sort | uniq -c | tr '\n' ' '
+	return 1
 }

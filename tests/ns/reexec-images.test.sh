@@ -40,7 +40,6 @@ daemon_start() {
 }
 daemon_start
 serving && ok daemon_serving || { bad daemon_serving "no SERVING"; cat "$T/kin.log"; exit 1; }
-fds() { find "/proc/$DPID/fd" -mindepth 1 ! -lname "/memfd:kin*" | wc -l; }
 pid_of() { kc ${2:+--target "$2"} -o json exec status "$C" "$1"; sed -n 's/.*"pid":\([0-9]*\).*/\1/p' "$T/out"; }
 zpid() { kc -o json zone status "$1"; sed -n 's/.*"pid":\([0-9]*\).*/\1/p' "$T/out"; }
 layers() { ls -d "$K/$1".* 2>/dev/null | wc -l; }
@@ -75,7 +74,7 @@ pf=$(pid_of forever)
 pz=$(zpid "$Z")
 [ -n "$pf" ] && [ -n "$pz" ] && [ "$(layers "$C")" = 3 ] && [ "$(layers "zone.$Z")" = 1 ] &&
 	ok running_from_images || bad running_from_images "pid $pf, zone $pz, layers $(ls "$K")"
-fds0=$(fds)
+ns_fds >"$T/fds0"
 
 n_ok=0
 for i in 1 2 3; do
@@ -111,7 +110,7 @@ kc exec logs "$C" again
 
 kc --target "$Z" exec status w z
 out_has 'running' && ok zone_workload_runs || bad zone_workload_runs "$(cat "$T/out")"
-[ "$(fds)" -le "$fds0" ] && ok no_fd_leaked || bad no_fd_leaked "$fds0 -> $(fds)"
+new=$(ns_fds_back "$T/fds0") && ok no_fd_leaked || bad no_fd_leaked "more than before: $new"
 
 # A zone's layer goes with it after the re-execs, as ever.
 kc zone stop "$Z"

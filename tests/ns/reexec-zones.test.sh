@@ -31,8 +31,6 @@ cp -a "$BB" "$T/iroot" && mv "$T/iroot" "$BB/iroot"
 S=$T/k.sock
 ns_daemon_start "$T/kin.log" --log-level debug --grace 3s --socket "$S" --zone-dir "$T/zones"
 serving && ok daemon_serving || { bad daemon_serving "no SERVING"; cat "$T/kin.log"; exit 1; }
-# (not the previous binary's copy, which a restored kin lets go of a while later)
-fds() { find "/proc/$DPID/fd" -mindepth 1 ! -lname "/memfd:kin*" | wc -l; }
 zpid() { kc ${2:+--target "$2"} -o json zone status "$1"; sed -n 's/.*"pid":\([0-9]*\).*/\1/p' "$T/out"; }
 procs_below() { find "$1" -name cgroup.procs -exec cat {} + 2>/dev/null | wc -l; }
 
@@ -48,7 +46,7 @@ p1=$(zpid pod1)
 pin=$(zpid inner pod1)
 [ -n "$p1" ] && [ -n "$pin" ] && ok zones_two_deep || { bad zones_two_deep "pod1 $p1, inner $pin"; exit 1; }
 sleep 0.2
-fds0=$(fds)
+ns_fds >"$T/fds0"
 log0=$(wc -c <"$T/zones/pod1.log")
 
 # A call in flight through the route: it ends UNAVAILABLE, pod1 cancels it.
@@ -107,9 +105,6 @@ seq 1 $N | sed 's/^/n/' | cmp -s - "$T/out" && ok every_line_once_in_order ||
 # One more round of the root with a zone kin that re-executed: then stop.
 kc reexec
 [ $rc -eq 0 ] && serving && ok reexec_again || bad reexec_again "rc $rc"
-sleep 0.2
-fds1=$(fds)
-[ "$fds1" -le "$fds0" ] && ok no_fd_leaked || bad no_fd_leaked "$fds0 fds before, $fds1 after"
 # The zones keep the binary's sealed copy their kins run from (one copy,
 # handed along every re-exec; not let go after the re-exec's fallback is).
 sleep 5.5
@@ -117,6 +112,7 @@ zexe=$(stat -L -c %i "/proc/$(zpid pod1)/exe")
 held=$(for f in /proc/$DPID/fd/*; do case $(readlink "$f") in /memfd:kin*) stat -L -c %i "$f" ;; esac; done | sort -u)
 [ -n "$zexe" ] && [ "$held" = "$zexe" ] && ok zones_keep_the_binary_copy ||
 	bad zones_keep_the_binary_copy "zone runs inode $zexe; kin holds ${held:-none}"
+new=$(ns_fds_back "$T/fds0") && ok no_fd_leaked || bad no_fd_leaked "more than before: $new"
 
 kc zone stop pod1
 [ $rc -eq 0 ] && out_has 'state: +gone' && ok zone_stops || bad zone_stops "rc $rc"

@@ -25,8 +25,6 @@ S=$T/k.sock
 BASE=$CG/$TOP/d
 ns_daemon_start "$T/kin.log" --log-level debug --grace 2s --socket "$S"
 serving && ok daemon_serving || { bad daemon_serving "no SERVING"; cat "$T/kin.log"; exit 1; }
-# (not the previous binary's copy, which a restored kin lets go of a while later)
-fds() { find "/proc/$DPID/fd" -mindepth 1 ! -lname "/memfd:kin*" | wc -l; }
 pid_of() { kc -o json exec status a "$1"; sed -n 's/.*"pid":\([0-9]*\).*/\1/p' "$T/out"; }
 
 N=400
@@ -44,7 +42,7 @@ pid1=$(pid_of forever)
 "$KIN" ctl --socket "$S" exec logs -f a c2 >"$T/follow" 2>"$T/follow.err" &
 FPID=$!
 sleep 0.1
-fds0=$(fds)
+ns_fds >"$T/fds0"
 # A client on one connection calls Health/Check all along: its connection
 # goes along every re-exec, each call answered.
 python3 tests/ns/health_conn.py "$S" "$T/one-conn.stop" loop >"$T/one-conn" 2>&1 &
@@ -94,9 +92,7 @@ restarts1=$(sed -n 's/.*"restarts":\([0-9]*\).*/\1/p' "$T/out")
 	bad backoff_goes_on "restarts $restarts0 then $restarts1"
 kc exec stop a crashy
 
-sleep 0.2
-fds1=$(fds)
-[ "$fds1" -le "$fds0" ] && ok no_fd_leaked || bad no_fd_leaked "$fds0 fds before, $fds1 after: $(ls -l /proc/$DPID/fd | tail -n +2 | awk '{print $NF}' | sort | uniq -c | sort -rn | head -5 | tr '\n' ' ')"
+new=$(ns_fds_back "$T/fds0") && ok no_fd_leaked || bad no_fd_leaked "more than before: $new"
 
 # A cell's state goes along with its watch: frozen stays frozen (and thaws),
 # and a cell emptied while the new kin starts is seen empty (the event
