@@ -233,12 +233,14 @@ int api_zones_adopt(struct api_zones *svc, const struct state_field *f, int *kep
  * for Exec/Logs and Units/Logs: with follow false what its rings keep, then
  * the end; else followed until it ends, the client cancels, or
  * api_logs_end. streams: a bit per exec_stream. The stream is kept in list
- * (the calling service's) while it runs. 0 once the call is answered or
- * streaming; -errno with err, nothing sent, when it cannot be followed. */
+ * (the calling service's) while it runs. from: each stream's first byte
+ * (LogsRequest's resume), or NULL for the oldest kept. 0 once the call is
+ * answered or streaming; -errno with err, nothing sent, when it cannot be
+ * followed. */
 struct cells;
 int api_logs_serve(struct list_node *list, struct cells *cells, struct rpc_call *call,
                    const char *cell, const char *exec, unsigned streams, bool follow,
-                   struct err *err);
+                   const uint64_t *from, struct err *err);
 /* kin is stopping: every stream of list ends UNAVAILABLE, before cells_free. */
 void api_logs_end(struct list_node *list);
 /* What is left of list, after the server is gone. */

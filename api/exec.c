@@ -223,10 +223,11 @@ static int serve_exec_logs(struct rpc_call *call, const ProtobufCMessage *in, vo
 	struct err err = {0};
 	struct exec_status status;
 	unsigned want;
+	const uint64_t from[2] = {req->stdout_from, req->stderr_from};
 	if (api_cells_req_logs(req, &want, &err) < 0 ||
 	    exec_status(svc->cells, req->cell, req->name, &status, &err) < 0 ||
 	    api_logs_serve(&svc->log_streams, svc->cells, call, req->cell, req->name, want,
-	                   req->follow, &err) < 0)
+	                   req->follow, req->resume ? from : NULL, &err) < 0)
 		return api_cells_fail(call, &err);
 	return 0;
 }

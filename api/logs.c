@@ -2,7 +2,9 @@
  * what its rings keep now, then the end; or followed until it ends, the
  * client goes, or kin stops. One way for Exec/Logs and Units/Logs. A client
  * that reads too slowly loses output (its connection's output is full);
- * the next chunk it gets says how many bytes it missed (LogChunk.dropped).
+ * the next chunk of that stream says how many bytes it missed
+ * (LogChunk.dropped), as it does for bytes no longer kept when a reader
+ * resumes from a position (LogsRequest.resume).
  * Memory stays bounded by the server's per-connection output cap; the
  * ring keeps the bytes for a later read. */
 #include "api/api-int.h"
@@ -18,8 +20,8 @@ struct api_log_stream {
 	struct cells *cells;
 	struct rpc_call *call;
 	struct exec_follower *follower;
-	unsigned streams; /* bit per exec_stream wanted */
-	uint64_t dropped; /* bytes not delivered yet noted */
+	unsigned streams;    /* bit per exec_stream wanted */
+	uint64_t dropped[2]; /* per exec_stream: bytes not delivered yet noted */
 	bool in_setup, ended;
 };
 
@@ -35,12 +37,18 @@ static void log_send(struct api_log_stream *st, enum exec_stream s, const void *
 	m.stream = s == EXEC_STDOUT ? KIN__V1__LOG_STREAM__STDOUT : KIN__V1__LOG_STREAM__STDERR;
 	m.data.data = (uint8_t *)buf;
 	m.data.len = len;
-	m.dropped = st->dropped;
+	m.dropped = st->dropped[s];
 	int r = rpc_call_send(st->call, &m.base);
 	if (r == -ENOBUFS)
-		st->dropped += len;
+		st->dropped[s] += len;
 	else if (r == 0)
-		st->dropped = 0;
+		st->dropped[s] = 0;
+}
+
+static void log_skipped(enum exec_stream s, uint64_t n, void *data)
+{
+	struct api_log_stream *st = data;
+	st->dropped[s] += n;
 }
 
 static void log_data(enum exec_stream s, const void *buf, size_t len, void *data)
@@ -68,7 +76,8 @@ static void log_end(void *data)
 	stream_free(st);
 }
 
-static const struct exec_log_ops log_ops = {.data = log_data, .end = log_end};
+static const struct exec_log_ops log_ops = {
+    .data = log_data, .end = log_end, .skipped = log_skipped};
 
 static void log_cancelled(struct rpc_call *call, void *data)
 {
@@ -82,7 +91,7 @@ static void log_cancelled(struct rpc_call *call, void *data)
 
 int api_logs_serve(struct list_node *list, struct cells *cells, struct rpc_call *call,
                    const char *cell, const char *exec, unsigned streams, bool follow,
-                   struct err *err)
+                   const uint64_t *from, struct err *err)
 {
 	struct api_log_stream *st = calloc(1, sizeof(*st));
 	if (!st)
@@ -96,21 +105,24 @@ int api_logs_serve(struct list_node *list, struct cells *cells, struct rpc_call 
 			return err_set(err, -ENOMEM, ERR_RESOURCE_EXHAUSTED, "out of memory");
 		}
 		for (int s = EXEC_STDOUT; s <= EXEC_STDERR; s++) {
-			uint64_t pos = 0, dropped;
+			uint64_t pos = from ? from[s] : 0, dropped;
 			size_t n;
 			struct err ignored = {0};
 			if (!(streams & (1u << s)))
 				continue;
 			while (exec_log_read(cells, cell, exec, s, &pos, buf, LOG_CHUNK, &n,
 			                     &dropped, &ignored) == 0 &&
-			       n > 0)
+			       n > 0) {
+				if (from) /* resuming: what is no longer kept is told */
+					st->dropped[s] += dropped;
 				log_send(st, s, buf, n);
+			}
 		}
 		stream_free(st);
 		return rpc_call_close(call, ERR_OK, NULL);
 	}
 	st->in_setup = true;
-	int r = exec_log_follow(cells, cell, exec, &log_ops, st, &st->follower, err);
+	int r = exec_log_follow(cells, cell, exec, &log_ops, st, from, &st->follower, err);
 	st->in_setup = false;
 	if (r < 0) {
 		stream_free(st);

@@ -189,6 +189,13 @@ int task_vm_zone_start(struct api_task *svc, const struct oci_spec *o,
  * sent on (a FIFO containerd closes ends it). Freed with p. */
 int task_vm_relay_start(struct tproc *p);
 void task_vm_relay_free(struct tproc *p);
+/* Across a re-exec: a Stdin call in flight (waited for first); the relay
+ * written as a record tag of the process's; taken back; then resumed once
+ * the pod's zone is the Task service's again. */
+bool task_vm_relay_busy(const struct tproc *p);
+void task_vm_relay_save(const struct tproc *p, struct state_w *w, uint16_t tag);
+int task_vm_relay_take(struct tproc *p, struct state_in *in, const struct state_field *f);
+void task_vm_relay_resume(struct tproc *p);
 /* p ended in the guest with status: an OOM kill of its cell is published
  * first (a container's init), then proc_exited. */
 void task_vm_exited(struct tproc *p, uint32_t status);

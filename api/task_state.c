@@ -8,8 +8,9 @@
  * JSON not started yet) and the events not yet taken by containerd. The
  * next kin waits in the zone again for every process still running (the
  * zone kin keeps their records: one that ended meanwhile answers at once)
- * and watches the containers' memory.events again. A kin-vm pod (its
- * stdio relayed by this kin) does not go along yet. */
+ * and watches the containers' memory.events again. A kin-vm pod's stdio
+ * relays go along too (task_vm.c): each follows its output in the guest
+ * again from what reached containerd's FIFO. */
 #include "api/task-int.h"
 #include "lib/state.h"
 
@@ -51,6 +52,7 @@ enum {
 	TP_HOLD_OUT,
 	TP_HOLD_ERR,
 	TP_SPEC,
+	TP_RELAY, /* kin-vm: its stdio relay */
 };
 enum { TE_AT_S = 1, TE_AT_NS, TE_TOPIC, TE_TYPE, TE_DATA };
 
@@ -77,8 +79,6 @@ const char *api_task_uncarried(const struct api_task *svc)
 {
 	if (!svc)
 		return NULL;
-	if (svc->vm)
-		return "a kin-vm pod (its stdio relayed by this kin)";
 	if (svc->shutting_down)
 		return "a shim shutting down";
 	return NULL;
@@ -105,10 +105,15 @@ bool api_task_settled(const struct api_task *svc, char *why, size_t size)
 	list_for_each(t, &svc->tasks, node) {
 		const struct tproc *p = &t->init;
 		bool busy = t->create_call || t->create || p->starting || p->start_call;
-		list_for_each(p, &t->execs, node)
+		bool stdin = task_vm_relay_busy(p);
+		list_for_each(p, &t->execs, node) {
 			busy = busy || p->starting || p->start_call;
-		if (busy) {
-			snprintf(why, size, "task %s is being created or started", t->id);
+			stdin = stdin || task_vm_relay_busy(p);
+		}
+		if (busy || stdin) {
+			snprintf(why, size, "task %s is %s", t->id,
+			         busy ? "being created or started"
+			              : "sending stdin into the pod's VM");
 			return false;
 		}
 	}
@@ -132,6 +137,7 @@ static void proc_save(const struct tproc *p, struct state_w *w)
 		state_put_fd(w, TP_HOLD_ERR, p->hold[2]);
 	if (p->spec_json)
 		state_put_str(w, TP_SPEC, p->spec_json);
+	task_vm_relay_save(p, w, TP_RELAY);
 	state_close(w, at);
 }
 
@@ -204,6 +210,9 @@ static int proc_take(struct tproc *p, struct state_in *in, const struct state_fi
 			free(p->spec_json);
 			p->spec_json = NULL;
 			k = state_get_strdup(&g, &p->spec_json);
+			break;
+		case TP_RELAY:
+			k = task_vm_relay_take(p, in, &g);
 			break;
 		}
 		if (k < 0)
@@ -370,13 +379,16 @@ int api_task_restore(struct api_task *svc, struct state_in *in, const struct sta
 	}
 	struct task *t;
 	list_for_each(t, &svc->tasks, node) {
+		struct tproc *p;
+		task_vm_relay_resume(&t->init);
+		list_for_each(p, &t->execs, node)
+			task_vm_relay_resume(p);
 		if (t->sandbox)
 			continue;
 		if (t->init.state == T_RUNNING || t->init.state == T_PAUSED) {
 			task_oom_watch(t);
 			task_proc_rewait(&t->init);
 		}
-		struct tproc *p;
 		list_for_each(p, &t->execs, node)
 			if (p->state == T_RUNNING || p->state == T_PAUSED)
 				task_proc_rewait(p);

@@ -8,8 +8,17 @@
  * containerd's FIFOs stay on this side, each process's output followed
  * from the guest kin's log ring (Exec/Logs) and written to them, its stdin
  * read here and sent with Exec/Stdin. Pids, Stats and OOM kills come from
- * the guest kin's answers, not from a cgroup tree here. */
+ * the guest kin's answers, not from a cgroup tree here.
+ *
+ * A relay goes along a re-exec of this kin: the FIFOs' fds, stdin read
+ * but not taken by the guest yet, and each output stream's position up to
+ * what reached its FIFO (the guest's ring counts bytes since the process
+ * first started); the next kin follows again from there (LogsRequest's
+ * resume), so output queued here and not written yet comes again, not
+ * twice, and the previous kin's follower in the guest is cancelled. A
+ * Stdin call in flight is waited for first (task_vm_relay_busy). */
 #include "api/task-int.h"
+#include "lib/state.h"
 #include "net/net.h"
 #include "oci/oci.h"
 #include "proto/cells.pb-c.h"
@@ -159,6 +168,7 @@ struct task_relay {
 	struct tproc *p;
 	uint32_t stream; /* the Logs stream on the zone's route; 0 ended */
 	struct relay_out out[2];
+	uint64_t seen[2]; /* per stream: bytes since the first start, received or missed */
 	/* stdin: containerd's FIFO read here, sent to the guest's pipe */
 	int in_fd;
 	struct ev_source in_src, in_timer;
@@ -223,7 +233,10 @@ static void on_chunk(const uint8_t *payload, size_t len, void *data)
 	Kin__V1__LogChunk *c = kin__v1__log_chunk__unpack(NULL, len, payload);
 	if (!c)
 		return;
-	struct relay_out *o = c->stream == KIN__V1__LOG_STREAM__STDERR ? &rl->out[1] : &rl->out[0];
+	int s = c->stream == KIN__V1__LOG_STREAM__STDERR;
+	struct relay_out *o = &rl->out[s];
+	rl->seen[s] += c->dropped + c->data.len;
+	o->dropped += c->dropped;
 	if (o->fd >= 0 && c->data.len) {
 		if (buf_out_append(&o->q, c->data.data, c->data.len) < 0)
 			o->dropped += c->data.len;
@@ -281,7 +294,7 @@ static void in_send(struct task_relay *rl)
 	Kin__V1__StdinRequest in = KIN__V1__STDIN_REQUEST__INIT;
 	in.cell = rl->p->t->cell;
 	in.name = rl->p->kname;
-	in.data.data = rl->pending + rl->pending_off;
+	in.data.data = rl->pending ? rl->pending + rl->pending_off : NULL;
 	in.data.len = rl->pending_len - rl->pending_off;
 	in.close = rl->in_eof && in.data.len == 0;
 	rl->close_sent = in.close;
@@ -366,13 +379,12 @@ static void on_in(struct ev_source *src, uint32_t events)
 	in_send(rl);
 }
 
-int task_vm_relay_start(struct tproc *p)
+static struct task_relay *relay_new(struct tproc *p)
 {
-	struct api_task *svc = p->t->svc;
 	struct task_relay *rl = calloc(1, sizeof(*rl));
 	if (!rl)
-		return -ENOMEM;
-	*rl = (struct task_relay){.svc = svc, .p = p, .in_fd = -1};
+		return NULL;
+	*rl = (struct task_relay){.svc = p->t->svc, .p = p, .in_fd = -1};
 	rl->in_src = (struct ev_source){.fd = -1, .fn = on_in, .data = rl};
 	rl->in_timer = (struct ev_source){.fd = -1, .fn = on_in_timer, .data = rl};
 	for (int i = 0; i < 2; i++) {
@@ -380,6 +392,56 @@ int task_vm_relay_start(struct tproc *p)
 		o->rl = rl;
 		o->fd = -1;
 		buf_out_init(&o->q, RELAY_OUT_MAX, 64 * 1024, 0, NULL);
+		o->src = (struct ev_source){.fd = -1, .fn = on_out, .data = o};
+	}
+	p->relay = rl;
+	return rl;
+}
+
+/* Its stdin FIFO (open already) read from now on. */
+static void relay_in_watch(struct task_relay *rl)
+{
+	rl->in_timer.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (rl->in_fd < 0 || rl->in_timer.fd < 0 ||
+	    ev_add(rl->svc->loop, &rl->in_timer, EPOLLIN) < 0) {
+		log_warn("shim: task %s: stdin %s: %m", rl->p->t->id, rl->p->stdio[0]);
+		in_stop(rl);
+		return;
+	}
+	rl->in_src.fd = rl->in_fd;
+}
+
+/* The process's output followed in the guest from what was seen on. */
+static void relay_follow(struct task_relay *rl)
+{
+	if (rl->out[0].fd < 0 && rl->out[1].fd < 0)
+		return;
+	Kin__V1__LogsRequest in = KIN__V1__LOGS_REQUEST__INIT;
+	in.cell = rl->p->t->cell;
+	in.name = rl->p->kname;
+	in.stream = KIN__V1__LOG_STREAM__BOTH;
+	in.follow = true;
+	in.resume = true;
+	in.stdout_from = rl->seen[0];
+	in.stderr_from = rl->seen[1];
+	int r = rpc_route_stream(rl->svc->rpc, SHIM_ZONE_NAME, "kin.v1.Exec", "Logs", &in.base,
+	                         on_chunk, on_stream_end, rl, &rl->stream);
+	if (r < 0) {
+		log_warn("shim: task %s: cannot follow its output in the pod's VM: %s",
+		         rl->p->t->id, strerror(-r));
+		rl->stream = 0;
+		out_close(rl, &rl->out[0]);
+		out_close(rl, &rl->out[1]);
+	}
+}
+
+int task_vm_relay_start(struct tproc *p)
+{
+	struct task_relay *rl = relay_new(p);
+	if (!rl)
+		return -ENOMEM;
+	for (int i = 0; i < 2; i++) {
+		struct relay_out *o = &rl->out[i];
 		struct stat st;
 		const char *path = p->stdio[i + 1];
 		/* O_RDWR: never ENXIO, and containerd's reader may come back */
@@ -390,38 +452,130 @@ int task_vm_relay_start(struct tproc *p)
 			    open(path, O_WRONLY | O_APPEND | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
 		if (path[0] && o->fd < 0)
 			log_warn("shim: task %s: %s: %m", p->t->id, path);
-		o->src = (struct ev_source){.fd = o->fd, .fn = on_out, .data = o};
+		o->src.fd = o->fd;
 	}
 	if (p->stdio[0][0]) {
 		rl->in_fd = open(p->stdio[0], O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-		rl->in_timer.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-		if (rl->in_fd < 0 || rl->in_timer.fd < 0 ||
-		    ev_add(svc->loop, &rl->in_timer, EPOLLIN) < 0) {
-			log_warn("shim: task %s: stdin %s: %m", p->t->id, p->stdio[0]);
-			in_stop(rl);
-		} else {
-			rl->in_src.fd = rl->in_fd;
-			in_arm(rl, true);
-		}
+		relay_in_watch(rl);
+		in_arm(rl, true);
 	}
-	p->relay = rl;
-	if (rl->out[0].fd < 0 && rl->out[1].fd < 0)
-		return 0;
-	Kin__V1__LogsRequest in = KIN__V1__LOGS_REQUEST__INIT;
-	in.cell = p->t->cell;
-	in.name = p->kname;
-	in.stream = KIN__V1__LOG_STREAM__BOTH;
-	in.follow = true;
-	int r = rpc_route_stream(svc->rpc, SHIM_ZONE_NAME, "kin.v1.Exec", "Logs", &in.base,
-	                         on_chunk, on_stream_end, rl, &rl->stream);
-	if (r < 0) {
-		log_warn("shim: task %s: cannot follow its output in the pod's VM: %s", p->t->id,
-		         strerror(-r));
-		rl->stream = 0;
-		out_close(rl, &rl->out[0]);
-		out_close(rl, &rl->out[1]);
-	}
+	relay_follow(rl);
 	return 0;
+}
+
+/* ---- across a re-exec ---- */
+
+enum {
+	RL_STREAM = 1, /* the previous kin's Logs stream, to cancel */
+	RL_OUT_FD,
+	RL_ERR_FD,
+	RL_OUT_AT, /* what reached the FIFO: the next kin follows from there */
+	RL_ERR_AT,
+	RL_IN_FD,
+	RL_IN_PENDING, /* read from the FIFO, not taken by the guest yet */
+	RL_IN_EOF,
+};
+
+bool task_vm_relay_busy(const struct tproc *p)
+{
+	return p->relay && p->relay->ticket;
+}
+
+void task_vm_relay_save(const struct tproc *p, struct state_w *w, uint16_t tag)
+{
+	const struct task_relay *rl = p->relay;
+	if (!rl)
+		return;
+	size_t at = state_open(w, tag);
+	state_put_u64(w, RL_STREAM, rl->stream);
+	for (int i = 0; i < 2; i++) {
+		const struct relay_out *o = &rl->out[i];
+		if (o->fd < 0)
+			continue;
+		state_put_fd(w, RL_OUT_FD + i, o->fd);
+		state_put_u64(w, RL_OUT_AT + i, rl->seen[i] - buf_out_pending(&o->q));
+	}
+	if (rl->in_fd >= 0) {
+		state_put_fd(w, RL_IN_FD, rl->in_fd);
+		if (rl->pending_off < rl->pending_len)
+			state_put_bytes(w, RL_IN_PENDING, rl->pending + rl->pending_off,
+			                rl->pending_len - rl->pending_off);
+		state_put_u64(w, RL_IN_EOF, rl->in_eof);
+	}
+	state_close(w, at);
+}
+
+int task_vm_relay_take(struct tproc *p, struct state_in *in, const struct state_field *f)
+{
+	struct task_relay *rl = p->relay ? p->relay : relay_new(p);
+	if (!rl)
+		return -ENOMEM;
+	struct state_r r;
+	struct state_field g;
+	uint64_t v;
+	int k;
+	state_get_record(f, &r);
+	while ((k = state_next(&r, &g)) > 0) {
+		switch (g.tag) {
+		case RL_STREAM:
+			if ((k = state_get_u64(&g, &v)) == 0)
+				rl->stream = v <= UINT32_MAX ? (uint32_t)v : 0;
+			break;
+		case RL_OUT_FD:
+		case RL_ERR_FD: {
+			struct relay_out *o = &rl->out[g.tag - RL_OUT_FD];
+			if (o->fd < 0 && (k = state_get_fd(in, &g, &o->fd)) == 0)
+				o->src.fd = o->fd;
+			break;
+		}
+		case RL_OUT_AT:
+		case RL_ERR_AT:
+			k = state_get_u64(&g, &rl->seen[g.tag - RL_OUT_AT]);
+			break;
+		case RL_IN_FD:
+			if (rl->in_fd < 0)
+				k = state_get_fd(in, &g, &rl->in_fd);
+			break;
+		case RL_IN_PENDING:
+			if (g.len > RELAY_IN_CHUNK || rl->pending) {
+				k = -EBADMSG;
+				break;
+			}
+			if (!(rl->pending = malloc(RELAY_IN_CHUNK))) {
+				k = -ENOMEM;
+				break;
+			}
+			memcpy(rl->pending, g.data, g.len);
+			rl->pending_off = 0;
+			rl->pending_len = g.len;
+			break;
+		case RL_IN_EOF:
+			if ((k = state_get_u64(&g, &v)) == 0)
+				rl->in_eof = v != 0;
+			break;
+		}
+		if (k < 0)
+			return k;
+	}
+	return k;
+}
+
+void task_vm_relay_resume(struct tproc *p)
+{
+	struct task_relay *rl = p->relay;
+	if (!rl)
+		return;
+	if (rl->stream) /* the previous kin's follower in the guest ends */
+		rpc_route_cancel(rl->svc->rpc, SHIM_ZONE_NAME, rl->stream);
+	rl->stream = 0;
+	if (rl->in_fd >= 0) {
+		relay_in_watch(rl);
+		if (rl->in_fd >= 0 && (rl->pending_len || rl->in_eof))
+			in_send(rl); /* what the guest had not taken yet, or the close */
+		else
+			in_arm(rl, true);
+	}
+	relay_follow(rl);
 }
 
 void task_vm_relay_free(struct tproc *p)

@@ -270,6 +270,6 @@ int api_units_serve_logs(struct rpc_call *call, const ProtobufCMessage *in, void
 	                                                                : 3u;
 	if (r == 0)
 		r = api_logs_serve(&svc->streams, svc->cells, call, cell, exec, streams,
-		                   req->follow, &err);
+		                   req->follow, NULL, &err);
 	return r < 0 ? api_units_fail(call, r, &err) : r;
 }

@@ -592,11 +592,16 @@ struct exec_log_ops {
 	/* Only output from now on, nothing kept (a follower taken back after
 	 * a re-exec: what was kept reached it before). */
 	bool live;
+	/* Resuming from a position no longer kept: n bytes of s skipped
+	 * (before any data of s). Optional. */
+	void (*skipped)(enum exec_stream s, uint64_t n, void *data);
 };
 struct exec_follower;
+/* from: each stream's position to start at (as exec_log_read's *pos);
+ * NULL: the oldest kept. */
 int exec_log_follow(struct cells *c, const char *cell, const char *name,
-                    const struct exec_log_ops *ops, void *data, struct exec_follower **ret,
-                    struct err *err);
+                    const struct exec_log_ops *ops, void *data, const uint64_t *from,
+                    struct exec_follower **ret, struct err *err);
 void exec_log_unfollow(struct cells *c, struct exec_follower *f);
 
 /* Non-blocking write to a stdin_pipe executable: bytes written, or -EAGAIN. */

@@ -128,8 +128,8 @@ int exec_log_read(struct cells *c, const char *cell, const char *name, enum exec
 }
 
 int exec_log_follow(struct cells *c, const char *cell, const char *name,
-                    const struct exec_log_ops *ops, void *data, struct exec_follower **ret,
-                    struct err *err)
+                    const struct exec_log_ops *ops, void *data, const uint64_t *from,
+                    struct exec_follower **ret, struct err *err)
 {
 	struct exec *e;
 	int r = exec_get(c, cell, name, &e, err);
@@ -149,8 +149,11 @@ int exec_log_follow(struct cells *c, const char *cell, const char *name,
 	/* What is kept first, stream by stream, then live output. */
 	char chunk[4096];
 	for (int s = 0; s < 2 && !ops->live; s++) {
-		uint64_t pos = 0;
+		uint64_t pos = from ? from[s] : 0, skipped = 0;
 		size_t n;
+		exec_ring_read(&e->ring[s], &pos, chunk, 0, &skipped); /* where it starts */
+		if (from && skipped && ops->skipped)
+			ops->skipped(s, skipped, data);
 		while ((n = exec_ring_read(&e->ring[s], &pos, chunk, sizeof(chunk), NULL)) > 0)
 			ops->data(s, chunk, n, data);
 	}

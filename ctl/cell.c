@@ -33,7 +33,7 @@ const char ctl_cells_help[] =
     "  exec status|wait|delete CELL NAME   (wait exits with the executable's status)\n"
     "  exec signal CELL NAME SIGNAL        (TERM, SIGKILL, 9, ...)\n"
     "  exec stop [--grace DURATION] CELL NAME\n"
-    "  exec logs [-f] [--stdout|--stderr] CELL NAME\n"
+    "  exec logs [-f] [--stdout|--stderr] [--from OUT[:ERR]] CELL NAME\n"
     "  exec stdin [--close] CELL NAME      (sends kin ctl's stdin)\n"
     "  events [--cell PATH]                follow events until interrupted\n";
 

@@ -113,6 +113,7 @@ enum {
 	O_STDOUT,
 	O_STDERR,
 	O_CLOSE,
+	O_FROM,
 };
 
 const struct option ctl_exec_opts[] = {
@@ -149,6 +150,7 @@ const struct option ctl_exec_opts[] = {
     {"stdout", no_argument, NULL, O_STDOUT},
     {"stderr", no_argument, NULL, O_STDERR},
     {"close", no_argument, NULL, O_CLOSE},
+    {"from", required_argument, NULL, O_FROM},
     {"output", required_argument, NULL, 'o'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -161,8 +163,8 @@ struct exec_args {
 	char *env[256], *rlimits[16];
 	uint32_t groups[32];
 	Kin__V1__IdMap umaps[8], gmaps[8], *umapp[8], *gmapp[8];
-	bool follow, close_at_eof;
-	uint64_t grace;
+	bool follow, close_at_eof, resume;
+	uint64_t grace, from[2];
 	Kin__V1__LogStream which;
 	int dd; /* the index of "--", argc without one */
 	char **pos;
@@ -308,6 +310,18 @@ static int other_opt(struct ctl *ctl, struct exec_args *a, int c, const char *ar
 	case O_CLOSE:
 		a->close_at_eof = true;
 		return CTL_OK;
+	case O_FROM: { /* OUT[:ERR] */
+		char out[24], *err;
+		str_copy(out, sizeof(out), arg);
+		if ((err = strchr(out, ':')))
+			*err++ = '\0';
+		if (strlen(arg) >= sizeof(out) || str_to_u64(out, UINT64_MAX, &a->from[0]) < 0 ||
+		    str_to_u64(err ? err : out, UINT64_MAX, &a->from[1]) < 0)
+			return ctl_usage(ctl, "--from '%s': expected a byte offset, or OUT:ERR",
+			                 arg);
+		a->resume = true;
+		return CTL_OK;
+	}
 	case O_GRACE:
 		if (str_to_duration_ms(arg, 3600 * 1000, &a->grace) < 0 || !a->grace)
 			return ctl_usage(
@@ -321,8 +335,9 @@ static int other_opt(struct ctl *ctl, struct exec_args *a, int c, const char *ar
 /* Options that are not sub's own are refused by name. */
 static int exec_opts_check(struct ctl *ctl, const struct exec_args *a, const char *sub)
 {
-	if ((a->follow || a->which != KIN__V1__LOG_STREAM__BOTH) && strcmp(sub, "logs"))
-		return ctl_usage(ctl, "-f, --stdout and --stderr are for exec logs");
+	if ((a->follow || a->resume || a->which != KIN__V1__LOG_STREAM__BOTH) &&
+	    strcmp(sub, "logs"))
+		return ctl_usage(ctl, "-f, --stdout, --stderr and --from are for exec logs");
 	if (a->grace && strcmp(sub, "stop"))
 		return ctl_usage(ctl, "--grace is for exec stop");
 	if (a->close_at_eof && strcmp(sub, "stdin"))
@@ -568,7 +583,8 @@ void ctl_log_print(const ProtobufCMessage *m)
 {
 	const Kin__V1__LogChunk *c = (const Kin__V1__LogChunk *)m;
 	if (c->dropped)
-		fprintf(stderr, "kin ctl: [%llu bytes dropped: this reader was too slow]\n",
+		fprintf(stderr,
+		        "kin ctl: [%llu bytes missed: not kept, or this reader was too slow]\n",
 		        (unsigned long long)c->dropped);
 	FILE *f = c->stream == KIN__V1__LOG_STREAM__STDERR ? stderr : stdout;
 	fwrite(c->data.data, 1, c->data.len, f);
@@ -586,6 +602,9 @@ static int exec_logs(struct ctl *ctl, int argc, char **argv)
 	in.name = a.pos[1];
 	in.follow = a.follow;
 	in.stream = a.which;
+	in.resume = a.resume;
+	in.stdout_from = a.from[0];
+	in.stderr_from = a.from[1];
 	return ctl_stream_run(ctl, "kin.v1.Exec", "Logs", &in.base, &kin__v1__log_chunk__descriptor,
 	                      ctl_log_print);
 }

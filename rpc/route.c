@@ -201,23 +201,28 @@ static uint32_t route_next_id(struct rpc_route *r)
 	return id;
 }
 
-/* The caller of a relayed call went away: tell the child, forget it. */
-static void relay_cancel(struct relay *rl)
+/* Tells the child to end its stream stream_id. */
+static void route_cancel_stream(struct rpc_route *r, uint32_t stream_id)
 {
-	struct rpc_route *r = rl->route;
-	relay_unlink(rl);
 	uint32_t id = route_next_id(r);
 	if (id && r->state == RPC_ROUTE_READY) {
 		Kin__V1__CancelRequest in = KIN__V1__CANCEL_REQUEST__INIT;
 		_cleanup_free_ uint8_t *frame = NULL;
 		size_t len;
-		in.stream_id = rl->id;
+		in.stream_id = stream_id;
 		/* Its answer matches no relay and is dropped. */
 		const ProtobufCServiceDescriptor *d = &kin__v1__route__descriptor;
 		if (rpc_request_encode(id, 0, d->name, d->methods[0].name, &in.base, NULL, 0, 0,
 		                       &frame, &len) == 0)
 			route_queue(r, frame, len);
 	}
+}
+
+/* The caller of a relayed call went away: tell the child, forget it. */
+static void relay_cancel(struct relay *rl)
+{
+	relay_unlink(rl);
+	route_cancel_stream(rl->route, rl->id);
 	free(rl);
 }
 
@@ -597,6 +602,8 @@ void rpc_route_cancel(struct rpc_server *s, const char *name, uint32_t id)
 	struct relay *rl = r ? relay_find(r, id) : NULL;
 	if (rl && !rl->call)
 		relay_cancel(rl);
+	else if (r && !rl && id && id < r->next_id) /* a previous kin's: its ids came before */
+		route_cancel_stream(r, id);
 }
 
 /* ---- forwarding ---------------------------------------------------------------------- */

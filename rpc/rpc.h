@@ -419,8 +419,10 @@ typedef void (*rpc_route_data_fn)(const uint8_t *payload, size_t len, void *data
 int rpc_route_stream(struct rpc_server *s, const char *name, const char *service,
                      const char *method, const ProtobufCMessage *in, rpc_route_data_fn on_data,
                      rpc_route_done_fn done, void *data, uint32_t *ret_id);
-/* Ends this kin's own call id on route name (the child is told); unknown
- * or finished ids are ignored. */
+/* Ends this kin's own call id on route name (the child is told), or a
+ * stream a previous kin opened on the route it handed over (its id from
+ * that kin's state); finished ids are ignored by the child, ids never
+ * given here. */
 void rpc_route_cancel(struct rpc_server *s, const char *name, uint32_t id);
 
 /* ---- client -------------------------------------------------------------------- */

@@ -69,7 +69,7 @@ static void attach(struct units *m, const char *unit, const char *cell, const ch
 	f->m = m;
 	str_copy(f->name, sizeof(f->name), unit);
 	struct exec_follower *h = NULL;
-	if (exec_log_follow(m->cells, cell, exec, ops, f, &h, NULL) < 0)
+	if (exec_log_follow(m->cells, cell, exec, ops, f, NULL, &h, NULL) < 0)
 		free(f);
 }
 

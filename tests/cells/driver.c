@@ -381,8 +381,8 @@ static void command(char **w, int n)
 		printf(found ? "ok until-log\n" : "error TIMEOUT: \"%s\" not in the log\n", w[3]);
 	} else if (!strcmp(cmd, "follow") && n == 3) {
 		struct exec_follower *f;
-		finish("follow", exec_log_follow(cells, w[1], w[2], &follow_ops, NULL, &f, &err),
-		       &err);
+		finish("follow",
+		       exec_log_follow(cells, w[1], w[2], &follow_ops, NULL, NULL, &f, &err), &err);
 	} else if (!strcmp(cmd, "stdin") && n == 4) {
 		ssize_t k = exec_stdin_write(cells, w[1], w[2], w[3], strlen(w[3]), &err);
 		finish("stdin", k < 0 ? (int)k : 0, &err);

@@ -356,6 +356,30 @@ t_list_delete() {
 	[ $rc -eq 1 ] && out_has NOT_FOUND && ok exec_list_delete || bad exec_list_delete "exit $rc"
 }
 
+# exec logs --from OUT[:ERR]: each stream from a byte counted since the
+# first start; what the ring no longer keeps is said as missed.
+t_logs_from() {
+	local total fails=""
+	kc exec start a lf --log-size 4K -- /bin/sh -c 'seq 1 2000; echo e1 >&2; echo e2 >&2'
+	kc exec wait a lf
+	total=$(seq 1 2000 | wc -c)
+	kc exec logs --stdout --from $((total - 10)) a lf
+	[ "$(cat "$T/out")" = "$(seq 1 2000 | tail -c 10)" ] || fails="$fails tail($(head -c 80 "$T/out"))"
+	kc exec logs --stdout --from 0 a lf
+	out_has "^kin ctl: \[$((total - 4096)) bytes missed" && [ "$(tail -1 "$T/out")" = 2000 ] ||
+		fails="$fails missed($(head -1 "$T/out"))"
+	kc exec logs -f --from $total:3 a lf
+	[ "$(cat "$T/out")" = e2 ] || fails="$fails out:err($(cat "$T/out"))"
+	kc exec logs --from $((total + 99)) a lf
+	[ $rc -eq 0 ] && [ ! -s "$T/out" ] || fails="$fails past-the-end($rc)"
+	kc exec logs --from x a lf
+	[ $rc -eq 2 ] && out_has "--from 'x'" || fails="$fails bad-value($rc)"
+	kc exec status --from 1 a lf
+	[ $rc -eq 2 ] || fails="$fails not-for-status($rc)"
+	[ -z "$fails" ] && serving && ok logs_from || bad logs_from "$fails"
+	kc exec delete a lf
+}
+
 t_stdin() {
 	kc exec start --stdin a reader -- sh -c 'read x; echo got $x'
 	echo hello | "$KIN" ctl --socket "$S" exec stdin --close a reader >"$T/out" 2>&1
@@ -445,6 +469,7 @@ t_signal_stop_grace
 t_list_delete
 t_stdin
 t_stdin_large
+t_logs_from
 t_delete_refused
 t_hostile_clients
 serving && ok still_serving_after_all || bad still_serving_after_all "kin stopped answering"

@@ -5,7 +5,8 @@
 # kernel and an image built here. Through ctr: output, exit status, 128+N,
 # stdin relayed into the guest, run -d with exec (and its stdin), ps,
 # pause/resume, metrics from the guest's cgroups, the pod through the
-# shim's kin API, containerd restarted mid-pod, a shim SIGKILLed then
+# shim's kin API, the shim's kin re-executed with output and stdin
+# flowing, containerd restarted mid-pod, a shim SIGKILLed then
 # cleaned up by delete (its QEMU too). Through the Python CRI client: the
 # flow of tests/ns/cri with handler kin-vm, with an OOM kill reported as
 # OOMKilled (the guest has every cgroup controller). Nothing is left.
@@ -146,6 +147,39 @@ KS=/run/kin/shim/$NS/d1/kin.sock
 	"$KIN" ctl --socket "$KS" --target pod exec list >"$T/out" 2>&1 &&
 	grep -q '^d1 *init *running' "$T/out" && ok kin_api_sees_pod_vm ||
 	bad kin_api_sees_pod_vm "no VM zone or exec" "$T/out"
+
+# The shim's kin re-executes itself (an upgrade in place) three times while
+# a process in the pod's VM prints numbered lines on both streams and
+# another echoes its stdin back: every line reaches containerd once and in
+# order, stdin goes on, the exit statuses are seen; the same shim and QEMU.
+SHIM=$(pgrep -f "containerd-shim-kin-vm-v2 -namespace $NS -id d1 ")
+QEMU=$(pgrep -f "qemu-system-x86_64 -name pod .*/run/kin/shim/$NS/d1/")
+timeout 300 $C t exec --exec-id e5 d1 /bin/sh -c \
+	'i=0; while [ $i -lt 300 ]; do i=$((i+1)); echo n$i; echo m$i >&2; sleep 0.02; done; exit 6' \
+	>"$T/o5" 2>"$T/e5" &
+X5=$!
+(for i in $(seq 1 200); do echo s$i; sleep 0.03; done) | timeout 300 $C t exec --exec-id e6 d1 /bin/cat \
+	>"$T/o6" 2>&1 &
+X6=$!
+sleep 1
+n_ok=0
+: >"$T/rx"
+for i in 1 2 3; do
+	"$KIN" ctl --socket "$KS" reexec >>"$T/rx" 2>&1 && n_ok=$((n_ok + 1))
+	sleep 1
+done
+wait $X5
+r5=$?
+wait $X6
+r6=$?
+[ $n_ok -eq 3 ] && [ -n "$SHIM" ] && [ -n "$QEMU" ] && kill -0 "$SHIM" && kill -0 "$QEMU" &&
+	[ "$(pgrep -f "containerd-shim-kin-vm-v2 -namespace $NS -id d1 ")" = "$SHIM" ] &&
+	ok shim_reexec || bad shim_reexec "$n_ok of 3 re-execs (shim ${SHIM:-none}, qemu ${QEMU:-none})" "$T/rx"
+seq 1 300 | sed 's/^/n/' | cmp -s - "$T/o5" && seq 1 300 | sed 's/^/m/' | cmp -s - "$T/e5" &&
+	[ $r5 -eq 6 ] && ok shim_reexec_output_once_in_order ||
+	{ cat "$T/o5" "$T/e5" >"$T/out"; bad shim_reexec_output_once_in_order "exit $r5, $(wc -l <"$T/o5") + $(wc -l <"$T/e5") of 300 + 300 lines" "$T/out"; }
+seq 1 200 | sed 's/^/s/' | cmp -s - "$T/o6" && [ $r6 -eq 0 ] && ok shim_reexec_stdin_goes_on ||
+	bad shim_reexec_stdin_goes_on "exit $r6, $(wc -l <"$T/o6") of 200 lines" "$T/o6"
 
 # A hostile caller of the kin-vm shim's Task service (tests/shim/hostile.c,
 # as in ns/shim): each bad request answered with its code and a sentence,
