@@ -18,11 +18,11 @@
 # main pid across every re-exec and every SIGKILL (the same process,
 # still watched: carried, or adopted by the successor), and a timer fires
 # on throughout.
-# Not here: VMs (a guest's boot under TCG takes longer than the short
-# soak: tests/vm/host and vm/adopt re-exec and adopt them), shim pods
-# (they need a containerd: tests/ns/shim re-executes a shim's kin under
-# one), and full pids.max / memory.max (the host's cgroup2 has no
-# controllers: limits are tested in a guest).
+# Not here: VMs and full pids.max / memory.max (the host's cgroup2 has no
+# controllers: tests/vm/soak runs the same faults in a guest, with real
+# limits, and SIGKILLs the host kin that runs it), shim pods (they need a
+# containerd: tests/ns/shim and vm/kin-vm re-execute a shim's kin under
+# one).
 cd "$(dirname "$0")/../.."
 . tests/ns/lib.sh
 ns_suite_begin soak
