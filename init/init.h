@@ -248,8 +248,9 @@ struct init_adopt {
 /* 1 with *ret filled, 0 when there is no state, < 0 (logged) when it
  * does not read. */
 int init_persist_load(struct init_persist *p, struct init_adopt *ret);
-/* After the adoption: closes the kept ends nobody took, unmaps. */
-void init_adopt_end(struct init_adopt *a);
+/* After the adoption: closes the kept ends nobody took (the keeper lets
+ * go of such a socket too: a unit gone, nobody listens on it), unmaps. */
+void init_adopt_end(struct init_persist *p, struct init_adopt *a);
 /* Writes the state now and after each change of cells (NULL: none). */
 int init_persist_watch(struct init_persist *p, struct ev_loop *loop, struct cells *cells);
 /* What else goes into the file (the services' and the units' records,
@@ -336,9 +337,13 @@ struct init_units;
  * (its state file): taken back, then booted as ever. */
 struct state_in;
 struct state_field;
+/* adopt: a killed kin's state (in is its file; the keeper's fds in it
+ * give the notify socket and the socket units back), or NULL; keeper:
+ * where the notify socket and socket units' fds go (NULL: none). */
 int init_units_start(const struct init_config *cfg, enum init_role role, struct ev_loop *loop,
                      struct child_table *children, struct cells *cells, struct state_in *in,
-                     const struct state_field *units, bool adopt, struct init_units **ret);
+                     const struct state_field *units, struct init_adopt *adopt,
+                     const struct cells_keeper *keeper, struct init_units **ret);
 /* Boots the default target (machine: after sysinit). */
 void init_units_boot(struct init_units *iu);
 /* Stops every unit in reverse order; done once they are all down. */

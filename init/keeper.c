@@ -11,7 +11,10 @@
  *   'G'         give every fd held back, 'F' + fds messages then 'Z'
  *   'E'         kin stopped cleanly: exit
  * A pipe end nobody else has any more (the workload ended: no writer, or
- * no reader) is let go by itself: the keeper never reads or writes one. */
+ * no reader) is let go by itself: the keeper never reads or writes one.
+ * It holds sockets too (the service manager's notify socket and its socket
+ * units' listening ones: what a client connects or sends meanwhile waits
+ * in them for the successor); those only kin lets go of ('D'). */
 #include "init/init.h"
 
 #include <fcntl.h>
@@ -48,7 +51,8 @@ static void let_go(size_t i)
 static void keep(int fd)
 {
 	struct stat st;
-	if (fstat(fd, &st) < 0 || !S_ISFIFO(st.st_mode) || nheld == KEEPER_FDS_MAX) {
+	if (fstat(fd, &st) < 0 || !(S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) ||
+	    nheld == KEEPER_FDS_MAX) {
 		close(fd);
 		return;
 	}
@@ -58,7 +62,8 @@ static void keep(int fd)
 			return;
 		}
 	/* No events asked for: the kernel still reports EPOLLHUP (no writer
-	 * left) and EPOLLERR (no reader left). */
+	 * left) and EPOLLERR (no reader left) of a pipe; a listening or
+	 * datagram socket reports neither. */
 	struct epoll_event ev = {.events = 0, .data.u64 = nheld + 2};
 	if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0) {
 		close(fd);

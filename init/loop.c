@@ -217,11 +217,14 @@ static void persist_save_api(struct state_w *w, uint16_t api_tag, uint16_t units
 		units_save(init_units_lib(s->units), w, units_tag);
 }
 
-/* A keeper started anew (the last one died) holds no zone's log pipe. */
+/* A keeper started anew (the last one died) holds no zone's log pipe,
+ * and no socket of the units. */
 static void persist_rekeep_api(void *data)
 {
 	struct init_state *s = data;
 	api_keep_pipes(s->api);
+	if (s->units) /* and the notify socket, the socket units' */
+		units_set_keeper(init_units_lib(s->units), init_persist_keeper(s->persist));
 }
 
 static void persist_changed(void *data)
@@ -579,7 +582,8 @@ int init_run(struct init_config *cfg, enum init_role role)
 		units_f = adopt.units;
 	}
 	r = init_units_start(cfg, role, s.loop, s.children, init_cells_lib(s.cells), units_in,
-	                     &units_f, units_adopted, &s.units);
+	                     &units_f, units_adopted ? &adopt : NULL,
+	                     init_persist_keeper(s.persist), &s.units);
 	if (s.units && s.persist) /* a unit's state is in the state file too */
 		units_on_change(init_units_lib(s.units), persist_changed, &s);
 	cfg->host = role == INIT_ROLE_MACHINE && s.units;
@@ -588,7 +592,7 @@ int init_run(struct init_config *cfg, enum init_role role)
 		init_reexec_restore_services(&s);
 	if (adopting) { /* the VMs, once the services run */
 		api_adopt(s.api, adopt.api.tag ? &adopt.api : NULL, adopt.kept, adopt.nkept);
-		init_adopt_end(&adopt);
+		init_adopt_end(s.persist, &adopt);
 	}
 	if (r < 0 && cfg->n_unit_dirs && role == INIT_ROLE_DAEMON) {
 		services_end(&s);

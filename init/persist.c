@@ -254,11 +254,16 @@ static void keeper_give(struct init_persist *p, struct init_adopt *a)
 	setsockopt(p->keeper.fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 }
 
-void init_adopt_end(struct init_adopt *a)
+void init_adopt_end(struct init_persist *p, struct init_adopt *a)
 {
-	for (size_t i = 0; i < a->nkept; i++)
-		if (a->kept[i] >= 0)
-			close(a->kept[i]);
+	for (size_t i = 0; i < a->nkept; i++) {
+		struct stat st;
+		if (a->kept[i] < 0)
+			continue;
+		if (fstat(a->kept[i], &st) == 0 && S_ISSOCK(st.st_mode))
+			on_unkeep(a->kept[i], p);
+		close(a->kept[i]);
+	}
 	free(a->kept);
 	a->kept = NULL;
 	a->nkept = 0;

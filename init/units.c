@@ -67,7 +67,8 @@ static void console_getty(struct init_units *iu)
 
 int init_units_start(const struct init_config *cfg, enum init_role role, struct ev_loop *loop,
                      struct child_table *children, struct cells *cells, struct state_in *in,
-                     const struct state_field *units, bool adopt, struct init_units **ret)
+                     const struct state_field *units, struct init_adopt *adopt,
+                     const struct cells_keeper *keeper, struct init_units **ret)
 {
 	*ret = NULL;
 	bool host = role == INIT_ROLE_MACHINE && host_has_units(cfg);
@@ -104,7 +105,9 @@ int init_units_start(const struct init_config *cfg, enum init_role role, struct 
 	    .boot_wants = iu->wants,
 	};
 	struct err err = {0};
-	int notify_fd = in && !adopt ? units_state_notify_fd(in, units) : -1;
+	int notify_fd = in ? units_state_notify_fd(in, units, adopt ? adopt->kept : NULL,
+	                                           adopt ? adopt->nkept : 0)
+	                   : -1;
 	if (notify_fd >= 0)
 		ucfg.notify_fd = &notify_fd;
 	int r = units_new(loop, children, cells, &ucfg, &iu->units, &err);
@@ -114,12 +117,14 @@ int init_units_start(const struct init_config *cfg, enum init_role role, struct 
 		free(iu);
 		return r;
 	}
+	units_set_keeper(iu->units, keeper);
 	/* A killed kin's: its services adopted, then the boot; a re-exec's:
 	 * the units as they were, no boot. */
 	if (in) {
 		const char *how = adopt ? "adopt" : "re-exec";
 		iu->booted = !adopt;
-		r = adopt ? units_adopt(iu->units, in, units) : units_restore(iu->units, in, units);
+		r = adopt ? units_adopt(iu->units, in, units, adopt->kept, adopt->nkept)
+		          : units_restore(iu->units, in, units);
 		if (r < 0)
 			log_error("%s: the units' state does not read whole; %s", how,
 			          "what was read is taken back");

@@ -1351,14 +1351,17 @@ static int svc_resume(struct unit *u, char *why, size_t size)
 		snprintf(why, size, "its record has a bad invocation");
 		return -EBADMSG;
 	}
-	if (s->carried_socket[0] && u->m->adopting && running_state(s->state)) {
-		snprintf(why, size, "it was started by %s, whose fds a killed kin cannot hand on",
-		         s->carried_socket);
-		return -EBADMSG;
-	}
 	if (s->carried_socket[0]) {
 		struct unit *k = units_find(u->m, s->carried_socket);
 		s->socket = k && k->type == UNIT_SOCKET ? k : NULL;
+	}
+	/* Adopted, its socket's fds must be back from the keeper: it gets
+	 * them again at its next start. */
+	if (s->carried_socket[0] && u->m->adopting && running_state(s->state) &&
+	    !(s->socket && socket_has_fds(s->socket))) {
+		snprintf(why, size, "it was started by %s, whose fds the keeper did not hand back",
+		         s->carried_socket);
+		return -EBADMSG;
 	}
 	if (s->invocation_id[0] && u->m->log_dir[0]) /* its output goes on to the file */
 		units_log_reattach(u->m, u->name, s->cell, "main");

@@ -22,6 +22,7 @@ struct sock {
 	int fds[UNIT_LISTENS_MAX];
 	struct ev_source srcs[UNIT_LISTENS_MAX];
 	size_t n;
+	size_t kept_want; /* adopting: the fds the killed kin's record names */
 	bool watching;
 	char names[UNIT_LISTENS_MAX * 64];
 };
@@ -52,7 +53,10 @@ static void sock_close(struct sock *k)
 {
 	sock_unwatch(k);
 	const struct unit_socket *c = &k->u->def->socket;
+	const struct cells_keeper *kp = &k->u->m->keeper;
 	for (size_t i = 0; i < k->n; i++) {
+		if (kp->unkeep)
+			kp->unkeep(k->fds[i], kp->data);
 		close(k->fds[i]);
 		/* the definition may have changed (daemon-reload) since these opened */
 		const char *a = i < c->nlisten ? c->listen[i].address : NULL;
@@ -231,6 +235,8 @@ static int sock_start(struct unit *u, struct err *err)
 		size_t used = strlen(k->names);
 		snprintf(k->names + used, sizeof(k->names) - used, "%s%s", used ? ":" : "", nm);
 	}
+	if (u->m->keeper.keep) /* what connects while no kin runs waits in them */
+		u->m->keeper.keep(k->fds, k->n, u->m->keeper.data);
 	sock_watch(k);
 	unit_set_result(u, "success");
 	unit_set_active(u, UNIT_ACTIVE_ACTIVE, "listening");
@@ -300,6 +306,33 @@ int socket_fds(struct unit *sock, const int **ret_fds, size_t *ret_n, const char
 	return 0;
 }
 
+bool socket_has_fds(const struct unit *sock)
+{
+	const struct sock *k = sock->type == UNIT_SOCKET ? sock->type_data : NULL;
+	return k && k->n && (!sock->m->adopting || k->n == k->kept_want);
+}
+
+void sockets_keep(struct units *m)
+{
+	for (size_t i = 0; m->keeper.keep && i < m->nunits; i++) {
+		const struct unit *u = m->units[i];
+		const struct sock *k = u->type == UNIT_SOCKET ? u->type_data : NULL;
+		if (k && k->n)
+			m->keeper.keep(k->fds, k->n, m->keeper.data);
+	}
+}
+
+void socket_unkeep(struct unit *sock)
+{
+	const struct sock *k = sock->type == UNIT_SOCKET ? sock->type_data : NULL;
+	const struct cells_keeper *kp = &sock->m->keeper;
+	for (size_t i = 0; k && kp->unkeep && i < k->n; i++)
+		kp->unkeep(k->fds[i], kp->data);
+}
+
+/* Kin lets go of them (units_free at a stop or a re-exec: the keeper
+ * keeps its own; a unit stopped let go in sock_close, one given up in
+ * socket_unkeep first). */
 static void sock_free(struct unit *u)
 {
 	struct sock *k = u->type_data;
@@ -312,31 +345,47 @@ static void sock_free(struct unit *u)
 	u->type_data = NULL;
 }
 
-/* ---- re-exec (units.h): the listening fds go along ---- */
+/* ---- re-exec (units.h): the listening fds go along; after a kill, the
+ * keeper's are found again by their inodes ---- */
 
-enum { SK_FD = UNIT_STATE_TYPE_SOCKET, SK_NAMES };
+enum { SK_FD = UNIT_STATE_TYPE_SOCKET, SK_NAMES, SK_INO };
 
 static void sock_save(struct unit *u, struct state_w *w)
 {
 	struct sock *k = u->type_data;
-	for (size_t i = 0; k && i < k->n; i++)
+	for (size_t i = 0; k && i < k->n; i++) {
 		state_put_fd(w, SK_FD, k->fds[i]);
+		state_put_u64(w, SK_INO, fd_ino(k->fds[i]));
+	}
 	if (k)
 		state_put_str(w, SK_NAMES, k->names);
 }
 
 static int sock_restore(struct unit *u, struct state_in *in, const struct state_field *f)
 {
-	if (f->tag != SK_FD && f->tag != SK_NAMES)
+	if (f->tag != SK_FD && f->tag != SK_NAMES && f->tag != SK_INO)
 		return 0;
 	struct sock *k = sock_get(u);
 	if (!k)
 		return -ENOMEM;
 	if (f->tag == SK_NAMES)
 		return state_get_str(f, k->names, sizeof(k->names)) < 0 ? -EBADMSG : 1;
-	int fd;
-	if (k->n >= UNIT_LISTENS_MAX || state_get_fd(in, f, &fd) < 0)
+	int fd = -1;
+	uint64_t ino;
+	if (f->tag == SK_INO) { /* a re-exec's fds came with SK_FD */
+		if (!u->m->adopting)
+			return 1;
+		if (state_get_u64(f, &ino) < 0)
+			return -EBADMSG;
+		k->kept_want++;
+		if ((fd = units_kept_take(u->m->kept, u->m->nkept, ino)) < 0)
+			return 1; /* not held: sock_resume says so */
+	}
+	if (k->n >= UNIT_LISTENS_MAX || (fd < 0 && state_get_fd(in, f, &fd) < 0)) {
+		if (fd >= 0)
+			close(fd);
 		return -EBADMSG;
+	}
 	k->fds[k->n++] = fd;
 	return 1;
 }
@@ -353,6 +402,11 @@ static int sock_resume(struct unit *u, char *why, size_t size)
 		return 0;
 	if (!k || !k->n) {
 		snprintf(why, size, "it is active with no fd handed over");
+		return -EBADMSG;
+	}
+	if (u->m->adopting && k->kept_want != k->n) {
+		snprintf(why, size, "the keeper held %zu of its %zu listening fds", k->n,
+		         k->kept_want);
 		return -EBADMSG;
 	}
 	if (strcmp(u->sub, "listening") == 0)

@@ -10,8 +10,9 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
-enum { M_UNIT = 1, M_NOTIFY_FD, M_STARTED };
+enum { M_UNIT = 1, M_NOTIFY_FD, M_STARTED, M_NOTIFY_INO };
 enum {
 	U_NAME = 1,
 	U_ACTIVE,
@@ -78,21 +79,40 @@ void units_save(struct units *m, struct state_w *w, uint16_t tag)
 	size_t at = state_open(w, tag);
 	state_put_u64(w, M_STARTED, m->started_us);
 	state_put_fd(w, M_NOTIFY_FD, units_notify_fd(m->notify));
+	state_put_u64(w, M_NOTIFY_INO, fd_ino(units_notify_fd(m->notify)));
 	for (size_t i = 0; i < m->nunits; i++)
 		unit_save(m->units[i], w);
 	state_close(w, at);
 }
 
-int units_state_notify_fd(struct state_in *in, const struct state_field *f)
+int units_state_notify_fd(struct state_in *in, const struct state_field *f, int *kept, size_t nkept)
 {
 	struct state_r r;
 	struct state_field g;
+	uint64_t ino = 0;
 	int fd = -1;
 	state_get_record(f, &r);
-	while (fd < 0 && state_next(&r, &g) > 0)
+	while (fd < 0 && state_next(&r, &g) > 0) {
 		if (g.tag == M_NOTIFY_FD && state_get_fd(in, &g, &fd) < 0)
 			fd = -1;
-	return fd;
+		else if (g.tag == M_NOTIFY_INO && state_get_u64(&g, &ino) < 0)
+			ino = 0;
+	}
+	return fd >= 0 ? fd : units_kept_take(kept, nkept, ino);
+}
+
+int units_kept_take(int *kept, size_t nkept, uint64_t ino)
+{
+	for (size_t i = 0; ino && i < nkept; i++) {
+		struct stat st;
+		int fd = kept[i];
+		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode) &&
+		    (uint64_t)st.st_ino == ino) {
+			kept[i] = -1;
+			return fd;
+		}
+	}
+	return -1;
 }
 
 /* ---- the next kin's side ---- */
@@ -110,6 +130,7 @@ static void give_up(struct units *m, struct unit *u, const char *name, const cha
 	          m->adopting ? "adopt" : "re-exec", name, why,
 	          cell[0] ? "; its processes are killed" : "");
 	if (u && strcmp(u->name, name) == 0) {
+		socket_unkeep(u); /* else a port stays bound in the keeper */
 		if (u->ops && u->ops->free)
 			u->ops->free(u);
 		u->active = UNIT_ACTIVE_FAILED;
@@ -210,12 +231,26 @@ void units_on_change(struct units *m, void (*fn)(void *data), void *data)
 	m->on_change_data = data;
 }
 
-int units_adopt(struct units *m, struct state_in *in, const struct state_field *f)
+int units_adopt(struct units *m, struct state_in *in, const struct state_field *f, int *kept,
+                size_t nkept)
 {
 	m->adopting = true;
+	m->kept = kept;
+	m->nkept = nkept;
 	int r = units_restore(m, in, f);
 	m->adopting = false;
+	m->kept = NULL;
+	m->nkept = 0;
 	return r;
+}
+
+void units_set_keeper(struct units *m, const struct cells_keeper *k)
+{
+	m->keeper = k ? *k : (struct cells_keeper){0};
+	int fd = units_notify_fd(m->notify);
+	if (m->keeper.keep && fd >= 0)
+		m->keeper.keep(&fd, 1, m->keeper.data);
+	sockets_keep(m);
 }
 
 int units_restore(struct units *m, struct state_in *in, const struct state_field *f)

@@ -98,7 +98,10 @@ struct units {
 	struct ev_loop *loop;
 	struct child_table *children;
 	struct cells *cells;
-	bool adopting;                 /* units_adopt: a killed kin's state, read from its file */
+	bool adopting; /* units_adopt: a killed kin's state, read from its file */
+	int *kept;     /* units_adopt's: the keeper's fds, a taken one -1 */
+	size_t nkept;
+	struct cells_keeper keeper;    /* units_set_keeper's; keep NULL: none */
 	void (*on_change)(void *data); /* units_on_change's */
 	void *on_change_data;
 	struct units_config cfg;
@@ -178,6 +181,13 @@ extern const struct unit_ops units_socket_ops;
 void socket_service_ended(struct unit *sock);
 /* The fds and names of a socket unit for LISTEN_FDS. */
 int socket_fds(struct unit *sock, const int **ret_fds, size_t *ret_n, const char **ret_names);
+bool socket_has_fds(const struct unit *sock);
+void socket_unkeep(struct unit *sock); /* the keeper lets go of its fds */
+/* Every socket unit's listening fds to the keeper (one started anew). */
+void sockets_keep(struct units *m);
+/* The keeper's socket of this inode in kept, taken (set to -1 there);
+ * -1: none. */
+int units_kept_take(int *kept, size_t nkept, uint64_t ino);
 
 /* ---- timer.c ---- */
 extern const struct unit_ops units_timer_ops;

@@ -696,9 +696,11 @@ bool units_settled(const struct units *u, char *why, size_t size);
  * adopted from its PIDFile=), which go along with them. */
 size_t units_children(const struct units *u);
 void units_save(struct units *u, struct state_w *w, uint16_t tag);
-/* The notify socket in a saved state (taken from in), -1 none: for
- * units_config.notify_fd, before units_new. */
-int units_state_notify_fd(struct state_in *in, const struct state_field *f);
+/* The notify socket in a saved state (taken from in; or, from a killed
+ * kin's file, the one the keeper held: taken from kept, set to -1 there),
+ * -1 none: for units_config.notify_fd, before units_new. */
+int units_state_notify_fd(struct state_in *in, const struct state_field *f, int *kept,
+                          size_t nkept);
 /* Takes the units of a saved state back on a new manager (units_new,
  * nothing booted). A unit whose record does not read, or whose file is gone
  * while its service ran, is stopped (its cell killed and removed) with a log
@@ -706,10 +708,18 @@ int units_state_notify_fd(struct state_in *in, const struct state_field *f);
 int units_restore(struct units *u, struct state_in *in, const struct state_field *f);
 /* The same from a killed kin's state file (no fds): each service whose
  * main process runs on (an executable the cells adopted, or a daemon in
- * its cell, watched) is adopted as it was; one started by its socket
- * (whose fds died with that kin) or caught mid-way is stopped. Then the
- * boot as ever (units_boot) starts what is not running. */
-int units_adopt(struct units *u, struct state_in *in, const struct state_field *f);
+ * its cell, watched) is adopted as it was. A socket unit takes its
+ * listening fds back from kept (what the keeper held, by inode; each
+ * taken is set to -1 there), and its service is adopted too; without
+ * them (no keeper) that service, like one caught mid-way, is stopped.
+ * Then the boot as ever (units_boot) starts what is not running. */
+int units_adopt(struct units *u, struct state_in *in, const struct state_field *f, int *kept,
+                size_t nkept);
+/* A keeper (cells.h) for the notify socket and the socket units' listening
+ * fds: each goes to keep() as it is made, and every one held now at once
+ * (a keeper started anew holds none); unkeep() before kin closes one.
+ * NULL: none. */
+void units_set_keeper(struct units *u, const struct cells_keeper *k);
 /* fn(data) after a unit's active state or sub-state changes (a state file
  * written again soon). */
 void units_on_change(struct units *u, void (*fn)(void *data), void *data);

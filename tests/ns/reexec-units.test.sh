@@ -12,8 +12,10 @@
 # line the simple service printed is there once, in order. A start under
 # way is waited for; a running service whose unit file is gone is stopped
 # with a log line naming it, and its name is usable again. A SIGKILLed
-# kin's successor adopts the services (a socket-activated one is stopped
-# and its socket listens again).
+# kin's successor adopts the services: the keeper held the notify socket
+# (a Type=notify service's connected socket still reaches kin) and the
+# socket unit's listening socket (its service is adopted; after it ends
+# the same socket listens again).
 cd "$(dirname "$0")/../.."
 . tests/ns/lib.sh
 ns_suite_begin reexec-units
@@ -201,12 +203,15 @@ errs=$(grep -E '<3>|error' "$T/kin.log" | grep -v 'gone.service')
 
 # A SIGKILLed kin's successor adopts its services from the state file:
 # the same main pids (a simple service's, an executable of its cell; a
-# Type=forking daemon's, watched), their states and logs going on. A
-# service started by its socket cannot be (the listening fds died with
-# that kin): it is stopped, named, and the socket unit listens again.
+# Type=forking daemon's, watched), their states and logs going on. The
+# keeper held the notify socket and the socket unit's listening socket:
+# the notify service's status goes on over the socket it connected to
+# once, and the service its socket started is adopted; once it ends, the
+# same socket listens again and starts it on the next connection.
 a2=$(cat "$O/a.pid")
 d2=$(main_pid d.service)
 h2=$(main_pid h.service)
+c2=$(main_pid c.service)
 sleep 0.2 # the state file is rewritten within 20 ms of the last change
 kill -KILL "$DPID"
 wait_for "! kill -0 $DPID 2>/dev/null" 100
@@ -214,7 +219,13 @@ ns_daemon_start "$T/kin.log" $ARGS
 check successor_adopts_services "[ \"\$(main_pid a.service)\" = $a2 ] && [ \"\$(active a.service)\" = 'active running' ] && [ \"\$(main_pid d.service)\" = $d2 ] && [ \"\$(active d.service)\" = 'active running' ]"
 grep -q 'adopt: [0-9]* units taken back' "$T/kin.log" && [ "$(cat "$O/a.pid")" = "$a2" ] && ok units_adopted ||
 	bad units_adopted "$(grep 'adopt' "$T/kin.log" | tail -3)"
-check socket_service_stopped "grep -q 'adopt: unit \"h.service\" cannot be taken over: it was started by h.socket' $T/kin.log && ! kill -0 ${h2:-0} 2>/dev/null && [ \"\$(active h.socket)\" = 'active listening' ]"
+t2=$(cat "$O/c.tick")
+check notify_socket_adopted "[ \"\$(main_pid c.service)\" = $c2 ] && kc service status c.service && t=\$(sed -n 's/.*Status: \"tick \\([0-9]*\\)\"/\\1/p' $T/out) && [ -n \"\$t\" ] && [ \$t -gt $t2 ]"
+check socket_service_adopted "[ \"\$(main_pid h.service)\" = ${h2:-x} ] && [ \"\$(active h.service)\" = 'active running' ] && [ \"\$(active h.socket)\" = 'active running' ]"
+kill -KILL "${h2:-0}"
+check socket_listens_again "[ \"\$(active h.socket)\" = 'active listening' ]"
+[ "$(stat -c %i "$R/h.sock")" = "$sock_ino" ] && ok same_socket_after_adoption ||
+	bad same_socket_after_adoption "inode $(stat -c %i "$R/h.sock") vs $sock_ino"
 got=$(python3 -c 'import socket; s=socket.socket(socket.AF_UNIX); s.settimeout(10); s.connect("'"$R/h.sock"'"); print(s.recv(100).decode())' 2>&1)
 [ "$got" = fds=1 ] && ok socket_activation_after_adoption || bad socket_activation_after_adoption "$got"
 # An adopted main process is watched: killed, its service restarts.
