@@ -157,10 +157,14 @@ int api_container_new(struct api_images *svc, const char *image, const char *id,
  * a tree can be large). NULL is fine. */
 void api_container_release(struct api_container *k);
 /* After an adoption: a writable layer that no container of the state
- * names, but of the same killed kin (its name's epoch is one of theirs:
- * made in the last moments before the kill, before the state file named
- * it), is removed with a log line. Others' layers are never touched. */
-void api_containers_sweep(struct api_images *svc);
+ * names, but of the same killed kin (its name's epoch is the one its
+ * state file gives, or one of its containers': made in the last moments
+ * before the kill, before the state file named it), is removed with a
+ * log line. Others' layers are never touched. */
+void api_containers_sweep(struct api_images *svc, const char *dead_epoch);
+/* This kin's epoch in its layers' names (for the state file); NULL: no
+ * Images service. */
+const char *api_images_epoch(const struct api_images *svc);
 /* Re-exec: a container goes along as a record of tag (its image's digest
  * and its layer's directory, which stays as it is); api_container_restore
  * makes it again in the next kin — one use of the image again, the paths

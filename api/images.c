@@ -62,6 +62,11 @@ struct api_images {
 	size_t nuses;
 	struct api_binding binding;
 	struct list_node containers; /* struct api_container, live */
+	/* In each layer's name: unique across restarts of kin (the realtime
+	 * clock at start, and kin's pid: two kins sharing the directory never
+	 * share one, api_containers_sweep's test), so a layer a dead kin left
+	 * is never reused here; written into the state file as it is. */
+	char epoch[32];
 };
 
 /* ---- the store and its users ----------------------------------------------------- */
@@ -161,18 +166,7 @@ int api_container_new(struct api_images *svc, const char *image, const char *id,
 	}
 	k->svc = svc;
 	memcpy(k->digest, ret_img->digest, sizeof(k->digest));
-	/* Unique across restarts of kin (the realtime clock at the first one,
-	 * and kin's pid: two kins sharing the directory never share an epoch,
-	 * api_containers_sweep's test): a layer a dead kin left is never
-	 * reused here. */
-	static uint64_t epoch;
-	if (!epoch) {
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		epoch = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-	}
-	if (snprintf(k->dir, sizeof(k->dir), "%s/%s.%llx-%x.%lu", CONTAINERS_DIR, id,
-	             (unsigned long long)epoch, (unsigned)getpid(),
+	if (snprintf(k->dir, sizeof(k->dir), "%s/%s.%s.%lu", CONTAINERS_DIR, id, svc->epoch,
 	             ++serial) >= (int)sizeof(k->dir)) {
 		api_images_release(svc, k->digest);
 		free(k);
@@ -254,11 +248,16 @@ static bool layer_epoch(const char *name, char *buf, size_t size)
 
 static bool layer_dir_ok(const char *dir);
 
-void api_containers_sweep(struct api_images *svc)
+const char *api_images_epoch(const struct api_images *svc)
+{
+	return svc ? svc->epoch : NULL;
+}
+
+void api_containers_sweep(struct api_images *svc, const char *dead_epoch)
 {
 	char epoch[32], theirs[32];
 	struct api_container *k;
-	if (!svc || list_is_empty(&svc->containers))
+	if (!svc || (list_is_empty(&svc->containers) && !(dead_epoch && dead_epoch[0])))
 		return; /* no epoch known: nothing is surely the killed kin's */
 	DIR *d = opendir(CONTAINERS_DIR);
 	struct dirent *de;
@@ -269,6 +268,7 @@ void api_containers_sweep(struct api_images *svc)
 		    snprintf(dir, sizeof(dir), "%s/%s", CONTAINERS_DIR, de->d_name) >=
 		        (int)sizeof(dir))
 			continue;
+		same = dead_epoch && strcmp(dead_epoch, epoch) == 0;
 		list_for_each(k, &svc->containers, node) {
 			named = named || strcmp(k->dir, dir) == 0;
 			same = same || (layer_epoch(k->dir + STRLEN(CONTAINERS_DIR "/"), theirs,
@@ -634,6 +634,11 @@ static int images_start(struct api *api, const struct api_config *cfg)
 	         cfg->image_store ? cfg->image_store : OCI_STORE_DEFAULT);
 	list_init(&svc->jobs);
 	list_init(&svc->containers);
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	snprintf(svc->epoch, sizeof(svc->epoch), "%llx-%x",
+	         (unsigned long long)ts.tv_sec * 1000 + (unsigned long long)ts.tv_nsec / 1000000,
+	         (unsigned)getpid());
 	int r = api_bind(cfg->rpc, &svc->binding, &images_handlers, svc);
 	if (r < 0)
 		return r;

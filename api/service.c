@@ -122,7 +122,7 @@ bool api_zones_idle(struct api *api)
 }
 
 /* The services' record: one field per service that carries state. */
-enum { AS_ZONES = 1, AS_VMS, AS_EXEC_IMAGES, AS_TASK };
+enum { AS_ZONES = 1, AS_VMS, AS_EXEC_IMAGES, AS_TASK, AS_LAYER_EPOCH };
 
 void api_keep_pipes(struct api *api)
 {
@@ -216,6 +216,8 @@ void api_save_adoptable(struct api *api, struct state_w *w, uint16_t tag)
 	if (api->cells)
 		api_exec_images_save(api->cells, w, AS_EXEC_IMAGES);
 	api_zones_save(api->zones, w, AS_ZONES);
+	if (api_images_epoch(api->images))
+		state_put_str(w, AS_LAYER_EPOCH, api_images_epoch(api->images));
 	state_close(w, at);
 }
 
@@ -223,6 +225,7 @@ int api_adopt(struct api *api, const struct state_field *f, int *kept, size_t nk
 {
 	struct state_r r;
 	struct state_field g, vms = {0}, zones = {0};
+	char epoch[32] = "";
 	int n = 0;
 	if (!api)
 		return 0;
@@ -233,6 +236,9 @@ int api_adopt(struct api *api, const struct state_field *f, int *kept, size_t nk
 				vms = g;
 			else if (g.tag == AS_ZONES)
 				zones = g;
+			else if (g.tag == AS_LAYER_EPOCH &&
+			         state_get_str(&g, epoch, sizeof(epoch)) < 0)
+				epoch[0] = '\0';
 			else if (g.tag == AS_EXEC_IMAGES && api->cells &&
 			         (n = api_exec_images_restore(api->cells, &g, "adopt")) > 0)
 				log_info("adopt: %d executables' containers adopted", n);
@@ -244,7 +250,7 @@ int api_adopt(struct api *api, const struct state_field *f, int *kept, size_t nk
 	n = api_zones_adopt(api->zones, zones.tag ? &zones : NULL, kept, nkept);
 	if (n > 0)
 		log_info("adopt: %d zones adopted", n);
-	api_containers_sweep(api->images);
+	api_containers_sweep(api->images, epoch);
 	return n;
 }
 

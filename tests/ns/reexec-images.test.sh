@@ -149,7 +149,9 @@ rm -rf "$OTHER"
 kc zone stop "$Z"
 wait_for "[ \$(layers 'zone.$Z') = 0 ]" 100 && ok adopted_zone_layer_removed ||
 	bad adopted_zone_layer_removed "$(ls "$K")"
-kc zone create "$Z" --image bb:1 && kc zone stop "$Z" && ok zone_name_reusable || bad zone_name_reusable "rc $rc: $(cat "$T/out")"
+kc zone create "$Z" --image bb:1 &&
+	ep2=$(ls -d "$K/zone.$Z".* | head -1 | sed -n 's/.*\.\([0-9a-f-]*\)\.[0-9]*$/\1/p') &&
+	kc zone stop "$Z" && ok zone_name_reusable || bad zone_name_reusable "rc $rc: $(cat "$T/out")"
 wait_for "kc exec logs '$C' again; [ \"\$(tail -1 '$T/out')\" -gt $n1 ] 2>/dev/null" 1500
 kc exec logs "$C" again
 [ "$(tail -1 "$T/out")" -gt "$n1" ] && ok adopted_restarts_in_same_layer ||
@@ -165,6 +167,18 @@ for x in tick again forever; do
 done
 wait_for "[ \$(layers '$C') = 0 ] && [ \$(layers 'zone.$Z') = 0 ]" 100 && ok layers_removed ||
 	bad layers_removed "$(ls "$K")"
+
+# Killed when its state names no container: the state gives its epoch all
+# the same, so a layer it made in its last moments is removed.
+LEAK2=$K/$C.leak2.$ep2.7
+mkdir -p "$LEAK2/upper"
+sleep 0.1
+kill -KILL "$DPID"
+wait "$DPID" 2>/dev/null
+daemon_start
+wait_for "[ ! -e '$LEAK2' ]" 100 && [ -n "$ep2" ] &&
+	grep -q "adopt: the writable layer $LEAK2 is removed" "$T/kin.log" && ok last_moment_layer_of_none_removed ||
+	bad last_moment_layer_of_none_removed "epoch '$ep2': $(ls "$K")"
 kc image rm bb:1
 [ $rc -eq 0 ] && ok image_removable || bad image_removable "rc $rc: $(cat "$T/out")"
 kill -TERM "$DPID"
