@@ -191,7 +191,10 @@ int state_w_seal(struct state_w *w, int *ret_fd)
  * block can wait for the device: a discard, seen taking up to ~0.9 s on
  * a disk): the state is written over the previous one's file, .NAME.new,
  * never truncated (the header says how long it is), and the two names
- * exchanged, so NAME is always a whole state and no inode is let go. */
+ * exchanged, so NAME is always a whole state and no inode is let go. The
+ * previous one's tail is made one field (STATE_TAG_PAD) that a reader
+ * which reads the whole file (a kin from before the header's length)
+ * skips. */
 int state_w_write_file(struct state_w *w, int dirfd, const char *name)
 {
 	char tmp[NAME_MAX + 1];
@@ -207,6 +210,15 @@ int state_w_write_file(struct state_w *w, int dirfd, const char *name)
 	if (fd < 0)
 		return -errno;
 	int r = write_all(fd, w->data, w->len);
+	struct stat st;
+	if (r == 0 && fstat(fd, &st) == 0 && (uint64_t)st.st_size > w->len) {
+		uint64_t rest = (uint64_t)st.st_size - w->len;
+		uint8_t pad[STATE_FIELD_HEAD];
+		put_le(pad, STATE_TAG_PAD, 2);
+		put_le(pad + 2, rest > STATE_FIELD_HEAD ? rest - STATE_FIELD_HEAD : 0, 4);
+		if (pwrite(fd, pad, sizeof(pad), (off_t)w->len) != (ssize_t)sizeof(pad))
+			r = -EIO;
+	}
 	if (r == 0 && renameat2(dirfd, tmp, dirfd, name, RENAME_EXCHANGE) < 0) {
 		/* The first one (nothing to exchange with), or a filesystem
 		 * that cannot exchange: renamed over. */

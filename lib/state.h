@@ -25,6 +25,7 @@
 #define STATE_SIZE_MAX   (2ull << 30)
 #define STATE_FDS_MAX    65536
 #define STATE_TAG_KEPT   0xffff /* the last field: the fds kept, u32 each */
+#define STATE_TAG_PAD    0xfffe /* after a file's state: the rest of the file */
 
 struct state_w {
 	uint8_t *data;

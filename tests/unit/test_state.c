@@ -253,6 +253,25 @@ TEST(state_file_exchanged_not_freed)
 	CHECK_EQ(file_state_value(dirfd, ".state.new"), 2); /* the previous one */
 	CHECK_EQ(fstatat(dirfd, "state", &st, 0), 0);
 	CHECK(st.st_size > 4096); /* the third over the first's file, never truncated */
+	{ /* a reader of the whole file (no length in the header) skips the tail */
+		int whole = openat(dirfd, "state", O_RDWR | O_CLOEXEC);
+		struct state_in in0;
+		struct state_field f0;
+		uint64_t v = 0;
+		CHECK(whole >= 0);
+		CHECK_EQ(pwrite(whole, "\0\0\0\0", 4, 12), 4);
+		CHECK_EQ(state_in_open(whole, &in0, NULL), 0);
+		CHECK_EQ(in0.size, (size_t)st.st_size);
+		struct state_r top = in0.top;
+		CHECK_EQ(state_next(&top, &f0), 1);
+		CHECK_EQ(state_get_u64(&f0, &v), 0);
+		CHECK_EQ(v, 3);
+		CHECK_EQ(state_next(&top, &f0), 1);
+		CHECK_EQ(f0.tag, STATE_TAG_PAD);
+		CHECK_EQ(state_next(&top, &f0), 0);
+		state_in_close(&in0);
+		close(whole);
+	}
 	/* A length past the file's end is refused. */
 	int fd = openat(dirfd, "state", O_RDWR | O_CLOEXEC);
 	CHECK_EQ(pwrite(fd, "\xff\xff\xff\x7f", 4, 12), 4);
