@@ -23,6 +23,7 @@ struct api_cells_pending {
 	struct rpc_call *call;
 	char path[CELLS_PATH_MAX];     /* freeze, thaw: the cell to describe; "" answers Empty */
 	char name[CELLS_NAME_MAX + 1]; /* start: the executable (in cell path) */
+	exec_done_fn waiting;          /* wait, stop: taken back from cells if the caller goes */
 };
 
 /* An open server stream (Logs with follow, Events Subscribe). */

@@ -56,6 +56,10 @@ static void pending_cancelled(struct rpc_call *call, void *data)
 	struct api_cells_pending *p = data;
 	(void)call;
 	p->call = NULL; /* the library still holds p: freed by its callback */
+	/* A wait's slot is the executable's (a few): given back now, not
+	 * when it ends. */
+	if (p->waiting && exec_unwait(p->svc->cells, p->path, p->name, p->waiting, p) == 0)
+		api_cells_pending_free(p);
 }
 
 int api_cells_pending_settle(struct api_cells_pending *p, int r)

@@ -116,6 +116,9 @@ static int exec_stop_wait(struct rpc_call *call, const char *cell, const char *n
 	struct api_cells_pending *p = api_cells_pending_new(svc, call);
 	if (!p)
 		return -ENOMEM;
+	str_copy(p->path, sizeof(p->path), cell);
+	str_copy(p->name, sizeof(p->name), name);
+	p->waiting = exec_done;
 	int r = api_cells_pending_settle(
 	    p, stop ? exec_stop(svc->cells, cell, name, grace_ms, exec_done, p, &err)
 	            : exec_wait(svc->cells, cell, name, exec_done, p, &st, &err));

@@ -559,6 +559,9 @@ int exec_stop(struct cells *c, const char *cell, const char *name, uint64_t grac
 /* 0: not running (st filled if given, no callback), 1: pending. */
 int exec_wait(struct cells *c, const char *cell, const char *name, exec_done_fn done, void *data,
               struct exec_status *st, struct err *err);
+/* A pending wait's (or stop's) callback taken back (its caller went): 0,
+ * or -ENOENT when none is pending with done and data. */
+int exec_unwait(struct cells *c, const char *cell, const char *name, exec_done_fn done, void *data);
 int exec_status(struct cells *c, const char *cell, const char *name, struct exec_status *st,
                 struct err *err);
 /* Every executable of a cell (NULL: all). */

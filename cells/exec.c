@@ -406,6 +406,20 @@ int exec_wait(struct cells *c, const char *cell, const char *name, exec_done_fn 
 	return r < 0 ? r : 1;
 }
 
+int exec_unwait(struct cells *c, const char *cell, const char *name, exec_done_fn done, void *data)
+{
+	struct exec *e;
+	if (exec_get(c, cell, name, &e, NULL) < 0)
+		return -ENOENT;
+	for (size_t i = 0; i < EXEC_WAITERS_MAX; i++)
+		if (e->waiters[i].used && e->waiters[i].done == done &&
+		    e->waiters[i].data == data) {
+			e->waiters[i].used = false;
+			return 0;
+		}
+	return -ENOENT;
+}
+
 int exec_status(struct cells *c, const char *cell, const char *name, struct exec_status *st,
                 struct err *err)
 {

@@ -380,6 +380,22 @@ t_logs_from() {
 	kc exec delete a lf
 }
 
+# A waiter that goes away gives its slot back (an executable has a few):
+# twenty clients gone in the middle of exec wait, then a wait is answered.
+t_wait_slots_given_back() {
+	local i
+	kc exec start a ws -- sleep 1000
+	for i in $(seq 20); do timeout -s KILL 0.3 "$KIN" ctl --socket "$S" exec wait a ws >/dev/null 2>&1; done
+	timeout 10 "$KIN" ctl --socket "$S" exec wait a ws >"$T/out" 2>&1 &
+	local w=$!
+	sleep 0.5
+	kc exec stop --grace 100ms a ws
+	wait $w
+	local rc=$?
+	[ $rc -eq 143 ] && serving && ok wait_slots_given_back || bad wait_slots_given_back "wait rc $rc: $(cat "$T/out")"
+	kc exec delete a ws
+}
+
 t_stdin() {
 	kc exec start --stdin a reader -- sh -c 'read x; echo got $x'
 	echo hello | "$KIN" ctl --socket "$S" exec stdin --close a reader >"$T/out" 2>&1
@@ -470,6 +486,7 @@ t_list_delete
 t_stdin
 t_stdin_large
 t_logs_from
+t_wait_slots_given_back
 t_delete_refused
 t_hostile_clients
 serving && ok still_serving_after_all || bad still_serving_after_all "kin stopped answering"
