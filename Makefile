@@ -115,10 +115,12 @@ unit: $(BUILD)/unit-tests
 fuzz: $(FUZZERS)
 	@BUILD=$(BUILD) FUZZ_SECONDS=$${FUZZ_SECONDS:-300} tests/fuzz/run.sh
 
-# The soaks with faults, long (`make check` runs them for 20 and 30 s):
-# the host's, then a guest's (real limits; the host kin SIGKILLed too).
+# The soaks with faults, long (`make check` runs them for 20, 15 and 30
+# s): the host's, a shim pod's under containerd, then a guest's (real
+# limits; the host kin SIGKILLed too).
 soak: $(KIN)
 	@BUILD=$(BUILD) SOAK_SECONDS=$${SOAK_SECONDS:-300} tests/ns/soak.test.sh
+	@BUILD=$(BUILD) SOAK_SECONDS=$${SOAK_SECONDS:-300} tests/ns/soak-shim.test.sh
 	@BUILD=$(BUILD) SOAK_SECONDS=$${SOAK_SECONDS:-300} tests/vm/soak.test.sh
 
 bench:

@@ -41,6 +41,7 @@ struct tproc {
 	int hold[3];              /* our O_RDWR opens of the output FIFOs (-1) */
 	char *spec_json;          /* an exec's process (OCI Process JSON) */
 	struct task_relay *relay; /* kin-vm: its stdio relayed (task_vm.c), or NULL */
+	uint32_t wait_id;         /* its Exec/Wait in the zone (a route stream), 0 none */
 	struct rpc_call *start_call;
 	struct rpc_call *waiters[TASK_WAITERS_MAX];
 };
@@ -168,9 +169,10 @@ struct rpc_call *zref_take_call(struct zref *z);
  * sentence naming the task. */
 void zref_answer(struct zref *z, const struct err *st);
 /* rpc_route_call to the zone kin; z is done's data (freed by it, or here
- * on failure). -EHOSTDOWN when the zone is not ready. */
+ * on failure); *ret_id (if not NULL) names the call for rpc_route_cancel.
+ * -EHOSTDOWN when the zone is not ready. */
 int zone_call(struct api_task *svc, const char *service, const char *method,
-              const ProtobufCMessage *in, rpc_route_done_fn done, struct zref *z);
+              const ProtobufCMessage *in, rpc_route_done_fn done, struct zref *z, uint32_t *ret_id);
 /* zone_call for the handler of call, which waits for done's answer
  * (zref_keep); UNAVAILABLE naming task id if the zone cannot be called.
  * Returns what the handler returns. */

@@ -209,13 +209,13 @@ struct tproc *zref_proc(const struct zref *z)
 }
 
 int zone_call(struct api_task *svc, const char *service, const char *method,
-              const ProtobufCMessage *in, rpc_route_done_fn done, struct zref *z)
+              const ProtobufCMessage *in, rpc_route_done_fn done, struct zref *z, uint32_t *ret_id)
 {
 	if (!z)
 		return -ENOMEM;
-	int r = svc->zone == ZN_READY
-	            ? rpc_route_call(svc->rpc, SHIM_ZONE_NAME, service, method, in, done, z)
-	            : -EHOSTDOWN;
+	int r = svc->zone == ZN_READY ? rpc_route_stream(svc->rpc, SHIM_ZONE_NAME, service, method,
+	                                                 in, NULL, done, z, ret_id)
+	                              : -EHOSTDOWN;
 	if (r < 0)
 		free(z);
 	return r;
@@ -226,7 +226,7 @@ int zone_call_for(struct rpc_call *call, struct api_task *svc, const char *id, c
                   rpc_route_done_fn done)
 {
 	struct zref *z = zref_new(svc, id, exec_id);
-	int r = zone_call(svc, service, method, in, done, z);
+	int r = zone_call(svc, service, method, in, done, z, NULL);
 	if (r < 0)
 		return rpc_call_fail(call, ERR_UNAVAILABLE, "task %s: the pod's zone: %s", id,
 		                     strerror(-r));

@@ -348,7 +348,7 @@ static void create_container(struct task *t, const Kin__Shim__CreateTaskRequest 
 		Kin__V1__CreateCellRequest in = KIN__V1__CREATE_CELL_REQUEST__INIT;
 		in.path = t->cell;
 		r = zone_call(t->svc, "kin.v1.Cells", "Create", &in.base, cell_created,
-		              zref_new(t->svc, t->id, NULL));
+		              zref_new(t->svc, t->id, NULL), NULL);
 		if (r < 0)
 			err_set(&err, r, ERR_UNAVAILABLE, "task %s: the pod's zone: %s", t->id,
 			        strerror(-r));

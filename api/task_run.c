@@ -46,6 +46,8 @@ static void exec_waited(const struct err *st, const uint8_t *payload, size_t len
 	struct zref *z = data;
 	struct tproc *p = zref_proc(z);
 	free(z);
+	if (p)
+		p->wait_id = 0;
 	if (!p || p->state == T_STOPPED)
 		return;
 	uint32_t status = 128 + SIGKILL; /* the zone went with it */
@@ -65,19 +67,26 @@ static void exec_waited(const struct err *st, const uint8_t *payload, size_t len
 
 static void proc_wait_in_zone(struct tproc *p)
 {
+	struct api_task *svc = p->t->svc;
 	Kin__V1__ExecRequest in = KIN__V1__EXEC_REQUEST__INIT;
 	in.cell = p->t->cell;
 	in.name = p->kname;
-	int r = zone_call(p->t->svc, "kin.v1.Exec", "Wait", &in.base, exec_waited,
-	                  zref_new(p->t->svc, p->t->id, p->exec_id));
+	int r = zone_call(svc, "kin.v1.Exec", "Wait", &in.base, exec_waited,
+	                  zref_new(svc, p->t->id, p->exec_id), &p->wait_id);
 	if (r < 0) {
 		log_warn("shim: task %s: cannot wait in the zone: %s", p->t->id, strerror(-r));
 		proc_exited(p, 128 + SIGKILL);
 	}
 }
 
+/* After a re-exec: the previous kin's Wait in the zone is cancelled (the
+ * zone kin gives its slot back; its answer would reach nobody), then this
+ * kin waits. */
 void task_proc_rewait(struct tproc *p)
 {
+	if (p->wait_id)
+		rpc_route_cancel(p->t->svc->rpc, SHIM_ZONE_NAME, p->wait_id);
+	p->wait_id = 0;
 	proc_wait_in_zone(p);
 }
 
@@ -189,7 +198,7 @@ int task_serve_start(struct rpc_call *call, const ProtobufCMessage *in, void *da
 	req.name = p->kname;
 	req.spec = &spec;
 	r = zone_call(svc, "kin.v1.Exec", "Start", &req.base, started,
-	              zref_new(svc, t->id, p->exec_id));
+	              zref_new(svc, t->id, p->exec_id), NULL);
 	if (r < 0)
 		return rpc_call_fail(call, ERR_UNAVAILABLE, "task %s: the pod's zone: %s", t->id,
 		                     strerror(-r));
@@ -350,7 +359,7 @@ static int delete_exec(struct api_task *svc, struct rpc_call *call, struct task 
 	req.name = p->kname;
 	if (p->state == T_STOPPED)
 		zone_call(svc, "kin.v1.Exec", "Delete", &req.base, zone_done_ignored,
-		          zref_new(svc, t->id, p->exec_id));
+		          zref_new(svc, t->id, p->exec_id), NULL);
 	reply_deleted(call, p);
 	list_remove(&p->node);
 	t->nexecs--;
@@ -382,7 +391,7 @@ int task_serve_delete(struct rpc_call *call, const ProtobufCMessage *in, void *d
 		req.path = t->cell;
 		req.force = true;
 		zone_call(svc, "kin.v1.Cells", "Delete", &req.base, zone_done_ignored,
-		          zref_new(svc, t->id, NULL));
+		          zref_new(svc, t->id, NULL), NULL);
 		container_unmount(t);
 	}
 	if (p->state != T_STOPPED) /* created, never started: it ends now */

@@ -52,7 +52,8 @@ enum {
 	TP_HOLD_OUT,
 	TP_HOLD_ERR,
 	TP_SPEC,
-	TP_RELAY, /* kin-vm: its stdio relay */
+	TP_RELAY,   /* kin-vm: its stdio relay */
+	TP_WAIT_ID, /* its Wait in the zone: the next kin cancels it */
 };
 enum { TE_AT_S = 1, TE_AT_NS, TE_TOPIC, TE_TYPE, TE_DATA };
 
@@ -73,6 +74,7 @@ static const struct state_num proc_nums[] = {
     STATE_NUM(TP_EXITED_S, struct tproc, exited_at.tv_sec),
     STATE_NUM(TP_EXITED_NS, struct tproc, exited_at.tv_nsec),
     STATE_FLAG(TP_TERMINAL, struct tproc, terminal),
+    STATE_NUM(TP_WAIT_ID, struct tproc, wait_id),
 };
 
 const char *api_task_uncarried(const struct api_task *svc)

@@ -12,58 +12,14 @@ cd "$(dirname "$0")/../.."
 . tests/ns/lib.sh
 ns_suite_begin shim
 ns_need_cgroup2
-for c in containerd ctr python3; do
-	command -v $c >/dev/null || ns_skip "no $c (scripts/deps.sh test installs containerd)"
-done
-[ -x /bin/busybox ] || ns_skip "no /bin/busybox (busybox-static)"
 NS=kintest$$
-BIN=$T/bin
-CD=$T/cd
+. tests/ns/containerd.sh
 cleanup() {
-	for id in $(ctr -a "$CD/sock" -n $NS t ls -q 2>/dev/null); do
-		ctr -a "$CD/sock" -n $NS t kill -s KILL "$id" >/dev/null 2>&1
-	done
-	[ -n "${CPID:-}" ] && kill "$CPID" 2>/dev/null && wait "$CPID" 2>/dev/null
-	pkill -KILL -f "containerd-shim-kin(-vm)?-v2 -namespace $NS " 2>/dev/null
-	sleep 0.2
-	for m in $(awk -v t="$T" 'index($5, t) == 1 {print $5}' /proc/self/mountinfo | sort -r); do
-		umount -l "$m" 2>/dev/null
-	done
-	for d in /run/kin/shim/$NS/*/pod; do umount -l "$d" 2>/dev/null; done
-	rm -rf "/run/kin/shim/$NS"
-	cgroup_tree_remove "$CG/$NS"
+	cd_cleanup
 	rm -rf "$T"
 }
 trap cleanup EXIT
-mkdir -p "$BIN" "$CD"
-ln -s "$KIN" "$BIN/containerd-shim-kin-v2"
-cat >"$CD/config.toml" <<EOF
-version = 2
-root = "$CD/root"
-state = "$CD/state"
-disabled_plugins = ["io.containerd.grpc.v1.cri"]
-[grpc]
-  address = "$CD/sock"
-[ttrpc]
-  address = "$CD/sock.ttrpc"
-EOF
-cd_start() {
-	KIN_SHIM_CONFIG=$T/shim.conf PATH=$BIN:$PATH containerd --config "$CD/config.toml" >>"$CD/log" 2>&1 &
-	CPID=$!
-	wait_for "ctr -a '$CD/sock' version >/dev/null 2>&1" 250
-}
-cd_start || { cat "$CD/log" | tail -5; ns_skip "containerd does not start here"; }
-C="ctr -a $CD/sock -n $NS"
-R="--runtime io.containerd.kin.v2"
-
-# The image: busybox-static, made by hand (no registry).
-L=$T/layer
-busybox_layer "$L" sh echo cat ls sleep true hostname ps id kill
-python3 tests/oci/mkimage.py --format oci-archive --out "$T/bb.tar" --tag bb:1 \
-	--config '{"Cmd":["/bin/sh"],"Env":["PATH=/bin"]}' "$L" >/dev/null &&
-	$C image import --all-platforms "$T/bb.tar" >"$T/out" 2>&1 ||
-	bad image_import "ctr could not import the image"
-IMG=bb:1
+cd_setup sh echo cat ls sleep true hostname ps id kill
 
 # run: output on stdout and stderr, the exit status.
 timeout 30 $C run --rm $R $IMG t1 /bin/sh -c 'echo to-out; echo to-err >&2; exit 3' \

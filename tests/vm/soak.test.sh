@@ -31,7 +31,7 @@ if [ -z "$BASE" ]; then
 	exit
 fi
 BG=
-stop_bg() { for p in $BG; do kill "$p" 2>/dev/null; done; wait $BG 2>/dev/null; BG=; }
+stop_bg() { [ -n "$BG" ] || return 0; for p in $BG; do kill "$p" 2>/dev/null; done; wait $BG 2>/dev/null; BG=; }
 trap 'stop_bg; host_kin_cleanup' EXIT
 successor() { # the host kin again, in the leaf the dead one made for itself
 	sh -c "echo \$\$ >'$BASE/init/cgroup.procs' && exec '$KIN' init --log-level debug --grace 2s --socket '$S' --vm-dir '$T/vm' --state-dir '$T/state'" \
