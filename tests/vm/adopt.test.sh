@@ -24,15 +24,7 @@ if [ -z "$BASE" ]; then
 	vm_suite_end
 	exit
 fi
-# successor: the host kin again, as host_kin_start made it, started in the
-# leaf the dead one made for itself (its base has controllers enabled, so
-# it takes no process; kin takes the leaf's parent as its base).
-successor() {
-	sh -c "echo \$\$ >'$BASE/init/cgroup.procs' && exec '$KIN' init --log-level debug --grace 2s --socket '$S' --vm-dir '$T/vm' --state-dir '$T/state'" \
-		>>"$T/host.log" 2>&1 &
-	HOST=$!
-	for _ in $(seq 100); do C health >/dev/null 2>&1 && break; sleep 0.05; done
-}
+successor() { host_kin_successor --state-dir "$T/state"; }
 # gone PID: ended (a zombie until the real init, its parent now, reaps it)
 gone() { ! kill -0 "$1" 2>/dev/null || [ "$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null)" = Z ]; }
 serving() { # the guest's kin through the link, within 60 s

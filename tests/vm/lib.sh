@@ -59,6 +59,17 @@ host_kin_start() {
 	trap host_kin_cleanup EXIT
 	for _ in $(seq 100); do [ -S "$S" ] && break; sleep 0.05; done
 }
+# host_kin_successor [KIN-INIT-FLAGS...]: the host kin again once it was
+# killed, as host_kin_start made it, in the leaf the dead one made for
+# itself (its base has controllers enabled, so it takes no process; kin
+# takes the leaf's parent as its base). Sets HOST; returns once it answers
+# (or after 5 s).
+host_kin_successor() {
+	sh -c "echo \$\$ >'$BASE/init/cgroup.procs' && exec '$KIN' init --log-level debug --grace 2s --socket '$S' --vm-dir '$T/vm' $*" \
+		>>"$T/host.log" 2>&1 &
+	HOST=$!
+	for _ in $(seq 100); do "$KIN" ctl --socket "$S" health >/dev/null 2>&1 && break; sleep 0.05; done
+}
 host_kin_cleanup() {
 	kill -TERM "$HOST" 2>/dev/null
 	wait "$HOST" 2>/dev/null

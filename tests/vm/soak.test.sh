@@ -33,12 +33,7 @@ fi
 BG=
 stop_bg() { [ -n "$BG" ] || return 0; for p in $BG; do kill "$p" 2>/dev/null; done; wait $BG 2>/dev/null; BG=; }
 trap 'stop_bg; host_kin_cleanup' EXIT
-successor() { # the host kin again, in the leaf the dead one made for itself
-	sh -c "echo \$\$ >'$BASE/init/cgroup.procs' && exec '$KIN' init --log-level debug --grace 2s --socket '$S' --vm-dir '$T/vm' --state-dir '$T/state'" \
-		>>"$T/host.log" 2>&1 &
-	HOST=$!
-	for _ in $(seq 100); do C health >/dev/null 2>&1 && break; sleep 0.05; done
-}
+successor() { host_kin_successor --state-dir "$T/state"; }
 gserving() { # the guest's kin through the host, within 60 s
 	for _ in $(seq 600); do
 		[ "$(G --timeout 2s health 2>/dev/null)" = SERVING ] && return 0
