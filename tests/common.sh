@@ -42,3 +42,8 @@ busybox_layer() {
 	printf 'root:x:0:0:root:/root:/bin/sh\n' >"$l/etc/passwd"
 	printf 'root:x:0:\n' >"$l/etc/group"
 }
+
+# kin_fds PID: a kin's fds, "number what" a line, its own memfds left out
+# (the binary's sealed copy, which a re-exec'd kin lets go of a while
+# later, and log rings).
+kin_fds() { find "/proc/$1/fd" -mindepth 1 ! -lname "/memfd:kin*" -printf '%f %l\n' | sort -n; }

@@ -116,9 +116,8 @@ ns_daemon_start() {
 	DPID=$!
 	wait_for serving 300
 }
-# ns_fds: the daemon's fds, "number what" a line (kin's memfds left out:
-# the binary's copy a re-exec'd kin lets go of a while later).
-ns_fds() { find "/proc/$DPID/fd" -mindepth 1 ! -lname "/memfd:kin*" -printf '%f %l\n' | sort -n; }
+# ns_fds: the daemon's fds (kin_fds).
+ns_fds() { kin_fds "$DPID"; }
 # ns_fds_back FILE: true once the daemon holds no more fds than the list
 # FILE (ns_fds before); a re-exec'd kin keeps its fallback's timer 5 s, so
 # this waits up to 7 s. Otherwise prints what it holds that FILE has not.

@@ -119,7 +119,7 @@ check() { # NAME CONDITION [TRIES]
 }
 main_pid() { kc service status "$1"; sed -n 's/^ *Main PID: \([0-9]*\).*/\1/p' "$T/out"; }
 active() { kc service status "$1"; sed -n 's/^ *Active: \([a-z]*\) (\([a-z-]*\)).*/\1 \2/p' "$T/out"; }
-fds() { find "/proc/$DPID/fd" -mindepth 1 ! -lname "/memfd:kin*" | wc -l; }
+fds() { kin_fds "$DPID" | wc -l; }
 # the fewest of a few looks: a oneshot's or a restart's pipes come and go
 fds_min() {
 	local m=99999 n i

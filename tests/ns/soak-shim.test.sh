@@ -37,7 +37,7 @@ wait_for "$C t ls 2>/dev/null | grep -q '^d1 .*RUNNING'" 500 && ok pod_running |
 	{ bad pod_running "no RUNNING d1"; exit 1; }
 KS=/run/kin/shim/$NS/d1/kin.sock
 SHIM=$(pgrep -f "containerd-shim-kin-v2 -namespace $NS -id d1 ")
-shim_fds() { find "/proc/$SHIM/fd" -mindepth 1 ! -lname "/memfd:kin*" | wc -l; }
+shim_fds() { kin_fds "$SHIM" | wc -l; }
 shim_rss() { awk '$1 == "VmRSS:" {print $2}' "/proc/$SHIM/status"; }
 "$KIN" ctl --socket "$KS" reexec >/dev/null 2>&1
 sleep 6 # past the fallback's 5 s timer

@@ -45,7 +45,7 @@ gserving() { # the guest's kin through the host, within 60 s
 # adoption, reaps it)
 gone() { ! kill -0 "$1" 2>/dev/null || [ "$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null)" = Z ]; }
 json_num() { sed -n "s/.*\"$1\":\"\{0,1\}\([0-9]*\).*/\1/p"; }
-host_fds() { find "/proc/$HOST/fd" -mindepth 1 ! -lname "/memfd:kin*" | wc -l; }
+host_fds() { kin_fds "$HOST" | wc -l; }
 # guest CMD...: a busybox shell command run in the guest's cell probe, its output
 n_probe=0
 guest() {
