@@ -47,7 +47,7 @@ KIN_LINK_DEPS := $(KIN_ORDER) init/kin.ld
 endif
 endif
 
-MODULES  := lib proto init api ctl cells vm net rpc rootfs zone oci shim auth tls units
+MODULES  := lib proto init api ctl cells vm net rpc rootfs zone oci shim auth tls units keep
 # A module may add a MODULE/module.mk: LIBS it links, CFLAGS it needs,
 # GEN_SRCS it generates (into $(BUILD)/gen) with GEN_HDRS their headers, and
 # rules for them. Keeps this file free of module detail.

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "api/api.h"
+#include "keep/keep.h"
 #include "proto/kin.pb-c.h"
 #include "proto/system.pb-c.h"
 #include "proto/vm.pb-c.h"
@@ -17,6 +18,7 @@
 
 struct api {
 	struct rpc_server *rpc;
+	struct keep *keep; /* the handover's participants (NULL: none) */
 	const struct api_service *started[API_SERVICES_MAX];
 	size_t n_started;
 	/* Each service's own state, NULL when it did not start. */
@@ -80,6 +82,12 @@ int api_fail_err(struct rpc_call *call, const struct err *err, int r);
  * zone's Health/Check, a VM's System/Poweroff). */
 int api_route_call(struct rpc_server *s, const char *route, const ProtobufCServiceDescriptor *desc,
                    const ProtobufCMessage *in, rpc_route_done_fn done, void *data);
+
+/* A service's state goes along a re-exec and an adoption as a participant
+ * of the handover (keep/keep.h): registered at its start with data its
+ * hooks get (logged when it cannot be), removed at its free. */
+void api_keep_add(struct api *api, const struct keep_part *part, void *data);
+void api_keep_remove(struct api *api, void *data);
 
 /* ---- Vm, as Zones uses it (api/vm.c) ---------------------------------------------------- */
 
@@ -162,9 +170,6 @@ void api_container_release(struct api_container *k);
  * before the kill, before the state file named it), is removed with a
  * log line. Others' layers are never touched. */
 void api_containers_sweep(struct api_images *svc, const char *dead_epoch);
-/* This kin's epoch in its layers' names (for the state file); NULL: no
- * Images service. */
-const char *api_images_epoch(const struct api_images *svc);
 /* Re-exec: a container goes along as a record of tag (its image's digest
  * and its layer's directory, which stays as it is); api_container_restore
  * makes it again in the next kin — one use of the image again, the paths
@@ -210,16 +215,16 @@ int api_zones_info(struct api_zones *svc, const char *name, struct zone_info *re
 #define API_ZONES_VM_STOP_MS 10000
 int api_zones_end(struct api_zones *svc, const char *name, bool kill);
 bool api_zones_all_gone(const struct api_zones *svc);
-/* Re-exec (api.h api_save): what cannot go along yet (NULL: all can),
- * whether every zone is settled, the zone kins tracked, and the zones
- * written to a state record tag / taken back from one (how many). */
-/* A shim's Task service across a re-exec (api/task_state.c): as the
- * Zones service's below; the restore after the zones (it owns the pod's). */
+/* A shim's Task service across a re-exec (api/task_state.c): what cannot
+ * go along yet (NULL: all can), whether it is settled, its record written
+ * to / taken back from a state (after the zones: it owns the pod's). */
 struct api_task;
 const char *api_task_uncarried(const struct api_task *svc);
 bool api_task_settled(const struct api_task *svc, char *why, size_t size);
 void api_task_save(struct api_task *svc, struct state_w *w, uint16_t tag);
 int api_task_restore(struct api_task *svc, struct state_in *in, const struct state_field *f);
+/* All four as the handover's participant (keep/keep.h). */
+extern const struct keep_part api_task_part;
 bool api_zones_settled(const struct api_zones *svc, char *why, size_t size);
 /* The zones' log pipes to the keeper again (zones_keep_all). */
 void api_zones_keep_pipes(struct api_zones *svc);
@@ -232,6 +237,8 @@ int api_zones_restore(struct api_zones *svc, struct state_in *in, const struct s
  * Health/Check, a zone from an image given its container back (the layer
  * of one not adopted removed). Returns how many zones. */
 int api_zones_adopt(struct api_zones *svc, const struct state_field *f, int *kept, size_t nkept);
+/* Both as the handover's participant (keep/keep.h). */
+extern const struct keep_part api_zones_part;
 
 /* An executable's output as a LogChunk server stream (api/logs.c), one way
  * for Exec/Logs and Units/Logs: with follow false what its rings keep, then

@@ -13,6 +13,7 @@ struct child_table;
 struct zones_config;
 struct shim_serve;
 struct units;
+struct keep;
 
 /* What Health reports; init fills it in (api never includes init). Strings
  * and data must outlive the server. */
@@ -77,9 +78,12 @@ struct api_config {
 	struct units *units;
 	/* What a successor adopts after kin was killed changed in a way the
 	 * cells library does not report (a VM now running): the owner writes
-	 * its state file again (init/persist.c). NULL: nobody keeps one. */
+	 * its state file again (keep/file.c). NULL: nobody keeps one. */
 	void (*changed)(void *data);
 	void *changed_data;
+	/* The handover's registry (keep/): each service with state registers
+	 * its participant there. NULL: nothing goes along a re-exec. */
+	struct keep *keep;
 };
 
 /* The running services (api/service.c). */
@@ -128,34 +132,6 @@ size_t api_stop_all(struct api *api, uint64_t vm_timeout_ms);
 size_t api_vms_running(struct api *api);
 /* No namespace zone left, cleanup included (kin may exit). */
 bool api_zones_idle(struct api *api);
-/* Re-exec (init/reexec.c): the services' state goes along in one record.
- * api_uncarried: what cannot go yet (a sentence's subject, "a VM zone"),
- * or NULL. api_settled: nothing half-done (why says what is). api_children:
- * the children the services track (zone kins). api_save writes record tag;
- * api_restore takes one back in the next kin, after api_start, before
- * its loop runs. */
-struct state_w;
-struct state_in;
-struct state_field;
-const char *api_uncarried(const struct api *api);
-bool api_settled(const struct api *api, char *why, size_t size);
-size_t api_children(const struct api *api);
-void api_save(struct api *api, struct state_w *w, uint16_t tag);
-int api_restore(struct api *api, struct state_in *in, const struct state_field *f);
-/* After kin was killed: api_save_adoptable writes, into a file state
- * (w->file), what a successor can adopt — the VMs whose VMMs run in
- * cells, the executables' containers, the zones; api_adopt takes them
- * back in the successor (after api_start, the cells adopted): each VMM
- * watched again, its link connected again; each adopted executable from
- * an image given its container back (one not adopted: its layer
- * removed); each zone whose kin runs on adopted (its log pipe taken from
- * kept, the pipe ends a keeper held). The cells under vms/ and zones/
- * that no VM or zone took are killed and removed. */
-void api_save_adoptable(struct api *api, struct state_w *w, uint16_t tag);
-int api_adopt(struct api *api, const struct state_field *f, int *kept, size_t nkept);
-/* Every pipe end the services hold for a keeper (zones' log pipes), to a
- * keeper started anew, which holds none. NULL is fine. */
-void api_keep_pipes(struct api *api);
 /* The two ends, each walking the started services in reverse order; see
  * struct api_service. NULL is fine. */
 void api_shutdown(struct api *api);

@@ -53,12 +53,14 @@ struct api_cells {
  * as serve_exec_start's own starts are. */
 int api_exec_image_start(struct api_cells *svc, struct rpc_call *call,
                          const Kin__V1__StartRequest *req, exec_start_fn done);
-/* Re-exec and adoption (api.h api_save, api_save_adoptable): the
+/* Re-exec and adoption (a participant of the handover, keep/keep.h): the
  * executables' containers written to a record of tag; taken back from it
  * once cells has its executables again (each given its release hook back;
  * one whose executable is gone is released, its layer removed). how
  * ("re-exec", "adopt") starts the log lines. Returns how many were taken. */
 void api_exec_images_save(struct api_cells *svc, struct state_w *w, uint16_t tag);
+/* Both as the handover's participant (keep/keep.h). */
+extern const struct keep_part api_exec_images_part;
 int api_exec_images_restore(struct api_cells *svc, const struct state_field *f, const char *how);
 /* Exec/Start with spec.bundle (api/exec_bundle.c), the same way. */
 int api_exec_bundle_start(struct api_cells *svc, struct rpc_call *call,

@@ -396,6 +396,7 @@ static int cells_start(struct api *api, const struct api_config *cfg)
 	if (r < 0)
 		return r;
 	api->cells = TAKE_PTR(svc);
+	api_keep_add(api, &api_exec_images_part, api->cells);
 	return 0;
 }
 
@@ -440,6 +441,7 @@ static void cells_free_all(struct api *api)
 	struct api_cells_stream *st, *st_next;
 	if (!svc)
 		return;
+	api_keep_remove(api, svc);
 	list_for_each_safe(p, p_next, &svc->pending, node)
 		api_cells_pending_free(p);
 	list_for_each_safe(st, st_next, &svc->streams, node)

@@ -125,6 +125,32 @@ int api_exec_images_restore(struct api_cells *svc, const struct state_field *f, 
 	return e < 0 ? e : n;
 }
 
+/* The executables' containers as a participant of the handover: after
+ * the cells (their executables are there again). */
+static int exec_images_keep_start(void *data, const struct keep_from *from)
+{
+	if (from->how == KEEP_FRESH || !from->record)
+		return 0;
+	int n = api_exec_images_restore(data, from->record, from->how_name);
+	if (n > 0)
+		log_info("%s: %d executables' containers %s", from->how_name, n,
+		         from->how == KEEP_ADOPT ? "adopted" : "taken over");
+	return n < 0 ? n : 0;
+}
+
+static int exec_images_keep_save(void *data, struct state_w *w, uint16_t tag, struct err *err)
+{
+	(void)err;
+	api_exec_images_save(data, w, tag);
+	return 0;
+}
+
+const struct keep_part api_exec_images_part = {.name = "the executables' containers",
+                                               .tag = KEEP_TAG_EXEC_IMAGES,
+                                               .level = KEEP_LEVEL_EXEC_IMAGES,
+                                               .start = exec_images_keep_start,
+                                               .save = exec_images_keep_save};
+
 /* ---- the spec from the image --------------------------------------------------------- */
 
 static size_t strv_len(char *const *v)

@@ -248,11 +248,6 @@ static bool layer_epoch(const char *name, char *buf, size_t size)
 
 static bool layer_dir_ok(const char *dir);
 
-const char *api_images_epoch(const struct api_images *svc)
-{
-	return svc ? svc->epoch : NULL;
-}
-
 void api_containers_sweep(struct api_images *svc, const char *dead_epoch)
 {
 	char epoch[32], theirs[32];
@@ -624,6 +619,36 @@ static const struct api_method images_methods[] = {
 static const struct api_handlers images_handlers = {&kin__v1__images__descriptor, images_methods,
                                                     ARRAY_SIZE(images_methods), NULL};
 
+/* The images as a participant of the handover, for a successor only: a
+ * killed kin's epoch, so that a layer it made in its last moments (no
+ * container of its state names it) is removed once every container's
+ * owner took its own back. */
+static int images_keep_start(void *data, const struct keep_from *from)
+{
+	char epoch[32] = "";
+	if (from->how != KEEP_ADOPT)
+		return 0;
+	if (from->record && state_get_str(from->record, epoch, sizeof(epoch)) < 0)
+		epoch[0] = '\0';
+	api_containers_sweep(data, epoch);
+	return 0;
+}
+
+static int images_keep_save(void *data, struct state_w *w, uint16_t tag, struct err *err)
+{
+	const struct api_images *svc = data;
+	(void)err;
+	if (w->file && svc->epoch[0])
+		state_put_str(w, tag, svc->epoch);
+	return 0;
+}
+
+static const struct keep_part images_part = {.name = "the images' layers",
+                                             .tag = KEEP_TAG_IMAGES,
+                                             .level = KEEP_LEVEL_IMAGES,
+                                             .start = images_keep_start,
+                                             .save = images_keep_save};
+
 static int images_start(struct api *api, const struct api_config *cfg)
 {
 	_cleanup_free_ struct api_images *svc = calloc(1, sizeof(*svc));
@@ -643,6 +668,7 @@ static int images_start(struct api *api, const struct api_config *cfg)
 	if (r < 0)
 		return r;
 	api->images = TAKE_PTR(svc);
+	api_keep_add(api, &images_part, api->images);
 	return 0;
 }
 
@@ -664,6 +690,7 @@ static void images_free(struct api *api)
 	struct api_images *svc = api->images;
 	if (!svc)
 		return;
+	api_keep_remove(api, svc);
 	api_binding_release(&svc->binding);
 	oci_store_free(svc->store);
 	free(svc->uses);

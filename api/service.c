@@ -6,7 +6,6 @@
  * and the readiness check before a handler is a service's concern. */
 #include "api/api-int.h"
 #include "api/cells-int.h"
-#include "lib/state.h"
 
 #include <string.h>
 
@@ -91,6 +90,7 @@ int api_start(const struct api_config *cfg, const struct api_service *const *lis
 	if (!api)
 		return -ENOMEM;
 	api->rpc = cfg->rpc;
+	api->keep = cfg->keep;
 	for (size_t i = 0; i < n; i++) {
 		int r = list[i]->start(api, cfg);
 		if (r < 0) {
@@ -121,137 +121,19 @@ bool api_zones_idle(struct api *api)
 	return !api || api_zones_all_gone(api->zones);
 }
 
-/* The services' record: one field per service that carries state. */
-enum { AS_ZONES = 1, AS_VMS, AS_EXEC_IMAGES, AS_TASK, AS_LAYER_EPOCH };
-
-void api_keep_pipes(struct api *api)
+void api_keep_add(struct api *api, const struct keep_part *part, void *data)
 {
-	if (api)
-		api_zones_keep_pipes(api->zones);
+	struct keep_part p = *part;
+	p.data = data;
+	int r = api->keep ? keep_register(api->keep, &p) : 0;
+	if (r < 0)
+		log_error("%s cannot go along a re-exec: %s", p.name, strerror(-r));
 }
 
-const char *api_uncarried(const struct api *api)
+void api_keep_remove(struct api *api, void *data)
 {
-	return api ? api_task_uncarried(api->task) : NULL;
-}
-
-bool api_settled(const struct api *api, char *why, size_t size)
-{
-	return !api ||
-	       (api_zones_settled(api->zones, why, size) && api_vm_settled(api->vm, why, size) &&
-	        api_task_settled(api->task, why, size));
-}
-
-size_t api_children(const struct api *api)
-{
-	return api ? api_zones_children(api->zones) + api_vm_children(api->vm) : 0;
-}
-
-void api_save(struct api *api, struct state_w *w, uint16_t tag)
-{
-	if (!api)
-		return;
-	size_t at = state_open(w, tag);
-	api_zones_save(api->zones, w, AS_ZONES);
-	api_vm_save(api->vm, w, AS_VMS);
-	if (api->cells)
-		api_exec_images_save(api->cells, w, AS_EXEC_IMAGES);
-	api_task_save(api->task, w, AS_TASK);
-	state_close(w, at);
-}
-
-int api_restore(struct api *api, struct state_in *in, const struct state_field *f)
-{
-	struct state_r r;
-	struct state_field g;
-	int e, n;
-	if (!api)
-		return -ENODEV;
-	/* The VMs first: a VM zone's owner binds its VM again. */
-	state_get_record(f, &r);
-	while ((e = state_next(&r, &g)) > 0) {
-		if (g.tag != AS_VMS)
-			continue;
-		if ((n = api_vm_restore(api->vm, &g, "re-exec")) < 0)
-			log_error("re-exec: the VMs could not be taken over: %s", strerror(-n));
-		else if (n)
-			log_info("re-exec: %d VMs taken over", n);
-	}
-	state_get_record(f, &r);
-	while ((e = state_next(&r, &g)) > 0) {
-		const char *what = g.tag == AS_ZONES         ? "zones"
-		                   : g.tag == AS_EXEC_IMAGES ? "executables' containers"
-		                                             : NULL;
-		if (!what)
-			continue;
-		n = g.tag == AS_ZONES ? api_zones_restore(api->zones, in, &g)
-		    : api->cells      ? api_exec_images_restore(api->cells, &g, "re-exec")
-		                      : -ENODEV;
-		if (n < 0)
-			log_error("re-exec: the %s could not be taken over: %s", what,
-			          strerror(-n));
-		else if (n)
-			log_info("re-exec: %d %s taken over", n, what);
-	}
-	/* The shim's tasks last: the pod's zone is there to own again. */
-	state_get_record(f, &r);
-	while ((e = state_next(&r, &g)) > 0)
-		if (g.tag == AS_TASK) {
-			if ((n = api_task_restore(api->task, in, &g)) < 0)
-				log_error("re-exec: the shim's tasks could not be taken over: %s",
-				          strerror(-n));
-			else
-				log_info("re-exec: the shim's tasks taken over: %d", n);
-		}
-	return e;
-}
-
-void api_save_adoptable(struct api *api, struct state_w *w, uint16_t tag)
-{
-	if (!api)
-		return;
-	size_t at = state_open(w, tag);
-	if (api->vm)
-		api_vm_save(api->vm, w, AS_VMS);
-	if (api->cells)
-		api_exec_images_save(api->cells, w, AS_EXEC_IMAGES);
-	api_zones_save(api->zones, w, AS_ZONES);
-	if (api_images_epoch(api->images))
-		state_put_str(w, AS_LAYER_EPOCH, api_images_epoch(api->images));
-	state_close(w, at);
-}
-
-int api_adopt(struct api *api, const struct state_field *f, int *kept, size_t nkept)
-{
-	struct state_r r;
-	struct state_field g, vms = {0}, zones = {0};
-	char epoch[32] = "";
-	int n = 0;
-	if (!api)
-		return 0;
-	if (f && f->tag) {
-		state_get_record(f, &r);
-		while (state_next(&r, &g) > 0) {
-			if (g.tag == AS_VMS)
-				vms = g;
-			else if (g.tag == AS_ZONES)
-				zones = g;
-			else if (g.tag == AS_LAYER_EPOCH &&
-			         state_get_str(&g, epoch, sizeof(epoch)) < 0)
-				epoch[0] = '\0';
-			else if (g.tag == AS_EXEC_IMAGES && api->cells &&
-			         (n = api_exec_images_restore(api->cells, &g, "adopt")) > 0)
-				log_info("adopt: %d executables' containers adopted", n);
-		}
-	}
-	/* The VMs first: a VM zone's owner binds its VM again. */
-	if (api->vm && (n = api_vm_adopt(api->vm, vms.tag ? &vms : NULL)) > 0)
-		log_info("adopt: %d VMs adopted", n);
-	n = api_zones_adopt(api->zones, zones.tag ? &zones : NULL, kept, nkept);
-	if (n > 0)
-		log_info("adopt: %d zones adopted", n);
-	api_containers_sweep(api->images, epoch);
-	return n;
+	if (api->keep)
+		keep_unregister(api->keep, data);
 }
 
 void api_shutdown(struct api *api)

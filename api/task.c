@@ -399,6 +399,7 @@ static int task_start(struct api *api, const struct api_config *cfg)
 	}
 	note_cgroup(svc);
 	api->task = svc;
+	api_keep_add(api, &api_task_part, svc);
 	log_info("shim: serving containerd's Task API on %s (namespace %s, pod %s)",
 	         cfg->shim->socket, cfg->shim->ns, cfg->shim->group);
 	return 0;
@@ -422,6 +423,7 @@ static void task_shutdown(struct api *api)
 
 static void task_free_all(struct api *api)
 {
+	api_keep_remove(api, api->task);
 	free(api->task);
 	api->task = NULL;
 }

@@ -398,3 +398,42 @@ int api_task_restore(struct api_task *svc, struct state_in *in, const struct sta
 	task_events_kick(svc);
 	return n;
 }
+
+/* The shim's tasks as a participant of the handover: last (the pod's
+ * zone is there to own again). A re-exec's only: a SIGKILLed shim's pod
+ * is containerd's to clean up. */
+static int task_keep_start(void *data, const struct keep_from *from)
+{
+	if (from->how != KEEP_REEXEC || !from->record)
+		return 0;
+	int n = api_task_restore(data, from->in, from->record);
+	if (n >= 0)
+		log_info("re-exec: the shim's tasks taken over: %d", n);
+	return n < 0 ? n : 0;
+}
+
+static int task_keep_save(void *data, struct state_w *w, uint16_t tag, struct err *err)
+{
+	(void)err;
+	if (!w->file)
+		api_task_save(data, w, tag);
+	return 0;
+}
+
+static const char *task_keep_uncarried(void *data)
+{
+	return api_task_uncarried(data);
+}
+
+static bool task_keep_settled(void *data, char *why, size_t size)
+{
+	return api_task_settled(data, why, size);
+}
+
+const struct keep_part api_task_part = {.name = "the shim's tasks",
+                                        .tag = KEEP_TAG_TASK,
+                                        .level = KEEP_LEVEL_TASK,
+                                        .start = task_keep_start,
+                                        .save = task_keep_save,
+                                        .uncarried = task_keep_uncarried,
+                                        .settled = task_keep_settled};

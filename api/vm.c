@@ -773,6 +773,46 @@ int api_vm_adopt(struct api_vm *svc, const struct state_field *f)
 	return 0;
 }
 
+/* The VMs as a participant of the handover: before the zones (a VM zone's
+ * owner binds its VM again). */
+static int vm_keep_start(void *data, const struct keep_from *from)
+{
+	int n = 0;
+	if (from->how == KEEP_REEXEC && from->record)
+		n = api_vm_restore(data, from->record, from->how_name);
+	else if (from->how == KEEP_ADOPT)
+		n = api_vm_adopt(data, from->record);
+	if (n > 0)
+		log_info("%s: %d VMs %s", from->how_name, n,
+		         from->how == KEEP_ADOPT ? "adopted" : "taken over");
+	return n < 0 ? n : 0;
+}
+
+static int vm_keep_save(void *data, struct state_w *w, uint16_t tag, struct err *err)
+{
+	(void)err;
+	api_vm_save(data, w, tag);
+	return 0;
+}
+
+static bool vm_keep_settled(void *data, char *why, size_t size)
+{
+	return api_vm_settled(data, why, size);
+}
+
+static size_t vm_keep_children(void *data)
+{
+	return api_vm_children(data);
+}
+
+static const struct keep_part vm_part = {.name = "the VMs",
+                                         .tag = KEEP_TAG_VMS,
+                                         .level = KEEP_LEVEL_VMS,
+                                         .start = vm_keep_start,
+                                         .save = vm_keep_save,
+                                         .settled = vm_keep_settled,
+                                         .children = vm_keep_children};
+
 static const struct api_method vm_methods[] = {
     {serve_vm_start, 0},
     {serve_vm_list, 0},
@@ -840,6 +880,7 @@ static int vm_start_service(struct api *api, const struct api_config *cfg)
 	}
 	vm_use_cells(svc, cfg->cells, cfg->cells_why);
 	api->vm = svc;
+	api_keep_add(api, &vm_part, svc);
 	return 0;
 }
 
@@ -878,6 +919,7 @@ static void vm_shutdown(struct api *api)
 
 static void vm_free(struct api *api)
 {
+	api_keep_remove(api, api->vm);
 	if (api->vm)
 		vm_free_state(api->vm);
 	api->vm = NULL;

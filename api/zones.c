@@ -644,6 +644,7 @@ static int zones_start(struct api *api, const struct api_config *cfg)
 		return r;
 	}
 	api->zones = svc;
+	api_keep_add(api, &api_zones_part, svc);
 	return 0;
 }
 
@@ -698,6 +699,7 @@ static void zones_free_all(struct api *api)
 	struct zrec *r, *next;
 	if (!svc)
 		return;
+	api_keep_remove(api, svc);
 	list_for_each_safe(r, next, &svc->recs, node)
 		api_zrec_free(r);
 	api_binding_release(&svc->binding);

@@ -1,5 +1,5 @@
 /* zones_state: the Zones service's records across a re-exec of kin and
- * after a kill (api.h api_save, api_save_adoptable): namespace zones go
+ * after a kill (a participant of the handover, keep/keep.h): namespace zones go
  * through zone/, VM zones' VMs through the Vm service (restored first,
  * bound to their zones again here), zones from images with their
  * containers. */
@@ -232,3 +232,51 @@ int api_zones_adopt(struct api_zones *svc, const struct state_field *f, int *kep
 	}
 	return n;
 }
+
+/* The zones as a participant of the handover: after the VMs (a VM zone's
+ * VM is bound to its zone again here). */
+static int zones_keep_start(void *data, const struct keep_from *from)
+{
+	int n = 0;
+	if (from->how == KEEP_REEXEC && from->record)
+		n = api_zones_restore(data, from->in, from->record);
+	else if (from->how == KEEP_ADOPT)
+		n = api_zones_adopt(data, from->record, from->kept, from->nkept);
+	if (n > 0)
+		log_info("%s: %d zones %s", from->how_name, n,
+		         from->how == KEEP_ADOPT ? "adopted" : "taken over");
+	return n < 0 ? n : 0;
+}
+
+static int zones_keep_save(void *data, struct state_w *w, uint16_t tag, struct err *err)
+{
+	(void)err;
+	api_zones_save(data, w, tag);
+	return 0;
+}
+
+static bool zones_keep_settled(void *data, char *why, size_t size)
+{
+	return api_zones_settled(data, why, size);
+}
+
+static size_t zones_keep_children(void *data)
+{
+	return api_zones_children(data);
+}
+
+/* A keeper started anew holds no zone's log pipe. */
+static void zones_keep_keeper(void *data, const struct keep_keeper *k, bool fresh)
+{
+	if (k && fresh)
+		api_zones_keep_pipes(data);
+}
+
+const struct keep_part api_zones_part = {.name = "the zones",
+                                         .tag = KEEP_TAG_ZONES,
+                                         .level = KEEP_LEVEL_ZONES,
+                                         .start = zones_keep_start,
+                                         .save = zones_keep_save,
+                                         .settled = zones_keep_settled,
+                                         .children = zones_keep_children,
+                                         .set_keeper = zones_keep_keeper};

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "init/init.h"
+#include "cells/cells.h"
 
 /* VMS: running VMs power off over their links first (a SIGTERM would end
  * their VMMs, and the guests with them, at once), within the grace period;
@@ -32,7 +33,8 @@ struct init_state {
 	struct init_units *units; /* systemd units (a host's init, --unit-dir); NULL none */
 	bool units_booted, units_boot_waits; /* a daemon's: once cells_sweeping is over */
 	struct init_reexec *reexec;          /* System/Reexec in progress, and the count */
-	struct init_persist *persist;        /* a daemon's state directory; NULL none */
+	struct keep *keep; /* the handover's participants, and a daemon's state file */
+	struct cells_keeper zones_keeper; /* the state file's keeper, for zones' pipes */
 };
 
 /* ---- re-exec (reexec.c) ---- */
@@ -51,21 +53,16 @@ void init_reexec_stop(struct init_reexec *rx);
 void init_reexec_free(struct init_reexec *rx);
 /* A state handed over by the previous kin (KIN_STATE_FD)? */
 bool init_reexec_pending(void);
-/* Restores what the previous kin handed over into s (rpc, cells,
- * workload). When the state cannot be read, the previous binary (kept in
- * a sealed memfd) is exec'd again with it and this never returns; on
- * success it returns 0. */
+/* Restores what the previous kin handed over into s (rpc, the workload;
+ * the participants' records for keep_start). When the state cannot be read, the previous binary
+ * (kept in a sealed memfd) is exec'd again with it and this never returns; on success it returns 0.
+ */
 int init_reexec_restore(struct init_state *s);
-/* Then, once the services run: what they ran (zones) and a zone kin's
- * channel to its parent, whose frames read already are answered now;
- * the state is closed (every fd nobody took with it). */
+/* Then, once every participant started (keep_start: the cells, units,
+ * zones, VMs... taken over): a zone kin's channel to its parent, whose
+ * frames read already are answered now; the state is closed (every fd
+ * nobody took with it). */
 void init_reexec_restore_services(struct init_state *s);
-/* A record of the state being restored (*ret) for its module's start
- * (init_units_start, init_tls_start); NULL when there is none. */
-enum init_record { INIT_RECORD_UNITS, INIT_RECORD_TLS };
-struct state_field;
-struct state_in *init_reexec_record(struct init_state *s, enum init_record which,
-                                    struct state_field *ret);
 /* System/Reexec and Health's count, for api's ops. */
 int init_reexec_begin(const char *binary,
                       void (*done)(int result, const struct err *err, const char *binary,

@@ -178,13 +178,6 @@ struct rpc_listen_fd;
 int init_rpc_serve_handed(const struct init_config *cfg, struct ev_loop *loop,
                           const struct rpc_listen_fd *l, size_t n, bool keep,
                           struct rpc_server **ret);
-/* The cells library a previous kin handed over (cells_restore). */
-struct state_in;
-struct state_field;
-struct init_cells;
-int init_cells_restore(struct ev_loop *loop, struct child_table *children, struct state_in *in,
-                       const struct state_field *f, struct init_cells **ret);
-
 /* Authorization (init/auth.c): the policy (--policy, and kin.rpc.uids=/
  * gids= as "uid:N admin *" rules) installed as rpc's guard, the audit of
  * changes and denials. A policy that does not parse at start leaves only
@@ -220,55 +213,14 @@ int init_tls_start(const struct init_rpc_config *cfg, struct ev_loop *loop,
 void init_tls_save(const struct init_tls *t, struct state_w *w, uint16_t tag);
 /* The children a re-exec carries: the gateway, when one runs (0 or 1). */
 size_t init_tls_children(const struct init_tls *t);
+/* Both as a participant of the handover (keep/), in k. NULL t: none. */
+struct keep;
+void init_tls_keep(struct init_tls *t, struct keep *k);
 void init_tls_reload(struct init_tls *t); /* SIGHUP to the gateway: new files */
 void init_tls_stop(struct init_tls *t);   /* no more connections; the gateway ends */
 void init_tls_free(struct init_tls *t);
 /* `kin gateway`: the gateway role's entry (init/gateway.c). */
 int init_gateway_main(int argc, char **argv);
-
-/* The state directory (init/persist.c), a daemon's (--state-dir,
- * /run/kin): its lock, and the file state a successor adopts after kin was
- * killed. < 0 (logged): another kin holds it, or it is not root's own —
- * no state is kept. */
-struct init_persist;
-#define KEEPER_FDS_MAX 8192 /* pipe ends the keeper holds (3 per executable) */
-/* `kin keeper FD` (init/keeper.c): the process that holds them. */
-int init_keeper_main(int argc, char **argv);
-int init_persist_open(const char *dir, struct init_persist **ret);
-/* What a killed kin left: its file state, mapped, with its cells record,
- * and the pipe ends its keeper held. */
-struct init_adopt {
-	struct state_in in;
-	struct state_field cells;
-	struct state_field api;   /* the services' (api_save_adoptable); tag 0: none */
-	struct state_field units; /* the service manager's (units_save); tag 0: none */
-	int *kept;
-	size_t nkept;
-};
-/* 1 with *ret filled, 0 when there is no state, < 0 (logged) when it
- * does not read. */
-int init_persist_load(struct init_persist *p, struct init_adopt *ret);
-/* After the adoption: closes the kept ends nobody took (the keeper lets
- * go of such a socket too: a unit gone, nobody listens on it), unmaps. */
-void init_adopt_end(struct init_persist *p, struct init_adopt *a);
-/* Writes the state now and after each change of cells (NULL: none). */
-int init_persist_watch(struct init_persist *p, struct ev_loop *loop, struct cells *cells);
-/* What else goes into the file (the services' and the units' records,
- * tags given), and a
- * change of it that cells do not see (a VM now running): written soon. */
-void init_persist_set_saver(struct init_persist *p,
-                            void (*save)(struct state_w *w, uint16_t api_tag, uint16_t units_tag,
-                                         void *data),
-                            void (*rekeep)(void *data), void *data);
-void init_persist_changed(struct init_persist *p);
-/* What zones need to be adoptable (zones_config): the directory of their
- * reconnect sockets (DIR/zones), and the keeper for their log pipes.
- * NULL for p NULL. */
-const char *init_persist_zones_dir(const struct init_persist *p);
-const struct cells_keeper *init_persist_keeper(struct init_persist *p);
-/* stopped: kin stopped cleanly, nothing is left to adopt (the file goes);
- * otherwise it stays for a successor. */
-void init_persist_free(struct init_persist *p, bool stopped);
 
 /* The VM link (init/link.c), machine init only: RPC served on the
  * virtio-serial port named org.kin.rpc, reopened while the host is away. */
@@ -283,14 +235,18 @@ void init_link_free(struct init_link *l);
  * shutdown and before rpc_server_free; free comes after. */
 struct init_cells;
 /* base: the cgroup (relative to the cgroup2 mount) kin moves into and
- * makes its cells below; NULL: its own. With adopt (a daemon with a
- * state directory), what a killed kin's file state says it ran is adopted
- * and the rest it left removed (cells_adopt); without, every cell an
- * earlier kin left is removed. */
-struct init_adopt;
-int init_cells_start(struct ev_loop *loop, struct child_table *children, struct rpc_server *rpc,
-                     const char *base, struct init_adopt *adopt, bool units_adopted,
-                     struct init_cells **ret);
+ * makes its cells below; NULL: its own. The library is made when the
+ * handover's participants start (keep_start): fresh (every cell an
+ * earlier kin left is removed), from a re-exec's state, or adopting what
+ * a killed kin's file state says it ran (the rest it left removed;
+ * services' cells only when units, a service manager that adopts them,
+ * run: units). NULL without rpc: nobody could reach them. */
+struct keep;
+int init_cells_new(struct keep *k, struct ev_loop *loop, struct child_table *children,
+                   struct rpc_server *rpc, const char *base, bool units, struct init_cells **ret);
+/* The keeper of k as cells' type (into buf), NULL without one. */
+struct cells_keeper;
+const struct cells_keeper *init_keeper(struct keep *k, struct cells_keeper *buf);
 void init_cells_stop(struct init_cells *ic, uint64_t grace_ms);
 void init_cells_kill(struct init_cells *ic);
 void init_cells_shutdown(struct init_cells *ic);
@@ -332,18 +288,16 @@ int init_host_tmpfiles_parse(char *line, struct init_tmpfiles_entry *e);
  * init on a real root, or any role given --unit-dir. NULL when neither. */
 struct units;
 struct init_units;
-/* in and units: a re-exec's state of the service manager, taken back
- * instead of a boot (NULL: a fresh start); with adopt, a killed kin's
- * (its state file): taken back, then booted as ever. */
-struct state_in;
-struct state_field;
-/* adopt: a killed kin's state (in is its file; the keeper's fds in it
- * give the notify socket and the socket units back), or NULL; keeper:
- * where the notify socket and socket units' fds go (NULL: none). */
-int init_units_start(const struct init_config *cfg, enum init_role role, struct ev_loop *loop,
-                     struct child_table *children, struct cells *cells, struct state_in *in,
-                     const struct state_field *units, struct init_adopt *adopt,
-                     const struct cells_keeper *keeper, struct init_units **ret);
+/* The service manager is made when the handover's participants start
+ * (keep_start, after cells): a re-exec's state taken back instead of a
+ * boot, or a killed kin's (its state file; the keeper's fds give the
+ * notify socket and the socket units back) taken back, then booted as
+ * ever, or a fresh one. *ret NULL when no units are wanted here. */
+int init_units_new(struct keep *k, const struct init_config *cfg, enum init_role role,
+                   struct ev_loop *loop, struct child_table *children, struct init_cells *cells,
+                   struct init_units **ret);
+/* Whether the manager could not be made (then init_units_lib is NULL). */
+bool init_units_failed(const struct init_units *iu);
 /* Boots the default target (machine: after sysinit). */
 void init_units_boot(struct init_units *iu);
 /* Stops every unit in reverse order; done once they are all down. */

@@ -5,6 +5,7 @@
 #include "init/init-int.h"
 #include "api/api.h"
 #include "zone/zone.h"
+#include "keep/keep.h"
 #include "lib/state.h"
 #include "units/units.h"
 
@@ -208,29 +209,12 @@ static int system_reload_policy(const char **ret_source, size_t *ret_rules, stru
 	return init_auth_reload(s->auth, ret_source, ret_rules, err);
 }
 
-/* The state file a successor adopts (init/persist.c): the services' part. */
-static void persist_save_api(struct state_w *w, uint16_t api_tag, uint16_t units_tag, void *data)
-{
-	struct init_state *s = data;
-	api_save_adoptable(s->api, w, api_tag);
-	if (s->units)
-		units_save(init_units_lib(s->units), w, units_tag);
-}
-
-/* A keeper started anew (the last one died) holds no zone's log pipe,
- * and no socket of the units. */
-static void persist_rekeep_api(void *data)
-{
-	struct init_state *s = data;
-	api_keep_pipes(s->api);
-	if (s->units) /* and the notify socket, the socket units' */
-		units_set_keeper(init_units_lib(s->units), init_persist_keeper(s->persist));
-}
-
+/* What a successor adopts changed in a way cells do not report (a VM now
+ * running, a unit's state): the state file is written soon. */
 static void persist_changed(void *data)
 {
 	struct init_state *s = data;
-	init_persist_changed(s->persist);
+	keep_changed(s->keep);
 }
 
 /* kin.v1.System: the signal table's stop, asked over RPC. */
@@ -276,8 +260,8 @@ static void start_services(struct init_state *s, bool restored)
 	    .log_level = c->log_level_set ? level_name(c->log_level) : NULL,
 	    .image_store = c->image_store,
 	    .exec_self = c->shim != NULL,
-	    .reconnect_dir = init_persist_zones_dir(s->persist),
-	    .keeper = init_persist_keeper(s->persist),
+	    .reconnect_dir = keep_file_zones_dir(s->keep),
+	    .keeper = init_keeper(s->keep, &s->zones_keeper),
 	};
 	struct api_config acfg = {
 	    .rpc = s->rpc,
@@ -306,6 +290,7 @@ static void start_services(struct init_state *s, bool restored)
 	    .listening = restored,
 	    .changed = persist_changed,
 	    .changed_data = s,
+	    .keep = s->keep,
 	};
 	/* A shim serves containerd's Task API too, last (its pod is a zone). */
 	const struct api_service *list[API_SERVICES_MAX_LIST];
@@ -326,8 +311,7 @@ static void services_end(struct init_state *s)
 {
 	init_reexec_free(s->reexec);
 	s->reexec = NULL;
-	init_persist_free(s->persist, false); /* kept: kin did not stop its work */
-	s->persist = NULL;
+	keep_file_close(s->keep, false); /* kept: kin did not stop its work */
 	api_shutdown(s->api);
 	init_cells_shutdown(s->cells);
 	/* after cells: their last callbacks (cancelled waits) reach live units */
@@ -345,6 +329,8 @@ static void services_end(struct init_state *s)
 	init_link_free(s->link);
 	api_free(s->api);
 	init_cells_free(s->cells);
+	keep_free(s->keep);
+	s->keep = NULL;
 }
 
 static void on_timer(struct ev_source *src, uint32_t events)
@@ -511,6 +497,78 @@ void init_loop_track_workload(struct init_state *s, pid_t pid)
 	s->workload_running = true;
 }
 
+/* A daemon's state directory: what a killed kin ran is adopted (its
+ * file and the keeper's fds handed to the participants). */
+static void state_dir_open(struct init_state *s, bool restored)
+{
+	const struct init_config *cfg = s->cfg;
+	if (s->role != INIT_ROLE_DAEMON || cfg->shim || !s->rpc ||
+	    keep_file_open(s->keep, cfg->state_dir ? cfg->state_dir : INIT_STATE_DIR) < 0)
+		return;
+	if (!restored)
+		keep_file_load(s->keep);
+}
+
+/* Every participant started in level order — fresh, taking a re-exec's
+ * state over, or adopting a killed kin's — with what each needs started
+ * between the levels. 0, or the exit status of a daemon that cannot run
+ * without what failed. */
+static int start_parts(struct init_state *s, bool restored)
+{
+	const struct init_config *cfg = s->cfg;
+	state_dir_open(s, restored);
+	/* Before the workload: kin moves into its own leaf cgroup first. */
+	if (init_cells_new(s->keep, s->loop, s->children, s->rpc, cfg->cgroup, cfg->n_unit_dirs > 0,
+	                   &s->cells) < 0)
+		log_error("cells: out of memory; going on without them");
+	if (init_units_new(s->keep, cfg, s->role, s->loop, s->children, s->cells, &s->units) < 0)
+		log_error("units: out of memory; no service manager");
+	keep_start(s->keep, KEEP_LEVEL_CELLS);
+	/* A daemon told --policy or --tls-listen explicitly does not run
+	 * without them; machine init goes on with root only. */
+	int r = 0;
+	if (s->rpc) {
+		struct keep_from from;
+		struct state_field f;
+		keep_from_for(s->keep, KEEP_TAG_TLS, &from, &f);
+		bool carried = from.how == KEEP_REEXEC && from.record;
+		r = init_auth_start(&cfg->rpc, s->rpc, &s->auth);
+		if (r == 0)
+			r = init_tls_start(&cfg->rpc, s->loop, s->children, s->rpc,
+			                   init_cells_lib(s->cells), carried ? from.in : NULL,
+			                   carried ? from.record : NULL, &s->tls);
+		init_tls_keep(s->tls, s->keep);
+		/* A re-exec's kin goes on: what it took over runs already. */
+		if (r < 0 && s->role == INIT_ROLE_DAEMON && !restored)
+			return 1;
+	} else if (cfg->rpc.tls_listen[0]) {
+		log_error("tls: kin.rpc.tls= needs kin's RPC server (it serves no socket here)");
+	}
+	/* The service manager before the services: kin.v1.Units serves it. */
+	keep_start(s->keep, KEEP_LEVEL_UNITS);
+	bool units_failed = init_units_failed(s->units);
+	if (units_failed) {
+		init_units_free(s->units);
+		s->units = NULL;
+	}
+	if (s->units && keep_file_dir(s->keep)) /* a unit's state is in the state file too */
+		units_on_change(init_units_lib(s->units), persist_changed, s);
+	s->cfg->host = s->role == INIT_ROLE_MACHINE && s->units;
+	start_services(s, restored);
+	keep_start(s->keep, KEEP_LEVEL_MAX); /* the services' zones, VMs, tasks... */
+	if (restored)
+		init_reexec_restore_services(s);
+	keep_file_loaded(s->keep);
+	if (keep_file_watch(s->keep, s->loop) < 0)
+		log_warn("state: cannot watch for changes: out of resources; no state kept");
+	if (units_failed && cfg->n_unit_dirs && s->role == INIT_ROLE_DAEMON)
+		return 1;
+	/* A killed kin's services are removed first: their units start them
+	 * again once their cells are gone (cells_sweeping). */
+	units_boot_when_swept(s);
+	return 0;
+}
+
 int init_run(struct init_config *cfg, enum init_role role)
 {
 	static struct init_state s; /* static: the loop's sources point into it */
@@ -528,79 +586,22 @@ int init_run(struct init_config *cfg, enum init_role role)
 		log_error("cannot set up the main loop: %s", strerror(-r));
 		return 1;
 	}
-	if (init_reexec_new(&s) < 0)
-		log_warn("re-exec: out of memory; kin cannot re-execute itself");
-	/* A re-exec's state: RPC, cells and the workload as they were. */
+	if (keep_new(&s.keep) < 0 || init_reexec_new(&s) < 0) {
+		log_error("cannot set up the handover: out of memory");
+		return 1;
+	}
+	/* A re-exec's state: RPC and the workload as they were; the rest is
+	 * taken over as the participants start. */
 	bool restored = init_reexec_pending() && init_reexec_restore(&s) == 0;
 	/* Only a daemon told --socket explicitly gives up without RPC; PID 1
 	 * of a machine never returns from here. */
 	if (!restored && init_rpc_start(cfg, role, s.loop, &s.rpc) < 0 && role != INIT_ROLE_MACHINE)
 		return 1;
-	/* Machine init is ready once RPC listens; its workload starts after
-	 * (a fork under TCG costs tens of ms, not part of being reachable). */
-	/* A daemon's state directory: what a killed kin ran is adopted. */
-	struct init_adopt adopt;
-	bool adopting = false;
-	if (role == INIT_ROLE_DAEMON && !cfg->shim && s.rpc &&
-	    init_persist_open(cfg->state_dir ? cfg->state_dir : INIT_STATE_DIR, &s.persist) == 0 &&
-	    !restored)
-		adopting = init_persist_load(s.persist, &adopt) > 0;
-	/* Before the workload: kin moves into its own leaf cgroup first. */
-	/* The services' cells are adopted with their units (the same unit
-	 * directories, or a unit whose file is gone stops its service). */
-	bool units_adopted = adopting && adopt.units.tag && cfg->n_unit_dirs;
-	if (!restored && init_cells_start(s.loop, s.children, s.rpc, cfg->cgroup,
-	                                  adopting ? &adopt : NULL, units_adopted, &s.cells) < 0)
-		log_error("cells: out of memory; going on without them");
-	init_persist_set_saver(s.persist, persist_save_api, persist_rekeep_api, &s);
-	if (s.persist && init_persist_watch(s.persist, s.loop, init_cells_lib(s.cells)) < 0)
-		log_warn("state: cannot watch cells: out of resources; no state kept");
-	/* A daemon told --policy or --tls-listen explicitly does not run
-	 * without them; machine init goes on with root only. */
-	if (s.rpc) {
-		struct state_field tls_f;
-		struct state_in *tls_in =
-		    restored ? init_reexec_record(&s, INIT_RECORD_TLS, &tls_f) : NULL;
-		r = init_auth_start(&cfg->rpc, s.rpc, &s.auth);
-		if (r == 0)
-			r = init_tls_start(&cfg->rpc, s.loop, s.children, s.rpc,
-			                   init_cells_lib(s.cells), tls_in, &tls_f, &s.tls);
-		/* A re-exec's kin goes on: what it took over runs already. */
-		if (r < 0 && role == INIT_ROLE_DAEMON && !restored) {
-			services_end(&s);
-			return 1;
-		}
-	} else if (cfg->rpc.tls_listen[0]) {
-		log_error("tls: kin.rpc.tls= needs kin's RPC server (it serves no socket here)");
-	}
-	/* The service manager before the services: kin.v1.Units serves it. */
-	struct state_field units_f;
-	struct state_in *units_in =
-	    restored ? init_reexec_record(&s, INIT_RECORD_UNITS, &units_f) : NULL;
-	if (units_adopted) { /* a killed kin's: taken back, then the boot as ever */
-		units_in = &adopt.in;
-		units_f = adopt.units;
-	}
-	r = init_units_start(cfg, role, s.loop, s.children, init_cells_lib(s.cells), units_in,
-	                     &units_f, units_adopted ? &adopt : NULL,
-	                     init_persist_keeper(s.persist), &s.units);
-	if (s.units && s.persist) /* a unit's state is in the state file too */
-		units_on_change(init_units_lib(s.units), persist_changed, &s);
-	cfg->host = role == INIT_ROLE_MACHINE && s.units;
-	start_services(&s, restored);
-	if (restored)
-		init_reexec_restore_services(&s);
-	if (adopting) { /* the VMs, once the services run */
-		api_adopt(s.api, adopt.api.tag ? &adopt.api : NULL, adopt.kept, adopt.nkept);
-		init_adopt_end(s.persist, &adopt);
-	}
-	if (r < 0 && cfg->n_unit_dirs && role == INIT_ROLE_DAEMON) {
+	r = start_parts(&s, restored);
+	if (r != 0) {
 		services_end(&s);
-		return 1;
+		return r;
 	}
-	/* A killed kin's services are removed first: their units start them
-	 * again once their cells are gone (cells_sweeping). */
-	units_boot_when_swept(&s);
 	if (cfg->argv && role != INIT_ROLE_MACHINE && !restored) {
 		r = start_workload(&s);
 		if (r < 0 && role != INIT_ROLE_MACHINE) {
@@ -645,8 +646,7 @@ int init_run(struct init_config *cfg, enum init_role role)
 	}
 	log_info("stopped; %llu orphans reaped in all",
 	         (unsigned long long)child_orphans_reaped(s.children));
-	init_persist_free(s.persist, true); /* nothing left to adopt */
-	s.persist = NULL;
+	keep_file_close(s.keep, true); /* nothing left to adopt */
 	services_end(&s);
 	return cfg->argv ? s.workload_status : 0;
 }

@@ -2,6 +2,7 @@
  * when started by the kernel as /init or /sbin/init), systemctl (called by
  * that name), version, ctl and image — and hands over. */
 #include "init/init-int.h"
+#include "keep/keep.h"
 #include "lib/state.h"
 #include "rootfs/rootfs.h"
 #include "api/api.h"
@@ -176,7 +177,7 @@ int main(int argc, char **argv)
 	if (strcmp(cmd, "ctl") == 0)
 		return ctl_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "keeper") == 0)
-		return init_keeper_main(argc - 1, argv + 1);
+		return keep_keeper_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "gateway") == 0)
 		return init_gateway_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "image") == 0)

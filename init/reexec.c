@@ -5,7 +5,8 @@
  * SETTLE_TIMEOUT_MS, for what cannot be handed over half-done (a start, a
  * freeze, a forced delete) to settle; then it writes its state into a
  * sealed memfd (lib/state.h): its own (start time, re-exec count,
- * workload), the cells library, and the listening sockets, which stay
+ * workload), every participant's record (keep/keep.h: the cells, the
+ * units, zones, VMs...), and the listening sockets, which stay
  * open across execve as do the executables' pipes. Every call in flight
  * ends UNAVAILABLE "kin is re-executing; retry": a client cannot tell
  * which frames of a stream it has seen, so streams end rather than carry
@@ -17,10 +18,9 @@
  * read the state execs it again with the same state and says why
  * (Health's reexec_error), so a failed upgrade loses nothing. */
 #include "init/init-int.h"
-#include "api/api.h"
-#include "cells/cells.h"
+#include "keep/keep.h"
 #include "lib/state.h"
-#include "units/units.h"
+#include "rpc/rpc.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -39,17 +39,14 @@
 #define ENV_FAILED        "KIN_STATE_FAILED"
 #define AGAIN             "kin is re-executing; retry"
 
-/* Top-level records of the state. */
+/* Top-level records of the state: the handover's own, after the
+ * participants' (keep/keep.h's tags, below 32). */
 enum {
-	S_INIT = 1,
-	S_CELLS,
+	S_INIT = 32,
 	S_LISTENER,
-	S_API,
 	S_ROUTE,
 	S_CONN,
 	S_SILENT_SINCE,
-	S_UNITS,
-	S_TLS,
 	S_OLD_LOOP, /* the epoll set, retired by the next kin (ev_retire) */
 };
 enum {
@@ -228,8 +225,8 @@ static int check_carry(struct init_state *s, struct err *err)
 		what = "kin is stopping";
 	else if (s->role == INIT_ROLE_CONTAINER)
 		what = "a container init serves no state worth handing over";
-	else if (api_uncarried(s->api))
-		what = api_uncarried(s->api);
+	else if ((what = keep_uncarried(s->keep)))
+		;
 	else if (s->units_boot_waits && !s->units_booted)
 		what = "the units' boot, waiting for what a killed kin left to be removed";
 	else if (s->role == INIT_ROLE_MACHINE && !s->booted)
@@ -458,17 +455,11 @@ static void do_exec(struct init_reexec *rx)
 	struct err err = {0};
 	int fallback = rx->fallback;
 	int r = 0, state_fd = -1;
-	struct cells *cells = init_cells_lib(s->cells);
 	uint64_t t0 = now_monotonic_ns();
 
 	state_w_init(&w);
 	save_init(s, &w);
-	if (cells)
-		r = cells_save(cells, &w, S_CELLS, &err);
-	api_save(s->api, &w, S_API);
-	if (s->units)
-		units_save(init_units_lib(s->units), &w, S_UNITS);
-	init_tls_save(s->tls, &w, S_TLS);
+	r = keep_save(s->keep, &w, &err); /* every participant's record */
 	if (r == 0 && w.err)
 		err_set_errno(&err, r = w.err, "re-exec: the state: %s", strerror(-w.err));
 	if (r < 0) {
@@ -558,16 +549,10 @@ static void settle_check(struct init_state *s)
 		finish(rx, -EOPNOTSUPP, &err);
 		return;
 	}
-	struct cells *cells = init_cells_lib(s->cells);
-	struct units *units = init_units_lib(s->units);
-	bool settled = (!cells || cells_settled(cells, why, sizeof(why))) &&
-	               api_settled(s->api, why, sizeof(why)) &&
-	               (!units || units_settled(units, why, sizeof(why)));
+	bool settled = keep_settled(s->keep, why, sizeof(why));
 	/* Every child is one the state carries: no helper whose end would go
 	 * unseen (an image import, a VM's tooling). */
-	size_t carried = (cells ? cells_children(cells) : 0) + api_children(s->api) +
-	                 (units ? units_children(units) : 0) + (s->workload != NULL) +
-	                 init_tls_children(s->tls);
+	size_t carried = keep_children(s->keep) + (s->workload != NULL);
 	if (settled && child_count(s->children) > carried) {
 		snprintf(why, sizeof(why), "%zu helper processes still run",
 		         child_count(s->children) - carried);
@@ -746,14 +731,10 @@ int init_reexec_restore(struct init_state *s)
 	struct restored st = {0};
 	struct state_r top = in->top;
 	struct state_field f;
-	const struct state_field *cells = NULL;
-	struct state_field cells_f;
 	size_t carried = 0; /* routes and channels: the server is needed for them */
 	while ((r = state_next(&top, &f)) > 0) {
 		if (f.tag == S_INIT)
 			r = read_init(&f, &st);
-		else if (f.tag == S_CELLS)
-			cells_f = f, cells = &cells_f;
 		else if (f.tag == S_LISTENER)
 			read_listener(in, &f, &st);
 		else if (f.tag == S_ROUTE || f.tag == S_CONN)
@@ -792,13 +773,9 @@ int init_reexec_restore(struct init_state *s)
 	while (s->rpc && state_next(&top, &f) > 0)
 		if (f.tag == S_ROUTE && (r = rpc_route_restore(s->rpc, in, &f)) < 0)
 			log_error("re-exec: a route to a child kin is lost: %s", strerror(-r));
-	/* Thousands of pipes and pidfds: watched in slices once kin answers
-	 * again (their output and exits wait in the kernel meanwhile). */
-	ev_defer(s->loop, true);
-	if (cells && init_cells_restore(s->loop, s->children, in, cells, &s->cells) < 0)
-		log_error("re-exec: the cells could not be taken over");
-	ev_defer(s->loop, false);
 	workload_back(s, &st);
+	/* The participants take the rest over as they start (keep_start). */
+	keep_take_from(s->keep, KEEP_REEXEC, in, NULL, 0);
 	return 0;
 }
 
@@ -809,20 +786,6 @@ static void fallback_late(struct ev_source *src, uint32_t events)
 	self_copy_drop(); /* the zones keep theirs if they took one */
 }
 
-struct state_in *init_reexec_record(struct init_state *s, enum init_record which,
-                                    struct state_field *ret)
-{
-	struct init_reexec *rx = s->reexec;
-	uint16_t tag = which == INIT_RECORD_UNITS ? S_UNITS : S_TLS;
-	if (!rx || !rx->in_open)
-		return NULL;
-	struct state_r top = rx->in.top;
-	while (state_next(&top, ret) > 0)
-		if (ret->tag == tag)
-			return &rx->in;
-	return NULL;
-}
-
 void init_reexec_restore_services(struct init_state *s)
 {
 	struct init_reexec *rx = s->reexec;
@@ -831,18 +794,15 @@ void init_reexec_restore_services(struct init_state *s)
 	if (!rx || !rx->in_open)
 		return;
 	struct state_r top = rx->in.top;
-	while (state_next(&top, &f) > 0) {
-		if (f.tag == S_API && s->api)
-			api_restore(s->api, &rx->in, &f);
-		else if (f.tag == S_CONN && s->rpc &&
-		         (r = rpc_conn_restore(s->rpc, &rx->in, &f)) < 0)
+	while (state_next(&top, &f) > 0)
+		if (f.tag == S_CONN && s->rpc && (r = rpc_conn_restore(s->rpc, &rx->in, &f)) < 0)
 			log_error("re-exec: the parent's channel is lost: %s", strerror(-r));
-	}
 	/* What went along may still be in the previous epoll set: taken out
 	 * once kin answers (what nobody took is closed now, and out of it). */
 	if (rx->old_loop >= 0 && ev_retire(s->loop, rx->old_loop, rx->in.kept, STATE_FDS_MAX) < 0)
 		log_warn("re-exec: the previous epoll set is closed at once");
 	rx->old_loop = -1;
+	keep_take_from(s->keep, KEEP_FRESH, NULL, NULL, 0);
 	state_in_close(&rx->in); /* closes what nobody took */
 	rx->in_open = false;
 	/* The previous binary's copy is let go later (freeing megabytes of

@@ -16,6 +16,7 @@
  * backlog until the next kin reads the control socket. */
 #include "init/init.h"
 #include "cells/cells.h"
+#include "keep/keep.h"
 #include "lib/state.h"
 #include "rpc/rpc.h"
 #include "tls/tls.h"
@@ -37,6 +38,7 @@
 
 struct init_tls {
 	const struct init_rpc_config *cfg;
+	struct keep *keep; /* registered there (init_tls_keep); NULL: not */
 	struct ev_loop *loop;
 	struct child_table *children;
 	struct rpc_server *rpc;
@@ -574,6 +576,8 @@ void init_tls_free(struct init_tls *t)
 {
 	if (!t)
 		return;
+	if (t->keep)
+		keep_unregister(t->keep, t);
 	init_tls_stop(t);
 	if (t->control.fd >= 0) {
 		ev_del(t->loop, &t->control);
@@ -588,4 +592,33 @@ void init_tls_free(struct init_tls *t)
 		t->freed = true; /* its exit frees t */
 	else
 		free(t);
+}
+
+/* The gateway as a participant of the handover: made from its record by
+ * init_tls_start (a re-exec's; a killed kin's gateway ends with its
+ * control socket, so a state file has none), saved and counted here. */
+static int tls_keep_save(void *data, struct state_w *w, uint16_t tag, struct err *err)
+{
+	(void)err;
+	if (!w->file)
+		init_tls_save(data, w, tag);
+	return 0;
+}
+
+static size_t tls_keep_children(void *data)
+{
+	return init_tls_children(data);
+}
+
+void init_tls_keep(struct init_tls *t, struct keep *k)
+{
+	static const struct keep_part part = {.name = "the TLS gateway",
+	                                      .tag = KEEP_TAG_TLS,
+	                                      .level = KEEP_LEVEL_TLS,
+	                                      .save = tls_keep_save,
+	                                      .children = tls_keep_children};
+	struct keep_part p = part;
+	p.data = t;
+	if (t && keep_register(k, &p) == 0)
+		t->keep = k;
 }

@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 #define STATE_MAGIC      "KINSTATE"
-#define STATE_FORMAT     1u
+#define STATE_FORMAT     2u
 #define STATE_HEADER     16 /* magic, format, length (a file's; 0: all of it) */
 #define STATE_FIELD_HEAD 6  /* tag, length */
 #define STATE_SIZE_MAX   (2ull << 30)

@@ -10,10 +10,10 @@
 set -uo pipefail
 SELF=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
 
-MODULES=(init api ctl zone rpc cells vm net rootfs oci shim auth tls units proto lib)
+MODULES=(init api ctl zone rpc cells vm net rootfs oci shim auth tls units keep proto lib)
 declare -A ALLOW=(
-	[init]="api ctl rpc proto zone cells vm net rootfs oci shim auth tls units lib"
-	[api]="rpc proto zone cells vm net rootfs oci shim units lib"
+	[init]="api ctl rpc proto zone cells vm net rootfs oci shim auth tls units keep lib"
+	[api]="rpc proto zone cells vm net rootfs oci shim units keep lib"
 	[ctl]="rpc proto tls lib"
 	[zone]="cells net lib"
 	[rpc]="proto lib"
@@ -26,6 +26,7 @@ declare -A ALLOW=(
 	[auth]="lib"
 	[tls]="lib"
 	[units]="cells lib"
+	[keep]="lib"
 	[proto]=""
 	[lib]="lib"
 )

@@ -63,7 +63,7 @@ struct zones_config {
 	const char *reconnect_dir;
 	/* Given the read end of each zone's log pipe, so that a zone kin's
 	 * output waits in its pipe while no kin runs (a daemon's keeper of
-	 * pipes, init/persist.c). NULL: none. */
+	 * pipes, keep/file.c). NULL: none. */
 	const struct cells_keeper *keeper;
 };
 

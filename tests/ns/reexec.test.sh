@@ -148,24 +148,26 @@ kc reexec --binary relative/kin
 	out_has 'INVALID_ARGUMENT: .*not an absolute path' && serving && ok refuses_other_binaries ||
 	bad refuses_other_binaries "nonexistent: $(cat "$T/out2"); relative: $(cat "$T/out")"
 
-# A new kin that cannot read the state (here: one that says format 2):
-# the previous binary takes it back; the workload never notices.
-printf 'KINSTATE\002\000\000\000\000\000\000\000' >"$T/format2.state"
+# A new kin that cannot read the state (here: one that says format 99,
+# a format no kin writes): the previous binary takes it back; the
+# workload never notices.
+fmt=$("$KIN" version --state-format | sed -n 's/^kin-state-format //p')
+printf 'KINSTATE\143\000\000\000\000\000\000\000' >"$T/format99.state"
 cat >"$T/kin-new" <<EOF
 #!/bin/sh
-[ "\$1" = version ] && { echo kin-state-format 1; exit 0; }
-exec 9<"$T/format2.state"
+[ "\$1" = version ] && { echo kin-state-format $fmt; exit 0; }
+exec 9<"$T/format99.state"
 KIN_STATE_FD=9 exec "$KIN" "\$@"
 EOF
 chmod +x "$T/kin-new"
 kc exec start a long -- sh -c 'i=0; while :; do i=$((i+1)); echo l$i; sleep 0.01; done'
 lpid=$(pid_of long)
 kc reexec --binary "$T/kin-new"
-[ $rc -eq 1 ] && out_has '^kin ctl: re-exec: the state handed over is in format 2; this kin .* reads 1' &&
+[ $rc -eq 1 ] && out_has "^kin ctl: re-exec: the state handed over is in format 99; this kin .* reads $fmt" &&
 	serving && [ "$(pid_of long)" = "$lpid" ] && kill -0 "$lpid" && ok fallback_to_previous_binary ||
 	bad fallback_to_previous_binary "rc $rc; $(grep 're-exec' "$T/kin.log" | tail -3)"
 kc -o json version
-out_has '"reexec_error":"re-exec: the state handed over is in format 2' && ok version_says_why ||
+out_has '"reexec_error":"re-exec: the state handed over is in format 99' && ok version_says_why ||
 	bad version_says_why "$(cat "$T/out")"
 kc exec stop a long
 kc exec logs a long

@@ -1,5 +1,5 @@
 /* keeper: `kin keeper FD`, a small process a daemon kin with a state
- * directory starts (init/persist.c) to hold the other ends of its
+ * directory starts (keep/file.c) to hold the other ends of its
  * executables' pipes, so that a workload does not die of SIGPIPE, or read
  * EOF on its stdin, while no kin runs after kin was killed; the successor
  * takes them back. It listens on FD (a unix seqpacket socket bound at
@@ -15,7 +15,7 @@
  * It holds sockets too (the service manager's notify socket and its socket
  * units' listening ones: what a client connects or sends meanwhile waits
  * in them for the successor); those only kin lets go of ('D'). */
-#include "init/init.h"
+#include "keep/keep.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -141,7 +141,7 @@ static bool peer_is_us(int conn)
 	return getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0 && cr.uid == geteuid();
 }
 
-int init_keeper_main(int argc, char **argv)
+int keep_keeper_main(int argc, char **argv)
 {
 	int conn = -1;
 	uint64_t v = 0;
