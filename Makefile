@@ -37,7 +37,7 @@ KIN_LDFLAGS := -static
 # init/kin.order (made by `make kin-order`) together at the start of .text,
 # .rodata and .data, and init/kin.ld moves the crt and IFUNC stubs next to
 # them, so the pages an idle kin touches, and the 64 KiB the kernel maps
-# around each fault, stay few (README: "Memory"). Without ld.lld
+# around each fault, stay few (docs/memory.md). Without ld.lld
 # the link still works, only larger in memory.
 ifneq ($(shell command -v ld.lld 2>/dev/null),)
 KIN_ORDER ?= init/kin.order
@@ -154,7 +154,7 @@ install: $(KIN)
 	install -D -m 0644 docs/man/kin.1 $(MAN_DIR)/man1/kin.1
 	install -D -m 0644 docs/man/kin-ctl.1 $(MAN_DIR)/man1/kin-ctl.1
 	install -D -m 0644 docs/man/kin-init.8 $(MAN_DIR)/man8/kin-init.8
-	@# kin answers as systemctl (README "systemctl"); only on request, since a
+	@# kin answers as systemctl (docs/rpc.md "systemctl"); only on request, since a
 	@# host's own systemd would be shadowed: make install SYSTEMCTL=1
 	if [ "$(SYSTEMCTL)" = 1 ]; then ln -sf kin $(DESTDIR)$(PREFIX)/bin/systemctl; fi
 
