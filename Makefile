@@ -5,7 +5,7 @@
 #   make fuzz         long libFuzzer runs      make bench   benchmarks vs peers
 #   make lint         clang-format check, cppcheck, the layer check
 #   make format       clang-format -i over the files make lint checks
-#   make install      bin/kin and its bash completion under $(DESTDIR)$(PREFIX)
+#   make install      bin/kin, its bash completion and man pages under $(DESTDIR)$(PREFIX)
 
 CC       ?= cc
 CLANG    ?= clang
@@ -37,7 +37,7 @@ KIN_LDFLAGS := -static
 # init/kin.order (made by `make kin-order`) together at the start of .text,
 # .rodata and .data, and init/kin.ld moves the crt and IFUNC stubs next to
 # them, so the pages an idle kin touches, and the 64 KiB the kernel maps
-# around each fault, stay few (README: "Memory"). Without ld.lld
+# around each fault, stay few (docs/memory.md). Without ld.lld
 # the link still works, only larger in memory.
 ifneq ($(shell command -v ld.lld 2>/dev/null),)
 KIN_ORDER ?= init/kin.order
@@ -140,6 +140,8 @@ demo-run: $(KIN) $(BUILD)/ns-helper
 # subcommand (or printing nothing) fails the install instead of leaving an
 # empty completion file.
 COMPLETION_DIR := $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+# The man pages are written by hand in roff (docs/man/), installed as they are.
+MAN_DIR := $(DESTDIR)$(PREFIX)/share/man
 install: $(KIN)
 	@mkdir -p $(BUILD)
 	@$(KIN) ctl completion bash >$(BUILD)/kin.bash-completion 2>$(BUILD)/kin.bash-completion.err && \
@@ -149,7 +151,10 @@ install: $(KIN)
 	install -D -m 0755 $(KIN) $(DESTDIR)$(PREFIX)/bin/kin
 	for l in $(SHIM_LINKS); do ln -sf kin $(DESTDIR)$(PREFIX)/bin/$$l; done
 	install -D -m 0644 $(BUILD)/kin.bash-completion $(COMPLETION_DIR)/kin
-	@# kin answers as systemctl (README "systemctl"); only on request, since a
+	install -D -m 0644 docs/man/kin.1 $(MAN_DIR)/man1/kin.1
+	install -D -m 0644 docs/man/kin-ctl.1 $(MAN_DIR)/man1/kin-ctl.1
+	install -D -m 0644 docs/man/kin-init.8 $(MAN_DIR)/man8/kin-init.8
+	@# kin answers as systemctl (docs/rpc.md "systemctl"); only on request, since a
 	@# host's own systemd would be shadowed: make install SYSTEMCTL=1
 	if [ "$(SYSTEMCTL)" = 1 ]; then ln -sf kin $(DESTDIR)$(PREFIX)/bin/systemctl; fi
 

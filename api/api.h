@@ -3,7 +3,7 @@
  * and its answers back to the wire (rpc/). init starts them as one list
  * (api_start) and ends them as one (api_shutdown, api_free); nothing below
  * api/ knows a service exists.
- * Read this header first; README.md documents the user-facing side. */
+ * Read this header first; docs/ documents the user-facing side. */
 #pragma once
 
 #include "rpc/rpc.h"

@@ -77,7 +77,7 @@ int exec_sc_parse(const char *text, struct exec_sc_profile *p, struct err *err);
  * depends on the capabilities kept. *ret_prog's filter is malloc'ed. */
 int exec_sc_build(const struct exec_sc_profile *file_profile, uint64_t caps,
                   struct sock_fprog *ret_prog, struct err *err);
-/* Names the default profile denies (for the README test and docs). */
+/* Names the default profile denies (for the test of the set docs/cells.md lists). */
 bool exec_sc_default_denies(const char *syscall, uint64_t caps);
 
 /* ---- spawn (spawn.c) ---------------------------------------------------- */

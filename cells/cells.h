@@ -25,7 +25,7 @@
 
 #include <sys/resource.h>
 
-/* ---- bounds (README "Cells") --------------------------------------------- */
+/* ---- bounds (docs/cells.md) -------------------------------------------- */
 
 #define CELLS_MAX               1024 /* cells in one kin */
 #define CELLS_DEPTH_MAX         16   /* path elements: a/b/c is depth 3 */
@@ -354,7 +354,7 @@ struct exec_rlimit {
 	uint64_t soft, hard; /* RLIM_INFINITY for unlimited */
 };
 
-/* The documented default capability set (README): CHOWN, DAC_OVERRIDE,
+/* The documented default capability set (docs/cells.md): CHOWN, DAC_OVERRIDE,
  * FSETID, FOWNER, MKNOD, NET_RAW, SETGID, SETUID, SETFCAP, SETPCAP,
  * NET_BIND_SERVICE, SYS_CHROOT, KILL, AUDIT_WRITE. */
 #define EXEC_CAPS_DEFAULT 0xa80425fbull
@@ -379,7 +379,7 @@ struct exec_spec {
 	bool no_new_privs;
 	enum exec_seccomp_mode seccomp;
 	const char
-	    *seccomp_file;   /* EXEC_SECCOMP_FILE: README "Seccomp profiles"; _TEXT: the text */
+	    *seccomp_file;   /* EXEC_SECCOMP_FILE: its format: docs/cells.md; _TEXT: the text */
 	uint32_t namespaces; /* EXEC_NS_* */
 	struct exec_idmap uid_map[EXEC_IDMAP_MAX], gid_map[EXEC_IDMAP_MAX];
 	size_t nuid_map, ngid_map; /* EXEC_NS_USER: default maps 0 to 0, 1 id */

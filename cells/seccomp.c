@@ -1,6 +1,6 @@
 /* seccomp: the `default` profile (what container runtimes deny by default),
  * profile files, and building either into a BPF program in the parent, so
- * the child only installs it. Format of a profile file (README "Seccomp"):
+ * the child only installs it. Format of a profile file (docs/cells.md "Seccomp profiles"):
  *
  *     # comment
  *     default allow            # or: errno [NAME|N], kill, trap, log

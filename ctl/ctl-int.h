@@ -20,11 +20,11 @@
 #include <limits.h>
 #include <stdint.h>
 
-/* Exit codes, the contract scripts rely on (README "RPC"). */
+/* Exit codes, the contract scripts rely on (docs/rpc.md, kin-ctl(1)). */
 enum { CTL_OK = 0, CTL_RPC_ERROR = 1, CTL_USAGE = 2, CTL_UNREACHABLE = 3 };
 
 /* How long `exec start` waits by default: kin's own deadline for a
- * child's setup (5 s, README "Cells") and 5 s more, so a setup that times
+ * child's setup (5 s, docs/cells.md) and 5 s more, so a setup that times
  * out is reported as DEADLINE_EXCEEDED, not as an unreachable kin. */
 #define CTL_EXEC_START_WAIT_MS (5000 + 5000)
 

@@ -1,7 +1,7 @@
 /* init: kin as PID 1 (or a subreaper daemon). Owns role detection, the
  * kernel command line and flags, machine boot (mounts, console, hostname),
  * the main loop with its signal table, supervision and reaping, and
- * shutdown. Read this header first; README.md documents the user-facing
+ * shutdown. Read this header first; docs/init.md documents the user-facing
  * roles, signals and kin.* options. */
 #pragma once
 
@@ -131,7 +131,7 @@ void init_usage(FILE *f);
 
 int init_detect_role(const struct init_config *cfg, enum init_role *ret_role);
 const char *init_role_name(enum init_role role);
-/* The signal table (README "Signals"). Pure: unit-tested. */
+/* The signal table (docs/init.md "Signals"). Pure: unit-tested. */
 enum init_action init_signal_action(enum init_role role, bool has_workload, int sig);
 const char *init_action_name(enum init_action act);
 
@@ -163,7 +163,7 @@ _noreturn_ void init_panic(enum init_panic policy, const char *fmt, ...) _printf
  * than let the kernel panic with "Attempted to kill init". */
 void init_install_fault_handlers(enum init_panic policy);
 
-/* Starts the RPC server on loop per cfg->rpc and the role (README "RPC");
+/* Starts the RPC server on loop per cfg->rpc and the role (docs/rpc.md);
  * its services come after (api_start, init/loop.c). A failure is logged;
  * it is returned (< 0) only when it must stop kin: a --socket given
  * explicitly to a daemon that cannot listen there. */

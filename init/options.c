@@ -342,7 +342,7 @@ void init_usage(FILE *f)
 	      "  --vsock PORT        RPC on vsock PORT (machine init: 1024), or off\n"
 	      "  --allow-uid LIST    uids with admin rights besides root (1000,1001)\n"
 	      "  --policy FILE       who may call what: lines IDENTITY ROLE [TARGET...]\n"
-	      "                      (README \"Remote management\"); re-read on SIGHUP\n"
+	      "                      (kin-init(8), docs/rpc.md); re-read on SIGHUP\n"
 	      "  --tls-listen ADDR:PORT  RPC over TCP with mutual TLS, served by a gateway\n"
 	      "                      child (0.0.0.0:7443, [::]:7443); needs the three below\n"
 	      "  --tls-cert FILE     the server's certificate (PEM)\n"

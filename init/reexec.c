@@ -1,5 +1,5 @@
-/* reexec: kin re-executes itself in place (System/Reexec, README
- * "Re-exec"). The new binary is probed first (`BINARY version
+/* reexec: kin re-executes itself in place (System/Reexec,
+ * docs/reexec.md). The new binary is probed first (`BINARY version
  * --state-format`, a child with a deadline: it must be a kin that reads
  * this state format); then kin waits, each loop turn and at most
  * SETTLE_TIMEOUT_MS, for what cannot be handed over half-done (a start, a

@@ -70,7 +70,7 @@ const char *init_action_name(enum init_action act)
 	return (unsigned)act < ARRAY_SIZE(names) ? names[act] : "?";
 }
 
-/* The table README.md documents. Machine init follows sysvinit/systemd
+/* The table docs/init.md documents. Machine init follows sysvinit/systemd
  * conventions (SIGINT is Ctrl-Alt-Del); the other roles stop on SIGTERM,
  * and with a workload they pass every other catchable signal on to it, as
  * tini does. */

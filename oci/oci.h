@@ -192,7 +192,7 @@ struct oci_spec {
 	size_t ndevices;
 	struct oci_device_node *nodes;
 	size_t nnodes;
-	/* linux.seccomp as a profile in kin's text form (README "Seccomp"),
+	/* linux.seccomp as a profile in kin's text form (docs/cells.md "Seccomp profiles"),
 	 * "unknown skip" first: names this kernel lacks are skipped, as runc
 	 * does. NULL: no filter. */
 	char *seccomp_text;

@@ -14,7 +14,7 @@
  *   refused    process.terminal true (kin captures output; no console),
  *              a time namespace, hooks (not yet: UNIMPLEMENTED, named), seccomp's
  *              TRACE and NOTIFY actions, realtime cpu, intelRdt, personality
- *   seccomp    turned into kin's profile text (README "Seccomp"), names the
+ *   seccomp    turned into kin's profile text (docs/cells.md "Seccomp profiles"), names the
  *              kernel lacks skipped as runc does; architectures and flags
  *              ignored (kin kills every non-native architecture)
  * Every refusal names the JSON path: `config.json: process.args: required`. */

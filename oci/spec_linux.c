@@ -1,7 +1,7 @@
 /* spec_linux: the linux object of a runtime-spec config.json —
  * namespaces (new, or joined by path), id maps, sysctl, masked and
  * read-only paths, resources and device rules, and seccomp, which becomes
- * a profile in kin's own text form (README "Seccomp"; the names a kernel
+ * a profile in kin's own text form (docs/cells.md "Seccomp profiles"; the names a kernel
  * lacks skipped, as runc does). What is refused is listed in spec.c. */
 #include "oci/spec-int.h"
 

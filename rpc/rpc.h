@@ -10,7 +10,7 @@
  * into $(BUILD)/gen/proto/ (include "proto/kin.pb-c.h"). Services register
  * methods by (service, method); a handler answers at once, later (it keeps
  * the call), or streams Data frames until it closes the call.
- * Read this header first; README.md documents the user-facing side. */
+ * Read this header first; docs/rpc.md documents the user-facing side. */
 #pragma once
 
 #include "lib/lib.h"

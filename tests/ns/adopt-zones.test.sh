@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Zones adopted after a crash (README "After a crash"): a daemon kin with a
+# Zones adopted after a crash (docs/reexec.md "After a crash"): a daemon kin with a
 # state directory runs zones — z1 with a network and a root of its own, an
 # executable printing numbered lines in it; z2 with a zone of its own
 # (z2/inner) — and is killed with SIGKILL. The zone kins run on; the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Adoption after a crash (README "After a crash"): a daemon kin killed
+# Adoption after a crash (docs/reexec.md "After a crash"): a daemon kin killed
 # with SIGKILL, started again on the same --state-dir, adopts what the dead
 # one ran — its cells, its executables with their restart policies, their
 # processes (same pids; an end is seen, its status unknown), their stdin

@@ -71,7 +71,7 @@ t_duplicate() {
 	kc exec delete a d1
 }
 
-# Options may follow CELL NAME, as the README writes them.
+# Options may follow CELL NAME, as docs/rpc.md writes them.
 t_options_after_names() {
 	kc exec start a o1 --env K=v1 --log-size 64K -- /bin/sh -c 'echo "$K"'
 	[ $rc -eq 0 ] || { bad options_after_names "start: exit $rc: $(cat "$T/out")"; return; }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The pod flow, as the README shows it and a user would run it: images
+# The pod flow, as docs/oci.md shows it and a user would run it: images
 # imported into a daemon kin, a pod zone (--net) made with no root of its
 # own (so it sees its parent's root, image store included, read-only),
 # two containers started in it from two images, one reaching the other

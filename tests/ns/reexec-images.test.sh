@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Re-exec with containers from images (README "Re-exec"): a daemon kin
+# Re-exec with containers from images (docs/reexec.md): a daemon kin
 # runs executables from an image (one printing numbered lines, one that
 # restarts on failure and counts its runs in its writable layer) and a
 # zone whose root is an image, and re-executes itself, then the zone kin

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Re-exec with units (`kin ctl reexec`, README "Re-exec"): a daemon kin
+# Re-exec with units (`kin ctl reexec`, docs/reexec.md): a daemon kin
 # running systemd units re-executes itself three times, and no service
 # notices. The same main pids (a simple service, a Type=forking daemon
 # adopted from its PIDFile=), still watched: killed afterwards, each is

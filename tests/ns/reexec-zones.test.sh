@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Re-exec with zones (README "Re-exec"): a daemon kin runs zones two deep
+# Re-exec with zones (docs/reexec.md): a daemon kin runs zones two deep
 # (pod1 with --net, inner inside it) with an executable printing numbered
 # lines at the bottom, and re-executes itself; then pod1 and inner, zone
 # kins, re-execute themselves too. No zone notices: the same zone kins

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Re-exec in place (`kin ctl reexec`, README "Re-exec"): a daemon kin with
+# Re-exec in place (`kin ctl reexec`, docs/reexec.md): a daemon kin with
 # executables printing numbered lines, one exiting mid-way and one in its
 # restart backoff, re-executes itself again and again. Nothing is lost:
 # every line once and in order, the exit status seen, the backoff going on,

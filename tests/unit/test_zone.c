@@ -89,7 +89,7 @@ TEST(zone_subnet_delegation)
 	CHECK_EQ(zone_subnet_delegation(base, 16, 15, c, sizeof(c)), 0);
 	CHECK_STR(c, "10.88.248.0/21");
 	CHECK_EQ(zone_subnet_delegation(base, 16, 16, c, sizeof(c)), -ERANGE);
-	/* One level down, as the README says. */
+	/* One level down, as docs/zones.md says. */
 	CHECK_EQ(zone_subnet_delegation(ip("10.88.128.0"), 21, 0, c, sizeof(c)), 0);
 	CHECK_STR(c, "10.88.132.0/26");
 	CHECK_EQ(zone_subnet_delegation(ip("10.88.132.0"), 26, 0, c, sizeof(c)), -ERANGE);
