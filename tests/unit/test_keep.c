@@ -149,7 +149,7 @@ TEST(keep_fresh_and_late_registration)
 	CHECK_EQ(keep_record(k, 5, &f), 0);
 	keep_start(k, KEEP_LEVEL_MAX);
 	CHECK_EQ(late.seen, 2);
-	CHECK(keep_keeper(k) == NULL);     /* no state file */
+	CHECK(keep_keeper(k) == NULL); /* no state file */
 	CHECK(keep_file_dir(k) == NULL);
 	keep_changed(k); /* nothing to write: no state file */
 	keep_free(k);
