@@ -4,11 +4,20 @@
 
 #include "init/init.h"
 #include "cells/cells.h"
+#include "rpc/rpc.h"
 
 /* VMS: running VMs power off over their links first (a SIGTERM would end
  * their VMMs, and the guests with them, at once), within the grace period;
  * then TERM and KILL as ever. */
 enum init_phase { PHASE_RUNNING, PHASE_UNITS, PHASE_VMS, PHASE_TERM, PHASE_KILL, PHASE_DONE };
+
+/* What init's RPC participant keeps between its save and a failed
+ * execve's resume, and its start's verdict. */
+struct init_carry {
+	struct rpc_listen_fd listeners[RPC_LISTENERS_MAX];
+	size_t nlisteners;
+	bool rpc_failed; /* a daemon told --socket explicitly could not listen */
+};
 
 struct init_state {
 	struct init_config *cfg;
@@ -32,43 +41,24 @@ struct init_state {
 	bool booted;              /* machine: the late boot (network, modules) has ended */
 	struct init_units *units; /* systemd units (a host's init, --unit-dir); NULL none */
 	bool units_booted, units_boot_waits; /* a daemon's: once cells_sweeping is over */
-	struct init_reexec *reexec;          /* System/Reexec in progress, and the count */
 	struct keep *keep; /* the handover's participants, and a daemon's state file */
 	struct cells_keeper zones_keeper; /* the state file's keeper, for zones' pipes */
+	struct init_carry carry;
 };
 
-/* ---- re-exec (reexec.c) ---- */
+/* ---- what init hands over (carry.c) ---- */
 
-struct init_reexec;
 /* main() keeps its argv for the exec of the next kin. */
-void init_reexec_set_argv(char **argv);
-/* Starts the re-exec machinery for s (the count, the RPC side); the
- * handed-over state, if kin was exec'd with one, is read by
- * init_reexec_restore. */
-int init_reexec_new(struct init_state *s);
-/* A stop begins: a re-exec under way ends UNAVAILABLE "kin is stopping"
- * (its probe killed) before the stop signals every child, so the probe's
- * death is never taken for a verdict on the binary. */
-void init_reexec_stop(struct init_reexec *rx);
-void init_reexec_free(struct init_reexec *rx);
-/* A state handed over by the previous kin (KIN_STATE_FD)? */
-bool init_reexec_pending(void);
-/* Restores what the previous kin handed over into s (rpc, the workload;
- * the participants' records for keep_start). When the state cannot be read, the previous binary
- * (kept in a sealed memfd) is exec'd again with it and this never returns; on success it returns 0.
- */
-int init_reexec_restore(struct init_state *s);
-/* Then, once every participant started (keep_start: the cells, units,
- * zones, VMs... taken over): a zone kin's channel to its parent, whose
- * frames read already are answered now; the state is closed (every fd
- * nobody took with it). */
-void init_reexec_restore_services(struct init_state *s);
+void init_carry_set_argv(char **argv);
+/* Registers init's participants of the handover in s->keep (its own
+ * record, the RPC server, its connections) and makes re-exec possible. */
+int init_carry_register(struct init_state *s);
 /* System/Reexec and Health's count, for api's ops. */
-int init_reexec_begin(const char *binary,
+int init_carry_reexec(const char *binary,
                       void (*done)(int result, const struct err *err, const char *binary,
                                    uint64_t reexecs, void *call_data),
                       void *call_data, struct err *err, void *data);
-void init_reexec_cancel(void *call_data, void *data);
-void init_reexec_count(uint64_t *ret_count, const char **ret_error, void *data);
-/* loop.c's, for reexec.c */
+void init_carry_reexec_cancel(void *call_data, void *data);
+void init_carry_reexecs(uint64_t *ret_count, const char **ret_error, void *data);
+/* loop.c's, for carry.c */
 void init_loop_track_workload(struct init_state *s, pid_t pid);

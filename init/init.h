@@ -39,10 +39,6 @@ enum init_action {
 	INIT_ACT_RELOAD,   /* SIGHUP: the policy and the TLS files again */
 };
 
-#ifndef KIN_VERSION
-#define KIN_VERSION "0.1.0"
-#endif
-
 #define INIT_HOSTNAME_MAX     64
 #define INIT_UNIT_DIRS_MAX    4
 #define INIT_GRACE_DEFAULT_MS 10000ull

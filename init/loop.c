@@ -162,7 +162,7 @@ static void stop_begin(struct init_state *s, enum init_action act)
 		return;
 	}
 	s->stop_act = act;
-	init_reexec_stop(s->reexec);
+	keep_reexec_stop(s->keep);
 	init_tls_stop(s->tls);
 	if (s->units) {
 		uint64_t ms = s->cfg->grace_ms * 3;
@@ -272,13 +272,13 @@ static void start_services(struct init_state *s, bool restored)
 	               .zone = c->zone,
 	               .started_ns = s->started_ns,
 	               .stopping = is_stopping,
-	               .reexecs = init_reexec_count,
+	               .reexecs = init_carry_reexecs,
 	               .data = s},
 	    .system = {.role = init_role_name(s->role),
 	               .stop = system_stop,
 	               .reload_policy = system_reload_policy,
-	               .reexec = init_reexec_begin,
-	               .reexec_cancel = init_reexec_cancel,
+	               .reexec = init_carry_reexec,
+	               .reexec_cancel = init_carry_reexec_cancel,
 	               .data = s},
 	    .cells = init_cells_lib(s->cells),
 	    .units = init_units_lib(s->units),
@@ -309,8 +309,7 @@ static void start_services(struct init_state *s, bool restored)
  * connections it still has), then what it kept pointers to. */
 static void services_end(struct init_state *s)
 {
-	init_reexec_free(s->reexec);
-	s->reexec = NULL;
+	keep_reexec_stop(s->keep);
 	keep_file_close(s->keep, false); /* kept: kin did not stop its work */
 	api_shutdown(s->api);
 	init_cells_shutdown(s->cells);
@@ -557,7 +556,7 @@ static int start_parts(struct init_state *s, bool restored)
 	start_services(s, restored);
 	keep_start(s->keep, KEEP_LEVEL_MAX); /* the services' zones, VMs, tasks... */
 	if (restored)
-		init_reexec_restore_services(s);
+		keep_reexec_restored(s->keep);
 	keep_file_loaded(s->keep);
 	if (keep_file_watch(s->keep, s->loop) < 0)
 		log_warn("state: cannot watch for changes: out of resources; no state kept");
@@ -586,16 +585,17 @@ int init_run(struct init_config *cfg, enum init_role role)
 		log_error("cannot set up the main loop: %s", strerror(-r));
 		return 1;
 	}
-	if (keep_new(&s.keep) < 0 || init_reexec_new(&s) < 0) {
+	if (keep_new(&s.keep) < 0 || init_carry_register(&s) < 0) {
 		log_error("cannot set up the handover: out of memory");
 		return 1;
 	}
-	/* A re-exec's state: RPC and the workload as they were; the rest is
-	 * taken over as the participants start. */
-	bool restored = init_reexec_pending() && init_reexec_restore(&s) == 0;
+	/* A re-exec's state, taken over as the participants start: first
+	 * RPC and the workload as they were. */
+	bool restored = keep_reexec_pending() && keep_reexec_restore(s.keep) == 0;
+	keep_start(s.keep, KEEP_LEVEL_RPC);
 	/* Only a daemon told --socket explicitly gives up without RPC; PID 1
 	 * of a machine never returns from here. */
-	if (!restored && init_rpc_start(cfg, role, s.loop, &s.rpc) < 0 && role != INIT_ROLE_MACHINE)
+	if (s.carry.rpc_failed && role != INIT_ROLE_MACHINE)
 		return 1;
 	r = start_parts(&s, restored);
 	if (r != 0) {

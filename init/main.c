@@ -75,7 +75,7 @@ int init_main(int argc, char **argv, bool as_kernel_init)
 	if (level_from_flags)
 		log_set_level(flag_level);
 	/* A re-exec'd machine init is booted already: no mounts, no modules. */
-	bool booted = init_reexec_pending();
+	bool booted = keep_reexec_pending();
 	if (role == INIT_ROLE_MACHINE) {
 		init_install_fault_handlers(cfg.panic);
 		r = booted ? 0 : init_boot_machine_mounts();
@@ -156,7 +156,7 @@ int main(int argc, char **argv)
 	const char *base = argc > 0 && argv[0] ? strrchr(argv[0], '/') : NULL;
 	base = base ? base + 1 : argc > 0 && argv[0] ? argv[0] : "kin";
 
-	init_reexec_set_argv(argv);
+	init_carry_set_argv(argv);
 	if (shim_argv0_is_shim(base))
 		return init_shim_main(argc, argv);
 	if (strcmp(base, "systemctl") == 0)

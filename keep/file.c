@@ -206,8 +206,9 @@ static void on_keeper_gone(struct ev_source *src, uint32_t events)
 static int kept_add(struct keep_file *p, size_t *cap, int fd)
 {
 	if (p->nkept == *cap) {
-		int *m = *cap < KEEPER_FDS_MAX ? realloc(p->kept, (*cap ? *cap * 2 : 64) * sizeof(int))
-		                               : NULL;
+		int *m = *cap < KEEPER_FDS_MAX
+		             ? realloc(p->kept, (*cap ? *cap * 2 : 64) * sizeof(int))
+		             : NULL;
 		if (!m)
 			return -ENOMEM;
 		p->kept = m;

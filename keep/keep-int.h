@@ -20,7 +20,12 @@ struct keep {
 	int *kept;
 	size_t nkept;
 	struct keep_file *file; /* the state directory; NULL: none */
+	struct keep_reexec *rx; /* keep_reexec_init's; NULL: none */
 };
 
+/* The participants' records, the wire's (wire) or the others'. */
+int keep_parts_save(struct keep *k, struct state_w *w, bool wire, struct err *err);
+/* Each participant's resume: an execve that failed. */
+void keep_parts_resume(struct keep *k);
 /* Each participant's set_keeper. */
 void keep_parts_set_keeper(struct keep *k, const struct keep_keeper *kk, bool fresh);

@@ -35,7 +35,9 @@
 /* Each participant's record in a state: a stable number (a state's
  * layout, lib/state.h's STATE_FORMAT), unique here. */
 enum keep_tag {
+	KEEP_TAG_INIT = 1, /* kin's own: start time, the workload, the boot */
 	KEEP_TAG_CELLS = 2,
+	KEEP_TAG_RPC = 3, /* the server's sockets, routes and connections */
 	KEEP_TAG_UNITS = 8,
 	KEEP_TAG_TLS = 9,
 	KEEP_TAG_VMS = 11,
@@ -43,13 +45,16 @@ enum keep_tag {
 	KEEP_TAG_EXEC_IMAGES = 13,
 	KEEP_TAG_TASK = 14,
 	KEEP_TAG_IMAGES = 15,
-	KEEP_TAG_FIRST_FREE = 16, /* the handover's own records start at 32 */
+	KEEP_TAG_RPC_CONNS = 16,  /* no record: KEEP_TAG_RPC's connections, taken last */
+	KEEP_TAG_FIRST_FREE = 17, /* the handover's own records start at 32 */
 };
 
 /* The order participants start and take over in (stop: the reverse).
  * Each level names what it needs from the ones before it. */
 enum keep_level {
-	KEEP_LEVEL_CELLS = 10,       /* first: everything else runs in cells */
+	KEEP_LEVEL_INIT = 1,         /* the workload is kin's child again */
+	KEEP_LEVEL_RPC = 2,          /* the server and its routes: the cells' owner */
+	KEEP_LEVEL_CELLS = 10,       /* everything else runs in cells */
 	KEEP_LEVEL_TLS = 20,         /* the gateway runs in a cell */
 	KEEP_LEVEL_UNITS = 30,       /* services are cells and executables */
 	KEEP_LEVEL_EXEC_IMAGES = 40, /* executables' containers (a cells executable's) */
@@ -57,6 +62,7 @@ enum keep_level {
 	KEEP_LEVEL_ZONES = 42,
 	KEEP_LEVEL_IMAGES = 43, /* layers nobody took: after every container's owner */
 	KEEP_LEVEL_TASK = 50,   /* the shim's pods: their zones are there to own */
+	KEEP_LEVEL_CONNS = 90,  /* calls read already are answered: every service is back */
 	KEEP_LEVEL_MAX = 100,
 };
 
@@ -100,6 +106,11 @@ struct keep_part {
 	/* The keeper from now on (NULL: none); fresh: it holds none of this
 	 * participant's fds yet, give it every one. */
 	void (*set_keeper)(void *data, const struct keep_keeper *k, bool fresh);
+	/* The wire (RPC's sockets and connections): saved in a re-exec after
+	 * the caller is answered, for saving ends every other call. */
+	bool wire;
+	/* A re-exec's execve failed after save: go on as before it. */
+	void (*resume)(void *data);
 	void *data;
 };
 
@@ -130,6 +141,46 @@ int keep_save(struct keep *k, struct state_w *w, struct err *err);
 const char *keep_uncarried(const struct keep *k);
 bool keep_settled(const struct keep *k, char *why, size_t size);
 size_t keep_children(const struct keep *k);
+
+/* ---- re-exec (keep/reexec.c) ---- */
+
+/* What a re-exec asks of its owner, beyond the participants' hooks. */
+struct keep_reexec_ops {
+	/* < 0 with err: kin cannot hand over now (it is stopping, its boot
+	 * runs, the next kin would refuse the policy...). */
+	int (*check)(void *data, struct err *err);
+	void *data;
+};
+/* kin re-executes itself (System/Reexec): kind names the owner's kind of
+ * kin (its role: a state of another kind is refused), argv its command
+ * line (kept: the next kin's), children its child table. */
+int keep_reexec_init(struct keep *k, struct ev_loop *loop, struct child_table *children,
+                     const char *kind, char **argv, const struct keep_reexec_ops *ops);
+/* Begins one: the binary ("" or NULL: the file kin was started from, as
+ * it is now) probed, the participants settled, their state written, kin
+ * executed. 0 and done called later, once, from the loop (0 as kin is
+ * about to exec, or -errno and err), or -errno with err now. */
+typedef void (*keep_reexec_done_fn)(int result, const struct err *err, const char *binary,
+                                    uint64_t reexecs, void *call_data);
+int keep_reexec_begin(struct keep *k, const char *binary, keep_reexec_done_fn done, void *call_data,
+                      struct err *err);
+/* The caller went away: done is not called for call_data. */
+void keep_reexec_cancel(struct keep *k, void *call_data);
+/* kin is stopping: one under way ends UNAVAILABLE (its probe killed). */
+void keep_reexec_stop(struct keep *k);
+/* Re-execs so far, and why the last one fell back ("" none). */
+void keep_reexec_count(const struct keep *k, uint64_t *ret_count, const char **ret_error);
+/* The next kin: was it handed a state? */
+bool keep_reexec_pending(void);
+/* Reads the state handed over and hands it to the participants as they
+ * start (keep_start). When it cannot be read (another format, another
+ * kind of kin), the previous binary (kept in a sealed memfd) is exec'd
+ * again with it and this never returns; 0 on success. */
+int keep_reexec_restore(struct keep *k);
+/* Once every participant started: the state is closed (every fd nobody
+ * took with it), the previous epoll set emptied, the time kin did not
+ * answer logged. */
+void keep_reexec_restored(struct keep *k);
 
 /* ---- the state file and the keeper (keep/file.c) ---- */
 

@@ -45,8 +45,7 @@ void keep_unregister(struct keep *k, void *data)
 	k->n = j;
 }
 
-void keep_take_from(struct keep *k, enum keep_how how, struct state_in *in, int *kept,
-                    size_t nkept)
+void keep_take_from(struct keep *k, enum keep_how how, struct state_in *in, int *kept, size_t nkept)
 {
 	k->how = in ? how : KEEP_FRESH;
 	k->in = in;
@@ -101,15 +100,28 @@ void keep_start(struct keep *k, unsigned level)
 	}
 }
 
-int keep_save(struct keep *k, struct state_w *w, struct err *err)
+int keep_parts_save(struct keep *k, struct state_w *w, bool wire, struct err *err)
 {
 	for (size_t i = 0; i < k->n; i++) {
 		const struct keep_part *p = &k->parts[i].p;
-		int r = p->save ? p->save(p->data, w, p->tag, err) : 0;
+		int r = p->save && p->wire == wire ? p->save(p->data, w, p->tag, err) : 0;
 		if (r < 0)
 			return r;
 	}
 	return 0;
+}
+
+int keep_save(struct keep *k, struct state_w *w, struct err *err)
+{
+	int r = keep_parts_save(k, w, false, err);
+	return r < 0 ? r : keep_parts_save(k, w, true, err);
+}
+
+void keep_parts_resume(struct keep *k)
+{
+	for (size_t i = 0; i < k->n; i++)
+		if (k->parts[i].p.resume)
+			k->parts[i].p.resume(k->parts[i].p.data);
 }
 
 const char *keep_uncarried(const struct keep *k)

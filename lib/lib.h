@@ -32,6 +32,11 @@ static inline void closep(int *fd)
 	}
 }
 
+/* kin's version (the build may set it), what every role reports. */
+#ifndef KIN_VERSION
+#define KIN_VERSION "0.1.0"
+#endif
+
 #define _cleanup_(f)    __attribute__((cleanup(f)))
 #define _cleanup_free_  _cleanup_(freep)
 #define _cleanup_close_ _cleanup_(closep)

@@ -1,33 +1,27 @@
-/* reexec: kin re-executes itself in place (System/Reexec,
- * docs/reexec.md). The new binary is probed first (`BINARY version
- * --state-format`, a child with a deadline: it must be a kin that reads
- * this state format); then kin waits, each loop turn and at most
- * SETTLE_TIMEOUT_MS, for what cannot be handed over half-done (a start, a
- * freeze, a forced delete) to settle; then it writes its state into a
- * sealed memfd (lib/state.h): its own (start time, re-exec count,
- * workload), every participant's record (keep/keep.h: the cells, the
- * units, zones, VMs...), and the listening sockets, which stay
- * open across execve as do the executables' pipes. Every call in flight
- * ends UNAVAILABLE "kin is re-executing; retry": a client cannot tell
- * which frames of a stream it has seen, so streams end rather than carry
- * on, and a retry resumes from kin's rings. The workloads stay kin's
- * children throughout: nobody reaps between the exec and the restore, so
- * no exit status is lost.
+/* reexec: kin re-executes itself in place (System/Reexec, docs/reexec.md).
+ * The new binary is probed first (`BINARY version --state-format`, a
+ * child with a deadline: it must be a kin that reads this state format);
+ * then kin waits, each loop turn and at most SETTLE_TIMEOUT_MS, for every
+ * participant to settle (nothing half-done: a start, a freeze, a forced
+ * delete) and for every child to be one a participant hands over; then
+ * every participant writes its record into a sealed memfd (lib/state.h),
+ * the caller is answered, the wire's participants write theirs (the
+ * connections end UNAVAILABLE "kin is re-executing; retry": a client
+ * cannot tell which frames of a stream it has seen, so streams end
+ * rather than carry on), and kin executes the binary with its own
+ * command line. The workloads stay kin's children throughout: nobody
+ * reaps between the exec and the restore, so no exit status is lost.
  *
  * The previous binary goes along as a sealed memfd: a new kin that cannot
  * read the state execs it again with the same state and says why
  * (Health's reexec_error), so a failed upgrade loses nothing. */
-#include "init/init-int.h"
-#include "keep/keep.h"
-#include "lib/state.h"
-#include "rpc/rpc.h"
+#include "keep/keep-int.h"
 
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/syscall.h>
 #include <sys/timerfd.h>
 
 #define PROBE_TIMEOUT_MS  5000
@@ -37,45 +31,33 @@
 #define ENV_STATE         "KIN_STATE_FD"
 #define ENV_FALLBACK      "KIN_STATE_FALLBACK_FD"
 #define ENV_FAILED        "KIN_STATE_FAILED"
-#define AGAIN             "kin is re-executing; retry"
 
-/* Top-level records of the state: the handover's own, after the
- * participants' (keep/keep.h's tags, below 32). */
+/* The handover's own record (the participants' tags are below 32). */
+enum { S_KEEP = 32, S_SILENT_SINCE, S_OLD_LOOP };
 enum {
-	S_INIT = 32,
-	S_LISTENER,
-	S_ROUTE,
-	S_CONN,
-	S_SILENT_SINCE,
-	S_OLD_LOOP, /* the epoll set, retired by the next kin (ev_retire) */
+	R_KIND = 1, /* the owner's kind of kin (its role): another's state is refused */
+	R_REEXECS,
+	R_EXE_DEV, /* what the fallback is a copy of (struct file_id) */
+	R_EXE_INO,
+	R_EXE_SIZE,
+	R_EXE_MTIME,
+	R_EXE_CTIME,
 };
-enum {
-	I_ROLE = 1,
-	I_STARTED,
-	I_REEXECS,
-	I_WORKLOAD_PID,
-	I_WORKLOAD_RUNNING,
-	I_BOOTED,
-	I_EXE_DEV, /* what the fallback is a copy of (struct file_id) */
-	I_EXE_INO,
-	I_EXE_SIZE,
-	I_EXE_MTIME,
-	I_EXE_CTIME,
-};
-enum { L_FD = 1, L_TRANSPORT, L_PATH, L_PARENT };
-
-typedef void (*reexec_done_fn)(int result, const struct err *err, const char *binary,
-                               uint64_t reexecs, void *call_data);
 
 enum reexec_phase { RX_IDLE, RX_PROBING, RX_SETTLING };
 
-struct init_reexec {
-	struct init_state *s;
+struct keep_reexec {
+	struct keep *k;
+	struct ev_loop *loop;
+	struct child_table *children;
+	struct keep_reexec_ops ops;
+	char kind[32];
+	char **argv;
 	uint64_t count;
 	char error[ERR_MSG_MAX]; /* why the last re-exec fell back */
 	enum reexec_phase phase;
 	char binary[PATH_MAX];
-	reexec_done_fn done;
+	keep_reexec_done_fn done;
 	void *call_data;
 	struct child *probe;
 	pid_t probe_pid;
@@ -86,8 +68,8 @@ struct init_reexec {
 	struct self_copy_job copy;  /* that copy, made by the probe's child */
 	struct ev_source timer;
 	uint64_t deadline_ns;
-	/* The next kin's: the state, open from init_reexec_restore to
-	 * init_reexec_restore_services. */
+	/* The next kin's: the state, open from keep_reexec_restore to
+	 * keep_reexec_restored. */
 	struct state_in in;
 	bool in_open;
 	uint64_t restore_ns;
@@ -95,37 +77,36 @@ struct init_reexec {
 	int old_loop;          /* the previous kin's epoll set */
 };
 
-static char **saved_argv;
-
-void init_reexec_set_argv(char **argv)
-{
-	saved_argv = argv;
-}
-
-int init_reexec_new(struct init_state *s)
+int keep_reexec_init(struct keep *k, struct ev_loop *loop, struct child_table *children,
+                     const char *kind, char **argv, const struct keep_reexec_ops *ops)
 {
 	/* Static: a probe killed at the end is reaped later, and its exit
 	 * callback must still find this (and its pid, to know it is old). */
-	static struct init_reexec storage;
-	struct init_reexec *rx = &storage;
-	*rx = (struct init_reexec){.s = s,
+	static struct keep_reexec storage;
+	struct keep_reexec *rx = &storage;
+	*rx = (struct keep_reexec){.k = k,
+	                           .loop = loop,
+	                           .children = children,
+	                           .ops = *ops,
+	                           .argv = argv,
 	                           .probe_out = -1,
 	                           .probe_report = -1,
 	                           .fallback = -1,
 	                           .timer = {.fd = -1},
 	                           .copy = {.src = -1, .memfd = -1},
 	                           .old_loop = -1};
-	s->reexec = rx;
+	str_copy(rx->kind, sizeof(rx->kind), kind);
+	k->rx = rx;
 	return 0;
 }
 
-static void timer_stop(struct init_reexec *rx)
+static void timer_stop(struct keep_reexec *rx)
 {
-	ev_close(rx->s->loop, &rx->timer);
+	ev_close(rx->loop, &rx->timer);
 }
 
 /* rx->timer: once after ms, then every interval_ms (0: once). */
-static int timer_start(struct init_reexec *rx, ev_handler_fn fn, unsigned interval_ms)
+static int timer_start(struct keep_reexec *rx, ev_handler_fn fn, unsigned interval_ms)
 {
 	unsigned ms = interval_ms ? interval_ms : PROBE_TIMEOUT_MS;
 	struct itimerspec its = {
@@ -138,7 +119,7 @@ static int timer_start(struct init_reexec *rx, ev_handler_fn fn, unsigned interv
 	if (rx->timer.fd < 0)
 		return -errno;
 	if (timerfd_settime(rx->timer.fd, 0, &its, NULL) < 0 ||
-	    ev_add(rx->s->loop, &rx->timer, EPOLLIN) < 0) {
+	    ev_add(rx->loop, &rx->timer, EPOLLIN) < 0) {
 		int r = -errno;
 		close(rx->timer.fd);
 		rx->timer.fd = -1;
@@ -149,7 +130,7 @@ static int timer_start(struct init_reexec *rx, ev_handler_fn fn, unsigned interv
 
 /* A restored kin's leftover, the previous binary's copy: let go (a
  * while after the restore, or when the next re-exec begins). */
-static void fallback_drop(struct init_reexec *rx)
+static void fallback_drop(struct keep_reexec *rx)
 {
 	timer_stop(rx);
 	closep(&rx->fallback);
@@ -158,7 +139,7 @@ static void fallback_drop(struct init_reexec *rx)
 
 /* The probe's child killed if it still runs (reaped as ever: its exit
  * callback then finds it is not the current one), its pipes and timer gone. */
-static void probe_end(struct init_reexec *rx)
+static void probe_end(struct keep_reexec *rx)
 {
 	if (rx->probe)
 		child_signal(rx->probe, SIGKILL);
@@ -173,9 +154,9 @@ static void probe_end(struct init_reexec *rx)
 }
 
 /* The re-exec is over without an exec: the caller hears why. */
-static void finish(struct init_reexec *rx, int result, const struct err *err)
+static void finish(struct keep_reexec *rx, int result, const struct err *err)
 {
-	reexec_done_fn done = rx->done;
+	keep_reexec_done_fn done = rx->done;
 	void *call_data = rx->call_data;
 	probe_end(rx);
 	closep(&rx->fallback);
@@ -188,8 +169,9 @@ static void finish(struct init_reexec *rx, int result, const struct err *err)
 		done(result, err, rx->binary, rx->count, call_data);
 }
 
-void init_reexec_stop(struct init_reexec *rx)
+void keep_reexec_stop(struct keep *k)
 {
+	struct keep_reexec *rx = k ? k->rx : NULL;
 	struct err err;
 	if (!rx || rx->phase == RX_IDLE)
 		return;
@@ -197,65 +179,40 @@ void init_reexec_stop(struct init_reexec *rx)
 	finish(rx, -ECANCELED, &err);
 }
 
-void init_reexec_free(struct init_reexec *rx)
+void keep_reexec_count(const struct keep *k, uint64_t *ret_count, const char **ret_error)
 {
-	init_reexec_stop(rx);
+	*ret_count = k && k->rx ? k->rx->count : 0;
+	*ret_error = k && k->rx ? k->rx->error : "";
 }
 
-void init_reexec_count(uint64_t *ret_count, const char **ret_error, void *data)
+void keep_reexec_cancel(struct keep *k, void *call_data)
 {
-	struct init_state *s = data;
-	*ret_count = s->reexec ? s->reexec->count : 0;
-	*ret_error = s->reexec ? s->reexec->error : "";
-}
-
-void init_reexec_cancel(void *call_data, void *data)
-{
-	struct init_state *s = data;
-	if (s->reexec && s->reexec->call_data == call_data)
-		s->reexec->done = NULL; /* it goes on: the caller just left */
+	if (k && k->rx && k->rx->call_data == call_data)
+		k->rx->done = NULL; /* it goes on: the caller just left */
 }
 
 /* ---- what cannot be handed over yet ---- */
 
-static int check_carry(struct init_state *s, struct err *err)
+static int check_carry(struct keep_reexec *rx, struct err *err)
 {
-	const char *what = NULL;
-	if (s->phase != PHASE_RUNNING)
-		what = "kin is stopping";
-	else if (s->role == INIT_ROLE_CONTAINER)
-		what = "a container init serves no state worth handing over";
-	else if ((what = keep_uncarried(s->keep)))
-		;
-	else if (s->units_boot_waits && !s->units_booted)
-		what = "the units' boot, waiting for what a killed kin left to be removed";
-	else if (s->role == INIT_ROLE_MACHINE && !s->booted)
-		what = "the machine's late boot, still running";
+	const char *what = keep_uncarried(rx->k);
 	if (what)
 		return err_set(err, -EOPNOTSUPP, ERR_FAILED_PRECONDITION,
 		               "re-exec: not possible now: %s cannot be handed over yet", what);
-	/* The next kin reads the policy from its file: one that does not
-	 * build would leave only root able to call (and a remote admin out). */
-	struct err perr = {0};
-	if (s->auth && init_auth_check(&s->cfg->rpc, &perr) < 0)
-		return err_set(err, -EINVAL, ERR_FAILED_PRECONDITION,
-		               "re-exec: not possible now: the next kin would refuse the policy "
-		               "(fix the file, then retry): %s",
-		               perr.msg[0] ? perr.msg : "it does not read");
-	return 0;
+	return rx->ops.check ? rx->ops.check(rx->ops.data, err) : 0;
 }
 
-static void settle_check(struct init_state *s);
+static void settle_check(struct keep_reexec *rx);
 
 /* ---- the probe: is the binary a kin that reads this state? ---- */
 
-static void decide(struct init_reexec *rx, const siginfo_t *si)
+/* What the probe said, as a verdict: 0, or -ENOEXEC with err. */
+static int probe_verdict(struct keep_reexec *rx, const siginfo_t *si, struct err *err)
 {
 	char out[PROBE_OUT_MAX + 1];
 	ssize_t n = read(rx->probe_out, out, PROBE_OUT_MAX);
 	out[n > 0 ? n : 0] = '\0';
 	int step, run = spawn_report_read(rx->probe_report, &step);
-	probe_end(rx);
 	unsigned format = 0;
 	const char *line = strstr(out, "kin-state-format ");
 	bool says = line && sscanf(line, "kin-state-format %u", &format) == 1;
@@ -271,19 +228,28 @@ static void decide(struct init_reexec *rx, const siginfo_t *si)
 		snprintf(what, sizeof(what), "it does not say which state format it reads");
 	else
 		snprintf(what, sizeof(what), "it reads format %u", format);
-	struct err err;
 	if (run < 0 || si->si_code != CLD_EXITED || si->si_status != 0 || !says ||
-	    format != STATE_FORMAT) {
-		err_set(&err, -ENOEXEC, ERR_FAILED_PRECONDITION,
-		        "re-exec: %s is not a kin that reads state format %u: %s", rx->binary,
-		        STATE_FORMAT, what);
-		finish(rx, -ENOEXEC, &err);
+	    format != STATE_FORMAT)
+		return err_set(err, -ENOEXEC, ERR_FAILED_PRECONDITION,
+		               "re-exec: %s is not a kin that reads state format %u: %s",
+		               rx->binary, STATE_FORMAT, what);
+	return 0;
+}
+
+static void decide(struct keep_reexec *rx, const siginfo_t *si)
+{
+	struct err err;
+	int r = probe_verdict(rx, si, &err);
+	probe_end(rx);
+	if (r < 0) {
+		finish(rx, r, &err);
 		return;
 	}
 	/* The running binary, kept for a new one that cannot take over: made
 	 * by the probe's child (once: the same binary's next kin keeps it), or
 	 * now if it could not, never in the window where kin does not answer. */
-	int self, r = self_copy(&self, &rx->fallback_id);
+	int self;
+	r = self_copy(&self, &rx->fallback_id);
 	if (r == 0 && (rx->fallback = fcntl(self, F_DUPFD_CLOEXEC, 3)) < 0)
 		r = -errno;
 	if (r < 0) {
@@ -293,12 +259,12 @@ static void decide(struct init_reexec *rx, const siginfo_t *si)
 	}
 	rx->phase = RX_SETTLING;
 	rx->deadline_ns = now_monotonic_ns() + SETTLE_TIMEOUT_MS * 1000000ull;
-	settle_check(rx->s);
+	settle_check(rx);
 }
 
 static void probe_exited(const siginfo_t *si, void *data)
 {
-	struct init_reexec *rx = data;
+	struct keep_reexec *rx = data;
 	/* An earlier probe killed by finish() ends here too: not this one. */
 	if (rx->phase != RX_PROBING || !rx->probe || si->si_pid != rx->probe_pid)
 		return;
@@ -308,7 +274,7 @@ static void probe_exited(const siginfo_t *si, void *data)
 
 static void probe_timeout(struct ev_source *src, uint32_t events)
 {
-	struct init_reexec *rx = src->data;
+	struct keep_reexec *rx = src->data;
 	struct err err;
 	(void)events;
 	err_set(&err, -ETIMEDOUT, ERR_DEADLINE_EXCEEDED,
@@ -317,7 +283,7 @@ static void probe_timeout(struct ev_source *src, uint32_t events)
 	finish(rx, -ETIMEDOUT, &err);
 }
 
-static int probe_start(struct init_reexec *rx, struct err *err)
+static int probe_start(struct keep_reexec *rx, struct err *err)
 {
 	int out[2];
 	struct spawn_proc p;
@@ -351,7 +317,7 @@ static int probe_start(struct init_reexec *rx, struct err *err)
 	rx->probe_report = p.report_fd; /* why it could not run, if it could not */
 	rx->probe_out = out[0];
 	rx->probe_pid = p.pid;
-	r = child_track(rx->s->children, p.pid, p.pidfd, probe_exited, rx, &rx->probe);
+	r = child_track(rx->children, p.pid, p.pidfd, probe_exited, rx, &rx->probe);
 	if (r == 0)
 		r = timer_start(rx, probe_timeout, 0);
 	if (r < 0) {
@@ -391,22 +357,21 @@ static int binary_path(const char *binary, char *buf, size_t size, struct err *e
 	return 0;
 }
 
-int init_reexec_begin(const char *binary, reexec_done_fn done, void *call_data, struct err *err,
-                      void *data)
+int keep_reexec_begin(struct keep *k, const char *binary, keep_reexec_done_fn done,
+                      void *call_data, struct err *err)
 {
-	struct init_state *s = data;
-	struct init_reexec *rx = s->reexec;
+	struct keep_reexec *rx = k ? k->rx : NULL;
 	if (!rx)
 		return err_set(err, -ENOMEM, ERR_UNAVAILABLE, "re-exec: not available");
 	if (rx->phase != RX_IDLE)
 		return err_set(err, -EBUSY, ERR_ABORTED,
 		               "re-exec: one is already under way (to %s)", rx->binary);
-	if (!saved_argv)
+	if (!rx->argv)
 		return err_set(err, -EINVAL, ERR_FAILED_PRECONDITION,
 		               "re-exec: kin's own command line is not known");
 	if (rx->fallback >= 0)
 		fallback_drop(rx);
-	int r = check_carry(s, err);
+	int r = check_carry(rx, err);
 	if (r < 0)
 		return r;
 	if ((r = binary_path(binary, rx->binary, sizeof(rx->binary), err)) < 0)
@@ -421,77 +386,27 @@ int init_reexec_begin(const char *binary, reexec_done_fn done, void *call_data, 
 
 /* ---- the handover ---- */
 
-static void save_init(struct init_state *s, struct state_w *w)
+static void save_own(struct keep_reexec *rx, struct state_w *w)
 {
-	size_t at = state_open(w, S_INIT);
-	state_put_u64(w, I_ROLE, s->role);
-	state_put_u64(w, I_STARTED, s->started_ns);
-	state_put_u64(w, I_REEXECS, s->reexec->count + 1);
-	if (s->workload) {
-		state_put_u64(w, I_WORKLOAD_PID, (uint64_t)child_pid(s->workload));
-		state_put_u64(w, I_WORKLOAD_RUNNING, s->workload_running);
-	}
-	state_put_u64(w, I_BOOTED, s->booted);
-	const struct file_id *id = &s->reexec->fallback_id;
-	state_put_u64(w, I_EXE_DEV, id->dev);
-	state_put_u64(w, I_EXE_INO, id->ino);
-	state_put_u64(w, I_EXE_SIZE, id->size);
-	state_put_u64(w, I_EXE_MTIME, id->mtime_ns);
-	state_put_u64(w, I_EXE_CTIME, id->ctime_ns);
+	size_t at = state_open(w, S_KEEP);
+	state_put_str(w, R_KIND, rx->kind);
+	state_put_u64(w, R_REEXECS, rx->count + 1);
+	const struct file_id *id = &rx->fallback_id;
+	state_put_u64(w, R_EXE_DEV, id->dev);
+	state_put_u64(w, R_EXE_INO, id->ino);
+	state_put_u64(w, R_EXE_SIZE, id->size);
+	state_put_u64(w, R_EXE_MTIME, id->mtime_ns);
+	state_put_u64(w, R_EXE_CTIME, id->ctime_ns);
 	state_close(w, at);
 }
 
-static void listeners_back(struct init_state *s, const struct rpc_listen_fd *l, size_t n)
+/* The state sealed and kin executed: does not return then. Returns why
+ * not (the wire's participants resumed: this kin goes on). */
+static int exec_next(struct keep_reexec *rx, struct state_w *w)
 {
-	for (size_t i = 0; i < n; i++)
-		if (rpc_server_listen_handed(s->rpc, &l[i]) < 0)
-			log_error("re-exec: the listening socket %s is lost", l[i].path);
-}
-
-static void do_exec(struct init_reexec *rx)
-{
-	struct init_state *s = rx->s;
-	struct state_w w;
-	struct err err = {0};
-	int fallback = rx->fallback;
-	int r = 0, state_fd = -1;
+	int state_fd = -1, fallback = rx->fallback;
 	uint64_t t0 = now_monotonic_ns();
-
-	state_w_init(&w);
-	save_init(s, &w);
-	r = keep_save(s->keep, &w, &err); /* every participant's record */
-	if (r == 0 && w.err)
-		err_set_errno(&err, r = w.err, "re-exec: the state: %s", strerror(-w.err));
-	if (r < 0) {
-		state_w_unkeep(&w);
-		state_w_free(&w);
-		finish(rx, r, &err);
-		return;
-	}
-	/* Answered first; then every other call ends, the sockets go along. */
-	log_info("re-exec: %s, after %llu re-execs", rx->binary, (unsigned long long)rx->count);
-	reexec_done_fn done = rx->done;
-	rx->done = NULL;
-	if (done)
-		done(0, NULL, rx->binary, rx->count, rx->call_data);
-	/* From here on nobody is answered: the next kin says for how long. */
-	state_put_u64(&w, S_SILENT_SINCE, now_monotonic_ns());
-	struct rpc_listen_fd l[RPC_LISTENERS_MAX];
-	size_t nl = s->rpc ? rpc_server_handover(s->rpc, AGAIN, l, ARRAY_SIZE(l)) : 0;
-	for (size_t i = 0; i < nl; i++) {
-		size_t at = state_open(&w, S_LISTENER);
-		state_put_fd(&w, L_FD, l[i].fd);
-		state_put_u64(&w, L_TRANSPORT, l[i].transport);
-		state_put_str(&w, L_PATH, l[i].path);
-		state_put_u64(&w, L_PARENT, l[i].parent);
-		state_close(&w, at);
-	}
-	if (s->rpc) /* routes to zones, a zone's channel to its parent */
-		rpc_server_save(s->rpc, &w, S_ROUTE, S_CONN);
-	/* Kept open: closed in the exec, it would take the thousands of
-	 * registrations of what goes along out at once, in the window. */
-	state_put_fd(&w, S_OLD_LOOP, ev_loop_fd(s->loop));
-	r = state_w_seal(&w, &state_fd);
+	int r = state_w_seal(w, &state_fd);
 	char num[32];
 	if (r == 0) {
 		snprintf(num, sizeof(num), "%d", state_fd);
@@ -502,9 +417,9 @@ static void do_exec(struct init_reexec *rx)
 		setenv(ENV_FALLBACK, num, 1);
 		unsetenv(ENV_FAILED);
 		fd_set_cloexec(fallback, false);
-		log_info("re-exec: state of %zu bytes written in %.2f ms", w.len,
+		log_info("re-exec: state of %zu bytes written in %.2f ms", w->len,
 		         (double)(now_monotonic_ns() - t0) / 1e6);
-		execv(rx->binary, saved_argv);
+		execv(rx->binary, rx->argv);
 		r = -errno;
 		close(state_fd);
 	}
@@ -512,15 +427,40 @@ static void do_exec(struct init_reexec *rx)
 	unsetenv(ENV_STATE);
 	unsetenv(ENV_FALLBACK);
 	fd_set_cloexec(fallback, true);
-	state_w_unkeep(&w);
-	state_w_free(&w);
-	listeners_back(s, l, nl);
-	if (s->link) { /* its connection went with the handover: open the port again */
-		init_link_free(s->link);
-		s->link = NULL;
-		if (init_link_start(s->loop, s->rpc, &s->link) < 0)
-			log_warn("rpc: cannot watch for the VM link again");
+	state_w_unkeep(w);
+	keep_parts_resume(rx->k);
+	return r;
+}
+
+static void do_exec(struct keep_reexec *rx)
+{
+	struct state_w w;
+	struct err err = {0};
+	state_w_init(&w);
+	save_own(rx, &w);
+	int r = keep_parts_save(rx->k, &w, false, &err); /* every participant's record */
+	if (r == 0 && w.err)
+		err_set_errno(&err, r = w.err, "re-exec: the state: %s", strerror(-w.err));
+	if (r < 0) {
+		state_w_unkeep(&w);
+		state_w_free(&w);
+		finish(rx, r, &err);
+		return;
 	}
+	/* Answered first; then the wire's participants end every other call. */
+	log_info("re-exec: %s, after %llu re-execs", rx->binary, (unsigned long long)rx->count);
+	keep_reexec_done_fn done = rx->done;
+	rx->done = NULL;
+	if (done)
+		done(0, NULL, rx->binary, rx->count, rx->call_data);
+	/* From here on nobody is answered: the next kin says for how long. */
+	state_put_u64(&w, S_SILENT_SINCE, now_monotonic_ns());
+	keep_parts_save(rx->k, &w, true, &err);
+	/* Kept open: closed in the exec, it would take the thousands of
+	 * registrations of what goes along out at once, in the window. */
+	state_put_fd(&w, S_OLD_LOOP, ev_loop_fd(rx->loop));
+	r = exec_next(rx, &w);
+	state_w_free(&w);
 	err_set_errno(&err, r, "re-exec: exec of %s failed: %s; this kin goes on", rx->binary,
 	              strerror(-r));
 	str_copy(rx->error, sizeof(rx->error), err.msg);
@@ -529,33 +469,32 @@ static void do_exec(struct init_reexec *rx)
 
 static void settle_fired(struct ev_source *src, uint32_t events)
 {
-	struct init_reexec *rx = src->data;
+	struct keep_reexec *rx = src->data;
 	uint64_t ticks;
 	(void)events;
 	if (read(src->fd, &ticks, sizeof(ticks)) < 0)
 		return;
-	settle_check(rx->s);
+	settle_check(rx);
 }
 
 /* A re-exec waiting for what is in flight to settle: now, or on its timer. */
-static void settle_check(struct init_state *s)
+static void settle_check(struct keep_reexec *rx)
 {
-	struct init_reexec *rx = s->reexec;
 	char why[256];
-	if (!rx || rx->phase != RX_SETTLING)
-		return;
 	struct err err;
-	if (check_carry(s, &err) < 0) {
+	if (rx->phase != RX_SETTLING)
+		return;
+	if (check_carry(rx, &err) < 0) {
 		finish(rx, -EOPNOTSUPP, &err);
 		return;
 	}
-	bool settled = keep_settled(s->keep, why, sizeof(why));
+	bool settled = keep_settled(rx->k, why, sizeof(why));
 	/* Every child is one the state carries: no helper whose end would go
 	 * unseen (an image import, a VM's tooling). */
-	size_t carried = keep_children(s->keep) + (s->workload != NULL);
-	if (settled && child_count(s->children) > carried) {
+	size_t carried = keep_children(rx->k);
+	if (settled && child_count(rx->children) > carried) {
 		snprintf(why, sizeof(why), "%zu helper processes still run",
-		         child_count(s->children) - carried);
+		         child_count(rx->children) - carried);
 		settled = false;
 	}
 	if (settled) {
@@ -593,7 +532,7 @@ static int env_fd(const char *name, unsigned index)
 	return (int)fd;
 }
 
-bool init_reexec_pending(void)
+bool keep_reexec_pending(void)
 {
 	return getenv(ENV_STATE) != NULL;
 }
@@ -601,7 +540,7 @@ bool init_reexec_pending(void)
 /* This binary cannot take the state over: the previous one, kept in the
  * memfd, takes it back (unless this is already it: then kin starts
  * afresh, its workloads running on as orphans it reaps). */
-static void fall_back(struct init_reexec *rx, int state_fd, const char *why)
+static void fall_back(struct keep_reexec *rx, int state_fd, const char *why)
 {
 	int fallback = env_fd(ENV_FALLBACK, 0), written = env_fd(ENV_FALLBACK, 1);
 	if (getenv(ENV_FAILED) || fallback < 0 || written < 0) {
@@ -625,87 +564,66 @@ static void fall_back(struct init_reexec *rx, int state_fd, const char *why)
 	setenv(ENV_FAILED, why, 1);
 	if (state_fd >= 0 && state_fd != written)
 		close(state_fd);
-	fexecve(fallback, saved_argv, environ);
+	fexecve(fallback, rx->argv, environ);
 	log_error("re-exec: the previous binary does not run either: %m");
 	setenv(ENV_FAILED, why, 1);
 	fall_back(rx, state_fd, why); /* ENV_FAILED is set: starts afresh */
 }
 
-struct restored {
-	uint64_t started, reexecs, workload_pid, workload_running, booted, role;
+struct own {
+	uint64_t reexecs;
 	struct file_id exe;
-	struct rpc_listen_fd listeners[RPC_LISTENERS_MAX];
-	size_t nlisteners;
+	char kind[32];
 };
 
-static int read_init(const struct state_field *f, struct restored *out)
+static int read_own(const struct state_field *f, struct own *out)
 {
 	static const struct state_num nums[] = {
-	    STATE_NUM(I_ROLE, struct restored, role),
-	    STATE_NUM(I_STARTED, struct restored, started),
-	    STATE_NUM(I_REEXECS, struct restored, reexecs),
-	    STATE_NUM(I_WORKLOAD_PID, struct restored, workload_pid),
-	    STATE_NUM(I_WORKLOAD_RUNNING, struct restored, workload_running),
-	    STATE_NUM(I_BOOTED, struct restored, booted),
-	    STATE_NUM(I_EXE_DEV, struct restored, exe.dev),
-	    STATE_NUM(I_EXE_INO, struct restored, exe.ino),
-	    STATE_NUM(I_EXE_SIZE, struct restored, exe.size),
-	    STATE_NUM(I_EXE_MTIME, struct restored, exe.mtime_ns),
-	    STATE_NUM(I_EXE_CTIME, struct restored, exe.ctime_ns),
+	    STATE_NUM(R_REEXECS, struct own, reexecs),
+	    STATE_NUM(R_EXE_DEV, struct own, exe.dev),
+	    STATE_NUM(R_EXE_INO, struct own, exe.ino),
+	    STATE_NUM(R_EXE_SIZE, struct own, exe.size),
+	    STATE_NUM(R_EXE_MTIME, struct own, exe.mtime_ns),
+	    STATE_NUM(R_EXE_CTIME, struct own, exe.ctime_ns),
 	};
 	struct state_r r;
 	struct state_field g;
 	int k;
 	state_get_record(f, &r);
-	while ((k = state_next(&r, &g)) > 0)
-		if ((k = state_get_num(&g, out, nums, ARRAY_SIZE(nums))) < 0)
+	while ((k = state_next(&r, &g)) > 0) {
+		if (g.tag == R_KIND)
+			k = state_get_str(&g, out->kind, sizeof(out->kind));
+		else
+			k = state_get_num(&g, out, nums, ARRAY_SIZE(nums));
+		if (k < 0)
 			return k;
+	}
 	return k;
 }
 
-static void read_listener(struct state_in *in, const struct state_field *f, struct restored *out)
+/* The handover's own fields, and whether the state is this kind of kin's. */
+static int read_top(struct keep_reexec *rx, struct own *own)
 {
-	struct rpc_listen_fd l = {.fd = -1};
-	uint64_t transport = RPC_TRANSPORT_OTHER, parent = 0;
-	struct state_r r;
-	struct state_field g;
-	state_get_record(f, &r);
-	while (state_next(&r, &g) > 0) {
-		if (g.tag == L_FD && state_get_fd(in, &g, &l.fd) < 0)
-			l.fd = -1;
-		else if (g.tag == L_TRANSPORT)
-			state_get_u64(&g, &transport);
-		else if (g.tag == L_PATH)
-			state_get_str(&g, l.path, sizeof(l.path));
-		else if (g.tag == L_PARENT)
-			state_get_u64(&g, &parent);
+	struct state_r top = rx->in.top;
+	struct state_field f;
+	int r;
+	bool seen = false;
+	while ((r = state_next(&top, &f)) > 0) {
+		if (f.tag == S_KEEP)
+			r = read_own(&f, own), seen = true;
+		else if (f.tag == S_SILENT_SINCE)
+			state_get_u64(&f, &rx->silent_since);
+		else if (f.tag == S_OLD_LOOP && state_get_fd(&rx->in, &f, &rx->old_loop) < 0)
+			rx->old_loop = -1;
+		if (r < 0)
+			return r;
 	}
-	l.transport = (enum rpc_transport)transport;
-	l.parent = parent != 0;
-	if (l.fd < 0 || out->nlisteners == RPC_LISTENERS_MAX) {
-		log_error("re-exec: a listening socket was not handed over");
-		if (l.fd >= 0)
-			close(l.fd);
-		return;
-	}
-	out->listeners[out->nlisteners++] = l;
+	return seen ? 0 : -EBADMSG;
 }
 
-/* Tracks the workload again: it is still kin's child, unreaped. */
-static void workload_back(struct init_state *s, const struct restored *st)
+int keep_reexec_restore(struct keep *k)
 {
-	if (!st->workload_pid)
-		return;
-	if (!st->workload_running) {
-		s->workload_running = false;
-		return;
-	}
-	init_loop_track_workload(s, (pid_t)st->workload_pid);
-}
-
-int init_reexec_restore(struct init_state *s)
-{
-	struct init_reexec *rx = s->reexec;
+	struct keep_reexec *rx = k->rx;
 	struct state_in *in = &rx->in;
 	uint32_t format = 0;
 	char why[ERR_MSG_MAX];
@@ -728,25 +646,9 @@ int init_reexec_restore(struct init_state *s)
 		return r;
 	}
 	close(state_fd); /* mapped */
-	struct restored st = {0};
-	struct state_r top = in->top;
-	struct state_field f;
-	size_t carried = 0; /* routes and channels: the server is needed for them */
-	while ((r = state_next(&top, &f)) > 0) {
-		if (f.tag == S_INIT)
-			r = read_init(&f, &st);
-		else if (f.tag == S_LISTENER)
-			read_listener(in, &f, &st);
-		else if (f.tag == S_ROUTE || f.tag == S_CONN)
-			carried++;
-		else if (f.tag == S_SILENT_SINCE)
-			state_get_u64(&f, &rx->silent_since);
-		else if (f.tag == S_OLD_LOOP && state_get_fd(in, &f, &rx->old_loop) < 0)
-			rx->old_loop = -1;
-		if (r < 0)
-			break;
-	}
-	if (r < 0 || st.role != s->role) {
+	struct own own = {0};
+	r = read_top(rx, &own);
+	if (r < 0 || strcmp(own.kind, rx->kind) != 0) {
 		snprintf(why, sizeof(why), "re-exec: the state handed over %s",
 		         r < 0 ? "does not read" : "is another role's");
 		state_in_close(in);
@@ -754,28 +656,17 @@ int init_reexec_restore(struct init_state *s)
 		return -EBADMSG;
 	}
 	rx->in_open = true;
-	s->started_ns = st.started;
-	rx->count = st.reexecs;
-	rx->fallback_id = st.exe;
+	rx->count = own.reexecs;
+	rx->fallback_id = own.exe;
 	/* The previous binary's copy is this kin's own if it runs the same
-	 * file (then the zones restored below may keep it). */
+	 * file (then the zones restored may keep it). */
 	rx->fallback = env_fd(ENV_FALLBACK, 0);
 	if (self_copy_take(rx->fallback, &rx->fallback_id))
 		rx->fallback = -1;
 	else if (rx->fallback >= 0)
 		fd_set_cloexec(rx->fallback, true); /* not for the children */
-	s->booted = st.booted;
-	if (s->cfg->rpc.socket[0] || st.nlisteners || carried)
-		init_rpc_serve_handed(s->cfg, s->loop, st.listeners, st.nlisteners, carried > 0,
-		                      &s->rpc);
-	/* Routes now: calls through them answer once the services run. */
-	top = in->top;
-	while (s->rpc && state_next(&top, &f) > 0)
-		if (f.tag == S_ROUTE && (r = rpc_route_restore(s->rpc, in, &f)) < 0)
-			log_error("re-exec: a route to a child kin is lost: %s", strerror(-r));
-	workload_back(s, &st);
 	/* The participants take the rest over as they start (keep_start). */
-	keep_take_from(s->keep, KEEP_REEXEC, in, NULL, 0);
+	keep_take_from(k, KEEP_REEXEC, in, NULL, 0);
 	return 0;
 }
 
@@ -786,23 +677,17 @@ static void fallback_late(struct ev_source *src, uint32_t events)
 	self_copy_drop(); /* the zones keep theirs if they took one */
 }
 
-void init_reexec_restore_services(struct init_state *s)
+void keep_reexec_restored(struct keep *k)
 {
-	struct init_reexec *rx = s->reexec;
-	struct state_field f;
-	int r;
+	struct keep_reexec *rx = k->rx;
 	if (!rx || !rx->in_open)
 		return;
-	struct state_r top = rx->in.top;
-	while (state_next(&top, &f) > 0)
-		if (f.tag == S_CONN && s->rpc && (r = rpc_conn_restore(s->rpc, &rx->in, &f)) < 0)
-			log_error("re-exec: the parent's channel is lost: %s", strerror(-r));
 	/* What went along may still be in the previous epoll set: taken out
 	 * once kin answers (what nobody took is closed now, and out of it). */
-	if (rx->old_loop >= 0 && ev_retire(s->loop, rx->old_loop, rx->in.kept, STATE_FDS_MAX) < 0)
+	if (rx->old_loop >= 0 && ev_retire(rx->loop, rx->old_loop, rx->in.kept, STATE_FDS_MAX) < 0)
 		log_warn("re-exec: the previous epoll set is closed at once");
 	rx->old_loop = -1;
-	keep_take_from(s->keep, KEEP_FRESH, NULL, NULL, 0);
+	keep_take_from(k, KEEP_FRESH, NULL, NULL, 0);
 	state_in_close(&rx->in); /* closes what nobody took */
 	rx->in_open = false;
 	/* The previous binary's copy is let go later (freeing megabytes of
