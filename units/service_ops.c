@@ -499,7 +499,8 @@ static int svc_resume(struct unit *u, char *why, size_t size)
 			service_watchdog_arm(s);
 		break;
 	case SVC_AUTO_RESTART:
-		service_timer_arm(s, &s->t_deadline, s->carried_restart_ms ? s->carried_restart_ms : 1);
+		service_timer_arm(s, &s->t_deadline,
+		                  s->carried_restart_ms ? s->carried_restart_ms : 1);
 		break;
 	case SVC_DEAD:
 		if (s->invocation_id[0]) /* its empty cell goes, as after a stop */
