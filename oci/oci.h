@@ -211,3 +211,11 @@ void oci_spec_free(struct oci_spec *s);
 /* A runtime-spec LinuxResources object alone (containerd's Update): only
  * the resource fields of *ret are set; errors name the field. */
 int oci_resources_parse(const char *json, size_t len, struct oci_spec **ret, struct err *err);
+/* A spec's resources as cgroup v2 files and values, as runc writes them
+ * (cpu shares to cpu.weight, blkio weight to io.weight, swap as
+ * memory.swap.max), then linux.resources.unified's as given: set(limits,
+ * file, value, err) for each, until one fails (err's code then
+ * INVALID_ARGUMENT). The caller's limits are whatever set fills. */
+typedef int (*oci_limit_set_fn)(void *limits, const char *file, const char *value, struct err *err);
+int oci_cgroup_limits(const struct oci_spec *o, oci_limit_set_fn set, void *limits,
+                      struct err *err);
