@@ -72,10 +72,6 @@ int api_bind(struct rpc_server *s, struct api_binding *b, const struct api_handl
 /* Frees what api_bind allocated; after rpc_server_free. */
 void api_binding_release(struct api_binding *b);
 
-/* Ends call with err's code and sentence (err NULL or empty: r's errno,
- * INTERNAL when it maps to OK). */
-int api_fail_err(struct rpc_call *call, const struct err *err, int r);
-
 /* rpc_route_call to the first method of desc that takes in's type (a
  * zone's Health/Check, a VM's System/Poweroff). */
 int api_route_call(struct rpc_server *s, const char *route, const ProtobufCServiceDescriptor *desc,
@@ -95,14 +91,6 @@ typedef void (*api_vm_exited_fn)(const struct vm_info *info, const struct err *s
                                  void *data);
 int api_vm_start_as(struct api_vm *svc, const struct vm_spec *spec, const char *route,
                     api_vm_exited_fn exited, void *data, struct err *e);
-/* What Vm/Start and a VM zone's Create give of a VM (disk, append: NULL
- * for none); errors name it as `what "name"`. */
-struct api_vm_request {
-	const char *what, *name, *kernel, *image, *disk, *append;
-	uint32_t cpus, memory_mb;
-	const char *accel;
-};
-int api_vm_spec_fill(struct vm_spec *spec, const struct api_vm_request *q, struct err *e);
 int api_vm_stop_as(struct api_vm *svc, const char *name, uint64_t timeout_ms);
 int api_vm_kill_as(struct api_vm *svc, const char *name);
 int api_vm_get_as(struct api_vm *svc, const char *name, struct vm_info *ret, bool *ret_ready);

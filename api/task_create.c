@@ -356,7 +356,7 @@ static void create_container(struct task *t, const Kin__Shim__CreateTaskRequest 
 	if (r < 0) {
 		t->create_call = NULL;
 		rpc_call_on_cancel(call, NULL, NULL);
-		api_fail_err(call, &err, r);
+		rpc_call_fail_err(call, &err, r);
 		container_unmount(t);
 		task_free(t);
 	}
@@ -420,7 +420,7 @@ int task_serve_create(struct rpc_call *call, const ProtobufCMessage *in, void *d
 	struct oci_spec *o = NULL;
 	r = oci_spec_load(m->bundle, &o, &err);
 	if (r < 0)
-		return api_fail_err(call, &err, r);
+		return rpc_call_fail_err(call, &err, r);
 	bool sandbox = annotation_is(o, "io.kubernetes.cri.container-type", "sandbox");
 	bool cri_container = annotation_is(o, "io.kubernetes.cri.container-type", "container");
 	if (cri_container && svc->zone == ZN_NONE) {
@@ -463,7 +463,7 @@ int task_serve_create(struct rpc_call *call, const ProtobufCMessage *in, void *d
 	oci_spec_free(o);
 	if (r < 0) {
 		free(t);
-		return api_fail_err(call, &err, r);
+		return rpc_call_fail_err(call, &err, r);
 	}
 	list_append(&svc->tasks, &t->node);
 	svc->ntasks++;

@@ -242,7 +242,7 @@ int task_serve_update(struct rpc_call *call, const ProtobufCMessage *in, void *d
 		r = api_oci_limits(o, &limits, &err);
 	oci_spec_free(o);
 	if (r < 0)
-		return api_fail_err(call, &err, r);
+		return rpc_call_fail_err(call, &err, r);
 	if (t->sandbox) { /* the zone's cell is this kin's (a VM's: its VMM's) */
 		struct zone_info info;
 		if (api_zones_info(svc->api->zones, SHIM_ZONE_NAME, &info) < 0 || !info.cell[0])
@@ -252,7 +252,7 @@ int task_serve_update(struct rpc_call *call, const ProtobufCMessage *in, void *d
 			                     t->id);
 		r = cell_update(svc->cells, info.cell, &limits, &err);
 		if (r < 0)
-			return api_fail_err(call, &err, r);
+			return rpc_call_fail_err(call, &err, r);
 		Kin__Shim__Empty out = KIN__SHIM__EMPTY__INIT;
 		return rpc_call_reply(call, &out.base);
 	}

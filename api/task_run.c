@@ -504,7 +504,7 @@ int task_serve_exec(struct rpc_call *call, const ProtobufCMessage *in, void *dat
 	if (r < 0) {
 		proc_unmount(p);
 		free(p);
-		return api_fail_err(call, &err, r);
+		return rpc_call_fail_err(call, &err, r);
 	}
 	proc_hold(p);
 	list_append(&t->execs, &p->node);

@@ -114,14 +114,14 @@ int task_vm_zone_start(struct api_task *svc, const struct oci_spec *o,
 	if (r < 0)
 		return r;
 	struct vm_spec spec;
-	const struct api_vm_request q = {.what = "zone",
-	                                 .name = SHIM_ZONE_NAME,
-	                                 .kernel = c.kernel,
-	                                 .image = c.image,
-	                                 .cpus = c.cpus,
-	                                 .memory_mb = c.memory_mb,
-	                                 .accel = c.accel};
-	r = api_vm_spec_fill(&spec, &q, err);
+	const struct vm_request q = {.what = "zone",
+	                             .name = SHIM_ZONE_NAME,
+	                             .kernel = c.kernel,
+	                             .image = c.image,
+	                             .cpus = c.cpus,
+	                             .memory_mb = c.memory_mb,
+	                             .accel = c.accel};
+	r = vm_spec_fill(&spec, &q, err);
 	if (r < 0)
 		return r;
 	str_copy(spec.share, sizeof(spec.share), svc->cfg->pod_dir);
