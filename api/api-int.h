@@ -26,7 +26,7 @@ struct api {
 	struct api_vm *vm;
 	struct api_zones *zones;
 	struct api_images *images;
-	struct api_task *task; /* a containerd shim's */
+	struct api_carried carried; /* a containerd shim's Task service; zeros none */
 	struct api_units *units;
 };
 
@@ -201,13 +201,6 @@ bool api_zones_all_gone(const struct api_zones *svc);
 /* Re-exec (api.h api_save): what cannot go along yet (NULL: all can),
  * whether every zone is settled, the zone kins tracked, and the zones
  * written to a state record tag / taken back from one (how many). */
-/* A shim's Task service across a re-exec (api/task_state.c): as the
- * Zones service's below; the restore after the zones (it owns the pod's). */
-struct api_task;
-const char *api_task_uncarried(const struct api_task *svc);
-bool api_task_settled(const struct api_task *svc, char *why, size_t size);
-void api_task_save(struct api_task *svc, struct state_w *w, uint16_t tag);
-int api_task_restore(struct api_task *svc, struct state_in *in, const struct state_field *f);
 bool api_zones_settled(const struct api_zones *svc, char *why, size_t size);
 /* The zones' log pipes to the keeper again (zones_keep_all). */
 void api_zones_keep_pipes(struct api_zones *svc);

@@ -123,16 +123,21 @@ void api_keep_pipes(struct api *api)
 		api_zones_keep_pipes(api->zones);
 }
 
+void api_carry(struct api *api, const struct api_carried *c)
+{
+	api->carried = *c;
+}
+
 const char *api_uncarried(const struct api *api)
 {
-	return api ? api_task_uncarried(api->task) : NULL;
+	return api && api->carried.uncarried ? api->carried.uncarried(api->carried.data) : NULL;
 }
 
 bool api_settled(const struct api *api, char *why, size_t size)
 {
 	return !api ||
 	       (api_zones_settled(api->zones, why, size) && api_vm_settled(api->vm, why, size) &&
-	        api_task_settled(api->task, why, size));
+	        (!api->carried.settled || api->carried.settled(api->carried.data, why, size)));
 }
 
 size_t api_children(const struct api *api)
@@ -149,7 +154,8 @@ void api_save(struct api *api, struct state_w *w, uint16_t tag)
 	api_vm_save(api->vm, w, AS_VMS);
 	if (api->cells)
 		api_exec_images_save(api->cells, w, AS_EXEC_IMAGES);
-	api_task_save(api->task, w, AS_TASK);
+	if (api->carried.save)
+		api->carried.save(api->carried.data, w, AS_TASK);
 	state_close(w, at);
 }
 
@@ -190,7 +196,9 @@ int api_restore(struct api *api, struct state_in *in, const struct state_field *
 	state_get_record(f, &r);
 	while ((e = state_next(&r, &g)) > 0)
 		if (g.tag == AS_TASK) {
-			if ((n = api_task_restore(api->task, in, &g)) < 0)
+			n = api->carried.restore ? api->carried.restore(api->carried.data, in, &g)
+			                         : -ENODEV;
+			if (n < 0)
 				log_error("re-exec: the shim's tasks could not be taken over: %s",
 				          strerror(-n));
 			else

@@ -3,7 +3,7 @@
  * zone kin), Wait, Kill, Delete, CloseIO, and Exec (refused for now). The
  * sandbox task is the zone: it is "started" by being ready, killed by
  * stopping the zone, and ends with the zone kin. */
-#include "api/task-int.h"
+#include "shim/task-int.h"
 #include "cells/cells.h"
 #include "oci/oci.h"
 #include "proto/cells.pb-c.h"
@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static int task_proc_get(struct api_task *svc, struct rpc_call *call, const char *id,
+static int task_proc_get(struct shim_task *svc, struct rpc_call *call, const char *id,
                          const char *exec_id, struct task **ret_t, struct tproc **ret_p)
 {
 	struct task *t = task_find(svc, id);
@@ -67,7 +67,7 @@ static void exec_waited(const struct err *st, const uint8_t *payload, size_t len
 
 static void proc_wait_in_zone(struct tproc *p)
 {
-	struct api_task *svc = p->t->svc;
+	struct shim_task *svc = p->t->svc;
 	Kin__V1__ExecRequest in = KIN__V1__EXEC_REQUEST__INIT;
 	in.cell = p->t->cell;
 	in.name = p->kname;
@@ -146,7 +146,7 @@ static void started(const struct err *st, const uint8_t *payload, size_t len, vo
 	proc_wait_in_zone(p);
 }
 
-static int start_sandbox(struct api_task *svc, struct rpc_call *call, struct task *t)
+static int start_sandbox(struct shim_task *svc, struct rpc_call *call, struct task *t)
 {
 	if (svc->zone != ZN_READY)
 		return rpc_call_fail(call, ERR_FAILED_PRECONDITION, "task %s: the pod's zone is %s",
@@ -165,7 +165,7 @@ static int start_sandbox(struct api_task *svc, struct rpc_call *call, struct tas
 
 int task_serve_start(struct rpc_call *call, const ProtobufCMessage *in, void *data)
 {
-	struct api_task *svc = data;
+	struct shim_task *svc = data;
 	const Kin__Shim__StartRequest *m = (const Kin__Shim__StartRequest *)in;
 	struct task *t;
 	struct tproc *p;
@@ -220,7 +220,7 @@ static void wait_cancelled(struct rpc_call *call, void *data)
 
 int task_serve_wait(struct rpc_call *call, const ProtobufCMessage *in, void *data)
 {
-	struct api_task *svc = data;
+	struct shim_task *svc = data;
 	const Kin__Shim__WaitRequest *m = (const Kin__Shim__WaitRequest *)in;
 	struct task *t = task_find(svc, m->id);
 	struct tproc *p = t ? proc_find(t, m->exec_id) : NULL;
@@ -255,7 +255,7 @@ static void signalled(const struct err *st, const uint8_t *payload, size_t len, 
 }
 
 /* Every process of the container's cell (kill --all), from this side. */
-static int kill_all(struct api_task *svc, struct task *t, int sig)
+static int kill_all(struct shim_task *svc, struct task *t, int sig)
 {
 	char dir[PATH_MAX], procs[PATH_MAX + 16];
 	_cleanup_free_ char *list = NULL;
@@ -277,7 +277,7 @@ static int kill_all(struct api_task *svc, struct task *t, int sig)
 
 int task_serve_kill(struct rpc_call *call, const ProtobufCMessage *in, void *data)
 {
-	struct api_task *svc = data;
+	struct shim_task *svc = data;
 	const Kin__Shim__KillRequest *m = (const Kin__Shim__KillRequest *)in;
 	Kin__Shim__Empty out = KIN__SHIM__EMPTY__INIT;
 	struct task *t;
@@ -292,7 +292,7 @@ int task_serve_kill(struct rpc_call *call, const ProtobufCMessage *in, void *dat
 		return rpc_call_fail(call, ERR_NOT_FOUND, "task %s: process already finished",
 		                     t->id);
 	if (t->sandbox && p == &t->init) {
-		r = api_zones_end(svc->api->zones, SHIM_ZONE_NAME, m->signal == SIGKILL);
+		r = svc->pods.end(svc->pods.impl, SHIM_ZONE_NAME, m->signal == SIGKILL);
 		if (r < 0 && r != -ENOENT)
 			return rpc_call_fail(call, ERR_INTERNAL,
 			                     "task %s: stopping the pod's zone: %s", t->id,
@@ -348,7 +348,8 @@ static int reply_deleted(struct rpc_call *call, const struct tproc *p)
 	return rpc_call_reply(call, &out.base);
 }
 
-static int delete_exec(struct api_task *svc, struct rpc_call *call, struct task *t, struct tproc *p)
+static int delete_exec(struct shim_task *svc, struct rpc_call *call, struct task *t,
+                       struct tproc *p)
 {
 	if (p->state == T_RUNNING || p->state == T_PAUSED || p->starting)
 		return rpc_call_fail(call, ERR_FAILED_PRECONDITION,
@@ -371,7 +372,7 @@ static int delete_exec(struct api_task *svc, struct rpc_call *call, struct task 
 
 int task_serve_delete(struct rpc_call *call, const ProtobufCMessage *in, void *data)
 {
-	struct api_task *svc = data;
+	struct shim_task *svc = data;
 	const Kin__Shim__DeleteRequest *m = (const Kin__Shim__DeleteRequest *)in;
 	struct task *t;
 	struct tproc *p;
@@ -459,7 +460,7 @@ static int exec_config(struct task *t, struct tproc *p, const Kin__Shim__Any *sp
 
 int task_serve_exec(struct rpc_call *call, const ProtobufCMessage *in, void *data)
 {
-	struct api_task *svc = data;
+	struct shim_task *svc = data;
 	const Kin__Shim__ExecProcessRequest *m = (const Kin__Shim__ExecProcessRequest *)in;
 	struct task *t = task_find(svc, m->id);
 	if (!t)
@@ -522,7 +523,7 @@ int task_serve_exec(struct rpc_call *call, const ProtobufCMessage *in, void *dat
  * of the shim's to close. */
 int task_serve_close_io(struct rpc_call *call, const ProtobufCMessage *in, void *data)
 {
-	struct api_task *svc = data;
+	struct shim_task *svc = data;
 	const Kin__Shim__CloseIORequest *m = (const Kin__Shim__CloseIORequest *)in;
 	struct task *t = task_find(svc, m->id);
 	if (!t || !proc_find(t, m->exec_id))

@@ -5,7 +5,7 @@
  * of its bind mounts, its config.json rewritten for the zone (paths as the
  * zone sees them, the sandbox's namespaces as the zone's own) and checked,
  * and its cell made in the zone kin. Anything that fails undoes the rest. */
-#include "api/task-int.h"
+#include "shim/task-int.h"
 #include "oci/oci.h"
 #include "proto/cells.pb-c.h"
 #include "zone/zone.h"
@@ -19,9 +19,9 @@
 
 static void create_container(struct task *t, const Kin__Shim__CreateTaskRequest *m);
 
-static void zone_ready(int result, const struct err *err, void *data)
+void task_zone_ready(int result, const struct err *err, void *data)
 {
-	struct api_task *svc = data;
+	struct shim_task *svc = data;
 	struct task *t, *next;
 	if (result < 0) {
 		svc->zone = ZN_GONE;
@@ -41,7 +41,7 @@ static void zone_ready(int result, const struct err *err, void *data)
 	}
 	struct zone_info info;
 	svc->zone = ZN_READY;
-	if (api_zones_info(svc->api->zones, SHIM_ZONE_NAME, &info) == 0) {
+	if (svc->pods.info(svc->pods.impl, SHIM_ZONE_NAME, &info) == 0) {
 		svc->zone_pid = info.pid;
 		if (!svc->vm) /* a VM's cells are the guest's, not below its VMM's */
 			cells_cgroup_dir(svc->cells, info.cell, svc->zone_cgroup,
@@ -75,9 +75,9 @@ static void zone_ready(int result, const struct err *err, void *data)
 
 /* The zone ended: the sandbox with the zone kin's status, every container
  * process still running killed with it. */
-static void zone_gone(int status, void *data)
+void task_zone_gone(int status, void *data)
 {
-	struct api_task *svc = data;
+	struct shim_task *svc = data;
 	struct task *t;
 	svc->zone = ZN_GONE;
 	log_info("shim: pod zone gone, status %d", status);
@@ -91,15 +91,10 @@ static void zone_gone(int status, void *data)
 	}
 }
 
-struct api_zone_owner task_zone_owner(struct api_task *svc)
-{
-	return (struct api_zone_owner){.ready = zone_ready, .gone = zone_gone, .data = svc};
-}
-
 /* The zone for the pod, from the sandbox's spec (CRI) or the first
  * container's (ctr run): its network namespace if the spec names one, its
  * hostname, the pod directory shared into it. */
-static int zone_start(struct api_task *svc, const struct oci_spec *o, struct err *err)
+static int zone_start(struct shim_task *svc, const struct oci_spec *o, struct err *err)
 {
 	if (svc->zone != ZN_NONE)
 		return svc->zone == ZN_GONE ? err_set(err, -EHOSTDOWN, ERR_FAILED_PRECONDITION,
@@ -108,9 +103,8 @@ static int zone_start(struct api_task *svc, const struct oci_spec *o, struct err
 	int r = shim_pod_dir_setup(svc->cfg->pod_dir, err);
 	if (r < 0)
 		return r;
-	struct api_zone_owner owner = task_zone_owner(svc);
 	if (svc->vm) {
-		r = task_vm_zone_start(svc, o, &owner, err);
+		r = task_vm_zone_start(svc, o, err);
 		if (r == 0)
 			svc->zone = ZN_STARTING;
 		return r;
@@ -121,7 +115,7 @@ static int zone_start(struct api_task *svc, const struct oci_spec *o, struct err
 		spec.netns = o->ns_path[OCI_NS_NET];
 	if (o && o->hostname && str_is_hostname(o->hostname))
 		spec.hostname = o->hostname;
-	r = api_zones_create_own(svc->api->zones, &spec, &owner, err);
+	r = svc->pods.create(svc->pods.impl, &spec, task_zone_ready, task_zone_gone, svc, err);
 	if (r < 0)
 		return r;
 	svc->zone = ZN_STARTING;
@@ -183,7 +177,7 @@ static int binds_for_zone(struct task *t, json_t *mounts, struct err *err)
  * cannot see; bind mounts' sources are where the zone sees them. */
 static int config_for_zone(struct task *t, const char *bundle, const char *dir, struct err *err)
 {
-	struct api_task *svc = t->svc;
+	struct shim_task *svc = t->svc;
 	char path[PATH_MAX + 16], own[64];
 	_cleanup_free_ char *text = NULL;
 	snprintf(path, sizeof(path), "%s/config.json", bundle);
@@ -362,7 +356,7 @@ static void create_container(struct task *t, const Kin__Shim__CreateTaskRequest 
 	}
 }
 
-static int create_check(struct api_task *svc, struct rpc_call *call,
+static int create_check(struct shim_task *svc, struct rpc_call *call,
                         const Kin__Shim__CreateTaskRequest *m)
 {
 	if (!cell_name_valid(m->id))
@@ -411,7 +405,7 @@ static bool annotation_is(const struct oci_spec *o, const char *key, const char 
 
 int task_serve_create(struct rpc_call *call, const ProtobufCMessage *in, void *data)
 {
-	struct api_task *svc = data;
+	struct shim_task *svc = data;
 	const Kin__Shim__CreateTaskRequest *m = (const Kin__Shim__CreateTaskRequest *)in;
 	int r = create_check(svc, call, m);
 	if (r <= 0)

@@ -17,7 +17,7 @@
  * resume), so output queued here and not written yet comes again, not
  * twice, and the previous kin's follower in the guest is cancelled. A
  * Stdin call in flight is waited for first (task_vm_relay_busy). */
-#include "api/task-int.h"
+#include "shim/task-int.h"
 #include "lib/state.h"
 #include "net/net.h"
 #include "oci/oci.h"
@@ -106,8 +106,7 @@ static int guest_ip(const struct net_link_info *info, char *buf, size_t size)
 	return n < (int)size ? 0 : -ENAMETOOLONG;
 }
 
-int task_vm_zone_start(struct api_task *svc, const struct oci_spec *o,
-                       const struct api_zone_owner *owner, struct err *err)
+int task_vm_zone_start(struct shim_task *svc, const struct oci_spec *o, struct err *err)
 {
 	struct shim_vm_config c;
 	int r = shim_vm_config_load(&c, err);
@@ -143,7 +142,8 @@ int task_vm_zone_start(struct api_task *svc, const struct oci_spec *o,
 		log_info("shim: the pod's VM takes %s (%s, via %s) from %s", info.addr, spec.mac,
 		         info.gateway[0] ? info.gateway : "no gateway", spec.netns);
 	}
-	return api_zones_create_own_vm(svc->api->zones, &spec, owner, err);
+	return svc->pods.create_vm(svc->pods.impl, &spec, task_zone_ready, task_zone_gone, svc,
+	                           err);
 }
 
 /* ---- stdio relay --------------------------------------------------------------------- */
@@ -164,7 +164,7 @@ struct stdin_ticket {
 };
 
 struct task_relay {
-	struct api_task *svc;
+	struct shim_task *svc;
 	struct tproc *p;
 	uint32_t stream; /* the Logs stream on the zone's route; 0 ended */
 	struct relay_out out[2];
@@ -629,7 +629,7 @@ static void exit_checked(const struct err *st, const uint8_t *payload, size_t le
 
 void task_vm_exited(struct tproc *p, uint32_t status)
 {
-	struct api_task *svc = p->t->svc;
+	struct shim_task *svc = p->t->svc;
 	struct vm_exit *x = p == &p->t->init ? calloc(1, sizeof(*x)) : NULL;
 	if (x) {
 		Kin__V1__CellRequest in = KIN__V1__CELL_REQUEST__INIT;
