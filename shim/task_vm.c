@@ -4,7 +4,7 @@
  * namespace zone sees it, so containers' roots and configs reach the guest
  * the same way; its NIC is a tap in the pod's network namespace with tc
  * redirecting eth0 to it and back, the guest taking eth0's address, route
- * and MAC (kata's "tcfilter"). What cannot cross into a guest is relayed:
+ * and MAC (kata's "tcfilter", net_pod_tap). What cannot cross into a guest is relayed:
  * containerd's FIFOs stay on this side, each process's output followed
  * from the guest kin's log ring (Exec/Logs) and written to them, its stdin
  * read here and sent with Exec/Stdin. Pids, Stats and OOM kills come from
@@ -26,7 +26,6 @@
 
 #include <fcntl.h>
 #include <inttypes.h>
-#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -40,71 +39,6 @@
 #define RELAY_IN_RETRY 20 /* ms before sending stdin again to a full pipe */
 
 /* ---- the pod's VM ------------------------------------------------------------------ */
-
-/* In the pod's network namespace: eth0's facts, the tap, the redirects. */
-static int pod_net_setup(const char *netns, struct net_link_info *info, struct err *err)
-{
-	int own = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-	int target = open(netns, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	int r = 0;
-	const char *step = "open";
-	if (own < 0 || target < 0) {
-		r = -errno;
-	} else if (setns(target, CLONE_NEWNET) < 0) {
-		r = -errno;
-		step = "enter";
-	} else {
-		step = "read " POD_IF " of";
-		r = net_link_info(POD_IF, info);
-		if (r == 0) {
-			step = "make " POD_TAP " in";
-			r = net_tap_create(POD_TAP, info->mtu);
-			if (r == -EEXIST) /* a shim started again for this pod: its tap */
-				r = 0;
-		}
-		if (r == 0) {
-			step = "redirect " POD_IF " and " POD_TAP " in";
-			r = net_tc_redirect(POD_IF, POD_TAP);
-			if (r == 0 || r == -EEXIST) /* -EEXIST: redirected already */
-				r = net_tc_redirect(POD_TAP, POD_IF);
-			if (r == -EEXIST)
-				r = 0;
-		}
-		if (setns(own, CLONE_NEWNET) < 0) { /* cannot happen: we came from it */
-			log_error("shim: cannot return to our network namespace: %m");
-			abort();
-		}
-	}
-	if (own >= 0)
-		close(own);
-	if (target >= 0)
-		close(target);
-	if (r < 0)
-		return err_set(err, r, ERR_FAILED_PRECONDITION,
-		               "the pod's network: cannot %s %s: %s", step, netns, strerror(-r));
-	if (!info->addr[0])
-		return err_set(err, -EADDRNOTAVAIL, ERR_FAILED_PRECONDITION,
-		               "the pod's network: " POD_IF " in %s has no IPv4 address", netns);
-	return 0;
-}
-
-/* ip=ADDR::GW:MASK::eth0:off from "a.b.c.d/P" and a gateway. */
-static int guest_ip(const struct net_link_info *info, char *buf, size_t size)
-{
-	char addr[NET_ADDR_MAX];
-	str_copy(addr, sizeof(addr), info->addr);
-	char *slash = strchr(addr, '/');
-	uint32_t prefix = 32;
-	if (slash) {
-		*slash = '\0';
-		if (str_to_u32(slash + 1, &prefix) < 0 || prefix > 32)
-			return -EINVAL;
-	}
-	uint32_t mask = prefix ? 0xffffffffu << (32 - prefix) : 0;
-	int n = snprintf(buf, size, "ip=%s::%s:%u.%u.%u.%u::eth0:off", addr, info->gateway,
-	                 mask >> 24, (mask >> 16) & 0xff, (mask >> 8) & 0xff, mask & 0xff);
-	return n < (int)size ? 0 : -ENAMETOOLONG;
-}
 
 int task_vm_zone_start(struct shim_task *svc, const struct oci_spec *o, struct err *err)
 {
@@ -129,10 +63,13 @@ int task_vm_zone_start(struct shim_task *svc, const struct oci_spec *o, struct e
 		snprintf(spec.cmdline, sizeof(spec.cmdline), "kin.hostname=%s", o->hostname);
 	if (o && o->ns[OCI_NS_NET] && o->ns_path[OCI_NS_NET]) {
 		struct net_link_info info;
-		r = pod_net_setup(o->ns_path[OCI_NS_NET], &info, err);
+		r = net_pod_tap(o->ns_path[OCI_NS_NET], POD_IF, POD_TAP, &info, err);
 		if (r < 0)
 			return r;
-		if (guest_ip(&info, spec.guest_ip, sizeof(spec.guest_ip)) < 0)
+		struct net_config guest = {.ifname = "eth0"};
+		str_copy(guest.addr, sizeof(guest.addr), info.addr);
+		str_copy(guest.gateway, sizeof(guest.gateway), info.gateway);
+		if (net_format_ip_option(&guest, spec.guest_ip, sizeof(spec.guest_ip)) < 0)
 			return err_set(err, -EINVAL, ERR_FAILED_PRECONDITION,
 			               "the pod's network: address %s", info.addr);
 		str_copy(spec.netns, sizeof(spec.netns), o->ns_path[OCI_NS_NET]);
