@@ -10,7 +10,6 @@
 #include "proto/cells.pb-c.h"
 #include "zone/zone.h"
 
-#include <jansson.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -131,43 +130,20 @@ static void create_cancelled(struct rpc_call *call, void *data)
 	t->create_call = NULL;
 }
 
-static bool mount_is_bind(json_t *m)
+/* Binds a bind mount's source (CRI's /etc/hosts, resolv.conf, the pod's
+ * /dev/shm, volumes) into the container's directory as mN, the spec then
+ * naming it where the zone sees it. */
+static int bind_for_zone(size_t i, const char *source, char *buf, size_t size, void *data,
+                         struct err *err)
 {
-	const char *type = json_string_value(json_object_get(m, "type"));
-	if (type && strcmp(type, "bind") == 0)
-		return true;
-	json_t *opts = json_object_get(m, "options"), *o;
-	size_t i;
-	json_array_foreach(opts, i, o)
-	{
-		const char *v = json_string_value(o);
-		if (v && (strcmp(v, "bind") == 0 || strcmp(v, "rbind") == 0))
-			return true;
-	}
-	return false;
-}
-
-/* Binds the sources of the spec's bind mounts (CRI's /etc/hosts,
- * resolv.conf, the pod's /dev/shm, volumes) into the container's directory
- * as mN, the spec then naming them where the zone sees them. */
-static int binds_for_zone(struct task *t, json_t *mounts, struct err *err)
-{
-	char zdir[PATH_MAX], dst[PATH_MAX + 32], src[PATH_MAX + 32];
-	json_t *m;
-	size_t i;
+	struct task *t = data;
+	char zdir[PATH_MAX], dst[PATH_MAX + 32];
+	snprintf(dst, sizeof(dst), "%s/m%zu", t->dir, i);
+	int r = shim_bind(source, dst, err);
+	if (r < 0)
+		return r;
 	proc_dir(&t->init, true, zdir, sizeof(zdir));
-	json_array_foreach(mounts, i, m)
-	{
-		const char *source = json_string_value(json_object_get(m, "source"));
-		if (!mount_is_bind(m) || !source || source[0] != '/')
-			continue;
-		snprintf(dst, sizeof(dst), "%s/m%zu", t->dir, i);
-		int r = shim_bind(source, dst, err);
-		if (r < 0)
-			return r;
-		snprintf(src, sizeof(src), "%s/m%zu", zdir, i);
-		json_object_set_new(m, "source", json_string(src));
-	}
+	snprintf(buf, size, "%s/m%zu", zdir, i);
 	return 0;
 }
 
@@ -177,44 +153,21 @@ static int binds_for_zone(struct task *t, json_t *mounts, struct err *err)
  * cannot see; bind mounts' sources are where the zone sees them. */
 static int config_for_zone(struct task *t, const char *bundle, const char *dir, struct err *err)
 {
-	struct shim_task *svc = t->svc;
 	char path[PATH_MAX + 16], own[64];
-	_cleanup_free_ char *text = NULL;
+	struct oci_json *j = NULL;
 	snprintf(path, sizeof(path), "%s/config.json", bundle);
-	int r = file_read_regular(path, OCI_SPEC_JSON_MAX, &text, NULL);
+	int r = oci_json_load(path, &j, err);
 	if (r < 0)
-		return err_set_errno(err, r, "%s: %s", path, strerror(-r));
-	json_error_t jerr;
-	json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
-	if (!root)
-		return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT, "%s: line %d: %s", path,
-		               jerr.line, jerr.text);
-	snprintf(own, sizeof(own), "/proc/%d/ns/", (int)svc->zone_pid);
-	json_t *nss = json_object_get(json_object_get(root, "linux"), "namespaces");
-	for (size_t i = 0; json_is_array(nss) && i < json_array_size(nss);) {
-		const char *p = json_string_value(json_object_get(json_array_get(nss, i), "path"));
-		if (p && str_startswith(p, own))
-			json_array_remove(nss, i);
-		else
-			i++;
-	}
-	json_t *mounts = json_object_get(root, "mounts");
-	if (json_array_size(mounts) > OCI_SPEC_LIST_MAX) {
-		json_decref(root);
-		return err_set(err, -E2BIG, ERR_INVALID_ARGUMENT, "%s: more than %d mounts", path,
-		               OCI_SPEC_LIST_MAX);
-	}
-	r = binds_for_zone(t, mounts, err);
-	if (r < 0) {
-		json_decref(root);
 		return r;
+	snprintf(own, sizeof(own), "/proc/%d/ns/", (int)t->svc->zone_pid);
+	oci_json_drop_namespaces(j, own);
+	r = oci_json_move_binds(j, path, bind_for_zone, t, err);
+	if (r == 0) {
+		snprintf(path, sizeof(path), "%s/config.json", dir);
+		r = oci_json_save(j, path, err);
 	}
-	snprintf(path, sizeof(path), "%s/config.json", dir);
-	r = json_dump_file(root, path, JSON_COMPACT) < 0 ? -EIO : 0;
-	json_decref(root);
-	if (r < 0)
-		return err_set(err, r, ERR_INTERNAL, "%s: cannot write", path);
-	return 0;
+	oci_json_free(j);
+	return r;
 }
 
 int proc_dir(const struct tproc *p, bool in_zone, char *buf, size_t size)

@@ -8,8 +8,6 @@
 #include "oci/oci.h"
 #include "proto/cells.pb-c.h"
 
-#include <jansson.h>
-
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -418,35 +416,27 @@ int task_serve_delete(struct rpc_call *call, const ProtobufCMessage *in, void *d
 static int exec_config(struct task *t, struct tproc *p, const Kin__Shim__Any *spec, struct err *err)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 16], rootfs[PATH_MAX + 16];
-	_cleanup_free_ char *text = NULL;
-	json_error_t je;
+	struct oci_json *j = NULL;
 	if (!spec || spec->value.len > OCI_SPEC_JSON_MAX)
 		return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
 		               "exec %s: a process spec (JSON) of at most %d bytes is needed",
 		               p->exec_id, OCI_SPEC_JSON_MAX);
-	json_t *proc = json_loadb((const char *)spec->value.data, spec->value.len,
-	                          JSON_REJECT_DUPLICATES, &je);
-	if (!json_is_object(proc)) {
-		json_decref(proc);
+	snprintf(path, sizeof(path), "%s/config.json", t->dir);
+	int r = oci_json_load(path, &j, err);
+	if (r < 0)
+		return err_set(err, r, ERR_INTERNAL, "exec %s: %s: unreadable", p->exec_id, path);
+	if (oci_json_set_process(j, (const char *)spec->value.data, spec->value.len) < 0) {
+		oci_json_free(j);
 		return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
 		               "exec %s: the process spec is not a JSON object", p->exec_id);
 	}
-	snprintf(path, sizeof(path), "%s/config.json", t->dir);
-	int r = file_read_regular(path, OCI_SPEC_JSON_MAX, &text, NULL);
-	json_t *root = r == 0 ? json_loads(text, 0, NULL) : NULL;
-	if (!root) {
-		json_decref(proc);
-		return err_set(err, r < 0 ? r : -EIO, ERR_INTERNAL, "exec %s: %s: unreadable",
-		               p->exec_id, path);
-	}
 	proc_dir(&t->init, true, dir, sizeof(dir));
 	snprintf(rootfs, sizeof(rootfs), "%s/rootfs", dir);
-	json_object_set_new(root, "process", proc);
-	json_object_set_new(json_object_get(root, "root"), "path", json_string(rootfs));
+	oci_json_set_root_path(j, rootfs);
 	proc_dir(p, false, dir, sizeof(dir));
 	snprintf(path, sizeof(path), "%s/config.json", dir);
-	r = json_dump_file(root, path, JSON_COMPACT) < 0 ? -EIO : 0;
-	json_decref(root);
+	r = oci_json_save(j, path, err);
+	oci_json_free(j);
 	if (r < 0)
 		return err_set(err, r, ERR_INTERNAL, "exec %s: %s: cannot write", p->exec_id, path);
 	struct oci_spec *o = NULL;
