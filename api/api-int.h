@@ -162,11 +162,6 @@ void api_container_save(const struct api_container *k, struct state_w *w, uint16
 int api_container_restore(struct api_images *svc, const struct state_field *f,
                           struct api_container **ret, struct err *e);
 
-/* A runtime spec's resources as a cell's limits (api/exec_bundle.c). */
-struct oci_spec;
-struct cell_limits;
-int api_oci_limits(const struct oci_spec *o, struct cell_limits *l, struct err *err);
-
 /* ---- Zones (api/zones.c) ---------------------------------------------------------------- */
 
 void api_zones_stop_all(struct api_zones *svc);

@@ -57,13 +57,13 @@ static int ns_bits(const struct oci_spec *o, struct exec_spec *s, struct err *er
 	return 0;
 }
 
-/* Resources as the cell's limits (cgroup v2 keys). */
+/* A runtime spec's resources as the cell's limits (cgroup v2 keys). */
 static int limit_set(void *limits, const char *file, const char *value, struct err *err)
 {
 	return cell_limit_parse(limits, file, value, err);
 }
 
-int api_oci_limits(const struct oci_spec *o, struct cell_limits *l, struct err *err)
+static int spec_limits(const struct oci_spec *o, struct cell_limits *l, struct err *err)
 {
 	memset(l, 0, sizeof(*l));
 	return oci_cgroup_limits(o, limit_set, l, err);
@@ -259,7 +259,7 @@ int api_exec_bundle_start(struct api_cells *svc, struct rpc_call *call,
 		log_info("exec \"%s/%s\": bundle %s: %s", req->cell, req->name, req->spec->bundle,
 		         bb->o->note);
 	if (r == 0 && !req->spec->join[0]) /* an exec's are its container's */
-		r = api_oci_limits(bb->o, &limits, &err);
+		r = spec_limits(bb->o, &limits, &err);
 	else
 		limits.set = 0;
 	if (r == 0 && limits.set)
