@@ -28,7 +28,6 @@ struct api {
 	struct api_vm *vm;
 	struct api_zones *zones;
 	struct api_images *images;
-	struct api_task *task; /* a containerd shim's */
 	struct api_units *units;
 };
 
@@ -74,10 +73,6 @@ int api_bind(struct rpc_server *s, struct api_binding *b, const struct api_handl
 /* Frees what api_bind allocated; after rpc_server_free. */
 void api_binding_release(struct api_binding *b);
 
-/* Ends call with err's code and sentence (err NULL or empty: r's errno,
- * INTERNAL when it maps to OK). */
-int api_fail_err(struct rpc_call *call, const struct err *err, int r);
-
 /* rpc_route_call to the first method of desc that takes in's type (a
  * zone's Health/Check, a VM's System/Poweroff). */
 int api_route_call(struct rpc_server *s, const char *route, const ProtobufCServiceDescriptor *desc,
@@ -103,14 +98,6 @@ typedef void (*api_vm_exited_fn)(const struct vm_info *info, const struct err *s
                                  void *data);
 int api_vm_start_as(struct api_vm *svc, const struct vm_spec *spec, const char *route,
                     api_vm_exited_fn exited, void *data, struct err *e);
-/* What Vm/Start and a VM zone's Create give of a VM (disk, append: NULL
- * for none); errors name it as `what "name"`. */
-struct api_vm_request {
-	const char *what, *name, *kernel, *image, *disk, *append;
-	uint32_t cpus, memory_mb;
-	const char *accel;
-};
-int api_vm_spec_fill(struct vm_spec *spec, const struct api_vm_request *q, struct err *e);
 int api_vm_stop_as(struct api_vm *svc, const char *name, uint64_t timeout_ms);
 int api_vm_kill_as(struct api_vm *svc, const char *name);
 int api_vm_get_as(struct api_vm *svc, const char *name, struct vm_info *ret, bool *ret_ready);
@@ -179,11 +166,6 @@ void api_container_save(const struct api_container *k, struct state_w *w, uint16
 int api_container_restore(struct api_images *svc, const struct state_field *f,
                           struct api_container **ret, struct err *e);
 
-/* A runtime spec's resources as a cell's limits (api/exec_bundle.c). */
-struct oci_spec;
-struct cell_limits;
-int api_oci_limits(const struct oci_spec *o, struct cell_limits *l, struct err *err);
-
 /* ---- Zones (api/zones.c) ---------------------------------------------------------------- */
 
 void api_zones_stop_all(struct api_zones *svc);
@@ -215,16 +197,6 @@ int api_zones_info(struct api_zones *svc, const char *name, struct zone_info *re
 #define API_ZONES_VM_STOP_MS 10000
 int api_zones_end(struct api_zones *svc, const char *name, bool kill);
 bool api_zones_all_gone(const struct api_zones *svc);
-/* A shim's Task service across a re-exec (api/task_state.c): what cannot
- * go along yet (NULL: all can), whether it is settled, its record written
- * to / taken back from a state (after the zones: it owns the pod's). */
-struct api_task;
-const char *api_task_uncarried(const struct api_task *svc);
-bool api_task_settled(const struct api_task *svc, char *why, size_t size);
-void api_task_save(struct api_task *svc, struct state_w *w, uint16_t tag);
-int api_task_restore(struct api_task *svc, struct state_in *in, const struct state_field *f);
-/* All four as the handover's participant (keep/keep.h). */
-extern const struct keep_part api_task_part;
 bool api_zones_settled(const struct api_zones *svc, char *why, size_t size);
 /* The zones' log pipes to the keeper again (zones_keep_all). */
 void api_zones_keep_pipes(struct api_zones *svc);

@@ -11,7 +11,6 @@
 struct cells;
 struct child_table;
 struct zones_config;
-struct shim_serve;
 struct units;
 struct keep;
 
@@ -66,12 +65,6 @@ struct api_config {
 	const char *vm_dir;               /* NULL: /run/kin/vm */
 	const char *image_store;          /* NULL: OCI_STORE_DEFAULT, opened at first use */
 	const struct zones_config *zones; /* read at start only */
-	/* A containerd shim kin's (shim/shim.h): the Task service serves
-	 * containerd on its socket. NULL: not a shim. */
-	const struct shim_serve *shim;
-	/* A re-exec's kin: the sockets a service would listen on (the
-	 * shim's Task socket) were handed over and are served already. */
-	bool listening;
 	/* The service manager (units/units.h) when kin runs units — a host's
 	 * init, or --unit-dir. NULL: every Units call answers
 	 * FAILED_PRECONDITION ("no service manager: ..."). */
@@ -112,9 +105,6 @@ extern const struct api_service api_service_health, api_service_cells, api_servi
 /* kin.v1.Units (api/units*.c): systemd units over the service manager;
  * after the cells services (services' output is in cells' rings). */
 extern const struct api_service api_service_units;
-/* containerd.task.v2.Task (api/task*.c), for a shim kin: start it after
- * the others (it makes its pod a zone of the Zones service). */
-extern const struct api_service api_service_task;
 #define API_SERVICES_MAX_LIST 10 /* services api_start takes */
 /* All of them, in start order. */
 extern const struct api_service *const api_services[];
@@ -136,3 +126,22 @@ bool api_zones_idle(struct api *api);
  * struct api_service. NULL is fine. */
 void api_shutdown(struct api *api);
 void api_free(struct api *api);
+
+/* ---- a containerd shim's pod (api/pods.c) ----------------------------------------------- */
+
+/* The zones a shim's Task service makes for its pod: the functions of its
+ * struct shim_pod_ops (shim/shim.h, which says what each does), impl the
+ * struct api. init hands them to the Task service; api does not include
+ * shim/, so they are spelt here without its types. */
+struct zone_spec;
+struct zone_info;
+struct vm_spec;
+int api_pod_create(void *impl, const struct zone_spec *spec,
+                   void (*ready)(int result, const struct err *err, void *data),
+                   void (*gone)(int status, void *data), void *data, struct err *err);
+int api_pod_create_vm(void *impl, const struct vm_spec *spec,
+                      void (*ready)(int result, const struct err *err, void *data),
+                      void (*gone)(int status, void *data), void *data, struct err *err);
+int api_pod_own(void *impl, const char *name, void (*gone)(int status, void *data), void *data);
+int api_pod_info(void *impl, const char *name, struct zone_info *ret);
+int api_pod_end(void *impl, const char *name, bool kill);

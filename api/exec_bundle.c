@@ -57,50 +57,16 @@ static int ns_bits(const struct oci_spec *o, struct exec_spec *s, struct err *er
 	return 0;
 }
 
-/* Resources as the cell's limits (cgroup v2 keys). */
-int api_oci_limits(const struct oci_spec *o, struct cell_limits *l, struct err *err)
+/* A runtime spec's resources as the cell's limits (cgroup v2 keys). */
+static int limit_set(void *limits, const char *file, const char *value, struct err *err)
 {
-	char v[64];
-	int r = 0;
-#define SET(key, ...)                                                                              \
-	do {                                                                                       \
-		snprintf(v, sizeof(v), __VA_ARGS__);                                               \
-		if (r >= 0)                                                                        \
-			r = cell_limit_parse(l, key, v, err);                                      \
-	} while (0)
+	return cell_limit_parse(limits, file, value, err);
+}
+
+static int spec_limits(const struct oci_spec *o, struct cell_limits *l, struct err *err)
+{
 	memset(l, 0, sizeof(*l));
-	if (o->memory_limit > 0)
-		SET("memory.max", "%lld", (long long)o->memory_limit);
-	if (o->memory_reservation > 0)
-		SET("memory.low", "%lld", (long long)o->memory_reservation);
-	if (o->memory_swap > 0 && o->memory_limit > 0 && o->memory_swap >= o->memory_limit)
-		SET("memory.swap.max", "%lld", (long long)(o->memory_swap - o->memory_limit));
-	if (o->cpu_shares)
-		SET("cpu.weight", "%llu",
-		    (unsigned long long)(1 + ((o->cpu_shares < 2 ? 2 : o->cpu_shares) - 2) * 9999 /
-		                                 262142));
-	if (o->cpu_quota > 0)
-		SET("cpu.max", "%lld %llu", (long long)o->cpu_quota,
-		    (unsigned long long)(o->cpu_period ? o->cpu_period : 100000));
-	if (o->cpus && o->cpus[0])
-		SET("cpuset.cpus", "%s", o->cpus);
-	if (o->mems && o->mems[0])
-		SET("cpuset.mems", "%s", o->mems);
-	if (o->pids_limit > 0)
-		SET("pids.max", "%lld", (long long)o->pids_limit);
-	if (o->blkio_weight >= 10)
-		SET("io.weight", "%llu",
-		    (unsigned long long)(1 + (o->blkio_weight - 10) * 9999 / 990));
-	for (size_t i = 0; r >= 0 && o->unified && o->unified[i]; i++) {
-		char key[64];
-		const char *eq = strchr(o->unified[i], '=');
-		snprintf(key, sizeof(key), "%.*s", (int)(eq - o->unified[i]), o->unified[i]);
-		r = cell_limit_parse(l, key, eq + 1, err);
-	}
-#undef SET
-	if (r < 0)
-		err->code = ERR_INVALID_ARGUMENT;
-	return r;
+	return oci_cgroup_limits(o, limit_set, l, err);
 }
 
 static int fill(const Kin__V1__StartRequest *req, struct bundle_buf *bb,
@@ -293,7 +259,7 @@ int api_exec_bundle_start(struct api_cells *svc, struct rpc_call *call,
 		log_info("exec \"%s/%s\": bundle %s: %s", req->cell, req->name, req->spec->bundle,
 		         bb->o->note);
 	if (r == 0 && !req->spec->join[0]) /* an exec's are its container's */
-		r = api_oci_limits(bb->o, &limits, &err);
+		r = spec_limits(bb->o, &limits, &err);
 	else
 		limits.set = 0;
 	if (r == 0 && limits.set)

@@ -60,13 +60,6 @@ void api_binding_release(struct api_binding *b)
 	b->slots = NULL;
 }
 
-int api_fail_err(struct rpc_call *call, const struct err *err, int r)
-{
-	int code = err && err->code != ERR_OK ? (int)err->code : err_code_from_errno(r);
-	return rpc_call_fail(call, code == ERR_OK ? ERR_INTERNAL : code, "%s",
-	                     err && err->msg[0] ? err->msg : strerror(-r));
-}
-
 int api_route_call(struct rpc_server *s, const char *route, const ProtobufCServiceDescriptor *desc,
                    const ProtobufCMessage *in, rpc_route_done_fn done, void *data)
 {

@@ -56,7 +56,7 @@ static int serve_system_reload_policy(struct rpc_call *call, const ProtobufCMess
 		                     ops->role);
 	int r = ops->reload_policy(&source, &rules, &err, ops->data);
 	if (r < 0)
-		return api_fail_err(call, &err, r);
+		return rpc_call_fail_err(call, &err, r);
 	Kin__V1__ReloadPolicyResponse out = KIN__V1__RELOAD_POLICY_RESPONSE__INIT;
 	out.source = (char *)source;
 	out.rules = (uint32_t)rules;
@@ -68,7 +68,7 @@ static void reexec_done(int result, const struct err *err, const char *binary, u
 {
 	struct rpc_call *call = call_data;
 	if (result < 0) {
-		api_fail_err(call, err, result);
+		rpc_call_fail_err(call, err, result);
 		return;
 	}
 	Kin__V1__ReexecResponse out = KIN__V1__REEXEC_RESPONSE__INIT;
@@ -94,7 +94,7 @@ static int serve_system_reexec(struct rpc_call *call, const ProtobufCMessage *in
 		                     "a %s kin does not re-execute itself", ops->role);
 	int r = ops->reexec(req->binary, reexec_done, call, &err, ops->data);
 	if (r < 0)
-		return api_fail_err(call, &err, r);
+		return rpc_call_fail_err(call, &err, r);
 	rpc_call_on_cancel(call, reexec_cancelled, userdata);
 	return 0;
 }

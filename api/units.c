@@ -25,7 +25,7 @@ int api_units_fail(struct rpc_call *call, int r, const struct err *err)
 {
 	if (r == -ENOMEM && !err->msg[0])
 		return r;
-	return api_fail_err(call, err, r);
+	return rpc_call_fail_err(call, err, r);
 }
 
 int api_units_check_name(const char *name, struct err *err)
@@ -214,7 +214,7 @@ static void job_done(int result, const struct err *err, void *data)
 			if (!e.msg[0])
 				err_set(&e, result, err_code_from_errno(result),
 				        "unit \"%s\": job %s failed", p->name, p->type);
-			api_fail_err(p->call, &e, result);
+			rpc_call_fail_err(p->call, &e, result);
 		} else {
 			reply_job(p->svc, p->call, p->name, false);
 		}

@@ -312,7 +312,7 @@ static void on_started(void *data, const struct vm_info *info, const struct err 
 		return;
 	}
 	if (call)
-		api_fail_err(call, e, e->errnum ? e->errnum : -EIO);
+		rpc_call_fail_err(call, e, e->errnum ? e->errnum : -EIO);
 	stop_waiters_answer(x, &out);
 	if (x->routed)
 		rpc_route_remove(svc->rpc, x->route, e->msg);
@@ -332,28 +332,6 @@ static void start_cancelled(struct rpc_call *call, void *data)
 
 /* ---- handlers -------------------------------------------------------------------------- */
 
-int api_vm_spec_fill(struct vm_spec *spec, const struct api_vm_request *q, struct err *e)
-{
-	vm_spec_defaults(spec);
-	if (str_copy(spec->name, sizeof(spec->name), q->name) < 0 ||
-	    str_copy(spec->kernel, sizeof(spec->kernel), q->kernel) < 0 ||
-	    str_copy(spec->image, sizeof(spec->image), q->image) < 0 ||
-	    str_copy(spec->disk, sizeof(spec->disk), q->disk ? q->disk : "") < 0 ||
-	    str_copy(spec->cmdline, sizeof(spec->cmdline), q->append ? q->append : "") < 0)
-		return err_set(e, -ENAMETOOLONG, ERR_INVALID_ARGUMENT,
-		               "%s \"%.64s\": a name, path or the command line is too long",
-		               q->what, q->name);
-	if (q->cpus)
-		spec->cpus = q->cpus;
-	if (q->memory_mb)
-		spec->memory_mb = q->memory_mb;
-	if (q->accel[0] && vm_accel_parse(q->accel, &spec->accel) < 0)
-		return err_set(e, -EINVAL, ERR_INVALID_ARGUMENT,
-		               "%s \"%.64s\": accel \"%.32s\": expected auto, kvm or tcg", q->what,
-		               q->name, q->accel);
-	return 0;
-}
-
 static int serve_vm_start(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
 {
 	struct api_vm *svc = userdata;
@@ -361,16 +339,16 @@ static int serve_vm_start(struct rpc_call *call, const ProtobufCMessage *in, voi
 	struct vm_spec spec;
 	struct err e = {0};
 
-	const struct api_vm_request q = {.what = "vm",
-	                                 .name = m->name,
-	                                 .kernel = m->kernel,
-	                                 .image = m->image,
-	                                 .disk = m->disk,
-	                                 .append = m->append,
-	                                 .cpus = m->cpus,
-	                                 .memory_mb = m->memory_mb,
-	                                 .accel = m->accel};
-	if (api_vm_spec_fill(&spec, &q, &e) < 0)
+	const struct vm_request q = {.what = "vm",
+	                             .name = m->name,
+	                             .kernel = m->kernel,
+	                             .image = m->image,
+	                             .disk = m->disk,
+	                             .append = m->append,
+	                             .cpus = m->cpus,
+	                             .memory_mb = m->memory_mb,
+	                             .accel = m->accel};
+	if (vm_spec_fill(&spec, &q, &e) < 0)
 		return rpc_call_fail(call, e.code, "%s", e.msg);
 	struct cell_limits limits = {0};
 	if (m->n_limits > VM_LIMITS_MAX)

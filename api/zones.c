@@ -222,14 +222,14 @@ static int create_vm(struct api_zones *svc, struct rpc_call *call,
 		                     "zone \"%s\": a VM zone needs a kernel and an image", m->name);
 	struct vm_spec spec;
 	struct err e = {0};
-	const struct api_vm_request q = {.what = "zone",
-	                                 .name = m->name,
-	                                 .kernel = m->kernel,
-	                                 .image = m->image,
-	                                 .cpus = m->cpus,
-	                                 .memory_mb = m->memory_mb,
-	                                 .accel = m->accel};
-	if (api_vm_spec_fill(&spec, &q, &e) < 0)
+	const struct vm_request q = {.what = "zone",
+	                             .name = m->name,
+	                             .kernel = m->kernel,
+	                             .image = m->image,
+	                             .cpus = m->cpus,
+	                             .memory_mb = m->memory_mb,
+	                             .accel = m->accel};
+	if (vm_spec_fill(&spec, &q, &e) < 0)
 		return rpc_call_fail(call, e.code, "%s", e.msg);
 	/* The guest's kin is a machine init one level down: same limit. */
 	snprintf(spec.cmdline, sizeof(spec.cmdline), "kin.zone.depth=%u kin.zone.max-depth=%u",
@@ -256,7 +256,7 @@ void api_zrec_created(int result, const struct err *err, void *data)
 		if (call) {
 			r->create_call = NULL;
 			rpc_call_on_cancel(call, NULL, NULL);
-			api_fail_err(call, err, result);
+			rpc_call_fail_err(call, err, result);
 		}
 		if (r->owner.ready) {
 			void (*ready)(int, const struct err *, void *) = r->owner.ready;
@@ -325,7 +325,7 @@ static int create_ns(struct api_zones *svc, struct rpc_call *call,
 		int e =
 		    cell_limit_parse(&spec.limits, m->limits[i]->key, m->limits[i]->value, &err);
 		if (e < 0)
-			return api_fail_err(call, &err, e);
+			return rpc_call_fail_err(call, &err, e);
 	}
 	struct zrec *r = api_zrec_new(svc, m->name, false);
 	if (!r)
@@ -340,7 +340,7 @@ static int create_ns(struct api_zones *svc, struct rpc_call *call,
 		free(img);
 		if (e < 0) {
 			api_zrec_free(r);
-			return api_fail_err(call, &err, e);
+			return rpc_call_fail_err(call, &err, e);
 		}
 		spec.root = r->container->root;
 		spec.root_lowerdirs = r->container->lower;
@@ -350,7 +350,7 @@ static int create_ns(struct api_zones *svc, struct rpc_call *call,
 	int e = zone_create(svc->zones, &spec, api_zrec_created, r, &err);
 	if (e < 0) {
 		api_zrec_free(r);
-		return api_fail_err(call, &err, e);
+		return rpc_call_fail_err(call, &err, e);
 	}
 	/* Its setup runs on; zone_created goes on from the loop. */
 	r->create_call = call;
@@ -573,7 +573,7 @@ static int serve_zones_stop(struct rpc_call *call, const ProtobufCMessage *in, v
 			struct err err = {0};
 			int e = zone_stop(svc->zones, r->name, zone_stopped, NULL, &err);
 			if (e < 0 && e != -EALREADY)
-				return api_fail_err(call, &err, e);
+				return rpc_call_fail_err(call, &err, e);
 		}
 	}
 	r->waiters[i] = call;
@@ -596,7 +596,7 @@ static int serve_zones_kill(struct rpc_call *call, const ProtobufCMessage *in, v
 		struct err err = {0};
 		int e = zone_kill(svc->zones, r->name, &err);
 		if (e < 0)
-			return api_fail_err(call, &err, e);
+			return rpc_call_fail_err(call, &err, e);
 	}
 	log_info("zone \"%s\": killed over RPC", r->name);
 	return reply_info(svc, r, call);

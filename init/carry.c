@@ -87,8 +87,7 @@ static size_t own_children(void *data)
 
 /* ---- the RPC server ---- */
 
-static void read_listener(struct state_in *in, const struct state_field *f,
-                          struct init_carry *c)
+static void read_listener(struct state_in *in, const struct state_field *f, struct init_carry *c)
 {
 	struct rpc_listen_fd l = {.fd = -1};
 	uint64_t transport = RPC_TRANSPORT_OTHER, parent = 0;
@@ -265,8 +264,8 @@ int init_carry_register(struct init_state *s)
 	     .start = conns_start},
 	};
 	const struct keep_reexec_ops ops = {.check = check, .data = s};
-	int r = keep_reexec_init(s->keep, s->loop, s->children, init_role_name(s->role),
-	                         saved_argv, &ops);
+	int r = keep_reexec_init(s->keep, s->loop, s->children, init_role_name(s->role), saved_argv,
+	                         &ops);
 	for (size_t i = 0; r == 0 && i < ARRAY_SIZE(parts); i++) {
 		struct keep_part p = parts[i];
 		p.data = s;

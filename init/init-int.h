@@ -36,6 +36,7 @@ struct init_state {
 	struct init_cells *cells;
 	struct init_link *link;   /* machine: RPC on the VM link's port */
 	struct api *api;          /* the kin.v1 services; NULL without rpc */
+	struct shim_task *task;   /* a containerd shim's Task service; NULL none */
 	struct init_auth *auth;   /* rpc's guard: policy and audit; NULL without rpc */
 	struct init_tls *tls;     /* kin.rpc.tls=: the gateway; NULL without */
 	bool booted;              /* machine: the late boot (network, modules) has ended */

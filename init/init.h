@@ -304,6 +304,13 @@ struct units *init_units_lib(struct init_units *iu);
 /* kin run by containerd as containerd-shim-kin-v2: start, delete, and the
  * daemon (init/shim.c). */
 int init_shim_main(int argc, char **argv);
+/* The daemon's Task service (shim/), its pod's zones from api's Zones
+ * service and its state carried in api's re-exec record: started after
+ * api_start, with cfg's pods filled in. NULL when it could not (logged). */
+struct api;
+struct shim_task;
+struct shim_task_config;
+struct shim_task *init_shim_task_start(const struct shim_task_config *cfg, struct api *api);
 
 /* `kin init ...` entry point, also used when kin is started as /init. */
 int init_main(int argc, char **argv, bool as_kernel_init);

@@ -4,6 +4,7 @@
  * recoverable error. */
 #include "init/init-int.h"
 #include "api/api.h"
+#include "shim/shim.h"
 #include "zone/zone.h"
 #include "keep/keep.h"
 #include "lib/state.h"
@@ -286,21 +287,30 @@ static void start_services(struct init_state *s, bool restored)
 	    .vm_dir = c->vm_dir,
 	    .image_store = c->image_store,
 	    .zones = &zcfg,
-	    .shim = c->shim,
-	    .listening = restored,
 	    .changed = persist_changed,
 	    .changed_data = s,
 	    .keep = s->keep,
 	};
-	/* A shim serves containerd's Task API too, last (its pod is a zone). */
-	const struct api_service *list[API_SERVICES_MAX_LIST];
-	size_t n = 0;
-	for (size_t i = 0; i < api_services_count && n + 1 < ARRAY_SIZE(list); i++)
-		list[n++] = api_services[i];
-	if (c->shim)
-		list[n++] = &api_service_task;
-	if (api_start(&acfg, list, n, &s->api) < 0)
+	if (api_start(&acfg, NULL, 0, &s->api) < 0) {
 		log_error("rpc: cannot start the services: out of memory");
+		return;
+	}
+	/* A shim serves containerd's Task API too, after them (its pod is a
+	 * zone of theirs). */
+	if (!c->shim)
+		return;
+	const struct shim_task_config tcfg = {
+	    .rpc = s->rpc,
+	    .loop = s->loop,
+	    .cells = acfg.cells,
+	    .serve = c->shim,
+	    .version = KIN_VERSION,
+	    .listening = restored,
+	    .stop = system_stop,
+	    .stop_data = s,
+	    .keep = s->keep,
+	};
+	s->task = init_shim_task_start(&tcfg, s->api);
 }
 
 /* The end, in the one order it has: the services' pending calls and
@@ -311,6 +321,7 @@ static void services_end(struct init_state *s)
 {
 	keep_reexec_stop(s->keep);
 	keep_file_close(s->keep, false); /* kept: kin did not stop its work */
+	shim_task_shutdown(s->task);     /* as api's services: the last started, first */
 	api_shutdown(s->api);
 	init_cells_shutdown(s->cells);
 	/* after cells: their last callbacks (cancelled waits) reach live units */
@@ -326,6 +337,8 @@ static void services_end(struct init_state *s)
 	init_auth_free(s->auth); /* after the server: its calls' ends are audited */
 	s->auth = NULL;
 	init_link_free(s->link);
+	shim_task_free(s->task);
+	s->task = NULL;
 	api_free(s->api);
 	init_cells_free(s->cells);
 	keep_free(s->keep);

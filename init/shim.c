@@ -1,8 +1,10 @@
 /* shim: kin run by containerd as its runtime v2 shim. start and delete are
  * shim/'s and end there; the daemon start leaves is init's daemon loop,
  * with its RPC socket, zone logs and cgroup in the pod's state directory
- * and containerd's Task service added to its services. */
+ * and containerd's Task service (shim/) beside its services, wired here
+ * to api's Zones service, which makes its pod's zone. */
 #include "init/init.h"
+#include "api/api.h"
 #include "shim/shim.h"
 
 #include <stdio.h>
@@ -31,4 +33,23 @@ int init_shim_main(int argc, char **argv)
 	r = init_run(&cfg, INIT_ROLE_DAEMON);
 	shim_cleanup(&serve);
 	return r;
+}
+
+struct shim_task *init_shim_task_start(const struct shim_task_config *cfg, struct api *api)
+{
+	struct shim_task_config c = *cfg;
+	struct shim_task *task;
+	c.pods = (struct shim_pod_ops){.create = api_pod_create,
+	                               .create_vm = api_pod_create_vm,
+	                               .own = api_pod_own,
+	                               .info = api_pod_info,
+	                               .end = api_pod_end,
+	                               .impl = api};
+	int r = shim_task_start(&c, &task);
+	if (r < 0) {
+		log_error("rpc: cannot register the Task service (containerd shim): %s",
+		          strerror(-r));
+		return NULL;
+	}
+	return task;
 }

@@ -1,7 +1,7 @@
 /* net: kin's network plumbing through netlink (libnl-route): links up,
  * addresses, routes; and the parsers for the kernel's ip= convention and
  * kin.net=; veth pairs for zones; a VM's tap in a pod's network namespace,
- * joined to the pod's interface by tc. */
+ * joined to the pod's interface by tc (net/pod.c). */
 #pragma once
 
 #include "lib/lib.h"
@@ -22,6 +22,11 @@ struct net_config {
  * Static only: kin does no DHCP, so autoconf other than off/none/static is
  * refused (-EOPNOTSUPP); "ip=off"/"ip=none" leave cfg empty. */
 int net_parse_ip_option(const char *value, struct net_config *cfg);
+/* The other way: the whole kernel option "ip=ADDR::GW:MASK::IFNAME:off"
+ * for cfg (addr "a.b.c.d/P", its prefix 32 when it names none; gateway ""
+ * none): what a guest is told to configure. -EINVAL on a bad prefix,
+ * -ENAMETOOLONG when size is short. */
+int net_format_ip_option(const struct net_config *cfg, char *buf, size_t size);
 /* kin.net=IFNAME[,ADDR/PREFIX[,GATEWAY]] */
 int net_parse_kin_option(const char *value, struct net_config *cfg);
 /* "a.b.c.d" netmask to a prefix length; -EINVAL if not contiguous. */
@@ -65,3 +70,13 @@ int net_tap_create(const char *ifname, unsigned mtu);
  * is a mirred egress redirect. Call it once each way; -EEXIST when from's
  * redirect filter is already there. */
 int net_tc_redirect(const char *from, const char *to);
+
+/* A VM in the place of pod_if of the network namespace at path netns (a
+ * pod's, CNI's): entered for this call only, there pod_if's facts read
+ * into *ret, tap made with its MTU (net_tap_create) and each redirected
+ * to the other (net_tc_redirect); a tap and redirects there already (a
+ * shim started again for the pod) are taken as they are. err names the
+ * step and netns, or says pod_if has no IPv4 address (the guest takes
+ * it: FAILED_PRECONDITION). */
+int net_pod_tap(const char *netns, const char *pod_if, const char *tap, struct net_link_info *ret,
+                struct err *err);

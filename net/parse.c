@@ -101,6 +101,23 @@ int net_parse_ip_option(const char *value, struct net_config *cfg)
 	return 0;
 }
 
+int net_format_ip_option(const struct net_config *cfg, char *buf, size_t size)
+{
+	char addr[NET_ADDR_MAX];
+	str_copy(addr, sizeof(addr), cfg->addr);
+	char *slash = strchr(addr, '/');
+	uint32_t prefix = 32;
+	if (slash) {
+		*slash = '\0';
+		if (str_to_u32(slash + 1, &prefix) < 0 || prefix > 32)
+			return -EINVAL;
+	}
+	uint32_t mask = prefix ? 0xffffffffu << (32 - prefix) : 0;
+	int n = snprintf(buf, size, "ip=%s::%s:%u.%u.%u.%u::%s:off", addr, cfg->gateway, mask >> 24,
+	                 (mask >> 16) & 0xff, (mask >> 8) & 0xff, mask & 0xff, cfg->ifname);
+	return n < (int)size ? 0 : -ENAMETOOLONG;
+}
+
 int net_parse_kin_option(const char *value, struct net_config *cfg)
 {
 	char buf[256], *f[4] = {0};

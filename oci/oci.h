@@ -10,7 +10,8 @@
  * write outside its layer's directory and bounds entries, names and sizes.
  *
  * Runtime bundles (runtime-spec): config.json parsed into what kin needs to
- * start an executable, with errors naming the JSON path.
+ * start an executable, with errors naming the JSON path; and edited as
+ * JSON, what kin does not know of it kept (edit.c).
  *
  * oci knows nothing of cells, zones or RPC (rule: oci -> lib): api/ maps an
  * image config or a bundle onto an executable's spec. Store and import do
@@ -211,3 +212,39 @@ void oci_spec_free(struct oci_spec *s);
 /* A runtime-spec LinuxResources object alone (containerd's Update): only
  * the resource fields of *ret are set; errors name the field. */
 int oci_resources_parse(const char *json, size_t len, struct oci_spec **ret, struct err *err);
+/* A spec's resources as cgroup v2 files and values, as runc writes them
+ * (cpu shares to cpu.weight, blkio weight to io.weight, swap as
+ * memory.swap.max), then linux.resources.unified's as given: set(limits,
+ * file, value, err) for each, until one fails (err's code then
+ * INVALID_ARGUMENT). The caller's limits are whatever set fills. */
+typedef int (*oci_limit_set_fn)(void *limits, const char *file, const char *value, struct err *err);
+int oci_cgroup_limits(const struct oci_spec *o, oci_limit_set_fn set, void *limits,
+                      struct err *err);
+
+/* ---- editing a runtime spec (edit.c) ------------------------------------ */
+
+/* A config.json as JSON: read (at most OCI_SPEC_JSON_MAX bytes, no
+ * duplicate keys; not checked as a spec: oci_spec_load does that), edited,
+ * written back whole and compact. err names path (and the line). */
+struct oci_json;
+int oci_json_load(const char *path, struct oci_json **ret, struct err *err);
+int oci_json_save(const struct oci_json *j, const char *path, struct err *err);
+void oci_json_free(struct oci_json *j);
+/* annotations[key] and linux.cgroupsPath, or NULL when absent or not a
+ * string; valid while j is. */
+const char *oci_json_annotation(const struct oci_json *j, const char *key);
+const char *oci_json_cgroups_path(const struct oci_json *j);
+/* Drops each linux.namespaces entry whose path starts with prefix. */
+void oci_json_drop_namespaces(struct oci_json *j, const char *prefix);
+/* Each bind mount (type bind, or option bind or rbind) whose source is
+ * absolute, mounts[i] with source: move puts where it is now into buf
+ * (the mount's new source) or fails, which ends the walk with its error.
+ * More than OCI_SPEC_LIST_MAX mounts: -E2BIG, err naming path. */
+typedef int (*oci_json_bind_fn)(size_t i, const char *source, char *buf, size_t size, void *data,
+                                struct err *err);
+int oci_json_move_binds(struct oci_json *j, const char *path, oci_json_bind_fn move, void *data,
+                        struct err *err);
+/* process becomes json (len bytes): -EINVAL, nothing changed, unless it is
+ * one JSON object (no duplicate keys). */
+int oci_json_set_process(struct oci_json *j, const char *json, size_t len);
+void oci_json_set_root_path(struct oci_json *j, const char *path);

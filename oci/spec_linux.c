@@ -453,3 +453,47 @@ int oci_resources_parse(const char *json, size_t len, struct oci_spec **ret, str
 {
 	return oci_spec_parse_json(json, len, "resources", resources_top, NULL, ret, err);
 }
+
+int oci_cgroup_limits(const struct oci_spec *o, oci_limit_set_fn set, void *limits, struct err *err)
+{
+	char v[64];
+	int r = 0;
+#define SET(key, ...)                                                                              \
+	do {                                                                                       \
+		snprintf(v, sizeof(v), __VA_ARGS__);                                               \
+		if (r >= 0)                                                                        \
+			r = set(limits, key, v, err);                                              \
+	} while (0)
+	if (o->memory_limit > 0)
+		SET("memory.max", "%lld", (long long)o->memory_limit);
+	if (o->memory_reservation > 0)
+		SET("memory.low", "%lld", (long long)o->memory_reservation);
+	if (o->memory_swap > 0 && o->memory_limit > 0 && o->memory_swap >= o->memory_limit)
+		SET("memory.swap.max", "%lld", (long long)(o->memory_swap - o->memory_limit));
+	if (o->cpu_shares)
+		SET("cpu.weight", "%llu",
+		    (unsigned long long)(1 + ((o->cpu_shares < 2 ? 2 : o->cpu_shares) - 2) * 9999 /
+		                                 262142));
+	if (o->cpu_quota > 0)
+		SET("cpu.max", "%lld %llu", (long long)o->cpu_quota,
+		    (unsigned long long)(o->cpu_period ? o->cpu_period : 100000));
+	if (o->cpus && o->cpus[0])
+		SET("cpuset.cpus", "%s", o->cpus);
+	if (o->mems && o->mems[0])
+		SET("cpuset.mems", "%s", o->mems);
+	if (o->pids_limit > 0)
+		SET("pids.max", "%lld", (long long)o->pids_limit);
+	if (o->blkio_weight >= 10)
+		SET("io.weight", "%llu",
+		    (unsigned long long)(1 + (o->blkio_weight - 10) * 9999 / 990));
+	for (size_t i = 0; r >= 0 && o->unified && o->unified[i]; i++) {
+		char key[64];
+		const char *eq = strchr(o->unified[i], '=');
+		snprintf(key, sizeof(key), "%.*s", (int)(eq - o->unified[i]), o->unified[i]);
+		r = set(limits, key, eq + 1, err);
+	}
+#undef SET
+	if (r < 0)
+		err->code = ERR_INVALID_ARGUMENT;
+	return r;
+}

@@ -320,6 +320,10 @@ void rpc_server_get_stats(const struct rpc_server *s, struct rpc_server_stats *r
 int rpc_call_reply(struct rpc_call *call, const ProtobufCMessage *out);
 /* Answers with a gRPC code and one sentence; finishes the call. */
 int rpc_call_fail(struct rpc_call *call, int code, const char *fmt, ...) _printf_(3, 4);
+/* rpc_call_fail with err's code and sentence (err NULL or empty: r's
+ * errno, INTERNAL when it maps to OK): the one way a handler answers a
+ * module's struct err. */
+int rpc_call_fail_err(struct rpc_call *call, const struct err *err, int r);
 /* Server streams: queues one Data frame. -ENOBUFS when the connection's
  * output is full (the caller drops or retries later), -EPIPE if the
  * client is gone, -EINVAL on a unary call. The call stays alive. */

@@ -83,6 +83,13 @@ int rpc_call_fail(struct rpc_call *call, int code, const char *fmt, ...)
 	return r;
 }
 
+int rpc_call_fail_err(struct rpc_call *call, const struct err *err, int r)
+{
+	int code = err && err->code != ERR_OK ? (int)err->code : err_code_from_errno(r);
+	return rpc_call_fail(call, code == ERR_OK ? ERR_INTERNAL : code, "%s",
+	                     err && err->msg[0] ? err->msg : strerror(-r));
+}
+
 void rpc_call_abort(struct rpc_call *call, int code, const char *fmt, ...)
 {
 	struct rpc_conn *c = call->conn;

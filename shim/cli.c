@@ -13,7 +13,6 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <jansson.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -160,31 +159,25 @@ struct bundle_info {
 static void bundle_read(const char *bundle, const char *id, struct bundle_info *b)
 {
 	char path[PATH_MAX];
-	_cleanup_free_ char *text = NULL;
+	struct oci_json *j = NULL;
+	struct err err = {0};
 	*b = (struct bundle_info){0};
 	str_copy(b->group, sizeof(b->group), id);
 	snprintf(path, sizeof(path), "%s/config.json", bundle);
-	if (file_read_regular(path, OCI_SPEC_JSON_MAX, &text, NULL) < 0)
+	if (oci_json_load(path, &j, &err) < 0)
 		return; /* Create says what is wrong with it */
-	json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, NULL);
-	if (!root)
-		return;
-	json_t *ann = json_object_get(root, "annotations");
-	const char *type =
-	    json_string_value(json_object_get(ann, "io.kubernetes.cri.container-type"));
-	const char *sandbox =
-	    json_string_value(json_object_get(ann, "io.kubernetes.cri.sandbox-id"));
+	const char *type = oci_json_annotation(j, "io.kubernetes.cri.container-type");
+	const char *sandbox = oci_json_annotation(j, "io.kubernetes.cri.sandbox-id");
 	if (type && strcmp(type, "container") == 0 && sandbox && id_ok(sandbox)) {
 		b->container = true;
 		str_copy(b->group, sizeof(b->group), sandbox);
 	}
 	/* cgroupfs form only ("/kubepods/pod1/ID"); systemd's "slice:prefix:name"
 	 * is not a path. */
-	const char *cg =
-	    json_string_value(json_object_get(json_object_get(root, "linux"), "cgroupsPath"));
+	const char *cg = oci_json_cgroups_path(j);
 	if (cg && cg[0] == '/' && !strchr(cg, ':') && !strstr(cg, "..") && strlen(cg) < 512)
 		str_copy(b->cgroup, sizeof(b->cgroup), cg + 1);
-	json_decref(root);
+	oci_json_free(j);
 }
 
 /* A shim answers there: a Connect call, not just a connect(2) — a shim

@@ -14,12 +14,14 @@
  *           state), print a DeleteResponse. Needs no containerd, takes no
  *           lock a dead shim could hold, and is idempotent.
  *   (serve) the daemon `start` leaves: a kin (init's daemon loop) serving
- *           containerd's Task service (api/task.c) and kin's own API, whose
- *           pod is one zone of it.
+ *           containerd's Task service (shim/task*.c) beside kin's own API,
+ *           whose pod is one zone of it.
  *
  * This module owns the command line, the addresses and state paths, the
- * rootfs and pod-directory mounts; the Task service lives in api/.
- * Layer: shim -> {rpc, proto, oci, lib}; api and init use it. */
+ * rootfs and pod-directory mounts, and the Task service. The pod's zone
+ * (namespaces or a microVM) is made by whoever owns zones and VMs, over
+ * struct shim_pod_ops (api/pods.c; init wires the two).
+ * Layer: shim -> {zone, cells, net, vm, oci, rpc, proto, lib}; init uses it. */
 #pragma once
 
 #include "lib/lib.h"
@@ -117,3 +119,77 @@ int shim_pod_dir_setup(const char *dir, struct err *err);
 /* Binds src (a directory or file: a rootfs, a FIFO) at dst, made first
  * (mkdir, or an empty file for a file). */
 int shim_bind(const char *src, const char *dst, struct err *err);
+
+/* ---- containerd's Task service (shim/task*.c) ---------------------------------------- */
+
+/* The pod's zone, from whoever owns zones and VMs: a zone of its own
+ * named SHIM_ZONE_NAME, listed and routed by that name like any (the
+ * Task service calls its kin through route SHIM_ZONE_NAME). impl is
+ * every function's first argument. */
+struct zone_spec;
+struct zone_info;
+struct vm_spec;
+struct shim_pod_ops {
+	/* A namespace zone (create) or a microVM whose guest kin is the
+	 * zone (create_vm). 0 and then ready runs once: 0 when its kin
+	 * answers, or -errno with err (nothing of it left; gone does not
+	 * follow); gone runs once it ended after being ready, with its
+	 * kin's status (a VM: its VMM's). Or -errno with err now. */
+	int (*create)(void *impl, const struct zone_spec *spec,
+	              void (*ready)(int result, const struct err *err, void *data),
+	              void (*gone)(int status, void *data), void *data, struct err *err);
+	int (*create_vm)(void *impl, const struct vm_spec *spec,
+	                 void (*ready)(int result, const struct err *err, void *data),
+	                 void (*gone)(int status, void *data), void *data, struct err *err);
+	/* After a re-exec: the zone NAME (ready before) is the caller's again,
+	 * gone as above. -ENOENT when it ended meanwhile. */
+	int (*own)(void *impl, const char *name, void (*gone)(int status, void *data), void *data);
+	/* Its facts; for a VM its VMM's pid and cell. */
+	int (*info)(void *impl, const char *name, struct zone_info *ret);
+	/* Stopped (its kin stops what it runs; a VM powers off) or killed. */
+	int (*end)(void *impl, const char *name, bool kill);
+	void *impl;
+};
+
+/* What the Task service takes from its owner (init), read at start. */
+struct rpc_server;
+struct ev_loop;
+struct cells;
+struct shim_task_config {
+	struct rpc_server *rpc;
+	struct ev_loop *loop; /* rpc's */
+	struct cells *cells;  /* NULL: no cgroup2 (Pids, Stats and OOM kills answer nothing) */
+	const struct shim_serve *serve;
+	const char *version; /* Connect's answer */
+	/* A re-exec's kin: the Task socket was handed over and is served
+	 * already. */
+	bool listening;
+	struct shim_pod_ops pods;
+	/* Shutdown with no task left stops kin: dry_run first (0: it can),
+	 * then for real (api_system_ops's stop). */
+	int (*stop)(bool reboot, bool dry_run, const char **ret_action, void *data);
+	void *stop_data;
+	/* The handover's registry (keep/): the tasks go along a re-exec as a
+	 * participant (shim/task_state.c). NULL: they do not. */
+	struct keep *keep;
+};
+struct shim_task;
+/* Registers containerd.task.v2.Task on cfg->rpc and listens on the Task
+ * socket (unless listening). -errno: nothing registered. */
+int shim_task_start(const struct shim_task_config *cfg, struct shim_task **ret);
+/* kin is stopping: pending calls fail, every container's mounts and the
+ * pod directory are undone; before rpc_server_free. NULL is fine. */
+void shim_task_shutdown(struct shim_task *svc);
+/* After rpc_server_free. NULL is fine. */
+void shim_task_free(struct shim_task *svc);
+/* Re-exec (shim/task_state.c): what cannot go along yet (NULL: all can),
+ * whether nothing is half-done (why says what is), the tasks written as
+ * record tag, and taken back in the next kin after the pod's zone was
+ * (it owns it again). NULL svc: nothing (restore: -ENODEV). */
+struct state_w;
+struct state_in;
+struct state_field;
+const char *shim_task_uncarried(const struct shim_task *svc);
+bool shim_task_settled(const struct shim_task *svc, char *why, size_t size);
+void shim_task_save(struct shim_task *svc, struct state_w *w, uint16_t tag);
+int shim_task_restore(struct shim_task *svc, struct state_in *in, const struct state_field *f);

@@ -33,6 +33,28 @@ int vm_accel_parse(const char *s, enum vm_accel *ret)
 	return 0;
 }
 
+int vm_spec_fill(struct vm_spec *spec, const struct vm_request *q, struct err *e)
+{
+	vm_spec_defaults(spec);
+	if (str_copy(spec->name, sizeof(spec->name), q->name) < 0 ||
+	    str_copy(spec->kernel, sizeof(spec->kernel), q->kernel) < 0 ||
+	    str_copy(spec->image, sizeof(spec->image), q->image) < 0 ||
+	    str_copy(spec->disk, sizeof(spec->disk), q->disk ? q->disk : "") < 0 ||
+	    str_copy(spec->cmdline, sizeof(spec->cmdline), q->append ? q->append : "") < 0)
+		return err_set(e, -ENAMETOOLONG, ERR_INVALID_ARGUMENT,
+		               "%s \"%.64s\": a name, path or the command line is too long",
+		               q->what, q->name);
+	if (q->cpus)
+		spec->cpus = q->cpus;
+	if (q->memory_mb)
+		spec->memory_mb = q->memory_mb;
+	if (q->accel[0] && vm_accel_parse(q->accel, &spec->accel) < 0)
+		return err_set(e, -EINVAL, ERR_INVALID_ARGUMENT,
+		               "%s \"%.64s\": accel \"%.32s\": expected auto, kvm or tcg", q->what,
+		               q->name, q->accel);
+	return 0;
+}
+
 static bool cpu_has_virt_ext(void)
 {
 	_cleanup_free_ char *info = NULL;

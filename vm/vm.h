@@ -88,6 +88,16 @@ int vm_accel_resolve(enum vm_accel want, enum vm_accel *ret, char *why, size_t w
 int vm_spec_validate(const struct vm_spec *spec, struct err *e);
 int vm_spec_check_files(const struct vm_spec *spec, struct err *e);
 void vm_spec_defaults(struct vm_spec *spec);
+/* A spec from what a request gives of a VM (Vm/Start, a VM zone's Create,
+ * a kin-vm pod's shim.conf): the defaults, then each field given (disk,
+ * append: NULL for none; cpus, memory_mb 0 and accel "" keep the
+ * default). Errors name it as `what "name"`. */
+struct vm_request {
+	const char *what, *name, *kernel, *image, *disk, *append;
+	uint32_t cpus, memory_mb;
+	const char *accel;
+};
+int vm_spec_fill(struct vm_spec *spec, const struct vm_request *q, struct err *e);
 int vm_paths_for(const char *state_dir, const struct vm_spec *spec, struct vm_paths *ret);
 
 /* ---- manager ------------------------------------------------------------- */

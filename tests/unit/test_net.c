@@ -33,6 +33,26 @@ TEST(net_ip_option)
 	CHECK_EQ(net_parse_ip_option("", &c), -EINVAL);
 }
 
+/* A guest's ip= from a pod interface's facts, read back by the parser. */
+TEST(net_ip_option_format)
+{
+	struct net_config c = {.ifname = "eth0", .addr = "10.88.3.7/20", .gateway = "10.88.0.1"};
+	char buf[160];
+	CHECK_EQ(net_format_ip_option(&c, buf, sizeof(buf)), 0);
+	CHECK_STR(buf, "ip=10.88.3.7::10.88.0.1:255.255.240.0::eth0:off");
+	struct net_config back;
+	CHECK_EQ(net_parse_ip_option(buf + 3, &back), 0);
+	CHECK_STR(back.addr, c.addr);
+	CHECK_STR(back.gateway, c.gateway);
+	CHECK_STR(back.ifname, c.ifname);
+	struct net_config host = {.ifname = "eth0", .addr = "10.0.0.5"}; /* no prefix: /32 */
+	CHECK_EQ(net_format_ip_option(&host, buf, sizeof(buf)), 0);
+	CHECK_STR(buf, "ip=10.0.0.5:::255.255.255.255::eth0:off");
+	struct net_config bad = {.ifname = "eth0", .addr = "10.0.0.5/33"};
+	CHECK_EQ(net_format_ip_option(&bad, buf, sizeof(buf)), -EINVAL);
+	CHECK_EQ(net_format_ip_option(&c, buf, 16), -ENAMETOOLONG);
+}
+
 TEST(net_kin_option)
 {
 	struct net_config c;

@@ -521,3 +521,74 @@ TEST(oci_layer_bounds_every_entry)
 	CHECK(strstr(err.msg, "user.overlay.opaque") != NULL);
 	dir_remove_tree(AT_FDCWD, dir, 0);
 }
+
+static int move_bind(size_t i, const char *source, char *buf, size_t size, void *data,
+                     struct err *err)
+{
+	(void)err;
+	(*(int *)data)++;
+	snprintf(buf, size, "/zone/m%zu%s", i, strcmp(source, "/etc/hosts") == 0 ? "-hosts" : "");
+	return 0;
+}
+
+/* A config.json edited as JSON: what kin does not know is kept, the
+ * sandbox's namespaces dropped, bind sources moved, the process and root
+ * replaced; start and delete's reads need no valid spec. */
+TEST(oci_json_edit)
+{
+	char dir[] = "/tmp/kin-unit-edit.XXXXXX", path[64], out[64];
+	struct oci_json *j = NULL;
+	struct err err = {0};
+	int moved = 0;
+	if (!mkdtemp(dir)) {
+		CHECK(0);
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/config.json", dir);
+	snprintf(out, sizeof(out), "%s/out.json", dir);
+	CHECK_EQ(
+	    file_create_str(path,
+	                    "{\"ociVersion\":\"1.0.2\",\"x-unknown\":7,"
+	                    "\"annotations\":{\"io.kubernetes.cri.sandbox-id\":\"sb\"},"
+	                    "\"root\":{\"path\":\"rootfs\"},\"process\":{\"args\":[\"a\"]},"
+	                    "\"mounts\":[{\"destination\":\"/etc/hosts\",\"type\":\"bind\","
+	                    "\"source\":\"/etc/hosts\"},{\"destination\":\"/v\",\"options\":"
+	                    "[\"rbind\"],\"source\":\"/v\"},{\"destination\":\"/proc\","
+	                    "\"type\":\"proc\",\"source\":\"proc\"},{\"destination\":\"/r\","
+	                    "\"type\":\"bind\",\"source\":\"rel\"}],\"linux\":{\"cgroupsPath\":"
+	                    "\"/k/p1\",\"namespaces\":[{\"type\":\"pid\"},{\"type\":\"network\","
+	                    "\"path\":\"/proc/42/ns/net\"},{\"type\":\"ipc\",\"path\":"
+	                    "\"/proc/42/ns/ipc\"},{\"type\":\"mount\"}]}}",
+	                    0600),
+	    0);
+	CHECK_EQ(oci_json_load(path, &j, &err), 0);
+	if (!j)
+		return;
+	CHECK_STR(oci_json_annotation(j, "io.kubernetes.cri.sandbox-id"), "sb");
+	CHECK(oci_json_annotation(j, "io.kubernetes.cri.container-type") == NULL);
+	CHECK_STR(oci_json_cgroups_path(j), "/k/p1");
+	oci_json_drop_namespaces(j, "/proc/42/ns/");
+	CHECK_EQ(oci_json_move_binds(j, path, move_bind, &moved, &err), 0);
+	CHECK_EQ(moved, 2); /* the relative bind and proc stay */
+	CHECK_EQ(oci_json_set_process(j, "[1]", 3), -EINVAL);
+	CHECK_EQ(oci_json_set_process(j, "{\"args\":[\"b\"],\"args\":[]}", 25), -EINVAL);
+	CHECK_EQ(oci_json_set_process(j, "{\"args\":[\"b\"]}", 14), 0);
+	oci_json_set_root_path(j, "/zone/rootfs");
+	CHECK_EQ(oci_json_save(j, out, &err), 0);
+	oci_json_free(j);
+	_cleanup_free_ char *text = NULL;
+	CHECK_EQ(file_read_regular(out, 1 << 16, &text, NULL), 0);
+	CHECK(text && strstr(text, "\"x-unknown\":7"));
+	CHECK(text && strstr(text, "\"source\":\"/zone/m0-hosts\""));
+	CHECK(text && strstr(text, "\"source\":\"/zone/m1\""));
+	CHECK(text && strstr(text, "\"source\":\"rel\""));
+	CHECK(text && strstr(text, "\"process\":{\"args\":[\"b\"]}"));
+	CHECK(text && strstr(text, "\"root\":{\"path\":\"/zone/rootfs\"}"));
+	CHECK(text && !strstr(text, "/proc/42") && strstr(text, "\"type\":\"mount\""));
+	CHECK_EQ(file_create_str(path, "{\"a\":1,\"a\":2}", 0600), 0);
+	CHECK_EQ(oci_json_load(path, &j, &err), -EINVAL);
+	CHECK(strstr(err.msg, "config.json: line 1:") != NULL);
+	unlink(path);
+	unlink(out);
+	rmdir(dir);
+}

@@ -3,18 +3,16 @@
  * zone kin), Wait, Kill, Delete, CloseIO, and Exec (refused for now). The
  * sandbox task is the zone: it is "started" by being ready, killed by
  * stopping the zone, and ends with the zone kin. */
-#include "api/task-int.h"
+#include "shim/task-int.h"
 #include "cells/cells.h"
 #include "oci/oci.h"
 #include "proto/cells.pb-c.h"
-
-#include <jansson.h>
 
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
-static int task_proc_get(struct api_task *svc, struct rpc_call *call, const char *id,
+static int task_proc_get(struct shim_task *svc, struct rpc_call *call, const char *id,
                          const char *exec_id, struct task **ret_t, struct tproc **ret_p)
 {
 	struct task *t = task_find(svc, id);
@@ -67,7 +65,7 @@ static void exec_waited(const struct err *st, const uint8_t *payload, size_t len
 
 static void proc_wait_in_zone(struct tproc *p)
 {
-	struct api_task *svc = p->t->svc;
+	struct shim_task *svc = p->t->svc;
 	Kin__V1__ExecRequest in = KIN__V1__EXEC_REQUEST__INIT;
 	in.cell = p->t->cell;
 	in.name = p->kname;
@@ -146,7 +144,7 @@ static void started(const struct err *st, const uint8_t *payload, size_t len, vo
 	proc_wait_in_zone(p);
 }
 
-static int start_sandbox(struct api_task *svc, struct rpc_call *call, struct task *t)
+static int start_sandbox(struct shim_task *svc, struct rpc_call *call, struct task *t)
 {
 	if (svc->zone != ZN_READY)
 		return rpc_call_fail(call, ERR_FAILED_PRECONDITION, "task %s: the pod's zone is %s",
@@ -165,7 +163,7 @@ static int start_sandbox(struct api_task *svc, struct rpc_call *call, struct tas
 
 int task_serve_start(struct rpc_call *call, const ProtobufCMessage *in, void *data)
 {
-	struct api_task *svc = data;
+	struct shim_task *svc = data;
 	const Kin__Shim__StartRequest *m = (const Kin__Shim__StartRequest *)in;
 	struct task *t;
 	struct tproc *p;
@@ -220,7 +218,7 @@ static void wait_cancelled(struct rpc_call *call, void *data)
 
 int task_serve_wait(struct rpc_call *call, const ProtobufCMessage *in, void *data)
 {
-	struct api_task *svc = data;
+	struct shim_task *svc = data;
 	const Kin__Shim__WaitRequest *m = (const Kin__Shim__WaitRequest *)in;
 	struct task *t = task_find(svc, m->id);
 	struct tproc *p = t ? proc_find(t, m->exec_id) : NULL;
@@ -255,7 +253,7 @@ static void signalled(const struct err *st, const uint8_t *payload, size_t len, 
 }
 
 /* Every process of the container's cell (kill --all), from this side. */
-static int kill_all(struct api_task *svc, struct task *t, int sig)
+static int kill_all(struct shim_task *svc, struct task *t, int sig)
 {
 	char dir[PATH_MAX], procs[PATH_MAX + 16];
 	_cleanup_free_ char *list = NULL;
@@ -277,7 +275,7 @@ static int kill_all(struct api_task *svc, struct task *t, int sig)
 
 int task_serve_kill(struct rpc_call *call, const ProtobufCMessage *in, void *data)
 {
-	struct api_task *svc = data;
+	struct shim_task *svc = data;
 	const Kin__Shim__KillRequest *m = (const Kin__Shim__KillRequest *)in;
 	Kin__Shim__Empty out = KIN__SHIM__EMPTY__INIT;
 	struct task *t;
@@ -292,7 +290,7 @@ int task_serve_kill(struct rpc_call *call, const ProtobufCMessage *in, void *dat
 		return rpc_call_fail(call, ERR_NOT_FOUND, "task %s: process already finished",
 		                     t->id);
 	if (t->sandbox && p == &t->init) {
-		r = api_zones_end(svc->api->zones, SHIM_ZONE_NAME, m->signal == SIGKILL);
+		r = svc->pods.end(svc->pods.impl, SHIM_ZONE_NAME, m->signal == SIGKILL);
 		if (r < 0 && r != -ENOENT)
 			return rpc_call_fail(call, ERR_INTERNAL,
 			                     "task %s: stopping the pod's zone: %s", t->id,
@@ -348,7 +346,8 @@ static int reply_deleted(struct rpc_call *call, const struct tproc *p)
 	return rpc_call_reply(call, &out.base);
 }
 
-static int delete_exec(struct api_task *svc, struct rpc_call *call, struct task *t, struct tproc *p)
+static int delete_exec(struct shim_task *svc, struct rpc_call *call, struct task *t,
+                       struct tproc *p)
 {
 	if (p->state == T_RUNNING || p->state == T_PAUSED || p->starting)
 		return rpc_call_fail(call, ERR_FAILED_PRECONDITION,
@@ -371,7 +370,7 @@ static int delete_exec(struct api_task *svc, struct rpc_call *call, struct task 
 
 int task_serve_delete(struct rpc_call *call, const ProtobufCMessage *in, void *data)
 {
-	struct api_task *svc = data;
+	struct shim_task *svc = data;
 	const Kin__Shim__DeleteRequest *m = (const Kin__Shim__DeleteRequest *)in;
 	struct task *t;
 	struct tproc *p;
@@ -417,35 +416,27 @@ int task_serve_delete(struct rpc_call *call, const ProtobufCMessage *in, void *d
 static int exec_config(struct task *t, struct tproc *p, const Kin__Shim__Any *spec, struct err *err)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 16], rootfs[PATH_MAX + 16];
-	_cleanup_free_ char *text = NULL;
-	json_error_t je;
+	struct oci_json *j = NULL;
 	if (!spec || spec->value.len > OCI_SPEC_JSON_MAX)
 		return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
 		               "exec %s: a process spec (JSON) of at most %d bytes is needed",
 		               p->exec_id, OCI_SPEC_JSON_MAX);
-	json_t *proc = json_loadb((const char *)spec->value.data, spec->value.len,
-	                          JSON_REJECT_DUPLICATES, &je);
-	if (!json_is_object(proc)) {
-		json_decref(proc);
+	snprintf(path, sizeof(path), "%s/config.json", t->dir);
+	int r = oci_json_load(path, &j, err);
+	if (r < 0)
+		return err_set(err, r, ERR_INTERNAL, "exec %s: %s: unreadable", p->exec_id, path);
+	if (oci_json_set_process(j, (const char *)spec->value.data, spec->value.len) < 0) {
+		oci_json_free(j);
 		return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
 		               "exec %s: the process spec is not a JSON object", p->exec_id);
 	}
-	snprintf(path, sizeof(path), "%s/config.json", t->dir);
-	int r = file_read_regular(path, OCI_SPEC_JSON_MAX, &text, NULL);
-	json_t *root = r == 0 ? json_loads(text, 0, NULL) : NULL;
-	if (!root) {
-		json_decref(proc);
-		return err_set(err, r < 0 ? r : -EIO, ERR_INTERNAL, "exec %s: %s: unreadable",
-		               p->exec_id, path);
-	}
 	proc_dir(&t->init, true, dir, sizeof(dir));
 	snprintf(rootfs, sizeof(rootfs), "%s/rootfs", dir);
-	json_object_set_new(root, "process", proc);
-	json_object_set_new(json_object_get(root, "root"), "path", json_string(rootfs));
+	oci_json_set_root_path(j, rootfs);
 	proc_dir(p, false, dir, sizeof(dir));
 	snprintf(path, sizeof(path), "%s/config.json", dir);
-	r = json_dump_file(root, path, JSON_COMPACT) < 0 ? -EIO : 0;
-	json_decref(root);
+	r = oci_json_save(j, path, err);
+	oci_json_free(j);
 	if (r < 0)
 		return err_set(err, r, ERR_INTERNAL, "exec %s: %s: cannot write", p->exec_id, path);
 	struct oci_spec *o = NULL;
@@ -459,7 +450,7 @@ static int exec_config(struct task *t, struct tproc *p, const Kin__Shim__Any *sp
 
 int task_serve_exec(struct rpc_call *call, const ProtobufCMessage *in, void *data)
 {
-	struct api_task *svc = data;
+	struct shim_task *svc = data;
 	const Kin__Shim__ExecProcessRequest *m = (const Kin__Shim__ExecProcessRequest *)in;
 	struct task *t = task_find(svc, m->id);
 	if (!t)
@@ -504,7 +495,7 @@ int task_serve_exec(struct rpc_call *call, const ProtobufCMessage *in, void *dat
 	if (r < 0) {
 		proc_unmount(p);
 		free(p);
-		return api_fail_err(call, &err, r);
+		return rpc_call_fail_err(call, &err, r);
 	}
 	proc_hold(p);
 	list_append(&t->execs, &p->node);
@@ -522,7 +513,7 @@ int task_serve_exec(struct rpc_call *call, const ProtobufCMessage *in, void *dat
  * of the shim's to close. */
 int task_serve_close_io(struct rpc_call *call, const ProtobufCMessage *in, void *data)
 {
-	struct api_task *svc = data;
+	struct shim_task *svc = data;
 	const Kin__Shim__CloseIORequest *m = (const Kin__Shim__CloseIORequest *)in;
 	struct task *t = task_find(svc, m->id);
 	if (!t || !proc_find(t, m->exec_id))

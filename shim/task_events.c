@@ -4,7 +4,7 @@
  * TaskStart before its TaskExit); a queue of at most TASK_EVENTS_MAX
  * (older ones dropped, and counted, past that); a containerd that is away
  * (restarting) is reconnected to every second while events wait. */
-#include "api/task-int.h"
+#include "shim/task-int.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -13,9 +13,9 @@
 
 #define RETRY_MS 1000
 
-static void pump(struct api_task *svc);
+static void pump(struct shim_task *svc);
 
-static void retry_arm(struct api_task *svc)
+static void retry_arm(struct shim_task *svc)
 {
 	struct itimerspec its = {
 	    .it_value = {.tv_sec = RETRY_MS / 1000, .tv_nsec = (RETRY_MS % 1000) * 1000000L}};
@@ -25,7 +25,7 @@ static void retry_arm(struct api_task *svc)
 
 static void on_retry(struct ev_source *src, uint32_t events)
 {
-	struct api_task *svc = src->data;
+	struct shim_task *svc = src->data;
 	uint64_t n;
 	(void)events;
 	if (read(src->fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
@@ -33,14 +33,14 @@ static void on_retry(struct ev_source *src, uint32_t events)
 	pump(svc);
 }
 
-static struct task_event *queue_first(struct api_task *svc)
+static struct task_event *queue_first(struct shim_task *svc)
 {
 	return list_first_entry(&svc->events, struct task_event, node);
 }
 
 static void forwarded(const struct err *st, const uint8_t *payload, size_t len, void *data)
 {
-	struct api_task *svc = data;
+	struct shim_task *svc = data;
 	(void)payload, (void)len;
 	svc->forwarding = false;
 	struct task_event *e = queue_first(svc);
@@ -59,7 +59,7 @@ static void forwarded(const struct err *st, const uint8_t *payload, size_t len, 
 	pump(svc);
 }
 
-static int connect_containerd(struct api_task *svc)
+static int connect_containerd(struct shim_task *svc)
 {
 	if (rpc_route_state(svc->rpc, EVENTS_ROUTE) == RPC_ROUTE_READY)
 		return 0;
@@ -77,7 +77,7 @@ static int connect_containerd(struct api_task *svc)
 	return r;
 }
 
-static void pump(struct api_task *svc)
+static void pump(struct shim_task *svc)
 {
 	struct task_event *e = queue_first(svc);
 	if (svc->forwarding || !e)
@@ -116,7 +116,7 @@ static void pump(struct api_task *svc)
 	svc->forwarding = true;
 }
 
-void task_publish(struct api_task *svc, const char *topic, const char *type,
+void task_publish(struct shim_task *svc, const char *topic, const char *type,
                   const ProtobufCMessage *msg)
 {
 	size_t n = protobuf_c_message_get_packed_size(msg);
@@ -146,12 +146,12 @@ void task_publish(struct api_task *svc, const char *topic, const char *type,
 	pump(svc);
 }
 
-void task_events_kick(struct api_task *svc)
+void task_events_kick(struct shim_task *svc)
 {
 	pump(svc);
 }
 
-void task_events_init(struct api_task *svc)
+void task_events_init(struct shim_task *svc)
 {
 	list_init(&svc->events);
 	svc->retry =
@@ -164,7 +164,7 @@ void task_events_init(struct api_task *svc)
 	}
 }
 
-void task_events_free(struct api_task *svc)
+void task_events_free(struct shim_task *svc)
 {
 	struct task_event *e;
 	while ((e = queue_first(svc))) {

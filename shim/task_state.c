@@ -11,7 +11,7 @@
  * and watches the containers' memory.events again. A kin-vm pod's stdio
  * relays go along too (task_vm.c): each follows its output in the guest
  * again from what reached containerd's FIFO. */
-#include "api/task-int.h"
+#include "shim/task-int.h"
 #include "lib/state.h"
 
 #include <signal.h>
@@ -58,9 +58,9 @@ enum {
 enum { TE_AT_S = 1, TE_AT_NS, TE_TOPIC, TE_TYPE, TE_DATA };
 
 static const struct state_num svc_nums[] = {
-    STATE_NUM(TS_ZONE, struct api_task, zone),
-    STATE_NUM(TS_ZONE_PID, struct api_task, zone_pid),
-    STATE_NUM(TS_EVENTS_DROPPED, struct api_task, events_dropped),
+    STATE_NUM(TS_ZONE, struct shim_task, zone),
+    STATE_NUM(TS_ZONE_PID, struct shim_task, zone_pid),
+    STATE_NUM(TS_EVENTS_DROPPED, struct shim_task, events_dropped),
 };
 static const struct state_num task_nums[] = {
     STATE_FLAG(TT_SANDBOX, struct task, sandbox),
@@ -77,7 +77,7 @@ static const struct state_num proc_nums[] = {
     STATE_NUM(TP_WAIT_ID, struct tproc, wait_id),
 };
 
-const char *api_task_uncarried(const struct api_task *svc)
+const char *shim_task_uncarried(const struct shim_task *svc)
 {
 	if (!svc)
 		return NULL;
@@ -86,7 +86,7 @@ const char *api_task_uncarried(const struct api_task *svc)
 	return NULL;
 }
 
-bool api_task_settled(const struct api_task *svc, char *why, size_t size)
+bool shim_task_settled(const struct shim_task *svc, char *why, size_t size)
 {
 	const struct task *t;
 	if (!svc)
@@ -143,7 +143,7 @@ static void proc_save(const struct tproc *p, struct state_w *w)
 	state_close(w, at);
 }
 
-void api_task_save(struct api_task *svc, struct state_w *w, uint16_t tag)
+void shim_task_save(struct shim_task *svc, struct state_w *w, uint16_t tag)
 {
 	const struct task *t;
 	const struct task_event *e;
@@ -226,7 +226,7 @@ static int proc_take(struct tproc *p, struct state_in *in, const struct state_fi
 	return k;
 }
 
-static int task_take(struct api_task *svc, struct state_in *in, const struct state_field *f)
+static int task_take(struct shim_task *svc, struct state_in *in, const struct state_field *f)
 {
 	struct state_r r;
 	struct state_field g;
@@ -292,7 +292,7 @@ static int task_take(struct api_task *svc, struct state_in *in, const struct sta
 	return 0;
 }
 
-static int event_take(struct api_task *svc, const struct state_field *f)
+static int event_take(struct shim_task *svc, const struct state_field *f)
 {
 	struct state_r r;
 	struct state_field g, data = {0};
@@ -331,7 +331,7 @@ static int event_take(struct api_task *svc, const struct state_field *f)
 	return 0;
 }
 
-int api_task_restore(struct api_task *svc, struct state_in *in, const struct state_field *f)
+int shim_task_restore(struct shim_task *svc, struct state_in *in, const struct state_field *f)
 {
 	struct state_r r;
 	struct state_field g;
@@ -373,10 +373,9 @@ int api_task_restore(struct api_task *svc, struct state_in *in, const struct sta
 		return -EBADMSG;
 	/* The pod's zone is ours again; if it ended meanwhile, as if seen now. */
 	if (svc->zone == ZN_READY) {
-		struct api_zone_owner owner = task_zone_owner(svc);
-		if (api_zones_own(svc->api->zones, SHIM_ZONE_NAME, &owner) < 0) {
+		if (svc->pods.own(svc->pods.impl, SHIM_ZONE_NAME, task_zone_gone, svc) < 0) {
 			log_warn("re-exec: the pod's zone did not go along: its tasks end");
-			owner.gone(128 + SIGKILL, svc);
+			task_zone_gone(128 + SIGKILL, svc);
 		}
 	}
 	struct task *t;
@@ -406,7 +405,7 @@ static int task_keep_start(void *data, const struct keep_from *from)
 {
 	if (from->how != KEEP_REEXEC || !from->record)
 		return 0;
-	int n = api_task_restore(data, from->in, from->record);
+	int n = shim_task_restore(data, from->in, from->record);
 	if (n >= 0)
 		log_info("re-exec: the shim's tasks taken over: %d", n);
 	return n < 0 ? n : 0;
@@ -416,24 +415,24 @@ static int task_keep_save(void *data, struct state_w *w, uint16_t tag, struct er
 {
 	(void)err;
 	if (!w->file)
-		api_task_save(data, w, tag);
+		shim_task_save(data, w, tag);
 	return 0;
 }
 
 static const char *task_keep_uncarried(void *data)
 {
-	return api_task_uncarried(data);
+	return shim_task_uncarried(data);
 }
 
 static bool task_keep_settled(void *data, char *why, size_t size)
 {
-	return api_task_settled(data, why, size);
+	return shim_task_settled(data, why, size);
 }
 
-const struct keep_part api_task_part = {.name = "the shim's tasks",
-                                        .tag = KEEP_TAG_TASK,
-                                        .level = KEEP_LEVEL_TASK,
-                                        .start = task_keep_start,
-                                        .save = task_keep_save,
-                                        .uncarried = task_keep_uncarried,
-                                        .settled = task_keep_settled};
+const struct keep_part shim_task_part = {.name = "the shim's tasks",
+                                         .tag = KEEP_TAG_TASK,
+                                         .level = KEEP_LEVEL_TASK,
+                                         .start = task_keep_start,
+                                         .save = task_keep_save,
+                                         .uncarried = task_keep_uncarried,
+                                         .settled = task_keep_settled};

@@ -5,12 +5,11 @@
  * of its bind mounts, its config.json rewritten for the zone (paths as the
  * zone sees them, the sandbox's namespaces as the zone's own) and checked,
  * and its cell made in the zone kin. Anything that fails undoes the rest. */
-#include "api/task-int.h"
+#include "shim/task-int.h"
 #include "oci/oci.h"
 #include "proto/cells.pb-c.h"
 #include "zone/zone.h"
 
-#include <jansson.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -19,9 +18,9 @@
 
 static void create_container(struct task *t, const Kin__Shim__CreateTaskRequest *m);
 
-static void zone_ready(int result, const struct err *err, void *data)
+void task_zone_ready(int result, const struct err *err, void *data)
 {
-	struct api_task *svc = data;
+	struct shim_task *svc = data;
 	struct task *t, *next;
 	if (result < 0) {
 		svc->zone = ZN_GONE;
@@ -41,7 +40,7 @@ static void zone_ready(int result, const struct err *err, void *data)
 	}
 	struct zone_info info;
 	svc->zone = ZN_READY;
-	if (api_zones_info(svc->api->zones, SHIM_ZONE_NAME, &info) == 0) {
+	if (svc->pods.info(svc->pods.impl, SHIM_ZONE_NAME, &info) == 0) {
 		svc->zone_pid = info.pid;
 		if (!svc->vm) /* a VM's cells are the guest's, not below its VMM's */
 			cells_cgroup_dir(svc->cells, info.cell, svc->zone_cgroup,
@@ -75,9 +74,9 @@ static void zone_ready(int result, const struct err *err, void *data)
 
 /* The zone ended: the sandbox with the zone kin's status, every container
  * process still running killed with it. */
-static void zone_gone(int status, void *data)
+void task_zone_gone(int status, void *data)
 {
-	struct api_task *svc = data;
+	struct shim_task *svc = data;
 	struct task *t;
 	svc->zone = ZN_GONE;
 	log_info("shim: pod zone gone, status %d", status);
@@ -91,15 +90,10 @@ static void zone_gone(int status, void *data)
 	}
 }
 
-struct api_zone_owner task_zone_owner(struct api_task *svc)
-{
-	return (struct api_zone_owner){.ready = zone_ready, .gone = zone_gone, .data = svc};
-}
-
 /* The zone for the pod, from the sandbox's spec (CRI) or the first
  * container's (ctr run): its network namespace if the spec names one, its
  * hostname, the pod directory shared into it. */
-static int zone_start(struct api_task *svc, const struct oci_spec *o, struct err *err)
+static int zone_start(struct shim_task *svc, const struct oci_spec *o, struct err *err)
 {
 	if (svc->zone != ZN_NONE)
 		return svc->zone == ZN_GONE ? err_set(err, -EHOSTDOWN, ERR_FAILED_PRECONDITION,
@@ -108,9 +102,8 @@ static int zone_start(struct api_task *svc, const struct oci_spec *o, struct err
 	int r = shim_pod_dir_setup(svc->cfg->pod_dir, err);
 	if (r < 0)
 		return r;
-	struct api_zone_owner owner = task_zone_owner(svc);
 	if (svc->vm) {
-		r = task_vm_zone_start(svc, o, &owner, err);
+		r = task_vm_zone_start(svc, o, err);
 		if (r == 0)
 			svc->zone = ZN_STARTING;
 		return r;
@@ -121,7 +114,7 @@ static int zone_start(struct api_task *svc, const struct oci_spec *o, struct err
 		spec.netns = o->ns_path[OCI_NS_NET];
 	if (o && o->hostname && str_is_hostname(o->hostname))
 		spec.hostname = o->hostname;
-	r = api_zones_create_own(svc->api->zones, &spec, &owner, err);
+	r = svc->pods.create(svc->pods.impl, &spec, task_zone_ready, task_zone_gone, svc, err);
 	if (r < 0)
 		return r;
 	svc->zone = ZN_STARTING;
@@ -137,43 +130,20 @@ static void create_cancelled(struct rpc_call *call, void *data)
 	t->create_call = NULL;
 }
 
-static bool mount_is_bind(json_t *m)
+/* Binds a bind mount's source (CRI's /etc/hosts, resolv.conf, the pod's
+ * /dev/shm, volumes) into the container's directory as mN, the spec then
+ * naming it where the zone sees it. */
+static int bind_for_zone(size_t i, const char *source, char *buf, size_t size, void *data,
+                         struct err *err)
 {
-	const char *type = json_string_value(json_object_get(m, "type"));
-	if (type && strcmp(type, "bind") == 0)
-		return true;
-	json_t *opts = json_object_get(m, "options"), *o;
-	size_t i;
-	json_array_foreach(opts, i, o)
-	{
-		const char *v = json_string_value(o);
-		if (v && (strcmp(v, "bind") == 0 || strcmp(v, "rbind") == 0))
-			return true;
-	}
-	return false;
-}
-
-/* Binds the sources of the spec's bind mounts (CRI's /etc/hosts,
- * resolv.conf, the pod's /dev/shm, volumes) into the container's directory
- * as mN, the spec then naming them where the zone sees them. */
-static int binds_for_zone(struct task *t, json_t *mounts, struct err *err)
-{
-	char zdir[PATH_MAX], dst[PATH_MAX + 32], src[PATH_MAX + 32];
-	json_t *m;
-	size_t i;
+	struct task *t = data;
+	char zdir[PATH_MAX], dst[PATH_MAX + 32];
+	snprintf(dst, sizeof(dst), "%s/m%zu", t->dir, i);
+	int r = shim_bind(source, dst, err);
+	if (r < 0)
+		return r;
 	proc_dir(&t->init, true, zdir, sizeof(zdir));
-	json_array_foreach(mounts, i, m)
-	{
-		const char *source = json_string_value(json_object_get(m, "source"));
-		if (!mount_is_bind(m) || !source || source[0] != '/')
-			continue;
-		snprintf(dst, sizeof(dst), "%s/m%zu", t->dir, i);
-		int r = shim_bind(source, dst, err);
-		if (r < 0)
-			return r;
-		snprintf(src, sizeof(src), "%s/m%zu", zdir, i);
-		json_object_set_new(m, "source", json_string(src));
-	}
+	snprintf(buf, size, "%s/m%zu", zdir, i);
 	return 0;
 }
 
@@ -183,44 +153,21 @@ static int binds_for_zone(struct task *t, json_t *mounts, struct err *err)
  * cannot see; bind mounts' sources are where the zone sees them. */
 static int config_for_zone(struct task *t, const char *bundle, const char *dir, struct err *err)
 {
-	struct api_task *svc = t->svc;
 	char path[PATH_MAX + 16], own[64];
-	_cleanup_free_ char *text = NULL;
+	struct oci_json *j = NULL;
 	snprintf(path, sizeof(path), "%s/config.json", bundle);
-	int r = file_read_regular(path, OCI_SPEC_JSON_MAX, &text, NULL);
+	int r = oci_json_load(path, &j, err);
 	if (r < 0)
-		return err_set_errno(err, r, "%s: %s", path, strerror(-r));
-	json_error_t jerr;
-	json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
-	if (!root)
-		return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT, "%s: line %d: %s", path,
-		               jerr.line, jerr.text);
-	snprintf(own, sizeof(own), "/proc/%d/ns/", (int)svc->zone_pid);
-	json_t *nss = json_object_get(json_object_get(root, "linux"), "namespaces");
-	for (size_t i = 0; json_is_array(nss) && i < json_array_size(nss);) {
-		const char *p = json_string_value(json_object_get(json_array_get(nss, i), "path"));
-		if (p && str_startswith(p, own))
-			json_array_remove(nss, i);
-		else
-			i++;
-	}
-	json_t *mounts = json_object_get(root, "mounts");
-	if (json_array_size(mounts) > OCI_SPEC_LIST_MAX) {
-		json_decref(root);
-		return err_set(err, -E2BIG, ERR_INVALID_ARGUMENT, "%s: more than %d mounts", path,
-		               OCI_SPEC_LIST_MAX);
-	}
-	r = binds_for_zone(t, mounts, err);
-	if (r < 0) {
-		json_decref(root);
 		return r;
+	snprintf(own, sizeof(own), "/proc/%d/ns/", (int)t->svc->zone_pid);
+	oci_json_drop_namespaces(j, own);
+	r = oci_json_move_binds(j, path, bind_for_zone, t, err);
+	if (r == 0) {
+		snprintf(path, sizeof(path), "%s/config.json", dir);
+		r = oci_json_save(j, path, err);
 	}
-	snprintf(path, sizeof(path), "%s/config.json", dir);
-	r = json_dump_file(root, path, JSON_COMPACT) < 0 ? -EIO : 0;
-	json_decref(root);
-	if (r < 0)
-		return err_set(err, r, ERR_INTERNAL, "%s: cannot write", path);
-	return 0;
+	oci_json_free(j);
+	return r;
 }
 
 int proc_dir(const struct tproc *p, bool in_zone, char *buf, size_t size)
@@ -356,13 +303,13 @@ static void create_container(struct task *t, const Kin__Shim__CreateTaskRequest 
 	if (r < 0) {
 		t->create_call = NULL;
 		rpc_call_on_cancel(call, NULL, NULL);
-		api_fail_err(call, &err, r);
+		rpc_call_fail_err(call, &err, r);
 		container_unmount(t);
 		task_free(t);
 	}
 }
 
-static int create_check(struct api_task *svc, struct rpc_call *call,
+static int create_check(struct shim_task *svc, struct rpc_call *call,
                         const Kin__Shim__CreateTaskRequest *m)
 {
 	if (!cell_name_valid(m->id))
@@ -411,7 +358,7 @@ static bool annotation_is(const struct oci_spec *o, const char *key, const char 
 
 int task_serve_create(struct rpc_call *call, const ProtobufCMessage *in, void *data)
 {
-	struct api_task *svc = data;
+	struct shim_task *svc = data;
 	const Kin__Shim__CreateTaskRequest *m = (const Kin__Shim__CreateTaskRequest *)in;
 	int r = create_check(svc, call, m);
 	if (r <= 0)
@@ -420,7 +367,7 @@ int task_serve_create(struct rpc_call *call, const ProtobufCMessage *in, void *d
 	struct oci_spec *o = NULL;
 	r = oci_spec_load(m->bundle, &o, &err);
 	if (r < 0)
-		return api_fail_err(call, &err, r);
+		return rpc_call_fail_err(call, &err, r);
 	bool sandbox = annotation_is(o, "io.kubernetes.cri.container-type", "sandbox");
 	bool cri_container = annotation_is(o, "io.kubernetes.cri.container-type", "container");
 	if (cri_container && svc->zone == ZN_NONE) {
@@ -463,7 +410,7 @@ int task_serve_create(struct rpc_call *call, const ProtobufCMessage *in, void *d
 	oci_spec_free(o);
 	if (r < 0) {
 		free(t);
-		return api_fail_err(call, &err, r);
+		return rpc_call_fail_err(call, &err, r);
 	}
 	list_append(&svc->tasks, &t->node);
 	svc->ntasks++;

@@ -1,4 +1,4 @@
-/* task internals: containerd's Task service (api/task*.c) as a shim kin
+/* task internals: containerd's Task service (shim/task*.c) as a shim kin
  * serves it. The pod is one namespace zone of this kin (SHIM_ZONE_NAME);
  * the sandbox task is the zone itself (its kin's pid is the sandbox pid),
  * every container one executable ("init") in a cell of the zone kin, its
@@ -8,10 +8,13 @@
  * a task goes while a call is in flight. */
 #pragma once
 
-#include "api/api-int.h"
+#include "proto/kin.pb-c.h"
 #include "proto/shim.pb-c.h"
+#include "rpc/rpc.h"
 #include "shim/shim.h"
+#include "keep/keep.h"
 
+#include <limits.h>
 #include <time.h>
 
 #define TASKS_MAX        128 /* containers of one pod */
@@ -47,8 +50,8 @@ struct tproc {
 };
 
 struct task {
-	struct list_node node; /* in api_task.tasks */
-	struct api_task *svc;
+	struct list_node node; /* in shim_task.tasks */
+	struct shim_task *svc;
 	char id[SHIM_ID_MAX + 1];
 	char bundle[PATH_MAX];
 	bool sandbox;                /* the pod's zone itself */
@@ -75,13 +78,15 @@ struct task_event {
 	uint8_t data[];
 };
 
-struct api_task {
-	struct api *api;
+struct shim_task {
+	struct keep *keep; /* registered there as a participant; NULL: not */
 	struct rpc_server *rpc;
 	struct ev_loop *loop;
 	struct cells *cells;
 	const struct shim_serve *cfg;
-	struct api_system_ops system;
+	struct shim_pod_ops pods;
+	int (*stop)(bool reboot, bool dry_run, const char **ret_action, void *data);
+	void *stop_data;
 	const char *version;
 	struct list_node tasks;
 	size_t ntasks;
@@ -101,17 +106,17 @@ struct api_task {
 };
 
 /* task_events.c */
-void task_events_init(struct api_task *svc);
-void task_events_free(struct api_task *svc);
+void task_events_init(struct shim_task *svc);
+void task_events_free(struct shim_task *svc);
 /* Sends what is queued (events a re-exec brought along). */
-void task_events_kick(struct api_task *svc);
+void task_events_kick(struct shim_task *svc);
 /* Queues one event (msg packed now, its time now) and sends what is due. */
-void task_publish(struct api_task *svc, const char *topic, const char *type,
+void task_publish(struct shim_task *svc, const char *topic, const char *type,
                   const ProtobufCMessage *msg);
 
 /* task_ops.c: Pids, Stats, Update, Pause, Resume, over the container's cell. */
-struct task *task_find(struct api_task *svc, const char *id);
-int task_cell_dir(struct api_task *svc, const struct task *t, char *buf, size_t size);
+struct task *task_find(struct shim_task *svc, const char *id);
+int task_cell_dir(struct shim_task *svc, const struct task *t, char *buf, size_t size);
 int task_serve_pids(struct rpc_call *call, const ProtobufCMessage *in, void *data);
 int task_serve_stats(struct rpc_call *call, const ProtobufCMessage *in, void *data);
 /* Stats' answer: metrics packed as containerd's cgroups v2 Metrics Any. */
@@ -125,11 +130,11 @@ uint32_t task_host_pid(const char *cell_dir, int zone_pid);
 /* OOM kills (TaskOOM) from each container's memory.events: watched from
  * its start (no file, no memory controller: nothing to watch), checked
  * once more when it ends, so the event precedes its TaskExit. */
-void task_oom_init(struct api_task *svc);
+void task_oom_init(struct shim_task *svc);
 /* A re-exec's: the previous kin's inotify (its watches as they were)
  * instead of this one's. */
-void task_oom_take(struct api_task *svc, int fd);
-void task_oom_free(struct api_task *svc);
+void task_oom_take(struct shim_task *svc, int fd);
+void task_oom_free(struct shim_task *svc);
 void task_oom_watch(struct task *t);
 void task_oom_check(struct task *t);
 void task_oom_unwatch(struct task *t);
@@ -138,7 +143,7 @@ void task_timestamp(const struct timespec *ts, Kin__Shim__Timestamp *ret);
 /* task.c: records, and calls to the zone kin. */
 /* What a completion needs to find its process again. */
 struct zref {
-	struct api_task *svc;
+	struct shim_task *svc;
 	struct rpc_call *call; /* the caller waiting for the answer (zref_keep), or NULL */
 	char id[SHIM_ID_MAX + 1];
 	char exec_id[SHIM_ID_MAX + 1];
@@ -159,7 +164,7 @@ void container_unmount(struct task *t);
 int proc_dir(const struct tproc *p, bool in_zone, char *buf, size_t size);
 int proc_bind_stdio(struct tproc *p, struct err *err);
 void proc_unmount(struct tproc *p);
-struct zref *zref_new(struct api_task *svc, const char *id, const char *exec_id);
+struct zref *zref_new(struct shim_task *svc, const char *id, const char *exec_id);
 struct tproc *zref_proc(const struct zref *z);
 /* call waits for z's answer: a cancel clears z->call. */
 void zref_keep(struct zref *z, struct rpc_call *call);
@@ -171,12 +176,12 @@ void zref_answer(struct zref *z, const struct err *st);
 /* rpc_route_call to the zone kin; z is done's data (freed by it, or here
  * on failure); *ret_id (if not NULL) names the call for rpc_route_cancel.
  * -EHOSTDOWN when the zone is not ready. */
-int zone_call(struct api_task *svc, const char *service, const char *method,
+int zone_call(struct shim_task *svc, const char *service, const char *method,
               const ProtobufCMessage *in, rpc_route_done_fn done, struct zref *z, uint32_t *ret_id);
 /* zone_call for the handler of call, which waits for done's answer
  * (zref_keep); UNAVAILABLE naming task id if the zone cannot be called.
  * Returns what the handler returns. */
-int zone_call_for(struct rpc_call *call, struct api_task *svc, const char *id, const char *exec_id,
+int zone_call_for(struct rpc_call *call, struct shim_task *svc, const char *id, const char *exec_id,
                   const char *service, const char *method, const ProtobufCMessage *in,
                   rpc_route_done_fn done);
 /* In done: z's waiting caller, z freed; NULL if it left, or if st is an
@@ -185,8 +190,7 @@ struct rpc_call *zref_reply_to(struct zref *z, const struct err *st);
 
 /* task_vm.c: a kin-vm pod's VM, stdio relay, and the guest's answers. */
 struct oci_spec;
-int task_vm_zone_start(struct api_task *svc, const struct oci_spec *o,
-                       const struct api_zone_owner *owner, struct err *err);
+int task_vm_zone_start(struct shim_task *svc, const struct oci_spec *o, struct err *err);
 /* After p's Start: its output followed into containerd's FIFOs, its stdin
  * sent on (a FIFO containerd closes ends it). Freed with p. */
 int task_vm_relay_start(struct tproc *p);
@@ -206,9 +210,11 @@ int task_vm_stats(struct rpc_call *call, struct task *t);
 
 /* task_create.c: Create, and the pod's zone. */
 int task_serve_create(struct rpc_call *call, const ProtobufCMessage *in, void *data);
-/* The pod's zone's owner: ready (the tasks waiting for it created) and
- * gone (every process ends with it). */
-struct api_zone_owner task_zone_owner(struct api_task *svc);
+/* The pod's zone is ready (the tasks waiting for it created), or did not
+ * start (result < 0); gone: every process ends with it. The pod ops'
+ * ready and gone (data: the service). */
+void task_zone_ready(int result, const struct err *err, void *data);
+void task_zone_gone(int status, void *data);
 
 /* task_run.c: Start, Wait, Kill, Delete, Exec, CloseIO. */
 int task_serve_start(struct rpc_call *call, const ProtobufCMessage *in, void *data);
@@ -220,3 +226,5 @@ int task_serve_kill(struct rpc_call *call, const ProtobufCMessage *in, void *dat
 int task_serve_delete(struct rpc_call *call, const ProtobufCMessage *in, void *data);
 int task_serve_exec(struct rpc_call *call, const ProtobufCMessage *in, void *data);
 int task_serve_close_io(struct rpc_call *call, const ProtobufCMessage *in, void *data);
+/* Its handover hooks as a participant (keep/keep.h). */
+extern const struct keep_part shim_task_part;

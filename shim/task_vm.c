@@ -4,7 +4,7 @@
  * namespace zone sees it, so containers' roots and configs reach the guest
  * the same way; its NIC is a tap in the pod's network namespace with tc
  * redirecting eth0 to it and back, the guest taking eth0's address, route
- * and MAC (kata's "tcfilter"). What cannot cross into a guest is relayed:
+ * and MAC (kata's "tcfilter", net_pod_tap). What cannot cross into a guest is relayed:
  * containerd's FIFOs stay on this side, each process's output followed
  * from the guest kin's log ring (Exec/Logs) and written to them, its stdin
  * read here and sent with Exec/Stdin. Pids, Stats and OOM kills come from
@@ -17,7 +17,7 @@
  * resume), so output queued here and not written yet comes again, not
  * twice, and the previous kin's follower in the guest is cancelled. A
  * Stdin call in flight is waited for first (task_vm_relay_busy). */
-#include "api/task-int.h"
+#include "shim/task-int.h"
 #include "lib/state.h"
 #include "net/net.h"
 #include "oci/oci.h"
@@ -26,7 +26,6 @@
 
 #include <fcntl.h>
 #include <inttypes.h>
-#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -41,87 +40,21 @@
 
 /* ---- the pod's VM ------------------------------------------------------------------ */
 
-/* In the pod's network namespace: eth0's facts, the tap, the redirects. */
-static int pod_net_setup(const char *netns, struct net_link_info *info, struct err *err)
-{
-	int own = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-	int target = open(netns, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	int r = 0;
-	const char *step = "open";
-	if (own < 0 || target < 0) {
-		r = -errno;
-	} else if (setns(target, CLONE_NEWNET) < 0) {
-		r = -errno;
-		step = "enter";
-	} else {
-		step = "read " POD_IF " of";
-		r = net_link_info(POD_IF, info);
-		if (r == 0) {
-			step = "make " POD_TAP " in";
-			r = net_tap_create(POD_TAP, info->mtu);
-			if (r == -EEXIST) /* a shim started again for this pod: its tap */
-				r = 0;
-		}
-		if (r == 0) {
-			step = "redirect " POD_IF " and " POD_TAP " in";
-			r = net_tc_redirect(POD_IF, POD_TAP);
-			if (r == 0 || r == -EEXIST) /* -EEXIST: redirected already */
-				r = net_tc_redirect(POD_TAP, POD_IF);
-			if (r == -EEXIST)
-				r = 0;
-		}
-		if (setns(own, CLONE_NEWNET) < 0) { /* cannot happen: we came from it */
-			log_error("shim: cannot return to our network namespace: %m");
-			abort();
-		}
-	}
-	if (own >= 0)
-		close(own);
-	if (target >= 0)
-		close(target);
-	if (r < 0)
-		return err_set(err, r, ERR_FAILED_PRECONDITION,
-		               "the pod's network: cannot %s %s: %s", step, netns, strerror(-r));
-	if (!info->addr[0])
-		return err_set(err, -EADDRNOTAVAIL, ERR_FAILED_PRECONDITION,
-		               "the pod's network: " POD_IF " in %s has no IPv4 address", netns);
-	return 0;
-}
-
-/* ip=ADDR::GW:MASK::eth0:off from "a.b.c.d/P" and a gateway. */
-static int guest_ip(const struct net_link_info *info, char *buf, size_t size)
-{
-	char addr[NET_ADDR_MAX];
-	str_copy(addr, sizeof(addr), info->addr);
-	char *slash = strchr(addr, '/');
-	uint32_t prefix = 32;
-	if (slash) {
-		*slash = '\0';
-		if (str_to_u32(slash + 1, &prefix) < 0 || prefix > 32)
-			return -EINVAL;
-	}
-	uint32_t mask = prefix ? 0xffffffffu << (32 - prefix) : 0;
-	int n = snprintf(buf, size, "ip=%s::%s:%u.%u.%u.%u::eth0:off", addr, info->gateway,
-	                 mask >> 24, (mask >> 16) & 0xff, (mask >> 8) & 0xff, mask & 0xff);
-	return n < (int)size ? 0 : -ENAMETOOLONG;
-}
-
-int task_vm_zone_start(struct api_task *svc, const struct oci_spec *o,
-                       const struct api_zone_owner *owner, struct err *err)
+int task_vm_zone_start(struct shim_task *svc, const struct oci_spec *o, struct err *err)
 {
 	struct shim_vm_config c;
 	int r = shim_vm_config_load(&c, err);
 	if (r < 0)
 		return r;
 	struct vm_spec spec;
-	const struct api_vm_request q = {.what = "zone",
-	                                 .name = SHIM_ZONE_NAME,
-	                                 .kernel = c.kernel,
-	                                 .image = c.image,
-	                                 .cpus = c.cpus,
-	                                 .memory_mb = c.memory_mb,
-	                                 .accel = c.accel};
-	r = api_vm_spec_fill(&spec, &q, err);
+	const struct vm_request q = {.what = "zone",
+	                             .name = SHIM_ZONE_NAME,
+	                             .kernel = c.kernel,
+	                             .image = c.image,
+	                             .cpus = c.cpus,
+	                             .memory_mb = c.memory_mb,
+	                             .accel = c.accel};
+	r = vm_spec_fill(&spec, &q, err);
 	if (r < 0)
 		return r;
 	str_copy(spec.share, sizeof(spec.share), svc->cfg->pod_dir);
@@ -130,10 +63,13 @@ int task_vm_zone_start(struct api_task *svc, const struct oci_spec *o,
 		snprintf(spec.cmdline, sizeof(spec.cmdline), "kin.hostname=%s", o->hostname);
 	if (o && o->ns[OCI_NS_NET] && o->ns_path[OCI_NS_NET]) {
 		struct net_link_info info;
-		r = pod_net_setup(o->ns_path[OCI_NS_NET], &info, err);
+		r = net_pod_tap(o->ns_path[OCI_NS_NET], POD_IF, POD_TAP, &info, err);
 		if (r < 0)
 			return r;
-		if (guest_ip(&info, spec.guest_ip, sizeof(spec.guest_ip)) < 0)
+		struct net_config guest = {.ifname = "eth0"};
+		str_copy(guest.addr, sizeof(guest.addr), info.addr);
+		str_copy(guest.gateway, sizeof(guest.gateway), info.gateway);
+		if (net_format_ip_option(&guest, spec.guest_ip, sizeof(spec.guest_ip)) < 0)
 			return err_set(err, -EINVAL, ERR_FAILED_PRECONDITION,
 			               "the pod's network: address %s", info.addr);
 		str_copy(spec.netns, sizeof(spec.netns), o->ns_path[OCI_NS_NET]);
@@ -143,7 +79,8 @@ int task_vm_zone_start(struct api_task *svc, const struct oci_spec *o,
 		log_info("shim: the pod's VM takes %s (%s, via %s) from %s", info.addr, spec.mac,
 		         info.gateway[0] ? info.gateway : "no gateway", spec.netns);
 	}
-	return api_zones_create_own_vm(svc->api->zones, &spec, owner, err);
+	return svc->pods.create_vm(svc->pods.impl, &spec, task_zone_ready, task_zone_gone, svc,
+	                           err);
 }
 
 /* ---- stdio relay --------------------------------------------------------------------- */
@@ -164,7 +101,7 @@ struct stdin_ticket {
 };
 
 struct task_relay {
-	struct api_task *svc;
+	struct shim_task *svc;
 	struct tproc *p;
 	uint32_t stream; /* the Logs stream on the zone's route; 0 ended */
 	struct relay_out out[2];
@@ -629,7 +566,7 @@ static void exit_checked(const struct err *st, const uint8_t *payload, size_t le
 
 void task_vm_exited(struct tproc *p, uint32_t status)
 {
-	struct api_task *svc = p->t->svc;
+	struct shim_task *svc = p->t->svc;
 	struct vm_exit *x = p == &p->t->init ? calloc(1, sizeof(*x)) : NULL;
 	if (x) {
 		Kin__V1__CellRequest in = KIN__V1__CELL_REQUEST__INIT;

@@ -3,7 +3,7 @@
  * this kin), Update (runtime-spec resources as the cell's limits, set by
  * the zone kin; the sandbox's on the zone's cell here), Pause and Resume
  * (the cell frozen by the zone kin). */
-#include "api/task-int.h"
+#include "shim/task-int.h"
 #include "cells/cells.h"
 #include "oci/oci.h"
 #include "proto/cells.pb-c.h"
@@ -18,7 +18,7 @@
 #define LINUX_RESOURCES_URL "types.containerd.io/opencontainers/runtime-spec/1/LinuxResources"
 #define METRICS_URL         "io.containerd.cgroups.v2.Metrics"
 
-int task_cell_dir(struct api_task *svc, const struct task *t, char *buf, size_t size)
+int task_cell_dir(struct shim_task *svc, const struct task *t, char *buf, size_t size)
 {
 	if (!svc->zone_cgroup[0])
 		return -EHOSTDOWN;
@@ -50,7 +50,7 @@ uint32_t task_host_pid(const char *cell_dir, int zone_pid)
 	return 0;
 }
 
-static int get_task(struct api_task *svc, struct rpc_call *call, const char *id, struct task **ret)
+static int get_task(struct shim_task *svc, struct rpc_call *call, const char *id, struct task **ret)
 {
 	*ret = task_find(svc, id);
 	if (!*ret)
@@ -63,7 +63,7 @@ static int get_task(struct api_task *svc, struct rpc_call *call, const char *id,
 
 int task_serve_pids(struct rpc_call *call, const ProtobufCMessage *in, void *data)
 {
-	struct api_task *svc = data;
+	struct shim_task *svc = data;
 	const Kin__Shim__PidsRequest *m = (const Kin__Shim__PidsRequest *)in;
 	struct task *t;
 	int r = get_task(svc, call, m->id, &t);
@@ -154,7 +154,7 @@ int task_reply_metrics(struct rpc_call *call, const Kin__Shim__Metrics *metrics)
 
 int task_serve_stats(struct rpc_call *call, const ProtobufCMessage *in, void *data)
 {
-	struct api_task *svc = data;
+	struct shim_task *svc = data;
 	const Kin__Shim__StatsRequest *m = (const Kin__Shim__StatsRequest *)in;
 	struct task *t;
 	int r = get_task(svc, call, m->id, &t);
@@ -202,7 +202,7 @@ int task_serve_stats(struct rpc_call *call, const ProtobufCMessage *in, void *da
 static void zone_answered(const struct err *st, const uint8_t *payload, size_t len, void *data)
 {
 	struct zref *z = data;
-	struct api_task *svc = z->svc;
+	struct shim_task *svc = z->svc;
 	(void)payload, (void)len;
 	zref_answer(z, st);
 	/* Pause and Resume: the state and the event follow the zone's answer. */
@@ -221,9 +221,15 @@ static void zone_answered(const struct err *st, const uint8_t *payload, size_t l
 	free(z);
 }
 
+/* The update's resources as the cell's limits (cgroup v2 files). */
+static int limit_set(void *limits, const char *file, const char *value, struct err *err)
+{
+	return cell_limit_parse(limits, file, value, err);
+}
+
 int task_serve_update(struct rpc_call *call, const ProtobufCMessage *in, void *data)
 {
-	struct api_task *svc = data;
+	struct shim_task *svc = data;
 	const Kin__Shim__UpdateTaskRequest *m = (const Kin__Shim__UpdateTaskRequest *)in;
 	struct task *t;
 	int r = get_task(svc, call, m->id, &t);
@@ -235,24 +241,24 @@ int task_serve_update(struct rpc_call *call, const ProtobufCMessage *in, void *d
 		                     LINUX_RESOURCES_URL);
 	struct err err = {0};
 	struct oci_spec *o = NULL;
-	struct cell_limits limits;
+	struct cell_limits limits = {0};
 	r = oci_resources_parse((const char *)m->resources->value.data, m->resources->value.len, &o,
 	                        &err);
 	if (r == 0)
-		r = api_oci_limits(o, &limits, &err);
+		r = oci_cgroup_limits(o, limit_set, &limits, &err);
 	oci_spec_free(o);
 	if (r < 0)
-		return api_fail_err(call, &err, r);
+		return rpc_call_fail_err(call, &err, r);
 	if (t->sandbox) { /* the zone's cell is this kin's (a VM's: its VMM's) */
 		struct zone_info info;
-		if (api_zones_info(svc->api->zones, SHIM_ZONE_NAME, &info) < 0 || !info.cell[0])
+		if (svc->pods.info(svc->pods.impl, SHIM_ZONE_NAME, &info) < 0 || !info.cell[0])
 			return rpc_call_fail(call, ERR_FAILED_PRECONDITION,
 			                     "task %s: the pod's zone "
 			                     "is gone",
 			                     t->id);
 		r = cell_update(svc->cells, info.cell, &limits, &err);
 		if (r < 0)
-			return api_fail_err(call, &err, r);
+			return rpc_call_fail_err(call, &err, r);
 		Kin__Shim__Empty out = KIN__SHIM__EMPTY__INIT;
 		return rpc_call_reply(call, &out.base);
 	}
@@ -275,7 +281,7 @@ int task_serve_update(struct rpc_call *call, const ProtobufCMessage *in, void *d
 	                     zone_answered);
 }
 
-static int freeze(struct api_task *svc, struct rpc_call *call, const char *id, bool pause)
+static int freeze(struct shim_task *svc, struct rpc_call *call, const char *id, bool pause)
 {
 	struct task *t;
 	int r = get_task(svc, call, id, &t);
@@ -325,7 +331,7 @@ void task_oom_check(struct task *t)
 
 static void oom_one(int wd, uint32_t mask, void *data)
 {
-	struct api_task *svc = data;
+	struct shim_task *svc = data;
 	struct task *t;
 	(void)mask;
 	list_for_each(t, &svc->tasks, node)
@@ -358,7 +364,7 @@ void task_oom_unwatch(struct task *t)
 	t->oom_wd = -1;
 }
 
-void task_oom_init(struct api_task *svc)
+void task_oom_init(struct shim_task *svc)
 {
 	svc->oom = (struct ev_source){
 	    .fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC), .fn = on_oom, .data = svc};
@@ -368,7 +374,7 @@ void task_oom_init(struct api_task *svc)
 	}
 }
 
-void task_oom_take(struct api_task *svc, int fd)
+void task_oom_take(struct shim_task *svc, int fd)
 {
 	task_oom_free(svc);
 	svc->oom = (struct ev_source){.fd = fd, .fn = on_oom, .data = svc};
@@ -378,7 +384,7 @@ void task_oom_take(struct api_task *svc, int fd)
 	}
 }
 
-void task_oom_free(struct api_task *svc)
+void task_oom_free(struct shim_task *svc)
 {
 	if (svc->oom.fd < 0)
 		return;

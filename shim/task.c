@@ -4,7 +4,7 @@
  * the zone kin, State, Connect, Shutdown, the calls kin does not do, and
  * the service itself; Create is task_create.c's, the processes'
  * lifecycle task_run.c's, what a cell answers task_ops.c's. */
-#include "api/task-int.h"
+#include "shim/task-int.h"
 #include "cells/cells.h"
 
 #include <fcntl.h>
@@ -15,7 +15,7 @@
 
 /* ---- records ----------------------------------------------------------------------- */
 
-struct task *task_find(struct api_task *svc, const char *id)
+struct task *task_find(struct shim_task *svc, const char *id)
 {
 	struct task *t;
 	list_for_each(t, &svc->tasks, node)
@@ -159,7 +159,7 @@ void task_free(struct task *t)
 
 /* ---- calls to the zone kin ------------------------------------------------------------ */
 
-struct zref *zref_new(struct api_task *svc, const char *id, const char *exec_id)
+struct zref *zref_new(struct shim_task *svc, const char *id, const char *exec_id)
 {
 	struct zref *z = calloc(1, sizeof(*z));
 	if (!z)
@@ -208,7 +208,7 @@ struct tproc *zref_proc(const struct zref *z)
 	return t ? proc_find(t, z->exec_id) : NULL;
 }
 
-int zone_call(struct api_task *svc, const char *service, const char *method,
+int zone_call(struct shim_task *svc, const char *service, const char *method,
               const ProtobufCMessage *in, rpc_route_done_fn done, struct zref *z, uint32_t *ret_id)
 {
 	if (!z)
@@ -221,7 +221,7 @@ int zone_call(struct api_task *svc, const char *service, const char *method,
 	return r;
 }
 
-int zone_call_for(struct rpc_call *call, struct api_task *svc, const char *id, const char *exec_id,
+int zone_call_for(struct rpc_call *call, struct shim_task *svc, const char *id, const char *exec_id,
                   const char *service, const char *method, const ProtobufCMessage *in,
                   rpc_route_done_fn done)
 {
@@ -249,7 +249,7 @@ struct rpc_call *zref_reply_to(struct zref *z, const struct err *st)
 
 static int serve_state(struct rpc_call *call, const ProtobufCMessage *in, void *data)
 {
-	struct api_task *svc = data;
+	struct shim_task *svc = data;
 	const Kin__Shim__StateRequest *m = (const Kin__Shim__StateRequest *)in;
 	struct task *t = task_find(svc, m->id);
 	struct tproc *p = t ? proc_find(t, m->exec_id) : NULL;
@@ -283,7 +283,7 @@ static int serve_state(struct rpc_call *call, const ProtobufCMessage *in, void *
 
 static int serve_connect(struct rpc_call *call, const ProtobufCMessage *in, void *data)
 {
-	struct api_task *svc = data;
+	struct shim_task *svc = data;
 	const Kin__Shim__ConnectRequest *m = (const Kin__Shim__ConnectRequest *)in;
 	struct task *t = task_find(svc, m->id);
 	Kin__Shim__ConnectResponse out = KIN__SHIM__CONNECT_RESPONSE__INIT;
@@ -297,16 +297,16 @@ static int serve_connect(struct rpc_call *call, const ProtobufCMessage *in, void
  * no task left (its zone goes with kin's stop). */
 static int serve_shutdown(struct rpc_call *call, const ProtobufCMessage *in, void *data)
 {
-	struct api_task *svc = data;
+	struct shim_task *svc = data;
 	const char *action;
 	(void)in;
 	Kin__Shim__Empty out = KIN__SHIM__EMPTY__INIT;
 	rpc_call_reply(call, &out.base);
-	if (svc->ntasks == 0 && !svc->shutting_down && svc->system.stop &&
-	    svc->system.stop(false, true, &action, svc->system.data) == 0) {
+	if (svc->ntasks == 0 && !svc->shutting_down && svc->stop &&
+	    svc->stop(false, true, &action, svc->stop_data) == 0) {
 		svc->shutting_down = true;
 		log_info("shim: no task left: stopping");
-		svc->system.stop(false, false, &action, svc->system.data);
+		svc->stop(false, false, &action, svc->stop_data);
 	}
 	return 0;
 }
@@ -349,7 +349,7 @@ static const struct {
 };
 
 /* The pod's cgroup, for `delete` after this shim is gone. */
-static void note_cgroup(struct api_task *svc)
+static void note_cgroup(struct shim_task *svc)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 16];
 	if (!svc->cells || cells_cgroup_dir(svc->cells, NULL, dir, sizeof(dir)) < 0)
@@ -362,21 +362,20 @@ static void note_cgroup(struct api_task *svc)
 		log_warn("shim: %s: cannot write", path);
 }
 
-static int task_start(struct api *api, const struct api_config *cfg)
+int shim_task_start(const struct shim_task_config *cfg, struct shim_task **ret)
 {
-	if (!cfg->shim)
-		return 0;
-	struct api_task *svc = calloc(1, sizeof(*svc));
+	struct shim_task *svc = calloc(1, sizeof(*svc));
 	if (!svc)
 		return -ENOMEM;
-	*svc = (struct api_task){.api = api,
-	                         .rpc = cfg->rpc,
-	                         .loop = cfg->loop,
-	                         .cells = cfg->cells,
-	                         .cfg = cfg->shim,
-	                         .vm = cfg->shim->flavor == SHIM_FLAVOR_VM,
-	                         .system = cfg->system,
-	                         .version = cfg->health.version};
+	*svc = (struct shim_task){.rpc = cfg->rpc,
+	                          .loop = cfg->loop,
+	                          .cells = cfg->cells,
+	                          .cfg = cfg->serve,
+	                          .pods = cfg->pods,
+	                          .vm = cfg->serve->flavor == SHIM_FLAVOR_VM,
+	                          .stop = cfg->stop,
+	                          .stop_data = cfg->stop_data,
+	                          .version = cfg->version};
 	list_init(&svc->tasks);
 	task_events_init(svc);
 	task_oom_init(svc);
@@ -390,7 +389,7 @@ static int task_start(struct api *api, const struct api_config *cfg)
 		                                      .userdata = svc};
 	int r = rpc_server_register(svc->rpc, svc->methods, ARRAY_SIZE(svc->methods));
 	if (r == 0 && !cfg->listening)
-		r = rpc_server_listen_fd(svc->rpc, cfg->shim->listen_fd, cfg->shim->socket);
+		r = rpc_server_listen_fd(svc->rpc, cfg->serve->listen_fd, cfg->serve->socket);
 	if (r < 0) {
 		task_oom_free(svc);
 		task_events_free(svc);
@@ -398,16 +397,19 @@ static int task_start(struct api *api, const struct api_config *cfg)
 		return r;
 	}
 	note_cgroup(svc);
-	api->task = svc;
-	api_keep_add(api, &api_task_part, svc);
+	*ret = svc;
+	struct keep_part part = shim_task_part;
+	part.data = svc;
+	if (cfg->keep && (r = keep_register(cfg->keep, &part)) < 0)
+		log_error("shim: the tasks cannot go along a re-exec: %s", strerror(-r));
+	svc->keep = r < 0 ? NULL : cfg->keep;
 	log_info("shim: serving containerd's Task API on %s (namespace %s, pod %s)",
-	         cfg->shim->socket, cfg->shim->ns, cfg->shim->group);
+	         cfg->serve->socket, cfg->serve->ns, cfg->serve->group);
 	return 0;
 }
 
-static void task_shutdown(struct api *api)
+void shim_task_shutdown(struct shim_task *svc)
 {
-	struct api_task *svc = api->task;
 	struct task *t, *next;
 	if (!svc)
 		return;
@@ -421,16 +423,9 @@ static void task_shutdown(struct api *api)
 	shim_unmount_all(svc->cfg->pod_dir);
 }
 
-static void task_free_all(struct api *api)
+void shim_task_free(struct shim_task *svc)
 {
-	api_keep_remove(api, api->task);
-	free(api->task);
-	api->task = NULL;
+	if (svc && svc->keep)
+		keep_unregister(svc->keep, svc);
+	free(svc);
 }
-
-const struct api_service api_service_task = {
-    .name = "the Task service (containerd shim)",
-    .start = task_start,
-    .shutdown = task_shutdown,
-    .free = task_free_all,
-};
