@@ -357,8 +357,8 @@ static int binary_path(const char *binary, char *buf, size_t size, struct err *e
 	return 0;
 }
 
-int keep_reexec_begin(struct keep *k, const char *binary, keep_reexec_done_fn done,
-                      void *call_data, struct err *err)
+int keep_reexec_begin(struct keep *k, const char *binary, keep_reexec_done_fn done, void *call_data,
+                      struct err *err)
 {
 	struct keep_reexec *rx = k ? k->rx : NULL;
 	if (!rx)
