@@ -1,6 +1,7 @@
 /* zone internals: the spawn step shared by zone.c and spawn.c. */
 #pragma once
 
+#include "net/net.h"
 #include "zone/zone.h"
 
 #include <limits.h>
@@ -130,8 +131,7 @@ struct zones {
 	unsigned depth, depth_max;
 	bool exec_self; /* zones_config's */
 	bool has_subnet;
-	uint32_t subnet_base;
-	unsigned subnet_prefix;
+	struct net_subnet subnet; /* its links and delegations, which are held */
 	char state_dir[PATH_MAX], scratch[PATH_MAX + 8];
 	size_t log_bytes;
 	struct zone_logs_kept kept;
@@ -146,6 +146,9 @@ struct zones {
 	size_t count;
 };
 
+/* Holds x's link (a --net zone's) and delegation (if any) in its kin's
+ * subnet, or lets go of them: held while the zone is listed. */
+void zone_addrs_hold(struct zone *x, bool held);
 /* The zone kin was reaped (child_exit_fn; data: the zone). */
 void zone_on_exit(const siginfo_t *si, void *data);
 struct zone *zone_find(struct zones *z, const char *name);

@@ -1,11 +1,11 @@
 /* zone: the zones a kin runs — checks, the sealed copy of kin, the cell,
- * the /30 links and delegated sub-ranges of our subnet, stop and kill, and
+ * which /30 link and delegated sub-range of our subnet each zone holds
+ * (net/ cuts them and keeps the table), stop and kill, and
  * the cleanup that leaves nothing behind when a zone ends. The zone kins'
  * output is in log.c. See zone.h. */
 #include "zone/zone-int.h"
 #include "net/net.h"
 
-#include <arpa/inet.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -40,106 +40,6 @@ const char *zone_state_name(enum zone_state s)
 	       : s == ZONE_STOPPING ? "stopping"
 	       : s == ZONE_STARTING ? "starting"
 	                            : "gone";
-}
-
-int zone_subnet_parse(const char *cidr, uint32_t *ret_base, unsigned *ret_prefix)
-{
-	char ip[32];
-	const char *slash = strchr(cidr, '/');
-	uint32_t prefix;
-	struct in_addr a;
-	if (!slash || (size_t)(slash - cidr) >= sizeof(ip))
-		return -EINVAL;
-	memcpy(ip, cidr, (size_t)(slash - cidr));
-	ip[slash - cidr] = '\0';
-	if (inet_pton(AF_INET, ip, &a) != 1 || str_to_u32(slash + 1, &prefix) < 0 || prefix < 8 ||
-	    prefix > 30)
-		return -EINVAL;
-	uint32_t base = ntohl(a.s_addr);
-	if (base & (uint32_t)((1ull << (32 - prefix)) - 1))
-		return -EINVAL; /* host bits set: say what you mean */
-	*ret_base = base;
-	*ret_prefix = prefix;
-	return 0;
-}
-
-static void ip_str(uint32_t host_order, char *buf, size_t size)
-{
-	struct in_addr a = {.s_addr = htonl(host_order)};
-	inet_ntop(AF_INET, &a, buf, (socklen_t)size);
-}
-
-uint32_t zone_subnet_links(unsigned prefix)
-{
-	if (prefix < 8 || prefix > 30)
-		return 0;
-	/* The lower half when the upper one is delegated. */
-	return 1u << (30 - prefix - (prefix <= ZONE_SUBNET_DELEGATE_PREFIX));
-}
-
-uint32_t zone_subnet_delegations(unsigned prefix)
-{
-	return prefix >= 8 && prefix <= ZONE_SUBNET_DELEGATE_PREFIX ? ZONE_SUBNET_DELEGATIONS : 0;
-}
-
-int zone_subnet_delegation(uint32_t base, unsigned prefix, uint32_t i, char *ret_cidr, size_t size)
-{
-	if (i >= zone_subnet_delegations(prefix))
-		return -ERANGE;
-	char ip[INET_ADDRSTRLEN];
-	/* 16 = 2^4 equal parts of the upper half: /(P+1+4). */
-	ip_str(base + (1u << (31 - prefix)) + i * (1u << (27 - prefix)), ip, sizeof(ip));
-	if (snprintf(ret_cidr, size, "%s/%u", ip, prefix + 5) >= (int)size)
-		return -ENAMETOOLONG;
-	return 0;
-}
-
-int zone_subnet_slot(uint32_t base, unsigned prefix, uint32_t slot, char *ret_zone_cidr,
-                     size_t zsize, char *ret_gw, char *ret_host_cidr, size_t hsize)
-{
-	if (slot >= zone_subnet_links(prefix))
-		return -ERANGE;
-	char gw[INET_ADDRSTRLEN], zone[INET_ADDRSTRLEN];
-	uint32_t net = base + 4 * slot;
-	ip_str(net + 1, gw, sizeof(gw));
-	ip_str(net + 2, zone, sizeof(zone));
-	snprintf(ret_zone_cidr, zsize, "%s/30", zone);
-	snprintf(ret_host_cidr, hsize, "%s/30", gw);
-	strcpy(ret_gw, gw);
-	return 0;
-}
-
-/* Lowest /30 no live sibling holds: allocation never collides. */
-static int slot_alloc(struct zones *z, uint32_t *ret)
-{
-	uint32_t n = z->has_subnet ? zone_subnet_links(z->subnet_prefix) : 0;
-	for (uint32_t s = 0; s < n; s++) {
-		bool used = false;
-		struct zone *x;
-		list_for_each(x, &z->list, node)
-			used = used || (x->info.net && x->slot == s);
-		if (!used) {
-			*ret = s;
-			return 0;
-		}
-	}
-	return -ENOSPC;
-}
-
-/* Lowest delegation no live sibling holds, or -1 when all are taken (the
- * zone then makes no --net zones of its own). */
-static int deleg_alloc(struct zones *z)
-{
-	uint32_t n = z->has_subnet ? zone_subnet_delegations(z->subnet_prefix) : 0;
-	for (uint32_t d = 0; d < n; d++) {
-		bool used = false;
-		struct zone *x;
-		list_for_each(x, &z->list, node)
-			used = used || x->deleg == (int)d;
-		if (!used)
-			return (int)d;
-	}
-	return -1;
 }
 
 /* Made once, reused: a sealed copy of kin that nothing can change (the
@@ -193,8 +93,10 @@ int zones_new(struct ev_loop *loop, struct child_table *children, struct cells *
 	const char *subnet = cfg->subnet       ? cfg->subnet
 	                     : cfg->depth == 0 ? ZONE_SUBNET_DEFAULT
 	                                       : "none";
+	uint32_t base = 0;
+	unsigned prefix = 0;
 	z->has_subnet = strcmp(subnet, "none") != 0;
-	int r = z->has_subnet ? zone_subnet_parse(subnet, &z->subnet_base, &z->subnet_prefix) : 0;
+	int r = z->has_subnet ? net_subnet_parse(subnet, &base, &prefix) : 0;
 	if (r < 0) {
 		free(z);
 		return zerr(err, r, ERR_INVALID_ARGUMENT,
@@ -231,6 +133,10 @@ int zones_new(struct ev_loop *loop, struct child_table *children, struct cells *
 	snprintf(z->scratch, sizeof(z->scratch), "%s/.root", z->state_dir);
 	if (cfg->keeper)
 		z->keeper = *cfg->keeper;
+	if (z->has_subnet && net_subnet_init(&z->subnet, base, prefix) < 0) {
+		free(z);
+		return zerr(err, -ENOMEM, ERR_INTERNAL, "zones: out of memory");
+	}
 	*ret = z;
 	return 0;
 }
@@ -286,9 +192,18 @@ static void reconnect_unlink(struct zone *x)
 	x->reconnect = false;
 }
 
+void zone_addrs_hold(struct zone *x, bool held)
+{
+	if (x->info.net)
+		net_subnet_link_hold(&x->z->subnet, x->slot, held);
+	if (x->deleg >= 0)
+		net_subnet_deleg_hold(&x->z->subnet, (uint32_t)x->deleg, held);
+}
+
 static void zone_unlink(struct zone *x)
 {
 	struct zones *z = x->z;
+	zone_addrs_hold(x, false);
 	list_remove(&x->node);
 	z->count--;
 }
@@ -628,7 +543,7 @@ static int check_spec(struct zones *z, const struct zone_spec *spec, struct err 
 		            "zone \"%s\": this kin has no subnet for --net zones (its parent "
 		            "delegated none)",
 		            spec->name);
-	if (spec->net && slot_alloc(z, &slot) < 0)
+	if (spec->net && net_subnet_link_lowest(&z->subnet, &slot) < 0)
 		return zerr(err, -ENOSPC, ERR_RESOURCE_EXHAUSTED,
 		            "zone \"%s\": no free /30 left in the zones' subnet", spec->name);
 	return 0;
@@ -639,6 +554,7 @@ static void zone_abandon(struct zone *x, int out_fd)
 {
 	if (out_fd >= 0)
 		close(out_fd);
+	zone_addrs_hold(x, false);
 	reconnect_unlink(x);
 	zone_log_close(&x->log, x->z->loop);
 	free(x->root);
@@ -653,8 +569,10 @@ static int zone_record_new(struct zones *z, const struct zone_spec *spec, struct
 	struct zone *x = calloc(1, sizeof(*x));
 	if (!x)
 		return zerr(err, -ENOMEM, ERR_INTERNAL, "zone \"%s\": out of memory", spec->name);
-	*x = (struct zone){
-	    .z = z, .timer = {.fd = -1}, .report = {.fd = -1}, .deleg = deleg_alloc(z)};
+	*x = (struct zone){.z = z,
+	                   .timer = {.fd = -1},
+	                   .report = {.fd = -1},
+	                   .deleg = net_subnet_deleg_lowest(&z->subnet)};
 	zone_log_init(&x->log);
 	x->info = (struct zone_info){.state = ZONE_RUNNING,
 	                             .depth = z->depth + 1,
@@ -665,16 +583,16 @@ static int zone_record_new(struct zones *z, const struct zone_spec *spec, struct
 	snprintf(x->info.cell, sizeof(x->info.cell), ZONE_CELL_PARENT "/%s", spec->name);
 	nctx->x = x;
 	if (spec->net) {
-		slot_alloc(z, &x->slot);
-		zone_subnet_slot(z->subnet_base, z->subnet_prefix, x->slot, x->info.addr,
-		                 sizeof(x->info.addr), x->info.gateway, nctx->host_cidr,
-		                 sizeof(nctx->host_cidr));
+		net_subnet_link_lowest(&z->subnet, &x->slot);
+		net_subnet_slot(z->subnet.base, z->subnet.prefix, x->slot, x->info.addr,
+		                sizeof(x->info.addr), x->info.gateway, nctx->host_cidr,
+		                sizeof(nctx->host_cidr));
 		snprintf(x->info.host_if, sizeof(x->info.host_if), "kz%d.%u",
 		         (int)(getpid() % 10000000), x->slot);
 	}
 	if (x->deleg >= 0)
-		zone_subnet_delegation(z->subnet_base, z->subnet_prefix, (uint32_t)x->deleg,
-		                       x->info.subnet, sizeof(x->info.subnet));
+		net_subnet_delegation(z->subnet.base, z->subnet.prefix, (uint32_t)x->deleg,
+		                      x->info.subnet, sizeof(x->info.subnet));
 	if (spec->root && !(x->root = strdup(spec->root))) {
 		free(x);
 		return zerr(err, -ENOMEM, ERR_INTERNAL, "zone \"%s\": out of memory", spec->name);
@@ -686,6 +604,7 @@ static int zone_record_new(struct zones *z, const struct zone_spec *spec, struct
 		return zerr(err, -ENAMETOOLONG, ERR_INVALID_ARGUMENT,
 		            "zone \"%s\": log path too long", spec->name);
 	}
+	zone_addrs_hold(x, true);                /* from here zone_abandon or zone_unlink lets go */
 	zone_logs_forget(&z->kept, x->info.log); /* a new zone of that name owns it now */
 	*ret_out_fd = -1;
 	int r = zone_log_open(&x->log, z->loop, x->info.log, z->log_bytes, ret_out_fd);
@@ -973,6 +892,7 @@ void zones_free(struct zones *z)
 	}
 	if (z->exe_fd >= 0)
 		close(z->exe_fd);
+	net_subnet_free(&z->subnet);
 	zone_logs_kept_free(&z->kept);
 	free(z);
 }
