@@ -1,8 +1,8 @@
-/* zone: the zones a kin runs — checks, the sealed copy of kin, the cell,
- * which /30 link and delegated sub-range of our subnet each zone holds
- * (net/ cuts them and keeps the table), stop and kill, and
- * the cleanup that leaves nothing behind when a zone ends. The zone kins'
- * output is in log.c. See zone.h. */
+/* zone: the zones a kin runs — the sealed copy of kin, the cell, which
+ * /30 link and delegated sub-range of our subnet each zone holds (net/
+ * cuts them and keeps the table), stop and kill, and the cleanup that
+ * leaves nothing behind when a zone ends. A spec's checks and the zone
+ * kin's command line are in spec.c, its output in log.c. See zone.h. */
 #include "zone/zone-int.h"
 #include "net/net.h"
 
@@ -16,9 +16,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
-
-#define ZONE_ARGS_MAX    64
-#define ZONE_OVERLAY_MAX 4000 /* mount(2) data is one page */
 
 static int zerr(struct err *err, int r, int code, const char *fmt, ...) _printf_(4, 5);
 static int zerr(struct err *err, int r, int code, const char *fmt, ...)
@@ -468,87 +465,6 @@ static int zone_net_setup(void *data, pid_t pid)
 	return net_veth_setup_host(n->x->info.host_if, n->host_cidr);
 }
 
-static int check_spec(struct zones *z, const struct zone_spec *spec, struct err *err)
-{
-	if (!name_is_valid(spec->name))
-		return zerr(err, -EINVAL, ERR_INVALID_ARGUMENT,
-		            "zone \"%.64s\": a name is 1-64 of [A-Za-z0-9_.-], not . or ..",
-		            spec->name);
-	if (!str_is_hostname(spec->name))
-		return zerr(err, -EINVAL, ERR_INVALID_ARGUMENT,
-		            "zone \"%s\": the name is the zone's hostname and must be a valid one",
-		            spec->name);
-	if (zone_find(z, spec->name))
-		return zerr(err, -EEXIST, ERR_ALREADY_EXISTS, "zone \"%s\" already exists",
-		            spec->name);
-	if (z->count >= ZONES_MAX)
-		return zerr(err, -ENOSPC, ERR_RESOURCE_EXHAUSTED,
-		            "zone \"%s\": this kin already runs %d zones", spec->name, ZONES_MAX);
-	if (z->depth + 1 > z->depth_max)
-		return zerr(err, -ELOOP, ERR_FAILED_PRECONDITION,
-		            "zone \"%s\": depth limit reached (this kin is at depth %u, the limit "
-		            "is %u)",
-		            spec->name, z->depth, z->depth_max);
-	if (spec->root) {
-		if (spec->root[0] != '/' || strlen(spec->root) >= PATH_MAX - 64)
-			return zerr(err, -EINVAL, ERR_INVALID_ARGUMENT,
-			            "zone \"%s\": root \"%s\" is not an absolute path", spec->name,
-			            spec->root);
-		/* Whether it is a directory is the zone's setup's first step
-		 * (ZSTEP_ROOT_CHECK): a stat() here could hang PID 1 on a dead
-		 * mount. */
-	}
-	if (spec->net && spec->netns)
-		return zerr(err, -EINVAL, ERR_INVALID_ARGUMENT,
-		            "zone \"%s\": a network namespace of its own or one to join, not both",
-		            spec->name);
-	if (spec->netns && spec->netns[0] != '/')
-		return zerr(err, -EINVAL, ERR_INVALID_ARGUMENT,
-		            "zone \"%s\": netns \"%.200s\" is not an absolute path", spec->name,
-		            spec->netns);
-	if (spec->hostname && !str_is_hostname(spec->hostname))
-		return zerr(err, -EINVAL, ERR_INVALID_ARGUMENT,
-		            "zone \"%s\": \"%.200s\" is not a valid hostname", spec->name,
-		            spec->hostname);
-	if (!spec->share_src != !spec->share_dst ||
-	    (spec->share_src &&
-	     (spec->share_src[0] != '/' || !str_startswith(spec->share_dst, "/run/") ||
-	      strstr(spec->share_dst, "/..") || strlen(spec->share_dst) > PATH_MAX / 2)))
-		return zerr(err, -EINVAL, ERR_INVALID_ARGUMENT,
-		            "zone \"%s\": a shared directory needs an absolute source and a "
-		            "destination below /run",
-		            spec->name);
-	int layers = !!spec->root_lowerdirs + !!spec->root_upperdir + !!spec->root_workdir;
-	if (layers && (layers != 3 || !spec->root ||
-	               strlen(spec->root_lowerdirs) + strlen(spec->root_upperdir) +
-	                       strlen(spec->root_workdir) + 40 >
-	                   ZONE_OVERLAY_MAX))
-		return zerr(err, -EINVAL, ERR_INVALID_ARGUMENT,
-		            "zone \"%s\": an overlay root needs lower, upper and work directories "
-		            "in under %d bytes",
-		            spec->name, ZONE_OVERLAY_MAX);
-	size_t n = 0;
-	for (char *const *a = spec->argv; a && *a; a++)
-		n++;
-	if (n + 23 > ZONE_ARGS_MAX) /* ours, with --zone-max-depth and NULL */
-		return zerr(err, -E2BIG, ERR_INVALID_ARGUMENT,
-		            "zone \"%s\": workload has more than %d arguments", spec->name,
-		            ZONE_ARGS_MAX - 23);
-	int r = cell_limits_validate(&spec->limits, err);
-	if (r < 0)
-		return r;
-	uint32_t slot;
-	if (spec->net && !z->has_subnet)
-		return zerr(err, -ENOENT, ERR_FAILED_PRECONDITION,
-		            "zone \"%s\": this kin has no subnet for --net zones (its parent "
-		            "delegated none)",
-		            spec->name);
-	if (spec->net && net_subnet_link_lowest(&z->subnet, &slot) < 0)
-		return zerr(err, -ENOSPC, ERR_RESOURCE_EXHAUSTED,
-		            "zone \"%s\": no free /30 left in the zones' subnet", spec->name);
-	return 0;
-}
-
 /* A zone that did not start: nothing of it stays but its log file. */
 static void zone_abandon(struct zone *x, int out_fd)
 {
@@ -617,55 +533,6 @@ static int zone_record_new(struct zones *z, const struct zone_spec *spec, struct
 	return 0;
 }
 
-/* The zone kin's command line; the strings in bufs (depth, depth_max). */
-static void zone_argv(const struct zones *z, const struct zone *x, const struct zone_spec *spec,
-                      char depth[16], char depth_max[16], char *argv[ZONE_ARGS_MAX])
-{
-	size_t n = 0;
-	snprintf(depth, 16, "%u", x->info.depth);
-	snprintf(depth_max, 16, "%u", z->depth_max);
-#define ARG(s) argv[n++] = (char *)(s)
-	ARG("kin");
-	ARG("init");
-	ARG("--zone");
-	ARG(x->info.name);
-	ARG("--zone-depth");
-	ARG(depth);
-	ARG("--zone-max-depth"); /* the limit holds all the way down */
-	ARG(depth_max);
-	ARG("--rpc-fd");
-	ARG("3");
-	if (x->reconnect) {
-		ARG("--parent-listen-fd");
-		ARG("4");
-	}
-	if (z->log_level[0]) {
-		ARG("--log-level");
-		ARG(z->log_level);
-	}
-	if (z->image_store[0]) {
-		ARG("--image-store");
-		ARG(z->image_store);
-	}
-	if (x->info.subnet[0]) {
-		ARG("--zone-subnet");
-		ARG(x->info.subnet);
-	}
-	if (spec->net) {
-		ARG("--net-addr");
-		ARG(x->info.addr);
-		ARG("--net-gw");
-		ARG(x->info.gateway);
-	}
-	if (spec->argv && spec->argv[0]) {
-		ARG("--");
-		for (char *const *a = spec->argv; *a; a++)
-			ARG(*a);
-	}
-	argv[n] = NULL;
-#undef ARG
-}
-
 /* The zone's cell, zones/NAME (zones made once, kept). */
 static int zone_cell_create(struct zones *z, const struct zone *x, const struct zone_spec *spec,
                             struct err *err)
@@ -704,7 +571,7 @@ static void zone_watch(struct zone *x, const struct zone_spawned *out, zone_crea
 int zone_create(struct zones *z, const struct zone_spec *spec, zone_created_fn created, void *data,
                 struct err *err)
 {
-	int r = check_spec(z, spec, err);
+	int r = zone_spec_check(z, spec, err);
 	if (r < 0)
 		return r;
 	r = exe_memfd(z);
@@ -732,7 +599,7 @@ int zone_create(struct zones *z, const struct zone_spec *spec, zone_created_fn c
 	char cgdir[PATH_MAX], depth[16], depth_max[16];
 	char *argv[ZONE_ARGS_MAX];
 	cells_cgroup_dir(z->cells, x->info.cell, cgdir, sizeof(cgdir));
-	zone_argv(z, x, spec, depth, depth_max, argv);
+	zone_spec_argv(z, x, spec, depth, depth_max, argv);
 	char overlay[ZONE_OVERLAY_MAX];
 	if (spec->root_lowerdirs)
 		snprintf(overlay, sizeof(overlay), "lowerdir=%s,upperdir=%s,workdir=%s",
