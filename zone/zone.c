@@ -17,20 +17,6 @@
 #include <sys/stat.h>
 #include <sys/timerfd.h>
 
-static int zerr(struct err *err, int r, int code, const char *fmt, ...) _printf_(4, 5);
-static int zerr(struct err *err, int r, int code, const char *fmt, ...)
-{
-	if (err) {
-		va_list ap;
-		va_start(ap, fmt);
-		err->errnum = r;
-		err->code = code;
-		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-		va_end(ap);
-	}
-	return r;
-}
-
 const char *zone_state_name(enum zone_state s)
 {
 	return s == ZONE_RUNNING    ? "running"
@@ -74,7 +60,7 @@ int zones_new(struct ev_loop *loop, struct child_table *children, struct cells *
 		cfg = &def;
 	struct zones *z = calloc(1, sizeof(*z));
 	if (!z)
-		return zerr(err, -ENOMEM, ERR_INTERNAL, "zones: out of memory");
+		return err_set(err, -ENOMEM, ERR_INTERNAL, "zones: out of memory");
 	*z = (struct zones){.loop = loop,
 	                    .children = children,
 	                    .cells = cells,
@@ -96,23 +82,23 @@ int zones_new(struct ev_loop *loop, struct child_table *children, struct cells *
 	int r = z->has_subnet ? net_subnet_parse(subnet, &base, &prefix) : 0;
 	if (r < 0) {
 		free(z);
-		return zerr(err, r, ERR_INVALID_ARGUMENT,
-		            "zones: subnet \"%s\" is not an IPv4 network a.b.c.d/8..30 with its "
-		            "host bits clear",
-		            subnet);
+		return err_set(err, r, ERR_INVALID_ARGUMENT,
+		               "zones: subnet \"%s\" is not an IPv4 network a.b.c.d/8..30 with its "
+		               "host bits clear",
+		               subnet);
 	}
 	z->log_bytes = cfg->log_bytes ? cfg->log_bytes : ZONE_LOG_BYTES_DEFAULT;
 	if (z->log_bytes < ZONE_LOG_BYTES_MIN || z->log_bytes > ZONE_LOG_BYTES_MAX) {
 		free(z);
-		return zerr(err, -EINVAL, ERR_INVALID_ARGUMENT,
-		            "zones: log size %zu is out of range (%d to %d bytes)", cfg->log_bytes,
-		            ZONE_LOG_BYTES_MIN, ZONE_LOG_BYTES_MAX);
+		return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
+		               "zones: log size %zu is out of range (%d to %d bytes)",
+		               cfg->log_bytes, ZONE_LOG_BYTES_MIN, ZONE_LOG_BYTES_MAX);
 	}
 	if (z->depth > z->depth_max) {
 		unsigned depth = z->depth, max = z->depth_max;
 		free(z);
-		return zerr(err, -EINVAL, ERR_INVALID_ARGUMENT,
-		            "zones: depth %u is past the limit %u", depth, max);
+		return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
+		               "zones: depth %u is past the limit %u", depth, max);
 	}
 	if (str_copy(z->self, sizeof(z->self), cfg->self ? cfg->self : "/proc/self/exe") < 0 ||
 	    str_copy(z->state_dir, sizeof(z->state_dir),
@@ -124,15 +110,15 @@ int zones_new(struct ev_loop *loop, struct child_table *children, struct cells *
 	    str_copy(z->reconnect_dir, sizeof(z->reconnect_dir),
 	             cfg->reconnect_dir ? cfg->reconnect_dir : "") < 0) {
 		free(z);
-		return zerr(err, -ENAMETOOLONG, ERR_INVALID_ARGUMENT,
-		            "zones: a configured path is too long");
+		return err_set(err, -ENAMETOOLONG, ERR_INVALID_ARGUMENT,
+		               "zones: a configured path is too long");
 	}
 	snprintf(z->scratch, sizeof(z->scratch), "%s/.root", z->state_dir);
 	if (cfg->keeper)
 		z->keeper = *cfg->keeper;
 	if (z->has_subnet && net_subnet_init(&z->subnet, base, prefix) < 0) {
 		free(z);
-		return zerr(err, -ENOMEM, ERR_INTERNAL, "zones: out of memory");
+		return err_set(err, -ENOMEM, ERR_INTERNAL, "zones: out of memory");
 	}
 	*ret = z;
 	return 0;
@@ -484,7 +470,8 @@ static int zone_record_new(struct zones *z, const struct zone_spec *spec, struct
 {
 	struct zone *x = calloc(1, sizeof(*x));
 	if (!x)
-		return zerr(err, -ENOMEM, ERR_INTERNAL, "zone \"%s\": out of memory", spec->name);
+		return err_set(err, -ENOMEM, ERR_INTERNAL, "zone \"%s\": out of memory",
+		               spec->name);
 	*x = (struct zone){.z = z,
 	                   .timer = {.fd = -1},
 	                   .report = {.fd = -1},
@@ -511,14 +498,15 @@ static int zone_record_new(struct zones *z, const struct zone_spec *spec, struct
 		                      x->info.subnet, sizeof(x->info.subnet));
 	if (spec->root && !(x->root = strdup(spec->root))) {
 		free(x);
-		return zerr(err, -ENOMEM, ERR_INTERNAL, "zone \"%s\": out of memory", spec->name);
+		return err_set(err, -ENOMEM, ERR_INTERNAL, "zone \"%s\": out of memory",
+		               spec->name);
 	}
 	if (snprintf(x->info.log, sizeof(x->info.log), "%s/%s.log", z->state_dir, x->info.name) >=
 	    (int)sizeof(x->info.log)) {
 		free(x->root);
 		free(x);
-		return zerr(err, -ENAMETOOLONG, ERR_INVALID_ARGUMENT,
-		            "zone \"%s\": log path too long", spec->name);
+		return err_set(err, -ENAMETOOLONG, ERR_INVALID_ARGUMENT,
+		               "zone \"%s\": log path too long", spec->name);
 	}
 	zone_addrs_hold(x, true);                /* from here zone_abandon or zone_unlink lets go */
 	zone_logs_forget(&z->kept, x->info.log); /* a new zone of that name owns it now */
@@ -526,8 +514,8 @@ static int zone_record_new(struct zones *z, const struct zone_spec *spec, struct
 	int r = zone_log_open(&x->log, z->loop, x->info.log, z->log_bytes, ret_out_fd);
 	if (r < 0) {
 		zone_abandon(x, *ret_out_fd);
-		return zerr(err, r, ERR_INTERNAL, "zone \"%s\": log %s: %s", spec->name,
-		            x->info.log, strerror(-r));
+		return err_set(err, r, ERR_INTERNAL, "zone \"%s\": log %s: %s", spec->name,
+		               x->info.log, strerror(-r));
 	}
 	*ret = x;
 	return 0;
@@ -576,12 +564,12 @@ int zone_create(struct zones *z, const struct zone_spec *spec, zone_created_fn c
 		return r;
 	r = exe_memfd(z);
 	if (r < 0)
-		return zerr(err, r, ERR_INTERNAL, "zone \"%s\": a sealed copy of %s: %s",
-		            spec->name, z->self, strerror(-r));
+		return err_set(err, r, ERR_INTERNAL, "zone \"%s\": a sealed copy of %s: %s",
+		               spec->name, z->self, strerror(-r));
 	r = mkdir_p(z->scratch, 0700);
 	if (r < 0)
-		return zerr(err, r, ERR_INTERNAL, "zone \"%s\": %s: %s", spec->name, z->scratch,
-		            strerror(-r));
+		return err_set(err, r, ERR_INTERNAL, "zone \"%s\": %s: %s", spec->name, z->scratch,
+		               strerror(-r));
 	struct zone *x = NULL;
 	struct net_ctx nctx = {0};
 	int out_fd = -1;
@@ -624,8 +612,8 @@ int zone_create(struct zones *z, const struct zone_spec *spec, zone_created_fn c
 	int step;
 	r = zone_spawn(&sp, &out, &step);
 	if (r < 0) {
-		zerr(err, r, ERR_INTERNAL, "zone \"%s\": %s: %s", x->info.name,
-		     zone_step_name(step), strerror(-r));
+		err_set(err, r, ERR_INTERNAL, "zone \"%s\": %s: %s", x->info.name,
+		        zone_step_name(step), strerror(-r));
 		if (spec->net)
 			net_link_delete(x->info.host_if);
 		cell_delete(z->cells, x->info.cell, true, NULL, NULL, NULL);
@@ -641,8 +629,8 @@ int zone_create(struct zones *z, const struct zone_spec *spec, zone_created_fn c
 		close(out.rpc_fd);
 		close(out.report_fd);
 		zone_abandon(x, -1);
-		return zerr(err, r, ERR_INTERNAL, "zone \"%s\": tracking its kin: %s", spec->name,
-		            strerror(-r));
+		return err_set(err, r, ERR_INTERNAL, "zone \"%s\": tracking its kin: %s",
+		               spec->name, strerror(-r));
 	}
 	zone_watch(x, &out, created, data);
 	log_debug("zone \"%s\": kin pid %d, depth %u%s%s; setting up", x->info.name, (int)out.pid,
@@ -678,10 +666,10 @@ int zone_stop(struct zones *z, const char *name, zone_done_fn done, void *data, 
 {
 	struct zone *x = zone_find(z, name);
 	if (!x)
-		return zerr(err, -ENOENT, ERR_NOT_FOUND, "zone \"%s\" not found", name);
+		return err_set(err, -ENOENT, ERR_NOT_FOUND, "zone \"%s\" not found", name);
 	if ((x->info.state != ZONE_RUNNING && x->info.state != ZONE_STARTING) || x->done)
-		return zerr(err, -EALREADY, ERR_FAILED_PRECONDITION,
-		            "zone \"%s\" is already stopping", name);
+		return err_set(err, -EALREADY, ERR_FAILED_PRECONDITION,
+		               "zone \"%s\" is already stopping", name);
 	x->done = done;
 	x->done_data = data;
 	if (x->starting) { /* no kin to ask yet: its setup is killed */
@@ -702,7 +690,7 @@ int zone_kill(struct zones *z, const char *name, struct err *err)
 {
 	struct zone *x = zone_find(z, name);
 	if (!x)
-		return zerr(err, -ENOENT, ERR_NOT_FOUND, "zone \"%s\" not found", name);
+		return err_set(err, -ENOENT, ERR_NOT_FOUND, "zone \"%s\" not found", name);
 	spawn_abort(x, -ECANCELED, ERR_CANCELLED, "zone \"%s\": killed before its kin started",
 	            name);
 	return cell_kill(z->cells, x->info.cell, err);
@@ -712,7 +700,7 @@ int zone_get(struct zones *z, const char *name, struct zone_info *ret, struct er
 {
 	struct zone *x = zone_find(z, name);
 	if (!x)
-		return zerr(err, -ENOENT, ERR_NOT_FOUND, "zone \"%s\" not found", name);
+		return err_set(err, -ENOENT, ERR_NOT_FOUND, "zone \"%s\" not found", name);
 	*ret = x->info;
 	return 0;
 }
