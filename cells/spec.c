@@ -67,8 +67,9 @@ static size_t strv_len(char *const *v)
 #define EXEC_PATHS_MAX   128  /* masked or read-only paths */
 #define OVERLAY_DATA_MAX 4000 /* mount(2) data is one page */
 
-/* The overlay root, masked and read-only paths. */
-static int validate_mounts(const struct exec_spec *s, size_t *bytes, struct err *err)
+/* The overlay root's layers and the masked, read-only and writable paths:
+ * each list needs a root or a mount namespace to be applied in. */
+static int validate_paths(const struct exec_spec *s, size_t *bytes, struct err *err)
 {
 	int n = !!s->root_lowerdirs + !!s->root_upperdir + !!s->root_workdir;
 	if (n && (n != 3 || !s->root))
@@ -100,6 +101,12 @@ static int validate_mounts(const struct exec_spec *s, size_t *bytes, struct err 
 	if (n)
 		*bytes += strlen(s->root_lowerdirs) + strlen(s->root_upperdir) +
 		          strlen(s->root_workdir) + 3;
+	return 0;
+}
+
+/* The mount list: absolute targets, a type or an absolute bind source. */
+static int validate_mount_list(const struct exec_spec *s, size_t *bytes, struct err *err)
+{
 	if (s->nmounts && !s->root && !(s->namespaces & EXEC_NS_MNT))
 		return spec_fail(err, "%s: a mount list needs a root or a mount namespace",
 		                 "mounts");
@@ -119,6 +126,13 @@ static int validate_mounts(const struct exec_spec *s, size_t *bytes, struct err 
 		for (size_t k = 0; k < ARRAY_SIZE(strs); k++)
 			*bytes += strs[k] ? strlen(strs[k]) + 1 : 0;
 	}
+	return 0;
+}
+
+/* sysctls: only of a namespace the executable has of its own, so that
+ * none reaches the host's. */
+static int validate_sysctls(const struct exec_spec *s, size_t *bytes, struct err *err)
+{
 	size_t ns = strv_len(s->sysctls);
 	if (ns > EXEC_SYSCTLS_MAX)
 		return spec_fail(err, "%s: more than 64", "sysctls");
@@ -139,6 +153,12 @@ static int validate_mounts(const struct exec_spec *s, size_t *bytes, struct err 
 			    kv);
 		*bytes += strlen(kv) + 1;
 	}
+	return 0;
+}
+
+/* Namespaces to join: each kind once, never also new, by absolute path. */
+static int validate_joins(const struct exec_spec *s, size_t *bytes, struct err *err)
+{
 	if (s->njoins > ARRAY_SIZE(s->joins))
 		return spec_fail(err, "%s: more than 6 to join", "namespaces");
 	uint32_t joined = 0;
@@ -163,9 +183,12 @@ static int validate_mounts(const struct exec_spec *s, size_t *bytes, struct err 
 			                 "namespaces");
 		*bytes += strlen(s->joins[i].path) + 1;
 	}
-	if (s->caps_split && ((s->caps_effective | s->caps_permitted | s->caps_inheritable) &
-	                      (CAP_LAST_CAP < 63 ? ~0ull << (CAP_LAST_CAP + 1) : 0)))
-		return spec_fail(err, "%s: unknown capability bits", "caps");
+	return 0;
+}
+
+/* Device cgroup rules in the kernel's ranges, and nodes made under /dev. */
+static int validate_devices(const struct exec_spec *s, size_t *bytes, struct err *err)
+{
 	if (s->ndevices > EXEC_DEVICES_MAX || (s->ndevices && !s->devices))
 		return spec_fail(err, "%s: more than 256 rules", "devices");
 	for (size_t i = 0; i < s->ndevices; i++) {
@@ -186,20 +209,45 @@ static int validate_mounts(const struct exec_spec *s, size_t *bytes, struct err 
 			                 "device nodes");
 		*bytes += strlen(d->path) + 1;
 	}
+	return 0;
+}
+
+/* What the executable's mount namespace and sandbox are made of: paths,
+ * mounts, sysctls, namespaces joined, split caps, devices, the OOM score.
+ * Each check adds its strings to *bytes. */
+static int validate_mounts(const struct exec_spec *s, size_t *bytes, struct err *err)
+{
+	int r = validate_paths(s, bytes, err);
+	if (r == 0)
+		r = validate_mount_list(s, bytes, err);
+	if (r == 0)
+		r = validate_sysctls(s, bytes, err);
+	if (r == 0)
+		r = validate_joins(s, bytes, err);
+	if (r < 0)
+		return r;
+	if (s->caps_split && ((s->caps_effective | s->caps_permitted | s->caps_inheritable) &
+	                      (CAP_LAST_CAP < 63 ? ~0ull << (CAP_LAST_CAP + 1) : 0)))
+		return spec_fail(err, "%s: unknown capability bits", "caps");
+	r = validate_devices(s, bytes, err);
+	if (r < 0)
+		return r;
 	if (s->oom_score_adj_set && (s->oom_score_adj < -1000 || s->oom_score_adj > 1000))
 		return spec_fail(err, "%s: -1000 to 1000", "oom_score_adj");
 	return 0;
 }
 
-int exec_spec_validate(const struct exec_spec *s, struct err *err)
+/* The command: argv, fds to pass, nice, the environment, the program's
+ * path; their strings go into *bytes. */
+static int validate_command(const struct exec_spec *s, size_t *bytes, struct err *err)
 {
-	size_t bytes = 0, n = strv_len(s->argv);
+	size_t n = strv_len(s->argv);
 	if (n == 0 || !s->argv[0][0])
 		return spec_fail(err, "%s: argv is empty", "exec");
 	if (n > EXEC_ARGS_MAX)
 		return spec_fail(err, "%s: more than 256 arguments", "argv");
 	for (size_t i = 0; i < n; i++)
-		bytes += strlen(s->argv[i]) + 1;
+		*bytes += strlen(s->argv[i]) + 1;
 	if (s->npass_fds > EXEC_PASS_FDS_MAX)
 		return spec_fail(err, "%s: more than 64 fds to pass", "pass_fds");
 	for (size_t i = 0; i < s->npass_fds; i++)
@@ -215,30 +263,16 @@ int exec_spec_validate(const struct exec_spec *s, struct err *err)
 		if (!eq || eq == s->env[i])
 			return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
 			               "env: \"%.64s\" is not NAME=VALUE", s->env[i]);
-		bytes += strlen(s->env[i]) + 1;
+		*bytes += strlen(s->env[i]) + 1;
 	}
 	if (s->path && !s->path[0])
 		return spec_fail(err, "%s: the program's path is empty", "exec");
-	const char *paths[] = {s->cwd,
-	                       s->root,
-	                       s->seccomp_file,
-	                       s->hostname,
-	                       s->stdio_paths[0],
-	                       s->stdio_paths[1],
-	                       s->stdio_paths[2],
-	                       s->path};
-	for (size_t i = 0; i < ARRAY_SIZE(paths); i++)
-		bytes += paths[i] ? strlen(paths[i]) + 1 : 0;
-	int r = validate_mounts(s, &bytes, err);
-	if (r < 0)
-		return r;
-	if (bytes > EXEC_STRINGS_MAX)
-		return err_set(err, -E2BIG, ERR_INVALID_ARGUMENT,
-		               "exec: argv, env and paths exceed %d bytes", EXEC_STRINGS_MAX);
-	if (s->cwd && s->cwd[0] != '/')
-		return spec_fail(err, "cwd: \"%s\" is not absolute", s->cwd);
-	if (s->root && s->root[0] != '/')
-		return spec_fail(err, "root: \"%s\" is not absolute", s->root);
+	return 0;
+}
+
+/* Who it runs as: ids, groups, umask, rlimits. */
+static int validate_identity(const struct exec_spec *s, struct err *err)
+{
 	if (s->ngroups > EXEC_GROUPS_MAX)
 		return spec_fail(err, "%s: more than 32 supplementary groups", "groups");
 	/* (uid_t)-1 is "leave as is" to setresuid/setresgid: the child would
@@ -257,6 +291,12 @@ int exec_spec_validate(const struct exec_spec *s, struct err *err)
 		if (s->rlimits[i].resource < 0 || s->rlimits[i].resource >= RLIM_NLIMITS ||
 		    s->rlimits[i].soft > s->rlimits[i].hard)
 			return spec_fail(err, "%s: unknown resource or soft above hard", "rlimits");
+	return 0;
+}
+
+/* What it may do: capabilities (ambient ones kept in caps) and seccomp. */
+static int validate_privileges(const struct exec_spec *s, struct err *err)
+{
 	if (CAP_LAST_CAP < 63 && (s->caps >> (CAP_LAST_CAP + 1)))
 		return spec_fail(err, "%s: unknown capability bits", "caps");
 	if (s->ambient & ~s->caps ||
@@ -265,6 +305,13 @@ int exec_spec_validate(const struct exec_spec *s, struct err *err)
 	if ((unsigned)s->seccomp > EXEC_SECCOMP_TEXT ||
 	    (s->seccomp >= EXEC_SECCOMP_FILE && (!s->seccomp_file || !*s->seccomp_file)))
 		return spec_fail(err, "%s: a profile file is needed", "seccomp");
+	return 0;
+}
+
+/* New namespaces: known kinds, id maps only with a user namespace, a
+ * hostname only with a uts one. */
+static int validate_namespaces(const struct exec_spec *s, struct err *err)
+{
 	if (s->namespaces & ~0x7fu)
 		return spec_fail(err, "%s: unknown namespace bits", "namespaces");
 	if ((s->nuid_map || s->ngid_map) && !(s->namespaces & EXEC_NS_USER))
@@ -282,6 +329,12 @@ int exec_spec_validate(const struct exec_spec *s, struct err *err)
 		return spec_fail(err, "%s: needs a uts namespace", "hostname");
 	if (s->hostname && !str_is_hostname(s->hostname))
 		return spec_fail(err, "hostname: \"%s\" is not a valid hostname", s->hostname);
+	return 0;
+}
+
+/* Its stdio paths, the read-only root, the log buffer, the restart policy. */
+static int validate_io_restart(const struct exec_spec *s, struct err *err)
+{
 	for (int i = 0; i < 3; i++)
 		if (s->stdio_paths[i] && s->stdio_paths[i][0] != '/')
 			return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
@@ -302,6 +355,44 @@ int exec_spec_validate(const struct exec_spec *s, struct err *err)
 	    (s->backoff_base_ms && s->backoff_cap_ms && s->backoff_base_ms > s->backoff_cap_ms))
 		return spec_fail(err, "%s: base above cap, or cap above 1 h", "backoff");
 	return 0;
+}
+
+/* The checks run in this order, so that a spec wrong in two places is
+ * always refused with the same sentence. */
+int exec_spec_validate(const struct exec_spec *s, struct err *err)
+{
+	size_t bytes = 0;
+	int r = validate_command(s, &bytes, err);
+	if (r < 0)
+		return r;
+	const char *paths[] = {s->cwd,
+	                       s->root,
+	                       s->seccomp_file,
+	                       s->hostname,
+	                       s->stdio_paths[0],
+	                       s->stdio_paths[1],
+	                       s->stdio_paths[2],
+	                       s->path};
+	for (size_t i = 0; i < ARRAY_SIZE(paths); i++)
+		bytes += paths[i] ? strlen(paths[i]) + 1 : 0;
+	r = validate_mounts(s, &bytes, err);
+	if (r < 0)
+		return r;
+	if (bytes > EXEC_STRINGS_MAX)
+		return err_set(err, -E2BIG, ERR_INVALID_ARGUMENT,
+		               "exec: argv, env and paths exceed %d bytes", EXEC_STRINGS_MAX);
+	if (s->cwd && s->cwd[0] != '/')
+		return spec_fail(err, "cwd: \"%s\" is not absolute", s->cwd);
+	if (s->root && s->root[0] != '/')
+		return spec_fail(err, "root: \"%s\" is not absolute", s->root);
+	r = validate_identity(s, err);
+	if (r == 0)
+		r = validate_privileges(s, err);
+	if (r == 0)
+		r = validate_namespaces(s, err);
+	if (r == 0)
+		r = validate_io_restart(s, err);
+	return r;
 }
 
 /* ---- deep copy: one allocation holding the struct, vectors and strings ---- */

@@ -4,7 +4,6 @@
 #include "init/init.h"
 #include "rootfs/rootfs.h"
 #include "rpc/rpc.h"
-#include "zone/zone.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -430,7 +429,7 @@ static int flag_zone_set(struct init_config *cfg, int c, const char *v)
 		cfg->zone_depth = u;
 		return 0;
 	case 'N':
-		if (zone_subnet_parse(v, &base, &prefix) < 0 ||
+		if (net_subnet_parse(v, &base, &prefix) < 0 ||
 		    str_copy(cfg->zone_subnet, sizeof(cfg->zone_subnet), v) < 0) {
 			fprintf(stderr,
 			        "kin init: --zone-subnet '%s' is not valid (expected an IPv4 "

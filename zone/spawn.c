@@ -55,12 +55,10 @@ static int mount_in(const char *root, const char *dir, const char *src, const ch
 	return mount(src, path, type, flags, data);
 }
 
-static _noreturn_ void zone_child(const struct zone_spawn *a, int errfd, int gofd, int rpcfd)
+/* Before anything of its own: the parent's go (gofd), the given root
+ * checked to be a directory, the network namespace to join joined. */
+static void child_prepare(const struct zone_spawn *a, int errfd, int gofd)
 {
-	/* Blocked, not default: a namespace's init drops signals it has no
-	 * handler for, but a blocked one stays pending through exec until
-	 * the zone kin's signalfd reads it (a zone_stop right away works). */
-	spawn_signals_reset(SPAWN_MASK_FULL);
 	if (gofd >= 0) { /* the parent's veth must be in our netns first */
 		char go;
 		if (read(gofd, &go, 1) != 1) {
@@ -82,18 +80,12 @@ static _noreturn_ void zone_child(const struct zone_spawn *a, int errfd, int gof
 			spawn_child_fail(errfd, ZSTEP_NETNS, errno);
 		close(fd);
 	}
-	/* A clone of a shared mount joins its peer group: taken before our
-	 * mounts go private, it is made a slave once in place. */
-	int share = -1;
-	if (a->share_src) {
-		share = (int)syscall(SYS_open_tree, AT_FDCWD, a->share_src,
-		                     OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
-		if (share < 0)
-			spawn_child_fail(errfd, ZSTEP_SHARE, errno);
-	}
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-		spawn_child_fail(errfd, ZSTEP_PRIVATE, errno);
-	const char *root = a->root ? a->root : a->scratch;
+}
+
+/* The zone's root at root: an overlay, the given root bound onto itself,
+ * or the parent's root read-only without its own /proc, /sys, ... */
+static void child_mount_root(const struct zone_spawn *a, const char *root, int errfd)
+{
 	if (a->overlay ? mount("overlay", root, "overlay", 0, a->overlay) < 0
 	               : mount(a->root ? root : "/", root, NULL, MS_BIND | MS_REC, NULL) < 0)
 		spawn_child_fail(errfd, ZSTEP_ROOT, errno);
@@ -123,6 +115,11 @@ static _noreturn_ void zone_child(const struct zone_spawn *a, int errfd, int gof
 			umount2(path, MNT_DETACH); /* EINVAL: not a mount there */
 		}
 	}
+}
+
+/* The zone's own /proc, /sys, /sys/fs/cgroup, /dev, /run and /tmp. */
+static void child_mount_fs(const struct zone_spawn *a, const char *root, int errfd)
+{
 	if (mount_in(root, "/proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
 		spawn_child_fail(errfd, ZSTEP_PROC, errno);
 	/* sysfs and cgroup2 show this zone's view; not fatal where refused. */
@@ -145,16 +142,24 @@ static _noreturn_ void zone_child(const struct zone_spawn *a, int errfd, int gof
 	} else {
 		mkdir(tmp, 01777);
 	}
-	if (share >= 0) {
-		char dst[PATH_MAX];
-		snprintf(dst, sizeof(dst), "%s%s", root, a->share_dst);
-		if (mkdir_p(dst, 0755) < 0 ||
-		    syscall(SYS_move_mount, share, "", AT_FDCWD, dst, MOVE_MOUNT_F_EMPTY_PATH) <
-		        0 ||
-		    mount(NULL, dst, NULL, MS_REC | MS_SLAVE, NULL) < 0)
-			spawn_child_fail(errfd, ZSTEP_SHARE, errno);
-		close(share);
-	}
+}
+
+/* The shared directory's clone (open_tree'd before our mounts went
+ * private) moved into place below the new root, then made a slave. */
+static void child_place_share(const struct zone_spawn *a, const char *root, int share, int errfd)
+{
+	char dst[PATH_MAX];
+	snprintf(dst, sizeof(dst), "%s%s", root, a->share_dst);
+	if (mkdir_p(dst, 0755) < 0 ||
+	    syscall(SYS_move_mount, share, "", AT_FDCWD, dst, MOVE_MOUNT_F_EMPTY_PATH) < 0 ||
+	    mount(NULL, dst, NULL, MS_REC | MS_SLAVE, NULL) < 0)
+		spawn_child_fail(errfd, ZSTEP_SHARE, errno);
+	close(share);
+}
+
+/* Into root: pivot_root, or where that cannot be, a move and chroot. */
+static void child_pivot(const char *root, int errfd)
+{
 	if (chdir(root) < 0)
 		spawn_child_fail(errfd, ZSTEP_PIVOT, errno);
 	if (syscall(SYS_pivot_root, ".", ".") == 0) {
@@ -167,21 +172,26 @@ static _noreturn_ void zone_child(const struct zone_spawn *a, int errfd, int gof
 		 * chroot'ed into instead, as container runtimes do there. */
 		spawn_child_fail(errfd, ZSTEP_PIVOT, errno);
 	}
-	if (sethostname(a->hostname, strlen(a->hostname)) < 0)
-		spawn_child_fail(errfd, ZSTEP_HOSTNAME, errno);
+}
+
+/* The zone kin's fds: RPC on 3 (its reconnect socket on 4), /dev/null on
+ * 0 and the log pipe on 1 and 2, nothing else. Returns the exe memfd's
+ * copy; *errfd becomes a copy of the report pipe clear of them. */
+static int child_fds(const struct zone_spawn *a, int *errfd, int rpcfd)
+{
 	/* fd 3 is the RPC end; the exe memfd, errfd and the log pipe stay
 	 * clear of it and of 0-2. */
 	int exe = fcntl(a->exe_fd, F_DUPFD_CLOEXEC, 10);
-	int err2 = fcntl(errfd, F_DUPFD_CLOEXEC, 10);
+	int err2 = fcntl(*errfd, F_DUPFD_CLOEXEC, 10);
 	int out = a->out_fd >= 0 ? fcntl(a->out_fd, F_DUPFD_CLOEXEC, 10) : -1;
 	int lfd = a->listen_fd >= 0 ? fcntl(a->listen_fd, F_DUPFD_CLOEXEC, 10) : -1;
 	if (exe < 0 || err2 < 0 || (a->out_fd >= 0 && out < 0) || (a->listen_fd >= 0 && lfd < 0))
-		spawn_child_fail(errfd, ZSTEP_FDS, errno);
-	errfd = err2;
+		spawn_child_fail(*errfd, ZSTEP_FDS, errno);
+	*errfd = err2;
 	if (rpcfd == ZONE_RPC_FD ? fd_set_cloexec(rpcfd, false) < 0 : dup2(rpcfd, ZONE_RPC_FD) < 0)
-		spawn_child_fail(errfd, ZSTEP_FDS, errno);
+		spawn_child_fail(*errfd, ZSTEP_FDS, errno);
 	if (lfd >= 0 && dup2(lfd, ZONE_LISTEN_FD) < 0)
-		spawn_child_fail(errfd, ZSTEP_FDS, errno);
+		spawn_child_fail(*errfd, ZSTEP_FDS, errno);
 	/* Nothing else of ours reaches the zone kin: not even an fd kin was
 	 * started with and never marked (its starter's). */
 	syscall(SYS_close_range, (lfd >= 0 ? ZONE_LISTEN_FD : ZONE_RPC_FD) + 1, ~0u,
@@ -189,8 +199,38 @@ static _noreturn_ void zone_child(const struct zone_spawn *a, int errfd, int gof
 	if (out >= 0) {
 		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 		if (null < 0 || dup2(null, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0)
-			spawn_child_fail(errfd, ZSTEP_FDS, errno);
+			spawn_child_fail(*errfd, ZSTEP_FDS, errno);
 	}
+	return exe;
+}
+
+static _noreturn_ void zone_child(const struct zone_spawn *a, int errfd, int gofd, int rpcfd)
+{
+	/* Blocked, not default: a namespace's init drops signals it has no
+	 * handler for, but a blocked one stays pending through exec until
+	 * the zone kin's signalfd reads it (a zone_stop right away works). */
+	spawn_signals_reset(SPAWN_MASK_FULL);
+	child_prepare(a, errfd, gofd);
+	/* A clone of a shared mount joins its peer group: taken before our
+	 * mounts go private, it is made a slave once in place. */
+	int share = -1;
+	if (a->share_src) {
+		share = (int)syscall(SYS_open_tree, AT_FDCWD, a->share_src,
+		                     OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+		if (share < 0)
+			spawn_child_fail(errfd, ZSTEP_SHARE, errno);
+	}
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		spawn_child_fail(errfd, ZSTEP_PRIVATE, errno);
+	const char *root = a->root ? a->root : a->scratch;
+	child_mount_root(a, root, errfd);
+	child_mount_fs(a, root, errfd);
+	if (share >= 0)
+		child_place_share(a, root, share, errfd);
+	child_pivot(root, errfd);
+	if (sethostname(a->hostname, strlen(a->hostname)) < 0)
+		spawn_child_fail(errfd, ZSTEP_HOSTNAME, errno);
+	int exe = child_fds(a, &errfd, rpcfd);
 	static char path_env[] =
 	    "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 	char *const env[] = {path_env, NULL};

@@ -200,21 +200,17 @@ static const char *zone_in_check(const struct zones *z, const struct zone_in *zi
 	if (zi->n.depth != z->depth + 1)
 		return "another depth";
 	bool net = zi->n.net != 0;
-	if (net && (!z->has_subnet || zi->n.slot >= zone_subnet_links(z->subnet_prefix) ||
+	if (net && (!z->has_subnet || zi->n.slot >= net_subnet_links(z->subnet.prefix) ||
 	            !str_startswith(zi->info.host_if, "kz")))
 		return "a link outside this kin's subnet";
-	if (zi->n.deleg >= 0 &&
-	    (!z->has_subnet || zi->n.deleg >= (int64_t)ZONE_SUBNET_DELEGATIONS ||
-	     (uint64_t)zi->n.deleg >= zone_subnet_delegations(z->subnet_prefix)))
+	if (zi->n.deleg >= 0 && (!z->has_subnet || zi->n.deleg >= (int64_t)NET_SUBNET_DELEGATIONS ||
+	                         (uint64_t)zi->n.deleg >= net_subnet_delegations(z->subnet.prefix)))
 		return "a delegation outside this kin's subnet";
 	if (zi->n.deleg < -1)
 		return "a bad delegation";
-	const struct zone *x;
-	list_for_each(x, &z->list, node) {
-		if ((net && x->info.net && x->slot == zi->n.slot) ||
-		    (zi->n.deleg >= 0 && x->deleg == zi->n.deleg))
-			return "an address another zone holds";
-	}
+	if ((net && net_subnet_link_held(&z->subnet, (uint32_t)zi->n.slot)) ||
+	    (zi->n.deleg >= 0 && net_subnet_deleg_held(&z->subnet, (uint32_t)zi->n.deleg)))
+		return "an address another zone holds";
 	return NULL;
 }
 
@@ -310,6 +306,7 @@ static int zone_list_taken(struct zones *z, struct zone *x, struct zone_in *zi, 
 		return r;
 	}
 	zi->info.rpc_fd = -1; /* the zone's now */
+	zone_addrs_hold(x, true);
 	list_append(&z->list, &x->node);
 	z->count++;
 	return 0;

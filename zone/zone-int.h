@@ -1,13 +1,16 @@
 /* zone internals: the spawn step shared by zone.c and spawn.c. */
 #pragma once
 
+#include "net/net.h"
 #include "zone/zone.h"
 
 #include <limits.h>
 #include <sys/un.h>
 
-#define ZONE_RPC_FD    3
-#define ZONE_LISTEN_FD 4 /* the reconnect socket, when there is one */
+#define ZONE_RPC_FD      3
+#define ZONE_LISTEN_FD   4 /* the reconnect socket, when there is one */
+#define ZONE_ARGS_MAX    64
+#define ZONE_OVERLAY_MAX 4000 /* mount(2) data is one page */
 
 enum zone_step {
 	ZSTEP_SYNC,
@@ -130,8 +133,7 @@ struct zones {
 	unsigned depth, depth_max;
 	bool exec_self; /* zones_config's */
 	bool has_subnet;
-	uint32_t subnet_base;
-	unsigned subnet_prefix;
+	struct net_subnet subnet; /* its links and delegations, which are held */
 	char state_dir[PATH_MAX], scratch[PATH_MAX + 8];
 	size_t log_bytes;
 	struct zone_logs_kept kept;
@@ -145,6 +147,18 @@ struct zones {
 	struct list_node list;
 	size_t count;
 };
+
+/* Holds x's link (a --net zone's) and delegation (if any) in its kin's
+ * subnet, or lets go of them: held while the zone is listed. */
+void zone_addrs_hold(struct zone *x, bool held);
+/* ---- spec.c: a spec checked, and the zone kin's command line ---- */
+/* Everything zone_create can refuse before a side effect: the name, the
+ * depth, paths, arguments, limits, a free /30 for --net. */
+int zone_spec_check(struct zones *z, const struct zone_spec *spec, struct err *err);
+/* The zone kin's command line into argv; the strings in bufs (depth,
+ * depth_max). */
+void zone_spec_argv(const struct zones *z, const struct zone *x, const struct zone_spec *spec,
+                    char depth[16], char depth_max[16], char *argv[ZONE_ARGS_MAX]);
 
 /* The zone kin was reaped (child_exit_fn; data: the zone). */
 void zone_on_exit(const siginfo_t *si, void *data);

@@ -1,11 +1,11 @@
-/* zone: the zones a kin runs — checks, the sealed copy of kin, the cell,
- * the /30 links and delegated sub-ranges of our subnet, stop and kill, and
- * the cleanup that leaves nothing behind when a zone ends. The zone kins'
- * output is in log.c. See zone.h. */
+/* zone: the zones a kin runs — the sealed copy of kin, the cell, which
+ * /30 link and delegated sub-range of our subnet each zone holds (net/
+ * cuts them and keeps the table), stop and kill, and the cleanup that
+ * leaves nothing behind when a zone ends. A spec's checks and the zone
+ * kin's command line are in spec.c, its output in log.c. See zone.h. */
 #include "zone/zone-int.h"
 #include "net/net.h"
 
-#include <arpa/inet.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -17,129 +17,12 @@
 #include <sys/stat.h>
 #include <sys/timerfd.h>
 
-#define ZONE_ARGS_MAX    64
-#define ZONE_OVERLAY_MAX 4000 /* mount(2) data is one page */
-
-static int zerr(struct err *err, int r, int code, const char *fmt, ...) _printf_(4, 5);
-static int zerr(struct err *err, int r, int code, const char *fmt, ...)
-{
-	if (err) {
-		va_list ap;
-		va_start(ap, fmt);
-		err->errnum = r;
-		err->code = code;
-		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-		va_end(ap);
-	}
-	return r;
-}
-
 const char *zone_state_name(enum zone_state s)
 {
 	return s == ZONE_RUNNING    ? "running"
 	       : s == ZONE_STOPPING ? "stopping"
 	       : s == ZONE_STARTING ? "starting"
 	                            : "gone";
-}
-
-int zone_subnet_parse(const char *cidr, uint32_t *ret_base, unsigned *ret_prefix)
-{
-	char ip[32];
-	const char *slash = strchr(cidr, '/');
-	uint32_t prefix;
-	struct in_addr a;
-	if (!slash || (size_t)(slash - cidr) >= sizeof(ip))
-		return -EINVAL;
-	memcpy(ip, cidr, (size_t)(slash - cidr));
-	ip[slash - cidr] = '\0';
-	if (inet_pton(AF_INET, ip, &a) != 1 || str_to_u32(slash + 1, &prefix) < 0 || prefix < 8 ||
-	    prefix > 30)
-		return -EINVAL;
-	uint32_t base = ntohl(a.s_addr);
-	if (base & (uint32_t)((1ull << (32 - prefix)) - 1))
-		return -EINVAL; /* host bits set: say what you mean */
-	*ret_base = base;
-	*ret_prefix = prefix;
-	return 0;
-}
-
-static void ip_str(uint32_t host_order, char *buf, size_t size)
-{
-	struct in_addr a = {.s_addr = htonl(host_order)};
-	inet_ntop(AF_INET, &a, buf, (socklen_t)size);
-}
-
-uint32_t zone_subnet_links(unsigned prefix)
-{
-	if (prefix < 8 || prefix > 30)
-		return 0;
-	/* The lower half when the upper one is delegated. */
-	return 1u << (30 - prefix - (prefix <= ZONE_SUBNET_DELEGATE_PREFIX));
-}
-
-uint32_t zone_subnet_delegations(unsigned prefix)
-{
-	return prefix >= 8 && prefix <= ZONE_SUBNET_DELEGATE_PREFIX ? ZONE_SUBNET_DELEGATIONS : 0;
-}
-
-int zone_subnet_delegation(uint32_t base, unsigned prefix, uint32_t i, char *ret_cidr, size_t size)
-{
-	if (i >= zone_subnet_delegations(prefix))
-		return -ERANGE;
-	char ip[INET_ADDRSTRLEN];
-	/* 16 = 2^4 equal parts of the upper half: /(P+1+4). */
-	ip_str(base + (1u << (31 - prefix)) + i * (1u << (27 - prefix)), ip, sizeof(ip));
-	if (snprintf(ret_cidr, size, "%s/%u", ip, prefix + 5) >= (int)size)
-		return -ENAMETOOLONG;
-	return 0;
-}
-
-int zone_subnet_slot(uint32_t base, unsigned prefix, uint32_t slot, char *ret_zone_cidr,
-                     size_t zsize, char *ret_gw, char *ret_host_cidr, size_t hsize)
-{
-	if (slot >= zone_subnet_links(prefix))
-		return -ERANGE;
-	char gw[INET_ADDRSTRLEN], zone[INET_ADDRSTRLEN];
-	uint32_t net = base + 4 * slot;
-	ip_str(net + 1, gw, sizeof(gw));
-	ip_str(net + 2, zone, sizeof(zone));
-	snprintf(ret_zone_cidr, zsize, "%s/30", zone);
-	snprintf(ret_host_cidr, hsize, "%s/30", gw);
-	strcpy(ret_gw, gw);
-	return 0;
-}
-
-/* Lowest /30 no live sibling holds: allocation never collides. */
-static int slot_alloc(struct zones *z, uint32_t *ret)
-{
-	uint32_t n = z->has_subnet ? zone_subnet_links(z->subnet_prefix) : 0;
-	for (uint32_t s = 0; s < n; s++) {
-		bool used = false;
-		struct zone *x;
-		list_for_each(x, &z->list, node)
-			used = used || (x->info.net && x->slot == s);
-		if (!used) {
-			*ret = s;
-			return 0;
-		}
-	}
-	return -ENOSPC;
-}
-
-/* Lowest delegation no live sibling holds, or -1 when all are taken (the
- * zone then makes no --net zones of its own). */
-static int deleg_alloc(struct zones *z)
-{
-	uint32_t n = z->has_subnet ? zone_subnet_delegations(z->subnet_prefix) : 0;
-	for (uint32_t d = 0; d < n; d++) {
-		bool used = false;
-		struct zone *x;
-		list_for_each(x, &z->list, node)
-			used = used || x->deleg == (int)d;
-		if (!used)
-			return (int)d;
-	}
-	return -1;
 }
 
 /* Made once, reused: a sealed copy of kin that nothing can change (the
@@ -177,7 +60,7 @@ int zones_new(struct ev_loop *loop, struct child_table *children, struct cells *
 		cfg = &def;
 	struct zones *z = calloc(1, sizeof(*z));
 	if (!z)
-		return zerr(err, -ENOMEM, ERR_INTERNAL, "zones: out of memory");
+		return err_set(err, -ENOMEM, ERR_INTERNAL, "zones: out of memory");
 	*z = (struct zones){.loop = loop,
 	                    .children = children,
 	                    .cells = cells,
@@ -193,27 +76,29 @@ int zones_new(struct ev_loop *loop, struct child_table *children, struct cells *
 	const char *subnet = cfg->subnet       ? cfg->subnet
 	                     : cfg->depth == 0 ? ZONE_SUBNET_DEFAULT
 	                                       : "none";
+	uint32_t base = 0;
+	unsigned prefix = 0;
 	z->has_subnet = strcmp(subnet, "none") != 0;
-	int r = z->has_subnet ? zone_subnet_parse(subnet, &z->subnet_base, &z->subnet_prefix) : 0;
+	int r = z->has_subnet ? net_subnet_parse(subnet, &base, &prefix) : 0;
 	if (r < 0) {
 		free(z);
-		return zerr(err, r, ERR_INVALID_ARGUMENT,
-		            "zones: subnet \"%s\" is not an IPv4 network a.b.c.d/8..30 with its "
-		            "host bits clear",
-		            subnet);
+		return err_set(err, r, ERR_INVALID_ARGUMENT,
+		               "zones: subnet \"%s\" is not an IPv4 network a.b.c.d/8..30 with its "
+		               "host bits clear",
+		               subnet);
 	}
 	z->log_bytes = cfg->log_bytes ? cfg->log_bytes : ZONE_LOG_BYTES_DEFAULT;
 	if (z->log_bytes < ZONE_LOG_BYTES_MIN || z->log_bytes > ZONE_LOG_BYTES_MAX) {
 		free(z);
-		return zerr(err, -EINVAL, ERR_INVALID_ARGUMENT,
-		            "zones: log size %zu is out of range (%d to %d bytes)", cfg->log_bytes,
-		            ZONE_LOG_BYTES_MIN, ZONE_LOG_BYTES_MAX);
+		return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
+		               "zones: log size %zu is out of range (%d to %d bytes)",
+		               cfg->log_bytes, ZONE_LOG_BYTES_MIN, ZONE_LOG_BYTES_MAX);
 	}
 	if (z->depth > z->depth_max) {
 		unsigned depth = z->depth, max = z->depth_max;
 		free(z);
-		return zerr(err, -EINVAL, ERR_INVALID_ARGUMENT,
-		            "zones: depth %u is past the limit %u", depth, max);
+		return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
+		               "zones: depth %u is past the limit %u", depth, max);
 	}
 	if (str_copy(z->self, sizeof(z->self), cfg->self ? cfg->self : "/proc/self/exe") < 0 ||
 	    str_copy(z->state_dir, sizeof(z->state_dir),
@@ -225,12 +110,16 @@ int zones_new(struct ev_loop *loop, struct child_table *children, struct cells *
 	    str_copy(z->reconnect_dir, sizeof(z->reconnect_dir),
 	             cfg->reconnect_dir ? cfg->reconnect_dir : "") < 0) {
 		free(z);
-		return zerr(err, -ENAMETOOLONG, ERR_INVALID_ARGUMENT,
-		            "zones: a configured path is too long");
+		return err_set(err, -ENAMETOOLONG, ERR_INVALID_ARGUMENT,
+		               "zones: a configured path is too long");
 	}
 	snprintf(z->scratch, sizeof(z->scratch), "%s/.root", z->state_dir);
 	if (cfg->keeper)
 		z->keeper = *cfg->keeper;
+	if (z->has_subnet && net_subnet_init(&z->subnet, base, prefix) < 0) {
+		free(z);
+		return err_set(err, -ENOMEM, ERR_INTERNAL, "zones: out of memory");
+	}
 	*ret = z;
 	return 0;
 }
@@ -286,9 +175,18 @@ static void reconnect_unlink(struct zone *x)
 	x->reconnect = false;
 }
 
+void zone_addrs_hold(struct zone *x, bool held)
+{
+	if (x->info.net)
+		net_subnet_link_hold(&x->z->subnet, x->slot, held);
+	if (x->deleg >= 0)
+		net_subnet_deleg_hold(&x->z->subnet, (uint32_t)x->deleg, held);
+}
+
 static void zone_unlink(struct zone *x)
 {
 	struct zones *z = x->z;
+	zone_addrs_hold(x, false);
 	list_remove(&x->node);
 	z->count--;
 }
@@ -553,92 +451,12 @@ static int zone_net_setup(void *data, pid_t pid)
 	return net_veth_setup_host(n->x->info.host_if, n->host_cidr);
 }
 
-static int check_spec(struct zones *z, const struct zone_spec *spec, struct err *err)
-{
-	if (!name_is_valid(spec->name))
-		return zerr(err, -EINVAL, ERR_INVALID_ARGUMENT,
-		            "zone \"%.64s\": a name is 1-64 of [A-Za-z0-9_.-], not . or ..",
-		            spec->name);
-	if (!str_is_hostname(spec->name))
-		return zerr(err, -EINVAL, ERR_INVALID_ARGUMENT,
-		            "zone \"%s\": the name is the zone's hostname and must be a valid one",
-		            spec->name);
-	if (zone_find(z, spec->name))
-		return zerr(err, -EEXIST, ERR_ALREADY_EXISTS, "zone \"%s\" already exists",
-		            spec->name);
-	if (z->count >= ZONES_MAX)
-		return zerr(err, -ENOSPC, ERR_RESOURCE_EXHAUSTED,
-		            "zone \"%s\": this kin already runs %d zones", spec->name, ZONES_MAX);
-	if (z->depth + 1 > z->depth_max)
-		return zerr(err, -ELOOP, ERR_FAILED_PRECONDITION,
-		            "zone \"%s\": depth limit reached (this kin is at depth %u, the limit "
-		            "is %u)",
-		            spec->name, z->depth, z->depth_max);
-	if (spec->root) {
-		if (spec->root[0] != '/' || strlen(spec->root) >= PATH_MAX - 64)
-			return zerr(err, -EINVAL, ERR_INVALID_ARGUMENT,
-			            "zone \"%s\": root \"%s\" is not an absolute path", spec->name,
-			            spec->root);
-		/* Whether it is a directory is the zone's setup's first step
-		 * (ZSTEP_ROOT_CHECK): a stat() here could hang PID 1 on a dead
-		 * mount. */
-	}
-	if (spec->net && spec->netns)
-		return zerr(err, -EINVAL, ERR_INVALID_ARGUMENT,
-		            "zone \"%s\": a network namespace of its own or one to join, not both",
-		            spec->name);
-	if (spec->netns && spec->netns[0] != '/')
-		return zerr(err, -EINVAL, ERR_INVALID_ARGUMENT,
-		            "zone \"%s\": netns \"%.200s\" is not an absolute path", spec->name,
-		            spec->netns);
-	if (spec->hostname && !str_is_hostname(spec->hostname))
-		return zerr(err, -EINVAL, ERR_INVALID_ARGUMENT,
-		            "zone \"%s\": \"%.200s\" is not a valid hostname", spec->name,
-		            spec->hostname);
-	if (!spec->share_src != !spec->share_dst ||
-	    (spec->share_src &&
-	     (spec->share_src[0] != '/' || !str_startswith(spec->share_dst, "/run/") ||
-	      strstr(spec->share_dst, "/..") || strlen(spec->share_dst) > PATH_MAX / 2)))
-		return zerr(err, -EINVAL, ERR_INVALID_ARGUMENT,
-		            "zone \"%s\": a shared directory needs an absolute source and a "
-		            "destination below /run",
-		            spec->name);
-	int layers = !!spec->root_lowerdirs + !!spec->root_upperdir + !!spec->root_workdir;
-	if (layers && (layers != 3 || !spec->root ||
-	               strlen(spec->root_lowerdirs) + strlen(spec->root_upperdir) +
-	                       strlen(spec->root_workdir) + 40 >
-	                   ZONE_OVERLAY_MAX))
-		return zerr(err, -EINVAL, ERR_INVALID_ARGUMENT,
-		            "zone \"%s\": an overlay root needs lower, upper and work directories "
-		            "in under %d bytes",
-		            spec->name, ZONE_OVERLAY_MAX);
-	size_t n = 0;
-	for (char *const *a = spec->argv; a && *a; a++)
-		n++;
-	if (n + 23 > ZONE_ARGS_MAX) /* ours, with --zone-max-depth and NULL */
-		return zerr(err, -E2BIG, ERR_INVALID_ARGUMENT,
-		            "zone \"%s\": workload has more than %d arguments", spec->name,
-		            ZONE_ARGS_MAX - 23);
-	int r = cell_limits_validate(&spec->limits, err);
-	if (r < 0)
-		return r;
-	uint32_t slot;
-	if (spec->net && !z->has_subnet)
-		return zerr(err, -ENOENT, ERR_FAILED_PRECONDITION,
-		            "zone \"%s\": this kin has no subnet for --net zones (its parent "
-		            "delegated none)",
-		            spec->name);
-	if (spec->net && slot_alloc(z, &slot) < 0)
-		return zerr(err, -ENOSPC, ERR_RESOURCE_EXHAUSTED,
-		            "zone \"%s\": no free /30 left in the zones' subnet", spec->name);
-	return 0;
-}
-
 /* A zone that did not start: nothing of it stays but its log file. */
 static void zone_abandon(struct zone *x, int out_fd)
 {
 	if (out_fd >= 0)
 		close(out_fd);
+	zone_addrs_hold(x, false);
 	reconnect_unlink(x);
 	zone_log_close(&x->log, x->z->loop);
 	free(x->root);
@@ -652,9 +470,12 @@ static int zone_record_new(struct zones *z, const struct zone_spec *spec, struct
 {
 	struct zone *x = calloc(1, sizeof(*x));
 	if (!x)
-		return zerr(err, -ENOMEM, ERR_INTERNAL, "zone \"%s\": out of memory", spec->name);
-	*x = (struct zone){
-	    .z = z, .timer = {.fd = -1}, .report = {.fd = -1}, .deleg = deleg_alloc(z)};
+		return err_set(err, -ENOMEM, ERR_INTERNAL, "zone \"%s\": out of memory",
+		               spec->name);
+	*x = (struct zone){.z = z,
+	                   .timer = {.fd = -1},
+	                   .report = {.fd = -1},
+	                   .deleg = net_subnet_deleg_lowest(&z->subnet)};
 	zone_log_init(&x->log);
 	x->info = (struct zone_info){.state = ZONE_RUNNING,
 	                             .depth = z->depth + 1,
@@ -665,86 +486,39 @@ static int zone_record_new(struct zones *z, const struct zone_spec *spec, struct
 	snprintf(x->info.cell, sizeof(x->info.cell), ZONE_CELL_PARENT "/%s", spec->name);
 	nctx->x = x;
 	if (spec->net) {
-		slot_alloc(z, &x->slot);
-		zone_subnet_slot(z->subnet_base, z->subnet_prefix, x->slot, x->info.addr,
-		                 sizeof(x->info.addr), x->info.gateway, nctx->host_cidr,
-		                 sizeof(nctx->host_cidr));
+		net_subnet_link_lowest(&z->subnet, &x->slot);
+		net_subnet_slot(z->subnet.base, z->subnet.prefix, x->slot, x->info.addr,
+		                sizeof(x->info.addr), x->info.gateway, nctx->host_cidr,
+		                sizeof(nctx->host_cidr));
 		snprintf(x->info.host_if, sizeof(x->info.host_if), "kz%d.%u",
 		         (int)(getpid() % 10000000), x->slot);
 	}
 	if (x->deleg >= 0)
-		zone_subnet_delegation(z->subnet_base, z->subnet_prefix, (uint32_t)x->deleg,
-		                       x->info.subnet, sizeof(x->info.subnet));
+		net_subnet_delegation(z->subnet.base, z->subnet.prefix, (uint32_t)x->deleg,
+		                      x->info.subnet, sizeof(x->info.subnet));
 	if (spec->root && !(x->root = strdup(spec->root))) {
 		free(x);
-		return zerr(err, -ENOMEM, ERR_INTERNAL, "zone \"%s\": out of memory", spec->name);
+		return err_set(err, -ENOMEM, ERR_INTERNAL, "zone \"%s\": out of memory",
+		               spec->name);
 	}
 	if (snprintf(x->info.log, sizeof(x->info.log), "%s/%s.log", z->state_dir, x->info.name) >=
 	    (int)sizeof(x->info.log)) {
 		free(x->root);
 		free(x);
-		return zerr(err, -ENAMETOOLONG, ERR_INVALID_ARGUMENT,
-		            "zone \"%s\": log path too long", spec->name);
+		return err_set(err, -ENAMETOOLONG, ERR_INVALID_ARGUMENT,
+		               "zone \"%s\": log path too long", spec->name);
 	}
+	zone_addrs_hold(x, true);                /* from here zone_abandon or zone_unlink lets go */
 	zone_logs_forget(&z->kept, x->info.log); /* a new zone of that name owns it now */
 	*ret_out_fd = -1;
 	int r = zone_log_open(&x->log, z->loop, x->info.log, z->log_bytes, ret_out_fd);
 	if (r < 0) {
 		zone_abandon(x, *ret_out_fd);
-		return zerr(err, r, ERR_INTERNAL, "zone \"%s\": log %s: %s", spec->name,
-		            x->info.log, strerror(-r));
+		return err_set(err, r, ERR_INTERNAL, "zone \"%s\": log %s: %s", spec->name,
+		               x->info.log, strerror(-r));
 	}
 	*ret = x;
 	return 0;
-}
-
-/* The zone kin's command line; the strings in bufs (depth, depth_max). */
-static void zone_argv(const struct zones *z, const struct zone *x, const struct zone_spec *spec,
-                      char depth[16], char depth_max[16], char *argv[ZONE_ARGS_MAX])
-{
-	size_t n = 0;
-	snprintf(depth, 16, "%u", x->info.depth);
-	snprintf(depth_max, 16, "%u", z->depth_max);
-#define ARG(s) argv[n++] = (char *)(s)
-	ARG("kin");
-	ARG("init");
-	ARG("--zone");
-	ARG(x->info.name);
-	ARG("--zone-depth");
-	ARG(depth);
-	ARG("--zone-max-depth"); /* the limit holds all the way down */
-	ARG(depth_max);
-	ARG("--rpc-fd");
-	ARG("3");
-	if (x->reconnect) {
-		ARG("--parent-listen-fd");
-		ARG("4");
-	}
-	if (z->log_level[0]) {
-		ARG("--log-level");
-		ARG(z->log_level);
-	}
-	if (z->image_store[0]) {
-		ARG("--image-store");
-		ARG(z->image_store);
-	}
-	if (x->info.subnet[0]) {
-		ARG("--zone-subnet");
-		ARG(x->info.subnet);
-	}
-	if (spec->net) {
-		ARG("--net-addr");
-		ARG(x->info.addr);
-		ARG("--net-gw");
-		ARG(x->info.gateway);
-	}
-	if (spec->argv && spec->argv[0]) {
-		ARG("--");
-		for (char *const *a = spec->argv; *a; a++)
-			ARG(*a);
-	}
-	argv[n] = NULL;
-#undef ARG
 }
 
 /* The zone's cell, zones/NAME (zones made once, kept). */
@@ -785,17 +559,17 @@ static void zone_watch(struct zone *x, const struct zone_spawned *out, zone_crea
 int zone_create(struct zones *z, const struct zone_spec *spec, zone_created_fn created, void *data,
                 struct err *err)
 {
-	int r = check_spec(z, spec, err);
+	int r = zone_spec_check(z, spec, err);
 	if (r < 0)
 		return r;
 	r = exe_memfd(z);
 	if (r < 0)
-		return zerr(err, r, ERR_INTERNAL, "zone \"%s\": a sealed copy of %s: %s",
-		            spec->name, z->self, strerror(-r));
+		return err_set(err, r, ERR_INTERNAL, "zone \"%s\": a sealed copy of %s: %s",
+		               spec->name, z->self, strerror(-r));
 	r = mkdir_p(z->scratch, 0700);
 	if (r < 0)
-		return zerr(err, r, ERR_INTERNAL, "zone \"%s\": %s: %s", spec->name, z->scratch,
-		            strerror(-r));
+		return err_set(err, r, ERR_INTERNAL, "zone \"%s\": %s: %s", spec->name, z->scratch,
+		               strerror(-r));
 	struct zone *x = NULL;
 	struct net_ctx nctx = {0};
 	int out_fd = -1;
@@ -813,7 +587,7 @@ int zone_create(struct zones *z, const struct zone_spec *spec, zone_created_fn c
 	char cgdir[PATH_MAX], depth[16], depth_max[16];
 	char *argv[ZONE_ARGS_MAX];
 	cells_cgroup_dir(z->cells, x->info.cell, cgdir, sizeof(cgdir));
-	zone_argv(z, x, spec, depth, depth_max, argv);
+	zone_spec_argv(z, x, spec, depth, depth_max, argv);
 	char overlay[ZONE_OVERLAY_MAX];
 	if (spec->root_lowerdirs)
 		snprintf(overlay, sizeof(overlay), "lowerdir=%s,upperdir=%s,workdir=%s",
@@ -838,8 +612,8 @@ int zone_create(struct zones *z, const struct zone_spec *spec, zone_created_fn c
 	int step;
 	r = zone_spawn(&sp, &out, &step);
 	if (r < 0) {
-		zerr(err, r, ERR_INTERNAL, "zone \"%s\": %s: %s", x->info.name,
-		     zone_step_name(step), strerror(-r));
+		err_set(err, r, ERR_INTERNAL, "zone \"%s\": %s: %s", x->info.name,
+		        zone_step_name(step), strerror(-r));
 		if (spec->net)
 			net_link_delete(x->info.host_if);
 		cell_delete(z->cells, x->info.cell, true, NULL, NULL, NULL);
@@ -855,8 +629,8 @@ int zone_create(struct zones *z, const struct zone_spec *spec, zone_created_fn c
 		close(out.rpc_fd);
 		close(out.report_fd);
 		zone_abandon(x, -1);
-		return zerr(err, r, ERR_INTERNAL, "zone \"%s\": tracking its kin: %s", spec->name,
-		            strerror(-r));
+		return err_set(err, r, ERR_INTERNAL, "zone \"%s\": tracking its kin: %s",
+		               spec->name, strerror(-r));
 	}
 	zone_watch(x, &out, created, data);
 	log_debug("zone \"%s\": kin pid %d, depth %u%s%s; setting up", x->info.name, (int)out.pid,
@@ -892,10 +666,10 @@ int zone_stop(struct zones *z, const char *name, zone_done_fn done, void *data, 
 {
 	struct zone *x = zone_find(z, name);
 	if (!x)
-		return zerr(err, -ENOENT, ERR_NOT_FOUND, "zone \"%s\" not found", name);
+		return err_set(err, -ENOENT, ERR_NOT_FOUND, "zone \"%s\" not found", name);
 	if ((x->info.state != ZONE_RUNNING && x->info.state != ZONE_STARTING) || x->done)
-		return zerr(err, -EALREADY, ERR_FAILED_PRECONDITION,
-		            "zone \"%s\" is already stopping", name);
+		return err_set(err, -EALREADY, ERR_FAILED_PRECONDITION,
+		               "zone \"%s\" is already stopping", name);
 	x->done = done;
 	x->done_data = data;
 	if (x->starting) { /* no kin to ask yet: its setup is killed */
@@ -916,7 +690,7 @@ int zone_kill(struct zones *z, const char *name, struct err *err)
 {
 	struct zone *x = zone_find(z, name);
 	if (!x)
-		return zerr(err, -ENOENT, ERR_NOT_FOUND, "zone \"%s\" not found", name);
+		return err_set(err, -ENOENT, ERR_NOT_FOUND, "zone \"%s\" not found", name);
 	spawn_abort(x, -ECANCELED, ERR_CANCELLED, "zone \"%s\": killed before its kin started",
 	            name);
 	return cell_kill(z->cells, x->info.cell, err);
@@ -926,7 +700,7 @@ int zone_get(struct zones *z, const char *name, struct zone_info *ret, struct er
 {
 	struct zone *x = zone_find(z, name);
 	if (!x)
-		return zerr(err, -ENOENT, ERR_NOT_FOUND, "zone \"%s\" not found", name);
+		return err_set(err, -ENOENT, ERR_NOT_FOUND, "zone \"%s\" not found", name);
 	*ret = x->info;
 	return 0;
 }
@@ -973,6 +747,7 @@ void zones_free(struct zones *z)
 	}
 	if (z->exe_fd >= 0)
 		close(z->exe_fd);
+	net_subnet_free(&z->subnet);
 	zone_logs_kept_free(&z->kept);
 	free(z);
 }

@@ -21,23 +21,21 @@
 #include <limits.h>
 #include <net/if.h>
 
-#define ZONES_MAX                   256            /* zones one kin runs at once */
-#define ZONE_DEPTH_MAX_DEFAULT      8              /* nesting: a zone of a zone of ... */
-#define ZONE_SUBNET_DEFAULT         "10.88.0.0/16" /* a depth-0 kin's, when not given */
-#define ZONE_SUBNET_DELEGATIONS     16             /* sub-ranges a subnet of /24 or more hands on */
-#define ZONE_SUBNET_DELEGATE_PREFIX 24             /* subnets this size or larger delegate */
-#define ZONE_LOG_BYTES_DEFAULT      (256 * 1024)   /* a zone's log file, before it rotates */
-#define ZONE_LOG_BYTES_MIN          4096
-#define ZONE_LOG_BYTES_MAX          (64 * 1024 * 1024)
-#define ZONE_LOGS_KEPT              16      /* logs of gone zones kept, newest first */
-#define ZONE_STOP_TIMEOUT_MS        15000   /* SIGTERM -> cgroup.kill if still there */
-#define ZONE_CELL_PARENT            "zones" /* zones are cells zones/NAME */
+#define ZONES_MAX              256            /* zones one kin runs at once */
+#define ZONE_DEPTH_MAX_DEFAULT 8              /* nesting: a zone of a zone of ... */
+#define ZONE_SUBNET_DEFAULT    "10.88.0.0/16" /* a depth-0 kin's, when not given */
+#define ZONE_LOG_BYTES_DEFAULT (256 * 1024)   /* a zone's log file, before it rotates */
+#define ZONE_LOG_BYTES_MIN     4096
+#define ZONE_LOG_BYTES_MAX     (64 * 1024 * 1024)
+#define ZONE_LOGS_KEPT         16      /* logs of gone zones kept, newest first */
+#define ZONE_STOP_TIMEOUT_MS   15000   /* SIGTERM -> cgroup.kill if still there */
+#define ZONE_CELL_PARENT       "zones" /* zones are cells zones/NAME */
 
 struct zones_config {
 	const char *self;   /* kin's binary: default /proc/self/exe */
 	unsigned depth;     /* ours: 0 for a machine or daemon kin */
 	unsigned depth_max; /* 0: ZONE_DEPTH_MAX_DEFAULT; zone kins get it too */
-	/* Where --net zones' addresses come from (see "Subnets" below).
+	/* Where --net zones' addresses come from (see net.h's subnets).
 	 * NULL: ZONE_SUBNET_DEFAULT at depth 0, none deeper (a zone kin uses
 	 * only the range its parent delegated: --zone-subnet). "none": no
 	 * --net zones. */
@@ -193,34 +191,3 @@ void zones_keep_exe(struct zones *z);
  * adopted, one the record does not name) is killed and removed, with a
  * log line naming it. f NULL: no record. Returns how many were adopted. */
 int zones_adopt(struct zones *z, const struct state_field *f, int *kept, size_t nkept);
-
-/* ---- subnets ----------------------------------------------------------
- * A kin's subnet S = BASE/P (8 <= P <= 30) serves its --net zones' links
- * and, so that zones can make --net zones of their own without reusing
- * any address of an ancestor, sub-ranges delegated to its zones:
- *  - P <= 24: the lower half of S is cut into /30 links (slot i is
- *    BASE + 4i: .1 ours, .2 the zone's), the upper half into 16 equal
- *    delegations /(P+5) (delegation i starts at BASE + 2^(31-P) +
- *    i * 2^(27-P)). Every zone, --net or not, takes the lowest free
- *    delegation while one is free and gets it as `--zone-subnet`.
- *    Delegations and links never overlap, and a delegation is cut the
- *    same way one level down, so no two kins of a tree share an address.
- *  - P > 24: all of S is /30 links; nothing is delegated.
- * From 10.88.0.0/16: links 10.88.0.0/17 (the first zone 10.88.0.2/30),
- * delegations 10.88.128.0/21, 10.88.136.0/21, ...; a zone given
- * 10.88.128.0/21 links its zones from 10.88.128.0/22 and delegates
- * 10.88.132.0/26, ...; a /26 delegates nothing, so with the default
- * subnet zones at depth 3 can still have --net zones of their own but
- * not pass the ability further (a /8 goes four levels deep). */
-
-/* "10.88.0.0/16": base address (host order) and prefix (8..30). */
-int zone_subnet_parse(const char *cidr, uint32_t *ret_base, unsigned *ret_prefix);
-/* How many /30 links a subnet of this prefix holds (0 for a bad prefix). */
-uint32_t zone_subnet_links(unsigned prefix);
-/* How many sub-ranges it delegates: ZONE_SUBNET_DELEGATIONS or 0. */
-uint32_t zone_subnet_delegations(unsigned prefix);
-/* Link slot i of a subnet: the zone's CIDR, our address, our CIDR. */
-int zone_subnet_slot(uint32_t base, unsigned prefix, uint32_t slot, char *ret_zone_cidr,
-                     size_t zsize, char *ret_gw, char *ret_host_cidr, size_t hsize);
-/* Delegation i of a subnet as "a.b.c.d/p"; -ERANGE past the last. */
-int zone_subnet_delegation(uint32_t base, unsigned prefix, uint32_t i, char *ret_cidr, size_t size);

@@ -1,4 +1,5 @@
-/* Fuzz target: ip= and kin.net= parsers (kernel command line input). */
+/* Fuzz target: ip= and kin.net= parsers (kernel command line input) and
+ * --zone-subnet's (a parent's argument to a zone kin). */
 #include "net/net.h"
 
 #include <string.h>
@@ -30,6 +31,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check(&c);
 	if (net_netmask_to_prefix(s) > 32)
 		__builtin_trap();
+	uint32_t base;
+	unsigned prefix;
+	if (net_subnet_parse(s, &base, &prefix) == 0 &&
+	    (prefix < 8 || prefix > 30 || (base & (uint32_t)((1ull << (32 - prefix)) - 1))))
+		__builtin_trap(); /* accepted: a network of 8..30 bits, host bits clear */
 	free(s);
 	return 0;
 }
