@@ -78,9 +78,8 @@ check() {
 		END { exit bad }'
 }
 
-pass=0 fail=0
-ok() { echo "PASS $1"; pass=$((pass + 1)); }
-ko() { echo "FAIL $1"; fail=$((fail + 1)); }
+# shellcheck source=scripts/check-main.sh
+. "$(dirname "$SELF")/check-main.sh"
 
 # Per module with forbidden neighbours, two injections into a fresh copy of
 # the module sources: the highest module it may not use (upward) and the
@@ -123,22 +122,4 @@ selftest() {
 	rm -rf "$tmp"
 }
 
-if [ "${1:-}" = "--test" ]; then
-	repo=$(cd "$(dirname "$0")/.." && pwd)
-	if out=$(check "$repo"); then
-		ok "layers: every module's includes follow the rule"
-	else
-		ko "layers: the tree breaks the rule:"
-		printf '%s\n' "$out"
-	fi
-	selftest "$repo"
-	echo "$pass passed, $fail failed"
-	[ "$fail" -eq 0 ]
-	exit
-fi
-
-root=${1:-$(cd "$(dirname "$0")/.." && pwd)}
-if ! check "$root"; then
-	echo "layers: includes against the dependency rule (README: \"Layout\")" >&2
-	exit 1
-fi
+check_main layers "every module's includes follow the rule" "includes against the dependency rule (DESIGN.md; README: \"Layout\")" "$@"
