@@ -303,31 +303,6 @@ const char *init_cells_why(struct init_cells *ic);
 /* kin called as systemctl (init/systemctl.c): ctl's systemctl with the
  * unit files reachable offline. */
 int init_systemctl_main(int argc, char **argv);
-/* A host's sysinit (init/host.c), in the late boot's child when machine
- * init runs units: fstab, machine-id, /run, sysctl.d, modules-load.d,
- * tmpfiles.d, generators, the random seed. Problems are logged; it always
- * goes on. */
-bool init_host_root(void); /* the root has unit directories */
-void init_host_sysinit(void);
-/* A fresh random seed for the next boot, where the host boot keeps it
- * (at the machine's stop, before the unmount). */
-void init_host_seed_save(void);
-/* Pure parts, unit-tested: fstab options into mount(2) flags and data
- * (-E2BIG when data does not fit), one sysctl.d line, one tmpfiles.d line
- * (< 0 when it was refused or failed; logged with file:n). */
-int init_host_mount_options(const char *opts, unsigned long *ret_flags, char *data, size_t size);
-int init_host_sysctl_line(char *line, const char *file, unsigned n);
-int init_host_tmpfiles_line(char *line, const char *file, unsigned n);
-struct init_tmpfiles_entry {
-	char type;                             /* d D f L z Z */
-	const char *path, *user, *group, *arg; /* into the line; "-": unset */
-	mode_t mode;
-	bool mode_set;
-};
-/* One line split and checked (nothing done): -EINVAL refused,
- * -EOPNOTSUPP a type or modifier not in kin's subset. */
-int init_host_tmpfiles_parse(char *line, struct init_tmpfiles_entry *e);
-
 /* Units (init/units.c): systemd unit files run as services — a host's
  * init on a real root, or any role given --unit-dir. NULL when neither. */
 struct units;
