@@ -203,10 +203,11 @@ void init_auth_reload_signal(struct init_auth *a); /* SIGHUP's: audited */
 void init_auth_tick(struct init_auth *a);          /* reports rate-limited denials */
 void init_auth_free(struct init_auth *a);          /* after rpc_server_free */
 
-/* TLS (init/tls.c): kin.rpc.tls= served by a gateway child (tls/); its
- * connections handed over to rpc. < 0: not listening (logged). in and
- * carried: a re-exec's state and its TLS record (init_tls_save), the
- * gateway taken over from them (NULL: a fresh start). */
+/* TLS (init/tls.c): kin.rpc.tls= served by a gateway (tls/) that cells
+ * runs and restarts; its connections handed over to rpc. < 0: not
+ * listening (logged; also without cells). in and carried: a re-exec's
+ * state and its TLS record (init_tls_save), the gateway taken over from
+ * them (NULL: a fresh start). */
 struct init_tls;
 struct cells;
 struct state_in;
@@ -215,10 +216,11 @@ struct state_w;
 int init_tls_start(const struct init_rpc_config *cfg, struct ev_loop *loop,
                    struct child_table *children, struct rpc_server *rpc, struct cells *cells,
                    struct state_in *in, const struct state_field *carried, struct init_tls **ret);
-/* The gateway's record for a re-exec: its pid, listening and control
- * sockets, the restart's backoff (nothing when it is stopping). */
+/* The record for a re-exec: kin's listening and control sockets (nothing
+ * when it is stopping); the gateway goes along with cells (cells_save). */
 void init_tls_save(const struct init_tls *t, struct state_w *w, uint16_t tag);
-/* The children a re-exec carries: the gateway, when one runs (0 or 1). */
+/* The children a re-exec carries besides cells': none (the gateway is
+ * cells' child). */
 size_t init_tls_children(const struct init_tls *t);
 void init_tls_reload(struct init_tls *t); /* SIGHUP to the gateway: new files */
 void init_tls_stop(struct init_tls *t);   /* no more connections; the gateway ends */
