@@ -320,7 +320,8 @@ struct exec {
 	uint64_t timer_due;     /* monotonic ns it fires at; 0: not armed */
 	struct exec_follower followers[EXEC_FOLLOWERS_MAX];
 	struct exec_waiter waiters[EXEC_WAITERS_MAX];
-	bool ran; /* a run of this record reached execve (later failures restart) */
+	bool ran;      /* a run of this record reached execve (later failures restart) */
+	bool fds_held; /* spec->pass_fds are this record's own copies (exec_fds_hold) */
 	/* A start in progress (state EXEC_STARTING; start.c). */
 	struct ev_source status;  /* the child's report pipe; fd -1 when none */
 	exec_start_fn start_done; /* NULL for restarts, or once called */
@@ -359,6 +360,11 @@ int exec_kill(struct exec *e, int sig);
 /* The running executable's pipe ends to the keeper, if there is one. */
 void exec_keep_pipes(struct exec *e);
 void exec_free(struct exec *e);
+/* An executable cells restarts holds its own copies of the fds passed to
+ * it, so its owner may close its own: made at its start (-errno when one
+ * is not an open fd), closed with its record. */
+int exec_fds_hold(struct exec *e, struct err *err);
+void exec_fds_drop(struct exec *e);
 void exec_free_all(struct cells *c, struct cell *cell);
 size_t exec_count(const struct cell *cell);
 /* Stops restarts of every executable in the cell's subtree (forced delete). */

@@ -104,8 +104,9 @@ bool cells_settled(const struct cells *c, char *why, size_t size);
 /* The children cells tracks (running executables). */
 size_t cells_children(const struct cells *c);
 /* Writes the library as one record of tag: -EOPNOTSUPP with err naming
- * an executable that cannot be handed over (its owner's release hook, or
- * fds it was passed); nothing kept then. */
+ * an executable that cannot be handed over (its owner's release hook);
+ * nothing kept then. The fds an executable holds to pass to its restarts
+ * go along, as its pipes do. */
 int cells_save(const struct cells *c, struct state_w *w, uint16_t tag, struct err *err);
 /* The library again, from its record: the cells that still exist, their
  * executables tracked again (a child not found is reported as ended with
@@ -445,7 +446,10 @@ struct exec_spec {
 	const char *stdio_paths[3];
 	size_t log_bytes; /* per stream ring; 0: EXEC_LOG_DEFAULT */
 	/* Open fds the child gets as 3, 4, ... (socket activation); with
-	 * listen_env it sets LISTEN_FDS=n and LISTEN_PID=its own pid. */
+	 * listen_env it sets LISTEN_FDS=n and LISTEN_PID=its own pid. An
+	 * executable with a restart policy holds copies of its own (made at
+	 * exec_start, closed with its record), passed again at each restart
+	 * and across a re-exec: the caller may close its fds once started. */
 	const int *pass_fds;
 	size_t npass_fds;
 	bool listen_env;

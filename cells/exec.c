@@ -6,6 +6,7 @@
  * the table is full. */
 #include "cells/cells-int.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -267,6 +268,38 @@ struct exec *exec_alloc(struct cells *c, struct cell *cell, const char *name)
 	return e;
 }
 
+int exec_fds_hold(struct exec *e, struct err *err)
+{
+	int *fds = (int *)e->spec->pass_fds; /* the record's copy of the spec */
+	if (e->spec->restart == EXEC_RESTART_NO || !e->spec->npass_fds)
+		return 0;
+	for (size_t i = 0; i < e->spec->npass_fds; i++) {
+		int fd = fcntl(fds[i], F_DUPFD_CLOEXEC, 3);
+		if (fd < 0) {
+			int r = -errno;
+			e->spec->npass_fds = i; /* only the copies made are closed */
+			e->fds_held = true;
+			exec_fds_drop(e);
+			return err_set(err, r, ERR_INVALID_ARGUMENT,
+			               "exec \"%s\": fd %d to pass: %s", e->label, fds[i],
+			               strerror(-r));
+		}
+		fds[i] = fd;
+	}
+	e->fds_held = true;
+	return 0;
+}
+
+void exec_fds_drop(struct exec *e)
+{
+	if (!e->spec || !e->fds_held)
+		return;
+	for (size_t i = 0; i < e->spec->npass_fds; i++)
+		close(e->spec->pass_fds[i]);
+	e->spec->npass_fds = 0;
+	e->fds_held = false;
+}
+
 void exec_free(struct exec *e)
 {
 	struct cells *c = e->owner;
@@ -283,6 +316,7 @@ void exec_free(struct exec *e)
 		ev_del(c->loop, &e->timer);
 		close(e->timer.fd);
 	}
+	exec_fds_drop(e);
 	exec_spec_free(e->spec);
 	free(e);
 }

@@ -561,12 +561,16 @@ static int start_record(struct cells *c, const char *cell, const char *name,
 	*handed = r == 0;
 	if (r == 0)
 		r = exec_output_init(e, spec->log_bytes ? spec->log_bytes : EXEC_LOG_DEFAULT);
+	if (r < 0)
+		err_set(err, r, ERR_RESOURCE_EXHAUSTED, "exec \"%s/%s\": %s", cell, name,
+		        strerror(-r));
+	else
+		r = exec_fds_hold(e, err);
 	if (r < 0) {
 		exec_output_free(e);
 		exec_spec_free(e->spec);
 		free(e);
-		return err_set(err, r, ERR_RESOURCE_EXHAUSTED, "exec \"%s/%s\": %s", cell, name,
-		               strerror(-r));
+		return r;
 	}
 	/* Linked before the run so a second start of the name finds it; the
 	 * ended run it replaces is unlinked until the start is over (put back

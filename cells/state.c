@@ -60,6 +60,7 @@ enum {
 	E_INO_IN,
 	E_PIDFD,   /* a re-exec: the run's pidfd, kept */
 	E_WATCHED, /* and it is watched (adopted), not kin's child */
+	E_PASS_FD, /* a re-exec: each fd it holds to pass to its restarts, in order */
 };
 enum { R_CAP = 1, R_END, R_DATA };
 
@@ -125,17 +126,17 @@ static void ring_save(struct state_w *w, uint16_t tag, const struct exec_ring *r
 /* A file state (w->file) keeps no fds and no output: a successor finds
  * the pipes again through the process, by inode. Fds passed to a run
  * (socket activation) are its own once it started: the next kin's spec
- * has none, which only a restart by cells would need again. */
+ * has none, but those an executable cells restarts holds (exec_fds_hold)
+ * go along a re-exec as its pipes do; a file cannot carry them. */
 static int exec_save(const struct exec *e, struct state_w *w, struct err *err)
 {
-	bool refills = e->spec->npass_fds && e->spec->restart != EXEC_RESTART_NO;
 	bool owned = e->spec->release && !e->spec->release_carried;
-	bool unadoptable = owned || refills;
-	if ((owned || refills) && !w->file)
+	bool unadoptable = owned || e->fds_held;
+	if (owned && !w->file)
 		return err_set(err, -EOPNOTSUPP, ERR_FAILED_PRECONDITION,
-		               "exec \"%s\" cannot be handed over yet (%s)", e->label,
-		               owned ? "what it runs from is its starter's"
-		                     : "it restarts with fds passed to it");
+		               "exec \"%s\" cannot be handed over yet (what it runs from is its "
+		               "starter's)",
+		               e->label);
 	size_t at = state_open(w, T_EXEC);
 	state_put_str(w, E_CELL, e->cell->path);
 	state_put_str(w, E_NAME, e->name);
@@ -163,6 +164,8 @@ static int exec_save(const struct exec *e, struct state_w *w, struct err *err)
 			state_put_fd(w, E_PIDFD, child_pidfd(e->token->child));
 			state_put_u64(w, E_WATCHED, child_watched(e->token->child));
 		}
+		for (size_t i = 0; e->fds_held && i < e->spec->npass_fds; i++)
+			state_put_fd(w, E_PASS_FD, e->spec->pass_fds[i]);
 	} else if (e->token) {
 		if (unadoptable)
 			state_put_u64(w, E_NO_ADOPT, 1);
@@ -266,6 +269,8 @@ struct exec_in {
 	uint64_t started, exited_ns, seq;
 	/* Records and fds, each there when its data is not NULL. */
 	struct state_field spec, ring[2], pipe[3], pidfd;
+	struct state_field pass[EXEC_PASS_FDS_MAX];
+	size_t npass;
 };
 
 static const struct state_num exec_nums[] = {
@@ -311,6 +316,11 @@ static int exec_in_field(struct exec_in *x, const struct state_field *f)
 		return 0;
 	case E_PIDFD:
 		x->pidfd = *f;
+		return 0;
+	case E_PASS_FD:
+		if (x->npass == EXEC_PASS_FDS_MAX)
+			return -EBADMSG;
+		x->pass[x->npass++] = *f;
 		return 0;
 	}
 	int r = state_get_num(f, x, exec_nums, ARRAY_SIZE(exec_nums));
@@ -453,6 +463,31 @@ static int exec_pipes_adopted(struct exec *e, const struct exec_in *x, struct ad
 	return exec_output_attach(e, fds[0], fds[1], false);
 }
 
+/* The fds a restarting executable held, its own again in its spec. */
+static int exec_fds_back(struct exec *e, struct state_in *in, const struct exec_in *x)
+{
+	int fds[EXEC_PASS_FDS_MAX];
+	size_t n = 0;
+	int r = 0;
+	for (size_t i = 0; i < x->npass && r == 0; i++)
+		if ((r = state_get_fd(in, &x->pass[i], &fds[n])) == 0)
+			n++;
+	struct exec_spec s = *e->spec, *copy = NULL;
+	s.pass_fds = fds;
+	s.npass_fds = n;
+	if (r == 0)
+		r = exec_spec_copy(&s, &copy);
+	if (r < 0) {
+		for (size_t i = 0; i < n; i++)
+			close(fds[i]);
+		return r;
+	}
+	free(e->spec); /* a restored spec has no release hook to call (cells.h) */
+	e->spec = copy;
+	e->fds_held = true;
+	return 0;
+}
+
 static void exec_restore(struct cells *c, struct state_in *in, const struct state_field *f,
                          struct adopt *adopt)
 {
@@ -503,6 +538,12 @@ static void exec_restore(struct cells *c, struct state_in *in, const struct stat
 		exec_spec_free(e->spec);
 		free(e);
 		return;
+	}
+	if (!adopt && x.npass && exec_fds_back(e, in, &x) < 0) {
+		log_warn("restore: exec \"%s\": the fds passed to it did not come along; it is "
+		         "not restarted",
+		         e->label);
+		e->no_restart = true;
 	}
 	list_push(&cell->execs, &e->node);
 	c->nexecs++;

@@ -4,6 +4,7 @@
  * UTS namespace. */
 #include "init/init.h"
 #include "rootfs/rootfs.h"
+#include "units/units.h"
 #include "vm/vm.h"
 
 #include <fcntl.h>
@@ -225,6 +226,17 @@ void init_boot_machine_setup(struct init_config *cfg)
 		boot_share(cfg->share);
 }
 
+/* The host sysinit's reach into rootfs/ (units/ knows no disks or modules). */
+static int sysinit_resolve(const char *spec, char *ret_dev, size_t size)
+{
+	return rootfs_root_resolve(spec, 2000, ret_dev, size);
+}
+
+static int sysinit_modules_load(const char *csv)
+{
+	return rootfs_modules_load_boot(ROOTFS_MODULES_BOOT_ALL, csv, NULL);
+}
+
 /* The late half, in a child: eth0's module and the network first, then
  * the image's other modules. Its exit status counts the failed steps
  * (each already logged by module or interface name). */
@@ -254,7 +266,9 @@ static _noreturn_ void boot_late_child(const struct init_config *cfg)
 	r = rootfs_modules_load_boot(ROOTFS_MODULES_BOOT_REST, NULL, &st);
 	failed += r > 0 ? r : 0;
 	if (cfg->host)
-		init_host_sysinit(); /* before the units: their mounts, dirs, sysctls */
+		/* before the units: their mounts, dirs, sysctls */
+		units_sysinit(&(struct units_sysinit_ops){.resolve = sysinit_resolve,
+		                                          .modules_load = sysinit_modules_load});
 	log_info("boot: late modules: %u loaded in %.1f ms (%.1f ms in the kernel)", st.loaded,
 	         (double)(now_monotonic_ns() - t0) / 1e6, (double)st.kernel_ns / 1e6);
 	_exit(failed > 125 ? 125 : failed);

@@ -192,10 +192,11 @@ void init_auth_reload_signal(struct init_auth *a); /* SIGHUP's: audited */
 void init_auth_tick(struct init_auth *a);          /* reports rate-limited denials */
 void init_auth_free(struct init_auth *a);          /* after rpc_server_free */
 
-/* TLS (init/tls.c): kin.rpc.tls= served by a gateway child (tls/); its
- * connections handed over to rpc. < 0: not listening (logged). in and
- * carried: a re-exec's state and its TLS record (init_tls_save), the
- * gateway taken over from them (NULL: a fresh start). */
+/* TLS (init/tls.c): kin.rpc.tls= served by a gateway (tls/) that cells
+ * runs and restarts; its connections handed over to rpc. < 0: not
+ * listening (logged; also without cells). in and carried: a re-exec's
+ * state and its TLS record (init_tls_save), the gateway taken over from
+ * them (NULL: a fresh start). */
 struct init_tls;
 struct cells;
 struct state_in;
@@ -204,10 +205,11 @@ struct state_w;
 int init_tls_start(const struct init_rpc_config *cfg, struct ev_loop *loop,
                    struct child_table *children, struct rpc_server *rpc, struct cells *cells,
                    struct state_in *in, const struct state_field *carried, struct init_tls **ret);
-/* The gateway's record for a re-exec: its pid, listening and control
- * sockets, the restart's backoff (nothing when it is stopping). */
+/* The record for a re-exec: kin's listening and control sockets (nothing
+ * when it is stopping); the gateway goes along with cells (cells_save). */
 void init_tls_save(const struct init_tls *t, struct state_w *w, uint16_t tag);
-/* The children a re-exec carries: the gateway, when one runs (0 or 1). */
+/* The children a re-exec carries besides cells': none (the gateway is
+ * cells' child). */
 size_t init_tls_children(const struct init_tls *t);
 /* Both as a participant of the handover (keep/), in k. NULL t: none. */
 struct keep;
@@ -255,31 +257,6 @@ const char *init_cells_why(struct init_cells *ic);
 /* kin called as systemctl (init/systemctl.c): ctl's systemctl with the
  * unit files reachable offline. */
 int init_systemctl_main(int argc, char **argv);
-/* A host's sysinit (init/host.c), in the late boot's child when machine
- * init runs units: fstab, machine-id, /run, sysctl.d, modules-load.d,
- * tmpfiles.d, generators, the random seed. Problems are logged; it always
- * goes on. */
-bool init_host_root(void); /* the root has unit directories */
-void init_host_sysinit(void);
-/* A fresh random seed for the next boot, where the host boot keeps it
- * (at the machine's stop, before the unmount). */
-void init_host_seed_save(void);
-/* Pure parts, unit-tested: fstab options into mount(2) flags and data
- * (-E2BIG when data does not fit), one sysctl.d line, one tmpfiles.d line
- * (< 0 when it was refused or failed; logged with file:n). */
-int init_host_mount_options(const char *opts, unsigned long *ret_flags, char *data, size_t size);
-int init_host_sysctl_line(char *line, const char *file, unsigned n);
-int init_host_tmpfiles_line(char *line, const char *file, unsigned n);
-struct init_tmpfiles_entry {
-	char type;                             /* d D f L z Z */
-	const char *path, *user, *group, *arg; /* into the line; "-": unset */
-	mode_t mode;
-	bool mode_set;
-};
-/* One line split and checked (nothing done): -EINVAL refused,
- * -EOPNOTSUPP a type or modifier not in kin's subset. */
-int init_host_tmpfiles_parse(char *line, struct init_tmpfiles_entry *e);
-
 /* Units (init/units.c): systemd unit files run as services — a host's
  * init on a real root, or any role given --unit-dir. NULL when neither. */
 struct units;

@@ -328,7 +328,7 @@ static void services_end(struct init_state *s)
 	init_units_free(s->units);
 	s->units = NULL;
 	if (s->role == INIT_ROLE_MACHINE && s->cfg->host)
-		init_host_seed_save(); /* the next boot's, before the unmount */
+		units_sysinit_seed_save(); /* the next boot's, before the unmount */
 	if (s->role == INIT_ROLE_MACHINE)
 		init_shutdown_machine(s->stop_act);
 	init_tls_free(s->tls);

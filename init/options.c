@@ -492,123 +492,126 @@ static int flags_command(int argc, char **argv, struct init_config *cfg)
 	return 0;
 }
 
+static const struct option init_longopts[] = {
+    {"log-level", required_argument, NULL, 'l'},
+    {"grace", required_argument, NULL, 'g'},
+    {"hostname", required_argument, NULL, 'H'},
+    {"panic", required_argument, NULL, 'p'},
+    {"zone", required_argument, NULL, 'z'},
+    {"cmdline", required_argument, NULL, 'c'},
+    {"socket", required_argument, NULL, 'S'},
+    {"vsock", required_argument, NULL, 'V'},
+    {"allow-uid", required_argument, NULL, 'U'},
+    {"policy", required_argument, NULL, 'P'},
+    {"tls-listen", required_argument, NULL, 'T'},
+    {"tls-cert", required_argument, NULL, '1'},
+    {"tls-key", required_argument, NULL, '2'},
+    {"tls-ca", required_argument, NULL, '3'},
+    {"tls-crl", required_argument, NULL, '4'},
+    {"zone-depth", required_argument, NULL, 'D'},
+    {"zone-subnet", required_argument, NULL, 'N'},
+    {"rpc-fd", required_argument, NULL, 'R'},
+    {"parent-listen-fd", required_argument, NULL, 'L'},
+    {"net-addr", required_argument, NULL, 'A'},
+    {"net-gw", required_argument, NULL, 'G'},
+    {"vm-dir", required_argument, NULL, 'M'},
+    {"zone-max-depth", required_argument, NULL, 'X'},
+    {"zone-dir", required_argument, NULL, 'Z'},
+    {"state-dir", required_argument, NULL, 'Y'},
+    {"image-store", required_argument, NULL, 'I'},
+    {"unit-dir", required_argument, NULL, 'u'},
+    {"unit-run-dir", required_argument, NULL, 'r'},
+    {"default-target", required_argument, NULL, 't'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+/* One flag that is not a kin.* option: 0, 1 (--help: printed), or < 0
+ * (the reason printed). */
+static int flag_one(struct init_config *cfg, int c, char **argv, const char **net_addr,
+                    const char **net_gw)
+{
+	int r = 0;
+	switch (c) {
+	case 'z':
+	case 'D':
+	case 'N':
+	case 'R':
+	case 'L':
+		return flag_zone_set(cfg, c, optarg);
+	case 'c':
+		cfg->cmdline_file = optarg;
+		return 0;
+	case 'A':
+		*net_addr = optarg;
+		return 0;
+	case 'G':
+		*net_gw = optarg;
+		return 0;
+	case 'M':
+		return flag_dir("vm-dir", optarg, &cfg->vm_dir);
+	case 'Z':
+		return flag_dir("zone-dir", optarg, &cfg->zone_dir);
+	case 'Y':
+		return flag_dir("state-dir", optarg, &cfg->state_dir);
+	case 'I':
+		return flag_dir("image-store", optarg, &cfg->image_store);
+	case 'u':
+		if (cfg->n_unit_dirs >= INIT_UNIT_DIRS_MAX) {
+			fprintf(stderr, "kin init: --unit-dir given more than %d times\n",
+			        INIT_UNIT_DIRS_MAX);
+			return -EINVAL;
+		}
+		r = flag_dir("unit-dir", optarg, &cfg->unit_dirs[cfg->n_unit_dirs]);
+		if (r == 0)
+			cfg->n_unit_dirs++;
+		return r;
+	case 'r':
+		return flag_dir("unit-run-dir", optarg, &cfg->unit_run_dir);
+	case 't':
+		if (strlen(optarg) > 255 || !strchr(optarg, '.')) {
+			fprintf(stderr, "kin init: --default-target '%s' is not a unit name\n",
+			        optarg);
+			return -EINVAL;
+		}
+		cfg->default_target = optarg;
+		return 0;
+	case 'h':
+		init_usage(stdout);
+		return 1;
+	case ':':
+		fprintf(stderr, "kin init: option '%s' needs a value\n", argv[optind - 1]);
+		return -EINVAL;
+	default:
+		fprintf(stderr,
+		        "kin init: unknown option '%s'\n"
+		        "Try 'kin init --help'.\n",
+		        argv[optind - 1]);
+		return -EINVAL;
+	}
+}
+
 int init_flags_parse(int argc, char **argv, struct init_config *cfg)
 {
-	static const struct option longopts[] = {
-	    {"log-level", required_argument, NULL, 'l'},
-	    {"grace", required_argument, NULL, 'g'},
-	    {"hostname", required_argument, NULL, 'H'},
-	    {"panic", required_argument, NULL, 'p'},
-	    {"zone", required_argument, NULL, 'z'},
-	    {"cmdline", required_argument, NULL, 'c'},
-	    {"socket", required_argument, NULL, 'S'},
-	    {"vsock", required_argument, NULL, 'V'},
-	    {"allow-uid", required_argument, NULL, 'U'},
-	    {"policy", required_argument, NULL, 'P'},
-	    {"tls-listen", required_argument, NULL, 'T'},
-	    {"tls-cert", required_argument, NULL, '1'},
-	    {"tls-key", required_argument, NULL, '2'},
-	    {"tls-ca", required_argument, NULL, '3'},
-	    {"tls-crl", required_argument, NULL, '4'},
-	    {"zone-depth", required_argument, NULL, 'D'},
-	    {"zone-subnet", required_argument, NULL, 'N'},
-	    {"rpc-fd", required_argument, NULL, 'R'},
-	    {"parent-listen-fd", required_argument, NULL, 'L'},
-	    {"net-addr", required_argument, NULL, 'A'},
-	    {"net-gw", required_argument, NULL, 'G'},
-	    {"vm-dir", required_argument, NULL, 'M'},
-	    {"zone-max-depth", required_argument, NULL, 'X'},
-	    {"zone-dir", required_argument, NULL, 'Z'},
-	    {"state-dir", required_argument, NULL, 'Y'},
-	    {"image-store", required_argument, NULL, 'I'},
-	    {"unit-dir", required_argument, NULL, 'u'},
-	    {"unit-run-dir", required_argument, NULL, 'r'},
-	    {"default-target", required_argument, NULL, 't'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
-	int c, idx = 0, r = 0;
+	int c, idx = 0, r;
 	const char *net_addr = NULL, *net_gw = NULL;
 
 	opterr = 0;
 	optind = 1;
-	while (r == 0 && (c = getopt_long(argc, argv, "+:h", longopts, &idx)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:h", init_longopts, &idx)) != -1) {
 		const char *key = flag_key(c);
 		if (key) {
 			if (init_option_set(cfg, key, optarg) < 0) {
 				fprintf(stderr, "kin init: --%s '%s' is not valid (expected %s)\n",
-				        longopts[idx].name, optarg, option_expect(key));
+				        init_longopts[idx].name, optarg, option_expect(key));
 				return -EINVAL;
 			}
 			continue;
 		}
-		switch (c) {
-		case 'z':
-		case 'D':
-		case 'N':
-		case 'R':
-		case 'L':
-			r = flag_zone_set(cfg, c, optarg);
-			break;
-		case 'c':
-			cfg->cmdline_file = optarg;
-			break;
-		case 'A':
-			net_addr = optarg;
-			break;
-		case 'G':
-			net_gw = optarg;
-			break;
-		case 'M':
-			r = flag_dir("vm-dir", optarg, &cfg->vm_dir);
-			break;
-		case 'Z':
-			r = flag_dir("zone-dir", optarg, &cfg->zone_dir);
-			break;
-		case 'Y':
-			r = flag_dir("state-dir", optarg, &cfg->state_dir);
-			break;
-		case 'I':
-			r = flag_dir("image-store", optarg, &cfg->image_store);
-			break;
-		case 'u':
-			if (cfg->n_unit_dirs >= INIT_UNIT_DIRS_MAX) {
-				fprintf(stderr, "kin init: --unit-dir given more than %d times\n",
-				        INIT_UNIT_DIRS_MAX);
-				return -EINVAL;
-			}
-			r = flag_dir("unit-dir", optarg, &cfg->unit_dirs[cfg->n_unit_dirs]);
-			if (r == 0)
-				cfg->n_unit_dirs++;
-			break;
-		case 'r':
-			r = flag_dir("unit-run-dir", optarg, &cfg->unit_run_dir);
-			break;
-		case 't':
-			if (strlen(optarg) > 255 || !strchr(optarg, '.')) {
-				fprintf(stderr,
-				        "kin init: --default-target '%s' is not a unit name\n",
-				        optarg);
-				return -EINVAL;
-			}
-			cfg->default_target = optarg;
-			break;
-		case 'h':
-			init_usage(stdout);
-			return 1;
-		case ':':
-			fprintf(stderr, "kin init: option '%s' needs a value\n", argv[optind - 1]);
-			return -EINVAL;
-		default:
-			fprintf(stderr,
-			        "kin init: unknown option '%s'\n"
-			        "Try 'kin init --help'.\n",
-			        argv[optind - 1]);
-			return -EINVAL;
-		}
+		r = flag_one(cfg, c, argv, &net_addr, &net_gw);
+		if (r != 0)
+			return r;
 	}
-	if (r < 0)
-		return r;
 	r = flags_net(cfg, net_addr, net_gw);
 	if (r < 0)
 		return r;

@@ -1,16 +1,19 @@
 /* tls: init's side of RPC over TCP with mutual TLS. kin binds the port
  * itself (the gateway needs no capability for a low port) and keeps it
  * across gateway restarts; the gateway is kin run again in its gateway
- * role (tls/: handshakes, certificates, the record layer), in a cell of
- * its own, with the listening socket as fd 3 and a SOCK_SEQPACKET control
- * socket as fd 4. Each connection it hands over with a verified identity
- * becomes one more RPC connection here, authorized like any other by the
- * guard (init/auth.c). A gateway that dies is started again with a
- * backoff; what it relayed ends with it, nothing else does.
+ * role (tls/: handshakes, certificates, the record layer), an executable
+ * of cells in a cell of its own with restart=always — cells' restarts and
+ * backoff, not a second supervisor here — given the listening socket as
+ * fd 3 and a SOCK_SEQPACKET control socket as fd 4 (cells holds its copies
+ * of both for the restarts). Each connection it hands over with a verified
+ * identity becomes one more RPC connection here, authorized like any other
+ * by the guard (init/auth.c). A gateway that dies is started again; what
+ * it relayed ends with it, nothing else does. Its output is captured by
+ * cells and relayed into kin's log as its own lines.
  *
- * A re-exec of kin carries the gateway: it stays kin's child, serving,
- * and the next kin takes the listening socket, the control socket and the
- * restart's backoff as they were (init_tls_save). The connections it had
+ * A re-exec of kin carries the gateway: cells hands the executable over
+ * (cells_save: its pid, its backoff, the fds passed to it), and this record
+ * holds only kin's own sockets (init_tls_save). The connections it had
  * handed over end with every other client's (UNAVAILABLE, retry); the
  * listening socket is never closed, so a new peer waits at most in the
  * backlog until the next kin reads the control socket. */
@@ -22,19 +25,16 @@
 #include "tls/tls.h"
 
 #include <arpa/inet.h>
-#include <fcntl.h>
-#include <signal.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
-#include <sys/timerfd.h>
 
-#define GATEWAY_CELL           "kin-gateway"
-#define GATEWAY_BACKOFF_MIN_MS 100
-#define GATEWAY_BACKOFF_MAX_MS 30000
-#define GATEWAY_STABLE_MS      60000 /* up this long: the backoff starts over */
+#define GATEWAY_CELL    "kin-gateway"
+#define GATEWAY_EXEC    "gateway"
+#define GATEWAY_STOP_MS 5000 /* SIGTERM, then SIGKILL */
 
 struct init_tls {
 	const struct init_rpc_config *cfg;
@@ -42,16 +42,13 @@ struct init_tls {
 	struct ev_loop *loop;
 	struct child_table *children;
 	struct rpc_server *rpc;
-	struct cells *cells; /* NULL: the gateway runs in kin's own cgroup */
+	struct cells *cells; /* NULL once the library went (its listener closed) */
 	int listen_fd;
-	struct ev_source control; /* kin's end; fd -1 while no gateway runs */
-	struct ev_source timer;   /* the restart's backoff */
-	struct child *gateway;
-	uint64_t started_ns;
-	unsigned backoff_ms;
-	uint64_t handed, starts;
+	int gateway_control;             /* the gateway's end until cells holds it; else -1 */
+	struct ev_source control;        /* kin's end */
+	struct cells_listener *listener; /* the gateway's restarts, logged */
+	struct exec_follower *follower;  /* its output, into kin's log */
 	bool stopping;
-	bool freed; /* init_tls_free ran with the gateway still tracked */
 };
 
 int init_tls_addr_parse(const char *s, struct sockaddr_storage *ret)
@@ -102,10 +99,22 @@ static int tcp_listen(const char *addr, int *ret_fd)
 	return 0;
 }
 
-/* Each connection the gateway hands over joins the RPC server. */
+static void control_close(struct init_tls *t)
+{
+	if (t->control.fd < 0)
+		return;
+	ev_del(t->loop, &t->control);
+	close(t->control.fd);
+	t->control.fd = -1;
+}
+
+/* Each connection the gateway hands over joins the RPC server. The control
+ * socket outlives each gateway (cells passes it to the next): a gateway's
+ * death leaves no half message on a SOCK_SEQPACKET socket. */
 static void on_control(struct ev_source *src, uint32_t events)
 {
 	struct init_tls *t = src->data;
+	(void)events;
 	/* A batch per wakeup, so a busy gateway does not starve the loop;
 	 * the rest stay readable for the next turn. */
 	for (int i = 0; i < 64; i++) {
@@ -118,79 +127,88 @@ static void on_control(struct ev_source *src, uint32_t events)
 			log_warn("tls: the gateway sent a malformed handover; ignored");
 			continue;
 		}
-		if (r <= 0)
-			goto closed; /* closed, or broken: the gateway's exit handles it */
+		if (r <= 0) { /* no gateway can come any more: cells let its end go */
+			control_close(t);
+			return;
+		}
 		struct rpc_peer peer = {.transport = RPC_TRANSPORT_TLS, .allowed = true};
 		str_copy(peer.addr, sizeof(peer.addr), id.peer);
 		for (size_t k = 0; k < id.n_names && k < RPC_PEER_NAMES_MAX; k++)
 			peer.names[peer.n_names++] = id.names[k];
-		t->handed++;
 		r = rpc_server_add_conn(t->rpc, fd, &peer);
 		if (r < 0)
 			log_debug("tls: connection of %s refused: %s", id.peer, strerror(-r));
 	}
-	return;
-closed:
-	(void)events;
-	ev_del(t->loop, src);
-	close(src->fd);
-	src->fd = -1;
 }
 
-static int gateway_start(struct init_tls *t);
-
-static void gateway_exited(const siginfo_t *si, void *data)
+static int control_watch(struct init_tls *t, int fd)
 {
-	struct init_tls *t = data;
-	t->gateway = NULL;
-	if (t->freed) {
-		free(t);
-		return;
-	}
-	if (t->control.fd >= 0) {
-		ev_del(t->loop, &t->control);
-		close(t->control.fd);
+	t->control = (struct ev_source){.fd = fd, .fn = on_control, .data = t};
+	fd_set_nonblock(fd, true);
+	int r = ev_add(t->loop, &t->control, EPOLLIN);
+	if (r < 0) {
+		close(fd);
 		t->control.fd = -1;
 	}
-	if (t->stopping)
-		return;
-	uint64_t up_ms = (now_monotonic_ns() - t->started_ns) / 1000000ull;
-	if (up_ms >= GATEWAY_STABLE_MS)
-		t->backoff_ms = GATEWAY_BACKOFF_MIN_MS;
-	log_warn("tls: the gateway ended (%s %d) after %llu ms; starting it again in %u ms",
-	         si->si_code == CLD_EXITED ? "status" : "signal", si->si_status,
-	         (unsigned long long)up_ms, t->backoff_ms);
-	struct itimerspec its = {.it_value = {.tv_sec = t->backoff_ms / 1000,
-	                                      .tv_nsec = (long)(t->backoff_ms % 1000) * 1000000}};
-	timerfd_settime(t->timer.fd, 0, &its, NULL);
-	t->backoff_ms =
-	    t->backoff_ms * 2 > GATEWAY_BACKOFF_MAX_MS ? GATEWAY_BACKOFF_MAX_MS : t->backoff_ms * 2;
+	return r;
 }
 
-static void on_timer(struct ev_source *src, uint32_t events)
+/* ---- the gateway's output and restarts, from cells ---- */
+
+/* Its lines are whole log lines of its own (one write each): as they were
+ * when it wrote to kin's stderr itself. */
+static void relay_data(enum exec_stream s, const void *buf, size_t len, void *data)
 {
-	struct init_tls *t = src->data;
-	uint64_t n;
-	(void)events;
-	if (read(src->fd, &n, sizeof(n)) < 0 || t->stopping || t->gateway)
-		return;
-	int r = gateway_start(t);
-	if (r < 0) {
-		log_error("tls: cannot start the gateway: %s", strerror(-r));
-		struct itimerspec its = {.it_value = {.tv_sec = GATEWAY_BACKOFF_MAX_MS / 1000}};
-		timerfd_settime(t->timer.fd, 0, &its, NULL);
-	}
+	(void)s, (void)data;
+	(void)!write(STDERR_FILENO, buf, len);
 }
 
-/* The gateway's cell: made once, reused by every restart. */
-static int gateway_cgroup(struct init_tls *t)
+static void relay_end(void *data)
 {
-	if (!t->cells)
-		return -1;
-	struct err err = {0};
+	struct init_tls *t = data;
+	t->follower = NULL;
+}
+
+static const struct exec_log_ops relay_ops = {.data = relay_data, .end = relay_end, .live = true};
+
+static void gateway_follow(struct init_tls *t)
+{
+	if (t->cells && !t->follower &&
+	    exec_log_follow(t->cells, GATEWAY_CELL, GATEWAY_EXEC, &relay_ops, t, NULL, &t->follower,
+	                    NULL) < 0)
+		log_warn("tls: the gateway's output does not reach kin's log");
+}
+
+static void on_event(const struct cells_event *ev, void *data)
+{
+	struct init_tls *t = data;
+	struct exec_status st;
+	if (ev->type != CELLS_EV_EXEC_RESTART || !ev->exec || strcmp(ev->exec, GATEWAY_EXEC) ||
+	    strcmp(ev->cell, GATEWAY_CELL) ||
+	    exec_status(t->cells, GATEWAY_CELL, GATEWAY_EXEC, &st, NULL) < 0)
+		return;
+	log_warn("tls: the gateway ended (%s %d) after %llu ms; starting it again in %llu ms",
+	         st.signal ? "signal" : "status", st.signal ? st.signal : st.exit_code,
+	         (unsigned long long)((st.exited_ns - st.started_ns) / 1000000),
+	         (unsigned long long)ev->delay_ms);
+}
+
+static void on_cells_gone(void *data)
+{
+	struct init_tls *t = data;
+	t->cells = NULL;
+	t->listener = NULL;
+}
+
+static const struct cells_listener_ops listener_ops = {.event = on_event, .closed = on_cells_gone};
+
+/* ---- the gateway, an executable of cells ---- */
+
+/* The gateway's cell: made once, reused by every start. */
+static void gateway_cell(struct init_tls *t)
+{
+	struct err err = {0}, perr = {0};
 	struct cell_limits lim = {0};
-	char dir[PATH_MAX];
-	struct err perr = {0};
 	/* Bounded like any other cell: TLS state per connection is small. */
 	if (cell_limit_parse(&lim, "memory.max", "256M", &perr) < 0 ||
 	    cell_limit_parse(&lim, "pids.max", "16", &perr) < 0)
@@ -198,24 +216,23 @@ static int gateway_cgroup(struct init_tls *t)
 	int r = cell_create(t->cells, GATEWAY_CELL, &lim, &err);
 	if (r < 0 && r != -EEXIST)
 		r = cell_create(t->cells, GATEWAY_CELL, NULL, &err);
-	if (r < 0 && r != -EEXIST) {
-		log_warn("tls: no cell for the gateway (%s); it runs in kin's cgroup", err.msg);
-		return -1;
-	}
-	if (cells_cgroup_dir(t->cells, GATEWAY_CELL, dir, sizeof(dir)) < 0)
-		return -1;
-	return open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (r < 0 && r != -EEXIST)
+		log_warn("tls: no cell for the gateway: %s", err.msg);
+}
+
+static void gateway_started(int result, const struct err *err, void *data)
+{
+	(void)data;
+	if (result < 0 && result != -ECANCELED)
+		log_error("tls: cannot start the gateway: %s",
+		          err && err->msg[0] ? err->msg : strerror(-result));
 }
 
 static int gateway_start(struct init_tls *t)
 {
 	const struct init_rpc_config *c = t->cfg;
-	int sp[2];
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
-		return -errno;
 	char hs[16];
-	snprintf(hs, sizeof(hs), "%u", c->tls_handshake_ms);
-	const char *argv[24];
+	const char *argv[16];
 	size_t n = 0;
 	argv[n++] = "kin";
 	argv[n++] = "gateway";
@@ -230,56 +247,72 @@ static int gateway_start(struct init_tls *t)
 		argv[n++] = c->tls_crl;
 	}
 	if (c->tls_handshake_ms) {
+		snprintf(hs, sizeof(hs), "%u", c->tls_handshake_ms);
 		argv[n++] = "--handshake-ms";
 		argv[n++] = hs;
 	}
 	argv[n] = NULL;
-	int cg = gateway_cgroup(t);
-	struct spawn_proc p;
-	int r = spawn_clone(&(struct spawn_opts){.cgroup_fd = cg}, &p);
-	if (r < 0 && cg >= 0)
-		r = spawn_clone(&(struct spawn_opts){.cgroup_fd = -1}, &p);
-	if (cg >= 0 && r != 0)
-		close(cg);
+	int fds[2] = {t->listen_fd, t->gateway_control};
+	struct exec_spec spec;
+	exec_spec_init(&spec);
+	spec.argv = (char *const *)argv;
+	spec.path = "/proc/self/exe";
+	spec.pass_fds = fds;
+	spec.npass_fds = 2;
+	spec.restart = EXEC_RESTART_ALWAYS;
+	/* It filters its own calls, and gives up its capabilities, once its
+	 * files are loaded (tls/sandbox.c). */
+	spec.seccomp = EXEC_SECCOMP_NONE;
+	struct err err = {0};
+	gateway_cell(t);
+	int r = exec_start(t->cells, GATEWAY_CELL, GATEWAY_EXEC, &spec, gateway_started, t, &err);
+	closep(&t->gateway_control); /* cells holds its own now */
+	t->gateway_control = -1;
 	if (r < 0) {
-		close(sp[0]);
-		close(sp[1]);
+		log_error("tls: cannot start the gateway: %s", err.msg);
 		return r;
 	}
-	if (r == 0) {
-		spawn_signals_reset(SPAWN_MASK_EMPTY);
-		if (dup2(t->listen_fd, 3) < 0 || dup2(sp[1], 4) < 0)
-			spawn_child_fail(p.report_fd, 0, errno);
-		fd_set_cloexec(3, false);
-		fd_set_cloexec(4, false);
-		execv("/proc/self/exe", (char *const *)argv);
-		spawn_child_fail(p.report_fd, 1, errno);
-	}
-	close(sp[1]);
-	close(p.report_fd);
-	t->control = (struct ev_source){.fd = sp[0], .fn = on_control, .data = t};
-	fd_set_nonblock(sp[0], true);
-	r = ev_add(t->loop, &t->control, EPOLLIN);
-	if (r == 0)
-		r = child_track(t->children, p.pid, p.pidfd, gateway_exited, t, &t->gateway);
-	else
-		spawn_kill_and_reap(p.pidfd);
-	if (r < 0) {
-		if (t->control.fd >= 0) {
-			ev_del(t->loop, &t->control);
-			close(t->control.fd);
-			t->control.fd = -1;
-		}
-		return r;
-	}
-	t->started_ns = now_monotonic_ns();
-	t->starts++;
-	log_debug("tls: gateway started as pid %d", (int)p.pid);
+	gateway_follow(t);
 	return 0;
 }
 
-/* The files (unless a running gateway holds them already) and the server,
- * checked; t with its timer, nothing started. */
+/* A previous gateway (a killed kin's, adopted; one not taken over) ended:
+ * the new one starts. */
+static void previous_ended(int result, const struct exec_status *st, void *data)
+{
+	(void)st;
+	if (result != -ECANCELED)
+		gateway_start(data);
+}
+
+/* Starts the gateway on a new control socket once no earlier run of it is
+ * left in its cell. */
+static int gateway_begin(struct init_tls *t)
+{
+	int sp[2];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
+		return -errno;
+	int r = control_watch(t, sp[0]);
+	if (r < 0) {
+		close(sp[1]);
+		return r;
+	}
+	t->gateway_control = sp[1];
+	r = exec_stop(t->cells, GATEWAY_CELL, GATEWAY_EXEC, 0, previous_ended, t, NULL);
+	if (r == 1)
+		return 0;
+	return gateway_start(t);
+}
+
+/* ---- start ---- */
+
+static void tls_stopped(int result, const struct exec_status *st, void *data)
+{
+	(void)result, (void)st, (void)data;
+}
+
+/* The files (unless a running gateway holds them already), the server and
+ * cells, checked; t listening to cells, nothing started. */
 static int tls_new(const struct init_rpc_config *cfg, struct ev_loop *loop,
                    struct child_table *children, struct rpc_server *rpc, struct cells *cells,
                    bool check_files, struct init_tls **ret)
@@ -294,6 +327,12 @@ static int tls_new(const struct init_rpc_config *cfg, struct ev_loop *loop,
 	if (!rpc) {
 		log_error("tls: no RPC server to hand connections to; not listening");
 		return -EINVAL;
+	}
+	if (!cells) {
+		log_error("tls: not listening on %s: the gateway runs as an executable of cells, "
+		          "and there are none here",
+		          cfg->tls_listen);
+		return -EOPNOTSUPP;
 	}
 	struct err err = {0};
 	struct tls_files files = {.cert = cfg->tls_cert,
@@ -314,16 +353,13 @@ static int tls_new(const struct init_rpc_config *cfg, struct ev_loop *loop,
 	                       .rpc = rpc,
 	                       .cells = cells,
 	                       .listen_fd = -1,
-	                       .control = {.fd = -1},
-	                       .backoff_ms = GATEWAY_BACKOFF_MIN_MS};
-	t->timer =
-	    (struct ev_source){.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC),
-	                       .fn = on_timer,
-	                       .data = t};
-	r = t->timer.fd < 0 ? -errno : ev_add(loop, &t->timer, EPOLLIN);
+	                       .gateway_control = -1,
+	                       .control = {.fd = -1}};
+	r = cells_listen(cells, &listener_ops, t, &t->listener);
 	if (r < 0) {
-		t->stopping = true;
-		init_tls_free(t);
+		log_error("tls: not listening on %s: cannot watch cells: %s", cfg->tls_listen,
+		          strerror(-r));
+		free(t);
 		return r;
 	}
 	*ret = t;
@@ -332,102 +368,83 @@ static int tls_new(const struct init_rpc_config *cfg, struct ev_loop *loop,
 
 static int tls_restore(struct init_tls *t, struct state_in *in, const struct state_field *f);
 
+/* A fresh start (or one after a record that could not be taken over). */
+static int tls_listen_afresh(struct init_tls *t, bool check_files)
+{
+	const struct init_rpc_config *cfg = t->cfg;
+	struct err err = {0};
+	struct tls_files files = {.cert = cfg->tls_cert,
+	                          .key = cfg->tls_key,
+	                          .ca = cfg->tls_ca,
+	                          .crl = cfg->tls_crl[0] ? cfg->tls_crl : NULL};
+	int r;
+	if (check_files && (r = tls_files_check(&files, true, &err)) < 0) {
+		log_error("tls: not listening on %s: %s", cfg->tls_listen, err.msg);
+		return r;
+	}
+	r = t->listen_fd >= 0 ? 0 : tcp_listen(cfg->tls_listen, &t->listen_fd);
+	if (r == 0)
+		r = gateway_begin(t);
+	if (r < 0) {
+		log_error("tls: cannot listen on %s: %s", cfg->tls_listen, strerror(-r));
+		return r;
+	}
+	struct exec_status st = {0};
+	exec_status(t->cells, GATEWAY_CELL, GATEWAY_EXEC, &st, NULL);
+	log_info("rpc: listening on tls:%s (mutual TLS, gateway pid %d)", cfg->tls_listen,
+	         (int)st.pid);
+	return 0;
+}
+
 int init_tls_start(const struct init_rpc_config *cfg, struct ev_loop *loop,
                    struct child_table *children, struct rpc_server *rpc, struct cells *cells,
                    struct state_in *in, const struct state_field *carried, struct init_tls **ret)
 {
 	*ret = NULL;
 	if (!cfg->tls_listen[0]) {
+		if (in && cells)
+			exec_stop(cells, GATEWAY_CELL, GATEWAY_EXEC, GATEWAY_STOP_MS, tls_stopped,
+			          NULL, NULL);
 		if (in)
-			log_warn(
-			    "re-exec: this kin listens on no TLS address; the gateway is let go "
-			    "(it ends with its control socket)");
+			log_warn("re-exec: this kin listens on no TLS address; the gateway is let "
+			         "go");
 		return 0;
 	}
 	struct init_tls *t;
 	int r = tls_new(cfg, loop, children, rpc, cells, !in, &t);
 	if (r < 0)
 		return r;
-	if (in && tls_restore(t, in, carried) == 0) {
-		*ret = t;
-		return 0;
-	}
-	struct err err = {0};
-	struct tls_files files = {.cert = cfg->tls_cert,
-	                          .key = cfg->tls_key,
-	                          .ca = cfg->tls_ca,
-	                          .crl = cfg->tls_crl[0] ? cfg->tls_crl : NULL};
-	if (in && (r = tls_files_check(&files, true, &err)) < 0) {
-		log_error("tls: not listening on %s: %s", cfg->tls_listen, err.msg);
-		t->stopping = true;
-		init_tls_free(t);
-		return r;
-	}
-	r = tcp_listen(cfg->tls_listen, &t->listen_fd);
-	if (r == 0)
-		r = gateway_start(t);
+	r = in ? tls_restore(t, in, carried) : 1;
+	if (r == 1) /* afresh: the files were checked unless a record was read */
+		r = tls_listen_afresh(t, in != NULL);
 	if (r < 0) {
-		log_error("tls: cannot listen on %s: %s", cfg->tls_listen, strerror(-r));
-		t->stopping = true;
 		init_tls_free(t);
 		return r;
 	}
-	log_info("rpc: listening on tls:%s (mutual TLS, gateway pid %d)", cfg->tls_listen,
-	         (int)child_pid(t->gateway));
 	*ret = t;
 	return 0;
 }
 
 /* ---- across a re-exec ---- */
 
-enum {
-	T_ADDR = 1,
-	T_LISTEN_FD,
-	T_CONTROL_FD,
-	T_PID,
-	T_STARTED,
-	T_BACKOFF,
-	T_HANDED,
-	T_STARTS,
-	T_RESTART_MS
-};
-
-struct tls_nums {
-	uint64_t pid, started, backoff, handed, starts, restart_ms;
-};
-static const struct state_num tls_nums[] = {
-    STATE_NUM(T_PID, struct tls_nums, pid),
-    STATE_NUM(T_STARTED, struct tls_nums, started),
-    STATE_NUM(T_BACKOFF, struct tls_nums, backoff),
-    STATE_NUM(T_HANDED, struct tls_nums, handed),
-    STATE_NUM(T_STARTS, struct tls_nums, starts),
-    STATE_NUM(T_RESTART_MS, struct tls_nums, restart_ms),
-};
+/* T_PID: a kin from before the gateway was an executable of cells. */
+enum { T_ADDR = 1, T_LISTEN_FD, T_CONTROL_FD, T_PID };
 
 void init_tls_save(const struct init_tls *t, struct state_w *w, uint16_t tag)
 {
 	if (!t || t->stopping || t->listen_fd < 0)
 		return;
-	struct tls_nums n = {.pid = t->gateway ? (uint64_t)child_pid(t->gateway) : 0,
-	                     .started = t->started_ns,
-	                     .backoff = t->backoff_ms,
-	                     .handed = t->handed,
-	                     .starts = t->starts};
-	struct itimerspec its;
-	if (!t->gateway && timerfd_gettime(t->timer.fd, &its) == 0)
-		n.restart_ms =
-		    (uint64_t)its.it_value.tv_sec * 1000 + (uint64_t)its.it_value.tv_nsec / 1000000;
 	size_t at = state_open(w, tag);
 	state_put_str(w, T_ADDR, t->cfg->tls_listen);
 	state_put_fd(w, T_LISTEN_FD, t->listen_fd);
 	state_put_fd(w, T_CONTROL_FD, t->control.fd);
-	state_put_nums(w, &n, tls_nums, ARRAY_SIZE(tls_nums));
 	state_close(w, at);
 }
 
 size_t init_tls_children(const struct init_tls *t)
 {
-	return t && t->gateway && !t->stopping && t->listen_fd >= 0;
+	(void)t;
+	return 0; /* the gateway is cells' child: cells_children counts it */
 }
 
 /* A listening TCP socket bound where addr says. */
@@ -456,29 +473,49 @@ static const char *listen_fd_check(int fd, const char *addr)
 	return same ? NULL : "its listening socket is bound elsewhere";
 }
 
-/* Takes the gateway over from the record f: 0 when it serves on (its
- * exit, if it comes, restarts it as ever), < 0 when the caller listens
- * afresh (the record's gateway killed, its fds closed, logged). */
-static int tls_restore(struct init_tls *t, struct state_in *in, const struct state_field *f)
+/* The previous kin's record: its address and sockets (taken), and the pid
+ * of a gateway it ran as a plain child (a kin from before cells ran it). */
+static int record_read(struct state_in *in, const struct state_field *f, char *addr, size_t size,
+                       int *listen_fd, int *control, uint64_t *pid)
 {
-	struct tls_nums n = {0};
-	char addr[sizeof(t->cfg->tls_listen)] = "";
-	int listen_fd = -1, control = -1, e = 0;
 	struct state_r r;
 	struct state_field g;
+	int e = 0;
 	state_get_record(f, &r);
 	while (e == 0 && (e = state_next(&r, &g)) > 0) {
-		if ((e = state_get_num(&g, &n, tls_nums, ARRAY_SIZE(tls_nums))) != 0) {
-			e = e < 0 ? e : 0;
-			continue;
-		}
+		e = 0;
 		if (g.tag == T_ADDR)
-			e = state_get_str(&g, addr, sizeof(addr));
-		else if (g.tag == T_LISTEN_FD && listen_fd < 0)
-			e = state_get_fd(in, &g, &listen_fd);
-		else if (g.tag == T_CONTROL_FD && control < 0)
-			e = state_get_fd(in, &g, &control);
+			e = state_get_str(&g, addr, size);
+		else if (g.tag == T_LISTEN_FD && *listen_fd < 0)
+			e = state_get_fd(in, &g, listen_fd);
+		else if (g.tag == T_CONTROL_FD && *control < 0)
+			e = state_get_fd(in, &g, control);
+		else if (g.tag == T_PID)
+			e = state_get_u64(&g, pid);
 	}
+	return e;
+}
+
+/* An older kin's gateway, its plain child: it ends, once told and once its
+ * control socket is gone; reaped as any child. */
+static void old_gateway_end(struct init_tls *t, uint64_t pid)
+{
+	struct child *old = NULL;
+	if (pid && pid <= INT32_MAX && pid != (uint64_t)getpid() &&
+	    cell_holds(t->cells, GATEWAY_CELL, (pid_t)pid) &&
+	    child_adopt(t->children, (pid_t)pid, NULL, NULL, &old) == 0)
+		child_signal(old, SIGTERM);
+}
+
+/* Takes the gateway over from the record f: 0 when it serves on (cells
+ * restarts it as ever; or a new one started on the same listening socket),
+ * 1 when the caller listens afresh (the record's fds closed, logged). */
+static int tls_restore(struct init_tls *t, struct state_in *in, const struct state_field *f)
+{
+	char addr[sizeof(t->cfg->tls_listen)] = "";
+	int listen_fd = -1, control = -1;
+	uint64_t pid = 0;
+	int e = record_read(in, f, addr, sizeof(addr), &listen_fd, &control, &pid);
 	const char *why = NULL;
 	if (e < 0)
 		why = "its record does not read";
@@ -488,76 +525,38 @@ static int tls_restore(struct init_tls *t, struct state_in *in, const struct sta
 		why = "no listening socket came along";
 	else
 		why = listen_fd_check(listen_fd, addr);
-	/* Only a child of ours is signalled: the pid is checked by adopting it. */
-	pid_t pid = n.pid <= INT32_MAX && n.pid != (uint64_t)getpid() ? (pid_t)n.pid : 0;
-	if (n.pid && !pid)
-		log_error("re-exec: the TLS gateway's record names no valid pid");
+	old_gateway_end(t, pid);
+	struct exec_status st = {0};
+	bool runs = exec_status(t->cells, GATEWAY_CELL, GATEWAY_EXEC, &st, NULL) == 0 &&
+	            st.state != EXEC_EXITED && st.state != EXEC_STOPPING;
 	if (why) {
-		struct child *old = NULL;
-		if (pid && (!t->cells || cell_holds(t->cells, GATEWAY_CELL, pid)) &&
-		    child_adopt(t->children, pid, NULL, NULL, &old) == 0)
-			child_signal(old, SIGKILL);
 		log_error("re-exec: the TLS gateway (pid %d) cannot be taken over: %s; "
 		          "listening afresh",
-		          (int)pid, why);
+		          runs ? (int)st.pid : (int)pid, why);
 		closep(&listen_fd);
 		closep(&control);
-		return -EBADMSG;
+		return 1;
 	}
-	/* Its own cell's (another child of kin's is not taken for it). */
-	if (pid && t->cells && !cell_holds(t->cells, GATEWAY_CELL, pid)) {
-		log_error("re-exec: the TLS gateway's record names pid %d, which is not in cell "
-		          "%s; a new gateway starts",
-		          (int)pid, GATEWAY_CELL);
-		pid = 0;
-	} else if (pid && child_adopt(t->children, pid, gateway_exited, t, &t->gateway) < 0) {
-		log_error("re-exec: the TLS gateway (pid %d) is not this kin's child; a new one "
-		          "starts",
-		          (int)pid);
-		pid = 0;
-	}
+	t->listen_fd = listen_fd;
 	if (control >= 0 && sock_opt(control, SO_TYPE) != SOCK_SEQPACKET) {
 		log_error("re-exec: the TLS gateway's control socket is not one; the gateway is "
 		          "restarted");
 		closep(&control);
+		control = -1;
 	}
-	t->listen_fd = listen_fd;
-	t->started_ns = n.started;
-	t->handed = n.handed;
-	t->starts = n.starts;
-	if (n.backoff >= GATEWAY_BACKOFF_MIN_MS && n.backoff <= GATEWAY_BACKOFF_MAX_MS)
-		t->backoff_ms = (unsigned)n.backoff;
-	if (control >= 0 && t->gateway) {
-		t->control = (struct ev_source){.fd = control, .fn = on_control, .data = t};
-		fd_set_nonblock(control, true);
-		if (ev_add(t->loop, &t->control, EPOLLIN) < 0) {
-			log_error(
-			    "tls: cannot watch the gateway's control socket; it is restarted");
-			closep(&t->control.fd);
-			t->control.fd = -1;
-			child_signal(t->gateway, SIGTERM);
-		}
-	} else {
+	if (!runs)
 		closep(&control);
-		if (t->gateway) /* it ends once it sees the control socket gone */
-			child_signal(t->gateway, SIGTERM);
-	}
-	if (!t->gateway) { /* it was in its restart's backoff: the rest of it */
-		uint64_t ms = n.restart_ms ? n.restart_ms : 1;
-		if (ms > GATEWAY_BACKOFF_MAX_MS)
-			ms = GATEWAY_BACKOFF_MAX_MS;
-		struct itimerspec its = {.it_value = {.tv_sec = (time_t)(ms / 1000),
-		                                      .tv_nsec = (long)(ms % 1000) * 1000000}};
-		timerfd_settime(t->timer.fd, 0, &its, NULL);
-	}
-	log_info("re-exec: the TLS gateway on %s taken over (pid %d)", addr, (int)pid);
+	if (!runs || control < 0 || control_watch(t, control) < 0)
+		return tls_listen_afresh(t, false); /* the listening socket as it was */
+	gateway_follow(t);
+	log_info("re-exec: the TLS gateway on %s taken over (pid %d)", addr, (int)st.pid);
 	return 0;
 }
 
 void init_tls_reload(struct init_tls *t)
 {
-	if (t && t->gateway)
-		child_signal(t->gateway, SIGHUP);
+	if (t && t->cells && !t->stopping)
+		exec_signal(t->cells, GATEWAY_CELL, GATEWAY_EXEC, SIGHUP, NULL);
 }
 
 void init_tls_stop(struct init_tls *t)
@@ -565,11 +564,11 @@ void init_tls_stop(struct init_tls *t)
 	if (!t || t->stopping)
 		return;
 	t->stopping = true;
-	if (t->listen_fd >= 0)
-		close(t->listen_fd);
+	closep(&t->listen_fd);
 	t->listen_fd = -1;
-	if (t->gateway)
-		child_signal(t->gateway, SIGTERM);
+	if (t->cells)
+		exec_stop(t->cells, GATEWAY_CELL, GATEWAY_EXEC, GATEWAY_STOP_MS, tls_stopped, NULL,
+		          NULL);
 }
 
 void init_tls_free(struct init_tls *t)
@@ -579,19 +578,14 @@ void init_tls_free(struct init_tls *t)
 	if (t->keep)
 		keep_unregister(t->keep, t);
 	init_tls_stop(t);
-	if (t->control.fd >= 0) {
-		ev_del(t->loop, &t->control);
-		close(t->control.fd);
-	}
-	if (t->timer.fd >= 0) {
-		ev_del(t->loop, &t->timer);
-		close(t->timer.fd);
-	}
-	t->control.fd = t->timer.fd = -1;
-	if (t->gateway)
-		t->freed = true; /* its exit frees t */
-	else
-		free(t);
+	control_close(t);
+	closep(&t->gateway_control);
+	t->gateway_control = -1;
+	if (t->cells && t->follower)
+		exec_log_unfollow(t->cells, t->follower);
+	if (t->cells && t->listener)
+		cells_unlisten(t->cells, t->listener);
+	free(t);
 }
 
 /* The gateway as a participant of the handover: made from its record by

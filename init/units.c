@@ -31,7 +31,7 @@ struct init_units {
 /* Machine init on a root that has units (not an initramfs of kin's own). */
 static bool host_has_units(const struct init_config *cfg)
 {
-	return !cfg->argv && init_host_root(); /* a workload on the command line is what runs */
+	return !cfg->argv && units_host_root(); /* a workload on the command line is what runs */
 }
 
 /* What ConditionVirtualization= sees: the DMI vendor of a VM, "" else. */

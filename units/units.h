@@ -803,3 +803,39 @@ int units_log_ref(struct units *u, const char *name, char *cell, size_t cell_siz
                   size_t exec_size, struct err *err);
 const struct unit_paths *units_paths(const struct units *u);
 /* The enable/disable/mask of install.c, then a daemon-reload when needed. */
+
+/* ---- host sysinit (sysinit.c, fstab.c, tmpfiles.c) -------------------------- */
+
+/* What machine init does to a host's real root before its units start, in
+ * its late boot's child: fstab, machine-id, /run, sysctl.d, modules-load.d,
+ * tmpfiles.d, generators, the random seed. Problems are logged; it always
+ * goes on. What needs another module is the owner's: */
+struct units_sysinit_ops {
+	/* A UUID=, LABEL=, PARTUUID= or PARTLABEL= source into its device
+	 * node (0), else < 0 and the source is mounted as written. NULL: none. */
+	int (*resolve)(const char *spec, char *ret_dev, size_t size);
+	/* modules-load.d's modules, comma-separated: > 0 when some failed
+	 * to load. NULL: none are loaded. */
+	int (*modules_load)(const char *csv);
+};
+void units_sysinit(const struct units_sysinit_ops *ops);
+/* The root has unit directories: a host that units_sysinit is for. */
+bool units_host_root(void);
+/* A fresh random seed for the next boot, where the host boot keeps it
+ * (at the machine's stop, before the unmount). */
+void units_sysinit_seed_save(void);
+/* Pure parts, unit-tested and fuzzed: fstab options into mount(2) flags
+ * and data (-E2BIG when data does not fit), one sysctl.d line, one
+ * tmpfiles.d line (< 0 when it was refused or failed; logged with file:n). */
+int units_fstab_mount_options(const char *opts, unsigned long *ret_flags, char *data, size_t size);
+int units_sysctl_line(char *line, const char *file, unsigned n);
+int units_tmpfiles_line(char *line, const char *file, unsigned n);
+struct units_tmpfiles_entry {
+	char type;                             /* d D f L z Z */
+	const char *path, *user, *group, *arg; /* into the line; "-": unset */
+	mode_t mode;
+	bool mode_set;
+};
+/* One line split and checked (nothing done): -EINVAL refused,
+ * -EOPNOTSUPP a type or modifier not in kin's subset. */
+int units_tmpfiles_parse(char *line, struct units_tmpfiles_entry *e);

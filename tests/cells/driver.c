@@ -12,12 +12,18 @@
  *   | until-log CELL NAME TEXT [MS] | follow CELL NAME | stdin CELL NAME TEXT
  *   | stdin-close CELL NAME | execs [CELL] | forget CELL NAME | pid CELL NAME
  *   | run MS | events | sh COMMAND | dir [PATH]
+ *   | reexec   (cells_save, the driver exec'd again, cells_restore: a re-exec
+ *              of kin's, the executables kept running; stdin is read unbuffered
+ *              so the script goes on where it was)
  * start options: ns=pid,mnt,net,uts,ipc,user,cgroup hostname= root= ro caps=
  *   ambient= seccomp=default|none|FILE uid= gid= groups=1,2 env=K=V cwd= nnp
  *   restart=no|on-failure|always backoff=BASE_MS:CAP_MS stdin log=BYTES
- *   rlimit=NAME=SOFT[:HARD] umask=OCTAL */
+ *   rlimit=NAME=SOFT[:HARD] umask=OCTAL passfd=PATH (opened for reading,
+ *   passed as fd 3, 4, ...; the driver closes its own once started) */
 #include "cells/cells.h"
+#include "lib/state.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -25,6 +31,8 @@
 
 static struct ev_loop *loop;
 static struct cells *cells;
+static char **self_argv;
+static int pass[8];
 static char events_text[65536];
 static size_t events_len;
 static bool op_done;
@@ -220,6 +228,12 @@ static int parse_start(char **w, int n, struct exec_spec *s, char **env, int *re
 			unsigned long long b = 0, c = 0;
 			sscanf(val, "%llu:%llu", &b, &c);
 			s->backoff_base_ms = b, s->backoff_cap_ms = c;
+		} else if (!strcmp(k, "passfd") && s->npass_fds < ARRAY_SIZE(pass)) {
+			int fd = open(val, O_RDONLY | O_CLOEXEC);
+			if (fd < 0)
+				return err_set(err, -errno, ERR_NOT_FOUND, "passfd %s: %m", val);
+			pass[s->npass_fds++] = fd;
+			s->pass_fds = pass;
 		} else if (!strcmp(k, "rlimit") && s->nrlimits < EXEC_RLIMITS_MAX)
 			r = exec_rlimit_parse(val, &s->rlimits[s->nrlimits++], err);
 		else {
@@ -234,6 +248,47 @@ static int parse_start(char **w, int n, struct exec_spec *s, char **env, int *re
 	s->env = nenv ? env : NULL;
 	*ret_argc = i < n ? i + 1 : n;
 	return 0;
+}
+
+/* What kin's re-exec does with its cells: the state in a sealed memfd
+ * named in the environment, the same binary exec'd; returns only when the
+ * exec failed. */
+static void reexec(void)
+{
+	struct state_w w;
+	struct err err = {0};
+	int fd = -1;
+	state_w_init(&w);
+	int r = cells_save(cells, &w, 1, &err);
+	if (r == 0 && (r = state_w_seal(&w, &fd)) == 0) {
+		char num[16];
+		snprintf(num, sizeof(num), "%d", fd);
+		setenv("CELLS_DRIVER_STATE", num, 1);
+		execv("/proc/self/exe", self_argv);
+		r = err_set_errno(&err, -errno, "execv: %m");
+	}
+	state_w_unkeep(&w);
+	state_w_free(&w);
+	finish("reexec", r, &err);
+}
+
+/* The other half: the cells the previous driver handed over. */
+static int restore(struct child_table *children, const char *num, struct err *err)
+{
+	struct state_in in;
+	struct state_field f;
+	uint32_t fd;
+	if (str_to_u32(num, &fd) < 0 || state_in_open((int)fd, &in, NULL) < 0)
+		return err_set(err, -EBADMSG, ERR_INTERNAL, "reexec: no state in %s", num);
+	struct state_r r = in.top;
+	int k = state_next(&r, &f) == 1 ? cells_restore(loop, children, &in, &f, &cells, err)
+	                                : err_set(err, -EBADMSG, ERR_INTERNAL, "reexec: no record");
+	state_in_close(&in);
+	close((int)fd);
+	unsetenv("CELLS_DRIVER_STATE");
+	if (k == 0)
+		printf("ok reexec\n");
+	return k;
 }
 
 static void print_log(const char *cell, const char *name, enum exec_stream st)
@@ -325,7 +380,7 @@ static void command(char **w, int n)
 	} else if (!strcmp(cmd, "start") && n >= 3) {
 		struct exec_spec spec;
 		char *env[65];
-		int argi;
+		int argi = 0;
 		exec_spec_init(&spec);
 		r = parse_start(w + 3, n - 3, &spec, env, &argi, &err);
 		if (r == 0) {
@@ -333,6 +388,8 @@ static void command(char **w, int n)
 			spec.argv = w + 3 + argi;
 			r = exec_start(cells, w[1], w[2], &spec, on_done, NULL, &err);
 		}
+		for (size_t i = 0; i < spec.npass_fds; i++)
+			close(pass[i]);
 		if (r == 1) { /* answered from the loop: the child exec'd or failed */
 			run_until(&op_done, 20000);
 			r = !op_done ? -ETIMEDOUT : op_result;
@@ -414,6 +471,8 @@ static void command(char **w, int n)
 		events_len = 0;
 		events_text[0] = '\0';
 		printf("ok events\n");
+	} else if (!strcmp(cmd, "reexec") && n == 1) {
+		reexec();
 	} else if (!strcmp(cmd, "sh") && n >= 2) {
 		char line[8192] = "";
 		for (int i = 1; i < n; i++) {
@@ -436,6 +495,8 @@ int main(int argc, char **argv)
 	char line[8192];
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	setvbuf(stdin, NULL, _IONBF, 0); /* nothing read ahead is lost in a reexec */
+	self_argv = argv;
 	signal(SIGPIPE, SIG_IGN);
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--base") && i + 1 < argc)
@@ -449,7 +510,9 @@ int main(int argc, char **argv)
 	}
 	if (ev_loop_new(&loop) < 0 || child_table_new(loop, &children) < 0)
 		return 1;
-	if (cells_new(loop, children, &cfg, &cells, &err) < 0) {
+	const char *state = getenv("CELLS_DRIVER_STATE");
+	if (state ? restore(children, state, &err) < 0
+	          : cells_new(loop, children, &cfg, &cells, &err) < 0) {
 		print_err(&err);
 		return 1;
 	}

@@ -172,6 +172,27 @@ delete e"
 		bad events_restart "restarts=${restarts:-none} (want >= 3 with 20..100 ms backoff), or not stopped"
 }
 
+# An executable restarted with fds passed to it goes along a re-exec (the
+# driver's own, with cells_save and cells_restore): its restarts after it
+# get the same file as fd 3, the driver having closed its own at the start.
+t_pass_fds_reexec() {
+	echo along >"$T/passfd"
+	drive "create p
+start p fd restart=always backoff=20:20 passfd=$T/passfd -- sh -c 'readlink /proc/self/fd/3 || echo none; sleep 0.2'
+run 500
+reexec
+run 1000
+status p fd
+log p fd
+stop p fd 1000"
+	local restarts lines
+	restarts=$(sed -nE 's/^exec p\/fd .*restarts=([0-9]+).*/\1/p' "$T/out")
+	lines=$(grep -c "^log| $T/passfd\$" "$T/out")
+	has '^ok reexec$' || { bad pass_fds_reexec "not handed over: $(grep -m1 '^error' "$T/out")"; return; }
+	[ "${restarts:-0}" -ge 5 ] && [ "$lines" -ge "$restarts" ] && ! has '^log\| none' &&
+		ok pass_fds_reexec || bad pass_fds_reexec "restarts=${restarts:-none}, $lines runs saw the file"
+}
+
 t_stop() {
 	drive "create s
 start s polite -- sleep 100
@@ -365,6 +386,7 @@ t_placement
 t_freeze
 t_kill
 t_events_restart
+t_pass_fds_reexec
 t_stop
 t_exec_errors
 t_namespaces

@@ -6,8 +6,9 @@
  * when missing), z and Z (mode and owner of what exists; Z not recursive
  * here). Ages, globs and the other types are skipped with a note. A line
  * is hostile input: bounded fields, absolute paths without "..", users
- * and groups read from the root's own /etc/passwd and /etc/group. */
-#include "init/init.h"
+ * and groups read from the root's own /etc/passwd and /etc/group. Where
+ * systemd-tmpfiles is installed, it runs instead. */
+#include "units/sysinit-int.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -16,32 +17,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#define TMPFILES_MS 60000
+
 /* A user or group name (or number) from /etc/passwd or /etc/group. */
 static int id_lookup(const char *file, const char *name, uint32_t *ret)
 {
-	char *text = NULL;
+	_cleanup_free_ char *text = NULL;
 	if (str_to_u32(name, ret) == 0)
 		return 0;
 	if (file_read_regular(file, 1 << 20, &text, NULL) < 0)
 		return -ENOENT;
-	int r = -ENOENT;
-	size_t len = strlen(name);
-	for (char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
-		/* name:x:ID:... */
-		if (strncmp(l, name, len) != 0 || l[len] != ':')
-			continue;
-		const char *id = strchr(l + len + 1, ':');
-		char num[16];
-		size_t n = id ? strcspn(id + 1, ":\n") : 0;
-		if (id && n && n < sizeof(num)) {
-			memcpy(num, id + 1, n);
-			num[n] = '\0';
-			r = str_to_u32(num, ret);
-		}
-		break;
-	}
-	free(text);
-	return r;
+	return passwd_lookup(text, name, false, ret, NULL, NULL, 0) ? 0 : -ENOENT;
 }
 
 static int parse_mode(const char *s, mode_t def, mode_t *ret)
@@ -72,7 +58,7 @@ static int owner(const char *user, const char *group, uid_t *uid, gid_t *gid)
 	return 0;
 }
 
-int init_host_tmpfiles_parse(char *line, struct init_tmpfiles_entry *e)
+int units_tmpfiles_parse(char *line, struct units_tmpfiles_entry *e)
 {
 	char *f[7] = {0};
 	size_t nf = 0;
@@ -99,10 +85,10 @@ int init_host_tmpfiles_parse(char *line, struct init_tmpfiles_entry *e)
 	return parse_mode(mode_s, e->type == 'f' ? 0644 : 0755, &e->mode);
 }
 
-int init_host_tmpfiles_line(char *line, const char *file, unsigned n)
+int units_tmpfiles_line(char *line, const char *file, unsigned n)
 {
-	struct init_tmpfiles_entry e;
-	int r = init_host_tmpfiles_parse(line, &e);
+	struct units_tmpfiles_entry e;
+	int r = units_tmpfiles_parse(line, &e);
 	if (r == -EOPNOTSUPP) {
 		log_info("tmpfiles: %s:%u: a type not in kin's subset; skipped", file, n);
 		return 0;
@@ -154,4 +140,24 @@ int init_host_tmpfiles_line(char *line, const char *file, unsigned n)
 	if (r < 0)
 		log_info("tmpfiles: %s:%u: %s: %s", file, n, e.path, strerror(-r));
 	return r;
+}
+
+int sysinit_tmpfiles(void)
+{
+	struct stat st;
+	if (stat("/usr/bin/systemd-tmpfiles", &st) == 0 ||
+	    stat("/bin/systemd-tmpfiles", &st) == 0) {
+		char *argv[] = {(char *)(stat("/usr/bin/systemd-tmpfiles", &st) == 0
+		                             ? "/usr/bin/systemd-tmpfiles"
+		                             : "/bin/systemd-tmpfiles"),
+		                (char *)"--create", (char *)"--remove", (char *)"--boot", NULL};
+		int r = sysinit_run_wait(argv, TMPFILES_MS);
+		if (r != 0)
+			log_warn("host: systemd-tmpfiles exited with %d", r);
+		return r != 0;
+	}
+	static const char *const dirs[] = {"/etc/tmpfiles.d", "/run/tmpfiles.d",
+	                                   "/usr/local/lib/tmpfiles.d", "/usr/lib/tmpfiles.d",
+	                                   NULL};
+	return sysinit_conf_dirs(dirs, NULL, units_tmpfiles_line);
 }

@@ -1,19 +1,16 @@
-/* host: what a host's init does to a real root before its units start —
- * in the late boot's child, so PID 1 never waits on a disk or a program:
- * / read-write (unless fstab says ro), the rest of /etc/fstab mounted
- * (fsck -a first where fsck and a pass number are there), swap on,
- * /etc/machine-id made when empty, the /run directories packages expect
- * (/run/systemd/system tells them a service manager runs; /dev/log reaches
- * rsyslog through syslog.socket), sysctl.d, modules-load.d, tmpfiles.d
- * (systemd-tmpfiles when installed, else kin's subset: d, D, f, L, z, Z
- * lines), and the generators (postgresql's makes its clusters' links).
- * Each step logs what failed and the boot goes on. */
-#include "init/init.h"
-#include "rootfs/rootfs.h"
+/* sysinit: what a host's init does to a real root before its units start —
+ * run by machine init in its late boot's child, so PID 1 never waits on a
+ * disk or a program: fstab (fstab.c), /etc/machine-id made when empty, the
+ * /run directories packages expect (/run/systemd/system tells them a
+ * service manager runs; /dev/log reaches rsyslog through syslog.socket),
+ * sysctl.d, modules-load.d, tmpfiles.d (tmpfiles.c), the generators
+ * (postgresql's makes its clusters' links) and the random seed. Each step
+ * logs what failed and the boot goes on. Finding a disk by its label and
+ * loading modules are the owner's (units_sysinit_ops). */
+#include "units/sysinit-int.h"
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <mntent.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -22,8 +19,6 @@
 #include <sys/mount.h>
 #include <sys/random.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
-#include <sys/swap.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -35,7 +30,7 @@
 #define HOST_CONF_FILES   256 /* *.conf files of one .d set */
 #define HOST_FILE_MAX     (256 * 1024)
 
-bool init_host_root(void)
+bool units_host_root(void)
 {
 	struct stat st;
 	return (stat("/etc/systemd/system", &st) == 0 && S_ISDIR(st.st_mode)) ||
@@ -43,8 +38,7 @@ bool init_host_root(void)
 	       (stat("/usr/lib/systemd/system", &st) == 0 && S_ISDIR(st.st_mode));
 }
 
-/* Runs argv, waits at most ms; its exit status, or -errno / -ETIMEDOUT. */
-static int run_wait(char *const argv[], int ms)
+int sysinit_run_wait(char *const argv[], int ms)
 {
 	pid_t pid = fork();
 	if (pid < 0)
@@ -72,159 +66,11 @@ static int run_wait(char *const argv[], int ms)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-/* ---- fstab ---------------------------------------------------------------- */
-
-/* fstab's own words, which are not mount(2)'s business. */
-static const char *const fstab_only[] = {"auto",  "noauto", "nofail",  "user",
-                                         "users", "nouser", "_netdev", "errors=remount-ro"};
-
-/* fstab options into mount(2)'s flags and the filesystem's own data. */
-int init_host_mount_options(const char *opts, unsigned long *ret_flags, char *data, size_t size)
-{
-	char buf[1024];
-	unsigned long flags = 0;
-	size_t used = 0;
-	if (str_copy(buf, sizeof(buf), opts) < 0)
-		return -E2BIG;
-	data[0] = '\0';
-	char *save = NULL;
-	for (char *o = strtok_r(buf, ",", &save); o; o = strtok_r(NULL, ",", &save)) {
-		unsigned long set, clear;
-		bool known = false;
-		if (mount_option_flag(o, &set, &clear)) {
-			flags = (flags | set) & ~clear;
-			known = true;
-		}
-		for (size_t i = 0; i < ARRAY_SIZE(fstab_only) && !known; i++)
-			known = strcmp(o, fstab_only[i]) == 0;
-		if (known || str_startswith(o, "x-") || str_startswith(o, "comment="))
-			continue;
-		int n = snprintf(data + used, size - used, "%s%s", used ? "," : "", o);
-		if (n < 0 || (size_t)n >= size - used)
-			return -E2BIG;
-		used += (size_t)n;
-	}
-	*ret_flags = flags;
-	return 0;
-}
-
-static bool has_opt(const char *opts, const char *o)
-{
-	return hasmntopt(&(struct mntent){.mnt_opts = (char *)opts}, o) != NULL;
-}
-
-static void fstab_source(const char *spec, char *dev, size_t size)
-{
-	if (str_startswith(spec, "UUID=") || str_startswith(spec, "LABEL=") ||
-	    str_startswith(spec, "PARTUUID=") || str_startswith(spec, "PARTLABEL=")) {
-		if (rootfs_root_resolve(spec, 2000, dev, size) == 0)
-			return;
-	}
-	str_copy(dev, size, spec);
-}
-
-/* fsck -a of a device where fsck is installed. Status 2 ("reboot"): for
- * the root, fixed while mounted read-only, the kernel's view of it is
- * stale — PID 1 is asked to reboot (SIGRTMIN+5), as systemd-fsck does;
- * returns 2 then. */
-static int host_fsck(const char *dev, bool root)
-{
-	struct stat st;
-	if (dev[0] != '/' || stat("/sbin/fsck", &st) < 0)
-		return 0;
-	char *argv[] = {(char *)"/sbin/fsck", (char *)"-a", (char *)"-T", (char *)dev, NULL};
-	int r = run_wait(argv, 10 * 60 * 1000);
-	if (r >= 4 || r < 0) {
-		log_warn("host: fsck %s: status %d; mounting anyway", dev, r);
-		return 0;
-	}
-	if (r & 1)
-		log_info("host: fsck %s corrected errors", dev);
-	if ((r & 2) && root) {
-		log_warn("host: fsck %s repaired the root and asks for a reboot: rebooting", dev);
-		kill(1, SIGRTMIN + 5);
-		return 2;
-	}
-	if (r & 2)
-		log_warn("host: fsck %s repaired it and asks for a reboot", dev);
-	return 0;
-}
-
-static int fstab_one(const struct mntent *m, bool *noted_x)
-{
-	char dev[256], data[1024];
-	unsigned long flags;
-	bool nofail = has_opt(m->mnt_opts, "nofail");
-	if (strstr(m->mnt_opts, "x-systemd.") && !*noted_x) {
-		log_info("host: fstab: x-systemd.* options are ignored");
-		*noted_x = true;
-	}
-	fstab_source(m->mnt_fsname, dev, sizeof(dev));
-	if (strcmp(m->mnt_type, "swap") == 0) {
-		if (swapon(dev, 0) < 0 && errno != EBUSY) {
-			log_msg(nofail ? LOG_INFO_ : LOG_WARN_, "host: swapon %s: %m", dev);
-			return nofail ? 0 : -1;
-		}
-		return 0;
-	}
-	if (init_host_mount_options(m->mnt_opts, &flags, data, sizeof(data)) < 0) {
-		log_warn("host: fstab: %s: options too long", m->mnt_dir);
-		return -1;
-	}
-	if (strcmp(m->mnt_dir, "/") == 0) {
-		/* the root is mounted; make it as fstab says — checked first
-		 * while it is still read-only (`ro` on the kernel command line) */
-		struct statvfs sv;
-		if (m->mnt_passno > 0 && statvfs("/", &sv) == 0 && (sv.f_flag & ST_RDONLY) &&
-		    host_fsck(dev, true) == 2)
-			return 0; /* a reboot is on its way */
-		if (!(flags & MS_RDONLY) &&
-		    mount(NULL, "/", NULL, MS_REMOUNT | (flags & ~MS_RDONLY),
-		          data[0] ? data : NULL) < 0 &&
-		    mount(NULL, "/", NULL, MS_REMOUNT, NULL) < 0) {
-			log_warn("host: remounting / read-write: %m");
-			return -1;
-		}
-		return 0;
-	}
-	if (m->mnt_passno > 0)
-		host_fsck(dev, false);
-	mkdir_p(m->mnt_dir, 0755);
-	if (mount(dev, m->mnt_dir, m->mnt_type, flags, data[0] ? data : NULL) < 0 &&
-	    errno != EBUSY) {
-		log_msg(nofail ? LOG_INFO_ : LOG_WARN_, "host: mount %s on %s (%s): %m", dev,
-		        m->mnt_dir, m->mnt_type);
-		return nofail ? 0 : -1;
-	}
-	return 0;
-}
-
-static int host_fstab(void)
-{
-	FILE *f = setmntent("/etc/fstab", "re");
-	if (!f) {
-		/* no fstab: / read-write is what a host wants */
-		mount(NULL, "/", NULL, MS_REMOUNT, NULL);
-		return 0;
-	}
-	int failed = 0;
-	bool noted_x = false;
-	struct mntent m;
-	char buf[4096];
-	for (unsigned n = 0; n < 256 && getmntent_r(f, &m, buf, sizeof(buf)); n++) {
-		if (has_opt(m.mnt_opts, "noauto"))
-			continue;
-		if (fstab_one(&m, &noted_x) < 0)
-			failed++;
-	}
-	endmntent(f);
-	return failed;
-}
-
 /* ---- identity and /run ---------------------------------------------------------- */
 
-static int host_machine_id(void)
+static int host_machine_id(const struct units_sysinit_ops *ops)
 {
+	(void)ops;
 	char *id = NULL;
 	if (file_read_small("/etc/machine-id", 128, &id, NULL) == 0 && strlen(str_trim(id)) == 32) {
 		free(id);
@@ -265,7 +111,7 @@ static const char *seed_path(void)
 	return access(HOST_SEED_SYSTEMD, F_OK) == 0 ? HOST_SEED_SYSTEMD : HOST_SEED_KIN;
 }
 
-void init_host_seed_save(void)
+void units_sysinit_seed_save(void)
 {
 	uint8_t b[HOST_SEED_BYTES];
 	const char *path = seed_path();
@@ -282,10 +128,11 @@ void init_host_seed_save(void)
 		close(fd);
 }
 
-static int host_random_seed(void)
+static int host_random_seed(const struct units_sysinit_ops *ops)
 {
 	uint8_t b[HOST_SEED_BYTES];
 	const char *path = seed_path();
+	(void)ops;
 	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	ssize_t n = fd >= 0 ? read(fd, b, sizeof(b)) : -1;
 	if (fd >= 0)
@@ -298,11 +145,11 @@ static int host_random_seed(void)
 			close(u);
 		log_debug("host: random seed: %zd bytes from %s mixed in", n, path);
 	}
-	init_host_seed_save();
+	units_sysinit_seed_save();
 	return 0;
 }
 
-static int host_run_dirs(void)
+static int host_run_dirs(const struct units_sysinit_ops *ops)
 {
 	static const struct {
 		const char *path;
@@ -313,6 +160,7 @@ static int host_run_dirs(void)
 	            {"/run/user", 0755},
 	            {"/run/systemd/generator", 0755}};
 	int failed = 0;
+	(void)ops;
 	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++)
 		if (mkdir_p(dirs[i].path, dirs[i].mode) < 0 ||
 		    chmod(dirs[i].path, dirs[i].mode) < 0)
@@ -376,9 +224,7 @@ static void conf_free(struct conf_set *s)
 	s->n = 0;
 }
 
-typedef int (*line_fn)(char *line, const char *file, unsigned n);
-
-static int conf_lines(const char *path, line_fn fn)
+static int conf_lines(const char *path, sysinit_line_fn fn)
 {
 	char *text = NULL;
 	int failed = 0;
@@ -398,8 +244,21 @@ static int conf_lines(const char *path, line_fn fn)
 	return failed;
 }
 
+int sysinit_conf_dirs(const char *const *dirs, const char *extra, sysinit_line_fn fn)
+{
+	struct conf_set s = {0};
+	int failed = 0;
+	conf_collect(&s, dirs);
+	for (size_t i = 0; i < s.n; i++)
+		failed += conf_lines(s.paths[i], fn);
+	conf_free(&s);
+	if (extra)
+		failed += conf_lines(extra, fn);
+	return failed;
+}
+
 /* "net.ipv4.ip_forward = 1" or "-kernel.x = y" (failure ignored). */
-int init_host_sysctl_line(char *line, const char *file, unsigned n)
+int units_sysctl_line(char *line, const char *file, unsigned n)
 {
 	bool ignore = *line == '-';
 	char *eq = strchr(line, '=');
@@ -423,23 +282,12 @@ int init_host_sysctl_line(char *line, const char *file, unsigned n)
 	return 0;
 }
 
-static int sysctl_cb(char *line, const char *file, unsigned n)
-{
-	return init_host_sysctl_line(line, file, n);
-}
-
-static int host_sysctl(void)
+static int host_sysctl(const struct units_sysinit_ops *ops)
 {
 	static const char *const dirs[] = {"/etc/sysctl.d", "/run/sysctl.d",
 	                                   "/usr/local/lib/sysctl.d", "/usr/lib/sysctl.d", NULL};
-	struct conf_set s = {0};
-	int failed = 0;
-	conf_collect(&s, dirs);
-	for (size_t i = 0; i < s.n; i++)
-		failed += conf_lines(s.paths[i], sysctl_cb);
-	conf_free(&s);
-	failed += conf_lines("/etc/sysctl.conf", sysctl_cb);
-	return failed;
+	(void)ops;
+	return sysinit_conf_dirs(dirs, "/etc/sysctl.conf", units_sysctl_line);
 }
 
 static char modules_csv[4096];
@@ -452,31 +300,27 @@ static int module_cb(char *line, const char *file, unsigned n)
 	return 0;
 }
 
-static int host_modules(void)
+static int host_modules(const struct units_sysinit_ops *ops)
 {
 	static const char *const dirs[] = {"/etc/modules-load.d", "/run/modules-load.d",
 	                                   "/usr/local/lib/modules-load.d",
 	                                   "/usr/lib/modules-load.d", NULL};
-	struct conf_set s = {0};
-	conf_collect(&s, dirs);
 	modules_csv[0] = '\0';
-	for (size_t i = 0; i < s.n; i++)
-		conf_lines(s.paths[i], module_cb);
-	conf_free(&s);
-	conf_lines("/etc/modules", module_cb);
-	if (!modules_csv[0])
+	sysinit_conf_dirs(dirs, "/etc/modules", module_cb);
+	if (!modules_csv[0] || !ops->modules_load)
 		return 0;
-	return rootfs_modules_load_boot(ROOTFS_MODULES_BOOT_ALL, modules_csv, NULL) > 0;
+	return ops->modules_load(modules_csv) > 0;
 }
 
 /* ---- generators ----------------------------------------------------------------- */
 
-static int host_generators(void)
+static int host_generators(const struct units_sysinit_ops *ops)
 {
 	static const char *const dirs[] = {"/usr/lib/systemd/system-generators",
 	                                   "/lib/systemd/system-generators", NULL};
 	int failed = 0;
 	char seen[16][256];
+	(void)ops;
 	size_t nseen = 0;
 	for (const char *const *d = dirs; *d; d++) {
 		DIR *dir = opendir(*d);
@@ -499,7 +343,7 @@ static int host_generators(void)
 			char *argv[] = {path, (char *)"/run/systemd/generator",
 			                (char *)"/run/systemd/generator.early",
 			                (char *)"/run/systemd/generator.late", NULL};
-			int r = run_wait(argv, HOST_GENERATOR_MS);
+			int r = sysinit_run_wait(argv, HOST_GENERATOR_MS);
 			if (r != 0) {
 				log_warn("host: generator %s: %s", path,
 				         r == -ETIMEDOUT ? "killed after 5 s" : "failed");
@@ -511,41 +355,19 @@ static int host_generators(void)
 	return failed;
 }
 
-/* ---- tmpfiles -------------------------------------------------------------------- */
-
-static int host_tmpfiles(void)
+static int host_tmpfiles(const struct units_sysinit_ops *ops)
 {
-	struct stat st;
-	if (stat("/usr/bin/systemd-tmpfiles", &st) == 0 ||
-	    stat("/bin/systemd-tmpfiles", &st) == 0) {
-		char *argv[] = {(char *)(stat("/usr/bin/systemd-tmpfiles", &st) == 0
-		                             ? "/usr/bin/systemd-tmpfiles"
-		                             : "/bin/systemd-tmpfiles"),
-		                (char *)"--create", (char *)"--remove", (char *)"--boot", NULL};
-		int r = run_wait(argv, 60000);
-		if (r != 0)
-			log_warn("host: systemd-tmpfiles exited with %d", r);
-		return r != 0;
-	}
-	static const char *const dirs[] = {"/etc/tmpfiles.d", "/run/tmpfiles.d",
-	                                   "/usr/local/lib/tmpfiles.d", "/usr/lib/tmpfiles.d",
-	                                   NULL};
-	struct conf_set s = {0};
-	int failed = 0;
-	conf_collect(&s, dirs);
-	for (size_t i = 0; i < s.n; i++)
-		failed += conf_lines(s.paths[i], init_host_tmpfiles_line);
-	conf_free(&s);
-	return failed;
+	(void)ops;
+	return sysinit_tmpfiles();
 }
 
-void init_host_sysinit(void)
+void units_sysinit(const struct units_sysinit_ops *ops)
 {
 	static const struct {
 		const char *name;
-		int (*fn)(void);
+		int (*fn)(const struct units_sysinit_ops *ops);
 	} steps[] = {
-	    {"fstab", host_fstab},           {"machine-id", host_machine_id},
+	    {"fstab", sysinit_fstab},        {"machine-id", host_machine_id},
 	    {"/run", host_run_dirs},         {"sysctl", host_sysctl},
 	    {"modules-load", host_modules},  {"tmpfiles", host_tmpfiles},
 	    {"generators", host_generators}, {"random seed", host_random_seed},
@@ -553,7 +375,7 @@ void init_host_sysinit(void)
 	uint64_t t0 = now_monotonic_ns();
 	int failed = 0;
 	for (size_t i = 0; i < ARRAY_SIZE(steps); i++) {
-		int r = steps[i].fn();
+		int r = steps[i].fn(ops);
 		if (r != 0) {
 			log_warn("host: %s: %d problems (above)", steps[i].name, r < 0 ? 1 : r);
 			failed++;
