@@ -427,8 +427,7 @@ int init_tls_start(const struct init_rpc_config *cfg, struct ev_loop *loop,
 
 /* ---- across a re-exec ---- */
 
-/* T_PID: a kin from before the gateway was an executable of cells. */
-enum { T_ADDR = 1, T_LISTEN_FD, T_CONTROL_FD, T_PID };
+enum { T_ADDR = 1, T_LISTEN_FD, T_CONTROL_FD };
 
 void init_tls_save(const struct init_tls *t, struct state_w *w, uint16_t tag)
 {
@@ -439,12 +438,6 @@ void init_tls_save(const struct init_tls *t, struct state_w *w, uint16_t tag)
 	state_put_fd(w, T_LISTEN_FD, t->listen_fd);
 	state_put_fd(w, T_CONTROL_FD, t->control.fd);
 	state_close(w, at);
-}
-
-size_t init_tls_children(const struct init_tls *t)
-{
-	(void)t;
-	return 0; /* the gateway is cells' child: cells_children counts it */
 }
 
 /* A listening TCP socket bound where addr says. */
@@ -473,10 +466,9 @@ static const char *listen_fd_check(int fd, const char *addr)
 	return same ? NULL : "its listening socket is bound elsewhere";
 }
 
-/* The previous kin's record: its address and sockets (taken), and the pid
- * of a gateway it ran as a plain child (a kin from before cells ran it). */
+/* The previous kin's record: its address and sockets (taken). */
 static int record_read(struct state_in *in, const struct state_field *f, char *addr, size_t size,
-                       int *listen_fd, int *control, uint64_t *pid)
+                       int *listen_fd, int *control)
 {
 	struct state_r r;
 	struct state_field g;
@@ -490,21 +482,8 @@ static int record_read(struct state_in *in, const struct state_field *f, char *a
 			e = state_get_fd(in, &g, listen_fd);
 		else if (g.tag == T_CONTROL_FD && *control < 0)
 			e = state_get_fd(in, &g, control);
-		else if (g.tag == T_PID)
-			e = state_get_u64(&g, pid);
 	}
 	return e;
-}
-
-/* An older kin's gateway, its plain child: it ends, once told and once its
- * control socket is gone; reaped as any child. */
-static void old_gateway_end(struct init_tls *t, uint64_t pid)
-{
-	struct child *old = NULL;
-	if (pid && pid <= INT32_MAX && pid != (uint64_t)getpid() &&
-	    cell_holds(t->cells, GATEWAY_CELL, (pid_t)pid) &&
-	    child_adopt(t->children, (pid_t)pid, NULL, NULL, &old) == 0)
-		child_signal(old, SIGTERM);
 }
 
 /* Takes the gateway over from the record f: 0 when it serves on (cells
@@ -514,8 +493,7 @@ static int tls_restore(struct init_tls *t, struct state_in *in, const struct sta
 {
 	char addr[sizeof(t->cfg->tls_listen)] = "";
 	int listen_fd = -1, control = -1;
-	uint64_t pid = 0;
-	int e = record_read(in, f, addr, sizeof(addr), &listen_fd, &control, &pid);
+	int e = record_read(in, f, addr, sizeof(addr), &listen_fd, &control);
 	const char *why = NULL;
 	if (e < 0)
 		why = "its record does not read";
@@ -525,14 +503,13 @@ static int tls_restore(struct init_tls *t, struct state_in *in, const struct sta
 		why = "no listening socket came along";
 	else
 		why = listen_fd_check(listen_fd, addr);
-	old_gateway_end(t, pid);
 	struct exec_status st = {0};
 	bool runs = exec_status(t->cells, GATEWAY_CELL, GATEWAY_EXEC, &st, NULL) == 0 &&
 	            st.state != EXEC_EXITED && st.state != EXEC_STOPPING;
 	if (why) {
 		log_error("re-exec: the TLS gateway (pid %d) cannot be taken over: %s; "
 		          "listening afresh",
-		          runs ? (int)st.pid : (int)pid, why);
+		          runs ? (int)st.pid : 0, why);
 		closep(&listen_fd);
 		closep(&control);
 		return 1;
@@ -588,9 +565,10 @@ void init_tls_free(struct init_tls *t)
 	free(t);
 }
 
-/* The gateway as a participant of the handover: made from its record by
- * init_tls_start (a re-exec's; a killed kin's gateway ends with its
- * control socket, so a state file has none), saved and counted here. */
+/* kin's TLS sockets as a participant of the handover: made from its
+ * record by init_tls_start (a re-exec's; a state file has none: a killed
+ * kin's sockets went with it), saved here. The gateway itself is an
+ * executable of cells and goes along with them. */
 static int tls_keep_save(void *data, struct state_w *w, uint16_t tag, struct err *err)
 {
 	(void)err;
@@ -599,18 +577,12 @@ static int tls_keep_save(void *data, struct state_w *w, uint16_t tag, struct err
 	return 0;
 }
 
-static size_t tls_keep_children(void *data)
-{
-	return init_tls_children(data);
-}
-
 void init_tls_keep(struct init_tls *t, struct keep *k)
 {
 	static const struct keep_part part = {.name = "the TLS gateway",
 	                                      .tag = KEEP_TAG_TLS,
 	                                      .level = KEEP_LEVEL_TLS,
-	                                      .save = tls_keep_save,
-	                                      .children = tls_keep_children};
+	                                      .save = tls_keep_save};
 	struct keep_part p = part;
 	p.data = t;
 	if (t && keep_register(k, &p) == 0)
