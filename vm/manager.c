@@ -9,21 +9,7 @@
 
 #include <stdio.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/epoll.h>
 #include <sys/stat.h>
-#include <sys/timerfd.h>
-#include <sys/un.h>
-
-/* A talk with the VMM's monitor (Ctrl-Alt-Del), in the loop: QEMU drops
- * what arrives before its first prompt, so each step waits for one. */
-enum talk_step { TALK_NONE, TALK_PROMPT, TALK_SENT };
-struct vm_talk {
-	enum talk_step step;
-	struct ev_source io, timer;
-	char tail[32]; /* what was read last: a prompt may straddle two reads */
-	size_t have;
-};
 
 /* What a start needs between vm_start and the VMM's spawn. */
 struct vm_start_job {
@@ -40,7 +26,11 @@ struct vm_entry {
 	bool starting;            /* vm_start began; events.started not told yet */
 	struct vm_start_job *job; /* while its files are checked */
 	struct vm_manager *m;
-	struct vm_talk talk;
+	/* A monitor request under way (the backend's talk), and who waits. */
+	struct vm_monitor_talk *talk;
+	enum vm_op talk_op;
+	vm_request_done_fn talk_done;
+	void *talk_data;
 };
 
 struct vm_manager {
@@ -48,6 +38,7 @@ struct vm_manager {
 	struct child_table *children;
 	char state_dir[PATH_MAX];
 	struct vm_events events;
+	const struct vm_backend *backend;
 	struct vm_runner runner;     /* start NULL: plain children */
 	struct vm_entry vms[VM_MAX]; /* the slots */
 	struct list_node live;       /* the used ones, in start order */
@@ -61,6 +52,7 @@ int vm_manager_new(struct ev_loop *loop, struct child_table *children, const cha
 		return -ENOMEM;
 	m->loop = loop;
 	m->children = children;
+	m->backend = &vm_backend_qemu;
 	list_init(&m->live);
 	if (str_copy(m->state_dir, sizeof(m->state_dir),
 	             state_dir ? state_dir : VM_STATE_DIR_DEFAULT) < 0) {
@@ -210,10 +202,10 @@ static int vmm_prepare(struct vm_manager *m, const struct vm_spec *spec, struct 
 	unlink(info->paths.link);
 	unlink(info->paths.monitor);
 	sp.vsock_cid = info->vsock_cid = cid_for_new(m);
-	r = vm_backend_qemu.build_argv(&sp, info->accel, &info->paths, ret_argv);
+	r = m->backend->build_argv(&sp, info->accel, &info->paths, ret_argv);
 	if (r < 0)
 		return err_set_errno(e, r, "vm \"%s\": cannot build the %s command: %s%s",
-		                     spec->name, vm_backend_qemu.name, strerror(-r),
+		                     spec->name, m->backend->name, strerror(-r),
 		                     r == -EINVAL ? " (a path contains ',')" : "");
 	return 0;
 }
@@ -283,7 +275,7 @@ static void on_checked(int result, const struct err *err, void *data)
 		return;
 	}
 	e->info.started_ns = now_monotonic_ns();
-	log_info("vm \"%s\": started (%s, %s), pid %d%s%s", e->info.name, vm_backend_qemu.name,
+	log_info("vm \"%s\": started (%s, %s), pid %d%s%s", e->info.name, e->m->backend->name,
 	         vm_accel_name(e->info.accel), (int)e->info.pid, e->info.cell[0] ? ", in " : "",
 	         e->info.cell);
 	if (!e->by_runner) /* a plain child exec'd already */
@@ -364,114 +356,101 @@ void vm_foreach(struct vm_manager *m, void (*fn)(const struct vm_info *info, voi
 
 static void talk_end(struct vm_entry *e)
 {
-	struct vm_talk *t = &e->talk;
-	if (t->step == TALK_NONE)
+	if (!e->talk)
 		return;
-	ev_close(e->m->loop, &t->io);
-	ev_close(e->m->loop, &t->timer);
-	t->step = TALK_NONE;
+	e->m->backend->talk_cancel(e->talk);
+	e->talk = NULL;
 }
 
-/* A prompt read: the command goes after the first, the second confirms
- * QEMU took it. */
-static void on_talk_io(struct ev_source *src, uint32_t events)
+const char *vm_op_name(enum vm_op op)
 {
-	static const char cmd[] = "sendkey ctrl-alt-delete\n";
-	struct vm_entry *e = src->data;
-	struct vm_talk *t = &e->talk;
-	char buf[4096];
-	(void)events;
-	ssize_t n = read(t->io.fd, buf, sizeof(buf));
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
-		return;
-	if (n <= 0) { /* after the key: the guest went down at once */
-		log_msg(t->step == TALK_SENT ? LOG_DEBUG_ : LOG_WARN_,
-		        "vm \"%s\": the VMM's monitor hung up%s", e->info.name,
-		        t->step == TALK_SENT ? " after Ctrl-Alt-Del" : "; Ctrl-Alt-Del not sent");
-		talk_end(e);
-		return;
-	}
-	/* The prompt within the tail of the last read and this one. */
-	char look[sizeof(t->tail) + sizeof(buf) + 1];
-	memcpy(look, t->tail, t->have);
-	memcpy(look + t->have, buf, (size_t)n);
-	size_t len = t->have + (size_t)n;
-	look[len] = '\0';
-	bool prompt = memmem(look, len, "(qemu) ", 7) != NULL;
-	t->have = len < sizeof(t->tail) ? len : sizeof(t->tail) - 1;
-	memcpy(t->tail, look + len - t->have, t->have);
-	if (!prompt)
-		return;
-	t->have = 0;
-	if (t->step == TALK_PROMPT) {
-		if (write(t->io.fd, cmd, STRLEN(cmd)) != (ssize_t)STRLEN(cmd)) {
-			log_warn("vm \"%s\": cannot write to the VMM's monitor: %m", e->info.name);
-			talk_end(e);
-			return;
-		}
-		t->step = TALK_SENT;
-		if (e->info.state != VM_STATE_EXITED)
-			e->info.state = VM_STATE_STOPPING;
-		return;
-	}
-	log_debug("vm \"%s\": the VMM took Ctrl-Alt-Del", e->info.name);
-	talk_end(e);
+	static const char *const names[] = {"shutdown", "pause", "resume", "snapshot", "restore"};
+	return (unsigned)op < ARRAY_SIZE(names) ? names[op] : "?";
 }
 
-static void on_talk_timeout(struct ev_source *src, uint32_t events)
+static void on_talk_done(void *data, const struct err *err)
 {
-	struct vm_entry *e = src->data;
-	(void)events;
-	log_warn("vm \"%s\": the VMM's monitor did not answer in %d ms; Ctrl-Alt-Del %s",
-	         e->info.name, VM_MONITOR_TIMEOUT_MS,
-	         e->talk.step == TALK_SENT ? "sent, not confirmed" : "not sent");
-	talk_end(e);
+	struct vm_entry *e = data;
+	enum vm_op op = e->talk_op;
+	vm_request_done_fn done = e->talk_done;
+	void *done_data = e->talk_data;
+	e->talk = NULL;
+	e->talk_done = NULL;
+	if (err)
+		log_msg(op == VM_OP_SHUTDOWN ? LOG_WARN_ : LOG_INFO_, "%s", err->msg);
+	else
+		log_debug("vm \"%s\": the VMM took %s", e->info.name, vm_op_name(op));
+	if (!err && (op == VM_OP_PAUSE || op == VM_OP_RESUME))
+		e->info.paused = op == VM_OP_PAUSE;
+	if (done)
+		done(done_data, e->info.name, op, err);
+}
+
+static vm_monitor_fn backend_op(const struct vm_backend *b, enum vm_op op)
+{
+	switch (op) {
+	case VM_OP_SHUTDOWN:
+		return b->shutdown;
+	case VM_OP_PAUSE:
+		return b->pause;
+	case VM_OP_RESUME:
+		return b->resume;
+	case VM_OP_SNAPSHOT:
+		return b->snapshot;
+	case VM_OP_RESTORE:
+		return b->restore;
+	}
+	return NULL;
+}
+
+int vm_request(struct vm_manager *m, const char *name, enum vm_op op, vm_request_done_fn done,
+               void *data, struct err *err)
+{
+	struct vm_entry *e = find(m, name);
+	const char *what = vm_op_name(op);
+	if (!e)
+		return err_set(err, -ENOENT, ERR_NOT_FOUND, "vm \"%s\" does not exist", name);
+	if (e->info.state == VM_STATE_EXITED)
+		return err_set(err, -ESRCH, ERR_FAILED_PRECONDITION,
+		               "vm \"%s\": %s: its VMM has exited", name, what);
+	if (e->starting || e->job)
+		return err_set(err, -EAGAIN, ERR_UNAVAILABLE, "vm \"%s\": %s: it is starting", name,
+		               what);
+	vm_monitor_fn fn = backend_op(m->backend, op);
+	if (!fn)
+		return err_set(err, -EOPNOTSUPP, ERR_UNIMPLEMENTED,
+		               "vm \"%s\": the %s backend cannot %s", name, m->backend->name, what);
+	if (e->talk)
+		return err_set(err, -EBUSY, ERR_UNAVAILABLE,
+		               "vm \"%s\": %s: its VMM's monitor is busy with %s", name, what,
+		               vm_op_name(e->talk_op));
+	const struct vm_monitor_req q = {.loop = m->loop,
+	                                 .name = name,
+	                                 .monitor = e->info.paths.monitor,
+	                                 .timeout_ms = VM_MONITOR_TIMEOUT_MS,
+	                                 .done = on_talk_done,
+	                                 .data = e};
+	int r = fn(&q, &e->talk, err);
+	if (r < 0) {
+		e->talk = NULL;
+		return r;
+	}
+	e->talk_op = op;
+	e->talk_done = done;
+	e->talk_data = data;
+	/* Asked to end: kin counts it as stopping from here. */
+	if (op == VM_OP_SHUTDOWN)
+		e->info.state = VM_STATE_STOPPING;
+	return 0;
 }
 
 int vm_request_shutdown(struct vm_manager *m, const char *name)
 {
 	struct vm_entry *e = find(m, name);
-	if (!e)
-		return -ENOENT;
-	if (e->info.state == VM_STATE_EXITED)
-		return -ESRCH;
-	struct vm_talk *t = &e->talk;
-	if (t->step != TALK_NONE)
+	struct err err;
+	if (e && e->talk && e->talk_op == VM_OP_SHUTDOWN)
 		return 0; /* under way */
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	if (str_copy(sa.sun_path, sizeof(sa.sun_path), e->info.paths.monitor) < 0)
-		return -ENAMETOOLONG;
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0)
-		return -errno;
-	/* A unix connect completes at once or fails (EAGAIN: the VMM's backlog
-	 * is full, it does not accept). */
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		int r = -errno;
-		close(fd);
-		return r;
-	}
-	int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	struct itimerspec its = {.it_value = {.tv_sec = VM_MONITOR_TIMEOUT_MS / 1000,
-	                                      .tv_nsec = VM_MONITOR_TIMEOUT_MS % 1000 * 1000000L}};
-	*t = (struct vm_talk){.step = TALK_PROMPT,
-	                      .io = {.fd = fd, .fn = on_talk_io, .data = e},
-	                      .timer = {.fd = tfd, .fn = on_talk_timeout, .data = e}};
-	int r = tfd < 0 || timerfd_settime(tfd, 0, &its, NULL) < 0 ? -errno : 0;
-	if (r == 0)
-		r = ev_add(m->loop, &t->io, EPOLLIN);
-	if (r < 0) {
-		if (tfd >= 0)
-			close(tfd);
-		close(fd);
-		*t = (struct vm_talk){.step = TALK_NONE, .io = {.fd = -1}, .timer = {.fd = -1}};
-		return r;
-	}
-	if ((r = ev_add(m->loop, &t->timer, EPOLLIN)) < 0) {
-		talk_end(e);
-		return r;
-	}
-	return 0;
+	return vm_request(m, name, VM_OP_SHUTDOWN, NULL, NULL, &err);
 }
 
 int vm_kill(struct vm_manager *m, const char *name, int sig)
@@ -512,8 +491,8 @@ bool vm_settled(const struct vm_manager *m, char *why, size_t size)
 {
 	const struct vm_entry *e;
 	list_for_each(e, &m->live, node) {
-		const char *what = e->starting || e->job       ? "starting"
-		                   : e->talk.step != TALK_NONE ? "talking to its VMM's monitor"
+		const char *what = e->starting || e->job ? "starting"
+		                   : e->talk             ? "talking to its VMM's monitor"
 		                   : e->info.state == VM_STATE_STOPPING ? "stopping"
 		                                                        : NULL;
 		if (what) {

@@ -2,8 +2,9 @@
  * under TCG here), no default devices, the console on the first serial port
  * into a file, the RPC link as a virtio-serial port backed by a unix socket,
  * user networking (or the spec's tap), a virtio-9p share when the spec has
- * one, and a vhost-vsock device when the spec has a CID. */
-#include "vm/vm.h"
+ * one, and a vhost-vsock device when the spec has a CID. Its monitor is QMP
+ * (vm/qmp.c): shutdown (Ctrl-Alt-Del), pause and resume. */
+#include "vm/qmp-int.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -75,7 +76,7 @@ static int qemu_build_argv(const struct vm_spec *spec, enum vm_accel accel,
 	add(&b, "none");
 	add(&b, "-serial");
 	add(&b, "file:%s", paths->console);
-	add(&b, "-monitor");
+	add(&b, "-qmp");
 	add(&b, "unix:%s,server=on,wait=off", paths->monitor);
 	add(&b, "-kernel");
 	add(&b, "%s", spec->kernel);
@@ -139,7 +140,35 @@ static int qemu_build_argv(const struct vm_spec *spec, enum vm_accel accel,
 	return 0;
 }
 
+/* Ctrl-Alt-Del, not system_powerdown: kin as the guest's init takes the
+ * keys (SIGINT) as a reboot, which -no-reboot makes QEMU's exit; an ACPI
+ * power button event would need a daemon in the guest to act on it. */
+static int qemu_shutdown(const struct vm_monitor_req *q, struct vm_monitor_talk **ret,
+                         struct err *e)
+{
+	return vm_qmp_talk(q, "Ctrl-Alt-Del",
+	                   "{\"execute\":\"send-key\",\"arguments\":{\"keys\":["
+	                   "{\"type\":\"qcode\",\"data\":\"ctrl\"},"
+	                   "{\"type\":\"qcode\",\"data\":\"alt\"},"
+	                   "{\"type\":\"qcode\",\"data\":\"delete\"}]}}",
+	                   true, ret, e);
+}
+
+static int qemu_pause(const struct vm_monitor_req *q, struct vm_monitor_talk **ret, struct err *e)
+{
+	return vm_qmp_talk(q, "pause", "{\"execute\":\"stop\"}", false, ret, e);
+}
+
+static int qemu_resume(const struct vm_monitor_req *q, struct vm_monitor_talk **ret, struct err *e)
+{
+	return vm_qmp_talk(q, "resume", "{\"execute\":\"cont\"}", false, ret, e);
+}
+
 const struct vm_backend vm_backend_qemu = {
     .name = "qemu",
     .build_argv = qemu_build_argv,
+    .shutdown = qemu_shutdown,
+    .pause = qemu_pause,
+    .resume = qemu_resume,
+    .talk_cancel = vm_qmp_talk_cancel,
 };

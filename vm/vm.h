@@ -62,11 +62,43 @@ struct vm_paths {
 	char monitor[PATH_MAX];
 };
 
+/* What a VMM's monitor is asked, one talk at a time per VM. */
+enum vm_op { VM_OP_SHUTDOWN, VM_OP_PAUSE, VM_OP_RESUME, VM_OP_SNAPSHOT, VM_OP_RESTORE };
+const char *vm_op_name(enum vm_op op);
+
+/* One request to a VMM's monitor, as the manager hands it to a backend. */
+struct vm_monitor_req {
+	struct ev_loop *loop;
+	const char *name;    /* the VM's: errors name it */
+	const char *monitor; /* the monitor's socket (vm_paths.monitor) */
+	const char *file;    /* snapshot, restore: the state file */
+	unsigned timeout_ms;
+	/* Once, from the loop, never from inside the call that began the
+	 * talk: e NULL when the VMM took the request, else why not. */
+	void (*done)(void *data, const struct err *e);
+	void *data;
+};
+/* A backend's talk under way (its own type). */
+struct vm_monitor_talk;
+/* Begins a talk: 0 with *ret set, or -errno with e saying why (no
+ * monitor listening, out of memory). Copies what it keeps of q. */
+typedef int (*vm_monitor_fn)(const struct vm_monitor_req *q, struct vm_monitor_talk **ret,
+                             struct err *e);
+
+/* A VMM backend: one file (vm/qemu.c), nothing of it known elsewhere. */
 struct vm_backend {
 	const char *name;
 	/* Builds the VMM's argv (NULL-terminated, one allocation: free(*ret)). */
 	int (*build_argv)(const struct vm_spec *spec, enum vm_accel accel,
 	                  const struct vm_paths *paths, char ***ret_argv);
+	/* Monitor requests, each a talk in the loop with a deadline. NULL:
+	 * the backend cannot (the manager answers -EOPNOTSUPP). shutdown
+	 * asks the guest to end without RPC, as Ctrl-Alt-Del does (kin as
+	 * the guest's init takes it as a reboot, the VMM makes that its
+	 * exit); snapshot and restore are for a later backend change. */
+	vm_monitor_fn shutdown, pause, resume, snapshot, restore;
+	/* Ends a talk before it is done (done is not called); NULL-safe. */
+	void (*talk_cancel)(struct vm_monitor_talk *t);
 };
 extern const struct vm_backend vm_backend_qemu;
 
@@ -102,6 +134,7 @@ struct vm_info {
 	enum vm_accel accel;
 	unsigned cpus, memory_mb;
 	int exit_status; /* once exited: exit code or 128+signal */
+	bool paused;     /* its VMM took VM_OP_PAUSE, not VM_OP_RESUME since */
 	uint64_t started_ns;
 	uint32_t vsock_cid; /* 0: no vsock device */
 	char cell[128];     /* the runner's word on where the VMM runs, "" for a
@@ -176,13 +209,22 @@ int vm_get(struct vm_manager *m, const char *name, struct vm_info *ret);
 /* Calls fn for each VM, in start order. */
 void vm_foreach(struct vm_manager *m, void (*fn)(const struct vm_info *info, void *data),
                 void *data);
-/* Asks the guest to shut down without RPC: Ctrl-Alt-Del through the VMM's
- * monitor, which kin (as the guest's init) takes as a reboot, and the VMM,
- * started with -no-reboot, turns into its exit. The talk runs in the loop
- * (at most VM_MONITOR_TIMEOUT_MS; a monitor that never answers is logged,
- * the caller's stop deadline still holds): 0 once the monitor is
- * connected, -errno when it cannot be (no VMM listening). */
+/* Asks VM name's VMM, through its monitor (the backend's: QEMU's QMP), to
+ * do op. The talk runs in the loop, at most VM_MONITOR_TIMEOUT_MS; its end
+ * is told to done (may be NULL) from the loop, e NULL when the VMM took
+ * it. Returns 0 with the talk under way, or -errno with e set (its code
+ * err_code_from_errno's but for these): -ENOENT no such VM, -ESRCH it has
+ * exited, -EAGAIN (UNAVAILABLE) it is starting, -EOPNOTSUPP
+ * (UNIMPLEMENTED) the backend cannot, -EBUSY (UNAVAILABLE) another talk
+ * is under way, or the socket's error (no VMM listening). */
 #define VM_MONITOR_TIMEOUT_MS 2000
+typedef void (*vm_request_done_fn)(void *data, const char *name, enum vm_op op,
+                                   const struct err *e);
+int vm_request(struct vm_manager *m, const char *name, enum vm_op op, vm_request_done_fn done,
+               void *data, struct err *e);
+/* Asks the guest to shut down without RPC (VM_OP_SHUTDOWN, no done: a
+ * monitor that never answers is logged, the caller's stop deadline still
+ * holds): 0 once the talk is under way, also when one already is. */
 int vm_request_shutdown(struct vm_manager *m, const char *name);
 int vm_kill(struct vm_manager *m, const char *name, int sig);
 /* Forgets an exited VM (its state dir stays for post-mortems). */

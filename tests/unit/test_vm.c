@@ -409,8 +409,8 @@ TEST(vm_restore_records)
 	CHECK(fixture_teardown(&x));
 }
 
-/* The VMM's monitor, played by the test: listening at the VM's
- * monitor.sock; the manager's Ctrl-Alt-Del talk runs in the loop. */
+/* The VMM's QMP monitor, played by the test: listening at the VM's
+ * monitor.sock; the manager's talks run in the loop. */
 static int monitor_listen(const char *path)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
@@ -426,14 +426,63 @@ static int monitor_listen(const char *path)
 	return fd;
 }
 
-TEST(vm_shutdown_monitor_in_loop)
+/* One QMP talk answered: the greeting, capabilities, then the command
+ * (returned as heard, its line's end cut) answered with reply. */
+static void qmp_serve(struct ev_loop *loop, int lfd, const char *reply, char *heard, size_t size)
+{
+	static const char greet[] = "{\"QMP\": {\"version\": {}, \"capabilities\": []}}\r\n";
+	int mon = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	CHECK(mon >= 0);
+	const char *says[] = {greet, "{\"return\": {}}\r\n", reply};
+	for (size_t k = 0; k < ARRAY_SIZE(says); k++) {
+		CHECK_EQ(send(mon, says[k], strlen(says[k]), MSG_NOSIGNAL),
+		         (ssize_t)strlen(says[k]));
+		if (k == 2)
+			break;
+		ssize_t n = 0;
+		for (int i = 0; i < 25 && n <= 0; i++) {
+			ev_run_once(loop, 20);
+			n = recv(mon, heard, size - 1, MSG_DONTWAIT);
+		}
+		heard[n > 0 ? n : 0] = '\0';
+		heard[strcspn(heard, "\n")] = '\0';
+	}
+	for (int i = 0; i < 5; i++)
+		ev_run_once(loop, 20);
+	char c;
+	CHECK_EQ(read(mon, &c, 1), 0); /* done: kin hung up */
+	close(mon);
+}
+
+struct told {
+	int n;
+	enum vm_op op;
+	struct err e;
+	bool failed;
+};
+
+static void on_told(void *data, const char *name, enum vm_op op, const struct err *e)
+{
+	struct told *t = data;
+	(void)name;
+	t->n++;
+	t->op = op;
+	t->failed = e != NULL;
+	if (e)
+		t->e = *e;
+}
+
+TEST(vm_monitor_requests)
 {
 	struct fixture x;
 	CHECK(fixture_setup(&x, LOG_ERR_)); /* the hung monitor's warning is expected */
 	struct vm_manager *m = x.m;
 	struct ev_loop *loop = x.loop;
 	struct err err = {0};
+	struct told t = {0};
+	char heard[256];
 	CHECK_EQ(vm_start(m, &x.spec, &err), 0);
+	CHECK_EQ(vm_request(m, "g1", VM_OP_PAUSE, on_told, &t, &err), -EAGAIN); /* starting */
 	checked(&x, 0, 0);
 	struct vm_info info;
 	CHECK_EQ(vm_get(m, "g1", &info), 0);
@@ -441,14 +490,25 @@ TEST(vm_shutdown_monitor_in_loop)
 
 	/* No monitor at all: refused at once, naming why. */
 	CHECK(vm_request_shutdown(m, "g1") < 0);
-	/* A monitor that never prompts: the call returns at once (it used to
-	 * block on the socket), and the loop gives up on it later. */
+	CHECK_EQ(vm_request(m, "nope", VM_OP_PAUSE, NULL, NULL, &err), -ENOENT);
+	/* Room for snapshot and restore: the QEMU backend has none yet. */
+	CHECK_EQ(vm_request(m, "g1", VM_OP_SNAPSHOT, NULL, NULL, &err), -EOPNOTSUPP);
+	CHECK_EQ(err.code, ERR_UNIMPLEMENTED);
+	CHECK_STR(err.msg, "vm \"g1\": the qemu backend cannot snapshot");
+
+	/* A monitor that never greets: the call returns at once, and the
+	 * loop gives up on it later. */
 	int lfd = monitor_listen(info.paths.monitor);
 	CHECK(lfd >= 0);
 	uint64_t t0 = now_monotonic_ns();
 	CHECK_EQ(vm_request_shutdown(m, "g1"), 0);
 	CHECK((now_monotonic_ns() - t0) / 1000000 < 200);
 	CHECK_EQ(vm_request_shutdown(m, "g1"), 0); /* under way: no second talk */
+	CHECK_EQ(vm_request(m, "g1", VM_OP_PAUSE, NULL, NULL, &err), -EBUSY);
+	CHECK_EQ(vm_get(m, "g1", &info), 0);
+	CHECK_EQ(info.state, VM_STATE_STOPPING);
+	char why[128];
+	CHECK(!vm_settled(m, why, sizeof(why)));
 	int hung = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 	CHECK(hung >= 0);
 	while ((now_monotonic_ns() - t0) / 1000000 < VM_MONITOR_TIMEOUT_MS + 500)
@@ -457,33 +517,33 @@ TEST(vm_shutdown_monitor_in_loop)
 	CHECK_EQ(read(hung, &c, 1), 0); /* the manager hung up on it */
 	close(hung);
 
-	/* A monitor that answers: the key goes after the first prompt. */
+	/* A monitor that answers: Ctrl-Alt-Del through QMP's send-key. */
 	CHECK_EQ(vm_request_shutdown(m, "g1"), 0);
-	int mon = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-	CHECK(mon >= 0);
-	static const char banner[] = "QEMU 7.2.0 monitor - type 'help' for more information\n(qe";
-	CHECK_EQ(write(mon, banner, sizeof(banner) - 1), (ssize_t)sizeof(banner) - 1);
-	ev_run_once(loop, 100);
-	CHECK_EQ(write(mon, "mu) ", 4), 4); /* the prompt split across reads */
-	char got[64] = "";
-	ssize_t n = 0;
-	for (int i = 0; i < 20 && n <= 0; i++) {
-		ev_run_once(loop, 50);
-		n = recv(mon, got, sizeof(got) - 1, MSG_DONTWAIT);
-	}
-	CHECK(n > 0);
-	got[n > 0 ? n : 0] = '\0';
-	CHECK_STR(got, "sendkey ctrl-alt-delete\n");
+	qmp_serve(loop, lfd, "{\"return\": {}}\r\n", heard, sizeof(heard));
+	CHECK_STR(heard, "{\"execute\":\"send-key\",\"arguments\":{\"keys\":[{\"type\":\"qcode\","
+	                 "\"data\":\"ctrl\"},{\"type\":\"qcode\",\"data\":\"alt\"},{\"type\":"
+	                 "\"qcode\",\"data\":\"delete\"}]}}");
+
+	/* Pause and resume: QMP stop and cont, the owner told, info follows. */
+	CHECK_EQ(vm_request(m, "g1", VM_OP_PAUSE, on_told, &t, &err), 0);
+	qmp_serve(loop, lfd, "{\"return\": {}}\r\n", heard, sizeof(heard));
+	CHECK_STR(heard, "{\"execute\":\"stop\"}");
+	CHECK(t.n == 1 && t.op == VM_OP_PAUSE && !t.failed);
 	CHECK_EQ(vm_get(m, "g1", &info), 0);
-	CHECK_EQ(info.state, VM_STATE_STOPPING);
-	CHECK_EQ(write(mon, "\r\n(qemu) ", 10), 10);
-	for (int i = 0; i < 5; i++)
-		ev_run_once(loop, 20);
-	CHECK_EQ(read(mon, &c, 1), 0); /* done: closed */
-	close(mon);
+	CHECK(info.paused);
+	CHECK_EQ(vm_request(m, "g1", VM_OP_RESUME, on_told, &t, &err), 0);
+	qmp_serve(loop, lfd, "{\"error\": {\"class\": \"GenericError\", \"desc\": \"no\"}}\r\n",
+	          heard, sizeof(heard));
+	CHECK_STR(heard, "{\"execute\":\"cont\"}");
+	CHECK(t.n == 2 && t.op == VM_OP_RESUME && t.failed);
+	CHECK_STR(t.e.msg, "vm \"g1\": resume: the VMM refused it: GenericError: no");
+	CHECK_EQ(vm_get(m, "g1", &info), 0);
+	CHECK(info.paused); /* refused: still paused */
+	CHECK(vm_settled(m, why, sizeof(why)) || strstr(why, "stopping"));
 	close(lfd);
 
 	vm_vmm_exited(m, "g1", info.pid, 0);
+	CHECK_EQ(vm_request(m, "g1", VM_OP_RESUME, NULL, NULL, &err), -ESRCH);
 	CHECK(fixture_teardown(&x));
 }
 
