@@ -19,7 +19,7 @@ struct run_state {
 	int status;
 	int console_fd;
 	bool stream;
-	uint64_t stop_deadline_ns, stop_timeout_ms, run_deadline_ns;
+	uint64_t stop_timeout_ms, run_deadline_ns;
 	/* from the flags */
 	struct vm_spec spec;
 	const char *state_dir;
@@ -80,15 +80,16 @@ static void pump_console(struct run_state *s)
 		(void)!write_all(STDOUT_FILENO, buf, (size_t)n);
 }
 
+/* The manager's stop (no link here: the monitor, then SIGKILL). */
 static void begin_stop(struct run_state *s, const char *why)
 {
+	struct err e = {0};
 	if (s->stopping)
 		return;
 	s->stopping = true;
-	s->stop_deadline_ns = now_monotonic_ns() + s->stop_timeout_ms * 1000000ull;
-	int r = vm_request_shutdown(s->m, s->name);
+	int r = vm_stop(s->m, s->name, s->stop_timeout_ms, &e);
 	fprintf(stderr, "kin vm: %s: asking the guest to shut down%s%s\n", why,
-	        r < 0 ? " failed: " : "", r < 0 ? strerror(-r) : "");
+	        r < 0 ? " failed: " : "", r < 0 ? e.msg : "");
 }
 
 static int append_word(char *cmd, size_t size, const char *w)
@@ -244,15 +245,8 @@ static void run_loop(struct run_state *s, struct ev_loop *loop, struct child_tab
 		if (s->console_fd < 0)
 			s->console_fd = open(info->paths.console, O_RDONLY | O_CLOEXEC);
 		pump_console(s);
-		uint64_t now = now_monotonic_ns();
-		if (s->run_deadline_ns && now > s->run_deadline_ns && !s->stopping)
+		if (s->run_deadline_ns && now_monotonic_ns() > s->run_deadline_ns && !s->stopping)
 			begin_stop(s, "--timeout reached");
-		if (s->stopping && now > s->stop_deadline_ns) {
-			fprintf(stderr,
-			        "kin vm: the guest did not stop in time; killing the VMM\n");
-			vm_kill(s->m, s->name, SIGKILL);
-			s->stop_deadline_ns = UINT64_MAX;
-		}
 	}
 	pump_console(s);
 }

@@ -4,45 +4,12 @@
  * tracked by pidfd or by the owner's runner (in a cell), which reports its
  * setup's verdict and its end; either way the end is recorded and
  * reported, never missed. */
-#include "vm/vm.h"
+#include "vm/manager-int.h"
 #include "lib/state.h"
 
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-
-/* What a start needs between vm_start and the VMM's spawn. */
-struct vm_start_job {
-	struct vm_spec spec;
-	char **argv;              /* one allocation */
-	struct child_call *check; /* the files' check, until it answers */
-};
-
-struct vm_entry {
-	struct list_node node; /* in vm_manager.live while the slot is used */
-	struct vm_info info;
-	struct child *child;      /* plain child; NULL once exited */
-	bool by_runner;           /* started through the runner */
-	bool starting;            /* vm_start began; events.started not told yet */
-	struct vm_start_job *job; /* while its files are checked */
-	struct vm_manager *m;
-	/* A monitor request under way (the backend's talk), and who waits. */
-	struct vm_monitor_talk *talk;
-	enum vm_op talk_op;
-	vm_request_done_fn talk_done;
-	void *talk_data;
-};
-
-struct vm_manager {
-	struct ev_loop *loop;
-	struct child_table *children;
-	char state_dir[PATH_MAX];
-	struct vm_events events;
-	const struct vm_backend *backend;
-	struct vm_runner runner;     /* start NULL: plain children */
-	struct vm_entry vms[VM_MAX]; /* the slots */
-	struct list_node live;       /* the used ones, in start order */
-};
 
 int vm_manager_new(struct ev_loop *loop, struct child_table *children, const char *state_dir,
                    const struct vm_events *events, struct vm_manager **ret)
@@ -70,7 +37,6 @@ void vm_manager_set_runner(struct vm_manager *m, const struct vm_runner *r)
 	m->runner = r ? *r : (struct vm_runner){0};
 }
 
-static void talk_end(struct vm_entry *e);
 static void job_free(struct vm_entry *e);
 
 void vm_manager_free(struct vm_manager *m)
@@ -80,7 +46,7 @@ void vm_manager_free(struct vm_manager *m)
 	struct vm_entry *e;
 	list_for_each(e, &m->live, node) {
 		job_free(e);
-		talk_end(e);
+		vm_control_end(e);
 	}
 	free(m);
 }
@@ -101,7 +67,7 @@ int vm_cid_pick(const uint32_t *live, size_t n, uint32_t *ret)
 	return -ENOSPC;
 }
 
-static struct vm_entry *find(struct vm_manager *m, const char *name)
+struct vm_entry *vm_entry_find(struct vm_manager *m, const char *name)
 {
 	struct vm_entry *e;
 	list_for_each(e, &m->live, node)
@@ -112,6 +78,7 @@ static struct vm_entry *find(struct vm_manager *m, const char *name)
 
 static void vmm_ended(struct vm_entry *e, int status)
 {
+	vm_stop_over(e);
 	e->child = NULL;
 	e->info.state = VM_STATE_EXITED;
 	e->info.exit_status = status;
@@ -127,7 +94,7 @@ static void on_vmm_exit(const siginfo_t *si, void *data)
 
 void vm_vmm_exited(struct vm_manager *m, const char *name, pid_t pid, int status)
 {
-	struct vm_entry *e = find(m, name);
+	struct vm_entry *e = vm_entry_find(m, name);
 	if (e && e->by_runner && e->info.pid == pid && e->info.state != VM_STATE_EXITED)
 		vmm_ended(e, status);
 }
@@ -145,7 +112,7 @@ static void job_free(struct vm_entry *e)
 static void entry_drop(struct vm_entry *e)
 {
 	job_free(e);
-	talk_end(e);
+	vm_control_end(e);
 	if (e->by_runner && e->m->runner.release)
 		e->m->runner.release(e->m->runner.data, e->info.name);
 	list_remove(&e->node);
@@ -168,7 +135,7 @@ static uint32_t cid_for_new(struct vm_manager *m)
 /* The slot a new VM takes; an exited VM of the same name gives way. */
 static int slot_take(struct vm_manager *m, const char *name, struct vm_entry **ret, struct err *e)
 {
-	struct vm_entry *old = find(m, name);
+	struct vm_entry *old = vm_entry_find(m, name);
 	if (old && old->info.state != VM_STATE_EXITED)
 		return err_set(e, -EEXIST, ERR_ALREADY_EXISTS, "vm \"%s\" already exists", name);
 	if (old)
@@ -284,7 +251,7 @@ static void on_checked(int result, const struct err *err, void *data)
 
 void vm_vmm_started(struct vm_manager *m, const char *name, pid_t pid, const struct err *err)
 {
-	struct vm_entry *e = find(m, name);
+	struct vm_entry *e = vm_entry_find(m, name);
 	if (e && e->by_runner && e->starting && !e->job && e->info.pid == pid)
 		start_told(e, err);
 }
@@ -315,6 +282,7 @@ int vm_start(struct vm_manager *m, const struct vm_spec *spec, struct err *e)
 	job->argv = TAKE_PTR(argv);
 	/* by_runner from here: what prepare makes goes with the entry. */
 	*slot = (struct vm_entry){.m = m,
+	                          .stop.timer.fd = -1,
 	                          .info = info,
 	                          .starting = true,
 	                          .job = job,
@@ -339,7 +307,7 @@ int vm_start(struct vm_manager *m, const struct vm_spec *spec, struct err *e)
 
 int vm_get(struct vm_manager *m, const char *name, struct vm_info *ret)
 {
-	struct vm_entry *e = find(m, name);
+	struct vm_entry *e = vm_entry_find(m, name);
 	if (!e)
 		return -ENOENT;
 	*ret = e->info;
@@ -354,108 +322,9 @@ void vm_foreach(struct vm_manager *m, void (*fn)(const struct vm_info *info, voi
 		fn(&e->info, data);
 }
 
-static void talk_end(struct vm_entry *e)
-{
-	if (!e->talk)
-		return;
-	e->m->backend->talk_cancel(e->talk);
-	e->talk = NULL;
-}
-
-const char *vm_op_name(enum vm_op op)
-{
-	static const char *const names[] = {"shutdown", "pause", "resume", "snapshot", "restore"};
-	return (unsigned)op < ARRAY_SIZE(names) ? names[op] : "?";
-}
-
-static void on_talk_done(void *data, const struct err *err)
-{
-	struct vm_entry *e = data;
-	enum vm_op op = e->talk_op;
-	vm_request_done_fn done = e->talk_done;
-	void *done_data = e->talk_data;
-	e->talk = NULL;
-	e->talk_done = NULL;
-	if (err)
-		log_msg(op == VM_OP_SHUTDOWN ? LOG_WARN_ : LOG_INFO_, "%s", err->msg);
-	else
-		log_debug("vm \"%s\": the VMM took %s", e->info.name, vm_op_name(op));
-	if (!err && (op == VM_OP_PAUSE || op == VM_OP_RESUME))
-		e->info.paused = op == VM_OP_PAUSE;
-	if (done)
-		done(done_data, e->info.name, op, err);
-}
-
-static vm_monitor_fn backend_op(const struct vm_backend *b, enum vm_op op)
-{
-	switch (op) {
-	case VM_OP_SHUTDOWN:
-		return b->shutdown;
-	case VM_OP_PAUSE:
-		return b->pause;
-	case VM_OP_RESUME:
-		return b->resume;
-	case VM_OP_SNAPSHOT:
-		return b->snapshot;
-	case VM_OP_RESTORE:
-		return b->restore;
-	}
-	return NULL;
-}
-
-int vm_request(struct vm_manager *m, const char *name, enum vm_op op, vm_request_done_fn done,
-               void *data, struct err *err)
-{
-	struct vm_entry *e = find(m, name);
-	const char *what = vm_op_name(op);
-	if (!e)
-		return err_set(err, -ENOENT, ERR_NOT_FOUND, "vm \"%s\" does not exist", name);
-	if (e->info.state == VM_STATE_EXITED)
-		return err_set(err, -ESRCH, ERR_FAILED_PRECONDITION,
-		               "vm \"%s\": %s: its VMM has exited", name, what);
-	if (e->starting || e->job)
-		return err_set(err, -EAGAIN, ERR_UNAVAILABLE, "vm \"%s\": %s: it is starting", name,
-		               what);
-	vm_monitor_fn fn = backend_op(m->backend, op);
-	if (!fn)
-		return err_set(err, -EOPNOTSUPP, ERR_UNIMPLEMENTED,
-		               "vm \"%s\": the %s backend cannot %s", name, m->backend->name, what);
-	if (e->talk)
-		return err_set(err, -EBUSY, ERR_UNAVAILABLE,
-		               "vm \"%s\": %s: its VMM's monitor is busy with %s", name, what,
-		               vm_op_name(e->talk_op));
-	const struct vm_monitor_req q = {.loop = m->loop,
-	                                 .name = name,
-	                                 .monitor = e->info.paths.monitor,
-	                                 .timeout_ms = VM_MONITOR_TIMEOUT_MS,
-	                                 .done = on_talk_done,
-	                                 .data = e};
-	int r = fn(&q, &e->talk, err);
-	if (r < 0) {
-		e->talk = NULL;
-		return r;
-	}
-	e->talk_op = op;
-	e->talk_done = done;
-	e->talk_data = data;
-	/* Asked to end: kin counts it as stopping from here. */
-	if (op == VM_OP_SHUTDOWN)
-		e->info.state = VM_STATE_STOPPING;
-	return 0;
-}
-
-int vm_request_shutdown(struct vm_manager *m, const char *name)
-{
-	struct vm_entry *e = find(m, name);
-	struct err err;
-	if (e && e->talk && e->talk_op == VM_OP_SHUTDOWN)
-		return 0; /* under way */
-	return vm_request(m, name, VM_OP_SHUTDOWN, NULL, NULL, &err);
-}
-
 int vm_kill(struct vm_manager *m, const char *name, int sig)
 {
-	struct vm_entry *e = find(m, name);
+	struct vm_entry *e = vm_entry_find(m, name);
 	if (!e)
 		return -ENOENT;
 	if (e->info.state == VM_STATE_EXITED)
@@ -468,6 +337,7 @@ int vm_kill(struct vm_manager *m, const char *name, int sig)
 		return 0;
 	}
 	e->info.state = VM_STATE_STOPPING;
+	e->stop.killed |= sig == SIGKILL; /* the stop's deadline has nothing left to do */
 	if (e->by_runner)
 		return e->m->runner.signal ? e->m->runner.signal(e->m->runner.data, name, sig)
 		                           : -EOPNOTSUPP;
@@ -476,7 +346,7 @@ int vm_kill(struct vm_manager *m, const char *name, int sig)
 
 int vm_forget(struct vm_manager *m, const char *name)
 {
-	struct vm_entry *e = find(m, name);
+	struct vm_entry *e = vm_entry_find(m, name);
 	if (!e)
 		return -ENOENT;
 	if (e->info.state != VM_STATE_EXITED)
@@ -544,7 +414,7 @@ static const struct state_num vm_nums[] = {
 
 void vm_save(struct vm_manager *m, const char *name, struct state_w *w, uint16_t tag)
 {
-	struct vm_entry *e = find(m, name);
+	struct vm_entry *e = vm_entry_find(m, name);
 	if (!e)
 		return;
 	const struct vm_info *i = &e->info;
@@ -622,12 +492,13 @@ int vm_restore(struct vm_manager *m, const struct state_field *f, struct vm_info
 	str_copy(ret->name, sizeof(ret->name), valid_name ? i.name : "");
 	bool by_runner = n.by_runner != 0;
 	/* The runner's own names only: a record cannot make it drop another. */
-	bool ours = valid_name && !find(m, i.name) && (m->runner.start != NULL) == by_runner;
+	bool ours =
+	    valid_name && !vm_entry_find(m, i.name) && (m->runner.start != NULL) == by_runner;
 	i.state = n.state == VM_STATE_EXITED ? VM_STATE_EXITED : VM_STATE_RUNNING;
 	i.pid = n.pid && n.pid <= INT32_MAX && n.pid != (uint64_t)getpid() ? (pid_t)n.pid : 0;
 	if (e < 0 || !valid_name)
 		return give_up(m, &i, by_runner, false, why, size, "its record does not read");
-	if (find(m, i.name))
+	if (vm_entry_find(m, i.name))
 		return give_up(m, &i, by_runner, false, why, size, "a second VM of that name");
 	if ((m->runner.start != NULL) != by_runner)
 		return give_up(m, &i, by_runner, false, why, size,
@@ -672,7 +543,7 @@ int vm_restore(struct vm_manager *m, const struct state_field *f, struct vm_info
 				return give_up(m, &i, by_runner, ours, why, size,
 				               "a vsock CID another VM holds");
 	}
-	*slot = (struct vm_entry){.m = m, .info = i, .by_runner = by_runner};
+	*slot = (struct vm_entry){.m = m, .info = i, .by_runner = by_runner, .stop.timer.fd = -1};
 	if (i.state == VM_STATE_RUNNING) {
 		struct err err = {0};
 		int k = by_runner ? -EOPNOTSUPP

@@ -227,6 +227,27 @@ int vm_request(struct vm_manager *m, const char *name, enum vm_op op, vm_request
  * holds): 0 once the talk is under way, also when one already is. */
 int vm_request_shutdown(struct vm_manager *m, const char *name);
 int vm_kill(struct vm_manager *m, const char *name, int sig);
+
+/* The stop. vm/ speaks no RPC: powering a guest off over its link is its
+ * owner's hook. poweroff returns 0 once asked (a failure is told later
+ * through vm_stop_poweroff_failed), < 0 when it cannot be asked. */
+struct vm_stop_hooks {
+	int (*poweroff)(void *data, const char *name);
+	void *data;
+};
+void vm_manager_set_stop_hooks(struct vm_manager *m, const struct vm_stop_hooks *h);
+/* Stops VM name, in the loop: power off over the link (the hook), else (no
+ * hook, it cannot be asked, or it failed) a shutdown request through the
+ * monitor, and SIGKILL of the VMM once timeout_ms (0: the default) has
+ * passed. Its end is events.exited, as every VMM's. A stop under way goes
+ * on with the nearer deadline. A VM whose files are still checked ends
+ * its start at once (vm_kill's CANCELLED). -ENOENT, -ESRCH (exited), e
+ * set. */
+#define VM_STOP_TIMEOUT_DEFAULT_MS 30000
+int vm_stop(struct vm_manager *m, const char *name, uint64_t timeout_ms, struct err *e);
+/* The owner's word: the power off it was asked for failed; the stop goes
+ * on to its next step. */
+void vm_stop_poweroff_failed(struct vm_manager *m, const char *name);
 /* Forgets an exited VM (its state dir stays for post-mortems). */
 int vm_forget(struct vm_manager *m, const char *name);
 

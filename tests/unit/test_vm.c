@@ -547,6 +547,108 @@ TEST(vm_monitor_requests)
 	CHECK(fixture_teardown(&x));
 }
 
+/* A connection to the test's monitor within a second, or -1. */
+static int accept_soon(struct ev_loop *loop, int lfd)
+{
+	for (int i = 0; i < 50; i++) {
+		int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (fd >= 0)
+			return fd;
+		ev_run_once(loop, 20);
+	}
+	return -1;
+}
+
+/* The owner's power-off hook, as api/vm.c's: asked, or refused (-1). */
+struct poweroffs {
+	int asked;
+	int answer;
+};
+
+static int fake_poweroff(void *data, const char *name)
+{
+	struct poweroffs *p = data;
+	(void)name;
+	p->asked++;
+	return p->answer;
+}
+
+/* The stop escalates in vm/: the owner's power off, then (it failed) the
+ * monitor's shutdown, then SIGKILL at the deadline; a nearer deadline
+ * wins; the VMM's end ends it. */
+TEST(vm_stop_escalates)
+{
+	struct fixture x;
+	CHECK(fixture_setup(&x, LOG_ERR_)); /* the kill's warning is expected */
+	struct vm_manager *m = x.m;
+	struct err err = {0};
+	struct poweroffs p = {0};
+	struct vm_stop_hooks hooks = {.poweroff = fake_poweroff, .data = &p};
+	vm_manager_set_stop_hooks(m, &hooks);
+	CHECK_EQ(vm_stop(m, "nope", 0, &err), -ENOENT);
+	CHECK_EQ(vm_start(m, &x.spec, &err), 0);
+	checked(&x, 0, 0);
+	struct vm_info info;
+	CHECK_EQ(vm_get(m, "g1", &info), 0);
+	vm_vmm_started(m, "g1", info.pid, NULL);
+	int lfd = monitor_listen(info.paths.monitor);
+	CHECK(lfd >= 0 && fd_set_nonblock(lfd, true) == 0);
+
+	/* Asked over the link: nothing else until it fails. */
+	uint64_t t0 = now_monotonic_ns();
+	CHECK_EQ(vm_stop(m, "g1", 5000, &err), 0);
+	CHECK_EQ(p.asked, 1);
+	CHECK_EQ(vm_get(m, "g1", &info), 0);
+	CHECK_EQ(info.state, VM_STATE_STOPPING);
+	char why[128];
+	CHECK(!vm_settled(m, why, sizeof(why)));
+	ev_run_once(x.loop, 20);
+	int mon = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	CHECK(mon < 0); /* no monitor talk yet */
+	/* It failed: the monitor's shutdown follows. */
+	vm_stop_poweroff_failed(m, "g1");
+	mon = accept_soon(x.loop, lfd);
+	CHECK(mon >= 0);
+	/* A nearer deadline wins; at it, SIGKILL (the monitor silent). */
+	CHECK_EQ(vm_stop(m, "g1", 300, &err), 0);
+	CHECK_EQ(p.asked, 1); /* one stop, not two */
+	for (int i = 0; i < 40 && x.f.signals == 0; i++)
+		ev_run_once(x.loop, 20);
+	CHECK_EQ(x.f.signals, 1);
+	CHECK_EQ(x.f.last_sig, SIGKILL);
+	uint64_t ms = (now_monotonic_ns() - t0) / 1000000;
+	CHECK(ms >= 250 && ms < 1500);
+	vm_vmm_exited(m, "g1", info.pid, 137);
+	CHECK_EQ(x.f.exits, 1);
+	if (mon >= 0)
+		close(mon);
+
+	/* No hook to ask (refused at once): straight to the monitor. */
+	p.answer = -1;
+	CHECK_EQ(vm_start(m, &x.spec, &err), 0);
+	checked(&x, 1, 0);
+	CHECK_EQ(vm_get(m, "g1", &info), 0);
+	vm_vmm_started(m, "g1", info.pid, NULL);
+	close(lfd); /* a start removes the old socket */
+	lfd = monitor_listen(info.paths.monitor);
+	CHECK(lfd >= 0 && fd_set_nonblock(lfd, true) == 0);
+	CHECK_EQ(vm_stop(m, "g1", 5000, &err), 0);
+	CHECK_EQ(p.asked, 2);
+	mon = accept_soon(x.loop, lfd);
+	CHECK(mon >= 0);
+	/* The VMM ends: the stop's timer goes, no kill at its deadline. */
+	vm_vmm_exited(m, "g1", info.pid, 0);
+	CHECK_EQ(vm_stop(m, "g1", 0, &err), -ESRCH);
+	CHECK(vm_settled(m, why, sizeof(why)) || strstr(why, "monitor"));
+	if (mon >= 0)
+		close(mon);
+	for (int i = 0; i < 5; i++)
+		ev_run_once(x.loop, 20);
+	CHECK_EQ(x.f.signals, 1);
+	close(lfd);
+	CHECK(fixture_teardown(&x));
+}
+
 /* The codes api/vm.c used to derive from the errno: the same ones. */
 TEST(vm_spec_validate_errors)
 {
