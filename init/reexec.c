@@ -527,7 +527,7 @@ static void do_exec(struct init_reexec *rx)
 	if (s->link) { /* its connection went with the handover: open the port again */
 		init_link_free(s->link);
 		s->link = NULL;
-		if (init_link_start(s->loop, s->rpc, &s->link) < 0)
+		if (init_link_start(s->loop, s->rpc, &s->cfg->guest, &s->link) < 0)
 			log_warn("rpc: cannot watch for the VM link again");
 	}
 	err_set_errno(&err, r, "re-exec: exec of %s failed: %s; this kin goes on", rx->binary,

@@ -33,8 +33,8 @@ struct vm_spec {
 	uint32_t vsock_cid;           /* the backend adds a vhost-vsock device with this
 	                               * guest CID when non-zero; vm_start sets it */
 	/* A host directory the guest's kin mounts at share_at before it is
-	 * ready (virtio-9p, tag VM_SHARE_TAG; kin.share= on its command
-	 * line): a shim's pod directory. Both or neither. */
+	 * ready (the backend's share kind, kin.share= and kin.share.dev= on
+	 * its command line): a shim's pod directory. Both or neither. */
 	char share[PATH_MAX];
 	char share_at[PATH_MAX];
 	/* The guest's NIC: QEMU's user network (VM_GUEST_NET) by default, or
@@ -47,13 +47,37 @@ struct vm_spec {
 	char guest_ip[128];
 };
 
-#define VM_SHARE_TAG "kinshare"
-
-/* Where a VM's files live: console.log, link.sock (the RPC link, a
- * virtio-serial port named VM_LINK_PORT_NAME in the guest), monitor.sock. */
+/* Where a VM's files live: console.log, link.sock (the RPC link: the
+ * backend's link device in the guest), monitor.sock. */
 #define VM_STATE_DIR_DEFAULT "/run/kin/vm"
-#define VM_LINK_PORT_NAME    "org.kin.rpc"
 #define VM_GUEST_NET         "ip=10.0.2.15::10.0.2.2:255.255.255.0::eth0:off"
+
+/* How the host<->guest link and the share reach the guest: a kind of
+ * device and its name there. Each backend has its own; the guest's kin
+ * learns them from its command line (kin.link=KIND:NAME, kin.share.dev=
+ * KIND:TAG, vm_guest_words), and a command line without them means QEMU's
+ * (a host kin from before them). A guest kin from before them ignores the
+ * words (an unknown option) and assumes QEMU's. */
+enum vm_link_kind { VM_LINK_VIRTIO_SERIAL }; /* a port named NAME: "virtio-serial" */
+enum vm_share_kind { VM_SHARE_9P };          /* a virtio-9p mount tag: "9p" */
+#define VM_GUEST_NAME_MAX 63
+struct vm_guest_kinds {
+	enum vm_link_kind link;
+	char link_name[VM_GUEST_NAME_MAX + 1];
+	enum vm_share_kind share;
+	char share_tag[VM_GUEST_NAME_MAX + 1];
+};
+#define VM_GUEST_KINDS_QEMU                                                                        \
+	{                                                                                          \
+		VM_LINK_VIRTIO_SERIAL, "org.kin.rpc", VM_SHARE_9P, "kinshare"                      \
+	}
+extern const struct vm_guest_kinds vm_guest_kinds_default;
+/* The words for the guest's command line (the share's only with share). */
+int vm_guest_words(const struct vm_guest_kinds *k, bool share, char *buf, size_t size);
+/* A guest's kin.link or kin.share.dev value into k: -ENOENT for another
+ * key, -EINVAL for a kind it does not know or a bad name ([A-Za-z0-9._-],
+ * at most VM_GUEST_NAME_MAX). */
+int vm_guest_option(struct vm_guest_kinds *k, const char *key, const char *value);
 
 struct vm_paths {
 	char dir[PATH_MAX];
@@ -91,6 +115,9 @@ struct vm_backend {
 	/* Builds the VMM's argv (NULL-terminated, one allocation: free(*ret)). */
 	int (*build_argv)(const struct vm_spec *spec, enum vm_accel accel,
 	                  const struct vm_paths *paths, char ***ret_argv);
+	/* How the link and the share reach the guest; build_argv tells its
+	 * kin (vm_guest_words). */
+	struct vm_guest_kinds guest;
 	/* Monitor requests, each a talk in the loop with a deadline. NULL:
 	 * the backend cannot (the manager answers -EOPNOTSUPP). shutdown
 	 * asks the guest to end without RPC, as Ctrl-Alt-Del does (kin as

@@ -705,7 +705,7 @@ TEST(vm_qemu_argv_share_and_tap)
 	          "local,id=fs0,path=/run/kin/shim/k8s.io/p/pod,security_model=passthrough,"
 	          "multidevs=remap");
 	CHECK_STR(argv ? argv_find(argv, "virtio-9p-pci") : NULL,
-	          "virtio-9p-pci,fsdev=fs0,mount_tag=" VM_SHARE_TAG);
+	          "virtio-9p-pci,fsdev=fs0,mount_tag=kinshare");
 	CHECK_STR(argv ? argv_find(argv, "tap,") : NULL,
 	          "tap,id=net0,ifname=tap0,script=no,downscript=no,vnet_hdr=on");
 	CHECK_STR(argv ? argv_find(argv, "virtio-net-pci") : NULL,
@@ -713,8 +713,43 @@ TEST(vm_qemu_argv_share_and_tap)
 	const char *append = argv ? argv_find(argv, "console=") : NULL;
 	CHECK(append && strstr(append, "ip=10.1.0.5::10.1.0.1:255.255.255.0::eth0:off") &&
 	      !strstr(append, VM_GUEST_NET) && strstr(append, " kin.share=/run/kin/pod"));
+	/* The guest is told the backend's link and share kinds. */
+	CHECK(append &&
+	      strstr(append, " kin.link=virtio-serial:org.kin.rpc kin.share.dev=9p:kinshare"));
+	CHECK_STR(argv ? argv_find(argv, "virtserialport") : NULL,
+	          "virtserialport,bus=vser0.0,chardev=kinlink,name=org.kin.rpc");
 	free(argv);
 	strcpy(spec.share, "/a,b"); /* a comma would be read as more QEMU options */
 	argv = NULL;
 	CHECK_EQ(vm_backend_qemu.build_argv(&spec, VM_ACCEL_TCG, &paths, &argv), -EINVAL);
+}
+
+/* What the guest's kin reads of the link and share kinds: the backend's
+ * words back, QEMU's without them, anything else refused. */
+TEST(vm_guest_kinds)
+{
+	struct vm_guest_kinds k = vm_guest_kinds_default, q = VM_GUEST_KINDS_QEMU;
+	char words[160];
+	CHECK_EQ(vm_guest_words(&q, false, words, sizeof(words)), 0);
+	CHECK_STR(words, "kin.link=virtio-serial:org.kin.rpc");
+	CHECK_EQ(vm_guest_words(&q, true, words, 20), -E2BIG);
+	CHECK_EQ(vm_guest_option(&k, "kin.link", "virtio-serial:org.other"), 0);
+	CHECK_STR(k.link_name, "org.other");
+	CHECK_EQ(vm_guest_option(&k, "kin.share.dev", "9p:pod_1"), 0);
+	CHECK_STR(k.share_tag, "pod_1");
+	CHECK_EQ(vm_guest_words(&k, true, words, sizeof(words)), 0);
+	CHECK_STR(words, "kin.link=virtio-serial:org.other kin.share.dev=9p:pod_1");
+	static const char *const bad[] = {"virtio-serial", "virtio-serial:",    "vsock:x",
+	                                  "9p:a b",        "virtio-serial:a/b", ":x"};
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
+		CHECK_EQ(vm_guest_option(&k, "kin.link", bad[i]), -EINVAL);
+	CHECK_EQ(vm_guest_option(&k, "kin.share.dev", "virtio-serial:x"), -EINVAL);
+	char longname[80];
+	memset(longname, 'a', sizeof(longname));
+	memcpy(longname, "9p:", 3);
+	longname[sizeof(longname) - 1] = '\0';
+	CHECK_EQ(vm_guest_option(&k, "kin.share.dev", longname), -EINVAL);
+	CHECK_EQ(vm_guest_option(&k, "kin.other", "x"), -ENOENT);
+	CHECK_STR(k.link_name, "org.other"); /* refused values change nothing */
+	CHECK_STR(k.share_tag, "pod_1");
 }
