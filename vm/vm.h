@@ -149,6 +149,44 @@ int vm_spec_check_files(const struct vm_spec *spec, struct err *e);
 void vm_spec_defaults(struct vm_spec *spec);
 int vm_paths_for(const char *state_dir, const struct vm_spec *spec, struct vm_paths *ret);
 
+/* ---- options ------------------------------------------------------------- */
+
+/* The one table of VM options (vm/options.c) every door parses with:
+ * `kin vm run --NAME`, `kin ctl vm start --NAME`, `kin ctl zone create --vm
+ * --NAME` and shim.conf's vm.NAME. A door's getopt entry for option id
+ * has the value VM_OPT_VAL + id. */
+enum vm_opt_id {
+	VM_OPT_KERNEL,
+	VM_OPT_IMAGE,
+	VM_OPT_DISK,
+	VM_OPT_CPUS,
+	VM_OPT_MEMORY,
+	VM_OPT_ACCEL,
+	VM_OPT_APPEND,
+	VM_OPT_N
+};
+#define VM_OPT_VAL 0x1000
+/* A door's getopt_long entry for option ID (its name spelled again for a
+ * static table; a unit test holds each door's names to vm_options). */
+#define VM_GETOPT(ID, NAME)                                                                        \
+	{                                                                                          \
+		NAME, required_argument, NULL, VM_OPT_VAL + VM_OPT_##ID                            \
+	}
+enum { VM_OPT_FOR_RUN = 1, VM_OPT_FOR_CTL = 2, VM_OPT_FOR_ZONE = 4, VM_OPT_FOR_CONF = 8 };
+struct vm_option {
+	const char *name, *metavar, *help;
+	const char *expect; /* what a good value is, for errors */
+	unsigned doors;     /* VM_OPT_FOR_*: who takes it */
+	int (*set)(struct vm_spec *spec, const char *value);
+};
+extern const struct vm_option vm_options[VM_OPT_N];
+/* The id of option name at door, or -ENOENT. */
+int vm_option_find(const char *name, unsigned door);
+/* value into spec; -EINVAL with e "NAME 'VALUE': expected WHAT". */
+int vm_option_set(enum vm_opt_id id, struct vm_spec *spec, const char *value, struct err *e);
+/* door's options as help lines ("  --kernel FILE  guest kernel ..."). */
+int vm_options_help(unsigned door, char *buf, size_t size);
+
 /* ---- manager ------------------------------------------------------------- */
 
 /* Starting: its files are being checked, or its VMM's setup runs. */

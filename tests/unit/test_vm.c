@@ -753,3 +753,37 @@ TEST(vm_guest_kinds)
 	CHECK_STR(k.link_name, "org.other"); /* refused values change nothing */
 	CHECK_STR(k.share_tag, "pod_1");
 }
+
+/* The one option table: values checked the same for every door, errors
+ * naming the option and what it wants. */
+TEST(vm_options_table)
+{
+	struct vm_spec spec;
+	struct err e = {0};
+	vm_spec_defaults(&spec);
+	CHECK_EQ(vm_option_set(VM_OPT_MEMORY, &spec, "1G", &e), 0);
+	CHECK_EQ(spec.memory_mb, 1024);
+	CHECK_EQ(vm_option_set(VM_OPT_MEMORY, &spec, "2048", &e), 0); /* bare: MiB, as QEMU's -m */
+	CHECK_EQ(spec.memory_mb, 2048);
+	CHECK_EQ(vm_option_set(VM_OPT_MEMORY, &spec, "12K", &e), -EINVAL);
+	CHECK_STR(e.msg,
+	          "memory '12K': expected a size such as 512M, 1G or 2048 (MiB), from 64M to "
+	          "256G");
+	CHECK_EQ(vm_option_set(VM_OPT_MEMORY, &spec, "32M", &e), -EINVAL);
+	CHECK_EQ(spec.memory_mb, 2048); /* refused values change nothing */
+	CHECK_EQ(vm_option_set(VM_OPT_CPUS, &spec, "0", &e), -EINVAL);
+	CHECK_EQ(vm_option_set(VM_OPT_CPUS, &spec, "65", &e), -EINVAL);
+	CHECK_EQ(vm_option_set(VM_OPT_CPUS, &spec, "4", &e), 0);
+	CHECK_EQ(spec.cpus, 4);
+	CHECK_EQ(vm_option_set(VM_OPT_ACCEL, &spec, "xen", &e), -EINVAL);
+	CHECK_STR(e.msg, "accel 'xen': expected auto, kvm or tcg");
+	CHECK_EQ(vm_option_set(VM_OPT_APPEND, &spec, "kin.log=debug", &e), 0);
+	CHECK_STR(spec.cmdline, "kin.log=debug");
+	CHECK_EQ(vm_option_find("disk", VM_OPT_FOR_CTL), VM_OPT_DISK);
+	CHECK_EQ(vm_option_find("disk", VM_OPT_FOR_CONF), -ENOENT); /* no disk in shim.conf */
+	CHECK_EQ(vm_option_find("kernel", VM_OPT_FOR_ZONE), VM_OPT_KERNEL);
+	char help[2048];
+	CHECK_EQ(vm_options_help(VM_OPT_FOR_RUN, help, sizeof(help)), 0);
+	CHECK(strstr(help, "  --memory SIZE        memory: 512M, 1G, or a bare number") != NULL);
+	CHECK_EQ(vm_options_help(VM_OPT_FOR_RUN, help, 40), -E2BIG);
+}
