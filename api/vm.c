@@ -72,6 +72,27 @@ static void route_of(const char *name, char *buf, size_t size)
 	snprintf(buf, size, "vm/%s", name);
 }
 
+/* The grammar of this kin's route names, which rpc/ is given: a zone is
+ * one word ("pod1"), a VM two ("vm/NAME"), so "vm" names no zone. */
+static size_t route_hop_words(const char *target)
+{
+	return str_startswith(target, "vm/") ? 2 : 1;
+}
+
+static bool route_name_valid(const char *name)
+{
+	if (str_startswith(name, "vm/"))
+		return name_is_valid(name + 3);
+	return name_is_valid(name) && strcmp(name, "vm") != 0;
+}
+
+const struct rpc_route_names api_route_names = {
+    .hop_words = route_hop_words,
+    .valid = route_name_valid,
+    .what = "zone or VM",
+    .expect = "a zone name or vm/NAME",
+};
+
 static const char *state_name(enum vm_state s)
 {
 	return s == VM_STATE_RUNNING    ? "running"
