@@ -50,6 +50,11 @@ struct api_system_ops {
 	void *data;
 };
 
+/* The grammar of the route names the services make (a zone "pod1", a VM
+ * "vm/NAME"), for rpc_route_names_set: the owner gives it to the server
+ * at its making, before any route is added or taken back. */
+extern const struct rpc_route_names api_route_names;
+
 /* Everything the services take from their owner, read at start. */
 struct api_config {
 	struct rpc_server *rpc;

@@ -4,10 +4,9 @@
  * once QEMU has made the VM's link socket, kin connects to it and adds
  * route "vm/NAME" (probed: it is ready when the guest's kin answers
  * Health/Check), so `kin ctl --target vm/NAME ...` reaches the guest. Stop
- * asks the guest's kin to power off over the link, falls back to
- * Ctrl-Alt-Del through QEMU's monitor, and kills the VMM once the timeout
- * has passed; it is answered when the VMM has exited, with its exit
- * status. */
+ * is vm/'s escalation (vm_stop), this file giving it the first step: a
+ * Poweroff over the link; it is answered when the VMM has exited, with its
+ * exit status. */
 #include "api/api-int.h"
 #include "api/vm_cells-int.h"
 #include "vm/vm.h"
@@ -20,13 +19,12 @@
 #include <sys/timerfd.h>
 #include <sys/un.h>
 
-#define VM_TICK_MS                 100
-#define VM_STOP_TIMEOUT_DEFAULT_MS 30000
-#define VM_STOP_WAITERS_MAX        8
-#define VM_LINK_WAIT_MS            10000 /* QEMU makes link.sock at start; retry this long */
-#define VM_REPROBE_MS              1000  /* a guest's kin not answering yet is asked again, */
-#define VM_REPROBE_MAX_MS          8000  /* backing off to this */
-#define VM_LIMITS_MAX              32
+#define VM_TICK_MS          100
+#define VM_STOP_WAITERS_MAX 8
+#define VM_LINK_WAIT_MS     10000 /* QEMU makes link.sock at start; retry this long */
+#define VM_REPROBE_MS       1000  /* a guest's kin not answering yet is asked again, */
+#define VM_REPROBE_MAX_MS   8000  /* backing off to this */
+#define VM_LIMITS_MAX       32
 
 struct vm_slot {
 	bool used;
@@ -37,10 +35,8 @@ struct vm_slot {
 	uint64_t link_deadline_ns;
 	uint64_t reprobe_ns; /* connected, the guest's kin silent: ask again then */
 	unsigned reprobe_ms; /* the wait after the next probe */
-	bool stopping;
-	bool poweroff_sent, cad_sent, killed;
-	bool cell_gone; /* the VMM was asked to end and did: its cell went */
-	uint64_t stop_deadline_ns;
+	bool stopping;       /* asked to end (vm_stop): its end is no surprise */
+	bool cell_gone;      /* the VMM was asked to end and did: its cell went */
 	struct rpc_call *waiters[VM_STOP_WAITERS_MAX];
 	struct rpc_call *start_call; /* a Start answered once the VMM runs */
 	struct api_vm *svc;
@@ -75,6 +71,27 @@ static void route_of(const char *name, char *buf, size_t size)
 {
 	snprintf(buf, size, "vm/%s", name);
 }
+
+/* The grammar of this kin's route names, which rpc/ is given: a zone is
+ * one word ("pod1"), a VM two ("vm/NAME"), so "vm" names no zone. */
+static size_t route_hop_words(const char *target)
+{
+	return str_startswith(target, "vm/") ? 2 : 1;
+}
+
+static bool route_name_valid(const char *name)
+{
+	if (str_startswith(name, "vm/"))
+		return name_is_valid(name + 3);
+	return name_is_valid(name) && strcmp(name, "vm") != 0;
+}
+
+const struct rpc_route_names api_route_names = {
+    .hop_words = route_hop_words,
+    .valid = route_name_valid,
+    .what = "zone or VM",
+    .expect = "a zone name or vm/NAME",
+};
 
 static const char *state_name(enum vm_state s)
 {
@@ -161,48 +178,26 @@ static void link_try(struct api_vm *svc, struct vm_slot *x, const struct vm_info
 	}
 }
 
-static void poweroff_done(const struct err *st, const uint8_t *payload, size_t len, void *data);
-
-/* The next step of a stop: Poweroff over the link, else Ctrl-Alt-Del,
- * and SIGKILL past the deadline. */
-static void stop_step(struct api_vm *svc, struct vm_slot *x)
-{
-	struct vm_info info;
-	if (vm_get(svc->m, x->name, &info) < 0 || info.state == VM_STATE_EXITED)
-		return;
-	if (!x->poweroff_sent) {
-		x->poweroff_sent = true;
-		Kin__V1__PoweroffRequest in = KIN__V1__POWEROFF_REQUEST__INIT;
-		if (api_route_call(svc->rpc, x->route, &kin__v1__system__descriptor, &in.base,
-		                   poweroff_done, x) == 0) {
-			log_info("vm \"%s\": asked its kin to power off", x->name);
-			return;
-		}
-	}
-	if (!x->cad_sent) {
-		x->cad_sent = true;
-		int r = vm_request_shutdown(svc->m, x->name);
-		log_info("vm \"%s\": Ctrl-Alt-Del through the VMM's monitor%s%s", x->name,
-		         r < 0 ? " failed: " : "", r < 0 ? strerror(-r) : "");
-	}
-	if (!x->killed && now_monotonic_ns() >= x->stop_deadline_ns) {
-		x->killed = true;
-		log_warn("vm \"%s\": still running after the stop timeout; killing the VMM",
-		         x->name);
-		vm_kill(svc->m, x->name, SIGKILL);
-	}
-}
-
+/* vm/'s stop hook: Poweroff over the link (the route), answered later. */
 static void poweroff_done(const struct err *st, const uint8_t *payload, size_t len, void *data)
 {
 	struct vm_slot *x = data;
 	(void)payload, (void)len;
-	if (!x->used || !x->stopping)
+	if (!x->used || !x->stopping || st->code == ERR_OK)
 		return;
-	if (st->code != ERR_OK) {
-		log_info("vm \"%s\": Poweroff over the link failed: %s", x->name, st->msg);
-		stop_step(x->svc, x);
-	}
+	log_info("vm \"%s\": Poweroff over the link failed: %s", x->name, st->msg);
+	vm_stop_poweroff_failed(x->svc->m, x->name);
+}
+
+static int stop_poweroff(void *data, const char *name)
+{
+	struct api_vm *svc = data;
+	struct vm_slot *x = slot_find(svc, name);
+	Kin__V1__PoweroffRequest in = KIN__V1__POWEROFF_REQUEST__INIT;
+	if (!x)
+		return -ENOENT;
+	return api_route_call(svc->rpc, x->route, &kin__v1__system__descriptor, &in.base,
+	                      poweroff_done, x);
 }
 
 static void on_tick(struct ev_source *src, uint32_t events)
@@ -231,9 +226,7 @@ static void on_tick(struct ev_source *src, uint32_t events)
 				x->reprobe_ms = VM_REPROBE_MAX_MS;
 			x->reprobe_ns = now_monotonic_ns() + x->reprobe_ms * 1000000ull;
 		}
-		if (x->stopping && !x->killed && now_monotonic_ns() >= x->stop_deadline_ns)
-			stop_step(svc, x);
-		more |= x->linking || probing || (x->stopping && !x->killed);
+		more |= x->linking || probing;
 	}
 	if (!more)
 		tick_arm(svc, false);
@@ -468,7 +461,14 @@ static int serve_vm_status(struct rpc_call *call, const ProtobufCMessage *in, vo
 	return rpc_call_reply(call, &out.base);
 }
 
-static void stop_begin(struct api_vm *svc, struct vm_slot *x, uint64_t timeout_ms);
+/* The stop is vm/'s (vm_stop); this side waits for its end. */
+static int stop_begin(struct api_vm *svc, struct vm_slot *x, uint64_t timeout_ms, struct err *e)
+{
+	int r = vm_stop(svc->m, x->name, timeout_ms, e);
+	if (r == 0)
+		x->stopping = true;
+	return r;
+}
 
 static void stop_cancelled(struct rpc_call *call, void *data)
 {
@@ -506,25 +506,12 @@ static int serve_vm_stop(struct rpc_call *call, const ProtobufCMessage *in, void
 		return rpc_call_fail(call, ERR_RESOURCE_EXHAUSTED,
 		                     "vm \"%s\": %d stop calls wait already", m->name,
 		                     VM_STOP_WAITERS_MAX);
+	struct err e = {0};
+	if (stop_begin(svc, x, m->timeout_ms, &e) < 0)
+		return rpc_call_fail(call, e.code, "%s", e.msg);
 	x->waiters[i] = call;
 	rpc_call_on_cancel(call, stop_cancelled, x);
-	stop_begin(svc, x, m->timeout_ms);
 	return 0;
-}
-
-static void stop_begin(struct api_vm *svc, struct vm_slot *x, uint64_t timeout_ms)
-{
-	uint64_t deadline = now_monotonic_ns() +
-	                    (timeout_ms ? timeout_ms : VM_STOP_TIMEOUT_DEFAULT_MS) * 1000000ull;
-	if (!x->stopping) {
-		x->stopping = true;
-		x->poweroff_sent = x->cad_sent = x->killed = false;
-		x->stop_deadline_ns = deadline;
-		stop_step(svc, x);
-		tick_arm(svc, true);
-	} else if (deadline < x->stop_deadline_ns) {
-		x->stop_deadline_ns = deadline; /* the most impatient caller wins */
-	}
 }
 
 /* Running (not exited) VM of that name, or NULL. */
@@ -542,8 +529,7 @@ int api_vm_stop_as(struct api_vm *svc, const char *name, uint64_t timeout_ms)
 	struct vm_slot *x = live_find(svc, name, &info);
 	if (!x)
 		return -ENOENT;
-	stop_begin(svc, x, timeout_ms);
-	return 0;
+	return stop_begin(svc, x, timeout_ms, NULL);
 }
 
 int api_vm_kill_as(struct api_vm *svc, const char *name)
@@ -552,7 +538,6 @@ int api_vm_kill_as(struct api_vm *svc, const char *name)
 	struct vm_slot *x = live_find(svc, name, &info);
 	if (!x)
 		return -ENOENT;
-	x->killed = true;
 	return vm_kill(svc->m, name, SIGKILL);
 }
 
@@ -572,10 +557,9 @@ size_t api_vm_stop_all(struct api_vm *svc, uint64_t timeout_ms)
 	for (size_t i = 0; svc && i < VM_MAX; i++) {
 		struct vm_info info;
 		struct vm_slot *x = &svc->vms[i];
-		if (x->used && live_find(svc, x->name, &info)) {
-			stop_begin(svc, x, timeout_ms);
+		if (x->used && live_find(svc, x->name, &info) &&
+		    stop_begin(svc, x, timeout_ms, NULL) == 0)
 			n++;
-		}
 	}
 	return n;
 }
@@ -857,6 +841,8 @@ static int vm_start_service(struct api *api, const struct api_config *cfg)
 		return r;
 	}
 	vm_use_cells(svc, cfg->cells, cfg->cells_why);
+	struct vm_stop_hooks hooks = {.poweroff = stop_poweroff, .data = svc};
+	vm_manager_set_stop_hooks(svc->m, &hooks);
 	api->vm = svc;
 	api_keep_add(api, &vm_part, svc);
 	return 0;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "rpc/rpc.h"
+#include "vm/vm.h"
 #include "proto/kin.pb-c.h"
 #include "proto/system.pb-c.h"
 #include "proto/cells.pb-c.h"
@@ -144,21 +145,22 @@ void ctl_json_line_ordered(const ProtobufCMessage *m, const char *const *first);
 int ctl_limit_add(struct ctl *ctl, Kin__V1__Limit *lims, Kin__V1__Limit **ptrs, size_t *n,
                   size_t max, char *kv, const char *bad_fmt, const char *full_fmt);
 
-/* The VM options `vm start` and `zone create --vm` share: --kernel 'k',
- * --image 'i', --cpus 'c', --memory 'm', --accel 'a' (`vm start` also
- * --disk 'd', --append 'A'), with their values as the request messages
- * take them: "" or 0 when not given. Paths are absolute: the kin that
- * starts QEMU may run elsewhere (cwd). */
+/* The VM options `vm start` and `zone create --vm` share, parsed by vm/'s
+ * table (vm/options.c; getopt values VM_OPT_VAL + id) into a spec; the
+ * requests take what was given (given: 1 << id), "" or 0 for the rest.
+ * Paths are made absolute here: the kin that starts QEMU may run
+ * elsewhere (cwd). */
 struct ctl_vm_args {
-	char kernel[PATH_MAX], image[PATH_MAX], disk[PATH_MAX];
-	uint32_t cpus, memory_mb;
-	const char *accel, *append;
+	struct vm_spec spec;
+	unsigned given;
 };
-#define CTL_VM_ARGS_INIT                                                                           \
-	{                                                                                          \
-		.accel = "", .append = ""                                                          \
-	}
-int ctl_vm_opt(struct ctl *ctl, struct ctl_vm_args *a, int c, const char *arg);
+void ctl_vm_args_init(struct ctl_vm_args *a);
+/* c: VM_OPT_VAL + id; door: VM_OPT_FOR_CTL or VM_OPT_FOR_ZONE. */
+int ctl_vm_opt(struct ctl *ctl, struct ctl_vm_args *a, unsigned door, int c, const char *arg);
+/* The request's value of option id: what was given, else "" (0 for
+ * numbers: ctl_vm_num). */
+const char *ctl_vm_str(const struct ctl_vm_args *a, enum vm_opt_id id);
+uint32_t ctl_vm_num(const struct ctl_vm_args *a, enum vm_opt_id id);
 
 /* The command groups (their tables, and the help text of each). */
 extern const struct ctl_cmd ctl_cell_cmds[], ctl_exec_cmds[], ctl_vm_cmds[], ctl_zone_cmds[],

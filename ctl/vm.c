@@ -1,6 +1,7 @@
 /* vm: `kin ctl vm start|list|status|stop` — microVMs run by a kin
  * (kin.v1.Vm). The guest itself is reached with `kin ctl --target vm/NAME
- * ...`. ctl_vm_opt parses the VM options `zone create --vm` shares. */
+ * ...`. ctl_vm_opt parses the VM options `zone create --vm` shares,
+ * through vm/'s one table. */
 #include "ctl/ctl-int.h"
 
 #include <stdio.h>
@@ -22,40 +23,55 @@ const char ctl_vm_help[] =
     "                            then SIGKILL after DUR (default 30s); waits\n"
     "                            for the VMM to exit and prints its status\n";
 
-/* A guest's memory: 512M, 1G, or a bare number of MiB; whole MiB. */
-static int parse_memory(struct ctl *ctl, const char *arg, uint32_t *ret_mb)
+void ctl_vm_args_init(struct ctl_vm_args *a)
 {
-	uint64_t bytes;
-	if (str_to_size(arg, 1 << 20, (uint64_t)UINT32_MAX << 20, &bytes) < 0 || bytes == 0 ||
-	    bytes % (1 << 20))
-		return ctl_usage(
-		    ctl, "--memory '%s': expected a size such as 512M, 1G or 2048 (MiB)", arg);
-	*ret_mb = (uint32_t)(bytes >> 20);
+	vm_spec_defaults(&a->spec);
+	a->given = 0;
+}
+
+int ctl_vm_opt(struct ctl *ctl, struct ctl_vm_args *a, unsigned door, int c, const char *arg)
+{
+	enum vm_opt_id id = (enum vm_opt_id)(c - VM_OPT_VAL);
+	char abs[PATH_MAX];
+	struct err e = {0};
+	if (c < VM_OPT_VAL || c >= VM_OPT_VAL + VM_OPT_N || !(vm_options[id].doors & door))
+		return ctl_usage(ctl, "unknown option '--%s'",
+		                 c >= VM_OPT_VAL && c < VM_OPT_VAL + VM_OPT_N ? vm_options[id].name
+		                                                              : "?");
+	bool path = id == VM_OPT_KERNEL || id == VM_OPT_IMAGE || id == VM_OPT_DISK;
+	if (path && !realpath(arg, abs))
+		return ctl_usage(ctl, "%s: no such file", arg);
+	if (vm_option_set(id, &a->spec, path ? abs : arg, &e) < 0)
+		return ctl_usage(ctl, "--%s", e.msg);
+	a->given |= 1u << id;
 	return CTL_OK;
 }
 
-int ctl_vm_opt(struct ctl *ctl, struct ctl_vm_args *a, int c, const char *arg)
+const char *ctl_vm_str(const struct ctl_vm_args *a, enum vm_opt_id id)
 {
-	switch (c) {
-	case 'k':
-	case 'i':
-	case 'd':
-		if (!realpath(arg, c == 'k' ? a->kernel : c == 'i' ? a->image : a->disk))
-			return ctl_usage(ctl, "%s: no such file", arg);
-		return CTL_OK;
-	case 'c':
-		if (str_to_u32(arg, &a->cpus) < 0 || a->cpus == 0)
-			return ctl_usage(ctl, "'%s' is not a positive number", arg);
-		return CTL_OK;
-	case 'm':
-		return parse_memory(ctl, arg, &a->memory_mb);
-	case 'a':
-		a->accel = arg;
-		return CTL_OK;
-	default: /* 'A' */
-		a->append = arg;
-		return CTL_OK;
+	if (!(a->given & (1u << id)))
+		return "";
+	switch (id) {
+	case VM_OPT_KERNEL:
+		return a->spec.kernel;
+	case VM_OPT_IMAGE:
+		return a->spec.image;
+	case VM_OPT_DISK:
+		return a->spec.disk;
+	case VM_OPT_ACCEL:
+		return vm_accel_name(a->spec.accel);
+	case VM_OPT_APPEND:
+		return a->spec.cmdline;
+	default:
+		return "";
 	}
+}
+
+uint32_t ctl_vm_num(const struct ctl_vm_args *a, enum vm_opt_id id)
+{
+	if (!(a->given & (1u << id)))
+		return 0;
+	return id == VM_OPT_CPUS ? a->spec.cpus : id == VM_OPT_MEMORY ? a->spec.memory_mb : 0;
 }
 
 static void print_info(const Kin__V1__VmInfo *m, bool json, bool one_line)
@@ -107,14 +123,10 @@ static int call_info(struct ctl *ctl, int timeout_ms, const char *method,
 }
 
 static const struct option start_opts[] = {
-    {"kernel", required_argument, NULL, 'k'},
-    {"image", required_argument, NULL, 'i'},
-    {"disk", required_argument, NULL, 'd'},
-    {"cpus", required_argument, NULL, 'c'},
-    {"memory", required_argument, NULL, 'm'},
-    {"accel", required_argument, NULL, 'a'},
-    {"append", required_argument, NULL, 'A'},
-    {"output", required_argument, NULL, 'o'},
+    VM_GETOPT(KERNEL, "kernel"), VM_GETOPT(IMAGE, "image"),
+    VM_GETOPT(DISK, "disk"),     VM_GETOPT(CPUS, "cpus"),
+    VM_GETOPT(MEMORY, "memory"), VM_GETOPT(ACCEL, "accel"),
+    VM_GETOPT(APPEND, "append"), {"output", required_argument, NULL, 'o'},
     {NULL, 0, NULL, 0},
 };
 
@@ -132,7 +144,7 @@ static int start_parse(struct ctl *ctl, int argc, char **argv, struct ctl_vm_arg
 		else if (c == '?')
 			r = ctl_usage(ctl, "unknown option '%s'", argv[optind - 1]);
 		else
-			r = ctl_vm_opt(ctl, vm, c, optarg);
+			r = ctl_vm_opt(ctl, vm, VM_OPT_FOR_CTL, c, optarg);
 		if (r != CTL_OK)
 			return r;
 	}
@@ -141,11 +153,12 @@ static int start_parse(struct ctl *ctl, int argc, char **argv, struct ctl_vm_arg
 	return CTL_OK;
 }
 
-static int vm_start(struct ctl *ctl, int argc, char **argv)
+static int cmd_start(struct ctl *ctl, int argc, char **argv)
 {
 	static Kin__V1__Limit lims[CTL_VM_LIMITS_MAX], *lptr[CTL_VM_LIMITS_MAX];
-	static struct ctl_vm_args vm = CTL_VM_ARGS_INIT;
+	static struct ctl_vm_args vm;
 	Kin__V1__VmStartRequest in = KIN__V1__VM_START_REQUEST__INIT;
+	ctl_vm_args_init(&vm);
 	int r = start_parse(ctl, argc - 1, argv + 1, &vm);
 	if (r != CTL_OK)
 		return r;
@@ -156,13 +169,13 @@ static int vm_start(struct ctl *ctl, int argc, char **argv)
 		                       "too many limits ('%s')")) != CTL_OK)
 			return r;
 	in.limits = lptr;
-	in.kernel = vm.kernel;
-	in.image = vm.image;
-	in.disk = vm.disk;
-	in.cpus = vm.cpus;
-	in.memory_mb = vm.memory_mb;
-	in.accel = (char *)vm.accel;
-	in.append = (char *)vm.append;
+	in.kernel = (char *)ctl_vm_str(&vm, VM_OPT_KERNEL);
+	in.image = (char *)ctl_vm_str(&vm, VM_OPT_IMAGE);
+	in.disk = (char *)ctl_vm_str(&vm, VM_OPT_DISK);
+	in.cpus = ctl_vm_num(&vm, VM_OPT_CPUS);
+	in.memory_mb = ctl_vm_num(&vm, VM_OPT_MEMORY);
+	in.accel = (char *)ctl_vm_str(&vm, VM_OPT_ACCEL);
+	in.append = (char *)ctl_vm_str(&vm, VM_OPT_APPEND);
 	if (!in.kernel[0] || !in.image[0])
 		return ctl_usage(ctl, "start needs --kernel FILE and --image FILE");
 	return call_info(ctl, ctl->timeout_ms, "Start", &in.base);
@@ -204,7 +217,7 @@ static int vm_parse(struct ctl *ctl, int argc, char **argv, struct vm_args *a)
 	return CTL_OK;
 }
 
-static int vm_list(struct ctl *ctl, int argc, char **argv)
+static int cmd_list(struct ctl *ctl, int argc, char **argv)
 {
 	Kin__V1__VmListRequest in = KIN__V1__VM_LIST_REQUEST__INIT;
 	ProtobufCMessage *out;
@@ -226,7 +239,7 @@ static int vm_list(struct ctl *ctl, int argc, char **argv)
 	return CTL_OK;
 }
 
-static int vm_status(struct ctl *ctl, int argc, char **argv)
+static int cmd_status(struct ctl *ctl, int argc, char **argv)
 {
 	Kin__V1__VmRequest in = KIN__V1__VM_REQUEST__INIT;
 	struct vm_args a;
@@ -237,7 +250,7 @@ static int vm_status(struct ctl *ctl, int argc, char **argv)
 	return call_info(ctl, ctl->timeout_ms, "Status", &in.base);
 }
 
-static int vm_stop(struct ctl *ctl, int argc, char **argv)
+static int cmd_stop(struct ctl *ctl, int argc, char **argv)
 {
 	Kin__V1__VmStopRequest in = KIN__V1__VM_STOP_REQUEST__INIT;
 	struct vm_args a;
@@ -264,10 +277,10 @@ static const struct option stop_opts[] = {
 };
 
 const struct ctl_cmd ctl_vm_cmds[] = {
-    {"start", "start a microVM", vm_start, start_opts, NULL},
-    {"list", "every VM", vm_list, list_opts, NULL},
-    {"status", "one VM", vm_status, list_opts, NULL},
-    {"stop", "stop a VM and wait for its VMM", vm_stop, stop_opts, NULL},
+    {"start", "start a microVM", cmd_start, start_opts, NULL},
+    {"list", "every VM", cmd_list, list_opts, NULL},
+    {"status", "one VM", cmd_status, list_opts, NULL},
+    {"stop", "stop a VM and wait for its VMM", cmd_stop, stop_opts, NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 

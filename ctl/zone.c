@@ -93,11 +93,16 @@ static int call_info(struct ctl *ctl, int timeout_ms, const char *method,
 }
 
 static const struct option create_opts[] = {
-    {"vm", no_argument, NULL, 'v'},           {"net", no_argument, NULL, 'n'},
-    {"root", required_argument, NULL, 'r'},   {"kernel", required_argument, NULL, 'k'},
-    {"image", required_argument, NULL, 'i'},  {"cpus", required_argument, NULL, 'c'},
-    {"memory", required_argument, NULL, 'm'}, {"accel", required_argument, NULL, 'a'},
-    {"output", required_argument, NULL, 'o'}, {NULL, 0, NULL, 0},
+    {"vm", no_argument, NULL, 'v'},
+    {"net", no_argument, NULL, 'n'},
+    {"root", required_argument, NULL, 'r'},
+    VM_GETOPT(KERNEL, "kernel"),
+    {"image", required_argument, NULL, 'i'}, /* --vm's, or an image of the store */
+    VM_GETOPT(CPUS, "cpus"),
+    VM_GETOPT(MEMORY, "memory"),
+    VM_GETOPT(ACCEL, "accel"),
+    {"output", required_argument, NULL, 'o'},
+    {NULL, 0, NULL, 0},
 };
 
 struct create_args {
@@ -142,8 +147,8 @@ static int create_opt(struct ctl *ctl, struct create_args *a, int c, char **av)
 		return ctl_usage(ctl, "option '%s' needs a value", av[optind - 1]);
 	case '?':
 		return ctl_usage(ctl, "unknown option '%s'", av[optind - 1]);
-	default: /* k i c m a */
-		return ctl_vm_opt(ctl, &a->vm, c, optarg);
+	default: /* the VM's: kernel cpus memory accel */
+		return ctl_vm_opt(ctl, &a->vm, VM_OPT_FOR_ZONE, c, optarg);
 	}
 }
 
@@ -151,7 +156,8 @@ static int zone_create(struct ctl *ctl, int argc, char **argv)
 {
 	static struct create_args a;
 	int c, r;
-	a = (struct create_args){.in = KIN__V1__ZONE_CREATE_REQUEST__INIT, .vm = CTL_VM_ARGS_INIT};
+	a = (struct create_args){.in = KIN__V1__ZONE_CREATE_REQUEST__INIT};
+	ctl_vm_args_init(&a.vm);
 	a.in.name = NULL;
 	opterr = 0;
 	optind = 0; /* 0: glibc starts over */
@@ -160,16 +166,18 @@ static int zone_create(struct ctl *ctl, int argc, char **argv)
 			return r;
 	if (!a.in.name)
 		return ctl_usage(ctl, "create needs a NAME");
-	if (a.image && a.in.vm && (r = ctl_vm_opt(ctl, &a.vm, 'i', a.image)) != CTL_OK)
+	if (a.image && a.in.vm &&
+	    (r = ctl_vm_opt(ctl, &a.vm, VM_OPT_FOR_ZONE, VM_OPT_VAL + VM_OPT_IMAGE, a.image)) !=
+	        CTL_OK)
 		return r;
 	if (a.image && !a.in.vm)
 		a.in.root_image = (char *)a.image;
 	a.in.limits = a.lptr;
-	a.in.kernel = a.vm.kernel;
-	a.in.image = a.vm.image;
-	a.in.cpus = a.vm.cpus;
-	a.in.memory_mb = a.vm.memory_mb;
-	a.in.accel = (char *)a.vm.accel;
+	a.in.kernel = (char *)ctl_vm_str(&a.vm, VM_OPT_KERNEL);
+	a.in.image = (char *)ctl_vm_str(&a.vm, VM_OPT_IMAGE);
+	a.in.cpus = ctl_vm_num(&a.vm, VM_OPT_CPUS);
+	a.in.memory_mb = ctl_vm_num(&a.vm, VM_OPT_MEMORY);
+	a.in.accel = (char *)ctl_vm_str(&a.vm, VM_OPT_ACCEL);
 	if (a.in.vm && (!a.in.kernel[0] || !a.in.image[0]))
 		return ctl_usage(ctl, "create --vm needs --kernel FILE and --image FILE");
 	/* Answered once the zone's kin answers: more than a unary call's time. */

@@ -174,16 +174,16 @@ int init_boot_machine_mounts(void)
  * kin is ready, so that what the host puts there is seen at once. No cache:
  * the host binds containers' roots in later, and must be seen then. */
 #define SHARE_MODULES "9pnet_virtio,9p"
-static void boot_share(const char *at)
+static void boot_share(const char *at, const char *tag)
 {
 	int r = mkdir_p(at, 0755);
-	if (r == 0 && mount(VM_SHARE_TAG, at, "9p", MS_NOSUID | MS_NODEV,
+	if (r == 0 && mount(tag, at, "9p", MS_NOSUID | MS_NODEV,
 	                    "trans=virtio,version=9p2000.L,msize=262144") < 0)
 		r = -errno;
 	if (r < 0)
-		log_error("share: cannot mount %s on %s: %s", VM_SHARE_TAG, at, strerror(-r));
+		log_error("share: cannot mount %s on %s: %s", tag, at, strerror(-r));
 	else
-		log_info("share: %s mounted on %s", VM_SHARE_TAG, at);
+		log_info("share: %s mounted on %s", tag, at);
 }
 
 void init_boot_machine_setup(struct init_config *cfg)
@@ -223,7 +223,7 @@ void init_boot_machine_setup(struct init_config *cfg)
 		log_warn("root: cannot rebind the initramfs (cells cannot have roots): %s",
 		         strerror(-r));
 	if (cfg->share[0])
-		boot_share(cfg->share);
+		boot_share(cfg->share, cfg->guest.share_tag); /* 9p: the one kind */
 }
 
 /* The host sysinit's reach into rootfs/ (units/ knows no disks or modules). */

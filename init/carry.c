@@ -192,7 +192,7 @@ static void rpc_resume(void *data)
 	if (s->link) {
 		init_link_free(s->link);
 		s->link = NULL;
-		if (init_link_start(s->loop, s->rpc, &s->link) < 0)
+		if (init_link_start(s->loop, s->rpc, &s->cfg->guest, &s->link) < 0)
 			log_warn("rpc: cannot watch for the VM link again");
 	}
 }

@@ -8,6 +8,7 @@
 #include "lib/lib.h"
 #include "lib/state.h"
 #include "net/net.h"
+#include "vm/vm.h"
 
 #include <signal.h>
 
@@ -76,7 +77,8 @@ struct init_config {
 	const char *cmdline_file;         /* kin.* options from here, any role */
 	char **argv;                      /* workload after "--", or NULL */
 	char modules[4096];               /* kin.modules=: loaded after the image's defaults */
-	char share[257];                  /* kin.share=: where the VMM's 9p share is mounted */
+	char share[257];                  /* kin.share=: where the VMM's share is mounted */
+	struct vm_guest_kinds guest;      /* kin.link=, kin.share.dev=: the VMM's devices */
 	struct net_config net;            /* ip= or kin.net= (kin.net= wins) */
 	bool net_from_kin;
 	uint64_t exec_ns;           /* CLOCK_MONOTONIC when kin's main() began */
@@ -221,9 +223,11 @@ void init_tls_free(struct init_tls *t);
 int init_gateway_main(int argc, char **argv);
 
 /* The VM link (init/link.c), machine init only: RPC served on the
- * virtio-serial port named org.kin.rpc, reopened while the host is away. */
+ * virtio-serial port kinds names (kin.link=; QEMU's org.kin.rpc without
+ * it), reopened while the host is away. */
 struct init_link;
-int init_link_start(struct ev_loop *loop, struct rpc_server *rpc, struct init_link **ret);
+int init_link_start(struct ev_loop *loop, struct rpc_server *rpc,
+                    const struct vm_guest_kinds *kinds, struct init_link **ret);
 void init_link_free(struct init_link *l);
 
 /* Cells (init/cells.c): the library, made when rpc is serving and cgroup2

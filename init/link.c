@@ -1,5 +1,6 @@
 /* link: machine init's end of the VM link. The host kin reaches a guest
- * through a virtio-serial port named VM_LINK_PORT_NAME ("org.kin.rpc"),
+ * through a virtio-serial port its command line names (kin.link=; QEMU's
+ * "org.kin.rpc" without it),
  * found as /sys/class/virtio-ports/vportNpM/name; kin serves RPC on
  * /dev/vportNpM as a trusted connection (only the host is on the other
  * end). virtio-serial has its own rules: the port opens once at a time
@@ -28,6 +29,7 @@ struct init_link {
 	struct rpc_server *rpc;
 	struct ev_loop *loop;
 	struct ev_source timer;
+	char port[VM_GUEST_NAME_MAX + 1]; /* the port's name */
 	uint64_t started_ns;
 	unsigned delay_ms;
 	bool connected;
@@ -35,8 +37,8 @@ struct init_link {
 	char dev[64];
 };
 
-/* /dev/vportNpM of the port named VM_LINK_PORT_NAME, or -ENOENT. */
-static int link_find(char *dev, size_t size)
+/* /dev/vportNpM of the port named port, or -ENOENT. */
+static int link_find(const char *port, char *dev, size_t size)
 {
 	DIR *d = opendir("/sys/class/virtio-ports");
 	if (!d)
@@ -50,7 +52,7 @@ static int link_find(char *dev, size_t size)
 		if (file_read_small(path, 256, &name, NULL) < 0)
 			continue;
 		name[strcspn(name, "\n")] = '\0';
-		if (strcmp(name, VM_LINK_PORT_NAME) == 0 &&
+		if (strcmp(name, port) == 0 &&
 		    snprintf(dev, size, "/dev/%s", e->d_name) < (int)size)
 			r = 0;
 		free(name);
@@ -78,9 +80,9 @@ static void link_closed(void *data)
 
 static void link_try(struct init_link *l)
 {
-	if (!l->found && link_find(l->dev, sizeof(l->dev)) < 0) {
+	if (!l->found && link_find(l->port, l->dev, sizeof(l->dev)) < 0) {
 		if (now_monotonic_ns() - l->started_ns > LINK_SEARCH_MS * 1000000ull) {
-			log_debug("rpc: no virtio port named %s; no VM link", VM_LINK_PORT_NAME);
+			log_debug("rpc: no virtio port named %s; no VM link", l->port);
 			return;
 		}
 		link_retry(l);
@@ -126,7 +128,8 @@ static void link_on_timer(struct ev_source *src, uint32_t events)
 		link_try(l);
 }
 
-int init_link_start(struct ev_loop *loop, struct rpc_server *rpc, struct init_link **ret)
+int init_link_start(struct ev_loop *loop, struct rpc_server *rpc,
+                    const struct vm_guest_kinds *kinds, struct init_link **ret)
 {
 	*ret = NULL;
 	if (!rpc)
@@ -138,6 +141,7 @@ int init_link_start(struct ev_loop *loop, struct rpc_server *rpc, struct init_li
 	                        .loop = loop,
 	                        .started_ns = now_monotonic_ns(),
 	                        .delay_ms = LINK_RETRY_MIN_MS};
+	str_copy(l->port, sizeof(l->port), kinds->link_name); /* virtio-serial: the one kind */
 	l->timer =
 	    (struct ev_source){.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC),
 	                       .fn = link_on_timer,

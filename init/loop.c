@@ -634,7 +634,7 @@ int init_run(struct init_config *cfg, enum init_role role)
 	         (unsigned long long)(now / 1000000000ull),
 	         (unsigned long long)(now % 1000000000ull / 1000),
 	         (double)(now - cfg->exec_ns) / 1e6, split);
-	if (role == INIT_ROLE_MACHINE && init_link_start(s.loop, s.rpc, &s.link) < 0)
+	if (role == INIT_ROLE_MACHINE && init_link_start(s.loop, s.rpc, &cfg->guest, &s.link) < 0)
 		log_warn("rpc: cannot watch for the VM link: out of resources");
 	if (role == INIT_ROLE_MACHINE && cfg->argv && !restored)
 		start_workload(&s); /* a failure is logged; machine init goes on */

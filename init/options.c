@@ -17,6 +17,7 @@ void init_config_defaults(struct init_config *cfg)
 	    .log_level = LOG_INFO_,
 	    .panic = INIT_PANIC_FREEZE,
 	    .grace_ms = INIT_GRACE_DEFAULT_MS,
+	    .guest = VM_GUEST_KINDS_QEMU,
 	};
 }
 
@@ -154,6 +155,8 @@ int init_option_set(struct init_config *cfg, const char *key, const char *value)
 			return -EINVAL;
 		return str_copy(cfg->share, sizeof(cfg->share), value);
 	}
+	if (strcmp(key, "kin.link") == 0 || strcmp(key, "kin.share.dev") == 0)
+		return vm_guest_option(&cfg->guest, key, value);
 	if (strcmp(key, "kin.modules") == 0) {
 		if (!rootfs_modules_csv_valid(value))
 			return -EINVAL;
@@ -237,6 +240,10 @@ static const char *option_expect(const char *key)
 		return "an absolute path of at most 256 bytes without \"..\"";
 	if (strcmp(key, "kin.net") == 0)
 		return "IFNAME[,ADDRESS/PREFIX[,GATEWAY]]";
+	if (strcmp(key, "kin.link") == 0)
+		return "virtio-serial:NAME (NAME of letters, digits, '.', '_', '-')";
+	if (strcmp(key, "kin.share.dev") == 0)
+		return "9p:TAG (TAG of letters, digits, '.', '_', '-')";
 	if (strcmp(key, "kin.zone.max-depth") == 0)
 		return "a number from 1 to 64";
 	if (strcmp(key, "kin.zone.depth") == 0)

@@ -3,6 +3,7 @@
  * services api/ (init → api → rpc, never back). */
 #include "init/init.h"
 #include "rpc/rpc.h"
+#include "api/api.h"
 
 #include <string.h>
 #include <sys/resource.h>
@@ -31,7 +32,12 @@ static int server_new(const struct init_config *cfg, struct ev_loop *loop, struc
 	/* Others may connect when a policy may let them in (init/auth.c). */
 	scfg.socket_open = init_auth_socket_open(&cfg->rpc);
 	raise_nofile(scfg.max_conns);
-	return rpc_server_new(loop, &scfg, ret);
+	int r = rpc_server_new(loop, &scfg, ret);
+	if (r == 0 && (r = rpc_route_names_set(*ret, &api_route_names)) < 0) {
+		rpc_server_free(*ret); /* "vm/NAME" is one hop: api/'s grammar */
+		*ret = NULL;
+	}
+	return r;
 }
 
 int init_rpc_serve_handed(const struct init_config *cfg, struct ev_loop *loop,

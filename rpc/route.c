@@ -53,6 +53,7 @@ struct rpc_route {
 struct rpc_routes {
 	struct list_node list;
 	size_t n;
+	struct rpc_route_names names; /* the owner's grammar */
 };
 
 static int route_method_unused(struct rpc_call *call, const ProtobufCMessage *in, void *data)
@@ -69,13 +70,6 @@ const struct rpc_method rpc_route_method = {
     .flags = RPC_METHOD_SERVER_STREAM,
 };
 
-bool rpc_route_name_is_valid(const char *name)
-{
-	if (str_startswith(name, "vm/"))
-		return name_is_valid(name + 3);
-	return name_is_valid(name) && strcmp(name, "vm") != 0;
-}
-
 static struct rpc_routes *routes_of(struct rpc_server *s, bool create)
 {
 	struct rpc_routes **rs = rpc_server_routes(s);
@@ -85,6 +79,28 @@ static struct rpc_routes *routes_of(struct rpc_server *s, bool create)
 			list_init(&(*rs)->list);
 	}
 	return *rs;
+}
+
+int rpc_route_names_set(struct rpc_server *s, const struct rpc_route_names *names)
+{
+	struct rpc_routes *rs = routes_of(s, true);
+	if (!rs)
+		return -ENOMEM;
+	rs->names = names ? *names : (struct rpc_route_names){0};
+	return 0;
+}
+
+/* The owner's grammar, or none (every member NULL). */
+static struct rpc_route_names route_names(struct rpc_server *s)
+{
+	struct rpc_routes *rs = routes_of(s, false);
+	return rs ? rs->names : (struct rpc_route_names){0};
+}
+
+static bool route_name_valid(struct rpc_server *s, const char *name)
+{
+	struct rpc_route_names g = route_names(s);
+	return g.valid ? g.valid(name) : name_is_valid(name);
 }
 
 static struct rpc_route *route_find(struct rpc_server *s, const char *name)
@@ -404,7 +420,7 @@ static struct relay *relay_new(struct rpc_route *r)
 int rpc_route_add(struct rpc_server *s, const char *name, int fd, unsigned flags)
 {
 	if (flags & RPC_ROUTE_PRIVATE ? name[0] != '@' || !name_is_valid(name + 1)
-	                              : !rpc_route_name_is_valid(name))
+	                              : !route_name_valid(s, name))
 		return -EINVAL;
 	if (route_find(s, name))
 		return -EEXIST;
@@ -608,11 +624,15 @@ void rpc_route_cancel(struct rpc_server *s, const char *name, uint32_t id)
 
 /* ---- forwarding ---------------------------------------------------------------------- */
 
-/* Splits "vm/a/b" into hop "vm/a" and rest "b" (NULL at the last hop). */
-static int target_split(const char *target, char *hop, size_t hop_size, const char **ret_rest)
+/* Splits "a/b/c" into its first hop and the rest (NULL at the last hop),
+ * the hop as many words as the owner's grammar says. */
+static int target_split(struct rpc_server *s, const char *target, char *hop, size_t hop_size,
+                        const char **ret_rest)
 {
+	struct rpc_route_names g = route_names(s);
+	size_t words = g.hop_words ? g.hop_words(target) : 1;
 	const char *end = strchr(target, '/');
-	if (end && (size_t)(end - target) == 2 && strncmp(target, "vm", 2) == 0)
+	while (end && --words > 0)
 		end = strchr(end + 1, '/');
 	size_t n = end ? (size_t)(end - target) : strlen(target);
 	if (n >= hop_size)
@@ -620,7 +640,7 @@ static int target_split(const char *target, char *hop, size_t hop_size, const ch
 	memcpy(hop, target, n);
 	hop[n] = '\0';
 	*ret_rest = end ? end + 1 : NULL;
-	if (!rpc_route_name_is_valid(hop) || (end && !end[1]))
+	if (!route_name_valid(s, hop) || (end && !end[1]))
 		return -EINVAL;
 	return 0;
 }
@@ -673,18 +693,20 @@ void rpc_route_forward(struct rpc_server *s, struct rpc_call *call, const char *
 	char full[2 * RPC_VALUE_MAX + 2];
 
 	snprintf(full, sizeof(full), "%s%s%s", via ? via : "", via ? "/" : "", target);
-	if (strlen(target) > RPC_VALUE_MAX || target_split(target, hop, sizeof(hop), &rest) < 0) {
+	struct rpc_route_names g = route_names(s);
+	if (strlen(target) > RPC_VALUE_MAX ||
+	    target_split(s, target, hop, sizeof(hop), &rest) < 0) {
 		rpc_call_fail(call, ERR_INVALID_ARGUMENT,
-		              "target \"%.200s\": expected hops joined by '/', each a zone name or "
-		              "vm/NAME ([A-Za-z0-9_.-], 1-64 bytes)",
-		              full);
+		              "target \"%.200s\": expected hops joined by '/', each %s "
+		              "([A-Za-z0-9_.-], 1-64 bytes)",
+		              full, g.expect ? g.expect : "a name");
 		return;
 	}
 	struct rpc_route *r = route_find(s, hop);
 	if (!r) {
-		rpc_call_fail(call, ERR_NOT_FOUND, "target \"%.200s\": no zone or VM \"%s\" %s%s%s",
-		              full, hop, via ? "in \"" : "in this kin", via ? via : "",
-		              via ? "\"" : "");
+		rpc_call_fail(call, ERR_NOT_FOUND, "target \"%.200s\": no %s \"%s\" %s%s%s", full,
+		              g.what ? g.what : "route", hop, via ? "in \"" : "in this kin",
+		              via ? via : "", via ? "\"" : "");
 		return;
 	}
 	if (r->state != RPC_ROUTE_READY) {
@@ -808,7 +830,7 @@ int rpc_route_restore(struct rpc_server *s, struct state_in *in, const struct st
 		else if (g.tag == RT_OUT)
 			bytes_out = g;
 	}
-	bool named = name[0] == '@' ? name_is_valid(name + 1) : rpc_route_name_is_valid(name);
+	bool named = name[0] == '@' ? name_is_valid(name + 1) : route_name_valid(s, name);
 	if (e < 0 || !named || !(nums.next_id & 1) || nums.next_id >= UINT32_MAX - 2 ||
 	    (nums.state != RPC_ROUTE_CONNECTING && nums.state != RPC_ROUTE_READY &&
 	     nums.state != RPC_ROUTE_DOWN) ||

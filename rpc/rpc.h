@@ -358,9 +358,10 @@ const struct rpc_peer *rpc_call_peer(const struct rpc_call *call);
  * this one: it is forwarded to this kin's route "a" with the target "b/c"
  * (none at the last hop), and the answer — a Response, or a server
  * stream's Data frames — relayed back. Each kin forwards one hop, so any
- * depth works. Route names: a zone is reached as its name ("pod1"), a VM
- * as "vm/NAME"; "vm" itself is reserved. A target is hops joined by '/':
- * "pod1/vm/db/inner". A route is a connected fd to the child kin (a
+ * depth works. Route names are the owner's grammar (struct
+ * rpc_route_names: kin's api/ names a zone "pod1" and a VM "vm/NAME", a
+ * hop of two words); without one, a hop is one name. A target is hops
+ * joined by '/': "pod1/vm/db/inner". A route is a connected fd to the child kin (a
  * socketpair end, a VM's link socket) on which this kin multiplexes the
  * calls of all its callers with stream ids of its own. Errors: an unknown
  * hop NOT_FOUND naming it; a malformed target INVALID_ARGUMENT; a route
@@ -386,8 +387,17 @@ enum {
 	 * only rpc_route_call reaches it. */
 	RPC_ROUTE_PRIVATE = 0x2,
 };
-/* "vm/NAME" or a name (name_is_valid) other than "vm". */
-bool rpc_route_name_is_valid(const char *name);
+/* The owner's grammar of route names; rpc/ knows none. hop_words: how
+ * many '/'-separated words the hop target begins with has (>= 1). valid:
+ * whether name may name a route (a reserved word may not). what names the
+ * kinds of route in errors ("no zone or VM ..."), expect what a hop looks
+ * like. NULL members: one word, name_is_valid, "route", "a name". */
+struct rpc_route_names {
+	size_t (*hop_words)(const char *target);
+	bool (*valid)(const char *name);
+	const char *what, *expect;
+};
+int rpc_route_names_set(struct rpc_server *s, const struct rpc_route_names *names);
 /* Adds route name over a dup of fd (the caller keeps fd). -EEXIST taken,
  * -EINVAL a bad name, -ENOSPC past RPC_ROUTES_MAX. fd < 0: the child is
  * on its way (calls answer UNAVAILABLE) until rpc_route_attach gives it. */

@@ -1,7 +1,8 @@
 /* config: what a kin-vm shim boots its pods with, from a small file of
  * "KEY = VALUE" lines ('#' starts a comment): vm.kernel and vm.image (a
  * kernel and a `kin image build` initramfs, both required), vm.cpus,
- * vm.memory (512M, 1G or MiB) and vm.accel (auto, kvm, tcg). The file is
+ * vm.memory (512M, 1G or MiB) and vm.accel (auto, kvm, tcg), read through
+ * vm/'s one option table. The file is
  * the administrator's, yet it is checked like any input: an unknown key, a
  * bad value or an overlong line is refused with the line named. */
 #include "shim/shim.h"
@@ -11,40 +12,34 @@
 
 #define CONFIG_FILE_MAX (64 * 1024)
 
+/* KEY's value through vm/'s option table (vm.NAME: the options shim.conf
+ * takes); a path must be absolute. -ENOENT for a key it does not know. */
 static int set(struct shim_vm_config *c, const char *key, const char *value)
 {
-	uint64_t n;
-	if (strcmp(key, "vm.kernel") == 0 || strcmp(key, "vm.image") == 0) {
-		char *dst = key[3] == 'k' ? c->kernel : c->image;
-		if (value[0] != '/')
-			return -EINVAL;
-		return str_copy(dst, PATH_MAX, value);
-	}
-	if (strcmp(key, "vm.cpus") == 0) {
-		if (str_to_u64(value, 64, &n) < 0 || n == 0)
-			return -EINVAL;
-		c->cpus = (unsigned)n;
-		return 0;
-	}
-	if (strcmp(key, "vm.memory") == 0) {
-		if (str_to_size(value, 1 << 20, (uint64_t)256 << 30, &n) < 0 || n < (64 << 20) ||
-		    n % (1 << 20))
-			return -EINVAL;
-		c->memory_mb = (unsigned)(n >> 20);
-		return 0;
-	}
-	if (strcmp(key, "vm.accel") == 0) {
-		if (strcmp(value, "auto") && strcmp(value, "kvm") && strcmp(value, "tcg"))
-			return -EINVAL;
-		return str_copy(c->accel, sizeof(c->accel), value);
-	}
-	return -ENOENT;
+	int id = str_startswith(key, "vm.") ? vm_option_find(key + 3, VM_OPT_FOR_CONF) : -ENOENT;
+	if (id < 0)
+		return -ENOENT;
+	if ((id == VM_OPT_KERNEL || id == VM_OPT_IMAGE) && value[0] != '/')
+		return -EINVAL;
+	return vm_option_set((enum vm_opt_id)id, &c->spec, value, NULL);
+}
+
+/* "vm.kernel, vm.image, ...": the keys, for an unknown one's error. */
+static void keys(char *buf, size_t size)
+{
+	size_t at = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < VM_OPT_N && at < size; i++)
+		if (vm_options[i].doors & VM_OPT_FOR_CONF)
+			at += (size_t)snprintf(buf + at, size - at, "%svm.%s", at ? ", " : "",
+			                       vm_options[i].name);
 }
 
 int shim_vm_config_parse(const char *path, char *text, struct shim_vm_config *ret, struct err *err)
 {
-	struct shim_vm_config c = {0};
+	struct shim_vm_config c;
 	unsigned line = 0;
+	vm_spec_defaults(&c.spec);
 	for (char *save = NULL, *l = strtok_r(text, "\n", &save); l;
 	     l = strtok_r(NULL, "\n", &save)) {
 		line++;
@@ -61,17 +56,19 @@ int shim_vm_config_parse(const char *path, char *text, struct shim_vm_config *re
 		*eq = '\0';
 		char *key = str_trim(l), *value = str_trim(eq + 1);
 		int r = set(&c, key, value);
-		if (r == -ENOENT)
+		if (r == -ENOENT) {
+			char known[160];
+			keys(known, sizeof(known));
 			return err_set(err, r, ERR_INVALID_ARGUMENT,
-			               "%s: line %u: unknown key \"%.40s\" (vm.kernel, vm.image, "
-			               "vm.cpus, vm.memory, vm.accel)",
-			               path, line, key);
+			               "%s: line %u: unknown key \"%.40s\" (%s)", path, line, key,
+			               known);
+		}
 		if (r < 0)
 			return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
 			               "%s: line %u: %s: bad value \"%.80s\"", path, line, key,
 			               value);
 	}
-	if (!c.kernel[0] || !c.image[0])
+	if (!c.spec.kernel[0] || !c.spec.image[0])
 		return err_set(err, -EINVAL, ERR_FAILED_PRECONDITION,
 		               "%s: vm.kernel and vm.image are required for kin-vm pods", path);
 	*ret = c;

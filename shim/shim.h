@@ -25,6 +25,7 @@
 #pragma once
 
 #include "lib/lib.h"
+#include "vm/vm.h"
 
 #include <limits.h>
 
@@ -82,9 +83,7 @@ void shim_cleanup(const struct shim_serve *s);
 #define SHIM_CONFIG_DEFAULT "/etc/kin/shim.conf"
 #define SHIM_CONFIG_ENV     "KIN_SHIM_CONFIG" /* containerd passes its environment on */
 struct shim_vm_config {
-	char kernel[PATH_MAX], image[PATH_MAX];
-	unsigned cpus, memory_mb; /* 0: the VM defaults */
-	char accel[8];            /* "" auto */
+	struct vm_spec spec; /* the VM defaults where the file says nothing */
 };
 /* Parses text (modified) read from path; err names the line. */
 int shim_vm_config_parse(const char *path, char *text, struct shim_vm_config *ret, struct err *err);

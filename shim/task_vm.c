@@ -46,17 +46,8 @@ int task_vm_zone_start(struct shim_task *svc, const struct oci_spec *o, struct e
 	int r = shim_vm_config_load(&c, err);
 	if (r < 0)
 		return r;
-	struct vm_spec spec;
-	const struct vm_request q = {.what = "zone",
-	                             .name = SHIM_ZONE_NAME,
-	                             .kernel = c.kernel,
-	                             .image = c.image,
-	                             .cpus = c.cpus,
-	                             .memory_mb = c.memory_mb,
-	                             .accel = c.accel};
-	r = vm_spec_fill(&spec, &q, err);
-	if (r < 0)
-		return r;
+	struct vm_spec spec = c.spec; /* shim.conf's, read by vm/'s option table */
+	str_copy(spec.name, sizeof(spec.name), SHIM_ZONE_NAME);
 	str_copy(spec.share, sizeof(spec.share), svc->cfg->pod_dir);
 	str_copy(spec.share_at, sizeof(spec.share_at), SHIM_POD_IN_ZONE);
 	if (o && o->hostname && str_is_hostname(o->hostname))

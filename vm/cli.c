@@ -19,7 +19,7 @@ struct run_state {
 	int status;
 	int console_fd;
 	bool stream;
-	uint64_t stop_deadline_ns, stop_timeout_ms, run_deadline_ns;
+	uint64_t stop_timeout_ms, run_deadline_ns;
 	/* from the flags */
 	struct vm_spec spec;
 	const char *state_dir;
@@ -28,25 +28,21 @@ struct run_state {
 
 static void run_usage(FILE *f)
 {
-	fputs("usage: kin vm run --kernel FILE --image FILE [OPTIONS] [-- CMD ARGS...]\n"
-	      "\n"
-	      "Boots one microVM with kin as its PID 1 and streams its console. CMD, if\n"
-	      "given, is the guest kin's workload (an absolute path).\n"
-	      "\n"
-	      "  --kernel FILE        guest kernel (bzImage)\n"
-	      "  --image FILE         initramfs from 'kin image build'\n"
-	      "  --disk FILE          an ext4 root disk ('kin image build --format ext4'):\n"
-	      "                       the initramfs's kin switches root to it\n"
-	      "  --name NAME          VM name (default vm)\n"
-	      "  --cpus N             virtual CPUs (default 1)\n"
-	      "  --memory SIZE        memory: 512M, 1G, or a bare number of MiB (default 512)\n"
-	      "  --accel auto|kvm|tcg accelerator (default auto: KVM only with vmx/svm)\n"
-	      "  --append TEXT        more guest kernel command line\n"
-	      "  --state-dir DIR      where console.log and sockets go (default /run/kin/vm)\n"
-	      "  --quiet              do not stream the console\n"
-	      "  --timeout DURATION   shut the VM down after this long\n"
-	      "  --stop-timeout DUR   shutdown grace before the VMM is killed (default 30s)\n",
-	      f);
+	char vm[2048] = "";
+	vm_options_help(VM_OPT_FOR_RUN, vm, sizeof(vm)); /* the VM's own: vm/options.c */
+	fprintf(f,
+	        "usage: kin vm run --kernel FILE --image FILE [OPTIONS] [-- CMD ARGS...]\n"
+	        "\n"
+	        "Boots one microVM with kin as its PID 1 and streams its console. CMD, if\n"
+	        "given, is the guest kin's workload (an absolute path).\n"
+	        "\n"
+	        "%s"
+	        "  --name NAME          VM name (default vm)\n"
+	        "  --state-dir DIR      where console.log and sockets go (default /run/kin/vm)\n"
+	        "  --quiet              do not stream the console\n"
+	        "  --timeout DURATION   shut the VM down after this long\n"
+	        "  --stop-timeout DUR   shutdown grace before the VMM is killed (default 30s)\n",
+	        vm);
 }
 
 static void on_started(void *data, const struct vm_info *info, const struct err *e)
@@ -80,15 +76,16 @@ static void pump_console(struct run_state *s)
 		(void)!write_all(STDOUT_FILENO, buf, (size_t)n);
 }
 
+/* The manager's stop (no link here: the monitor, then SIGKILL). */
 static void begin_stop(struct run_state *s, const char *why)
 {
+	struct err e = {0};
 	if (s->stopping)
 		return;
 	s->stopping = true;
-	s->stop_deadline_ns = now_monotonic_ns() + s->stop_timeout_ms * 1000000ull;
-	int r = vm_request_shutdown(s->m, s->name);
+	int r = vm_stop(s->m, s->name, s->stop_timeout_ms, &e);
 	fprintf(stderr, "kin vm: %s: asking the guest to shut down%s%s\n", why,
-	        r < 0 ? " failed: " : "", r < 0 ? strerror(-r) : "");
+	        r < 0 ? " failed: " : "", r < 0 ? e.msg : "");
 }
 
 static int append_word(char *cmd, size_t size, const char *w)
@@ -102,45 +99,15 @@ static int append_word(char *cmd, size_t size, const char *w)
 	return n < 0 || (size_t)n >= size - len ? -E2BIG : 0;
 }
 
-/* --memory: a size (512M, 1G); a bare number is MiB, as QEMU's -m. */
-static int memory_parse(const char *v, unsigned *ret_mb)
-{
-	uint64_t bytes;
-	int r = str_to_size(v, 1 << 20, (uint64_t)UINT32_MAX << 20, &bytes);
-	if (r < 0)
-		return r;
-	if (bytes % (1 << 20))
-		return -EINVAL; /* whole MiB only */
-	*ret_mb = (unsigned)(bytes >> 20);
-	return 0;
-}
-
 /* One flag with its value into s; -errno for a bad value. */
 static int run_flag_set(struct run_state *s, int c, const char *v)
 {
-	struct vm_spec *spec = &s->spec;
-	uint32_t u;
-	int r;
+	if (c >= VM_OPT_VAL && c < VM_OPT_VAL + VM_OPT_N)
+		return vm_option_set((enum vm_opt_id)(c - VM_OPT_VAL), &s->spec, v, NULL);
 	switch (c) {
-	case 'k':
-		return str_copy(spec->kernel, sizeof(spec->kernel), v);
-	case 'i':
-		return str_copy(spec->image, sizeof(spec->image), v);
-	case 'd':
-		return str_copy(spec->disk, sizeof(spec->disk), v);
 	case 'n':
 		s->name = v;
 		return 0;
-	case 'c':
-		r = str_to_u32(v, &u);
-		spec->cpus = u;
-		return r;
-	case 'm':
-		return memory_parse(v, &spec->memory_mb);
-	case 'a':
-		return vm_accel_parse(v, &spec->accel);
-	case 'A':
-		return str_copy(spec->cmdline, sizeof(spec->cmdline), v);
 	case 's':
 		s->state_dir = v;
 		return 0;
@@ -180,14 +147,14 @@ static int run_workload(struct run_state *s, int argc, char **argv)
 static int run_parse(struct run_state *s, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-	    {"kernel", required_argument, NULL, 'k'},
-	    {"image", required_argument, NULL, 'i'},
-	    {"disk", required_argument, NULL, 'd'},
+	    VM_GETOPT(KERNEL, "kernel"),
+	    VM_GETOPT(IMAGE, "image"),
+	    VM_GETOPT(DISK, "disk"),
+	    VM_GETOPT(CPUS, "cpus"),
+	    VM_GETOPT(MEMORY, "memory"),
+	    VM_GETOPT(ACCEL, "accel"),
+	    VM_GETOPT(APPEND, "append"),
 	    {"name", required_argument, NULL, 'n'},
-	    {"cpus", required_argument, NULL, 'c'},
-	    {"memory", required_argument, NULL, 'm'},
-	    {"accel", required_argument, NULL, 'a'},
-	    {"append", required_argument, NULL, 'A'},
 	    {"state-dir", required_argument, NULL, 's'},
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"timeout", required_argument, NULL, 't'},
@@ -244,15 +211,8 @@ static void run_loop(struct run_state *s, struct ev_loop *loop, struct child_tab
 		if (s->console_fd < 0)
 			s->console_fd = open(info->paths.console, O_RDONLY | O_CLOEXEC);
 		pump_console(s);
-		uint64_t now = now_monotonic_ns();
-		if (s->run_deadline_ns && now > s->run_deadline_ns && !s->stopping)
+		if (s->run_deadline_ns && now_monotonic_ns() > s->run_deadline_ns && !s->stopping)
 			begin_stop(s, "--timeout reached");
-		if (s->stopping && now > s->stop_deadline_ns) {
-			fprintf(stderr,
-			        "kin vm: the guest did not stop in time; killing the VMM\n");
-			vm_kill(s->m, s->name, SIGKILL);
-			s->stop_deadline_ns = UINT64_MAX;
-		}
 	}
 	pump_console(s);
 }

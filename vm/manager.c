@@ -4,54 +4,12 @@
  * tracked by pidfd or by the owner's runner (in a cell), which reports its
  * setup's verdict and its end; either way the end is recorded and
  * reported, never missed. */
-#include "vm/vm.h"
+#include "vm/manager-int.h"
 #include "lib/state.h"
 
 #include <stdio.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/epoll.h>
 #include <sys/stat.h>
-#include <sys/timerfd.h>
-#include <sys/un.h>
-
-/* A talk with the VMM's monitor (Ctrl-Alt-Del), in the loop: QEMU drops
- * what arrives before its first prompt, so each step waits for one. */
-enum talk_step { TALK_NONE, TALK_PROMPT, TALK_SENT };
-struct vm_talk {
-	enum talk_step step;
-	struct ev_source io, timer;
-	char tail[32]; /* what was read last: a prompt may straddle two reads */
-	size_t have;
-};
-
-/* What a start needs between vm_start and the VMM's spawn. */
-struct vm_start_job {
-	struct vm_spec spec;
-	char **argv;              /* one allocation */
-	struct child_call *check; /* the files' check, until it answers */
-};
-
-struct vm_entry {
-	struct list_node node; /* in vm_manager.live while the slot is used */
-	struct vm_info info;
-	struct child *child;      /* plain child; NULL once exited */
-	bool by_runner;           /* started through the runner */
-	bool starting;            /* vm_start began; events.started not told yet */
-	struct vm_start_job *job; /* while its files are checked */
-	struct vm_manager *m;
-	struct vm_talk talk;
-};
-
-struct vm_manager {
-	struct ev_loop *loop;
-	struct child_table *children;
-	char state_dir[PATH_MAX];
-	struct vm_events events;
-	struct vm_runner runner;     /* start NULL: plain children */
-	struct vm_entry vms[VM_MAX]; /* the slots */
-	struct list_node live;       /* the used ones, in start order */
-};
 
 int vm_manager_new(struct ev_loop *loop, struct child_table *children, const char *state_dir,
                    const struct vm_events *events, struct vm_manager **ret)
@@ -61,6 +19,7 @@ int vm_manager_new(struct ev_loop *loop, struct child_table *children, const cha
 		return -ENOMEM;
 	m->loop = loop;
 	m->children = children;
+	m->backend = &vm_backend_qemu;
 	list_init(&m->live);
 	if (str_copy(m->state_dir, sizeof(m->state_dir),
 	             state_dir ? state_dir : VM_STATE_DIR_DEFAULT) < 0) {
@@ -78,7 +37,6 @@ void vm_manager_set_runner(struct vm_manager *m, const struct vm_runner *r)
 	m->runner = r ? *r : (struct vm_runner){0};
 }
 
-static void talk_end(struct vm_entry *e);
 static void job_free(struct vm_entry *e);
 
 void vm_manager_free(struct vm_manager *m)
@@ -88,7 +46,7 @@ void vm_manager_free(struct vm_manager *m)
 	struct vm_entry *e;
 	list_for_each(e, &m->live, node) {
 		job_free(e);
-		talk_end(e);
+		vm_control_end(e);
 	}
 	free(m);
 }
@@ -109,7 +67,7 @@ int vm_cid_pick(const uint32_t *live, size_t n, uint32_t *ret)
 	return -ENOSPC;
 }
 
-static struct vm_entry *find(struct vm_manager *m, const char *name)
+struct vm_entry *vm_entry_find(struct vm_manager *m, const char *name)
 {
 	struct vm_entry *e;
 	list_for_each(e, &m->live, node)
@@ -120,6 +78,7 @@ static struct vm_entry *find(struct vm_manager *m, const char *name)
 
 static void vmm_ended(struct vm_entry *e, int status)
 {
+	vm_stop_over(e);
 	e->child = NULL;
 	e->info.state = VM_STATE_EXITED;
 	e->info.exit_status = status;
@@ -135,7 +94,7 @@ static void on_vmm_exit(const siginfo_t *si, void *data)
 
 void vm_vmm_exited(struct vm_manager *m, const char *name, pid_t pid, int status)
 {
-	struct vm_entry *e = find(m, name);
+	struct vm_entry *e = vm_entry_find(m, name);
 	if (e && e->by_runner && e->info.pid == pid && e->info.state != VM_STATE_EXITED)
 		vmm_ended(e, status);
 }
@@ -153,7 +112,7 @@ static void job_free(struct vm_entry *e)
 static void entry_drop(struct vm_entry *e)
 {
 	job_free(e);
-	talk_end(e);
+	vm_control_end(e);
 	if (e->by_runner && e->m->runner.release)
 		e->m->runner.release(e->m->runner.data, e->info.name);
 	list_remove(&e->node);
@@ -176,7 +135,7 @@ static uint32_t cid_for_new(struct vm_manager *m)
 /* The slot a new VM takes; an exited VM of the same name gives way. */
 static int slot_take(struct vm_manager *m, const char *name, struct vm_entry **ret, struct err *e)
 {
-	struct vm_entry *old = find(m, name);
+	struct vm_entry *old = vm_entry_find(m, name);
 	if (old && old->info.state != VM_STATE_EXITED)
 		return err_set(e, -EEXIST, ERR_ALREADY_EXISTS, "vm \"%s\" already exists", name);
 	if (old)
@@ -210,10 +169,10 @@ static int vmm_prepare(struct vm_manager *m, const struct vm_spec *spec, struct 
 	unlink(info->paths.link);
 	unlink(info->paths.monitor);
 	sp.vsock_cid = info->vsock_cid = cid_for_new(m);
-	r = vm_backend_qemu.build_argv(&sp, info->accel, &info->paths, ret_argv);
+	r = m->backend->build_argv(&sp, info->accel, &info->paths, ret_argv);
 	if (r < 0)
 		return err_set_errno(e, r, "vm \"%s\": cannot build the %s command: %s%s",
-		                     spec->name, vm_backend_qemu.name, strerror(-r),
+		                     spec->name, m->backend->name, strerror(-r),
 		                     r == -EINVAL ? " (a path contains ',')" : "");
 	return 0;
 }
@@ -283,7 +242,7 @@ static void on_checked(int result, const struct err *err, void *data)
 		return;
 	}
 	e->info.started_ns = now_monotonic_ns();
-	log_info("vm \"%s\": started (%s, %s), pid %d%s%s", e->info.name, vm_backend_qemu.name,
+	log_info("vm \"%s\": started (%s, %s), pid %d%s%s", e->info.name, e->m->backend->name,
 	         vm_accel_name(e->info.accel), (int)e->info.pid, e->info.cell[0] ? ", in " : "",
 	         e->info.cell);
 	if (!e->by_runner) /* a plain child exec'd already */
@@ -292,7 +251,7 @@ static void on_checked(int result, const struct err *err, void *data)
 
 void vm_vmm_started(struct vm_manager *m, const char *name, pid_t pid, const struct err *err)
 {
-	struct vm_entry *e = find(m, name);
+	struct vm_entry *e = vm_entry_find(m, name);
 	if (e && e->by_runner && e->starting && !e->job && e->info.pid == pid)
 		start_told(e, err);
 }
@@ -323,6 +282,7 @@ int vm_start(struct vm_manager *m, const struct vm_spec *spec, struct err *e)
 	job->argv = TAKE_PTR(argv);
 	/* by_runner from here: what prepare makes goes with the entry. */
 	*slot = (struct vm_entry){.m = m,
+	                          .stop.timer.fd = -1,
 	                          .info = info,
 	                          .starting = true,
 	                          .job = job,
@@ -347,7 +307,7 @@ int vm_start(struct vm_manager *m, const struct vm_spec *spec, struct err *e)
 
 int vm_get(struct vm_manager *m, const char *name, struct vm_info *ret)
 {
-	struct vm_entry *e = find(m, name);
+	struct vm_entry *e = vm_entry_find(m, name);
 	if (!e)
 		return -ENOENT;
 	*ret = e->info;
@@ -362,121 +322,9 @@ void vm_foreach(struct vm_manager *m, void (*fn)(const struct vm_info *info, voi
 		fn(&e->info, data);
 }
 
-static void talk_end(struct vm_entry *e)
-{
-	struct vm_talk *t = &e->talk;
-	if (t->step == TALK_NONE)
-		return;
-	ev_close(e->m->loop, &t->io);
-	ev_close(e->m->loop, &t->timer);
-	t->step = TALK_NONE;
-}
-
-/* A prompt read: the command goes after the first, the second confirms
- * QEMU took it. */
-static void on_talk_io(struct ev_source *src, uint32_t events)
-{
-	static const char cmd[] = "sendkey ctrl-alt-delete\n";
-	struct vm_entry *e = src->data;
-	struct vm_talk *t = &e->talk;
-	char buf[4096];
-	(void)events;
-	ssize_t n = read(t->io.fd, buf, sizeof(buf));
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
-		return;
-	if (n <= 0) { /* after the key: the guest went down at once */
-		log_msg(t->step == TALK_SENT ? LOG_DEBUG_ : LOG_WARN_,
-		        "vm \"%s\": the VMM's monitor hung up%s", e->info.name,
-		        t->step == TALK_SENT ? " after Ctrl-Alt-Del" : "; Ctrl-Alt-Del not sent");
-		talk_end(e);
-		return;
-	}
-	/* The prompt within the tail of the last read and this one. */
-	char look[sizeof(t->tail) + sizeof(buf) + 1];
-	memcpy(look, t->tail, t->have);
-	memcpy(look + t->have, buf, (size_t)n);
-	size_t len = t->have + (size_t)n;
-	look[len] = '\0';
-	bool prompt = memmem(look, len, "(qemu) ", 7) != NULL;
-	t->have = len < sizeof(t->tail) ? len : sizeof(t->tail) - 1;
-	memcpy(t->tail, look + len - t->have, t->have);
-	if (!prompt)
-		return;
-	t->have = 0;
-	if (t->step == TALK_PROMPT) {
-		if (write(t->io.fd, cmd, STRLEN(cmd)) != (ssize_t)STRLEN(cmd)) {
-			log_warn("vm \"%s\": cannot write to the VMM's monitor: %m", e->info.name);
-			talk_end(e);
-			return;
-		}
-		t->step = TALK_SENT;
-		if (e->info.state != VM_STATE_EXITED)
-			e->info.state = VM_STATE_STOPPING;
-		return;
-	}
-	log_debug("vm \"%s\": the VMM took Ctrl-Alt-Del", e->info.name);
-	talk_end(e);
-}
-
-static void on_talk_timeout(struct ev_source *src, uint32_t events)
-{
-	struct vm_entry *e = src->data;
-	(void)events;
-	log_warn("vm \"%s\": the VMM's monitor did not answer in %d ms; Ctrl-Alt-Del %s",
-	         e->info.name, VM_MONITOR_TIMEOUT_MS,
-	         e->talk.step == TALK_SENT ? "sent, not confirmed" : "not sent");
-	talk_end(e);
-}
-
-int vm_request_shutdown(struct vm_manager *m, const char *name)
-{
-	struct vm_entry *e = find(m, name);
-	if (!e)
-		return -ENOENT;
-	if (e->info.state == VM_STATE_EXITED)
-		return -ESRCH;
-	struct vm_talk *t = &e->talk;
-	if (t->step != TALK_NONE)
-		return 0; /* under way */
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	if (str_copy(sa.sun_path, sizeof(sa.sun_path), e->info.paths.monitor) < 0)
-		return -ENAMETOOLONG;
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0)
-		return -errno;
-	/* A unix connect completes at once or fails (EAGAIN: the VMM's backlog
-	 * is full, it does not accept). */
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		int r = -errno;
-		close(fd);
-		return r;
-	}
-	int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	struct itimerspec its = {.it_value = {.tv_sec = VM_MONITOR_TIMEOUT_MS / 1000,
-	                                      .tv_nsec = VM_MONITOR_TIMEOUT_MS % 1000 * 1000000L}};
-	*t = (struct vm_talk){.step = TALK_PROMPT,
-	                      .io = {.fd = fd, .fn = on_talk_io, .data = e},
-	                      .timer = {.fd = tfd, .fn = on_talk_timeout, .data = e}};
-	int r = tfd < 0 || timerfd_settime(tfd, 0, &its, NULL) < 0 ? -errno : 0;
-	if (r == 0)
-		r = ev_add(m->loop, &t->io, EPOLLIN);
-	if (r < 0) {
-		if (tfd >= 0)
-			close(tfd);
-		close(fd);
-		*t = (struct vm_talk){.step = TALK_NONE, .io = {.fd = -1}, .timer = {.fd = -1}};
-		return r;
-	}
-	if ((r = ev_add(m->loop, &t->timer, EPOLLIN)) < 0) {
-		talk_end(e);
-		return r;
-	}
-	return 0;
-}
-
 int vm_kill(struct vm_manager *m, const char *name, int sig)
 {
-	struct vm_entry *e = find(m, name);
+	struct vm_entry *e = vm_entry_find(m, name);
 	if (!e)
 		return -ENOENT;
 	if (e->info.state == VM_STATE_EXITED)
@@ -489,6 +337,7 @@ int vm_kill(struct vm_manager *m, const char *name, int sig)
 		return 0;
 	}
 	e->info.state = VM_STATE_STOPPING;
+	e->stop.killed |= sig == SIGKILL; /* the stop's deadline has nothing left to do */
 	if (e->by_runner)
 		return e->m->runner.signal ? e->m->runner.signal(e->m->runner.data, name, sig)
 		                           : -EOPNOTSUPP;
@@ -497,7 +346,7 @@ int vm_kill(struct vm_manager *m, const char *name, int sig)
 
 int vm_forget(struct vm_manager *m, const char *name)
 {
-	struct vm_entry *e = find(m, name);
+	struct vm_entry *e = vm_entry_find(m, name);
 	if (!e)
 		return -ENOENT;
 	if (e->info.state != VM_STATE_EXITED)
@@ -512,8 +361,8 @@ bool vm_settled(const struct vm_manager *m, char *why, size_t size)
 {
 	const struct vm_entry *e;
 	list_for_each(e, &m->live, node) {
-		const char *what = e->starting || e->job       ? "starting"
-		                   : e->talk.step != TALK_NONE ? "talking to its VMM's monitor"
+		const char *what = e->starting || e->job ? "starting"
+		                   : e->talk             ? "talking to its VMM's monitor"
 		                   : e->info.state == VM_STATE_STOPPING ? "stopping"
 		                                                        : NULL;
 		if (what) {
@@ -565,7 +414,7 @@ static const struct state_num vm_nums[] = {
 
 void vm_save(struct vm_manager *m, const char *name, struct state_w *w, uint16_t tag)
 {
-	struct vm_entry *e = find(m, name);
+	struct vm_entry *e = vm_entry_find(m, name);
 	if (!e)
 		return;
 	const struct vm_info *i = &e->info;
@@ -643,12 +492,13 @@ int vm_restore(struct vm_manager *m, const struct state_field *f, struct vm_info
 	str_copy(ret->name, sizeof(ret->name), valid_name ? i.name : "");
 	bool by_runner = n.by_runner != 0;
 	/* The runner's own names only: a record cannot make it drop another. */
-	bool ours = valid_name && !find(m, i.name) && (m->runner.start != NULL) == by_runner;
+	bool ours =
+	    valid_name && !vm_entry_find(m, i.name) && (m->runner.start != NULL) == by_runner;
 	i.state = n.state == VM_STATE_EXITED ? VM_STATE_EXITED : VM_STATE_RUNNING;
 	i.pid = n.pid && n.pid <= INT32_MAX && n.pid != (uint64_t)getpid() ? (pid_t)n.pid : 0;
 	if (e < 0 || !valid_name)
 		return give_up(m, &i, by_runner, false, why, size, "its record does not read");
-	if (find(m, i.name))
+	if (vm_entry_find(m, i.name))
 		return give_up(m, &i, by_runner, false, why, size, "a second VM of that name");
 	if ((m->runner.start != NULL) != by_runner)
 		return give_up(m, &i, by_runner, false, why, size,
@@ -693,7 +543,7 @@ int vm_restore(struct vm_manager *m, const struct state_field *f, struct vm_info
 				return give_up(m, &i, by_runner, ours, why, size,
 				               "a vsock CID another VM holds");
 	}
-	*slot = (struct vm_entry){.m = m, .info = i, .by_runner = by_runner};
+	*slot = (struct vm_entry){.m = m, .info = i, .by_runner = by_runner, .stop.timer.fd = -1};
 	if (i.state == VM_STATE_RUNNING) {
 		struct err err = {0};
 		int k = by_runner ? -EOPNOTSUPP

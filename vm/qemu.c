@@ -2,8 +2,9 @@
  * under TCG here), no default devices, the console on the first serial port
  * into a file, the RPC link as a virtio-serial port backed by a unix socket,
  * user networking (or the spec's tap), a virtio-9p share when the spec has
- * one, and a vhost-vsock device when the spec has a CID. */
-#include "vm/vm.h"
+ * one, and a vhost-vsock device when the spec has a CID. Its monitor is QMP
+ * (vm/qmp.c): shutdown (Ctrl-Alt-Del), pause and resume. */
+#include "vm/qmp-int.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -75,7 +76,7 @@ static int qemu_build_argv(const struct vm_spec *spec, enum vm_accel accel,
 	add(&b, "none");
 	add(&b, "-serial");
 	add(&b, "file:%s", paths->console);
-	add(&b, "-monitor");
+	add(&b, "-qmp");
 	add(&b, "unix:%s,server=on,wait=off", paths->monitor);
 	add(&b, "-kernel");
 	add(&b, "%s", spec->kernel);
@@ -85,9 +86,14 @@ static int qemu_build_argv(const struct vm_spec *spec, enum vm_accel accel,
 		add(&b, "-drive");
 		add(&b, "file=%s,if=virtio,format=raw", spec->disk);
 	}
+	char guest[3 * VM_GUEST_NAME_MAX];
+	if (vm_guest_words(&vm_backend_qemu.guest, spec->share[0], guest, sizeof(guest)) < 0) {
+		free(mem);
+		return -E2BIG;
+	}
 	add(&b, "-append");
-	add(&b, "console=ttyS0 panic=-1 quiet %s%s%s%s%s",
-	    spec->tap[0] ? spec->guest_ip : VM_GUEST_NET,
+	add(&b, "console=ttyS0 panic=-1 quiet %s %s%s%s%s%s",
+	    spec->tap[0] ? spec->guest_ip : VM_GUEST_NET, guest,
 	    spec->disk[0] ? " root=/dev/vda rootfstype=ext4" : "",
 	    spec->share[0] ? " kin.share=" : "", spec->share_at, spec->cmdline[0] ? " " : "");
 	if (spec->cmdline[0]) { /* appended to the last word in the pool */
@@ -105,7 +111,8 @@ static int qemu_build_argv(const struct vm_spec *spec, enum vm_accel accel,
 	add(&b, "-chardev");
 	add(&b, "socket,id=kinlink,path=%s,server=on,wait=off", paths->link);
 	add(&b, "-device");
-	add(&b, "virtserialport,bus=vser0.0,chardev=kinlink,name=%s", VM_LINK_PORT_NAME);
+	add(&b, "virtserialport,bus=vser0.0,chardev=kinlink,name=%s",
+	    vm_backend_qemu.guest.link_name);
 	if (spec->tap[0]) {
 		add(&b, "-netdev");
 		add(&b, "tap,id=net0,ifname=%s,script=no,downscript=no,vnet_hdr=on", spec->tap);
@@ -122,7 +129,7 @@ static int qemu_build_argv(const struct vm_spec *spec, enum vm_accel accel,
 		add(&b, "local,id=fs0,path=%s,security_model=passthrough,multidevs=remap",
 		    spec->share);
 		add(&b, "-device");
-		add(&b, "virtio-9p-pci,fsdev=fs0,mount_tag=%s", VM_SHARE_TAG);
+		add(&b, "virtio-9p-pci,fsdev=fs0,mount_tag=%s", vm_backend_qemu.guest.share_tag);
 	}
 	add(&b, "-device");
 	add(&b, "virtio-rng-pci");
@@ -139,7 +146,36 @@ static int qemu_build_argv(const struct vm_spec *spec, enum vm_accel accel,
 	return 0;
 }
 
+/* Ctrl-Alt-Del, not system_powerdown: kin as the guest's init takes the
+ * keys (SIGINT) as a reboot, which -no-reboot makes QEMU's exit; an ACPI
+ * power button event would need a daemon in the guest to act on it. */
+static int qemu_shutdown(const struct vm_monitor_req *q, struct vm_monitor_talk **ret,
+                         struct err *e)
+{
+	return vm_qmp_talk(q, "Ctrl-Alt-Del",
+	                   "{\"execute\":\"send-key\",\"arguments\":{\"keys\":["
+	                   "{\"type\":\"qcode\",\"data\":\"ctrl\"},"
+	                   "{\"type\":\"qcode\",\"data\":\"alt\"},"
+	                   "{\"type\":\"qcode\",\"data\":\"delete\"}]}}",
+	                   true, ret, e);
+}
+
+static int qemu_pause(const struct vm_monitor_req *q, struct vm_monitor_talk **ret, struct err *e)
+{
+	return vm_qmp_talk(q, "pause", "{\"execute\":\"stop\"}", false, ret, e);
+}
+
+static int qemu_resume(const struct vm_monitor_req *q, struct vm_monitor_talk **ret, struct err *e)
+{
+	return vm_qmp_talk(q, "resume", "{\"execute\":\"cont\"}", false, ret, e);
+}
+
 const struct vm_backend vm_backend_qemu = {
     .name = "qemu",
     .build_argv = qemu_build_argv,
+    .guest = VM_GUEST_KINDS_QEMU,
+    .shutdown = qemu_shutdown,
+    .pause = qemu_pause,
+    .resume = qemu_resume,
+    .talk_cancel = vm_qmp_talk_cancel,
 };

@@ -198,3 +198,57 @@ int vm_paths_for(const char *state_dir, const struct vm_spec *spec, struct vm_pa
 	*ret = p;
 	return 0;
 }
+
+/* ---- what the guest is told ---- */
+
+const struct vm_guest_kinds vm_guest_kinds_default = VM_GUEST_KINDS_QEMU;
+
+static const char *const link_kinds[] = {[VM_LINK_VIRTIO_SERIAL] = "virtio-serial"};
+static const char *const share_kinds[] = {[VM_SHARE_9P] = "9p"};
+
+int vm_guest_words(const struct vm_guest_kinds *k, bool share, char *buf, size_t size)
+{
+	int n = snprintf(buf, size, "kin.link=%s:%s", link_kinds[k->link], k->link_name);
+	if (n >= 0 && (size_t)n < size && share)
+		n += snprintf(buf + n, size - (size_t)n, " kin.share.dev=%s:%s",
+		              share_kinds[k->share], k->share_tag);
+	return n < 0 || (size_t)n >= size ? -E2BIG : 0;
+}
+
+/* "KIND:NAME" with KIND one of kinds[0..n): its index, NAME into name. */
+static int kind_name_parse(const char *value, const char *const *kinds, size_t n, char *name)
+{
+	const char *colon = strchr(value, ':');
+	if (!colon || !colon[1] || strlen(colon + 1) > VM_GUEST_NAME_MAX ||
+	    strspn(colon + 1,
+	           "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
+	        strlen(colon + 1))
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (strlen(kinds[i]) == (size_t)(colon - value) &&
+		    strncmp(kinds[i], value, (size_t)(colon - value)) == 0) {
+			strcpy(name, colon + 1); /* length checked above */
+			return (int)i;
+		}
+	return -EINVAL;
+}
+
+int vm_guest_option(struct vm_guest_kinds *k, const char *key, const char *value)
+{
+	char name[VM_GUEST_NAME_MAX + 1];
+	bool link = strcmp(key, "kin.link") == 0;
+	if (!link && strcmp(key, "kin.share.dev") != 0)
+		return -ENOENT;
+	int r = link ? kind_name_parse(value, link_kinds, ARRAY_SIZE(link_kinds), name)
+	             : kind_name_parse(value, share_kinds, ARRAY_SIZE(share_kinds), name);
+	if (r < 0)
+		return r;
+	if (link) {
+		k->link = (enum vm_link_kind)r;
+		strcpy(k->link_name, name);
+	} else {
+		k->share = (enum vm_share_kind)r;
+		strcpy(k->share_tag, name);
+	}
+	return 0;
+}

@@ -33,8 +33,8 @@ struct vm_spec {
 	uint32_t vsock_cid;           /* the backend adds a vhost-vsock device with this
 	                               * guest CID when non-zero; vm_start sets it */
 	/* A host directory the guest's kin mounts at share_at before it is
-	 * ready (virtio-9p, tag VM_SHARE_TAG; kin.share= on its command
-	 * line): a shim's pod directory. Both or neither. */
+	 * ready (the backend's share kind, kin.share= and kin.share.dev= on
+	 * its command line): a shim's pod directory. Both or neither. */
 	char share[PATH_MAX];
 	char share_at[PATH_MAX];
 	/* The guest's NIC: QEMU's user network (VM_GUEST_NET) by default, or
@@ -47,13 +47,37 @@ struct vm_spec {
 	char guest_ip[128];
 };
 
-#define VM_SHARE_TAG "kinshare"
-
-/* Where a VM's files live: console.log, link.sock (the RPC link, a
- * virtio-serial port named VM_LINK_PORT_NAME in the guest), monitor.sock. */
+/* Where a VM's files live: console.log, link.sock (the RPC link: the
+ * backend's link device in the guest), monitor.sock. */
 #define VM_STATE_DIR_DEFAULT "/run/kin/vm"
-#define VM_LINK_PORT_NAME    "org.kin.rpc"
 #define VM_GUEST_NET         "ip=10.0.2.15::10.0.2.2:255.255.255.0::eth0:off"
+
+/* How the host<->guest link and the share reach the guest: a kind of
+ * device and its name there. Each backend has its own; the guest's kin
+ * learns them from its command line (kin.link=KIND:NAME, kin.share.dev=
+ * KIND:TAG, vm_guest_words), and a command line without them means QEMU's
+ * (a host kin from before them). A guest kin from before them ignores the
+ * words (an unknown option) and assumes QEMU's. */
+enum vm_link_kind { VM_LINK_VIRTIO_SERIAL }; /* a port named NAME: "virtio-serial" */
+enum vm_share_kind { VM_SHARE_9P };          /* a virtio-9p mount tag: "9p" */
+#define VM_GUEST_NAME_MAX 63
+struct vm_guest_kinds {
+	enum vm_link_kind link;
+	char link_name[VM_GUEST_NAME_MAX + 1];
+	enum vm_share_kind share;
+	char share_tag[VM_GUEST_NAME_MAX + 1];
+};
+#define VM_GUEST_KINDS_QEMU                                                                        \
+	{                                                                                          \
+		VM_LINK_VIRTIO_SERIAL, "org.kin.rpc", VM_SHARE_9P, "kinshare"                      \
+	}
+extern const struct vm_guest_kinds vm_guest_kinds_default;
+/* The words for the guest's command line (the share's only with share). */
+int vm_guest_words(const struct vm_guest_kinds *k, bool share, char *buf, size_t size);
+/* A guest's kin.link or kin.share.dev value into k: -ENOENT for another
+ * key, -EINVAL for a kind it does not know or a bad name ([A-Za-z0-9._-],
+ * at most VM_GUEST_NAME_MAX). */
+int vm_guest_option(struct vm_guest_kinds *k, const char *key, const char *value);
 
 struct vm_paths {
 	char dir[PATH_MAX];
@@ -62,11 +86,46 @@ struct vm_paths {
 	char monitor[PATH_MAX];
 };
 
+/* What a VMM's monitor is asked, one talk at a time per VM. */
+enum vm_op { VM_OP_SHUTDOWN, VM_OP_PAUSE, VM_OP_RESUME, VM_OP_SNAPSHOT, VM_OP_RESTORE };
+const char *vm_op_name(enum vm_op op);
+
+/* One request to a VMM's monitor, as the manager hands it to a backend. */
+struct vm_monitor_req {
+	struct ev_loop *loop;
+	const char *name;    /* the VM's: errors name it */
+	const char *monitor; /* the monitor's socket (vm_paths.monitor) */
+	const char *file;    /* snapshot, restore: the state file */
+	unsigned timeout_ms;
+	/* Once, from the loop, never from inside the call that began the
+	 * talk: e NULL when the VMM took the request, else why not. */
+	void (*done)(void *data, const struct err *e);
+	void *data;
+};
+/* A backend's talk under way (its own type). */
+struct vm_monitor_talk;
+/* Begins a talk: 0 with *ret set, or -errno with e saying why (no
+ * monitor listening, out of memory). Copies what it keeps of q. */
+typedef int (*vm_monitor_fn)(const struct vm_monitor_req *q, struct vm_monitor_talk **ret,
+                             struct err *e);
+
+/* A VMM backend: one file (vm/qemu.c), nothing of it known elsewhere. */
 struct vm_backend {
 	const char *name;
 	/* Builds the VMM's argv (NULL-terminated, one allocation: free(*ret)). */
 	int (*build_argv)(const struct vm_spec *spec, enum vm_accel accel,
 	                  const struct vm_paths *paths, char ***ret_argv);
+	/* How the link and the share reach the guest; build_argv tells its
+	 * kin (vm_guest_words). */
+	struct vm_guest_kinds guest;
+	/* Monitor requests, each a talk in the loop with a deadline. NULL:
+	 * the backend cannot (the manager answers -EOPNOTSUPP). shutdown
+	 * asks the guest to end without RPC, as Ctrl-Alt-Del does (kin as
+	 * the guest's init takes it as a reboot, the VMM makes that its
+	 * exit); snapshot and restore are for a later backend change. */
+	vm_monitor_fn shutdown, pause, resume, snapshot, restore;
+	/* Ends a talk before it is done (done is not called); NULL-safe. */
+	void (*talk_cancel)(struct vm_monitor_talk *t);
 };
 extern const struct vm_backend vm_backend_qemu;
 
@@ -100,6 +159,44 @@ struct vm_request {
 int vm_spec_fill(struct vm_spec *spec, const struct vm_request *q, struct err *e);
 int vm_paths_for(const char *state_dir, const struct vm_spec *spec, struct vm_paths *ret);
 
+/* ---- options ------------------------------------------------------------- */
+
+/* The one table of VM options (vm/options.c) every door parses with:
+ * `kin vm run --NAME`, `kin ctl vm start --NAME`, `kin ctl zone create --vm
+ * --NAME` and shim.conf's vm.NAME. A door's getopt entry for option id
+ * has the value VM_OPT_VAL + id. */
+enum vm_opt_id {
+	VM_OPT_KERNEL,
+	VM_OPT_IMAGE,
+	VM_OPT_DISK,
+	VM_OPT_CPUS,
+	VM_OPT_MEMORY,
+	VM_OPT_ACCEL,
+	VM_OPT_APPEND,
+	VM_OPT_N
+};
+#define VM_OPT_VAL 0x1000
+/* A door's getopt_long entry for option ID (its name spelled again for a
+ * static table; a unit test holds each door's names to vm_options). */
+#define VM_GETOPT(ID, NAME)                                                                        \
+	{                                                                                          \
+		NAME, required_argument, NULL, VM_OPT_VAL + VM_OPT_##ID                            \
+	}
+enum { VM_OPT_FOR_RUN = 1, VM_OPT_FOR_CTL = 2, VM_OPT_FOR_ZONE = 4, VM_OPT_FOR_CONF = 8 };
+struct vm_option {
+	const char *name, *metavar, *help;
+	const char *expect; /* what a good value is, for errors */
+	unsigned doors;     /* VM_OPT_FOR_*: who takes it */
+	int (*set)(struct vm_spec *spec, const char *value);
+};
+extern const struct vm_option vm_options[VM_OPT_N];
+/* The id of option name at door, or -ENOENT. */
+int vm_option_find(const char *name, unsigned door);
+/* value into spec; -EINVAL with e "NAME 'VALUE': expected WHAT". */
+int vm_option_set(enum vm_opt_id id, struct vm_spec *spec, const char *value, struct err *e);
+/* door's options as help lines ("  --kernel FILE  guest kernel ..."). */
+int vm_options_help(unsigned door, char *buf, size_t size);
+
 /* ---- manager ------------------------------------------------------------- */
 
 /* Starting: its files are being checked, or its VMM's setup runs. */
@@ -112,6 +209,7 @@ struct vm_info {
 	enum vm_accel accel;
 	unsigned cpus, memory_mb;
 	int exit_status; /* once exited: exit code or 128+signal */
+	bool paused;     /* its VMM took VM_OP_PAUSE, not VM_OP_RESUME since */
 	uint64_t started_ns;
 	uint32_t vsock_cid; /* 0: no vsock device */
 	char cell[128];     /* the runner's word on where the VMM runs, "" for a
@@ -186,15 +284,45 @@ int vm_get(struct vm_manager *m, const char *name, struct vm_info *ret);
 /* Calls fn for each VM, in start order. */
 void vm_foreach(struct vm_manager *m, void (*fn)(const struct vm_info *info, void *data),
                 void *data);
-/* Asks the guest to shut down without RPC: Ctrl-Alt-Del through the VMM's
- * monitor, which kin (as the guest's init) takes as a reboot, and the VMM,
- * started with -no-reboot, turns into its exit. The talk runs in the loop
- * (at most VM_MONITOR_TIMEOUT_MS; a monitor that never answers is logged,
- * the caller's stop deadline still holds): 0 once the monitor is
- * connected, -errno when it cannot be (no VMM listening). */
+/* Asks VM name's VMM, through its monitor (the backend's: QEMU's QMP), to
+ * do op. The talk runs in the loop, at most VM_MONITOR_TIMEOUT_MS; its end
+ * is told to done (may be NULL) from the loop, e NULL when the VMM took
+ * it. Returns 0 with the talk under way, or -errno with e set (its code
+ * err_code_from_errno's but for these): -ENOENT no such VM, -ESRCH it has
+ * exited, -EAGAIN (UNAVAILABLE) it is starting, -EOPNOTSUPP
+ * (UNIMPLEMENTED) the backend cannot, -EBUSY (UNAVAILABLE) another talk
+ * is under way, or the socket's error (no VMM listening). */
 #define VM_MONITOR_TIMEOUT_MS 2000
+typedef void (*vm_request_done_fn)(void *data, const char *name, enum vm_op op,
+                                   const struct err *e);
+int vm_request(struct vm_manager *m, const char *name, enum vm_op op, vm_request_done_fn done,
+               void *data, struct err *e);
+/* Asks the guest to shut down without RPC (VM_OP_SHUTDOWN, no done: a
+ * monitor that never answers is logged, the caller's stop deadline still
+ * holds): 0 once the talk is under way, also when one already is. */
 int vm_request_shutdown(struct vm_manager *m, const char *name);
 int vm_kill(struct vm_manager *m, const char *name, int sig);
+
+/* The stop. vm/ speaks no RPC: powering a guest off over its link is its
+ * owner's hook. poweroff returns 0 once asked (a failure is told later
+ * through vm_stop_poweroff_failed), < 0 when it cannot be asked. */
+struct vm_stop_hooks {
+	int (*poweroff)(void *data, const char *name);
+	void *data;
+};
+void vm_manager_set_stop_hooks(struct vm_manager *m, const struct vm_stop_hooks *h);
+/* Stops VM name, in the loop: power off over the link (the hook), else (no
+ * hook, it cannot be asked, or it failed) a shutdown request through the
+ * monitor, and SIGKILL of the VMM once timeout_ms (0: the default) has
+ * passed. Its end is events.exited, as every VMM's. A stop under way goes
+ * on with the nearer deadline. A VM whose files are still checked ends
+ * its start at once (vm_kill's CANCELLED). -ENOENT, -ESRCH (exited), e
+ * set. */
+#define VM_STOP_TIMEOUT_DEFAULT_MS 30000
+int vm_stop(struct vm_manager *m, const char *name, uint64_t timeout_ms, struct err *e);
+/* The owner's word: the power off it was asked for failed; the stop goes
+ * on to its next step. */
+void vm_stop_poweroff_failed(struct vm_manager *m, const char *name);
 /* Forgets an exited VM (its state dir stays for post-mortems). */
 int vm_forget(struct vm_manager *m, const char *name);
 

@@ -16,8 +16,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(s, data, size);
 	s[size] = '\0';
 	int r = shim_vm_config_parse("fuzz.conf", s, &c, &e);
-	if (r == 0 && (c.kernel[0] != '/' || c.image[0] != '/' || c.cpus > 64 ||
-	               strlen(c.accel) >= sizeof(c.accel)))
+	if (r == 0 && (c.spec.kernel[0] != '/' || c.spec.image[0] != '/' || c.spec.cpus < 1 ||
+	               c.spec.cpus > VM_CPUS_MAX || c.spec.memory_mb < VM_MEMORY_MIN_MB ||
+	               c.spec.memory_mb > VM_MEMORY_MAX_MB || c.spec.accel > VM_ACCEL_TCG))
 		__builtin_trap();
 	if (r < 0 && (!e.msg[0] || strncmp(e.msg, "fuzz.conf: ", 11) != 0))
 		__builtin_trap();

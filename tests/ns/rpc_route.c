@@ -234,7 +234,9 @@ static void on_term(int sig)
 static int serve(const char *sock, const char *kin, const char *self)
 {
 	struct ev_loop *loop;
-	if (ev_loop_new(&loop) < 0 || rpc_server_new(loop, NULL, &server) < 0)
+	/* The route grammar is the owner's, as init gives kin's server. */
+	if (ev_loop_new(&loop) < 0 || rpc_server_new(loop, NULL, &server) < 0 ||
+	    rpc_route_names_set(server, &api_route_names) < 0)
 		return 1;
 	loop_ = loop;
 	role_name = sock ? "parent" : "mid";

@@ -661,3 +661,25 @@ TEST(rpc_server_frame_time_limit)
 	CHECK_EQ(stats().frame_timeouts, 1);
 	srv_stop();
 }
+
+/* rpc/ knows no route grammar: without the owner's every name is one word;
+ * with api/'s, "vm/NAME" is a name and "vm" is reserved. */
+TEST(rpc_route_names_are_the_owners)
+{
+	struct ev_loop *loop;
+	struct rpc_server *s;
+	CHECK_EQ(ev_loop_new(&loop), 0);
+	CHECK_EQ(rpc_server_new(loop, NULL, &s), 0);
+	CHECK_EQ(rpc_route_add(s, "vm/db", -1, 0), -EINVAL);
+	CHECK_EQ(rpc_route_add(s, "vm", -1, 0), 0);
+	rpc_route_remove(s, "vm", "test");
+	CHECK_EQ(rpc_route_names_set(s, &api_route_names), 0);
+	CHECK_EQ(rpc_route_add(s, "vm", -1, 0), -EINVAL);
+	CHECK_EQ(rpc_route_add(s, "vm/db", -1, 0), 0);
+	CHECK_EQ(rpc_route_add(s, "vm/db/x", -1, 0), -EINVAL);
+	CHECK_EQ(rpc_route_add(s, "pod1", -1, 0), 0);
+	CHECK_EQ(api_route_names.hop_words("vm/db/inner"), 2);
+	CHECK_EQ(api_route_names.hop_words("pod1/vm/db"), 1);
+	rpc_server_free(s);
+	ev_loop_free(loop);
+}

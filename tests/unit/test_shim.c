@@ -1,6 +1,7 @@
 /* shim: the addresses and state paths containerd and `delete` rely on
  * (the same inputs always give the same, socket-sized paths), and the
  * argv[0] names that make kin a shim. */
+#include "ctl/ctl-int.h"
 #include "unit.h"
 
 #include "shim/shim.h"
@@ -50,11 +51,11 @@ TEST(shim_vm_config_parse)
 	char ok[] = "# pods\nvm.kernel = /k/vmlinuz \nvm.image=/k/guest.cpio\n\nvm.cpus = 2 # two\n"
 	            "vm.memory = 1G\nvm.accel = tcg\n";
 	CHECK_EQ(shim_vm_config_parse("f", ok, &c, &e), 0);
-	CHECK_STR(c.kernel, "/k/vmlinuz");
-	CHECK_STR(c.image, "/k/guest.cpio");
-	CHECK_EQ(c.cpus, 2);
-	CHECK_EQ(c.memory_mb, 1024);
-	CHECK_STR(c.accel, "tcg");
+	CHECK_STR(c.spec.kernel, "/k/vmlinuz");
+	CHECK_STR(c.spec.image, "/k/guest.cpio");
+	CHECK_EQ(c.spec.cpus, 2);
+	CHECK_EQ(c.spec.memory_mb, 1024);
+	CHECK_EQ(c.spec.accel, VM_ACCEL_TCG);
 	char unknown[] = "vm.kernel = /k\nvm.disk = /d\n";
 	CHECK_EQ(shim_vm_config_parse("f", unknown, &c, &e), -ENOENT);
 	CHECK_STR(e.msg, "f: line 2: unknown key \"vm.disk\" (vm.kernel, vm.image, vm.cpus, "
@@ -70,4 +71,36 @@ TEST(shim_vm_config_parse)
 	char missing[] = "vm.kernel = /k\n";
 	CHECK_EQ(shim_vm_config_parse("f", missing, &c, &e), -EINVAL);
 	CHECK_STR(e.msg, "f: vm.kernel and vm.image are required for kin-vm pods");
+}
+
+/* The doors that spell VM options in getopt tables (kin ctl vm start, kin
+ * ctl zone create) name each as vm/'s table does, and take the options
+ * the table gives them: the names cannot drift apart. */
+static void door_matches(const struct option *opts, unsigned door)
+{
+	unsigned seen = 0;
+	for (const struct option *o = opts; o && o->name; o++) {
+		if (o->val < VM_OPT_VAL || o->val >= VM_OPT_VAL + VM_OPT_N)
+			continue;
+		const struct vm_option *v = &vm_options[o->val - VM_OPT_VAL];
+		CHECK_STR(o->name, v->name);
+		CHECK(v->doors & door);
+		seen |= 1u << (o->val - VM_OPT_VAL);
+	}
+	for (size_t i = 0; i < VM_OPT_N; i++) /* zone's --image is its own (store or --vm) */
+		if ((vm_options[i].doors & door) && !(door == VM_OPT_FOR_ZONE && i == VM_OPT_IMAGE))
+			CHECK(seen & (1u << i));
+}
+
+TEST(vm_option_doors)
+{
+	const struct ctl_cmd *c;
+	for (c = ctl_vm_cmds; c->name && strcmp(c->name, "start"); c++)
+		;
+	CHECK(c->name != NULL);
+	door_matches(c->opts, VM_OPT_FOR_CTL);
+	for (c = ctl_zone_cmds; c->name && strcmp(c->name, "create"); c++)
+		;
+	CHECK(c->name != NULL);
+	door_matches(c->opts, VM_OPT_FOR_ZONE);
 }

@@ -409,8 +409,8 @@ TEST(vm_restore_records)
 	CHECK(fixture_teardown(&x));
 }
 
-/* The VMM's monitor, played by the test: listening at the VM's
- * monitor.sock; the manager's Ctrl-Alt-Del talk runs in the loop. */
+/* The VMM's QMP monitor, played by the test: listening at the VM's
+ * monitor.sock; the manager's talks run in the loop. */
 static int monitor_listen(const char *path)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
@@ -426,14 +426,63 @@ static int monitor_listen(const char *path)
 	return fd;
 }
 
-TEST(vm_shutdown_monitor_in_loop)
+/* One QMP talk answered: the greeting, capabilities, then the command
+ * (returned as heard, its line's end cut) answered with reply. */
+static void qmp_serve(struct ev_loop *loop, int lfd, const char *reply, char *heard, size_t size)
+{
+	static const char greet[] = "{\"QMP\": {\"version\": {}, \"capabilities\": []}}\r\n";
+	int mon = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	CHECK(mon >= 0);
+	const char *says[] = {greet, "{\"return\": {}}\r\n", reply};
+	for (size_t k = 0; k < ARRAY_SIZE(says); k++) {
+		CHECK_EQ(send(mon, says[k], strlen(says[k]), MSG_NOSIGNAL),
+		         (ssize_t)strlen(says[k]));
+		if (k == 2)
+			break;
+		ssize_t n = 0;
+		for (int i = 0; i < 25 && n <= 0; i++) {
+			ev_run_once(loop, 20);
+			n = recv(mon, heard, size - 1, MSG_DONTWAIT);
+		}
+		heard[n > 0 ? n : 0] = '\0';
+		heard[strcspn(heard, "\n")] = '\0';
+	}
+	for (int i = 0; i < 5; i++)
+		ev_run_once(loop, 20);
+	char c;
+	CHECK_EQ(read(mon, &c, 1), 0); /* done: kin hung up */
+	close(mon);
+}
+
+struct told {
+	int n;
+	enum vm_op op;
+	struct err e;
+	bool failed;
+};
+
+static void on_told(void *data, const char *name, enum vm_op op, const struct err *e)
+{
+	struct told *t = data;
+	(void)name;
+	t->n++;
+	t->op = op;
+	t->failed = e != NULL;
+	if (e)
+		t->e = *e;
+}
+
+TEST(vm_monitor_requests)
 {
 	struct fixture x;
 	CHECK(fixture_setup(&x, LOG_ERR_)); /* the hung monitor's warning is expected */
 	struct vm_manager *m = x.m;
 	struct ev_loop *loop = x.loop;
 	struct err err = {0};
+	struct told t = {0};
+	char heard[256];
 	CHECK_EQ(vm_start(m, &x.spec, &err), 0);
+	CHECK_EQ(vm_request(m, "g1", VM_OP_PAUSE, on_told, &t, &err), -EAGAIN); /* starting */
 	checked(&x, 0, 0);
 	struct vm_info info;
 	CHECK_EQ(vm_get(m, "g1", &info), 0);
@@ -441,14 +490,25 @@ TEST(vm_shutdown_monitor_in_loop)
 
 	/* No monitor at all: refused at once, naming why. */
 	CHECK(vm_request_shutdown(m, "g1") < 0);
-	/* A monitor that never prompts: the call returns at once (it used to
-	 * block on the socket), and the loop gives up on it later. */
+	CHECK_EQ(vm_request(m, "nope", VM_OP_PAUSE, NULL, NULL, &err), -ENOENT);
+	/* Room for snapshot and restore: the QEMU backend has none yet. */
+	CHECK_EQ(vm_request(m, "g1", VM_OP_SNAPSHOT, NULL, NULL, &err), -EOPNOTSUPP);
+	CHECK_EQ(err.code, ERR_UNIMPLEMENTED);
+	CHECK_STR(err.msg, "vm \"g1\": the qemu backend cannot snapshot");
+
+	/* A monitor that never greets: the call returns at once, and the
+	 * loop gives up on it later. */
 	int lfd = monitor_listen(info.paths.monitor);
 	CHECK(lfd >= 0);
 	uint64_t t0 = now_monotonic_ns();
 	CHECK_EQ(vm_request_shutdown(m, "g1"), 0);
 	CHECK((now_monotonic_ns() - t0) / 1000000 < 200);
 	CHECK_EQ(vm_request_shutdown(m, "g1"), 0); /* under way: no second talk */
+	CHECK_EQ(vm_request(m, "g1", VM_OP_PAUSE, NULL, NULL, &err), -EBUSY);
+	CHECK_EQ(vm_get(m, "g1", &info), 0);
+	CHECK_EQ(info.state, VM_STATE_STOPPING);
+	char why[128];
+	CHECK(!vm_settled(m, why, sizeof(why)));
 	int hung = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 	CHECK(hung >= 0);
 	while ((now_monotonic_ns() - t0) / 1000000 < VM_MONITOR_TIMEOUT_MS + 500)
@@ -457,33 +517,135 @@ TEST(vm_shutdown_monitor_in_loop)
 	CHECK_EQ(read(hung, &c, 1), 0); /* the manager hung up on it */
 	close(hung);
 
-	/* A monitor that answers: the key goes after the first prompt. */
+	/* A monitor that answers: Ctrl-Alt-Del through QMP's send-key. */
 	CHECK_EQ(vm_request_shutdown(m, "g1"), 0);
-	int mon = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-	CHECK(mon >= 0);
-	static const char banner[] = "QEMU 7.2.0 monitor - type 'help' for more information\n(qe";
-	CHECK_EQ(write(mon, banner, sizeof(banner) - 1), (ssize_t)sizeof(banner) - 1);
-	ev_run_once(loop, 100);
-	CHECK_EQ(write(mon, "mu) ", 4), 4); /* the prompt split across reads */
-	char got[64] = "";
-	ssize_t n = 0;
-	for (int i = 0; i < 20 && n <= 0; i++) {
-		ev_run_once(loop, 50);
-		n = recv(mon, got, sizeof(got) - 1, MSG_DONTWAIT);
-	}
-	CHECK(n > 0);
-	got[n > 0 ? n : 0] = '\0';
-	CHECK_STR(got, "sendkey ctrl-alt-delete\n");
+	qmp_serve(loop, lfd, "{\"return\": {}}\r\n", heard, sizeof(heard));
+	CHECK_STR(heard, "{\"execute\":\"send-key\",\"arguments\":{\"keys\":[{\"type\":\"qcode\","
+	                 "\"data\":\"ctrl\"},{\"type\":\"qcode\",\"data\":\"alt\"},{\"type\":"
+	                 "\"qcode\",\"data\":\"delete\"}]}}");
+
+	/* Pause and resume: QMP stop and cont, the owner told, info follows. */
+	CHECK_EQ(vm_request(m, "g1", VM_OP_PAUSE, on_told, &t, &err), 0);
+	qmp_serve(loop, lfd, "{\"return\": {}}\r\n", heard, sizeof(heard));
+	CHECK_STR(heard, "{\"execute\":\"stop\"}");
+	CHECK(t.n == 1 && t.op == VM_OP_PAUSE && !t.failed);
 	CHECK_EQ(vm_get(m, "g1", &info), 0);
-	CHECK_EQ(info.state, VM_STATE_STOPPING);
-	CHECK_EQ(write(mon, "\r\n(qemu) ", 10), 10);
-	for (int i = 0; i < 5; i++)
-		ev_run_once(loop, 20);
-	CHECK_EQ(read(mon, &c, 1), 0); /* done: closed */
-	close(mon);
+	CHECK(info.paused);
+	CHECK_EQ(vm_request(m, "g1", VM_OP_RESUME, on_told, &t, &err), 0);
+	qmp_serve(loop, lfd, "{\"error\": {\"class\": \"GenericError\", \"desc\": \"no\"}}\r\n",
+	          heard, sizeof(heard));
+	CHECK_STR(heard, "{\"execute\":\"cont\"}");
+	CHECK(t.n == 2 && t.op == VM_OP_RESUME && t.failed);
+	CHECK_STR(t.e.msg, "vm \"g1\": resume: the VMM refused it: GenericError: no");
+	CHECK_EQ(vm_get(m, "g1", &info), 0);
+	CHECK(info.paused); /* refused: still paused */
+	CHECK(vm_settled(m, why, sizeof(why)) || strstr(why, "stopping"));
 	close(lfd);
 
 	vm_vmm_exited(m, "g1", info.pid, 0);
+	CHECK_EQ(vm_request(m, "g1", VM_OP_RESUME, NULL, NULL, &err), -ESRCH);
+	CHECK(fixture_teardown(&x));
+}
+
+/* A connection to the test's monitor within a second, or -1. */
+static int accept_soon(struct ev_loop *loop, int lfd)
+{
+	for (int i = 0; i < 50; i++) {
+		int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (fd >= 0)
+			return fd;
+		ev_run_once(loop, 20);
+	}
+	return -1;
+}
+
+/* The owner's power-off hook, as api/vm.c's: asked, or refused (-1). */
+struct poweroffs {
+	int asked;
+	int answer;
+};
+
+static int fake_poweroff(void *data, const char *name)
+{
+	struct poweroffs *p = data;
+	(void)name;
+	p->asked++;
+	return p->answer;
+}
+
+/* The stop escalates in vm/: the owner's power off, then (it failed) the
+ * monitor's shutdown, then SIGKILL at the deadline; a nearer deadline
+ * wins; the VMM's end ends it. */
+TEST(vm_stop_escalates)
+{
+	struct fixture x;
+	CHECK(fixture_setup(&x, LOG_ERR_)); /* the kill's warning is expected */
+	struct vm_manager *m = x.m;
+	struct err err = {0};
+	struct poweroffs p = {0};
+	struct vm_stop_hooks hooks = {.poweroff = fake_poweroff, .data = &p};
+	vm_manager_set_stop_hooks(m, &hooks);
+	CHECK_EQ(vm_stop(m, "nope", 0, &err), -ENOENT);
+	CHECK_EQ(vm_start(m, &x.spec, &err), 0);
+	checked(&x, 0, 0);
+	struct vm_info info;
+	CHECK_EQ(vm_get(m, "g1", &info), 0);
+	vm_vmm_started(m, "g1", info.pid, NULL);
+	int lfd = monitor_listen(info.paths.monitor);
+	CHECK(lfd >= 0 && fd_set_nonblock(lfd, true) == 0);
+
+	/* Asked over the link: nothing else until it fails. */
+	uint64_t t0 = now_monotonic_ns();
+	CHECK_EQ(vm_stop(m, "g1", 5000, &err), 0);
+	CHECK_EQ(p.asked, 1);
+	CHECK_EQ(vm_get(m, "g1", &info), 0);
+	CHECK_EQ(info.state, VM_STATE_STOPPING);
+	char why[128];
+	CHECK(!vm_settled(m, why, sizeof(why)));
+	ev_run_once(x.loop, 20);
+	int mon = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	CHECK(mon < 0); /* no monitor talk yet */
+	/* It failed: the monitor's shutdown follows. */
+	vm_stop_poweroff_failed(m, "g1");
+	mon = accept_soon(x.loop, lfd);
+	CHECK(mon >= 0);
+	/* A nearer deadline wins; at it, SIGKILL (the monitor silent). */
+	CHECK_EQ(vm_stop(m, "g1", 300, &err), 0);
+	CHECK_EQ(p.asked, 1); /* one stop, not two */
+	for (int i = 0; i < 40 && x.f.signals == 0; i++)
+		ev_run_once(x.loop, 20);
+	CHECK_EQ(x.f.signals, 1);
+	CHECK_EQ(x.f.last_sig, SIGKILL);
+	uint64_t ms = (now_monotonic_ns() - t0) / 1000000;
+	CHECK(ms >= 250 && ms < 1500);
+	vm_vmm_exited(m, "g1", info.pid, 137);
+	CHECK_EQ(x.f.exits, 1);
+	if (mon >= 0)
+		close(mon);
+
+	/* No hook to ask (refused at once): straight to the monitor. */
+	p.answer = -1;
+	CHECK_EQ(vm_start(m, &x.spec, &err), 0);
+	checked(&x, 1, 0);
+	CHECK_EQ(vm_get(m, "g1", &info), 0);
+	vm_vmm_started(m, "g1", info.pid, NULL);
+	close(lfd); /* a start removes the old socket */
+	lfd = monitor_listen(info.paths.monitor);
+	CHECK(lfd >= 0 && fd_set_nonblock(lfd, true) == 0);
+	CHECK_EQ(vm_stop(m, "g1", 5000, &err), 0);
+	CHECK_EQ(p.asked, 2);
+	mon = accept_soon(x.loop, lfd);
+	CHECK(mon >= 0);
+	/* The VMM ends: the stop's timer goes, no kill at its deadline. */
+	vm_vmm_exited(m, "g1", info.pid, 0);
+	CHECK_EQ(vm_stop(m, "g1", 0, &err), -ESRCH);
+	CHECK(vm_settled(m, why, sizeof(why)) || strstr(why, "monitor"));
+	if (mon >= 0)
+		close(mon);
+	for (int i = 0; i < 5; i++)
+		ev_run_once(x.loop, 20);
+	CHECK_EQ(x.f.signals, 1);
+	close(lfd);
 	CHECK(fixture_teardown(&x));
 }
 
@@ -543,7 +705,7 @@ TEST(vm_qemu_argv_share_and_tap)
 	          "local,id=fs0,path=/run/kin/shim/k8s.io/p/pod,security_model=passthrough,"
 	          "multidevs=remap");
 	CHECK_STR(argv ? argv_find(argv, "virtio-9p-pci") : NULL,
-	          "virtio-9p-pci,fsdev=fs0,mount_tag=" VM_SHARE_TAG);
+	          "virtio-9p-pci,fsdev=fs0,mount_tag=kinshare");
 	CHECK_STR(argv ? argv_find(argv, "tap,") : NULL,
 	          "tap,id=net0,ifname=tap0,script=no,downscript=no,vnet_hdr=on");
 	CHECK_STR(argv ? argv_find(argv, "virtio-net-pci") : NULL,
@@ -551,8 +713,77 @@ TEST(vm_qemu_argv_share_and_tap)
 	const char *append = argv ? argv_find(argv, "console=") : NULL;
 	CHECK(append && strstr(append, "ip=10.1.0.5::10.1.0.1:255.255.255.0::eth0:off") &&
 	      !strstr(append, VM_GUEST_NET) && strstr(append, " kin.share=/run/kin/pod"));
+	/* The guest is told the backend's link and share kinds. */
+	CHECK(append &&
+	      strstr(append, " kin.link=virtio-serial:org.kin.rpc kin.share.dev=9p:kinshare"));
+	CHECK_STR(argv ? argv_find(argv, "virtserialport") : NULL,
+	          "virtserialport,bus=vser0.0,chardev=kinlink,name=org.kin.rpc");
 	free(argv);
 	strcpy(spec.share, "/a,b"); /* a comma would be read as more QEMU options */
 	argv = NULL;
 	CHECK_EQ(vm_backend_qemu.build_argv(&spec, VM_ACCEL_TCG, &paths, &argv), -EINVAL);
+}
+
+/* What the guest's kin reads of the link and share kinds: the backend's
+ * words back, QEMU's without them, anything else refused. */
+TEST(vm_guest_kinds)
+{
+	struct vm_guest_kinds k = vm_guest_kinds_default, q = VM_GUEST_KINDS_QEMU;
+	char words[160];
+	CHECK_EQ(vm_guest_words(&q, false, words, sizeof(words)), 0);
+	CHECK_STR(words, "kin.link=virtio-serial:org.kin.rpc");
+	CHECK_EQ(vm_guest_words(&q, true, words, 20), -E2BIG);
+	CHECK_EQ(vm_guest_option(&k, "kin.link", "virtio-serial:org.other"), 0);
+	CHECK_STR(k.link_name, "org.other");
+	CHECK_EQ(vm_guest_option(&k, "kin.share.dev", "9p:pod_1"), 0);
+	CHECK_STR(k.share_tag, "pod_1");
+	CHECK_EQ(vm_guest_words(&k, true, words, sizeof(words)), 0);
+	CHECK_STR(words, "kin.link=virtio-serial:org.other kin.share.dev=9p:pod_1");
+	static const char *const bad[] = {"virtio-serial", "virtio-serial:",    "vsock:x",
+	                                  "9p:a b",        "virtio-serial:a/b", ":x"};
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
+		CHECK_EQ(vm_guest_option(&k, "kin.link", bad[i]), -EINVAL);
+	CHECK_EQ(vm_guest_option(&k, "kin.share.dev", "virtio-serial:x"), -EINVAL);
+	char longname[80];
+	memset(longname, 'a', sizeof(longname));
+	memcpy(longname, "9p:", 3);
+	longname[sizeof(longname) - 1] = '\0';
+	CHECK_EQ(vm_guest_option(&k, "kin.share.dev", longname), -EINVAL);
+	CHECK_EQ(vm_guest_option(&k, "kin.other", "x"), -ENOENT);
+	CHECK_STR(k.link_name, "org.other"); /* refused values change nothing */
+	CHECK_STR(k.share_tag, "pod_1");
+}
+
+/* The one option table: values checked the same for every door, errors
+ * naming the option and what it wants. */
+TEST(vm_options_table)
+{
+	struct vm_spec spec;
+	struct err e = {0};
+	vm_spec_defaults(&spec);
+	CHECK_EQ(vm_option_set(VM_OPT_MEMORY, &spec, "1G", &e), 0);
+	CHECK_EQ(spec.memory_mb, 1024);
+	CHECK_EQ(vm_option_set(VM_OPT_MEMORY, &spec, "2048", &e), 0); /* bare: MiB, as QEMU's -m */
+	CHECK_EQ(spec.memory_mb, 2048);
+	CHECK_EQ(vm_option_set(VM_OPT_MEMORY, &spec, "12K", &e), -EINVAL);
+	CHECK_STR(e.msg,
+	          "memory '12K': expected a size such as 512M, 1G or 2048 (MiB), from 64M to "
+	          "256G");
+	CHECK_EQ(vm_option_set(VM_OPT_MEMORY, &spec, "32M", &e), -EINVAL);
+	CHECK_EQ(spec.memory_mb, 2048); /* refused values change nothing */
+	CHECK_EQ(vm_option_set(VM_OPT_CPUS, &spec, "0", &e), -EINVAL);
+	CHECK_EQ(vm_option_set(VM_OPT_CPUS, &spec, "65", &e), -EINVAL);
+	CHECK_EQ(vm_option_set(VM_OPT_CPUS, &spec, "4", &e), 0);
+	CHECK_EQ(spec.cpus, 4);
+	CHECK_EQ(vm_option_set(VM_OPT_ACCEL, &spec, "xen", &e), -EINVAL);
+	CHECK_STR(e.msg, "accel 'xen': expected auto, kvm or tcg");
+	CHECK_EQ(vm_option_set(VM_OPT_APPEND, &spec, "kin.log=debug", &e), 0);
+	CHECK_STR(spec.cmdline, "kin.log=debug");
+	CHECK_EQ(vm_option_find("disk", VM_OPT_FOR_CTL), VM_OPT_DISK);
+	CHECK_EQ(vm_option_find("disk", VM_OPT_FOR_CONF), -ENOENT); /* no disk in shim.conf */
+	CHECK_EQ(vm_option_find("kernel", VM_OPT_FOR_ZONE), VM_OPT_KERNEL);
+	char help[2048];
+	CHECK_EQ(vm_options_help(VM_OPT_FOR_RUN, help, sizeof(help)), 0);
+	CHECK(strstr(help, "  --memory SIZE        memory: 512M, 1G, or a bare number") != NULL);
+	CHECK_EQ(vm_options_help(VM_OPT_FOR_RUN, help, 40), -E2BIG);
 }
