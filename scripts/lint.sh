@@ -2,7 +2,8 @@
 # make lint and make format.
 #   scripts/lint.sh          clang-format --dry-run --Werror over the C files,
 #                            cppcheck over the production sources, the layer
-#                            check (scripts/layers.sh); exit 1 on any finding
+#                            check (scripts/layers.sh), the size check
+#                            (scripts/sizes.sh); exit 1 on any finding
 #   scripts/lint.sh format   clang-format -i over the very same C files
 # The Makefile passes LINT_SRCS (the modules' .c, not generated ones) and
 # LINT_CPPFLAGS (the build's -I and -D flags); the generated headers exist.
@@ -79,5 +80,8 @@ fi
 
 echo "  LINT layers"
 scripts/layers.sh || fail=1
+
+echo "  LINT sizes"
+scripts/sizes.sh || fail=1
 
 exit $fail

@@ -40,6 +40,8 @@ run_layer() {
 # The dependency rule between modules (README: "Layout"), and proof the
 # check catches an include against it.
 run_layer layers scripts/layers.sh --test
+# Files and functions within their sizes, and proof the check catches them.
+run_layer sizes scripts/sizes.sh --test
 run_layer unit "$BUILD/unit-tests"
 for suite in tests/ns/*.test.sh; do
 	run_layer "ns/$(basename "$suite" .test.sh)" "$suite"
