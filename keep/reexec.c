@@ -81,20 +81,19 @@ int keep_reexec_init(struct keep *k, struct ev_loop *loop, struct child_table *c
                      const char *kind, char **argv, const struct keep_reexec_ops *ops)
 {
 	/* Static: a probe killed at the end is reaped later, and its exit
-	 * callback must still find this (and its pid, to know it is old). */
+	 * callback must still find this (and its pid, to know it is old).
+	 * Zero already (bss): only what is not is written, so an idle kin
+	 * never touches the pages of its paths and messages. */
 	static struct keep_reexec storage;
 	struct keep_reexec *rx = &storage;
-	*rx = (struct keep_reexec){.k = k,
-	                           .loop = loop,
-	                           .children = children,
-	                           .ops = *ops,
-	                           .argv = argv,
-	                           .probe_out = -1,
-	                           .probe_report = -1,
-	                           .fallback = -1,
-	                           .timer = {.fd = -1},
-	                           .copy = {.src = -1, .memfd = -1},
-	                           .old_loop = -1};
+	rx->k = k;
+	rx->loop = loop;
+	rx->children = children;
+	rx->ops = *ops;
+	rx->argv = argv;
+	rx->probe_out = rx->probe_report = rx->fallback = rx->old_loop = -1;
+	rx->timer.fd = -1;
+	rx->copy.src = rx->copy.memfd = -1;
 	str_copy(rx->kind, sizeof(rx->kind), kind);
 	k->rx = rx;
 	return 0;
