@@ -43,14 +43,16 @@ struct vm_entry {
 	struct vm_talk talk;
 };
 
+/* What a kin running no VM writes first, on one page: the manager is
+ * 1 MiB (mmap'd, its slots never touched until used). */
 struct vm_manager {
 	struct ev_loop *loop;
 	struct child_table *children;
-	char state_dir[PATH_MAX];
 	struct vm_events events;
-	struct vm_runner runner;     /* start NULL: plain children */
+	struct vm_runner runner; /* start NULL: plain children */
+	struct list_node live;   /* the used slots, in start order */
+	char state_dir[PATH_MAX];
 	struct vm_entry vms[VM_MAX]; /* the slots */
-	struct list_node live;       /* the used ones, in start order */
 };
 
 int vm_manager_new(struct ev_loop *loop, struct child_table *children, const char *state_dir,
