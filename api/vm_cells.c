@@ -24,6 +24,7 @@
 
 /* What the loop's next turn tells vm/'s manager: a start's verdict or an
  * end. At most one start and one end per running VMM, and at most VM_MAX run. */
+#define VMM_REPORTS_MAX (2 * VM_MAX)
 enum vmm_report_kind { VMM_STARTED, VMM_ENDED };
 struct vmm_report {
 	enum vmm_report_kind kind;
@@ -42,7 +43,9 @@ struct api_vm_cells {
 	const struct cell_limits *limits;
 	bool closed;
 	size_t waits; /* exec_start and exec_wait reports still due */
-	struct vmm_report reports[2 * VM_MAX];
+	/* VMM_REPORTS_MAX of them (77 KiB), taken at the first VMM started or
+	 * resumed: a kin that runs no VM (every zone kin) does not pay it. */
+	struct vmm_report *reports;
 	size_t nreports;
 };
 
@@ -65,9 +68,18 @@ static void flush(struct api_vm_cells *vc)
 	}
 }
 
+/* Before a VMM is started or resumed, so that its reports always find room. */
+static int reports_reserve(struct api_vm_cells *vc)
+{
+	if (!vc->reports)
+		vc->reports = calloc(VMM_REPORTS_MAX, sizeof(*vc->reports));
+	return vc->reports ? 0 : -ENOMEM;
+}
+
 static void report(struct api_vm_cells *vc, const struct vmm_report *rep)
 {
-	if (vc->nreports == ARRAY_SIZE(vc->reports)) { /* cannot happen (see above) */
+	/* cannot happen (see above and reports_reserve) */
+	if (!vc->reports || vc->nreports == VMM_REPORTS_MAX) {
 		log_error("vm \"%s\": too many VMM reports pending; this one is lost", rep->name);
 		return;
 	}
@@ -248,7 +260,7 @@ static int vmm_start(void *data, const char *name, char *const *argv, const char
 	spec.log_bytes = VMM_LOG_BYTES;
 	if (netns) /* a pod's network: QEMU opens its tap there */
 		spec.joins[spec.njoins++] = (struct exec_ns_join){EXEC_NS_NET, netns};
-	struct vmm_wait *w = calloc(1, sizeof(*w));
+	struct vmm_wait *w = reports_reserve(vc) < 0 ? NULL : calloc(1, sizeof(*w));
 	if (!w)
 		return err_set(err, -ENOMEM, ERR_RESOURCE_EXHAUSTED, "vm \"%s\": out of memory",
 		               name);
@@ -309,6 +321,8 @@ static int vmm_resume(void *data, const char *name, pid_t pid, char *where, size
 	snprintf(where, where_len, "%s", cell);
 	if (!pid)
 		return 0;
+	if (reports_reserve(vc) < 0)
+		return err_set(err, -ENOMEM, ERR_RESOURCE_EXHAUSTED, "out of memory");
 	int r = exec_status(vc->cells, cell, API_VM_CELLS_EXEC, &st, &e);
 	if (r < 0)
 		return err_set(err, r, ERR_NOT_FOUND, "no executable %s/%s was taken over", cell,
@@ -422,6 +436,8 @@ void api_vm_cells_free(struct api_vm_cells *vc)
 		vc->wake.fd = -1;
 	}
 	/* Reports still due would point here: keep it (once per kin, at exit). */
-	if (vc->waits == 0)
+	if (vc->waits == 0) {
+		free(vc->reports);
 		free(vc);
+	}
 }

@@ -175,10 +175,18 @@ struct cells_paths {
 	char type_file[PATH_MAX + 16], leaf[PATH_MAX + 8];
 };
 
-/* Whether a kin started in dir/init comes after the kin whose base dir is:
- * its cells are there, and no other `kin init` runs in dir/init. */
-static bool successor_of(const char *dir)
+/* Whether a kin started in dir/init comes after the kin whose base dir is
+ * (dir: <mount>/<the first base_len bytes of base>): its cells are there,
+ * and no other `kin init` runs in dir/init. Never inlined: its buffers
+ * would deepen cells_find_base's frame in every kin (the stack's pages it
+ * reaches stay dirty for good), and few kins ever call it. */
+static __attribute__((noinline)) bool successor_of(const char *mount, const char *base,
+                                                   size_t base_len)
 {
+	char dir[PATH_MAX];
+	int n = snprintf(dir, sizeof(dir), "%s/%.*s", mount, (int)base_len, base);
+	if (n <= 0 || n >= (int)sizeof(dir))
+		return false;
 	char path[PATH_MAX + 32];
 	_cleanup_free_ char *procs = NULL;
 	snprintf(path, sizeof(path), "%s/cells", dir);
@@ -241,12 +249,9 @@ static int cells_find_base(struct cells *c, const struct cells_config *cfg, stru
 	 * with controllers enabled takes no process): the base is its parent,
 	 * where that kin's cells are — unless that kin still runs there. */
 	size_t bl = strlen(base);
-	if (!cfg->base && cfg->own_leaf && bl > 5 && strcmp(base + bl - 5, "/init") == 0) {
-		char dir[PATH_MAX];
-		int n = snprintf(dir, sizeof(dir), "%s/%.*s", c->mount, (int)(bl - 5), base);
-		if (n > 0 && n < (int)sizeof(dir) && successor_of(dir))
-			self[base - self + bl - 5] = '\0';
-	}
+	if (!cfg->base && cfg->own_leaf && bl > 5 && strcmp(base + bl - 5, "/init") == 0 &&
+	    successor_of(c->mount, base, bl - 5))
+		self[base - self + bl - 5] = '\0';
 	if (snprintf(basedir, sizeof(p->basedir), "%s%s%s", c->mount, *base ? "/" : "", base) >=
 	        (int)sizeof(p->basedir) ||
 	    snprintf(c->root, sizeof(c->root), "%s/cells", basedir) >= (int)sizeof(c->root))

@@ -372,7 +372,8 @@ static void in_unmap(struct state_in *in)
 	if (in->map)
 		munmap(in->map, in->map_size);
 	in->map = NULL;
-	memset(in->kept, 0, sizeof(in->kept));
+	free(in->kept); /* claimed is its second half */
+	in->kept = in->claimed = NULL;
 }
 
 /* The kept fds are this kin's from now on: close-on-exec again, all in
@@ -419,6 +420,12 @@ int state_in_open(int fd, struct state_in *in, uint32_t *ret_format)
 		in_unmap(in);
 		return -EPROTO;
 	}
+	in->kept = calloc(2 * STATE_FDS_MAX / 64, sizeof(uint64_t));
+	if (!in->kept) {
+		in_unmap(in);
+		return -ENOMEM;
+	}
+	in->claimed = in->kept + STATE_FDS_MAX / 64;
 	/* A file's header says how long it is (what follows is the rest of
 	 * an older, longer one); 0: the whole of it. */
 	uint32_t len = (uint32_t)get_le(in->map + 12, 4);
@@ -453,8 +460,9 @@ int state_get_fd(struct state_in *in, const struct state_field *f, int *ret)
 	if (r < 0)
 		return r;
 	uint64_t bit = 1ull << (v % 64);
-	/* Not one the writer kept, or one taken twice. */
-	if (v >= STATE_FDS_MAX || !(in->kept[v / 64] & bit) || (in->claimed[v / 64] & bit))
+	/* Not one the writer kept, or one taken twice (or in is not open). */
+	if (!in->kept || v >= STATE_FDS_MAX || !(in->kept[v / 64] & bit) ||
+	    (in->claimed[v / 64] & bit))
 		return -EBADF;
 	int fd = (int)v;
 	r = in->cloexec_each ? fd_set_cloexec(fd, true) : 0;
@@ -467,7 +475,7 @@ int state_get_fd(struct state_in *in, const struct state_field *f, int *ret)
 
 void state_in_close(struct state_in *in)
 {
-	for (size_t w = 0; w < STATE_FDS_MAX / 64; w++) {
+	for (size_t w = 0; in->kept && w < STATE_FDS_MAX / 64; w++) {
 		for (uint64_t left = in->kept[w] & ~in->claimed[w]; left; left &= left - 1)
 			close((int)(w * 64 + (unsigned)__builtin_ctzll(left)));
 		in->claimed[w] = 0;

@@ -113,10 +113,13 @@ int state_get_num(const struct state_field *f, void *base, const struct state_nu
 struct state_in {
 	uint8_t *map;
 	size_t size, map_size;
-	struct state_r top;                   /* the fields after the header */
-	uint64_t kept[STATE_FDS_MAX / 64];    /* the fds the writer kept */
-	uint64_t claimed[STATE_FDS_MAX / 64]; /* and those a reader took */
-	bool cloexec_each;                    /* no close_range: marked one by one */
+	struct state_r top; /* the fields after the header */
+	/* Bitmaps of STATE_FDS_MAX bits (16 KiB), allocated while open: every
+	 * kin holds a struct state_in (init/reexec.c's, zeroed at start), few
+	 * open one; in place they were 16 KiB of every kin's dirty memory. */
+	uint64_t *kept;    /* the fds the writer kept */
+	uint64_t *claimed; /* and those a reader took */
+	bool cloexec_each; /* no close_range: marked one by one */
 };
 /* Maps the memfd and checks the header: -EPROTO for another format
  * (*ret_format says which), -EBADMSG when it is not a state at all; on

@@ -440,9 +440,17 @@ int cgroup2_find_mount(char *buf, size_t size, char *mount_root, size_t root_siz
 		char *sep = strstr(line, " - ");
 		if (!sep || strncmp(sep + 3, "cgroup2 ", 8) != 0)
 			continue;
-		char root[PATH_MAX], point[PATH_MAX];
-		if (sscanf(line, "%*s %*s %*s %4095s %4095s", root, point) != 2)
+		/* Its 4th and 5th fields, cut in place: two PATH_MAX buffers and
+		 * sscanf made this the deepest frame of every kin's start, and
+		 * each page of a frame stays dirty for good. */
+		char *f[5], *fsave = NULL;
+		int n = 0;
+		for (char *t = strtok_r(line, " ", &fsave); t && n < 5;
+		     t = strtok_r(NULL, " ", &fsave))
+			f[n++] = t;
+		if (n < 5)
 			continue;
+		char *root = f[3], *point = f[4];
 		unescape_octal(root);
 		unescape_octal(point);
 		if (str_copy(buf, size, point) < 0 || str_copy(mount_root, root_size, root) < 0)

@@ -12,13 +12,16 @@
 # -d`, name the symbol behind every fault inside kin's own mappings, add the
 # ones not listed yet, link again; until no fault names a new symbol. With
 # fault-around only the first touch of each 64 KiB window faults, so it takes
-# a few rounds. Three parts, in this order, so that each role's code sits
+# a few rounds. Four parts, in this order, so that each role's code sits
 # together and none maps another's:
 #   1. kin as PID 1 of fresh pid+mnt namespaces (container init): `init -- true`
 #      and `init -- sleep 0.3`, the job `make bench` measures;
 #   2. zone init: the kin a daemon makes PID 1 of a zone, serving its parent;
-#   3. the daemon itself, making, answering for and stopping that zone.
-# Needs root, perf (Debian: linux-perf) and a writable cgroup2 (for 2).
+#   3. the daemon itself, making, answering for and stopping that zone;
+#   4. a daemon running systemd units (--unit-dir: a service, a socket unit
+#      and a timer, asked for their status), as a host's or a guest's init
+#      does: without it, the service manager's code maps about 700 KiB more.
+# Needs root, perf (Debian: linux-perf) and a writable cgroup2 (for 2 to 4).
 # The list must never be needed for correctness: names that no longer exist
 # are ignored by the link.
 set -euo pipefail
@@ -45,12 +48,14 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# The current list, split into its parts at the "# zone" and "# daemon" lines.
+# The current list, split into its parts at the "# zone", "# daemon" and
+# "# units" lines.
 : >"$W/l1"
 : >"$W/l2"
 : >"$W/l3"
+: >"$W/l4"
 if [ -f "$OUT" ]; then
-	awk -v d="$W" '/^# zone/ {p = 2} /^# daemon/ {p = 3} /^#/ || NF == 0 {next} {print > (d "/l" (p ? p : 1))}' "$OUT"
+	awk -v d="$W" '/^# zone/ {p = 2} /^# daemon/ {p = 3} /^# units/ {p = 4} /^#/ || NF == 0 {next} {print > (d "/l" (p ? p : 1))}' "$OUT"
 fi
 write_order() { # write_order FILE
 	{
@@ -62,6 +67,8 @@ write_order() { # write_order FILE
 		cat "$W/l2"
 		echo "# daemon: kin init --socket, making, answering for and stopping a zone"
 		cat "$W/l3"
+		echo "# units: kin init --socket --unit-dir, running a service, a socket and a timer"
+		cat "$W/l4"
 	} >"$1"
 }
 
@@ -131,6 +138,34 @@ scenario_zone() {
 	faults "$W/z.data" first | sort -u >"$W/fd"
 }
 
+# A daemon running units (needs a cgroup2 too): a service, a socket unit
+# with its service and a timer, their status asked, then a poweroff.
+scenario_units() {
+	[ -n "$CG" ] || return 0
+	local d=$CG/kin-order-$$/u$1 s=$W/u$1.sock u=$W/units$1
+	mkdir -p "$d" "$u/multi-user.target.wants" "$u/sockets.target.wants" "$u/timers.target.wants"
+	printf '[Service]\nExecStart=/bin/sleep 1000\n' >"$u/tick.service"
+	printf '[Socket]\nListenStream=%s\n' "$W/echo$1.sock" >"$u/echo.socket"
+	printf '[Service]\nExecStart=/bin/cat\nStandardInput=socket\n' >"$u/echo.service"
+	printf '[Timer]\nOnActiveSec=1h\n[Install]\nWantedBy=timers.target\n' >"$u/tock.timer"
+	printf '[Service]\nType=oneshot\nExecStart=/bin/true\n' >"$u/tock.service"
+	ln -sf ../tick.service "$u/multi-user.target.wants/tick.service"
+	ln -sf ../echo.socket "$u/sockets.target.wants/echo.socket"
+	ln -sf ../tock.timer "$u/timers.target.wants/tock.timer"
+	perf record -q -e page-faults -c 1 -d -o "$W/u.data" -- sh -c "echo \$\$ >'$d/cgroup.procs' && exec '$KIN' init --socket '$s' --state-dir '$W/ustate$1' --unit-dir '$u' --unit-run-dir '$W/urun'" \
+		>"$W/u.log" 2>&1 &
+	DPID=$!
+	for _ in $(seq 100); do [ -S "$s" ] && break; sleep 0.05; done
+	[ -S "$s" ] || { echo "kin-order: the units daemon did not start:" >&2; cat "$W/u.log" >&2; return 1; }
+	sleep 0.3
+	"$KIN" ctl --socket "$s" service list >/dev/null || true
+	"$KIN" ctl --socket "$s" service status tick.service >/dev/null || true
+	"$KIN" ctl --socket "$s" poweroff >/dev/null || true
+	wait "$DPID" || true
+	DPID=
+	faults "$W/u.data" first | sort -u >"$W/fu"
+}
+
 for round in $(seq "$ROUNDS"); do
 	write_order "$W/order"
 	make --no-print-directory -s BUILD="$BUILD" KIN="$KIN" KIN_ORDER="$W/order" "$KIN"
@@ -141,12 +176,16 @@ for round in $(seq "$ROUNDS"); do
 	scenario_zone "$round"
 	{ cat "$W/fz"; siblings <"$W/fz"; } | unseen "$W/l1" "$W/l2" "$W/new1" >"$W/new2"
 	unseen "$W/l1" "$W/l2" "$W/l3" "$W/new1" "$W/new2" <"$W/fd" >"$W/new3"
-	n1=$(wc -l <"$W/new1") n2=$(wc -l <"$W/new2") n3=$(wc -l <"$W/new3")
-	echo "kin-order: round $round: new symbols: $n1 container, $n2 zone, $n3 daemon"
+	: >"$W/fu"
+	scenario_units "$round"
+	unseen "$W/l1" "$W/l2" "$W/l3" "$W/l4" "$W/new1" "$W/new2" "$W/new3" <"$W/fu" >"$W/new4"
+	n1=$(wc -l <"$W/new1") n2=$(wc -l <"$W/new2") n3=$(wc -l <"$W/new3") n4=$(wc -l <"$W/new4")
+	echo "kin-order: round $round: new symbols: $n1 container, $n2 zone, $n3 daemon, $n4 units"
 	cat "$W/new1" >>"$W/l1"
 	cat "$W/new2" >>"$W/l2"
 	cat "$W/new3" >>"$W/l3"
-	[ "$n1" -eq 0 ] && [ "$n2" -eq 0 ] && [ "$n3" -eq 0 ] && break
+	cat "$W/new4" >>"$W/l4"
+	[ "$n1" -eq 0 ] && [ "$n2" -eq 0 ] && [ "$n3" -eq 0 ] && [ "$n4" -eq 0 ] && break
 done
 write_order "$OUT"
 rm -f "$KIN"

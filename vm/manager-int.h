@@ -33,16 +33,18 @@ struct vm_entry {
 	} stop;
 };
 
+/* What a kin running no VM writes first, on one page: the manager is
+ * large (mmap'd, its slots never touched until used). */
 struct vm_manager {
 	struct ev_loop *loop;
 	struct child_table *children;
-	char state_dir[PATH_MAX];
 	struct vm_events events;
 	const struct vm_backend *backend;
 	struct vm_runner runner; /* start NULL: plain children */
 	struct vm_stop_hooks stop_hooks;
+	struct list_node live; /* the used slots, in start order */
+	char state_dir[PATH_MAX];
 	struct vm_entry vms[VM_MAX]; /* the slots */
-	struct list_node live;       /* the used ones, in start order */
 };
 
 struct vm_entry *vm_entry_find(struct vm_manager *m, const char *name);
