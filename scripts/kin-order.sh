@@ -20,8 +20,12 @@
 #   3. the daemon itself, making, answering for and stopping that zone;
 #   4. a daemon running systemd units (--unit-dir: a service, a socket unit
 #      and a timer, asked for their status), as a host's or a guest's init
-#      does: without it, the service manager's code maps about 700 KiB more.
-# Needs root, perf (Debian: linux-perf) and a writable cgroup2 (for 2 to 4).
+#      does: without it, the service manager's code maps about 700 KiB more;
+#   5. a daemon serving RPC over TLS (--tls-listen, --policy, certificates
+#      from tests/tls/certs.sh), called twice through the gateway: its
+#      side, the gateway's and the fd keeper's (--state-dir) code.
+# Needs root, perf (Debian: linux-perf), openssl(1) and python3 (for 5) and
+# a writable cgroup2 (for 2 to 5).
 # The list must never be needed for correctness: names that no longer exist
 # are ignored by the link.
 set -euo pipefail
@@ -48,14 +52,15 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# The current list, split into its parts at the "# zone", "# daemon" and
-# "# units" lines.
+# The current list, split into its parts at the "# zone", "# daemon",
+# "# units" and "# tls" lines.
 : >"$W/l1"
 : >"$W/l2"
 : >"$W/l3"
 : >"$W/l4"
+: >"$W/l5"
 if [ -f "$OUT" ]; then
-	awk -v d="$W" '/^# zone/ {p = 2} /^# daemon/ {p = 3} /^# units/ {p = 4} /^#/ || NF == 0 {next} {print > (d "/l" (p ? p : 1))}' "$OUT"
+	awk -v d="$W" '/^# zone/ {p = 2} /^# daemon/ {p = 3} /^# units/ {p = 4} /^# tls/ {p = 5} /^#/ || NF == 0 {next} {print > (d "/l" (p ? p : 1))}' "$OUT"
 fi
 write_order() { # write_order FILE
 	{
@@ -69,6 +74,8 @@ write_order() { # write_order FILE
 		cat "$W/l3"
 		echo "# units: kin init --socket --unit-dir, running a service, a socket and a timer"
 		cat "$W/l4"
+		echo "# tls: kin init --tls-listen, its gateway and its fd keeper, called over TLS"
+		cat "$W/l5"
 	} >"$1"
 }
 
@@ -166,6 +173,33 @@ scenario_units() {
 	faults "$W/u.data" first | sort -u >"$W/fu"
 }
 
+# A daemon serving RPC over TLS: health asked twice through its gateway,
+# then a poweroff. Every process's faults: the daemon's, the gateway's and
+# the keeper's (kin too, started from /proc/self/exe).
+scenario_tls() {
+	[ -n "$CG" ] || return 0
+	command -v openssl >/dev/null && command -v python3 >/dev/null || return 0
+	local d=$CG/kin-order-$$/t$1 s=$W/t$1.sock pki=$W/pki port
+	tests/tls/certs.sh "$pki" >/dev/null || return 0
+	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	printf 'cn:admin admin *\n' >"$W/policy"
+	mkdir -p "$d"
+	perf record -q -e page-faults -c 1 -d -o "$W/t.data" -- sh -c "echo \$\$ >'$d/cgroup.procs' && exec '$KIN' init --socket '$s' --state-dir '$W/tstate$1' --policy '$W/policy' --tls-listen 127.0.0.1:$port --tls-cert '$pki/server.pem' --tls-key '$pki/server-key.pem' --tls-ca '$pki/ca.pem'" \
+		>"$W/t.log" 2>&1 &
+	DPID=$!
+	for _ in $(seq 100); do [ -S "$s" ] && break; sleep 0.05; done
+	[ -S "$s" ] || { echo "kin-order: the TLS daemon did not start:" >&2; cat "$W/t.log" >&2; return 1; }
+	sleep 0.3
+	for _ in 1 2; do
+		"$KIN" ctl --connect "tls:127.0.0.1:$port" --cert "$pki/admin.pem" --key "$pki/admin-key.pem" \
+			--ca "$pki/ca.pem" health >/dev/null || true
+	done
+	"$KIN" ctl --socket "$s" poweroff >/dev/null || true
+	wait "$DPID" || true
+	DPID=
+	faults "$W/t.data" | sort -u >"$W/ft"
+}
+
 for round in $(seq "$ROUNDS"); do
 	write_order "$W/order"
 	make --no-print-directory -s BUILD="$BUILD" KIN="$KIN" KIN_ORDER="$W/order" "$KIN"
@@ -179,13 +213,18 @@ for round in $(seq "$ROUNDS"); do
 	: >"$W/fu"
 	scenario_units "$round"
 	unseen "$W/l1" "$W/l2" "$W/l3" "$W/l4" "$W/new1" "$W/new2" "$W/new3" <"$W/fu" >"$W/new4"
+	: >"$W/ft"
+	scenario_tls "$round"
+	unseen "$W/l1" "$W/l2" "$W/l3" "$W/l4" "$W/l5" "$W/new1" "$W/new2" "$W/new3" "$W/new4" <"$W/ft" >"$W/new5"
 	n1=$(wc -l <"$W/new1") n2=$(wc -l <"$W/new2") n3=$(wc -l <"$W/new3") n4=$(wc -l <"$W/new4")
-	echo "kin-order: round $round: new symbols: $n1 container, $n2 zone, $n3 daemon, $n4 units"
+	n5=$(wc -l <"$W/new5")
+	echo "kin-order: round $round: new symbols: $n1 container, $n2 zone, $n3 daemon, $n4 units, $n5 tls"
 	cat "$W/new1" >>"$W/l1"
 	cat "$W/new2" >>"$W/l2"
 	cat "$W/new3" >>"$W/l3"
 	cat "$W/new4" >>"$W/l4"
-	[ "$n1" -eq 0 ] && [ "$n2" -eq 0 ] && [ "$n3" -eq 0 ] && [ "$n4" -eq 0 ] && break
+	cat "$W/new5" >>"$W/l5"
+	[ "$n1" -eq 0 ] && [ "$n2" -eq 0 ] && [ "$n3" -eq 0 ] && [ "$n4" -eq 0 ] && [ "$n5" -eq 0 ] && break
 done
 write_order "$OUT"
 rm -f "$KIN"
