@@ -17,7 +17,6 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
-#include <sys/un.h>
 
 #define VM_TICK_MS          100
 #define VM_STOP_WAITERS_MAX 8
@@ -138,25 +137,9 @@ static void tick_arm(struct api_vm *svc, bool on)
 		svc->ticking = on;
 }
 
-static int link_connect(const char *path)
-{
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	if (str_copy(sa.sun_path, sizeof(sa.sun_path), path) < 0)
-		return -ENAMETOOLONG;
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		int r = -errno;
-		close(fd);
-		return r;
-	}
-	return fd;
-}
-
 static void link_try(struct api_vm *svc, struct vm_slot *x, const struct vm_info *info)
 {
-	int fd = link_connect(info->paths.link);
+	int fd = sock_unix_connect(info->paths.link, 0);
 	if (fd < 0) {
 		if (now_monotonic_ns() > x->link_deadline_ns) {
 			char why[160];

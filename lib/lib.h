@@ -202,6 +202,9 @@ ssize_t sock_recv_fds(int sock, void *buf, size_t size, int *fds, size_t max, si
 /* An int socket option at SOL_SOCKET (SO_TYPE, SO_ACCEPTCONN), or -errno:
  * what an fd handed over is checked by before it is taken for a socket. */
 int sock_opt(int fd, int opt);
+/* A unix stream socket connected to path, O_CLOEXEC (flags: SOCK_NONBLOCK
+ * too, then a full backlog answers -EAGAIN), or -errno. */
+int sock_unix_connect(const char *path, int flags);
 /* The inode of what fd is open on (a pipe's, to find it again among fds
  * handed over), 0 for fd < 0 or when fstat fails. */
 uint64_t fd_ino(int fd);

@@ -13,6 +13,7 @@
 #include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <stdio.h>
 #include <time.h>
 
@@ -710,6 +711,19 @@ uint64_t fd_ino(int fd)
 {
 	struct stat st;
 	return fd >= 0 && fstat(fd, &st) == 0 ? (uint64_t)st.st_ino : 0;
+}
+
+int sock_unix_connect(const char *path, int flags)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	if (str_copy(sa.sun_path, sizeof(sa.sun_path), path) < 0)
+		return -ENAMETOOLONG;
+	_cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | flags, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return -errno;
+	return TAKE_FD(fd);
 }
 
 int sock_opt(int fd, int opt)

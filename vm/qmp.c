@@ -11,7 +11,6 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
-#include <sys/un.h>
 
 #define QMP_READ_MIN 4096
 
@@ -236,24 +235,6 @@ static void on_talk_timeout(struct ev_source *src, uint32_t events)
 	          t->step == QMP_COMMAND ? " (the command was sent)" : "");
 }
 
-/* A unix connect completes at once or fails (EAGAIN: the VMM's backlog
- * is full, it does not accept). */
-static int monitor_connect(const char *path)
-{
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	if (str_copy(sa.sun_path, sizeof(sa.sun_path), path) < 0)
-		return -ENAMETOOLONG;
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0)
-		return -errno;
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		int r = -errno;
-		close(fd);
-		return r;
-	}
-	return fd;
-}
-
 int vm_qmp_talk(const struct vm_monitor_req *q, const char *what, const char *command,
                 bool ended_ok, struct vm_monitor_talk **ret, struct err *e)
 {
@@ -271,7 +252,9 @@ int vm_qmp_talk(const struct vm_monitor_req *q, const char *what, const char *co
 	                              .timer = {.fd = -1, .fn = on_talk_timeout, .data = t}};
 	str_copy(t->name, sizeof(t->name), q->name);
 	buf_in_init(&t->in, QMP_READ_MIN, QMP_READ_MIN, 0, NULL);
-	int r = t->io.fd = monitor_connect(q->monitor);
+	/* A unix connect completes at once or fails (EAGAIN: the VMM's
+	 * backlog is full, it does not accept). */
+	int r = t->io.fd = sock_unix_connect(q->monitor, SOCK_NONBLOCK);
 	if (r < 0) {
 		t->io.fd = -1;
 		vm_qmp_talk_cancel(t);
