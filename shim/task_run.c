@@ -173,8 +173,11 @@ int task_serve_start(struct rpc_call *call, const ProtobufCMessage *in, void *da
 	if (t->sandbox && p == &t->init)
 		return start_sandbox(svc, call, t);
 	if (p->state != T_CREATED || p->starting)
-		return rpc_call_fail(call, ERR_FAILED_PRECONDITION, "task %s%s%s: already started",
-		                     t->id, p->exec_id[0] ? " exec " : "", p->exec_id);
+		return rpc_call_fail(call, ERR_FAILED_PRECONDITION, "task %s%s%s: %s", t->id,
+		                     p->exec_id[0] ? " exec " : "", p->exec_id,
+		                     p->state == T_STOPPED && !p->pid
+		                         ? "ended before it started (killed while created)"
+		                         : "already started");
 	static const char *const names[] = {"stdin", "stdout", "stderr"};
 	char bundle[PATH_MAX / 2], io[3][PATH_MAX];
 	Kin__V1__ExecSpec spec = KIN__V1__EXEC_SPEC__INIT;

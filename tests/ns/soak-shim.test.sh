@@ -74,9 +74,11 @@ while [ "$(date +%s)" -lt "$end" ]; do
 	fi
 	timeout 60 $C t exec --exec-id k$k d1 /bin/sleep 100 >"$T/kx.$k" 2>&1 &
 	EX=$!
-	wait_for "$C t ps d1 2>/dev/null | grep -c '^[0-9]' | grep -qx 2 || ! kill -0 $EX 2>/dev/null" 250
-	for _ in $(seq 150); do # until taken, or its exec ended
-		! kill -0 $EX 2>/dev/null || $C t kill --exec-id k$k -s KILL d1 >>"$T/kk.$k" 2>&1 && break
+	# Killed once it runs (a kill before its Start ends it unstarted, and
+	# the Start is then refused): its start may wait out a re-exec.
+	running() { $C t ps d1 2>/dev/null | grep -c '^[0-9]' | grep -qx 2; }
+	for _ in $(seq 300); do # until taken, or its exec ended
+		! kill -0 $EX 2>/dev/null || { running && $C t kill --exec-id k$k -s KILL d1 >>"$T/kk.$k" 2>&1; } && break
 		sleep 0.2
 	done
 	wait $EX
