@@ -488,7 +488,7 @@ struct exec_device_node {
 	uint32_t major, minor, mode, uid, gid;
 };
 #define EXEC_DEVICES_MAX 256
-#define EXEC_NODES_MAX   64
+#define EXEC_NODES_MAX   1024 /* a privileged container: every node of a big host's /dev */
 #define EXEC_MOUNTS_MAX  256
 #define EXEC_SYSCTLS_MAX 64
 

@@ -216,7 +216,13 @@ static void make_nodes(const struct exec_spec *s, int errfd)
 		if (r < 0)
 			spawn_child_fail(errfd, EXEC_STEP_NODES, -r);
 		mode_t type = d->type == 'b' ? S_IFBLK : d->type == 'p' ? S_IFIFO : S_IFCHR;
-		unlinkat(pfd, name, 0);
+		/* kin's own /dev/ptmx (pts's) and its mount points (the console,
+		 * nodes bound in a user namespace) stay: a privileged container
+		 * lists the host's, as runc keeps what it has made. */
+		if (!strcmp(d->path, "/dev/ptmx") || (unlinkat(pfd, name, 0) < 0 && errno == EBUSY)) {
+			close(pfd);
+			continue;
+		}
 		if (mknodat(pfd, name, type | 0600, makedev(d->major, d->minor)) < 0) {
 			if (errno != EPERM || type == S_IFIFO)
 				spawn_child_fail(errfd, EXEC_STEP_NODES, errno);

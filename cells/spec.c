@@ -200,7 +200,8 @@ static int validate_devices(const struct exec_spec *s, size_t *bytes, struct err
 			                 "devices");
 	}
 	if (s->ndevice_nodes > EXEC_NODES_MAX || (s->ndevice_nodes && !s->root))
-		return spec_fail(err, "%s: at most 64, with a root", "device nodes");
+		return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
+		               "device nodes: at most %d, with a root", EXEC_NODES_MAX);
 	for (size_t i = 0; i < s->ndevice_nodes; i++) {
 		const struct exec_device_node *d = &s->device_nodes[i];
 		if (!d->path || !str_startswith(d->path, "/dev/") || strstr(d->path, "..") ||

@@ -137,7 +137,7 @@ struct spec_in {
 	struct exec_mount mounts[EXEC_MOUNTS_MAX];
 	struct exec_device_rule devices[EXEC_DEVICES_MAX];
 	struct exec_device_node nodes[EXEC_NODES_MAX];
-	char *owned[4096]; /* every string made for s */
+	char *owned[4096 + EXEC_NODES_MAX]; /* every string made for s */
 };
 
 /* One scratch for a whole restore (about 60 KiB: zeroing it for each of

@@ -369,8 +369,9 @@ static int nodes_at(struct oci_spec_ctx *c, json_t *v)
 	char path[64];
 	if (!v)
 		return 0;
-	if (!json_is_array(v) || json_array_size(v) > 64)
-		return BAD(c, "linux.devices", "expected a list of at most 64 devices");
+	if (!json_is_array(v) || json_array_size(v) > OCI_SPEC_NODES_MAX)
+		return BAD(c, "linux.devices", "expected a list of at most %d devices",
+		           OCI_SPEC_NODES_MAX);
 	if (!(s->nodes = calloc(json_array_size(v) + 1, sizeof(*s->nodes))))
 		return -ENOMEM;
 	json_array_foreach(v, i, e)
