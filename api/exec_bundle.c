@@ -45,7 +45,8 @@ static bool rules_allow(const struct oci_spec *o, const struct oci_device_node *
 {
 	for (size_t i = o->ndevices; i-- > 0;) {
 		const struct oci_device_rule *d = &o->devices[i];
-		if ((d->type != 'a' && d->type != n->type) || (d->major != -1 && d->major != n->major) ||
+		if ((d->type != 'a' && d->type != n->type) ||
+		    (d->major != -1 && d->major != n->major) ||
 		    (d->minor != -1 && d->minor != n->minor))
 			continue;
 		return d->allow && d->access == 7;

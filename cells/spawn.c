@@ -219,7 +219,8 @@ static void make_nodes(const struct exec_spec *s, int errfd)
 		/* kin's own /dev/ptmx (pts's) and its mount points (the console,
 		 * nodes bound in a user namespace) stay: a privileged container
 		 * lists the host's, as runc keeps what it has made. */
-		if (!strcmp(d->path, "/dev/ptmx") || (unlinkat(pfd, name, 0) < 0 && errno == EBUSY)) {
+		if (!strcmp(d->path, "/dev/ptmx") ||
+		    (unlinkat(pfd, name, 0) < 0 && errno == EBUSY)) {
 			close(pfd);
 			continue;
 		}
