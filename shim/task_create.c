@@ -92,7 +92,8 @@ void task_zone_gone(int status, void *data)
 
 /* The zone for the pod, from the sandbox's spec (CRI) or the first
  * container's (ctr run): its network namespace if the spec names one, its
- * hostname, the pod directory shared into it. */
+ * hostname, its IPC namespace or the host's, its sysctls, the pod
+ * directory shared into it. */
 static int zone_start(struct shim_task *svc, const struct oci_spec *o, struct err *err)
 {
 	if (svc->zone != ZN_NONE)
@@ -114,6 +115,10 @@ static int zone_start(struct shim_task *svc, const struct oci_spec *o, struct er
 		spec.netns = o->ns_path[OCI_NS_NET];
 	if (o && o->hostname && str_is_hostname(o->hostname))
 		spec.hostname = o->hostname;
+	/* hostIPC: the spec has no IPC namespace; the pod's sysctls are the
+	 * zone's (its containers stay in its namespaces). */
+	spec.host_ipc = o && !o->ns[OCI_NS_IPC];
+	spec.sysctls = o ? o->sysctl : NULL;
 	r = svc->pods.create(svc->pods.impl, &spec, task_zone_ready, task_zone_gone, svc, err);
 	if (r < 0)
 		return r;

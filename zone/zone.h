@@ -83,6 +83,12 @@ struct zone_spec {
 	 * zone's own mounts there stay its own. share_dst is absolute, below
 	 * /run (the zone's own tmpfs). Both or neither. */
 	const char *share_src, *share_dst;
+	/* The parent's IPC namespace kept (a pod's hostIPC), not a new one. */
+	bool host_ipc;
+	/* "key=value" written in the zone's namespaces before its kin starts
+	 * (a pod's sysctls): net.* with a network namespace not the parent's,
+	 * kernel.shm/msg/sem and fs.mqueue.* with its own IPC namespace. */
+	char *const *sysctls;
 	struct cell_limits limits; /* of the zone's cell */
 	char *const *argv;         /* the zone kin's workload, or NULL */
 };
