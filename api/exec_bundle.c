@@ -175,6 +175,7 @@ static int fill(const Kin__V1__StartRequest *req, struct bundle_buf *bb,
 	s->hostname = o->hostname;
 	s->root = o->root;
 	s->root_readonly = o->root_readonly;
+	s->root_propagation = o->root_propagation;
 	for (size_t i = 0; i < o->nmounts; i++) {
 		const struct oci_mount *m = &o->mounts[i];
 		bool bind = m->flags & MS_BIND;

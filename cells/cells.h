@@ -387,6 +387,9 @@ struct exec_spec {
 	const char *hostname;      /* needs EXEC_NS_UTS */
 	const char *root;          /* pivot_root here (implies EXEC_NS_MNT) */
 	bool root_readonly;
+	/* The mount namespace's propagation under the root (MS_PRIVATE,
+	 * MS_SLAVE or MS_SHARED, | MS_REC); 0: MS_REC | MS_PRIVATE. */
+	unsigned long root_propagation;
 	/* An overlay mounted at root (an empty directory) by the child, in
 	 * its own mount namespace (nothing to unmount after): lowerdirs as
 	 * overlayfs takes them ("top:...:bottom"), upperdir and workdir on

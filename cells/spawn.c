@@ -267,6 +267,15 @@ static void setup_root(const struct exec_spec *s, int errfd)
 		TRY(EXEC_STEP_BIND_ROOT, mount(s->root, s->root, NULL, MS_BIND | MS_REC, NULL));
 	}
 	TRY(EXEC_STEP_BIND_ROOT, chdir(s->root));
+	bool shared = (s->root_propagation & ~MS_REC) == MS_SHARED;
+	if (shared) {
+		/* pivot_root takes no shared root nor one on a shared mount:
+		 * the root made private, and bound again on itself (runc's
+		 * way); the volumes bound below it stay in their peer groups. */
+		TRY(EXEC_STEP_BIND_ROOT, mount(NULL, ".", NULL, MS_PRIVATE, NULL));
+		TRY(EXEC_STEP_BIND_ROOT, mount(".", ".", NULL, MS_BIND | MS_REC, NULL));
+		TRY(EXEC_STEP_BIND_ROOT, chdir(s->root));
+	}
 	if (s->nmounts) {
 		for (size_t i = 0; i < s->nmounts; i++)
 			apply_mount(&s->mounts[i], errfd);
@@ -283,6 +292,8 @@ static void setup_root(const struct exec_spec *s, int errfd)
 	/* pivot_root(".", ".") stacks the old root under the new one; the
 	 * detach then drops it, leaving no path back to the host. */
 	TRY(EXEC_STEP_PIVOT_ROOT, syscall(SYS_pivot_root, ".", "."));
+	if (shared) /* its unmount must not reach the peers */
+		TRY(EXEC_STEP_PIVOT_ROOT, mount(NULL, ".", NULL, MS_REC | MS_SLAVE, NULL));
 	TRY(EXEC_STEP_PIVOT_ROOT, umount2(".", MNT_DETACH));
 	TRY(EXEC_STEP_PIVOT_ROOT, chdir("/"));
 	if (s->root_readonly)
@@ -412,7 +423,9 @@ static _noreturn_ void child_main(const struct spawn_req *req, int errfd, int sy
 	if (s->namespaces & EXEC_NS_CGROUP) /* now, inside the cell: it becomes our root */
 		TRY(EXEC_STEP_CGROUPNS, unshare(CLONE_NEWCGROUP));
 	if (s->namespaces & EXEC_NS_MNT)
-		TRY(EXEC_STEP_MOUNT_PRIVATE, mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL));
+		TRY(EXEC_STEP_MOUNT_PRIVATE,
+		    mount(NULL, "/", NULL,
+		          s->root_propagation ? s->root_propagation : MS_REC | MS_PRIVATE, NULL));
 	if (s->root)
 		setup_root(s, errfd);
 	else if ((s->namespaces & (EXEC_NS_MNT | EXEC_NS_PID)) == (EXEC_NS_MNT | EXEC_NS_PID))

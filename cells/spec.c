@@ -346,6 +346,9 @@ static int validate_io_restart(const struct exec_spec *s, struct err *err)
 			               s->stdio_paths[i]);
 	if (s->stdin_pipe && s->stdio_paths[0])
 		return spec_fail(err, "%s: a pipe from kin or a path, not both", "stdin");
+	unsigned long rp = s->root_propagation & ~MS_REC;
+	if (s->root_propagation && rp != MS_PRIVATE && rp != MS_SLAVE && rp != MS_SHARED)
+		return spec_fail(err, "%s: private, slave or shared", "root propagation");
 	if (s->root_readonly && !s->root)
 		return spec_fail(err, "%s: read-only needs a root", "root");
 	if (s->log_bytes && (s->log_bytes < EXEC_LOG_MIN || s->log_bytes > EXEC_LOG_MAX))

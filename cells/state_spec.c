@@ -33,6 +33,7 @@ static const struct state_num spec_nums[] = {
     STATE_NUM(23, struct exec_spec, backoff_base_ms),
     STATE_NUM(24, struct exec_spec, backoff_cap_ms),
     STATE_FLAG(25, struct exec_spec, release_carried),
+    STATE_NUM(26, struct exec_spec, root_propagation),
 };
 static const struct state_num rlimit_nums[] = {
     STATE_NUM(1, struct exec_rlimit, resource),

@@ -175,6 +175,7 @@ struct oci_spec {
 	int oom_score_adj;
 	char *root;
 	bool root_readonly;
+	unsigned long root_propagation; /* linux.rootfsPropagation's MS_* flags; 0: not given */
 	char *hostname;
 	struct oci_mount *mounts;
 	size_t nmounts;
