@@ -291,9 +291,15 @@ static void setup_root(const struct exec_spec *s, int errfd)
 	make_nodes(s, errfd);
 	/* pivot_root(".", ".") stacks the old root under the new one; the
 	 * detach then drops it, leaving no path back to the host. */
+	int old = -1;
+	if (shared) /* the old root, to reach under the new one */
+		TRY(EXEC_STEP_PIVOT_ROOT, old = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
 	TRY(EXEC_STEP_PIVOT_ROOT, syscall(SYS_pivot_root, ".", "."));
-	if (shared) /* its unmount must not reach the peers */
+	if (shared) { /* its unmount must not reach the peers */
+		TRY(EXEC_STEP_PIVOT_ROOT, fchdir(old));
 		TRY(EXEC_STEP_PIVOT_ROOT, mount(NULL, ".", NULL, MS_REC | MS_SLAVE, NULL));
+		close(old);
+	}
 	TRY(EXEC_STEP_PIVOT_ROOT, umount2(".", MNT_DETACH));
 	TRY(EXEC_STEP_PIVOT_ROOT, chdir("/"));
 	if (s->root_readonly)

@@ -109,7 +109,8 @@ static int zone_start(struct shim_task *svc, const struct oci_spec *o, struct er
 			svc->zone = ZN_STARTING;
 		return r;
 	}
-	struct zone_spec spec = {.share_src = svc->cfg->pod_dir, .share_dst = SHIM_POD_IN_ZONE};
+	struct zone_spec spec = {
+	    .share_src = svc->cfg->pod_dir, .share_dst = SHIM_POD_IN_ZONE, .share_peer = true};
 	str_copy(spec.name, sizeof(spec.name), SHIM_ZONE_NAME);
 	if (o && o->ns[OCI_NS_NET] && o->ns_path[OCI_NS_NET])
 		spec.netns = o->ns_path[OCI_NS_NET];

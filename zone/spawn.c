@@ -159,14 +159,15 @@ static void child_mount_fs(const struct zone_spawn *a, const char *root, int err
 }
 
 /* The shared directory's clone (open_tree'd before our mounts went
- * private) moved into place below the new root, then made a slave. */
+ * private) moved into place below the new root, then made a slave (or
+ * left a peer). */
 static void child_place_share(const struct zone_spawn *a, const char *root, int share, int errfd)
 {
 	char dst[PATH_MAX];
 	snprintf(dst, sizeof(dst), "%s%s", root, a->share_dst);
 	if (mkdir_p(dst, 0755) < 0 ||
 	    syscall(SYS_move_mount, share, "", AT_FDCWD, dst, MOVE_MOUNT_F_EMPTY_PATH) < 0 ||
-	    mount(NULL, dst, NULL, MS_REC | MS_SLAVE, NULL) < 0)
+	    (!a->share_peer && mount(NULL, dst, NULL, MS_REC | MS_SLAVE, NULL) < 0))
 		spawn_child_fail(errfd, ZSTEP_SHARE, errno);
 	close(share);
 }

@@ -604,6 +604,7 @@ int zone_create(struct zones *z, const struct zone_spec *spec, zone_created_fn c
 	                        .hostname = spec->hostname ? spec->hostname : x->info.name,
 	                        .share_src = spec->share_src,
 	                        .share_dst = spec->share_dst,
+	                        .share_peer = spec->share_peer,
 	                        .host_ipc = spec->host_ipc,
 	                        .sysctls = spec->sysctls,
 	                        .out_fd = out_fd,

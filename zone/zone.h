@@ -83,6 +83,10 @@ struct zone_spec {
 	 * zone's own mounts there stay its own. share_dst is absolute, below
 	 * /run (the zone's own tmpfs). Both or neither. */
 	const char *share_src, *share_dst;
+	/* The shared directory a peer of share_src, not a slave: mounts the
+	 * zone makes below it reach the parent too (a pod's bidirectional
+	 * volumes, whose containers mount there with rshared). */
+	bool share_peer;
 	/* The parent's IPC namespace kept (a pod's hostIPC), not a new one. */
 	bool host_ipc;
 	/* "key=value" written in the zone's namespaces before its kin starts
