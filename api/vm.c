@@ -483,6 +483,37 @@ int api_vm_kill_as(struct api_vm *svc, const char *name)
 	return vm_kill(svc->m, name, SIGKILL);
 }
 
+struct pause_req {
+	void (*done)(int result, const struct err *err, void *data);
+	void *data;
+};
+
+static void paused(void *data, const char *name, enum vm_op op, const struct err *e)
+{
+	struct pause_req *q = data;
+	(void)name, (void)op;
+	q->done(e ? (e->errnum ? e->errnum : -EIO) : 0, e, q->data);
+	free(q);
+}
+
+int api_vm_pause_as(struct api_vm *svc, const char *name, bool pause,
+                    void (*done)(int result, const struct err *err, void *data), void *data,
+                    struct err *e)
+{
+	struct vm_info info;
+	struct pause_req *q;
+	if (!live_find(svc, name, &info))
+		return err_set(e, -ENOENT, ERR_NOT_FOUND, "vm \"%s\" is not running", name);
+	if (!(q = malloc(sizeof(*q))))
+		return err_set(e, -ENOMEM, ERR_RESOURCE_EXHAUSTED, "vm \"%s\": out of memory",
+		               name);
+	*q = (struct pause_req){done, data};
+	int r = vm_request(svc->m, name, pause ? VM_OP_PAUSE : VM_OP_RESUME, paused, q, e);
+	if (r < 0)
+		free(q);
+	return r < 0 ? r : 1;
+}
+
 int api_vm_get_as(struct api_vm *svc, const char *name, struct vm_info *ret, bool *ret_ready)
 {
 	struct vm_slot *x = slot_find(svc, name);

@@ -2,7 +2,8 @@
  * side of the cgroup tree (the zone's cells are below the zone's cell of
  * this kin), Update (runtime-spec resources as the cell's limits, set by
  * the zone kin; the sandbox's on the zone's cell here), Pause and Resume
- * (the cell frozen by the zone kin). */
+ * (the cell frozen by the zone kin; the sandbox's: the pod's zone frozen
+ * whole here, or its VM paused). */
 #include "shim/task-int.h"
 #include "cells/cells.h"
 #include "oci/oci.h"
@@ -281,18 +282,46 @@ int task_serve_update(struct rpc_call *call, const ProtobufCMessage *in, void *d
 	                     zone_answered);
 }
 
+static void sandbox_frozen(int result, const struct err *err, void *data)
+{
+	struct err st = {.code = ERR_OK};
+	if (result < 0 && err)
+		st = *err;
+	else if (result < 0)
+		err_set(&st, result, ERR_INTERNAL, "%s", strerror(-result));
+	zone_answered(&st, NULL, 0, data);
+}
+
+/* A pod's sandbox: its zone frozen whole (its kin too), or its VM paused. */
+static int freeze_sandbox(struct shim_task *svc, struct rpc_call *call, struct task *t, bool pause)
+{
+	struct err err = {0};
+	if (svc->zone != ZN_READY)
+		return rpc_call_fail(call, ERR_FAILED_PRECONDITION, "task %s: the pod's zone is %s",
+		                     t->id, svc->zone == ZN_GONE ? "gone" : "not ready");
+	struct zref *z = zref_new(svc, t->id, pause ? "P" : "R");
+	if (!z)
+		return rpc_call_fail(call, ERR_RESOURCE_EXHAUSTED, "task %s: out of memory", t->id);
+	zref_keep(z, call);
+	int r = svc->pods.freeze(svc->pods.impl, SHIM_ZONE_NAME, pause, sandbox_frozen, z, &err);
+	if (r == 0)
+		sandbox_frozen(0, NULL, z);
+	else if (r < 0)
+		sandbox_frozen(r, &err, z);
+	return 0;
+}
+
 static int freeze(struct shim_task *svc, struct rpc_call *call, const char *id, bool pause)
 {
 	struct task *t;
 	int r = get_task(svc, call, id, &t);
 	if (r <= 0)
 		return r;
-	if (t->sandbox)
-		return rpc_call_fail(call, ERR_UNIMPLEMENTED,
-		                     "task %s: pausing a pod's sandbox is not supported", t->id);
 	if (t->init.state != (pause ? T_RUNNING : T_PAUSED))
 		return rpc_call_fail(call, ERR_FAILED_PRECONDITION, "task %s is not %s", t->id,
 		                     pause ? "running" : "paused");
+	if (t->sandbox)
+		return freeze_sandbox(svc, call, t, pause);
 	Kin__V1__CellRequest req = KIN__V1__CELL_REQUEST__INIT;
 	req.path = t->cell;
 	/* exec_id carries which it was to the answer: 'P'ause or 'R'esume. */

@@ -13,6 +13,8 @@ pkg/validate, written here from what they do):
   host_pid            hostPID: the host's processes are seen (not yet kin's)
   sysctls             pod-level sysctls (IPC namespace ones) are what the
                       pod's containers read
+  sandbox_pause       Task Pause and Resume of the pod's sandbox (ctr):
+                      the pod frozen and thawed
   propagation_*       a volume with rprivate, rslave and rshared
                       propagation: host -> container and container -> host
                       as each mode says
@@ -191,6 +193,49 @@ class Conform(cri_flow.Flow):
                 self.check("sysctl/" + k, out.strip() == v, "read %r, want %r" % (out.strip(), v))
         self.end(pod)
 
+    def sandbox_pause(self):
+        """Task Pause/Resume on the pod's sandbox (ctr task pause POD): the
+        pod's processes frozen (their cgroup says so) and thawed, the
+        sandbox's status PAUSED then RUNNING."""
+        pod, sconf = self.pod("pause")
+        c = pod and self.start("pause", pod, sconf)
+        if c:
+            ctr = ["ctr", "-a", self.a.socket, "-n", "k8s.io", "task"]
+            pid = "" if self.a.handler == "kin-vm" else next((l.split()[1] for l in subprocess.run(ctr + ["ls"], capture_output=True, text=True)
+                        .stdout.splitlines() if l.startswith(c)), "")
+            cg = next((l.split(":", 2)[2] for l in open("/proc/%s/cgroup" % pid) if l.startswith("0::")), "?") \
+                if pid.isdigit() else "?"
+            cg2 = next((l.split()[4] for l in open("/proc/self/mountinfo") if " - cgroup2 " in l), "/sys/fs/cgroup")
+            events = "%s%s/cgroup.events" % (cg2, cg.strip())
+
+            def frozen():
+                return next((l.split()[1] for l in open(events) if l.startswith("frozen ")), "?") \
+                    if os.path.exists(events) else "no " + events
+
+            def status():
+                out = subprocess.run(ctr + ["ls"], capture_output=True, text=True).stdout
+                return next((l.split()[2] for l in out.splitlines() if l.startswith(pod)), "?")
+            vm = self.a.handler == "kin-vm"  # its pids are the guest's: the VM is asked instead
+            if vm:
+                def frozen():  # a paused guest answers no exec
+                    try:
+                        self.call("ExecSync", self.pb.ExecSyncRequest(container_id=c, cmd=["/bin/true"],
+                                                                      timeout=3), timeout=6)
+                        return "0"
+                    except self.grpc.RpcError:
+                        return "1"
+            r = subprocess.run(ctr + ["pause", pod], capture_output=True, text=True)
+            self.check("pause/paused", r.returncode == 0 and frozen() == "1" and status() == "PAUSED",
+                       "rc %d %s: frozen %s, status %s" % (r.returncode, r.stderr.strip()[-200:], frozen(),
+                                                           status()))
+            r = subprocess.run(ctr + ["resume", pod], capture_output=True, text=True)
+            rc, out = self.sh(c, "echo thawed")
+            self.check("pause/resumed", r.returncode == 0 and (vm or frozen() == "0") and status() == "RUNNING"
+                       and out.strip() == "thawed",
+                       "rc %d %s: frozen %s, status %s, exec %r" % (r.returncode, r.stderr.strip()[-200:],
+                                                                   frozen(), status(), out))
+        self.end(pod)
+
     def propagation(self, mode):
         pb = self.pb
         kind = {"rprivate": pb.PROPAGATION_PRIVATE, "rslave": pb.PROPAGATION_HOST_TO_CONTAINER,
@@ -232,7 +277,7 @@ class Conform(cri_flow.Flow):
 
     def run(self):
         specs = {"privileged": self.privileged, "privileged_seccomp": self.privileged_seccomp,
-                 "host_ipc": self.host_ipc, "host_pid": self.host_pid, "sysctls": self.sysctls,
+                 "host_ipc": self.host_ipc, "sandbox_pause": self.sandbox_pause, "host_pid": self.host_pid, "sysctls": self.sysctls,
                  "propagation_rprivate": lambda: self.propagation("rprivate"),
                  "propagation_rslave": lambda: self.propagation("rslave"),
                  "propagation_rshared": lambda: self.propagation("rshared")}
