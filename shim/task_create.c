@@ -376,6 +376,10 @@ int task_serve_create(struct rpc_call *call, const ProtobufCMessage *in, void *d
 		return rpc_call_fail_err(call, &err, r);
 	bool sandbox = annotation_is(o, "io.kubernetes.cri.container-type", "sandbox");
 	bool cri_container = annotation_is(o, "io.kubernetes.cri.container-type", "container");
+	if (svc->vm && (r = task_vm_spec_check(o, sandbox, m->id, &err)) < 0) {
+		oci_spec_free(o);
+		return rpc_call_fail_err(call, &err, r);
+	}
 	if (cri_container && svc->zone == ZN_NONE) {
 		oci_spec_free(o);
 		return rpc_call_fail(call, ERR_FAILED_PRECONDITION,

@@ -152,7 +152,31 @@ class Conform(cri_flow.Flow):
         self.end(pod)
         shutil.rmtree(d, ignore_errors=True)
 
+    def refused(self, name, method, req, words):
+        """A call kin-vm must refuse, its error naming words."""
+        try:
+            r = self.call(method, req)
+            self.check(name, False, "not refused")
+            return r
+        except self.grpc.RpcError as e:
+            self.check(name, words in (e.details() or ""), "%s: %s" % (e.code(), e.details()))
+
     def host_ipc(self):
+        if self.a.handler == "kin-vm":  # a VM has a kernel of its own: refused, named
+            pb = self.pb
+            ns = pb.NamespaceOption(network=pb.POD, ipc=pb.NODE)
+            sconf = pb.PodSandboxConfig(
+                metadata=pb.PodSandboxMetadata(name="hostipc", uid="uid-hostipc-%d" % os.getpid(),
+                                               namespace="kintest"),
+                hostname="hostipc", log_directory=self.a.logdir,
+                linux=pb.LinuxPodSandboxConfig(
+                    security_context=pb.LinuxSandboxSecurityContext(namespace_options=ns)))
+            r = self.refused("hostipc/refused_in_a_vm", "RunPodSandbox",
+                             pb.RunPodSandboxRequest(config=sconf, runtime_handler=self.a.handler),
+                             "cannot share the host's IPC namespace")
+            if r:
+                self.end(r.pod_sandbox_id)
+            return
         out = subprocess.run(["ipcmk", "-M", "4096"], capture_output=True, text=True).stdout
         shmid = out.split()[-1] if out.split() else ""
         if not self.check("hostipc/segment_made", shmid.isdigit(), "ipcmk: %r" % out):
@@ -251,6 +275,19 @@ class Conform(cri_flow.Flow):
         mount(None, src, (MS_PRIVATE if mode == "rprivate" else MS_SHARED) | MS_REC)
         pod, sconf = self.pod(name, privileged=True)
         try:
+            if self.a.handler == "kin-vm" and mode == "rshared":  # refused, named
+                conf = pb.ContainerConfig(
+                    metadata=pb.ContainerMetadata(name=name), image=pb.ImageSpec(image=self.a.image),
+                    command=["/bin/sleep", "100000"], log_path=name + ".log",
+                    mounts=[pb.Mount(host_path=src, container_path=src, propagation=kind)])
+                r = self.try_call(name + "/create", "CreateContainer",
+                                  pb.CreateContainerRequest(pod_sandbox_id=pod, config=conf,
+                                                            sandbox_config=sconf))
+                if r:  # the shim's Create comes with CRI's Start
+                    self.refused(name + "/refused_in_a_vm", "StartContainer",
+                                 pb.StartContainerRequest(container_id=r.container_id),
+                                 "cannot propagate mounts back to the host")
+                return
             c = pod and self.start(name, pod, sconf, privileged=True,
                                    mounts=[pb.Mount(host_path=src, container_path=src, propagation=kind)])
             if not c:
