@@ -161,11 +161,17 @@ int task_serve_stats(struct rpc_call *call, const ProtobufCMessage *in, void *da
 	int r = get_task(svc, call, m->id, &t);
 	if (r <= 0)
 		return r;
-	if (svc->vm)
+	if (svc->vm && !t->sandbox) /* the guest's cell */
 		return task_vm_stats(call, t);
 	char dir[PATH_MAX];
-	if (task_cell_dir(svc, t, dir, sizeof(dir)) < 0)
-		return rpc_call_fail(call, ERR_FAILED_PRECONDITION, "task %s: no zone", t->id);
+	struct zone_info info;
+	/* A kin-vm pod's sandbox is its VM: the VMM's cell here. */
+	if (svc->vm
+	        ? !svc->cells || svc->pods.info(svc->pods.impl, SHIM_ZONE_NAME, &info) < 0 ||
+	              !info.cell[0] || cells_cgroup_dir(svc->cells, info.cell, dir, sizeof(dir)) < 0
+	        : task_cell_dir(svc, t, dir, sizeof(dir)) < 0)
+		return rpc_call_fail(call, ERR_FAILED_PRECONDITION, "task %s: no %s", t->id,
+		                     svc->vm ? "VMM cell (no cells here)" : "zone");
 	Kin__Shim__PidsStat pids = KIN__SHIM__PIDS_STAT__INIT;
 	Kin__Shim__CPUStat cpu = KIN__SHIM__CPUSTAT__INIT;
 	Kin__Shim__MemoryStat mem = KIN__SHIM__MEMORY_STAT__INIT;

@@ -711,11 +711,6 @@ static void stats_shown(const struct err *st, const uint8_t *payload, size_t len
 
 int task_vm_stats(struct rpc_call *call, struct task *t)
 {
-	if (t->sandbox)
-		return rpc_call_fail(call, ERR_UNIMPLEMENTED,
-		                     "task %s: a kin-vm pod's sandbox is its VM: see its "
-		                     "containers' stats",
-		                     t->id);
 	Kin__V1__CellRequest in = KIN__V1__CELL_REQUEST__INIT;
 	in.path = t->cell;
 	return zone_call_for(call, t->svc, t->id, NULL, "kin.v1.Cells", "Show", &in.base,

@@ -15,6 +15,8 @@ pkg/validate, written here from what they do):
                       pod's containers read
   sandbox_pause       Task Pause and Resume of the pod's sandbox (ctr):
                       the pod frozen and thawed
+  sandbox_stats       Task Stats of the pod's sandbox (ctr task metrics):
+                      its CPU time
   propagation_*       a volume with rprivate, rslave and rshared
                       propagation: host -> container and container -> host
                       as each mode says
@@ -260,6 +262,21 @@ class Conform(cri_flow.Flow):
                                                                    frozen(), status(), out))
         self.end(pod)
 
+    def sandbox_stats(self):
+        """Task Stats of the pod's sandbox (ctr task metrics POD): the zone's
+        cell, or a kin-vm pod's VMM's — CPU time used, never refused."""
+        pod, sconf = self.pod("stats")
+        c = pod and self.start("stats", pod, sconf, cmd=["/bin/sh", "-c", "i=0; while [ $i -lt 20000 ]; do "
+                                                                         "i=$((i+1)); done; sleep 100000"])
+        if c:
+            time.sleep(1)
+            r = subprocess.run(["ctr", "-a", self.a.socket, "-n", "k8s.io", "task", "metrics", pod],
+                               capture_output=True, text=True)
+            cpu = [l.split() for l in r.stdout.splitlines() if "usage_usec" in l]
+            self.check("stats/sandbox_metrics", r.returncode == 0 and cpu and int(cpu[0][-1]) > 0,
+                       "rc %d: %s %s" % (r.returncode, r.stdout[-300:], r.stderr.strip()[-200:]))
+        self.end(pod)
+
     def propagation(self, mode):
         pb = self.pb
         kind = {"rprivate": pb.PROPAGATION_PRIVATE, "rslave": pb.PROPAGATION_HOST_TO_CONTAINER,
@@ -314,7 +331,8 @@ class Conform(cri_flow.Flow):
 
     def run(self):
         specs = {"privileged": self.privileged, "privileged_seccomp": self.privileged_seccomp,
-                 "host_ipc": self.host_ipc, "sandbox_pause": self.sandbox_pause, "host_pid": self.host_pid, "sysctls": self.sysctls,
+                 "host_ipc": self.host_ipc, "sandbox_pause": self.sandbox_pause,
+                 "sandbox_stats": self.sandbox_stats, "host_pid": self.host_pid, "sysctls": self.sysctls,
                  "propagation_rprivate": lambda: self.propagation("rprivate"),
                  "propagation_rslave": lambda: self.propagation("rslave"),
                  "propagation_rshared": lambda: self.propagation("rshared")}
