@@ -119,6 +119,7 @@ static int zone_start(struct shim_task *svc, const struct oci_spec *o, struct er
 	/* hostIPC: the spec has no IPC namespace; the pod's sysctls are the
 	 * zone's (its containers stay in its namespaces). */
 	spec.host_ipc = o && !o->ns[OCI_NS_IPC];
+	spec.host_pid = o && !o->ns[OCI_NS_PID];
 	spec.sysctls = o ? o->sysctl : NULL;
 	r = svc->pods.create(svc->pods.impl, &spec, task_zone_ready, task_zone_gone, svc, err);
 	if (r < 0)

@@ -45,8 +45,9 @@ uint32_t task_host_pid(const char *cell_dir, int zone_pid)
 			continue;
 		const char *ns = strstr(status, "\nNSpid:");
 		unsigned host, in_zone;
-		if (ns && sscanf(ns + 7, "%u %u", &host, &in_zone) == 2 && (int)in_zone == zone_pid)
-			return host;
+		int n = ns ? sscanf(ns + 7, "%u %u", &host, &in_zone) : 0;
+		if ((n == 2 && (int)in_zone == zone_pid) || (n == 1 && (int)host == zone_pid))
+			return host; /* one entry: a hostPID pod's zone, in our namespace */
 	}
 	return 0;
 }

@@ -43,6 +43,11 @@
 
 int task_vm_spec_check(const struct oci_spec *o, bool sandbox, const char *id, struct err *err)
 {
+	if (sandbox && !o->ns[OCI_NS_PID])
+		return err_set(err, -EOPNOTSUPP, ERR_INVALID_ARGUMENT,
+		               "task %s: a kin-vm pod cannot share the host's PID namespace "
+		               "(hostPID): its processes run on its VM's kernel",
+		               id);
 	if (sandbox && !o->ns[OCI_NS_IPC])
 		return err_set(err, -EOPNOTSUPP, ERR_INVALID_ARGUMENT,
 		               "task %s: a kin-vm pod cannot share the host's IPC namespace "

@@ -271,7 +271,9 @@ int zone_spawn(const struct zone_spawn *a, struct zone_spawned *ret, int *ret_st
 	}
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
 		return -errno;
-	uint64_t ns = CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWCGROUP;
+	uint64_t ns = CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWCGROUP;
+	if (!a->host_pid)
+		ns |= CLONE_NEWPID;
 	if (!a->host_ipc)
 		ns |= CLONE_NEWIPC;
 	if (a->net)

@@ -44,7 +44,7 @@ struct zone_spawn {
 	const char *netns;    /* joined by the child first, or NULL */
 	const char *hostname; /* the zone's */
 	const char *share_src, *share_dst;
-	bool share_peer, host_ipc;
+	bool share_peer, host_ipc, host_pid;
 	char *const *sysctls;
 	int out_fd;    /* the zone kin's stdout and stderr (stdin: /dev/null); -1: ours */
 	int listen_fd; /* its reconnect socket, or -1 */

@@ -606,6 +606,7 @@ int zone_create(struct zones *z, const struct zone_spec *spec, zone_created_fn c
 	                        .share_dst = spec->share_dst,
 	                        .share_peer = spec->share_peer,
 	                        .host_ipc = spec->host_ipc,
+	                        .host_pid = spec->host_pid,
 	                        .sysctls = spec->sysctls,
 	                        .out_fd = out_fd,
 	                        .listen_fd = listen_fd,

@@ -87,8 +87,10 @@ struct zone_spec {
 	 * zone makes below it reach the parent too (a pod's bidirectional
 	 * volumes, whose containers mount there with rshared). */
 	bool share_peer;
-	/* The parent's IPC namespace kept (a pod's hostIPC), not a new one. */
-	bool host_ipc;
+	/* The parent's IPC namespace kept (a pod's hostIPC), not a new one;
+	 * the parent's PID namespace (a pod's hostPID): the zone's kin is
+	 * then not PID 1 but its processes' subreaper. */
+	bool host_ipc, host_pid;
 	/* "key=value" written in the zone's namespaces before its kin starts
 	 * (a pod's sysctls): net.* with a network namespace not the parent's,
 	 * kernel.shm/msg/sem and fs.mqueue.* with its own IPC namespace. */
