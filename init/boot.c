@@ -172,12 +172,14 @@ int init_boot_machine_mounts(void)
 
 /* kin.share=: the VMM's 9p share (a shim's pod directory), mounted before
  * kin is ready, so that what the host puts there is seen at once. No cache:
- * the host binds containers' roots in later, and must be seen then. */
+ * the host binds containers' roots in later, and must be seen then. Not
+ * nosuid: the containers' roots are there, and a setuid binary in one must
+ * work as under runc (no_new_privs, when a spec asks, still stops it). */
 #define SHARE_MODULES "9pnet_virtio,9p"
 static void boot_share(const char *at, const char *tag)
 {
 	int r = mkdir_p(at, 0755);
-	if (r == 0 && mount(tag, at, "9p", MS_NOSUID | MS_NODEV,
+	if (r == 0 && mount(tag, at, "9p", MS_NODEV,
 	                    "trans=virtio,version=9p2000.L,msize=262144") < 0)
 		r = -errno;
 	if (r < 0)

@@ -43,6 +43,14 @@ busybox_layer() {
 	printf 'root:x:0:\n' >"$l/etc/group"
 }
 
+# euid_binary FILE: a static setuid-root program at FILE printing its
+# effective uid (busybox drops setuid for its applets; images here have no
+# libc).
+euid_binary() {
+	printf '#include <stdio.h>\n#include <unistd.h>\nint main(void) { printf("%%u\\n", geteuid()); return 0; }\n' |
+		cc -static -x c -o "$1" - && chmod 4755 "$1"
+}
+
 # kin_fds PID: a kin's fds, "number what" a line, its own memfds left out
 # (the binary's sealed copy, which a re-exec'd kin lets go of a while
 # later, and log rings).

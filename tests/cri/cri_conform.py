@@ -18,6 +18,7 @@ pkg/validate, written here from what they do):
                       the pod frozen and thawed
   sandbox_stats       Task Stats of the pod's sandbox (ctr task metrics):
                       its CPU time
+  setuid              a setuid-root program run as uid 1000 has euid 0
   propagation_*       a volume with rprivate, rslave and rshared
                       propagation: host -> container and container -> host
                       as each mode says
@@ -71,11 +72,13 @@ class Conform(cri_flow.Flow):
         return (r.pod_sandbox_id, sconf) if r else (None, None)
 
     def start(self, name, pod, sconf, cmd=None, privileged=False, mounts=(), seccomp=None, ipc=None,
-              pid=None):
+              pid=None, user=None):
         pb = self.pb
         ns = pb.NamespaceOption(network=pb.POD, ipc=pb.NODE if ipc == "node" else pb.POD,
                                 pid=pb.NODE if pid == "node" else pb.CONTAINER)
         sc = pb.LinuxContainerSecurityContext(privileged=privileged, namespace_options=ns)
+        if user is not None:
+            sc.run_as_user.value = user
         if seccomp:
             sc.seccomp.CopyFrom(pb.SecurityProfile(profile_type=pb.SecurityProfile.Localhost,
                                                    localhost_ref=seccomp))
@@ -289,6 +292,18 @@ class Conform(cri_flow.Flow):
                                                                    frozen(), status(), out))
         self.end(pod)
 
+    def setuid(self):
+        """A setuid-root program (the image's /bin/euid) run as uid 1000 has
+        effective uid 0: allowPrivilegeEscalation's default, as critest's
+        "should allow privilege escalation when false" checks."""
+        pod, sconf = self.pod("setuid")
+        c = pod and self.start("setuid", pod, sconf, user=1000)
+        if c:
+            rc, out = self.sh(c, "id -u; /bin/euid")
+            self.check("setuid/effective_uid_0", rc == 0 and out.split() == ["1000", "0"],
+                       "exit %d: %r (uid, then euid)" % (rc, out[-200:]))
+        self.end(pod)
+
     def sandbox_stats(self):
         """Task Stats of the pod's sandbox (ctr task metrics POD): the zone's
         cell, or a kin-vm pod's VMM's — CPU time used, never refused."""
@@ -359,7 +374,7 @@ class Conform(cri_flow.Flow):
     def run(self):
         specs = {"privileged": self.privileged, "privileged_seccomp": self.privileged_seccomp,
                  "host_ipc": self.host_ipc, "sandbox_pause": self.sandbox_pause,
-                 "sandbox_stats": self.sandbox_stats, "host_pid": self.host_pid, "sysctls": self.sysctls,
+                 "sandbox_stats": self.sandbox_stats, "setuid": self.setuid, "host_pid": self.host_pid, "sysctls": self.sysctls,
                  "propagation_rprivate": lambda: self.propagation("rprivate"),
                  "propagation_rslave": lambda: self.propagation("rslave"),
                  "propagation_rshared": lambda: self.propagation("rshared")}

@@ -69,7 +69,8 @@ grep -q 'failed to load plugin io.containerd.grpc.v1.cri' "$CD/log" &&
 	{ grep 'io.containerd.grpc.v1.cri' "$CD/log" | tail -2 >"$T/out"; bad cri_plugin "CRI did not load"; }
 
 L=$T/layer
-busybox_layer "$L" sh echo cat sleep seq grep ls ip hostname mount mkdir test
+busybox_layer "$L" sh echo cat sleep seq grep ls ip hostname mount mkdir test id
+euid_binary "$L/bin/euid" # setuid at work (cri_conform.py's setuid)
 C="ctr -a $CD/sock -n k8s.io"
 # The pause image is never run (the pod's zone is the sandbox); CRI wants
 # it present.

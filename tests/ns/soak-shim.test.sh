@@ -76,7 +76,15 @@ while [ "$(date +%s)" -lt "$end" ]; do
 	EX=$!
 	# Killed once it runs (a kill before its Start ends it unstarted, and
 	# the Start is then refused): its start may wait out a re-exec.
-	running() { $C t ps d1 2>/dev/null | grep -c '^[0-9]' | grep -qx 2; }
+	# (its sleep 100 among the task's processes: the container's own loop
+	# has a sleep of its own now and then, so a count would not do)
+	running() {
+		local p
+		for p in $($C t ps d1 2>/dev/null | awk '$1 ~ /^[0-9]+$/ {print $1}'); do
+			[ "$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)" = "/bin/sleep 100 " ] && return 0
+		done
+		return 1
+	}
 	for _ in $(seq 300); do # until taken, or its exec ended
 		! kill -0 $EX 2>/dev/null || { running && $C t kill --exec-id k$k -s KILL d1 >>"$T/kk.$k" 2>&1; } && break
 		sleep 0.2

@@ -94,6 +94,7 @@ R="--runtime io.containerd.kin-vm.v2"
 
 L=$T/layer
 busybox_layer "$L" sh echo cat ls sleep true hostname ps id kill seq
+euid_binary "$L/bin/euid" # setuid at work (cri_conform.py's setuid)
 for img in pause bb; do
 	python3 tests/oci/mkimage.py --format oci-archive --out "$T/$img.tar" --tag kin.test/$img:1 \
 		--config '{"Cmd":["/bin/sh"],"Env":["PATH=/bin"]}' "$L" >/dev/null || bad mkimage "$img"
