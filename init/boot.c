@@ -179,8 +179,8 @@ int init_boot_machine_mounts(void)
 static void boot_share(const char *at, const char *tag)
 {
 	int r = mkdir_p(at, 0755);
-	if (r == 0 && mount(tag, at, "9p", MS_NODEV,
-	                    "trans=virtio,version=9p2000.L,msize=262144") < 0)
+	if (r == 0 &&
+	    mount(tag, at, "9p", MS_NODEV, "trans=virtio,version=9p2000.L,msize=262144") < 0)
 		r = -errno;
 	if (r < 0)
 		log_error("share: cannot mount %s on %s: %s", tag, at, strerror(-r));
