@@ -1,7 +1,8 @@
 /* api: the kin.v1 services. Each binds decoded requests (messages from
  * proto/) to the module below that does the work — cells/, zone/, vm/ —
  * and its answers back to the wire (rpc/). init starts them as one list
- * (api_start) and ends them as one (api_shutdown, api_free); nothing below
+ * (api_start) and ends them as one (api_shutdown, api_free: a participant
+ * of kin's stop, keep_stop, when cfg->keep is given); nothing below
  * api/ knows a service exists.
  * Read this header first; docs/ documents the user-facing side. */
 #pragma once

@@ -3,11 +3,14 @@
  * machine's boot), the RPC server (its listening sockets, which stay open
  * across execve so a client connecting meanwhile waits in the backlog, the
  * routes to child kins, the carried connections) — and what only init
- * knows of whether kin can hand over now. The re-exec itself is keep/'s. */
+ * knows of whether kin can hand over now. The re-exec itself is keep/'s.
+ * The same participants end with kin (keep_stop): the server with its
+ * guard and the VM link, and a machine itself. */
 #include "init/init-int.h"
 #include "keep/keep.h"
 #include "lib/state.h"
 #include "rpc/rpc.h"
+#include "units/units.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -214,6 +217,31 @@ static int conns_start(void *data, const struct keep_from *from)
 	return 0;
 }
 
+/* kin's stop (KEEP_LEVEL_RPC says why here): the server goes with the
+ * connections it still has, then its guard (after the server: its calls'
+ * ends are audited) and the VM link (the server closed its port without
+ * calling back). */
+static void rpc_free(void *data)
+{
+	struct init_state *s = data;
+	rpc_server_free(s->rpc);
+	s->rpc = NULL;
+	init_auth_free(s->auth);
+	s->auth = NULL;
+	init_link_free(s->link);
+	s->link = NULL;
+}
+
+/* A machine's end (KEEP_LEVEL_MACHINE): the next boot's seed saved before
+ * the unmount, then reboot(2) as the stop asked; never returns. */
+static void machine_end(void *data)
+{
+	struct init_state *s = data;
+	if (s->cfg->host)
+		units_sysinit_seed_save();
+	init_shutdown_machine(s->stop_act);
+}
+
 /* ---- whether kin can hand over now ---- */
 
 static int check(void *data, struct err *err)
@@ -257,16 +285,23 @@ int init_carry_register(struct init_state *s)
 	     .start = rpc_start,
 	     .save = rpc_save,
 	     .wire = true,
-	     .resume = rpc_resume},
+	     .resume = rpc_resume,
+	     .free = rpc_free},
 	    {.name = "the RPC connections",
 	     .tag = KEEP_TAG_RPC_CONNS,
 	     .level = KEEP_LEVEL_CONNS,
 	     .start = conns_start},
+	    {.name = "the machine",
+	     .tag = KEEP_TAG_MACHINE,
+	     .level = KEEP_LEVEL_MACHINE,
+	     .free = machine_end},
 	};
 	const struct keep_reexec_ops ops = {.check = check, .data = s};
 	int r = keep_reexec_init(s->keep, s->loop, s->children, init_role_name(s->role), saved_argv,
 	                         &ops);
-	for (size_t i = 0; r == 0 && i < ARRAY_SIZE(parts); i++) {
+	/* Only a machine reboots (the last one: the machine). */
+	size_t n = ARRAY_SIZE(parts) - (s->role != INIT_ROLE_MACHINE);
+	for (size_t i = 0; r == 0 && i < n; i++) {
 		struct keep_part p = parts[i];
 		p.data = s;
 		r = keep_register(s->keep, &p);

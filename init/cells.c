@@ -126,6 +126,18 @@ static void cells_keep_keeper(void *data, const struct keep_keeper *k, bool fres
 	cells_set_keeper(ic->cells, k ? &ic->keeper : NULL, fresh);
 }
 
+static void cells_keep_stop(void *data)
+{
+	init_cells_shutdown(data);
+}
+
+static void cells_keep_free(void *data)
+{
+	init_cells_free(data);
+}
+
+/* At kin's stop the library goes with the other parts' stops, init's
+ * memory after the server (api's Cells service points into it). */
 static const struct keep_part cells_part = {.name = "the cells",
                                             .tag = KEEP_TAG_CELLS,
                                             .level = KEEP_LEVEL_CELLS,
@@ -133,7 +145,10 @@ static const struct keep_part cells_part = {.name = "the cells",
                                             .save = cells_keep_save,
                                             .settled = cells_keep_settled,
                                             .children = cells_keep_children,
-                                            .set_keeper = cells_keep_keeper};
+                                            .set_keeper = cells_keep_keeper,
+                                            .stop = cells_keep_stop,
+                                            .free = cells_keep_free,
+                                            .served = true};
 
 int init_cells_new(struct keep *k, struct ev_loop *loop, struct child_table *children,
                    struct rpc_server *rpc, const char *base, bool units, struct init_cells **ret)

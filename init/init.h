@@ -213,7 +213,8 @@ void init_tls_save(const struct init_tls *t, struct state_w *w, uint16_t tag);
 /* The children a re-exec carries besides cells': none (the gateway is
  * cells' child). */
 size_t init_tls_children(const struct init_tls *t);
-/* Its save as a participant of the handover (keep/), in k. NULL t: none. */
+/* Its save and free as a participant of the handover (keep/), in k.
+ * NULL t: none. */
 struct keep;
 void init_tls_keep(struct init_tls *t, struct keep *k);
 void init_tls_reload(struct init_tls *t); /* SIGHUP to the gateway: new files */

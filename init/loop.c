@@ -313,34 +313,13 @@ static void start_services(struct init_state *s, bool restored)
 	s->task = init_shim_task_start(&tcfg, s->api);
 }
 
-/* The end, in the one order it has: the services' pending calls and
- * streams end (zones, VMs, cells), then the cells library goes; a machine
- * stops here (init_shutdown_machine never returns); the server goes (with the
- * connections it still has), then what it kept pointers to. */
+/* The end, in the one order it has: every participant's stop and free,
+ * walked back down the levels (keep/keep.h says why each is where it is);
+ * a machine stops there (init_shutdown_machine never returns). What s
+ * points to is gone after it: init_run returns. */
 static void services_end(struct init_state *s)
 {
-	keep_reexec_stop(s->keep);
-	keep_file_close(s->keep, false); /* kept: kin did not stop its work */
-	shim_task_shutdown(s->task);     /* as api's services: the last started, first */
-	api_shutdown(s->api);
-	init_cells_shutdown(s->cells);
-	/* after cells: their last callbacks (cancelled waits) reach live units */
-	init_units_free(s->units);
-	s->units = NULL;
-	if (s->role == INIT_ROLE_MACHINE && s->cfg->host)
-		units_sysinit_seed_save(); /* the next boot's, before the unmount */
-	if (s->role == INIT_ROLE_MACHINE)
-		init_shutdown_machine(s->stop_act);
-	init_tls_free(s->tls);
-	s->tls = NULL;
-	rpc_server_free(s->rpc);
-	init_auth_free(s->auth); /* after the server: its calls' ends are audited */
-	s->auth = NULL;
-	init_link_free(s->link);
-	shim_task_free(s->task);
-	s->task = NULL;
-	api_free(s->api);
-	init_cells_free(s->cells);
+	keep_stop(s->keep);
 	keep_free(s->keep);
 	s->keep = NULL;
 }

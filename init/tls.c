@@ -567,8 +567,8 @@ void init_tls_free(struct init_tls *t)
 
 /* kin's TLS sockets as a participant of the handover: made from its
  * record by init_tls_start (a re-exec's; a state file has none: a killed
- * kin's sockets went with it), saved here. The gateway itself is an
- * executable of cells and goes along with them. */
+ * kin's sockets went with it), saved here, freed at kin's stop. The
+ * gateway itself is an executable of cells and goes along with them. */
 static int tls_keep_save(void *data, struct state_w *w, uint16_t tag, struct err *err)
 {
 	(void)err;
@@ -577,12 +577,18 @@ static int tls_keep_save(void *data, struct state_w *w, uint16_t tag, struct err
 	return 0;
 }
 
+static void tls_keep_free(void *data)
+{
+	init_tls_free(data);
+}
+
 void init_tls_keep(struct init_tls *t, struct keep *k)
 {
 	static const struct keep_part part = {.name = "the TLS gateway",
 	                                      .tag = KEEP_TAG_TLS,
 	                                      .level = KEEP_LEVEL_TLS,
-	                                      .save = tls_keep_save};
+	                                      .save = tls_keep_save,
+	                                      .free = tls_keep_free};
 	struct keep_part p = part;
 	p.data = t;
 	if (t && keep_register(k, &p) == 0)

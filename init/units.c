@@ -168,6 +168,11 @@ static void units_keep_keeper(void *data, const struct keep_keeper *k, bool fres
 		units_set_keeper(iu->units, k ? init_keeper(iu->keep, &buf) : NULL);
 }
 
+static void units_keep_free(void *data)
+{
+	init_units_free(data);
+}
+
 static const struct keep_part units_part = {.name = "the units",
                                             .tag = KEEP_TAG_UNITS,
                                             .level = KEEP_LEVEL_UNITS,
@@ -175,7 +180,8 @@ static const struct keep_part units_part = {.name = "the units",
                                             .save = units_keep_save,
                                             .settled = units_keep_settled,
                                             .children = units_keep_children,
-                                            .set_keeper = units_keep_keeper};
+                                            .set_keeper = units_keep_keeper,
+                                            .free = units_keep_free};
 
 int init_units_new(struct keep *k, const struct init_config *cfg, enum init_role role,
                    struct ev_loop *loop, struct child_table *children, struct init_cells *cells,
