@@ -106,11 +106,6 @@ struct init_config {
 
 void init_config_defaults(struct init_config *cfg);
 
-/* "A.B.C.D:PORT" or "[V6]:PORT" (port 1-65535) into ret (NULL: only
- * checks). -EINVAL if malformed. */
-struct sockaddr_storage;
-int init_tls_addr_parse(const char *s, struct sockaddr_storage *ret);
-
 /* Reports one problem found while parsing outside input; the parser goes on
  * with the remaining options and keeps the previous value of a bad one. */
 typedef void (*init_diag_fn)(void *userdata, const char *fmt, ...) _printf_(2, 3);
@@ -197,22 +192,15 @@ void init_auth_free(struct init_auth *a);          /* after rpc_server_free */
 /* TLS (init/tls.c): kin.rpc.tls= served by a gateway (tls/) that cells
  * runs and restarts; its connections handed over to rpc. < 0: not
  * listening (logged; also without cells). in and carried: a re-exec's
- * state and its TLS record (init_tls_save), the gateway taken over from
+ * state and its TLS record (tls_serve_save), the gateway taken over from
  * them (NULL: a fresh start). */
 struct init_tls;
 struct cells;
 struct state_in;
 struct state_field;
-struct state_w;
-int init_tls_start(const struct init_rpc_config *cfg, struct ev_loop *loop,
-                   struct child_table *children, struct rpc_server *rpc, struct cells *cells,
-                   struct state_in *in, const struct state_field *carried, struct init_tls **ret);
-/* The record for a re-exec: kin's listening and control sockets (nothing
- * when it is stopping); the gateway goes along with cells (cells_save). */
-void init_tls_save(const struct init_tls *t, struct state_w *w, uint16_t tag);
-/* The children a re-exec carries besides cells': none (the gateway is
- * cells' child). */
-size_t init_tls_children(const struct init_tls *t);
+int init_tls_start(const struct init_rpc_config *cfg, struct ev_loop *loop, struct rpc_server *rpc,
+                   struct cells *cells, struct state_in *in, const struct state_field *carried,
+                   struct init_tls **ret);
 /* Its save and free as a participant of the handover (keep/), in k.
  * NULL t: none. */
 struct keep;

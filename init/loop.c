@@ -525,9 +525,9 @@ static int start_parts(struct init_state *s, bool restored)
 		bool carried = from.how == KEEP_REEXEC && from.record;
 		r = init_auth_start(&cfg->rpc, s->rpc, &s->auth);
 		if (r == 0)
-			r = init_tls_start(&cfg->rpc, s->loop, s->children, s->rpc,
-			                   init_cells_lib(s->cells), carried ? from.in : NULL,
-			                   carried ? from.record : NULL, &s->tls);
+			r = init_tls_start(&cfg->rpc, s->loop, s->rpc, init_cells_lib(s->cells),
+			                   carried ? from.in : NULL, carried ? from.record : NULL,
+			                   &s->tls);
 		init_tls_keep(s->tls, s->keep);
 		/* A re-exec's kin goes on: what it took over runs already. */
 		if (r < 0 && s->role == INIT_ROLE_DAEMON && !restored)
