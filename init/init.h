@@ -208,8 +208,6 @@ void init_tls_keep(struct init_tls *t, struct keep *k);
 void init_tls_reload(struct init_tls *t); /* SIGHUP to the gateway: new files */
 void init_tls_stop(struct init_tls *t);   /* no more connections; the gateway ends */
 void init_tls_free(struct init_tls *t);
-/* `kin gateway`: the gateway role's entry (init/gateway.c). */
-int init_gateway_main(int argc, char **argv);
 
 /* The VM link (init/link.c), machine init only: RPC served on the
  * virtio-serial port kinds names (kin.link=; QEMU's org.kin.rpc without

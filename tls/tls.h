@@ -76,6 +76,9 @@ struct tls_gateway_config {
  * reloads the files for new handshakes; a bad new file is refused with a
  * log line naming it and the old ones stay. Returns an exit code. */
 int tls_gateway_run(const struct tls_gateway_config *cfg);
+/* `kin gateway --cert F --key F --ca F [--crl F] [--handshake-ms N]`: the
+ * role's entry, with fds 3 and 4 as tls_serve passes them; an exit code. */
+int tls_gateway_main(int argc, char **argv);
 /* Checks the files as the gateway would load them (for kin's options:
  * refusing a bad --tls-cert before anything starts), in a child process
  * so OpenSSL never runs in the caller. 0, or -errno with err naming
