@@ -10,7 +10,6 @@
 #include "lib/state.h"
 #include "units/units.h"
 
-#include <dirent.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -19,8 +18,7 @@
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
 
-#define KILL_WAIT_MS    5000 /* after SIGKILL, how long to wait for D-state stragglers */
-#define DESCENDANTS_MAX 65536
+#define KILL_WAIT_MS 5000 /* after SIGKILL, how long to wait for D-state stragglers */
 
 static bool is_stopping(void *data)
 {
@@ -42,54 +40,6 @@ static int timer_arm(struct init_state *s, uint64_t ms)
 	return timerfd_settime(s->timer_src.fd, 0, &its, NULL) < 0 ? -errno : 0;
 }
 
-/* Not PID 1: our processes are our descendants, found through /proc (they
- * may have been reparented to us, the subreaper, from anywhere below). */
-static size_t signal_descendants(pid_t root, int sig)
-{
-	_cleanup_free_ pid_t *pids = calloc(DESCENDANTS_MAX, sizeof(pid_t));
-	_cleanup_free_ pid_t *ppids = calloc(DESCENDANTS_MAX, sizeof(pid_t));
-	size_t n = 0, sent = 0;
-	DIR *d;
-
-	if (!pids || !ppids || !(d = opendir("/proc")))
-		return 0;
-	for (struct dirent *e; (e = readdir(d)) && n < DESCENDANTS_MAX;) {
-		uint32_t pid;
-		char path[64], *stat = NULL;
-		if (str_to_u32(e->d_name, &pid) < 0)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%u/stat", pid);
-		if (file_read_small(path, 4096, &stat, NULL) < 0)
-			continue;
-		/* comm may hold anything, ')' included: parse after the last one. */
-		char *rp = strrchr(stat, ')');
-		int ppid;
-		if (rp && sscanf(rp + 1, " %*c %d", &ppid) == 1) {
-			pids[n] = (pid_t)pid;
-			ppids[n++] = ppid;
-		}
-		free(stat);
-	}
-	closedir(d);
-	/* Breadth-first from root: mark by moving found pids into ppids' role. */
-	_cleanup_free_ pid_t *queue = calloc(n + 1, sizeof(pid_t));
-	if (!queue)
-		return 0;
-	size_t head = 0, tail = 0;
-	queue[tail++] = root;
-	while (head < tail) {
-		pid_t p = queue[head++];
-		for (size_t i = 0; i < n; i++)
-			if (ppids[i] == p && pids[i] != 0 && tail <= n) {
-				queue[tail++] = pids[i];
-				if (kill(pids[i], sig) == 0)
-					sent++;
-				pids[i] = 0;
-			}
-	}
-	return sent;
-}
-
 static void signal_everyone(struct init_state *s, int sig)
 {
 	if (getpid() == 1) {
@@ -97,8 +47,10 @@ static void signal_everyone(struct init_state *s, int sig)
 		kill(-1, sig);
 		return;
 	}
+	/* Not PID 1: our processes are our descendants (they may have been
+	 * reparented to us, the subreaper, from anywhere below). */
 	child_signal_all(s->children, sig);
-	signal_descendants(getpid(), sig);
+	child_signal_descendants(getpid(), sig);
 }
 
 static void check_done(struct init_state *s)

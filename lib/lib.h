@@ -304,6 +304,12 @@ pid_t child_pid(const struct child *c);
 int child_signal(struct child *c, int sig);
 /* Signals every tracked child. */
 void child_signal_all(struct child_table *t, int sig);
+/* The parent of pid as /proc/PID/stat says, or -errno. */
+int proc_ppid(pid_t pid);
+/* Signals every descendant of root, found through /proc (processes
+ * reparented to root, a subreaper, from anywhere below included);
+ * returns how many were signalled. */
+size_t child_signal_descendants(pid_t root, int sig);
 /* Reaps every zombie child; returns how many. */
 size_t child_reap(struct child_table *t);
 size_t child_count(const struct child_table *t);
