@@ -245,9 +245,6 @@ struct cells *init_cells_lib(struct init_cells *ic);
 /* Why there is none ("" when there is). */
 const char *init_cells_why(struct init_cells *ic);
 
-/* kin called as systemctl (init/systemctl.c): ctl's systemctl with the
- * unit files reachable offline. */
-int init_systemctl_main(int argc, char **argv);
 /* Units (init/units.c): systemd unit files run as services — a host's
  * init on a real root, or any role given --unit-dir. NULL when neither. */
 struct units;

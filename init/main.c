@@ -161,7 +161,7 @@ int main(int argc, char **argv)
 	if (shim_argv0_is_shim(base))
 		return init_shim_main(argc, argv);
 	if (strcmp(base, "systemctl") == 0)
-		return init_systemctl_main(argc, argv);
+		return ctl_systemctl_main(argc, argv, &ctl_systemctl_files);
 	if (strcmp(base, "init") == 0 || strcmp(base, "linuxrc") == 0)
 		return init_main(argc, argv, true);
 	if (argc < 2) {
