@@ -19,7 +19,6 @@
 
 enum { I_STARTED = 1, I_WORKLOAD_PID, I_WORKLOAD_RUNNING, I_BOOTED };
 enum { R_LISTENER = 1, R_ROUTE, R_CONN };
-enum { L_FD = 1, L_TRANSPORT, L_PATH, L_PARENT };
 
 static char **saved_argv;
 
@@ -92,24 +91,8 @@ static size_t own_children(void *data)
 
 static void read_listener(struct state_in *in, const struct state_field *f, struct init_carry *c)
 {
-	struct rpc_listen_fd l = {.fd = -1};
-	uint64_t transport = RPC_TRANSPORT_OTHER, parent = 0;
-	struct state_r r;
-	struct state_field g;
-	state_get_record(f, &r);
-	while (state_next(&r, &g) > 0) {
-		if (g.tag == L_FD && state_get_fd(in, &g, &l.fd) < 0)
-			l.fd = -1;
-		else if (g.tag == L_TRANSPORT)
-			state_get_u64(&g, &transport);
-		else if (g.tag == L_PATH)
-			state_get_str(&g, l.path, sizeof(l.path));
-		else if (g.tag == L_PARENT)
-			state_get_u64(&g, &parent);
-	}
-	l.transport = (enum rpc_transport)transport;
-	l.parent = parent != 0;
-	if (l.fd < 0 || c->nlisteners == RPC_LISTENERS_MAX) {
+	struct rpc_listen_fd l;
+	if (rpc_listener_read(in, f, &l) < 0 || c->nlisteners == RPC_LISTENERS_MAX) {
 		log_error("re-exec: a listening socket was not handed over");
 		if (l.fd >= 0)
 			close(l.fd);
@@ -169,14 +152,8 @@ static int rpc_save(void *data, struct state_w *w, uint16_t tag, struct err *err
 		return 0;
 	size_t at = state_open(w, tag);
 	c->nlisteners = rpc_server_handover(s->rpc, AGAIN, c->listeners, RPC_LISTENERS_MAX);
-	for (size_t i = 0; i < c->nlisteners; i++) {
-		size_t one = state_open(w, R_LISTENER);
-		state_put_fd(w, L_FD, c->listeners[i].fd);
-		state_put_u64(w, L_TRANSPORT, c->listeners[i].transport);
-		state_put_str(w, L_PATH, c->listeners[i].path);
-		state_put_u64(w, L_PARENT, c->listeners[i].parent);
-		state_close(w, one);
-	}
+	for (size_t i = 0; i < c->nlisteners; i++)
+		rpc_listener_save(w, R_LISTENER, &c->listeners[i]);
 	rpc_server_save(s->rpc, w, R_ROUTE, R_CONN);
 	state_close(w, at);
 	return 0;
