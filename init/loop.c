@@ -187,14 +187,6 @@ static int system_stop(bool reboot, bool dry_run, const char **ret_action, void 
 	return 0;
 }
 
-static const char *level_name(enum log_level l)
-{
-	return l <= LOG_ERR_    ? "error"
-	       : l == LOG_WARN_ ? "warn"
-	       : l == LOG_INFO_ ? "info"
-	                        : "debug";
-}
-
 /* restored: a re-exec's kin, whose listening sockets were handed over. */
 static void start_services(struct init_state *s, bool restored)
 {
@@ -210,7 +202,7 @@ static void start_services(struct init_state *s, bool restored)
 	              : s->role == INIT_ROLE_MACHINE ? ZONE_SUBNET_DEFAULT
 	                                             : NULL,
 	    .state_dir = c->zone_dir,
-	    .log_level = c->log_level_set ? level_name(c->log_level) : NULL,
+	    .log_level = c->log_level_set ? log_level_name(c->log_level) : NULL,
 	    .image_store = c->image_store,
 	    .exec_self = c->shim != NULL,
 	    .reconnect_dir = keep_file_zones_dir(s->keep),

@@ -75,6 +75,8 @@ void log_set_level(enum log_level level);
 enum log_level log_get_level(void);
 /* Parses "error|warn|info|debug" (and the numeric syslog levels 0-7). */
 int log_parse_level(const char *s, enum log_level *ret_level);
+/* The name log_parse_level reads back: "error", "warn", "info", "debug". */
+const char *log_level_name(enum log_level l);
 /* Opens /dev/kmsg; falls back to stderr if it cannot. */
 void log_set_target(enum log_target target);
 void log_msg(enum log_level level, const char *fmt, ...) _printf_(2, 3);
