@@ -123,6 +123,10 @@ bool str_is_hostname(const char *s);
 
 int fd_set_nonblock(int fd, bool on);
 int fd_set_cloexec(int fd, bool on);
+/* Raises the soft limit of open fds toward want (never past the hard
+ * limit, never lowered); the soft limit asked for (as it stood when it was
+ * not raised), 0 when it cannot be read. */
+unsigned long fd_limit_raise(unsigned long want);
 /* Reads a whole small file (at most max bytes) into a NUL-terminated buffer. */
 int file_read_small(const char *path, size_t max, char **ret_buf, size_t *ret_len);
 /* file_read_small of a path someone else names (a client, a bundle):

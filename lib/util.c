@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -204,6 +205,18 @@ int fd_set_nonblock(int fd, bool on)
 	int want = on ? fl | O_NONBLOCK : fl & ~O_NONBLOCK;
 	/* As asked already (a pipe a re-exec hands over): one call, not two. */
 	return want == fl || fcntl(fd, F_SETFL, want) == 0 ? 0 : -errno;
+}
+
+unsigned long fd_limit_raise(unsigned long want)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return 0;
+	if (rl.rlim_cur < want && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = want < rl.rlim_max ? want : rl.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	return rl.rlim_cur;
 }
 
 int fd_set_cloexec(int fd, bool on)

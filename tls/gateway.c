@@ -22,7 +22,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -365,18 +364,14 @@ static void gw_on_control(struct ev_source *src, uint32_t events)
 /* Two fds per connection and a few of our own must fit the fd limit. */
 static void gw_fit_fd_limit(struct gateway *gw)
 {
-	struct rlimit rl;
-	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+	unsigned long need = (unsigned long)gw->max_conns * 2 + 64;
+	unsigned long have = fd_limit_raise(need);
+	if (have == 0)
 		return;
-	rlim_t need = (rlim_t)gw->max_conns * 2 + 64;
-	if (rl.rlim_cur < need && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = need < rl.rlim_max ? need : rl.rlim_max;
-		(void)setrlimit(RLIMIT_NOFILE, &rl);
-	}
-	if (rl.rlim_cur < need) {
-		unsigned fit = (unsigned)((rl.rlim_cur - 64) / 2);
+	if (have < need) {
+		unsigned fit = (unsigned)((have - 64) / 2);
 		log_warn("tls gateway: %u connections at most (the fd limit is %llu)", fit,
-		         (unsigned long long)rl.rlim_cur);
+		         (unsigned long long)have);
 		gw->max_conns = fit;
 	}
 }
