@@ -2,6 +2,7 @@
  * choice of accelerator. */
 #include "vm/vm.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -251,4 +252,27 @@ int vm_guest_option(struct vm_guest_kinds *k, const char *key, const char *value
 		strcpy(k->share_tag, name);
 	}
 	return 0;
+}
+
+int vm_guest_link_find(const struct vm_guest_kinds *k, char *dev, size_t size)
+{
+	DIR *d = opendir("/sys/class/virtio-ports"); /* virtio-serial: the one kind */
+	if (!d)
+		return -ENOENT;
+	int r = -ENOENT;
+	for (struct dirent *e; r < 0 && (e = readdir(d));) {
+		char path[300], *name = NULL;
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/sys/class/virtio-ports/%s/name", e->d_name);
+		if (file_read_small(path, 256, &name, NULL) < 0)
+			continue;
+		name[strcspn(name, "\n")] = '\0';
+		if (strcmp(name, k->link_name) == 0 &&
+		    snprintf(dev, size, "/dev/%s", e->d_name) < (int)size)
+			r = 0;
+		free(name);
+	}
+	closedir(d);
+	return r;
 }
