@@ -285,26 +285,3 @@ int init_carry_register(struct init_state *s)
 	}
 	return r;
 }
-
-/* ---- System/Reexec and Health's count, for api's ops ---- */
-
-int init_carry_reexec(const char *binary,
-                      void (*done)(int result, const struct err *err, const char *binary,
-                                   uint64_t reexecs, void *call_data),
-                      void *call_data, struct err *err, void *data)
-{
-	struct init_state *s = data;
-	return keep_reexec_begin(s->keep, binary, done, call_data, err);
-}
-
-void init_carry_reexec_cancel(void *call_data, void *data)
-{
-	struct init_state *s = data;
-	keep_reexec_cancel(s->keep, call_data);
-}
-
-void init_carry_reexecs(uint64_t *ret_count, const char **ret_error, void *data)
-{
-	struct init_state *s = data;
-	keep_reexec_count(s->keep, ret_count, ret_error);
-}
