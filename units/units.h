@@ -830,6 +830,9 @@ void units_host_getty(char *buf, size_t size);
 /* A fresh random seed for the next boot, where the host boot keeps it
  * (at the machine's stop, before the unmount). */
 void units_sysinit_seed_save(void);
+/* Every swap off (at the machine's stop, before the unmount: a swap file
+ * keeps its filesystem busy, and / would not remount read-only). */
+void units_sysinit_swapoff(void);
 /* Pure parts, unit-tested and fuzzed: fstab options into mount(2) flags
  * and data (-E2BIG when data does not fit), one sysctl.d line, one
  * tmpfiles.d line (< 0 when it was refused or failed; logged with file:n). */
