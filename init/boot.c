@@ -42,21 +42,9 @@ static const struct {
     {"/proc/self/fd/2", "/dev/stderr"},
 };
 
-/* A mountpoint sits on another device than its parent directory. */
-static bool is_mountpoint(const char *path)
-{
-	char parent[256];
-	struct stat a, b;
-	if (snprintf(parent, sizeof(parent), "%s/..", path) >= (int)sizeof(parent))
-		return false;
-	if (stat(path, &a) < 0 || stat(parent, &b) < 0)
-		return false;
-	return a.st_dev != b.st_dev;
-}
-
 static int boot_mount_one(const struct boot_mount *m)
 {
-	if (is_mountpoint(m->target)) {
+	if (path_is_mountpoint(m->target)) {
 		log_debug("%s already mounted", m->target);
 		return 0;
 	}
@@ -189,7 +177,7 @@ static void boot_share(const char *at, const char *tag)
 void init_boot_machine_setup(struct init_config *cfg)
 {
 	log_debug("boot: setup begins");
-	if (is_mountpoint("/sys/fs/cgroup"))
+	if (path_is_mountpoint("/sys/fs/cgroup"))
 		boot_cgroup_controllers("/sys/fs/cgroup");
 	mkdir("/run/kin", 0700);
 	boot_hostname(cfg);

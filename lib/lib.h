@@ -139,6 +139,9 @@ int file_write_str(const char *path, const char *s);
 int file_create_str(const char *path, const char *s, mode_t mode);
 /* mkdir -p with the given mode for the missing parts. */
 int mkdir_p(const char *path, mode_t mode);
+/* A mountpoint sits on another device than its parent directory (a bind
+ * mount of the same filesystem is not seen). */
+bool path_is_mountpoint(const char *path);
 /* The first cgroup2 mount of /proc/self/mountinfo: where it is mounted and
  * the cgroup it shows as its root. -ENOENT: none. */
 int cgroup2_find_mount(char *buf, size_t size, char *mount_root, size_t root_size);

@@ -319,6 +319,17 @@ int file_read_regular(const char *path, size_t max, char **ret_buf, size_t *ret_
 	return file_read_small(fdpath, max, ret_buf, ret_len);
 }
 
+bool path_is_mountpoint(const char *path)
+{
+	char parent[PATH_MAX];
+	struct stat a, b;
+	if (snprintf(parent, sizeof(parent), "%s/..", path) >= (int)sizeof(parent))
+		return false;
+	if (stat(path, &a) < 0 || stat(parent, &b) < 0)
+		return false;
+	return a.st_dev != b.st_dev;
+}
+
 int mkdir_p(const char *path, mode_t mode)
 {
 	char buf[4096];
