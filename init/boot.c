@@ -158,20 +158,15 @@ int init_boot_machine_mounts(void)
 	return 0;
 }
 
-/* kin.share=: the VMM's 9p share (a shim's pod directory), mounted before
- * kin is ready, so that what the host puts there is seen at once. No cache:
- * the host binds containers' roots in later, and must be seen then. */
-#define SHARE_MODULES "9pnet_virtio,9p"
-static void boot_share(const char *at, const char *tag)
+/* kin.share=: the VMM's share (a shim's pod directory), mounted before kin
+ * is ready, so that what the host puts there is seen at once. */
+static void boot_share(const char *at, const struct vm_guest_kinds *k)
 {
-	int r = mkdir_p(at, 0755);
-	if (r == 0 && mount(tag, at, "9p", MS_NOSUID | MS_NODEV,
-	                    "trans=virtio,version=9p2000.L,msize=262144") < 0)
-		r = -errno;
+	int r = vm_guest_share_mount(k, at);
 	if (r < 0)
-		log_error("share: cannot mount %s on %s: %s", tag, at, strerror(-r));
+		log_error("share: cannot mount %s on %s: %s", k->share_tag, at, strerror(-r));
 	else
-		log_info("share: %s mounted on %s", tag, at);
+		log_info("share: %s mounted on %s", k->share_tag, at);
 }
 
 void init_boot_machine_setup(struct init_config *cfg)
@@ -187,7 +182,8 @@ void init_boot_machine_setup(struct init_config *cfg)
 	struct rootfs_modules_boot_stats st = {0};
 	char extra[sizeof(cfg->modules) + 32];
 	snprintf(extra, sizeof(extra), "%s%s%s", cfg->modules,
-	         cfg->modules[0] && cfg->share[0] ? "," : "", cfg->share[0] ? SHARE_MODULES : "");
+	         cfg->modules[0] && cfg->share[0] ? "," : "",
+	         cfg->share[0] ? vm_guest_share_modules(&cfg->guest) : "");
 	int r = rootfs_modules_load_boot(ROOTFS_MODULES_BOOT_EARLY, extra[0] ? extra : NULL, &st);
 	if (r < 0 && r != -EXDEV)
 		log_warn("modules: none loaded: %s", strerror(-r));
@@ -211,7 +207,7 @@ void init_boot_machine_setup(struct init_config *cfg)
 		log_warn("root: cannot rebind the initramfs (cells cannot have roots): %s",
 		         strerror(-r));
 	if (cfg->share[0])
-		boot_share(cfg->share, cfg->guest.share_tag); /* 9p: the one kind */
+		boot_share(cfg->share, &cfg->guest);
 }
 
 /* The host sysinit's reach into rootfs/ (units/ knows no disks or modules). */

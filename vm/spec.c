@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 
 void vm_spec_defaults(struct vm_spec *spec)
@@ -274,5 +275,22 @@ int vm_guest_link_find(const struct vm_guest_kinds *k, char *dev, size_t size)
 		free(name);
 	}
 	closedir(d);
+	return r;
+}
+
+const char *vm_guest_share_modules(const struct vm_guest_kinds *k)
+{
+	(void)k; /* 9p: the one kind */
+	return "9pnet_virtio,9p";
+}
+
+/* No cache: the host binds containers' roots in later, and must be seen
+ * then. */
+int vm_guest_share_mount(const struct vm_guest_kinds *k, const char *at)
+{
+	int r = mkdir_p(at, 0755);
+	if (r == 0 && mount(k->share_tag, at, "9p", MS_NOSUID | MS_NODEV,
+	                    "trans=virtio,version=9p2000.L,msize=262144") < 0)
+		r = -errno;
 	return r;
 }

@@ -82,6 +82,10 @@ int vm_guest_option(struct vm_guest_kinds *k, const char *key, const char *value
  * the port named k->link_name, found in /sys/class/virtio-ports), or
  * -ENOENT while there is none. */
 int vm_guest_link_find(const struct vm_guest_kinds *k, char *dev, size_t size);
+/* In the guest: the kernel modules k's share needs ("9pnet_virtio,9p"),
+ * and its mount at at (made if missing); -errno. */
+const char *vm_guest_share_modules(const struct vm_guest_kinds *k);
+int vm_guest_share_mount(const struct vm_guest_kinds *k, const char *at);
 
 struct vm_paths {
 	char dir[PATH_MAX];
