@@ -78,9 +78,9 @@ enum keep_level {
 	/* Services are cells and executables. Free: after the cells library
 	 * (its last callbacks, cancelled waits, reach live units). */
 	KEEP_LEVEL_UNITS = 30,
-	/* The kin.v1 services (api_start, after the units: kin.v1.Units
-	 * serves them). Stop: their pending calls and streams end (zones,
-	 * VMs, cells) before the cells library goes. */
+	/* The kin.v1 services (api_start, after the service manager, which
+	 * kin.v1.Units serves). Stop: their pending calls and streams end
+	 * (zones, VMs, cells) before the cells library goes. */
 	KEEP_LEVEL_API = 35,
 	KEEP_LEVEL_EXEC_IMAGES = 40, /* executables' containers (a cells executable's) */
 	KEEP_LEVEL_VMS = 41,         /* before zones: a VM zone's owner binds its VM */
