@@ -194,6 +194,48 @@ static int conns_start(void *data, const struct keep_from *from)
 	return 0;
 }
 
+/* ---- the guard and the TLS gateway ---- */
+
+/* After the cells (the gateway runs in one), the policy first. A failure
+ * is logged; start_parts ends a daemon told --policy or --tls-listen
+ * explicitly. The gateway is taken over from a re-exec's record (a state
+ * file has none: a killed kin's sockets went with it). */
+static int tls_start(void *data, const struct keep_from *from)
+{
+	struct init_state *s = data;
+	const struct init_config *cfg = s->cfg;
+	bool carried = from->how == KEEP_REEXEC && from->record;
+	if (!s->rpc) {
+		if (cfg->rpc.tls_listen[0])
+			log_error(
+			    "tls: kin.rpc.tls= needs kin's RPC server (it serves no socket here)");
+		return 0;
+	}
+	int r = init_auth_start(&cfg->rpc, s->rpc, &s->auth);
+	if (r == 0)
+		r = init_tls_start(&cfg->rpc, s->loop, s->rpc, init_cells_lib(s->cells),
+		                   carried ? from->in : NULL, carried ? from->record : NULL,
+		                   &s->tls);
+	s->carry.tls_failed = r < 0;
+	return 0;
+}
+
+static int tls_save(void *data, struct state_w *w, uint16_t tag, struct err *err)
+{
+	struct init_state *s = data;
+	(void)err;
+	if (!w->file)
+		init_tls_save(s->tls, w, tag);
+	return 0;
+}
+
+static void tls_free(void *data)
+{
+	struct init_state *s = data;
+	init_tls_free(s->tls);
+	s->tls = NULL;
+}
+
 /* kin's stop (KEEP_LEVEL_RPC says why here): the server goes with the
  * connections it still has, then its guard (after the server: its calls'
  * ends are audited) and the VM link (the server closed its port without
@@ -264,6 +306,12 @@ int init_carry_register(struct init_state *s)
 	     .wire = true,
 	     .resume = rpc_resume,
 	     .free = rpc_free},
+	    {.name = "the TLS gateway",
+	     .tag = KEEP_TAG_TLS,
+	     .level = KEEP_LEVEL_TLS,
+	     .start = tls_start,
+	     .save = tls_save,
+	     .free = tls_free},
 	    {.name = "the RPC connections",
 	     .tag = KEEP_TAG_RPC_CONNS,
 	     .level = KEEP_LEVEL_CONNS,

@@ -17,6 +17,7 @@ struct init_carry {
 	struct rpc_listen_fd listeners[RPC_LISTENERS_MAX];
 	size_t nlisteners;
 	bool rpc_failed; /* a daemon told --socket explicitly could not listen */
+	bool tls_failed; /* the policy or the TLS gateway could not start */
 };
 
 struct init_state {

@@ -201,10 +201,10 @@ struct state_field;
 int init_tls_start(const struct init_rpc_config *cfg, struct ev_loop *loop, struct rpc_server *rpc,
                    struct cells *cells, struct state_in *in, const struct state_field *carried,
                    struct init_tls **ret);
-/* Its save and free as a participant of the handover (keep/), in k.
- * NULL t: none. */
-struct keep;
-void init_tls_keep(struct init_tls *t, struct keep *k);
+/* The record for a re-exec (tls_serve_save's: kin's sockets; the gateway
+ * goes along with cells); NULL t: none. */
+struct state_w;
+void init_tls_save(const struct init_tls *t, struct state_w *w, uint16_t tag);
 void init_tls_reload(struct init_tls *t); /* SIGHUP to the gateway: new files */
 void init_tls_stop(struct init_tls *t);   /* no more connections; the gateway ends */
 void init_tls_free(struct init_tls *t);

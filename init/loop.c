@@ -455,27 +455,13 @@ static int start_parts(struct init_state *s, bool restored)
 		log_error("cells: out of memory; going on without them");
 	if (init_units_new(s->keep, cfg, s->role, s->loop, s->children, s->cells, &s->units) < 0)
 		log_error("units: out of memory; no service manager");
-	keep_start(s->keep, KEEP_LEVEL_CELLS);
-	/* A daemon told --policy or --tls-listen explicitly does not run
-	 * without them; machine init goes on with root only. */
-	int r = 0;
-	if (s->rpc) {
-		struct keep_from from;
-		struct state_field f;
-		keep_from_for(s->keep, KEEP_TAG_TLS, &from, &f);
-		bool carried = from.how == KEEP_REEXEC && from.record;
-		r = init_auth_start(&cfg->rpc, s->rpc, &s->auth);
-		if (r == 0)
-			r = init_tls_start(&cfg->rpc, s->loop, s->rpc, init_cells_lib(s->cells),
-			                   carried ? from.in : NULL, carried ? from.record : NULL,
-			                   &s->tls);
-		init_tls_keep(s->tls, s->keep);
-		/* A re-exec's kin goes on: what it took over runs already. */
-		if (r < 0 && s->role == INIT_ROLE_DAEMON && !restored)
-			return 1;
-	} else if (cfg->rpc.tls_listen[0]) {
-		log_error("tls: kin.rpc.tls= needs kin's RPC server (it serves no socket here)");
-	}
+	/* The cells, then the policy and the TLS gateway. A daemon told
+	 * --policy or --tls-listen explicitly does not run without them;
+	 * machine init goes on with root only; a re-exec's kin goes on: what
+	 * it took over runs already. */
+	keep_start(s->keep, KEEP_LEVEL_TLS);
+	if (s->carry.tls_failed && s->role == INIT_ROLE_DAEMON && !restored)
+		return 1;
 	/* The service manager before the services: kin.v1.Units serves it. */
 	keep_start(s->keep, KEEP_LEVEL_UNITS);
 	bool units_failed = init_units_failed(s->units);

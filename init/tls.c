@@ -11,10 +11,10 @@
  *
  * A re-exec of kin carries the gateway: cells hands the executable over
  * (cells_save: its pid, its backoff, the fds passed to it), and the TLS
- * record holds only kin's own sockets (tls_serve_save). */
+ * record holds only kin's own sockets (tls_serve_save); init/carry.c
+ * registers the participant that starts, saves and frees it. */
 #include "init/init.h"
 #include "cells/cells.h"
-#include "keep/keep.h"
 #include "lib/state.h"
 #include "rpc/rpc.h"
 #include "tls/tls.h"
@@ -27,7 +27,6 @@
 
 struct init_tls {
 	const struct init_rpc_config *cfg;
-	struct keep *keep; /* registered there (init_tls_keep); NULL: not */
 	struct rpc_server *rpc;
 	struct cells *cells; /* NULL once the library went (its listener closed) */
 	struct tls_serve *ts;
@@ -287,8 +286,6 @@ void init_tls_free(struct init_tls *t)
 {
 	if (!t)
 		return;
-	if (t->keep)
-		keep_unregister(t->keep, t);
 	tls_serve_free(t->ts);
 	if (t->cells && t->follower)
 		exec_log_unfollow(t->cells, t->follower);
@@ -297,33 +294,8 @@ void init_tls_free(struct init_tls *t)
 	free(t);
 }
 
-/* kin's TLS sockets as a participant of the handover: made from its
- * record by init_tls_start (a re-exec's; a state file has none: a killed
- * kin's sockets went with it), saved here, freed at kin's stop. The
- * gateway itself is an executable of cells and goes along with them. */
-static int tls_keep_save(void *data, struct state_w *w, uint16_t tag, struct err *err)
+void init_tls_save(const struct init_tls *t, struct state_w *w, uint16_t tag)
 {
-	struct init_tls *t = data;
-	(void)err;
-	if (!w->file)
+	if (t)
 		tls_serve_save(t->ts, w, tag);
-	return 0;
-}
-
-static void tls_keep_free(void *data)
-{
-	init_tls_free(data);
-}
-
-void init_tls_keep(struct init_tls *t, struct keep *k)
-{
-	static const struct keep_part part = {.name = "the TLS gateway",
-	                                      .tag = KEEP_TAG_TLS,
-	                                      .level = KEEP_LEVEL_TLS,
-	                                      .save = tls_keep_save,
-	                                      .free = tls_keep_free};
-	struct keep_part p = part;
-	p.data = t;
-	if (t && keep_register(k, &p) == 0)
-		t->keep = k;
 }

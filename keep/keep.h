@@ -70,7 +70,9 @@ enum keep_level {
 	 * waits, reaching the parts above it that are still there: units
 	 * are freed after it). */
 	KEEP_LEVEL_CELLS = 10,
-	KEEP_LEVEL_TLS = 20, /* the gateway runs in a cell */
+	/* The gateway runs in a cell; the policy (rpc's guard) starts with
+	 * it, first (its free is the server's: KEEP_LEVEL_RPC). */
+	KEEP_LEVEL_TLS = 20,
 	/* A machine stops here (reboot(2), never returns): after the units
 	 * went (the next boot's seed saved before the unmount); the gateway,
 	 * the server and what is below are the kernel's to end. */
