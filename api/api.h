@@ -1,7 +1,8 @@
 /* api: the kin.v1 services. Each binds decoded requests (messages from
  * proto/) to the module below that does the work — cells/, zone/, vm/ —
  * and its answers back to the wire (rpc/). init starts them as one list
- * (api_start) and ends them as one (api_shutdown, api_free); nothing below
+ * (api_start) and ends them as one (api_shutdown, api_free: a participant
+ * of kin's stop, keep_stop, when cfg->keep is given); nothing below
  * api/ knows a service exists.
  * Read this header first; docs/ documents the user-facing side. */
 #pragma once
@@ -22,8 +23,6 @@ struct api_health_info {
 	const char *zone;    /* "" unless role is zone */
 	uint64_t started_ns; /* CLOCK_MONOTONIC when kin started (the first exec) */
 	bool (*stopping)(void *data);
-	/* Re-execs so far, and why the last one fell back ("" none). */
-	void (*reexecs)(uint64_t *ret_count, const char **ret_error, void *data);
 	void *data;
 };
 
@@ -38,15 +37,6 @@ struct api_system_ops {
 	 * the old policy stays. *ret_source: the file ("" none). */
 	int (*reload_policy)(const char **ret_source, size_t *ret_rules, struct err *err,
 	                     void *data);
-	/* System/Reexec: 0 and done called later (once, from the loop: 0 as
-	 * kin is about to exec, with the binary and reexecs so far, or -errno
-	 * and err), or -errno with err now. */
-	int (*reexec)(const char *binary,
-	              void (*done)(int result, const struct err *err, const char *binary,
-	                           uint64_t reexecs, void *call_data),
-	              void *call_data, struct err *err, void *data);
-	/* The caller went away: done is not called for call_data. */
-	void (*reexec_cancel)(void *call_data, void *data);
 	void *data;
 };
 
@@ -80,7 +70,9 @@ struct api_config {
 	void (*changed)(void *data);
 	void *changed_data;
 	/* The handover's registry (keep/): each service with state registers
-	 * its participant there. NULL: nothing goes along a re-exec. */
+	 * its participant there; System/Reexec is its re-exec (keep_reexec_*)
+	 * and Health reports its count. NULL: nothing goes along a re-exec
+	 * (System/Reexec answers FAILED_PRECONDITION). */
 	struct keep *keep;
 };
 

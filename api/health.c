@@ -2,18 +2,20 @@
  * is it (Version). What only init knows comes in api_health_info; the
  * hostname and kernel come from uname(2) at each call (they can change). */
 #include "api/api-int.h"
+#include "keep/keep.h"
 
 #include <string.h>
 #include <sys/utsname.h>
 
 struct api_health {
 	struct api_health_info info;
+	struct keep *keep; /* re-execs so far, and why the last fell back */
 	struct api_binding binding;
 };
 
 static int serve_health_check(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
 {
-	const struct api_health_info *info = userdata;
+	const struct api_health_info *info = &((const struct api_health *)userdata)->info;
 	Kin__V1__CheckResponse out = KIN__V1__CHECK_RESPONSE__INIT;
 	(void)in;
 	out.status = info->stopping && info->stopping(info->data)
@@ -24,7 +26,7 @@ static int serve_health_check(struct rpc_call *call, const ProtobufCMessage *in,
 
 static int serve_health_version(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
 {
-	const struct api_health_info *info = userdata;
+	const struct api_health_info *info = &((const struct api_health *)userdata)->info;
 	Kin__V1__VersionResponse out = KIN__V1__VERSION_RESPONSE__INIT;
 	struct utsname u;
 	(void)in;
@@ -38,8 +40,7 @@ static int serve_health_version(struct rpc_call *call, const ProtobufCMessage *i
 	out.uptime_ns = now_monotonic_ns() - info->started_ns;
 	out.pid = (uint32_t)getpid();
 	const char *reexec_error = "";
-	if (info->reexecs)
-		info->reexecs(&out.reexecs, &reexec_error, info->data);
+	keep_reexec_count(((const struct api_health *)userdata)->keep, &out.reexecs, &reexec_error);
 	out.reexec_error = (char *)reexec_error;
 	return rpc_call_reply(call, &out.base);
 }
@@ -57,7 +58,8 @@ static int health_start(struct api *api, const struct api_config *cfg)
 	if (!h)
 		return -ENOMEM;
 	h->info = cfg->health;
-	int r = api_bind(cfg->rpc, &h->binding, &health_handlers, &h->info);
+	h->keep = cfg->keep;
+	int r = api_bind(cfg->rpc, &h->binding, &health_handlers, h);
 	if (r < 0)
 		return r;
 	api->health = TAKE_PTR(h);

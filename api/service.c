@@ -70,6 +70,24 @@ int api_route_call(struct rpc_server *s, const char *route, const ProtobufCServi
 	return -EINVAL;
 }
 
+static void api_keep_stop(void *data)
+{
+	api_shutdown(data);
+}
+
+static void api_keep_free(void *data)
+{
+	api_free(data);
+}
+
+/* kin's stop ends the services and frees them (keep_stop, KEEP_LEVEL_API). */
+static const struct keep_part api_part = {.name = "the kin.v1 services",
+                                          .tag = KEEP_TAG_API,
+                                          .level = KEEP_LEVEL_API,
+                                          .stop = api_keep_stop,
+                                          .free = api_keep_free,
+                                          .served = true};
+
 int api_start(const struct api_config *cfg, const struct api_service *const *list, size_t n,
               struct api **ret)
 {
@@ -92,6 +110,7 @@ int api_start(const struct api_config *cfg, const struct api_service *const *lis
 		}
 		api->started[api->n_started++] = list[i];
 	}
+	api_keep_add(api, &api_part, api);
 	*ret = api;
 	return 0;
 }
@@ -140,6 +159,7 @@ void api_free(struct api *api)
 {
 	if (!api)
 		return;
+	api_keep_remove(api, api);
 	for (size_t i = api->n_started; i-- > 0;)
 		api->started[i]->free(api);
 	free(api);

@@ -1,14 +1,17 @@
 /* system: kin.v1.System — Poweroff and Reboot: the answer is queued first,
  * then init's stop runs (the same sequence as the signal table), so the
  * caller hears what happens before the connections go. ReloadPolicy: init
- * re-reads the authorization policy. */
+ * re-reads the authorization policy. Reexec: the handover's (keep_reexec_*),
+ * answered as kin is about to exec. */
 #include "api/api-int.h"
+#include "keep/keep.h"
 #include "lib/state.h"
 
 #include <string.h>
 
 struct api_system {
 	struct api_system_ops ops;
+	struct keep *keep;
 	struct api_binding binding;
 };
 
@@ -33,19 +36,19 @@ static int system_power(struct rpc_call *call, bool reboot, const struct api_sys
 static int serve_system_poweroff(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
 {
 	(void)in;
-	return system_power(call, false, userdata);
+	return system_power(call, false, &((const struct api_system *)userdata)->ops);
 }
 
 static int serve_system_reboot(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
 {
 	(void)in;
-	return system_power(call, true, userdata);
+	return system_power(call, true, &((const struct api_system *)userdata)->ops);
 }
 
 static int serve_system_reload_policy(struct rpc_call *call, const ProtobufCMessage *in,
                                       void *userdata)
 {
-	const struct api_system_ops *ops = userdata;
+	const struct api_system_ops *ops = &((const struct api_system *)userdata)->ops;
 	struct err err = {0};
 	const char *source = "";
 	size_t rules = 0;
@@ -80,19 +83,19 @@ static void reexec_done(int result, const struct err *err, const char *binary, u
 
 static void reexec_cancelled(struct rpc_call *call, void *data)
 {
-	const struct api_system_ops *ops = data;
-	ops->reexec_cancel(call, ops->data);
+	const struct api_system *sys = data;
+	keep_reexec_cancel(sys->keep, call);
 }
 
 static int serve_system_reexec(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
 {
-	const struct api_system_ops *ops = userdata;
+	const struct api_system *sys = userdata;
 	const Kin__V1__ReexecRequest *req = (const Kin__V1__ReexecRequest *)in;
 	struct err err = {0};
-	if (!ops->reexec)
+	if (!sys->keep)
 		return rpc_call_fail(call, ERR_FAILED_PRECONDITION,
-		                     "a %s kin does not re-execute itself", ops->role);
-	int r = ops->reexec(req->binary, reexec_done, call, &err, ops->data);
+		                     "a %s kin does not re-execute itself", sys->ops.role);
+	int r = keep_reexec_begin(sys->keep, req->binary, reexec_done, call, &err);
 	if (r < 0)
 		return rpc_call_fail_err(call, &err, r);
 	rpc_call_on_cancel(call, reexec_cancelled, userdata);
@@ -114,7 +117,8 @@ static int system_start(struct api *api, const struct api_config *cfg)
 	if (!sys)
 		return -ENOMEM;
 	sys->ops = cfg->system;
-	int r = api_bind(cfg->rpc, &sys->binding, &system_handlers, &sys->ops);
+	sys->keep = cfg->keep;
+	int r = api_bind(cfg->rpc, &sys->binding, &system_handlers, sys);
 	if (r < 0)
 		return r;
 	api->system = TAKE_PTR(sys);

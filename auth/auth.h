@@ -72,6 +72,16 @@ int auth_policy_new(struct auth_policy **ret);
 int auth_policy_add_line(struct auth_policy *p, const char *line, struct err *err);
 size_t auth_policy_count(const struct auth_policy *p);
 void auth_policy_free(struct auth_policy *p);
+/* kin's policy from its sources: the file (auth_policy_load; "" none) and
+ * the shorthand rules "uid:N admin *" and "gid:N admin *" for the ids
+ * given (kin.rpc.uids=, gids=). */
+struct auth_policy_sources {
+	const char *file;
+	const uint32_t *uids, *gids;
+	size_t n_uids, n_gids;
+};
+int auth_policy_build(const struct auth_policy_sources *src, struct auth_policy **ret,
+                      struct err *err);
 
 /* The role a method needs ("kin.v1.Cells", "Create"): from the table. */
 enum auth_role auth_method_role(const char *service, const char *method);

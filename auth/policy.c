@@ -596,3 +596,25 @@ int auth_check(const struct auth_policy *p, const struct auth_peer *peer, const 
 	}
 	return deny(p, peer, call, target, need, named, best, err);
 }
+
+int auth_policy_build(const struct auth_policy_sources *src, struct auth_policy **ret,
+                      struct err *err)
+{
+	struct auth_policy *p = NULL;
+	int r = src->file[0] ? auth_policy_load(src->file, &p, err) : auth_policy_new(&p);
+	char line[64];
+	for (size_t i = 0; r >= 0 && i < src->n_uids; i++) {
+		snprintf(line, sizeof(line), "uid:%u admin *", (unsigned)src->uids[i]);
+		r = auth_policy_add_line(p, line, err);
+	}
+	for (size_t i = 0; r >= 0 && i < src->n_gids; i++) {
+		snprintf(line, sizeof(line), "gid:%u admin *", (unsigned)src->gids[i]);
+		r = auth_policy_add_line(p, line, err);
+	}
+	if (r < 0) {
+		auth_policy_free(p);
+		return r;
+	}
+	*ret = p;
+	return 0;
+}

@@ -706,3 +706,15 @@ int cell_list(struct cells *c, const char *path, cell_visit_fn fn, void *data, s
 	}
 	return visit(c, cell, fn, data);
 }
+
+static int kill_top(const struct cell_info *info, void *data)
+{
+	if (info->depth == 1)
+		cell_kill(data, info->path, NULL);
+	return 0;
+}
+
+void cell_kill_all(struct cells *c)
+{
+	cell_list(c, NULL, kill_top, c, NULL);
+}

@@ -222,6 +222,8 @@ int cell_freeze(struct cells *c, const char *path, bool freeze, cell_done_fn don
                 struct err *err);
 /* cgroup.kill: SIGKILL to every process of the cell and its descendants. */
 int cell_kill(struct cells *c, const char *path, struct err *err);
+/* cell_kill of every top-level cell (what left its owner's tree too). */
+void cell_kill_all(struct cells *c);
 /* sig to every process of the cell and of every cgroup below it (a
  * delegated cell's own too); SIGKILL goes through cgroup.kill. Returns
  * how many processes were signalled. */
@@ -574,6 +576,9 @@ int exec_status(struct cells *c, const char *cell, const char *name, struct exec
 /* Every executable of a cell (NULL: all). */
 typedef int (*exec_visit_fn)(const struct exec_status *st, void *data);
 int exec_list(struct cells *c, const char *cell, exec_visit_fn fn, void *data, struct err *err);
+/* exec_stop of every executable still running (its owner stops: no
+ * restarts from now on, nobody told when each ends); how many. */
+size_t exec_stop_all(struct cells *c, uint64_t grace_ms);
 /* Forgets an executable that is not running (FAILED_PRECONDITION if it is). */
 int exec_delete(struct cells *c, const char *cell, const char *name, struct err *err);
 /* After a re-exec: the release hook of a restored executable whose spec

@@ -525,3 +525,32 @@ int exec_delete(struct cells *c, const char *cell, const char *name, struct err 
 	exec_free(e);
 	return 0;
 }
+
+static void stopped(int result, const struct exec_status *st, void *data)
+{
+	(void)result, (void)st, (void)data;
+}
+
+struct stop_ctx {
+	struct cells *cells;
+	uint64_t grace_ms;
+	size_t n;
+};
+
+static int stop_one(const struct exec_status *st, void *data)
+{
+	struct stop_ctx *sc = data;
+	if (st->state == EXEC_EXITED)
+		return 0;
+	/* Visiting is read-only: exec_stop only signals and arms a timer. */
+	if (exec_stop(sc->cells, st->cell, st->name, sc->grace_ms, stopped, NULL, NULL) == 1)
+		sc->n++;
+	return 0;
+}
+
+size_t exec_stop_all(struct cells *c, uint64_t grace_ms)
+{
+	struct stop_ctx sc = {.cells = c, .grace_ms = grace_ms};
+	exec_list(c, NULL, stop_one, &sc, NULL);
+	return sc.n;
+}

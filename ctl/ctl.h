@@ -13,8 +13,8 @@ int ctl_main(int argc, char **argv);
  * made into kin.v1.Units calls on the local socket ($KIN_SOCKET, else
  * kin's default). Without a kin to answer (a chroot, an image build) or
  * with --root, enable/disable/mask/unmask/preset/is-enabled work on the
- * unit files themselves, through functions init hands over (ctl may not
- * include units/). */
+ * unit files themselves, through env's functions: ctl_systemctl_files
+ * (ctl/systemctl_files.c, units/'s) for kin's systemctl. */
 struct err;
 typedef void (*ctl_unit_change_fn)(const char *what, const char *link, const char *target,
                                    void *data);
@@ -27,3 +27,4 @@ struct ctl_systemctl_env {
 	int (*file_state)(const char *root, const char *name, char *buf, size_t size);
 };
 int ctl_systemctl_main(int argc, char **argv, const struct ctl_systemctl_env *env);
+extern const struct ctl_systemctl_env ctl_systemctl_files;

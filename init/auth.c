@@ -7,7 +7,6 @@
 #include "auth/auth.h"
 #include "rpc/rpc.h"
 
-#include <stdio.h>
 #include <string.h>
 
 struct init_auth {
@@ -87,23 +86,12 @@ static void guard_ended(const struct rpc_call_info *info, int code, void *data)
 static int policy_build(const struct init_rpc_config *cfg, struct auth_policy **ret,
                         struct err *err)
 {
-	struct auth_policy *p = NULL;
-	int r = cfg->policy[0] ? auth_policy_load(cfg->policy, &p, err) : auth_policy_new(&p);
-	char line[64];
-	for (size_t i = 0; r >= 0 && i < cfg->n_uids; i++) {
-		snprintf(line, sizeof(line), "uid:%u admin *", (unsigned)cfg->uids[i]);
-		r = auth_policy_add_line(p, line, err);
-	}
-	for (size_t i = 0; r >= 0 && i < cfg->n_gids; i++) {
-		snprintf(line, sizeof(line), "gid:%u admin *", (unsigned)cfg->gids[i]);
-		r = auth_policy_add_line(p, line, err);
-	}
-	if (r < 0) {
-		auth_policy_free(p);
-		return r;
-	}
-	*ret = p;
-	return 0;
+	const struct auth_policy_sources src = {.file = cfg->policy,
+	                                        .uids = cfg->uids,
+	                                        .n_uids = cfg->n_uids,
+	                                        .gids = cfg->gids,
+	                                        .n_gids = cfg->n_gids};
+	return auth_policy_build(&src, ret, err);
 }
 
 int init_auth_check(const struct init_rpc_config *cfg, struct err *err)

@@ -42,21 +42,9 @@ static const struct {
     {"/proc/self/fd/2", "/dev/stderr"},
 };
 
-/* A mountpoint sits on another device than its parent directory. */
-static bool is_mountpoint(const char *path)
-{
-	char parent[256];
-	struct stat a, b;
-	if (snprintf(parent, sizeof(parent), "%s/..", path) >= (int)sizeof(parent))
-		return false;
-	if (stat(path, &a) < 0 || stat(parent, &b) < 0)
-		return false;
-	return a.st_dev != b.st_dev;
-}
-
 static int boot_mount_one(const struct boot_mount *m)
 {
-	if (is_mountpoint(m->target)) {
+	if (path_is_mountpoint(m->target)) {
 		log_debug("%s already mounted", m->target);
 		return 0;
 	}
@@ -170,28 +158,21 @@ int init_boot_machine_mounts(void)
 	return 0;
 }
 
-/* kin.share=: the VMM's 9p share (a shim's pod directory), mounted before
- * kin is ready, so that what the host puts there is seen at once. No cache:
- * the host binds containers' roots in later, and must be seen then. Not
- * nosuid: the containers' roots are there, and a setuid binary in one must
- * work as under runc (no_new_privs, when a spec asks, still stops it). */
-#define SHARE_MODULES "9pnet_virtio,9p"
-static void boot_share(const char *at, const char *tag)
+/* kin.share=: the VMM's share (a shim's pod directory), mounted before kin
+ * is ready, so that what the host puts there is seen at once. */
+static void boot_share(const char *at, const struct vm_guest_kinds *k)
 {
-	int r = mkdir_p(at, 0755);
-	if (r == 0 &&
-	    mount(tag, at, "9p", MS_NODEV, "trans=virtio,version=9p2000.L,msize=262144") < 0)
-		r = -errno;
+	int r = vm_guest_share_mount(k, at);
 	if (r < 0)
-		log_error("share: cannot mount %s on %s: %s", tag, at, strerror(-r));
+		log_error("share: cannot mount %s on %s: %s", k->share_tag, at, strerror(-r));
 	else
-		log_info("share: %s mounted on %s", tag, at);
+		log_info("share: %s mounted on %s", k->share_tag, at);
 }
 
 void init_boot_machine_setup(struct init_config *cfg)
 {
 	log_debug("boot: setup begins");
-	if (is_mountpoint("/sys/fs/cgroup"))
+	if (path_is_mountpoint("/sys/fs/cgroup"))
 		boot_cgroup_controllers("/sys/fs/cgroup");
 	mkdir("/run/kin", 0700);
 	boot_hostname(cfg);
@@ -201,7 +182,8 @@ void init_boot_machine_setup(struct init_config *cfg)
 	struct rootfs_modules_boot_stats st = {0};
 	char extra[sizeof(cfg->modules) + 32];
 	snprintf(extra, sizeof(extra), "%s%s%s", cfg->modules,
-	         cfg->modules[0] && cfg->share[0] ? "," : "", cfg->share[0] ? SHARE_MODULES : "");
+	         cfg->modules[0] && cfg->share[0] ? "," : "",
+	         cfg->share[0] ? vm_guest_share_modules(&cfg->guest) : "");
 	int r = rootfs_modules_load_boot(ROOTFS_MODULES_BOOT_EARLY, extra[0] ? extra : NULL, &st);
 	if (r < 0 && r != -EXDEV)
 		log_warn("modules: none loaded: %s", strerror(-r));
@@ -225,7 +207,7 @@ void init_boot_machine_setup(struct init_config *cfg)
 		log_warn("root: cannot rebind the initramfs (cells cannot have roots): %s",
 		         strerror(-r));
 	if (cfg->share[0])
-		boot_share(cfg->share, cfg->guest.share_tag); /* 9p: the one kind */
+		boot_share(cfg->share, &cfg->guest);
 }
 
 /* The host sysinit's reach into rootfs/ (units/ knows no disks or modules). */

@@ -3,11 +3,14 @@
  * machine's boot), the RPC server (its listening sockets, which stay open
  * across execve so a client connecting meanwhile waits in the backlog, the
  * routes to child kins, the carried connections) — and what only init
- * knows of whether kin can hand over now. The re-exec itself is keep/'s. */
+ * knows of whether kin can hand over now. The re-exec itself is keep/'s.
+ * The same participants end with kin (keep_stop): the server with its
+ * guard and the VM link, and a machine itself. */
 #include "init/init-int.h"
 #include "keep/keep.h"
 #include "lib/state.h"
 #include "rpc/rpc.h"
+#include "units/units.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -16,7 +19,6 @@
 
 enum { I_STARTED = 1, I_WORKLOAD_PID, I_WORKLOAD_RUNNING, I_BOOTED };
 enum { R_LISTENER = 1, R_ROUTE, R_CONN };
-enum { L_FD = 1, L_TRANSPORT, L_PATH, L_PARENT };
 
 static char **saved_argv;
 
@@ -89,24 +91,8 @@ static size_t own_children(void *data)
 
 static void read_listener(struct state_in *in, const struct state_field *f, struct init_carry *c)
 {
-	struct rpc_listen_fd l = {.fd = -1};
-	uint64_t transport = RPC_TRANSPORT_OTHER, parent = 0;
-	struct state_r r;
-	struct state_field g;
-	state_get_record(f, &r);
-	while (state_next(&r, &g) > 0) {
-		if (g.tag == L_FD && state_get_fd(in, &g, &l.fd) < 0)
-			l.fd = -1;
-		else if (g.tag == L_TRANSPORT)
-			state_get_u64(&g, &transport);
-		else if (g.tag == L_PATH)
-			state_get_str(&g, l.path, sizeof(l.path));
-		else if (g.tag == L_PARENT)
-			state_get_u64(&g, &parent);
-	}
-	l.transport = (enum rpc_transport)transport;
-	l.parent = parent != 0;
-	if (l.fd < 0 || c->nlisteners == RPC_LISTENERS_MAX) {
+	struct rpc_listen_fd l;
+	if (rpc_listener_read(in, f, &l) < 0 || c->nlisteners == RPC_LISTENERS_MAX) {
 		log_error("re-exec: a listening socket was not handed over");
 		if (l.fd >= 0)
 			close(l.fd);
@@ -166,14 +152,8 @@ static int rpc_save(void *data, struct state_w *w, uint16_t tag, struct err *err
 		return 0;
 	size_t at = state_open(w, tag);
 	c->nlisteners = rpc_server_handover(s->rpc, AGAIN, c->listeners, RPC_LISTENERS_MAX);
-	for (size_t i = 0; i < c->nlisteners; i++) {
-		size_t one = state_open(w, R_LISTENER);
-		state_put_fd(w, L_FD, c->listeners[i].fd);
-		state_put_u64(w, L_TRANSPORT, c->listeners[i].transport);
-		state_put_str(w, L_PATH, c->listeners[i].path);
-		state_put_u64(w, L_PARENT, c->listeners[i].parent);
-		state_close(w, one);
-	}
+	for (size_t i = 0; i < c->nlisteners; i++)
+		rpc_listener_save(w, R_LISTENER, &c->listeners[i]);
 	rpc_server_save(s->rpc, w, R_ROUTE, R_CONN);
 	state_close(w, at);
 	return 0;
@@ -212,6 +192,73 @@ static int conns_start(void *data, const struct keep_from *from)
 		if (g.tag == R_CONN && (e = rpc_conn_restore(s->rpc, from->in, &g)) < 0)
 			log_error("re-exec: the parent's channel is lost: %s", strerror(-e));
 	return 0;
+}
+
+/* ---- the guard and the TLS gateway ---- */
+
+/* After the cells (the gateway runs in one), the policy first. A failure
+ * is logged; start_parts ends a daemon told --policy or --tls-listen
+ * explicitly. The gateway is taken over from a re-exec's record (a state
+ * file has none: a killed kin's sockets went with it). */
+static int tls_start(void *data, const struct keep_from *from)
+{
+	struct init_state *s = data;
+	const struct init_config *cfg = s->cfg;
+	bool carried = from->how == KEEP_REEXEC && from->record;
+	if (!s->rpc) {
+		if (cfg->rpc.tls_listen[0])
+			log_error(
+			    "tls: kin.rpc.tls= needs kin's RPC server (it serves no socket here)");
+		return 0;
+	}
+	int r = init_auth_start(&cfg->rpc, s->rpc, &s->auth);
+	if (r == 0)
+		r = init_tls_start(&cfg->rpc, s->loop, s->rpc, init_cells_lib(s->cells),
+		                   carried ? from->in : NULL, carried ? from->record : NULL,
+		                   &s->tls);
+	s->carry.tls_failed = r < 0;
+	return 0;
+}
+
+static int tls_save(void *data, struct state_w *w, uint16_t tag, struct err *err)
+{
+	struct init_state *s = data;
+	(void)err;
+	if (!w->file)
+		init_tls_save(s->tls, w, tag);
+	return 0;
+}
+
+static void tls_free(void *data)
+{
+	struct init_state *s = data;
+	init_tls_free(s->tls);
+	s->tls = NULL;
+}
+
+/* kin's stop (KEEP_LEVEL_RPC says why here): the server goes with the
+ * connections it still has, then its guard (after the server: its calls'
+ * ends are audited) and the VM link (the server closed its port without
+ * calling back). */
+static void rpc_free(void *data)
+{
+	struct init_state *s = data;
+	rpc_server_free(s->rpc);
+	s->rpc = NULL;
+	init_auth_free(s->auth);
+	s->auth = NULL;
+	init_link_free(s->link);
+	s->link = NULL;
+}
+
+/* A machine's end (KEEP_LEVEL_MACHINE): the next boot's seed saved before
+ * the unmount, then reboot(2) as the stop asked; never returns. */
+static void machine_end(void *data)
+{
+	struct init_state *s = data;
+	if (s->cfg->host)
+		units_sysinit_seed_save();
+	init_shutdown_machine(s->stop_act);
 }
 
 /* ---- whether kin can hand over now ---- */
@@ -257,42 +304,32 @@ int init_carry_register(struct init_state *s)
 	     .start = rpc_start,
 	     .save = rpc_save,
 	     .wire = true,
-	     .resume = rpc_resume},
+	     .resume = rpc_resume,
+	     .free = rpc_free},
+	    {.name = "the TLS gateway",
+	     .tag = KEEP_TAG_TLS,
+	     .level = KEEP_LEVEL_TLS,
+	     .start = tls_start,
+	     .save = tls_save,
+	     .free = tls_free},
 	    {.name = "the RPC connections",
 	     .tag = KEEP_TAG_RPC_CONNS,
 	     .level = KEEP_LEVEL_CONNS,
 	     .start = conns_start},
+	    {.name = "the machine",
+	     .tag = KEEP_TAG_MACHINE,
+	     .level = KEEP_LEVEL_MACHINE,
+	     .free = machine_end},
 	};
 	const struct keep_reexec_ops ops = {.check = check, .data = s};
 	int r = keep_reexec_init(s->keep, s->loop, s->children, init_role_name(s->role), saved_argv,
 	                         &ops);
-	for (size_t i = 0; r == 0 && i < ARRAY_SIZE(parts); i++) {
+	/* Only a machine reboots (the last one: the machine). */
+	size_t n = ARRAY_SIZE(parts) - (s->role != INIT_ROLE_MACHINE);
+	for (size_t i = 0; r == 0 && i < n; i++) {
 		struct keep_part p = parts[i];
 		p.data = s;
 		r = keep_register(s->keep, &p);
 	}
 	return r;
-}
-
-/* ---- System/Reexec and Health's count, for api's ops ---- */
-
-int init_carry_reexec(const char *binary,
-                      void (*done)(int result, const struct err *err, const char *binary,
-                                   uint64_t reexecs, void *call_data),
-                      void *call_data, struct err *err, void *data)
-{
-	struct init_state *s = data;
-	return keep_reexec_begin(s->keep, binary, done, call_data, err);
-}
-
-void init_carry_reexec_cancel(void *call_data, void *data)
-{
-	struct init_state *s = data;
-	keep_reexec_cancel(s->keep, call_data);
-}
-
-void init_carry_reexecs(uint64_t *ret_count, const char **ret_error, void *data)
-{
-	struct init_state *s = data;
-	keep_reexec_count(s->keep, ret_count, ret_error);
 }

@@ -126,6 +126,18 @@ static void cells_keep_keeper(void *data, const struct keep_keeper *k, bool fres
 	cells_set_keeper(ic->cells, k ? &ic->keeper : NULL, fresh);
 }
 
+static void cells_keep_stop(void *data)
+{
+	init_cells_shutdown(data);
+}
+
+static void cells_keep_free(void *data)
+{
+	init_cells_free(data);
+}
+
+/* At kin's stop the library goes with the other parts' stops, init's
+ * memory after the server (api's Cells service points into it). */
 static const struct keep_part cells_part = {.name = "the cells",
                                             .tag = KEEP_TAG_CELLS,
                                             .level = KEEP_LEVEL_CELLS,
@@ -133,7 +145,10 @@ static const struct keep_part cells_part = {.name = "the cells",
                                             .save = cells_keep_save,
                                             .settled = cells_keep_settled,
                                             .children = cells_keep_children,
-                                            .set_keeper = cells_keep_keeper};
+                                            .set_keeper = cells_keep_keeper,
+                                            .stop = cells_keep_stop,
+                                            .free = cells_keep_free,
+                                            .served = true};
 
 int init_cells_new(struct keep *k, struct ev_loop *loop, struct child_table *children,
                    struct rpc_server *rpc, const char *base, bool units, struct init_cells **ret)
@@ -158,49 +173,19 @@ int init_cells_new(struct keep *k, struct ev_loop *loop, struct child_table *chi
 	return 0;
 }
 
-static void stopped(int result, const struct exec_status *st, void *data)
-{
-	(void)result, (void)st, (void)data;
-}
-
-struct stop_ctx {
-	struct cells *cells;
-	uint64_t grace_ms;
-	size_t n;
-};
-
-static int stop_one(const struct exec_status *st, void *data)
-{
-	struct stop_ctx *sc = data;
-	if (st->state == EXEC_EXITED)
-		return 0;
-	/* Visiting is read-only: exec_stop only signals and arms a timer. */
-	if (exec_stop(sc->cells, st->cell, st->name, sc->grace_ms, stopped, NULL, NULL) == 1)
-		sc->n++;
-	return 0;
-}
-
 void init_cells_stop(struct init_cells *ic, uint64_t grace_ms)
 {
 	if (!ic || !ic->cells)
 		return;
-	struct stop_ctx sc = {.cells = ic->cells, .grace_ms = grace_ms};
-	exec_list(ic->cells, NULL, stop_one, &sc, NULL);
-	if (sc.n)
-		log_info("cells: stopping %zu executables", sc.n);
-}
-
-static int kill_top(const struct cell_info *info, void *data)
-{
-	if (info->depth == 1)
-		cell_kill(data, info->path, NULL);
-	return 0;
+	size_t n = exec_stop_all(ic->cells, grace_ms);
+	if (n)
+		log_info("cells: stopping %zu executables", n);
 }
 
 void init_cells_kill(struct init_cells *ic)
 {
 	if (ic && ic->cells)
-		cell_list(ic->cells, NULL, kill_top, ic->cells, NULL);
+		cell_kill_all(ic->cells);
 }
 
 void init_cells_shutdown(struct init_cells *ic)

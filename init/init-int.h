@@ -17,6 +17,7 @@ struct init_carry {
 	struct rpc_listen_fd listeners[RPC_LISTENERS_MAX];
 	size_t nlisteners;
 	bool rpc_failed; /* a daemon told --socket explicitly could not listen */
+	bool tls_failed; /* the policy or the TLS gateway could not start */
 };
 
 struct init_state {
@@ -54,12 +55,5 @@ void init_carry_set_argv(char **argv);
 /* Registers init's participants of the handover in s->keep (its own
  * record, the RPC server, its connections) and makes re-exec possible. */
 int init_carry_register(struct init_state *s);
-/* System/Reexec and Health's count, for api's ops. */
-int init_carry_reexec(const char *binary,
-                      void (*done)(int result, const struct err *err, const char *binary,
-                                   uint64_t reexecs, void *call_data),
-                      void *call_data, struct err *err, void *data);
-void init_carry_reexec_cancel(void *call_data, void *data);
-void init_carry_reexecs(uint64_t *ret_count, const char **ret_error, void *data);
 /* loop.c's, for carry.c */
 void init_loop_track_workload(struct init_state *s, pid_t pid);

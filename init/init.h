@@ -106,11 +106,6 @@ struct init_config {
 
 void init_config_defaults(struct init_config *cfg);
 
-/* "A.B.C.D:PORT" or "[V6]:PORT" (port 1-65535) into ret (NULL: only
- * checks). -EINVAL if malformed. */
-struct sockaddr_storage;
-int init_tls_addr_parse(const char *s, struct sockaddr_storage *ret);
-
 /* Reports one problem found while parsing outside input; the parser goes on
  * with the remaining options and keeps the previous value of a bad one. */
 typedef void (*init_diag_fn)(void *userdata, const char *fmt, ...) _printf_(2, 3);
@@ -197,30 +192,22 @@ void init_auth_free(struct init_auth *a);          /* after rpc_server_free */
 /* TLS (init/tls.c): kin.rpc.tls= served by a gateway (tls/) that cells
  * runs and restarts; its connections handed over to rpc. < 0: not
  * listening (logged; also without cells). in and carried: a re-exec's
- * state and its TLS record (init_tls_save), the gateway taken over from
+ * state and its TLS record (tls_serve_save), the gateway taken over from
  * them (NULL: a fresh start). */
 struct init_tls;
 struct cells;
 struct state_in;
 struct state_field;
+int init_tls_start(const struct init_rpc_config *cfg, struct ev_loop *loop, struct rpc_server *rpc,
+                   struct cells *cells, struct state_in *in, const struct state_field *carried,
+                   struct init_tls **ret);
+/* The record for a re-exec (tls_serve_save's: kin's sockets; the gateway
+ * goes along with cells); NULL t: none. */
 struct state_w;
-int init_tls_start(const struct init_rpc_config *cfg, struct ev_loop *loop,
-                   struct child_table *children, struct rpc_server *rpc, struct cells *cells,
-                   struct state_in *in, const struct state_field *carried, struct init_tls **ret);
-/* The record for a re-exec: kin's listening and control sockets (nothing
- * when it is stopping); the gateway goes along with cells (cells_save). */
 void init_tls_save(const struct init_tls *t, struct state_w *w, uint16_t tag);
-/* The children a re-exec carries besides cells': none (the gateway is
- * cells' child). */
-size_t init_tls_children(const struct init_tls *t);
-/* Its save as a participant of the handover (keep/), in k. NULL t: none. */
-struct keep;
-void init_tls_keep(struct init_tls *t, struct keep *k);
 void init_tls_reload(struct init_tls *t); /* SIGHUP to the gateway: new files */
 void init_tls_stop(struct init_tls *t);   /* no more connections; the gateway ends */
 void init_tls_free(struct init_tls *t);
-/* `kin gateway`: the gateway role's entry (init/gateway.c). */
-int init_gateway_main(int argc, char **argv);
 
 /* The VM link (init/link.c), machine init only: RPC served on the
  * virtio-serial port kinds names (kin.link=; QEMU's org.kin.rpc without
@@ -258,9 +245,6 @@ struct cells *init_cells_lib(struct init_cells *ic);
 /* Why there is none ("" when there is). */
 const char *init_cells_why(struct init_cells *ic);
 
-/* kin called as systemctl (init/systemctl.c): ctl's systemctl with the
- * unit files reachable offline. */
-int init_systemctl_main(int argc, char **argv);
 /* Units (init/units.c): systemd unit files run as services — a host's
  * init on a real root, or any role given --unit-dir. NULL when neither. */
 struct units;

@@ -1,7 +1,7 @@
 /* link: machine init's end of the VM link. The host kin reaches a guest
  * through a virtio-serial port its command line names (kin.link=; QEMU's
- * "org.kin.rpc" without it),
- * found as /sys/class/virtio-ports/vportNpM/name; kin serves RPC on
+ * "org.kin.rpc" without it), found by vm/ (vm_guest_link_find) as
+ * /sys/class/virtio-ports/vportNpM/name; kin serves RPC on
  * /dev/vportNpM as a trusted connection (only the host is on the other
  * end). virtio-serial has its own rules: the port opens once at a time
  * (EBUSY), and while the host side is not connected poll reports HUP and
@@ -13,7 +13,6 @@
 #include "api/api.h"
 #include "vm/vm.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
@@ -29,37 +28,13 @@ struct init_link {
 	struct rpc_server *rpc;
 	struct ev_loop *loop;
 	struct ev_source timer;
-	char port[VM_GUEST_NAME_MAX + 1]; /* the port's name */
+	struct vm_guest_kinds kinds; /* the link's kind and the port's name */
 	uint64_t started_ns;
 	unsigned delay_ms;
 	bool connected;
 	bool found; /* the port exists: keep trying for good */
 	char dev[64];
 };
-
-/* /dev/vportNpM of the port named port, or -ENOENT. */
-static int link_find(const char *port, char *dev, size_t size)
-{
-	DIR *d = opendir("/sys/class/virtio-ports");
-	if (!d)
-		return -ENOENT;
-	int r = -ENOENT;
-	for (struct dirent *e; r < 0 && (e = readdir(d));) {
-		char path[300], *name = NULL;
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/sys/class/virtio-ports/%s/name", e->d_name);
-		if (file_read_small(path, 256, &name, NULL) < 0)
-			continue;
-		name[strcspn(name, "\n")] = '\0';
-		if (strcmp(name, port) == 0 &&
-		    snprintf(dev, size, "/dev/%s", e->d_name) < (int)size)
-			r = 0;
-		free(name);
-	}
-	closedir(d);
-	return r;
-}
 
 static void link_retry(struct init_link *l)
 {
@@ -80,9 +55,9 @@ static void link_closed(void *data)
 
 static void link_try(struct init_link *l)
 {
-	if (!l->found && link_find(l->port, l->dev, sizeof(l->dev)) < 0) {
+	if (!l->found && vm_guest_link_find(&l->kinds, l->dev, sizeof(l->dev)) < 0) {
 		if (now_monotonic_ns() - l->started_ns > LINK_SEARCH_MS * 1000000ull) {
-			log_debug("rpc: no virtio port named %s; no VM link", l->port);
+			log_debug("rpc: no virtio port named %s; no VM link", l->kinds.link_name);
 			return;
 		}
 		link_retry(l);
@@ -141,7 +116,7 @@ int init_link_start(struct ev_loop *loop, struct rpc_server *rpc,
 	                        .loop = loop,
 	                        .started_ns = now_monotonic_ns(),
 	                        .delay_ms = LINK_RETRY_MIN_MS};
-	str_copy(l->port, sizeof(l->port), kinds->link_name); /* virtio-serial: the one kind */
+	l->kinds = *kinds;
 	l->timer =
 	    (struct ev_source){.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC),
 	                       .fn = link_on_timer,

@@ -10,7 +10,6 @@
 #include "lib/state.h"
 #include "units/units.h"
 
-#include <dirent.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -19,8 +18,7 @@
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
 
-#define KILL_WAIT_MS    5000 /* after SIGKILL, how long to wait for D-state stragglers */
-#define DESCENDANTS_MAX 65536
+#define KILL_WAIT_MS 5000 /* after SIGKILL, how long to wait for D-state stragglers */
 
 static bool is_stopping(void *data)
 {
@@ -42,54 +40,6 @@ static int timer_arm(struct init_state *s, uint64_t ms)
 	return timerfd_settime(s->timer_src.fd, 0, &its, NULL) < 0 ? -errno : 0;
 }
 
-/* Not PID 1: our processes are our descendants, found through /proc (they
- * may have been reparented to us, the subreaper, from anywhere below). */
-static size_t signal_descendants(pid_t root, int sig)
-{
-	_cleanup_free_ pid_t *pids = calloc(DESCENDANTS_MAX, sizeof(pid_t));
-	_cleanup_free_ pid_t *ppids = calloc(DESCENDANTS_MAX, sizeof(pid_t));
-	size_t n = 0, sent = 0;
-	DIR *d;
-
-	if (!pids || !ppids || !(d = opendir("/proc")))
-		return 0;
-	for (struct dirent *e; (e = readdir(d)) && n < DESCENDANTS_MAX;) {
-		uint32_t pid;
-		char path[64], *stat = NULL;
-		if (str_to_u32(e->d_name, &pid) < 0)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%u/stat", pid);
-		if (file_read_small(path, 4096, &stat, NULL) < 0)
-			continue;
-		/* comm may hold anything, ')' included: parse after the last one. */
-		char *rp = strrchr(stat, ')');
-		int ppid;
-		if (rp && sscanf(rp + 1, " %*c %d", &ppid) == 1) {
-			pids[n] = (pid_t)pid;
-			ppids[n++] = ppid;
-		}
-		free(stat);
-	}
-	closedir(d);
-	/* Breadth-first from root: mark by moving found pids into ppids' role. */
-	_cleanup_free_ pid_t *queue = calloc(n + 1, sizeof(pid_t));
-	if (!queue)
-		return 0;
-	size_t head = 0, tail = 0;
-	queue[tail++] = root;
-	while (head < tail) {
-		pid_t p = queue[head++];
-		for (size_t i = 0; i < n; i++)
-			if (ppids[i] == p && pids[i] != 0 && tail <= n) {
-				queue[tail++] = pids[i];
-				if (kill(pids[i], sig) == 0)
-					sent++;
-				pids[i] = 0;
-			}
-	}
-	return sent;
-}
-
 static void signal_everyone(struct init_state *s, int sig)
 {
 	if (getpid() == 1) {
@@ -97,8 +47,10 @@ static void signal_everyone(struct init_state *s, int sig)
 		kill(-1, sig);
 		return;
 	}
+	/* Not PID 1: our processes are our descendants (they may have been
+	 * reparented to us, the subreaper, from anywhere below). */
 	child_signal_all(s->children, sig);
-	signal_descendants(getpid(), sig);
+	child_signal_descendants(getpid(), sig);
 }
 
 static void check_done(struct init_state *s)
@@ -235,14 +187,6 @@ static int system_stop(bool reboot, bool dry_run, const char **ret_action, void 
 	return 0;
 }
 
-static const char *level_name(enum log_level l)
-{
-	return l <= LOG_ERR_    ? "error"
-	       : l == LOG_WARN_ ? "warn"
-	       : l == LOG_INFO_ ? "info"
-	                        : "debug";
-}
-
 /* restored: a re-exec's kin, whose listening sockets were handed over. */
 static void start_services(struct init_state *s, bool restored)
 {
@@ -258,7 +202,7 @@ static void start_services(struct init_state *s, bool restored)
 	              : s->role == INIT_ROLE_MACHINE ? ZONE_SUBNET_DEFAULT
 	                                             : NULL,
 	    .state_dir = c->zone_dir,
-	    .log_level = c->log_level_set ? level_name(c->log_level) : NULL,
+	    .log_level = c->log_level_set ? log_level_name(c->log_level) : NULL,
 	    .image_store = c->image_store,
 	    .exec_self = c->shim != NULL,
 	    .reconnect_dir = keep_file_zones_dir(s->keep),
@@ -273,13 +217,10 @@ static void start_services(struct init_state *s, bool restored)
 	               .zone = c->zone,
 	               .started_ns = s->started_ns,
 	               .stopping = is_stopping,
-	               .reexecs = init_carry_reexecs,
 	               .data = s},
 	    .system = {.role = init_role_name(s->role),
 	               .stop = system_stop,
 	               .reload_policy = system_reload_policy,
-	               .reexec = init_carry_reexec,
-	               .reexec_cancel = init_carry_reexec_cancel,
 	               .data = s},
 	    .cells = init_cells_lib(s->cells),
 	    .units = init_units_lib(s->units),
@@ -313,34 +254,13 @@ static void start_services(struct init_state *s, bool restored)
 	s->task = init_shim_task_start(&tcfg, s->api);
 }
 
-/* The end, in the one order it has: the services' pending calls and
- * streams end (zones, VMs, cells), then the cells library goes; a machine
- * stops here (init_shutdown_machine never returns); the server goes (with the
- * connections it still has), then what it kept pointers to. */
+/* The end, in the one order it has: every participant's stop and free,
+ * walked back down the levels (keep/keep.h says why each is where it is);
+ * a machine stops there (init_shutdown_machine never returns). What s
+ * points to is gone after it: init_run returns. */
 static void services_end(struct init_state *s)
 {
-	keep_reexec_stop(s->keep);
-	keep_file_close(s->keep, false); /* kept: kin did not stop its work */
-	shim_task_shutdown(s->task);     /* as api's services: the last started, first */
-	api_shutdown(s->api);
-	init_cells_shutdown(s->cells);
-	/* after cells: their last callbacks (cancelled waits) reach live units */
-	init_units_free(s->units);
-	s->units = NULL;
-	if (s->role == INIT_ROLE_MACHINE && s->cfg->host)
-		units_sysinit_seed_save(); /* the next boot's, before the unmount */
-	if (s->role == INIT_ROLE_MACHINE)
-		init_shutdown_machine(s->stop_act);
-	init_tls_free(s->tls);
-	s->tls = NULL;
-	rpc_server_free(s->rpc);
-	init_auth_free(s->auth); /* after the server: its calls' ends are audited */
-	s->auth = NULL;
-	init_link_free(s->link);
-	shim_task_free(s->task);
-	s->task = NULL;
-	api_free(s->api);
-	init_cells_free(s->cells);
+	keep_stop(s->keep);
 	keep_free(s->keep);
 	s->keep = NULL;
 }
@@ -535,27 +455,13 @@ static int start_parts(struct init_state *s, bool restored)
 		log_error("cells: out of memory; going on without them");
 	if (init_units_new(s->keep, cfg, s->role, s->loop, s->children, s->cells, &s->units) < 0)
 		log_error("units: out of memory; no service manager");
-	keep_start(s->keep, KEEP_LEVEL_CELLS);
-	/* A daemon told --policy or --tls-listen explicitly does not run
-	 * without them; machine init goes on with root only. */
-	int r = 0;
-	if (s->rpc) {
-		struct keep_from from;
-		struct state_field f;
-		keep_from_for(s->keep, KEEP_TAG_TLS, &from, &f);
-		bool carried = from.how == KEEP_REEXEC && from.record;
-		r = init_auth_start(&cfg->rpc, s->rpc, &s->auth);
-		if (r == 0)
-			r = init_tls_start(&cfg->rpc, s->loop, s->children, s->rpc,
-			                   init_cells_lib(s->cells), carried ? from.in : NULL,
-			                   carried ? from.record : NULL, &s->tls);
-		init_tls_keep(s->tls, s->keep);
-		/* A re-exec's kin goes on: what it took over runs already. */
-		if (r < 0 && s->role == INIT_ROLE_DAEMON && !restored)
-			return 1;
-	} else if (cfg->rpc.tls_listen[0]) {
-		log_error("tls: kin.rpc.tls= needs kin's RPC server (it serves no socket here)");
-	}
+	/* The cells, then the policy and the TLS gateway. A daemon told
+	 * --policy or --tls-listen explicitly does not run without them;
+	 * machine init goes on with root only; a re-exec's kin goes on: what
+	 * it took over runs already. */
+	keep_start(s->keep, KEEP_LEVEL_TLS);
+	if (s->carry.tls_failed && s->role == INIT_ROLE_DAEMON && !restored)
+		return 1;
 	/* The service manager before the services: kin.v1.Units serves it. */
 	keep_start(s->keep, KEEP_LEVEL_UNITS);
 	bool units_failed = init_units_failed(s->units);

@@ -9,6 +9,7 @@
 #include "ctl/ctl.h"
 #include "vm/vm.h"
 #include "shim/shim.h"
+#include "tls/tls.h"
 
 #include <malloc.h>
 #include <stdio.h>
@@ -160,7 +161,7 @@ int main(int argc, char **argv)
 	if (shim_argv0_is_shim(base))
 		return init_shim_main(argc, argv);
 	if (strcmp(base, "systemctl") == 0)
-		return init_systemctl_main(argc, argv);
+		return ctl_systemctl_main(argc, argv, &ctl_systemctl_files);
 	if (strcmp(base, "init") == 0 || strcmp(base, "linuxrc") == 0)
 		return init_main(argc, argv, true);
 	if (argc < 2) {
@@ -179,7 +180,7 @@ int main(int argc, char **argv)
 	if (strcmp(cmd, "keeper") == 0)
 		return keep_keeper_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "gateway") == 0)
-		return init_gateway_main(argc - 1, argv + 1);
+		return tls_gateway_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "image") == 0)
 		return rootfs_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0)

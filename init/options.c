@@ -4,6 +4,7 @@
 #include "init/init.h"
 #include "rootfs/rootfs.h"
 #include "rpc/rpc.h"
+#include "tls/tls.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -87,7 +88,7 @@ static int opt_rpc_set(struct init_rpc_config *rpc, const char *key, const char 
 	if (strcmp(key, "policy") == 0)
 		return opt_file_set(value, rpc->policy, sizeof(rpc->policy));
 	if (strcmp(key, "tls") == 0) {
-		if (init_tls_addr_parse(value, NULL) < 0)
+		if (tls_addr_parse(value, NULL) < 0)
 			return -EINVAL;
 		return str_copy(rpc->tls_listen, sizeof(rpc->tls_listen), value);
 	}

@@ -6,20 +6,6 @@
 #include "api/api.h"
 
 #include <string.h>
-#include <sys/resource.h>
-
-/* Many connections need many fds; the soft limit is often 1024. */
-static void raise_nofile(unsigned max_conns)
-{
-	struct rlimit rl;
-	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
-		return;
-	rlim_t want = (rlim_t)max_conns + 256;
-	if (rl.rlim_cur >= want || rl.rlim_cur == rl.rlim_max)
-		return;
-	rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
-	setrlimit(RLIMIT_NOFILE, &rl);
-}
 
 static int server_new(const struct init_config *cfg, struct ev_loop *loop, struct rpc_server **ret)
 {
@@ -31,7 +17,8 @@ static int server_new(const struct init_config *cfg, struct ev_loop *loop, struc
 		scfg.frame_timeout_ms = cfg->rpc.frame_timeout_ms;
 	/* Others may connect when a policy may let them in (init/auth.c). */
 	scfg.socket_open = init_auth_socket_open(&cfg->rpc);
-	raise_nofile(scfg.max_conns);
+	/* Many connections need many fds; the soft limit is often 1024. */
+	fd_limit_raise((unsigned long)scfg.max_conns + 256);
 	int r = rpc_server_new(loop, &scfg, ret);
 	if (r == 0 && (r = rpc_route_names_set(*ret, &api_route_names)) < 0) {
 		rpc_server_free(*ret); /* "vm/NAME" is one hop: api/'s grammar */

@@ -1,15 +1,15 @@
-/* shutdown: the end of a machine — unmount, remount read-only, reboot(2) —
+/* shutdown: the end of a machine — swap off (units/, whose host boot
+ * turned it on), unmount, remount read-only, reboot(2) —
  * and the kin.panic= policy for fatal errors, including faults in kin
  * itself, so that PID 1 never leaves the kernel to panic on its own. */
 #include "init/init.h"
+#include "units/units.h"
 
-#include <limits.h>
 #include <mntent.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/reboot.h>
-#include <sys/swap.h>
 #include <sys/wait.h>
 
 #define UMOUNT_MAX 256
@@ -35,25 +35,6 @@ static void unmount_all(void)
 	}
 }
 
-/* Swap the host boot turned on: a swap file keeps its filesystem busy,
- * and / would not remount read-only. */
-static void swap_off_all(void)
-{
-	FILE *f = fopen("/proc/swaps", "re");
-	char line[PATH_MAX + 128], path[PATH_MAX];
-	if (!f)
-		return;
-	for (bool header = true; fgets(line, sizeof(line), f); header = false) {
-		if (header || sscanf(line, "%4095s", path) != 1)
-			continue;
-		if (swapoff(path) < 0)
-			log_warn("swapoff %s: %m", path);
-		else
-			log_debug("swapoff %s", path);
-	}
-	fclose(f);
-}
-
 _noreturn_ void init_shutdown_machine(enum init_action act)
 {
 	int cmd = act == INIT_ACT_REBOOT     ? RB_AUTOBOOT
@@ -61,7 +42,7 @@ _noreturn_ void init_shutdown_machine(enum init_action act)
 	                                     : RB_HALT_SYSTEM;
 	log_info("%s: syncing and unmounting", init_action_name(act));
 	sync();
-	swap_off_all();
+	units_sysinit_swapoff();
 	unmount_all();
 	if (mount(NULL, "/", NULL, MS_REMOUNT | MS_RDONLY, NULL) < 0)
 		log_debug("remount / read-only: %m");

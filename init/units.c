@@ -34,45 +34,6 @@ static bool host_has_units(const struct init_config *cfg)
 	return !cfg->argv && units_host_root(); /* a workload on the command line is what runs */
 }
 
-/* What ConditionVirtualization= sees: the DMI vendor of a VM, "" else. */
-static void detect_virt(char *buf, size_t size, enum init_role role)
-{
-	char *vendor = NULL;
-	buf[0] = '\0';
-	if (role != INIT_ROLE_MACHINE) {
-		str_copy(buf, size, "container-other");
-		return;
-	}
-	if (file_read_small("/sys/class/dmi/id/sys_vendor", 256, &vendor, NULL) < 0)
-		return;
-	str_trim(vendor);
-	if (strcmp(vendor, "QEMU") == 0)
-		str_copy(buf, size, "qemu");
-	else if (strstr(vendor, "KVM"))
-		str_copy(buf, size, "kvm");
-	free(vendor);
-}
-
-/* A login prompt on the console the kernel writes to (the last of
- * /sys/class/tty/console/active): serial-getty@ttyS0, or getty@tty1 for
- * the virtual terminals. */
-static void console_getty(struct init_units *iu)
-{
-	char *active = NULL;
-	if (file_read_small("/sys/class/tty/console/active", 256, &active, NULL) < 0)
-		return;
-	char *last = strrchr(str_trim(active), ' ');
-	last = last ? last + 1 : active;
-	if (str_startswith(last, "tty") && last[3] >= '0' && last[3] <= '9')
-		snprintf(iu->getty, sizeof(iu->getty), "getty@%s.service",
-		         last[3] == '0' ? "tty1" : last);
-	else if (*last && strlen(last) < 32 && !strchr(last, '/'))
-		snprintf(iu->getty, sizeof(iu->getty), "serial-getty@%s.service", last);
-	free(active);
-	if (iu->getty[0])
-		iu->wants[0] = iu->getty;
-}
-
 /* A re-exec's units as they were (no boot), a killed kin's taken back
  * (then the boot), or none. */
 static void units_take(struct init_units *iu, const struct keep_from *from)
@@ -168,6 +129,11 @@ static void units_keep_keeper(void *data, const struct keep_keeper *k, bool fres
 		units_set_keeper(iu->units, k ? init_keeper(iu->keep, &buf) : NULL);
 }
 
+static void units_keep_free(void *data)
+{
+	init_units_free(data);
+}
+
 static const struct keep_part units_part = {.name = "the units",
                                             .tag = KEEP_TAG_UNITS,
                                             .level = KEEP_LEVEL_UNITS,
@@ -175,7 +141,8 @@ static const struct keep_part units_part = {.name = "the units",
                                             .save = units_keep_save,
                                             .settled = units_keep_settled,
                                             .children = units_keep_children,
-                                            .set_keeper = units_keep_keeper};
+                                            .set_keeper = units_keep_keeper,
+                                            .free = units_keep_free};
 
 int init_units_new(struct keep *k, const struct init_config *cfg, enum init_role role,
                    struct ev_loop *loop, struct child_table *children, struct init_cells *cells,
@@ -196,9 +163,11 @@ int init_units_new(struct keep *k, const struct init_config *cfg, enum init_role
 	                          .cells = cells,
 	                          .host = host};
 	file_read_small("/proc/cmdline", 65536, &iu->cmdline, NULL);
-	detect_virt(iu->virt, sizeof(iu->virt), role);
+	units_host_virt(iu->virt, sizeof(iu->virt), role == INIT_ROLE_MACHINE);
 	if (host)
-		console_getty(iu);
+		units_host_getty(iu->getty, sizeof(iu->getty));
+	if (iu->getty[0])
+		iu->wants[0] = iu->getty;
 	struct keep_part p = units_part;
 	p.data = iu;
 	int r = keep_register(k, &p);

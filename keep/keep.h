@@ -13,7 +13,9 @@
  *   - keep_settled / keep_uncarried / keep_children: whether a re-exec
  *     may go now;
  *   - keep_set_keeper: a keeper (below) started anew gets every
- *     participant's pipes.
+ *     participant's pipes;
+ *   - keep_stop: kin's end, every participant's stop and free walked
+ *     back down the levels.
  * A new stateful part touches its own file and one registration (and
  * one tag below).
  *
@@ -46,23 +48,50 @@ enum keep_tag {
 	KEEP_TAG_TASK = 14,
 	KEEP_TAG_IMAGES = 15,
 	KEEP_TAG_RPC_CONNS = 16,  /* no record: KEEP_TAG_RPC's connections, taken last */
-	KEEP_TAG_FIRST_FREE = 17, /* the handover's own records start at 32 */
+	KEEP_TAG_API = 17,        /* no record: the kin.v1 services, at kin's stop */
+	KEEP_TAG_MACHINE = 18,    /* no record: a machine's end (reboot(2)) */
+	KEEP_TAG_FIRST_FREE = 19, /* the handover's own records start at 32 */
 };
 
-/* The order participants start and take over in (stop: the reverse).
- * Each level names what it needs from the ones before it. */
+/* The order participants start and take over in; kin's stop (keep_stop)
+ * walks it back. Each level names what it needs from the ones before it,
+ * and why its stop and free are where they are. */
 enum keep_level {
-	KEEP_LEVEL_INIT = 1,         /* the workload is kin's child again */
-	KEEP_LEVEL_RPC = 2,          /* the server and its routes: the cells' owner */
-	KEEP_LEVEL_CELLS = 10,       /* everything else runs in cells */
-	KEEP_LEVEL_TLS = 20,         /* the gateway runs in a cell */
-	KEEP_LEVEL_UNITS = 30,       /* services are cells and executables */
+	KEEP_LEVEL_INIT = 1, /* the workload is kin's child again */
+	/* The server and its routes: the cells' owner. At the stop its free
+	 * comes after every part above it went but before the served ones
+	 * (their memory is its handlers'): the server goes with the
+	 * connections it still has, then its guard (auth: the calls' ends
+	 * are audited) and the VM link (the server closed its port without
+	 * calling back). */
+	KEEP_LEVEL_RPC = 2,
+	/* Everything else runs in cells. Stop: the cells library goes once
+	 * the services' calls and streams ended (it answers their cancelled
+	 * waits, reaching the parts above it that are still there: units
+	 * are freed after it). */
+	KEEP_LEVEL_CELLS = 10,
+	/* The gateway runs in a cell; the policy (rpc's guard) starts with
+	 * it, first (its free is the server's: KEEP_LEVEL_RPC). */
+	KEEP_LEVEL_TLS = 20,
+	/* A machine stops here (reboot(2), never returns): after the units
+	 * went (the next boot's seed saved before the unmount); the gateway,
+	 * the server and what is below are the kernel's to end. */
+	KEEP_LEVEL_MACHINE = 25,
+	/* Services are cells and executables. Free: after the cells library
+	 * (its last callbacks, cancelled waits, reach live units). */
+	KEEP_LEVEL_UNITS = 30,
+	/* The kin.v1 services (api_start, after the service manager, which
+	 * kin.v1.Units serves). Stop: their pending calls and streams end
+	 * (zones, VMs, cells) before the cells library goes. */
+	KEEP_LEVEL_API = 35,
 	KEEP_LEVEL_EXEC_IMAGES = 40, /* executables' containers (a cells executable's) */
 	KEEP_LEVEL_VMS = 41,         /* before zones: a VM zone's owner binds its VM */
 	KEEP_LEVEL_ZONES = 42,
 	KEEP_LEVEL_IMAGES = 43, /* layers nobody took: after every container's owner */
-	KEEP_LEVEL_TASK = 50,   /* the shim's pods: their zones are there to own */
-	KEEP_LEVEL_CONNS = 90,  /* calls read already are answered: every service is back */
+	/* The shim's pods: their zones are there to own. Stop: first of all,
+	 * as api's services (the last started, first). */
+	KEEP_LEVEL_TASK = 50,
+	KEEP_LEVEL_CONNS = 90, /* calls read already are answered: every service is back */
 	KEEP_LEVEL_MAX = 100,
 };
 
@@ -111,6 +140,14 @@ struct keep_part {
 	bool wire;
 	/* A re-exec's execve failed after save: go on as before it. */
 	void (*resume)(void *data);
+	/* kin's end (keep_stop), once its processes are gone: its work ends
+	 * (pending calls answered, streams closed, what it holds let go). */
+	void (*stop)(void *data);
+	/* Then it goes (its memory; NULL: nothing of it is freed here). */
+	void (*free)(void *data);
+	/* The RPC server's handlers point into it: freed after the server
+	 * (KEEP_LEVEL_RPC's free), in a walk of their own. */
+	bool served;
 	void *data;
 };
 
@@ -141,6 +178,13 @@ int keep_save(struct keep *k, struct state_w *w, struct err *err);
 const char *keep_uncarried(const struct keep *k);
 bool keep_settled(const struct keep *k, char *why, size_t size);
 size_t keep_children(const struct keep *k);
+/* kin stops: a re-exec under way ends, the state file is closed (kept
+ * unless keep_file_close said stopped), and the participants go, each
+ * walk from the last level (the last registered) to the first: every
+ * stop; every free of a part not served (a machine's end among them:
+ * then this never returns); every served part's free. A part that went
+ * meanwhile (keep_unregister) is not called. k itself stays (keep_free). */
+void keep_stop(struct keep *k);
 
 /* ---- re-exec (keep/reexec.c) ---- */
 

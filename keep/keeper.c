@@ -23,7 +23,6 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -163,11 +162,7 @@ int keep_keeper_main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
 	signal(SIGINT, SIG_IGN);
-	struct rlimit rl;
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < KEEPER_FDS_MAX + 64) {
-		rl.rlim_cur = rl.rlim_max < KEEPER_FDS_MAX + 64 ? rl.rlim_max : KEEPER_FDS_MAX + 64;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
+	fd_limit_raise(KEEPER_FDS_MAX + 64);
 	fcntl(lfd, F_SETFD, FD_CLOEXEC);
 	ep = epoll_create1(EPOLL_CLOEXEC);
 	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = 0};

@@ -156,3 +156,31 @@ void keep_parts_set_keeper(struct keep *k, const struct keep_keeper *kk, bool fr
 		if (k->parts[i].p.set_keeper)
 			k->parts[i].p.set_keeper(k->parts[i].p.data, kk, fresh);
 }
+
+/* Whether p is still registered (a hook may have let another part go). */
+static bool registered(const struct keep *k, const struct keep_part *p)
+{
+	for (size_t i = 0; i < k->n; i++)
+		if (k->parts[i].p.tag == p->tag && k->parts[i].p.data == p->data)
+			return true;
+	return false;
+}
+
+void keep_stop(struct keep *k)
+{
+	keep_reexec_stop(k);
+	keep_file_close(k, false); /* kept: kin did not stop its work */
+	/* A copy: the hooks unregister parts as they go. */
+	struct keep_part parts[KEEP_PARTS_MAX];
+	size_t n = k->n;
+	for (size_t i = 0; i < n; i++)
+		parts[i] = k->parts[i].p;
+	for (size_t i = n; i-- > 0;)
+		if (parts[i].stop && registered(k, &parts[i]))
+			parts[i].stop(parts[i].data);
+	/* The served parts' memory after the server's (KEEP_LEVEL_RPC). */
+	for (int served = 0; served <= 1; served++)
+		for (size_t i = n; i-- > 0;)
+			if (parts[i].free && parts[i].served == served && registered(k, &parts[i]))
+				parts[i].free(parts[i].data);
+}

@@ -1,7 +1,9 @@
 /* child: pidfd-tracked children and the reaper. See lib.h for the contract. */
 #include "lib.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/timerfd.h>
@@ -460,4 +462,58 @@ void child_call_cancel(struct child_call *c)
 	if (c->child)
 		child_signal(c->child, SIGKILL);
 	call_maybe_free(c);
+}
+
+int proc_ppid(pid_t pid)
+{
+	char path[64], *stat = NULL;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	int r = file_read_small(path, 4096, &stat, NULL);
+	if (r < 0)
+		return r;
+	/* comm may hold anything, ')' included: parse after the last one. */
+	const char *rp = strrchr(stat, ')');
+	int ppid;
+	r = rp && sscanf(rp + 1, " %*c %d", &ppid) == 1 ? ppid : -EBADMSG;
+	free(stat);
+	return r;
+}
+
+#define DESCENDANTS_MAX 65536
+
+size_t child_signal_descendants(pid_t root, int sig)
+{
+	_cleanup_free_ pid_t *pids = calloc(DESCENDANTS_MAX, sizeof(pid_t));
+	_cleanup_free_ pid_t *ppids = calloc(DESCENDANTS_MAX, sizeof(pid_t));
+	size_t n = 0, sent = 0;
+	DIR *d;
+
+	if (!pids || !ppids || !(d = opendir("/proc")))
+		return 0;
+	for (struct dirent *e; (e = readdir(d)) && n < DESCENDANTS_MAX;) {
+		uint32_t pid;
+		int ppid;
+		if (str_to_u32(e->d_name, &pid) < 0 || (ppid = proc_ppid((pid_t)pid)) < 0)
+			continue;
+		pids[n] = (pid_t)pid;
+		ppids[n++] = ppid;
+	}
+	closedir(d);
+	/* Breadth-first from root: mark by moving found pids into ppids' role. */
+	_cleanup_free_ pid_t *queue = calloc(n + 1, sizeof(pid_t));
+	if (!queue)
+		return 0;
+	size_t head = 0, tail = 0;
+	queue[tail++] = root;
+	while (head < tail) {
+		pid_t p = queue[head++];
+		for (size_t i = 0; i < n; i++)
+			if (ppids[i] == p && pids[i] != 0 && tail <= n) {
+				queue[tail++] = pids[i];
+				if (kill(pids[i], sig) == 0)
+					sent++;
+				pids[i] = 0;
+			}
+	}
+	return sent;
 }

@@ -75,6 +75,8 @@ void log_set_level(enum log_level level);
 enum log_level log_get_level(void);
 /* Parses "error|warn|info|debug" (and the numeric syslog levels 0-7). */
 int log_parse_level(const char *s, enum log_level *ret_level);
+/* The name log_parse_level reads back: "error", "warn", "info", "debug". */
+const char *log_level_name(enum log_level l);
 /* Opens /dev/kmsg; falls back to stderr if it cannot. */
 void log_set_target(enum log_target target);
 void log_msg(enum log_level level, const char *fmt, ...) _printf_(2, 3);
@@ -121,6 +123,10 @@ bool str_is_hostname(const char *s);
 
 int fd_set_nonblock(int fd, bool on);
 int fd_set_cloexec(int fd, bool on);
+/* Raises the soft limit of open fds toward want (never past the hard
+ * limit, never lowered); the soft limit asked for (as it stood when it was
+ * not raised), 0 when it cannot be read. */
+unsigned long fd_limit_raise(unsigned long want);
 /* Reads a whole small file (at most max bytes) into a NUL-terminated buffer. */
 int file_read_small(const char *path, size_t max, char **ret_buf, size_t *ret_len);
 /* file_read_small of a path someone else names (a client, a bundle):
@@ -133,6 +139,9 @@ int file_write_str(const char *path, const char *s);
 int file_create_str(const char *path, const char *s, mode_t mode);
 /* mkdir -p with the given mode for the missing parts. */
 int mkdir_p(const char *path, mode_t mode);
+/* A mountpoint sits on another device than its parent directory (a bind
+ * mount of the same filesystem is not seen). */
+bool path_is_mountpoint(const char *path);
 /* The first cgroup2 mount of /proc/self/mountinfo: where it is mounted and
  * the cgroup it shows as its root. -ENOENT: none. */
 int cgroup2_find_mount(char *buf, size_t size, char *mount_root, size_t root_size);
@@ -304,6 +313,12 @@ pid_t child_pid(const struct child *c);
 int child_signal(struct child *c, int sig);
 /* Signals every tracked child. */
 void child_signal_all(struct child_table *t, int sig);
+/* The parent of pid as /proc/PID/stat says, or -errno. */
+int proc_ppid(pid_t pid);
+/* Signals every descendant of root, found through /proc (processes
+ * reparented to root, a subreaper, from anywhere below included);
+ * returns how many were signalled. */
+size_t child_signal_descendants(pid_t root, int sig);
 /* Reaps every zombie child; returns how many. */
 size_t child_reap(struct child_table *t);
 size_t child_count(const struct child_table *t);

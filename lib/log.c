@@ -21,6 +21,14 @@ enum log_level log_get_level(void)
 	return log_level;
 }
 
+const char *log_level_name(enum log_level l)
+{
+	return l <= LOG_ERR_    ? "error"
+	       : l == LOG_WARN_ ? "warn"
+	       : l == LOG_INFO_ ? "info"
+	                        : "debug";
+}
+
 int log_parse_level(const char *s, enum log_level *ret_level)
 {
 	static const struct {

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -206,6 +207,18 @@ int fd_set_nonblock(int fd, bool on)
 	return want == fl || fcntl(fd, F_SETFL, want) == 0 ? 0 : -errno;
 }
 
+unsigned long fd_limit_raise(unsigned long want)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return 0;
+	if (rl.rlim_cur < want && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = want < rl.rlim_max ? want : rl.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	return rl.rlim_cur;
+}
+
 int fd_set_cloexec(int fd, bool on)
 {
 	/* FD_CLOEXEC is the only fd flag there is: one call, not a read and a
@@ -304,6 +317,17 @@ int file_read_regular(const char *path, size_t max, char **ret_buf, size_t *ret_
 		return -EINVAL;
 	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
 	return file_read_small(fdpath, max, ret_buf, ret_len);
+}
+
+bool path_is_mountpoint(const char *path)
+{
+	char parent[PATH_MAX];
+	struct stat a, b;
+	if (snprintf(parent, sizeof(parent), "%s/..", path) >= (int)sizeof(parent))
+		return false;
+	if (stat(path, &a) < 0 || stat(parent, &b) < 0)
+		return false;
+	return a.st_dev != b.st_dev;
 }
 
 int mkdir_p(const char *path, mode_t mode)

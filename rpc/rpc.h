@@ -301,6 +301,11 @@ void rpc_server_save(struct rpc_server *s, struct state_w *w, uint16_t route_tag
  * registered. */
 int rpc_route_restore(struct rpc_server *s, struct state_in *in, const struct state_field *f);
 int rpc_conn_restore(struct rpc_server *s, struct state_in *in, const struct state_field *f);
+/* A listening socket rpc_server_handover gave out, as a record tag in w;
+ * read back in the next kin (its fd taken): -EBADF when no socket came
+ * along (then ret->fd is -1). */
+void rpc_listener_save(struct state_w *w, uint16_t tag, const struct rpc_listen_fd *l);
+int rpc_listener_read(struct state_in *in, const struct state_field *f, struct rpc_listen_fd *ret);
 
 struct rpc_server_stats {
 	size_t conns;              /* open now */

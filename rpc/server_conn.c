@@ -549,3 +549,37 @@ int rpc_conn_restore(struct rpc_server *s, struct state_in *in, const struct sta
 	conn_on_event(&c->src, 0); /* frames already read, answers already queued */
 	return e;
 }
+
+enum { L_FD = 1, L_TRANSPORT, L_PATH, L_PARENT };
+
+void rpc_listener_save(struct state_w *w, uint16_t tag, const struct rpc_listen_fd *l)
+{
+	size_t at = state_open(w, tag);
+	state_put_fd(w, L_FD, l->fd);
+	state_put_u64(w, L_TRANSPORT, l->transport);
+	state_put_str(w, L_PATH, l->path);
+	state_put_u64(w, L_PARENT, l->parent);
+	state_close(w, at);
+}
+
+int rpc_listener_read(struct state_in *in, const struct state_field *f, struct rpc_listen_fd *ret)
+{
+	uint64_t transport = RPC_TRANSPORT_OTHER, parent = 0;
+	struct state_r r;
+	struct state_field g;
+	*ret = (struct rpc_listen_fd){.fd = -1};
+	state_get_record(f, &r);
+	while (state_next(&r, &g) > 0) {
+		if (g.tag == L_FD && state_get_fd(in, &g, &ret->fd) < 0)
+			ret->fd = -1;
+		else if (g.tag == L_TRANSPORT)
+			state_get_u64(&g, &transport);
+		else if (g.tag == L_PATH)
+			state_get_str(&g, ret->path, sizeof(ret->path));
+		else if (g.tag == L_PARENT)
+			state_get_u64(&g, &parent);
+	}
+	ret->transport = (enum rpc_transport)transport;
+	ret->parent = parent != 0;
+	return ret->fd < 0 ? -EBADF : 0;
+}

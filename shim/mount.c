@@ -106,10 +106,7 @@ int shim_pod_dir_setup(const char *dir, struct err *err)
 	int r = mkdir_p(dir, 0711);
 	if (r < 0)
 		return err_set_errno(err, r, "pod directory %s: %s", dir, strerror(-r));
-	struct stat st, parent;
-	char up[PATH_MAX];
-	snprintf(up, sizeof(up), "%s/..", dir);
-	if (stat(dir, &st) == 0 && stat(up, &parent) == 0 && st.st_dev != parent.st_dev)
+	if (path_is_mountpoint(dir))
 		return 0; /* mounted already: a restarted daemon */
 	if (mount("kin-pod", dir, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0711,size=16m") < 0)
 		return err_set_errno(err, -errno, "pod directory %s: tmpfs: %m", dir);

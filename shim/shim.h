@@ -176,7 +176,8 @@ struct shim_task_config {
 	int (*stop)(bool reboot, bool dry_run, const char **ret_action, void *data);
 	void *stop_data;
 	/* The handover's registry (keep/): the tasks go along a re-exec as a
-	 * participant (shim/task_state.c). NULL: they do not. */
+	 * participant (shim/task_state.c), and end with kin (keep_stop). NULL:
+	 * they do neither. */
 	struct keep *keep;
 };
 struct shim_task;

@@ -429,10 +429,25 @@ static bool task_keep_settled(void *data, char *why, size_t size)
 	return shim_task_settled(data, why, size);
 }
 
+static void task_keep_stop(void *data)
+{
+	shim_task_shutdown(data);
+}
+
+static void task_keep_free(void *data)
+{
+	shim_task_free(data);
+}
+
+/* kin's stop: the Task service's calls end first of all, its memory goes
+ * after the server's (its handlers point into it). */
 const struct keep_part shim_task_part = {.name = "the shim's tasks",
                                          .tag = KEEP_TAG_TASK,
                                          .level = KEEP_LEVEL_TASK,
                                          .start = task_keep_start,
                                          .save = task_keep_save,
                                          .uncarried = task_keep_uncarried,
-                                         .settled = task_keep_settled};
+                                         .settled = task_keep_settled,
+                                         .stop = task_keep_stop,
+                                         .free = task_keep_free,
+                                         .served = true};

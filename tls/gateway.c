@@ -14,6 +14,7 @@
 #include "tls/tls-int.h"
 
 #include <arpa/inet.h>
+#include <getopt.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <openssl/err.h>
@@ -21,7 +22,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -364,18 +364,14 @@ static void gw_on_control(struct ev_source *src, uint32_t events)
 /* Two fds per connection and a few of our own must fit the fd limit. */
 static void gw_fit_fd_limit(struct gateway *gw)
 {
-	struct rlimit rl;
-	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+	unsigned long need = (unsigned long)gw->max_conns * 2 + 64;
+	unsigned long have = fd_limit_raise(need);
+	if (have == 0)
 		return;
-	rlim_t need = (rlim_t)gw->max_conns * 2 + 64;
-	if (rl.rlim_cur < need && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = need < rl.rlim_max ? need : rl.rlim_max;
-		(void)setrlimit(RLIMIT_NOFILE, &rl);
-	}
-	if (rl.rlim_cur < need) {
-		unsigned fit = (unsigned)((rl.rlim_cur - 64) / 2);
+	if (have < need) {
+		unsigned fit = (unsigned)((have - 64) / 2);
 		log_warn("tls gateway: %u connections at most (the fd limit is %llu)", fit,
-		         (unsigned long long)rl.rlim_cur);
+		         (unsigned long long)have);
 		gw->max_conns = fit;
 	}
 }
@@ -479,4 +475,57 @@ int tls_gateway_run(const struct tls_gateway_config *cfg)
 	}
 	gw_teardown(&gw);
 	return r < 0 ? 1 : 0;
+}
+
+/* `kin gateway`: the role kin starts itself in to terminate TLS outside
+ * PID 1 (tls_serve's runner starts it). Not for people to run: it takes
+ * the listening socket as fd 3 and kin's control socket as fd 4, and the
+ * files to load as flags. */
+int tls_gateway_main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+	    {"cert", required_argument, NULL, 'c'},         {"key", required_argument, NULL, 'k'},
+	    {"ca", required_argument, NULL, 'a'},           {"crl", required_argument, NULL, 'r'},
+	    {"handshake-ms", required_argument, NULL, 't'}, {NULL, 0, NULL, 0},
+	};
+	struct tls_gateway_config cfg = {.listen_fd = 3, .control_fd = 4};
+	uint32_t u;
+	int c;
+	log_set_level(LOG_INFO_);
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			cfg.files.cert = optarg;
+			break;
+		case 'k':
+			cfg.files.key = optarg;
+			break;
+		case 'a':
+			cfg.files.ca = optarg;
+			break;
+		case 'r':
+			cfg.files.crl = optarg;
+			break;
+		case 't':
+			if (str_to_u32(optarg, &u) < 0) {
+				fprintf(stderr,
+				        "kin gateway: --handshake-ms '%s' is not a number\n",
+				        optarg);
+				return 2;
+			}
+			cfg.handshake_ms = u;
+			break;
+		default:
+			fprintf(stderr, "kin gateway: started by kin for --tls-listen; not for use "
+			                "by hand\n");
+			return 2;
+		}
+	}
+	if (!cfg.files.cert || !cfg.files.key || !cfg.files.ca) {
+		fprintf(stderr, "kin gateway: --cert, --key and --ca are needed\n");
+		return 2;
+	}
+	return tls_gateway_run(&cfg);
 }

@@ -16,7 +16,8 @@
  * The client side (kin ctl --connect tls:HOST:PORT) is the same relay the
  * other way round, in a child of the client (tls_client_open).
  *
- * Split so PID 1 never touches OpenSSL's pages: handoff.c (no OpenSSL) is
+ * Split so PID 1 never touches OpenSSL's pages: handoff.c and serve.c (kin's
+ * end: the sockets, the handovers, the re-exec record; no OpenSSL) are
  * what kin links into its loop; gateway.c and client.c use OpenSSL. */
 #pragma once
 
@@ -75,11 +76,75 @@ struct tls_gateway_config {
  * reloads the files for new handshakes; a bad new file is refused with a
  * log line naming it and the old ones stay. Returns an exit code. */
 int tls_gateway_run(const struct tls_gateway_config *cfg);
+/* `kin gateway --cert F --key F --ca F [--crl F] [--handshake-ms N]`: the
+ * role's entry, with fds 3 and 4 as tls_serve passes them; an exit code. */
+int tls_gateway_main(int argc, char **argv);
 /* Checks the files as the gateway would load them (for kin's options:
  * refusing a bad --tls-cert before anything starts), in a child process
  * so OpenSSL never runs in the caller. 0, or -errno with err naming
  * file and cause. */
 int tls_files_check(const struct tls_files *files, bool server, struct err *err);
+
+/* ---- kin's end of the gateway (serve.c, no OpenSSL) ------------------------------------ */
+
+/* "A.B.C.D:PORT" or "[V6]:PORT" (port 1-65535) into ret (NULL: only
+ * checks). -EINVAL if malformed. */
+struct sockaddr_storage;
+int tls_addr_parse(const char *s, struct sockaddr_storage *ret);
+
+#define TLS_GATEWAY_STOP_MS 5000 /* a gateway stopped: SIGTERM, then SIGKILL */
+
+struct tls_serve_config {
+	const char *listen;     /* "ADDR:PORT" (tls_addr_parse) */
+	struct tls_files files; /* the gateway's */
+	unsigned handshake_ms;  /* 0: the gateway's default */
+};
+
+/* What kin's end asks of its owner: to run the gateway (kin's runs it as
+ * an executable of cells, restarted with cells' own policy and backoff)
+ * and to take the connections it hands over. */
+struct tls_serve_ops {
+	/* Starts the gateway: argv run as /proc/self/exe with fds[0] (the
+	 * listening socket) and fds[1] (its end of the control socket) as
+	 * fds 3 and 4, restarted with them whenever it ends (the runner holds
+	 * copies: the caller closes its own). < 0: not started (logged). */
+	int (*start)(void *data, char *const *argv, const int fds[2]);
+	/* Ends a run of it (SIGTERM, SIGKILL after grace_ms; 0: at once): 1
+	 * while one is ending (report: tls_serve_ended is called once it
+	 * did), 0 when none runs, < 0 on error. */
+	int (*stop)(void *data, uint64_t grace_ms, bool report);
+	/* 1 when a gateway runs (*ret_pid), 0 when one stopped or is stopping
+	 * (*ret_pid its last), < 0 none (*ret_pid 0). */
+	int (*status)(void *data, pid_t *ret_pid);
+	void (*signal)(void *data, int sig);
+	/* Its output from now on into kin's log (after a start, a takeover). */
+	void (*follow)(void *data);
+	/* A connection the gateway handed over, with the identity it
+	 * verified: the owner's (its to close). */
+	void (*conn)(void *data, int fd, const struct tls_identity *id);
+	void *data;
+};
+
+struct tls_serve;
+struct state_in;
+struct state_field;
+struct state_w;
+/* kin's end, nothing started yet. */
+int tls_serve_new(const struct tls_serve_config *cfg, const struct tls_serve_ops *ops,
+                  struct ev_loop *loop, struct tls_serve **ret);
+/* Listens and starts the gateway, or takes both over from a re-exec's
+ * record (in and carried, tls_serve_save's; NULL: a fresh start, files
+ * checked by the caller). < 0: not listening (logged). */
+int tls_serve_start(struct tls_serve *ts, struct state_in *in, const struct state_field *carried);
+/* The record for a re-exec: the listening and control sockets (nothing
+ * when stopping); the gateway goes along with its runner. */
+void tls_serve_save(const struct tls_serve *ts, struct state_w *w, uint16_t tag);
+/* The runner's report (stop with report): an earlier run ended (result:
+ * -ECANCELED when that stop was called off); the gateway starts. */
+void tls_serve_ended(struct tls_serve *ts, int result);
+void tls_serve_reload(struct tls_serve *ts); /* SIGHUP to the gateway: new files */
+void tls_serve_stop(struct tls_serve *ts);   /* no more connections; the gateway ends */
+void tls_serve_free(struct tls_serve *ts);
 
 /* ---- the client side (client.c) ---------------------------------------------------- */
 

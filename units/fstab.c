@@ -2,9 +2,11 @@
  * / made as fstab says (read-write unless `ro`; checked by fsck -a first
  * while still read-only), the other filesystems mounted (fsck -a first
  * where fsck and a pass number are there) and swap turned on. noauto lines
- * are skipped, nofail ones only noted; x-systemd.* options are ignored. */
+ * are skipped, nofail ones only noted; x-systemd.* options are ignored.
+ * At the machine's end the swap goes off again (units_sysinit_swapoff). */
 #include "units/sysinit-int.h"
 
+#include <limits.h>
 #include <mntent.h>
 #include <signal.h>
 #include <stdio.h>
@@ -165,4 +167,23 @@ int sysinit_fstab(const struct units_sysinit_ops *ops)
 	}
 	endmntent(f);
 	return failed;
+}
+
+/* Swap the host boot turned on: a swap file keeps its filesystem busy,
+ * and / would not remount read-only. */
+void units_sysinit_swapoff(void)
+{
+	FILE *f = fopen("/proc/swaps", "re");
+	char line[PATH_MAX + 128], path[PATH_MAX];
+	if (!f)
+		return;
+	for (bool header = true; fgets(line, sizeof(line), f); header = false) {
+		if (header || sscanf(line, "%4095s", path) != 1)
+			continue;
+		if (swapoff(path) < 0)
+			log_warn("swapoff %s: %m", path);
+		else
+			log_debug("swapoff %s", path);
+	}
+	fclose(f);
 }

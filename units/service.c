@@ -312,15 +312,7 @@ static void on_adopted_pidfd(struct ev_source *src, uint32_t events)
 
 static bool is_our_child(pid_t pid)
 {
-	char path[64], *text = NULL;
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (file_read_small(path, 4096, &text, NULL) < 0)
-		return false;
-	const char *p = strrchr(text, ')');
-	int ppid = 0;
-	bool ours = p && sscanf(p + 1, " %*c %d", &ppid) == 1 && ppid == getpid();
-	free(text);
-	return ours;
+	return proc_ppid(pid) == getpid();
 }
 
 int service_adopt_main(struct svc *s, pid_t pid)

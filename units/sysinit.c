@@ -6,7 +6,8 @@
  * sysctl.d, modules-load.d, tmpfiles.d (tmpfiles.c), the generators
  * (postgresql's makes its clusters' links) and the random seed. Each step
  * logs what failed and the boot goes on. Finding a disk by its label and
- * loading modules are the owner's (units_sysinit_ops). */
+ * loading modules are the owner's (units_sysinit_ops). Also what a host's
+ * units see of it: the virtualization, the console's login prompt. */
 #include "units/sysinit-int.h"
 
 #include <dirent.h>
@@ -36,6 +37,43 @@ bool units_host_root(void)
 	return (stat("/etc/systemd/system", &st) == 0 && S_ISDIR(st.st_mode)) ||
 	       (stat("/lib/systemd/system", &st) == 0 && S_ISDIR(st.st_mode)) ||
 	       (stat("/usr/lib/systemd/system", &st) == 0 && S_ISDIR(st.st_mode));
+}
+
+/* What ConditionVirtualization= sees: the DMI vendor of a VM, "" else. */
+void units_host_virt(char *buf, size_t size, bool machine)
+{
+	char *vendor = NULL;
+	buf[0] = '\0';
+	if (!machine) {
+		str_copy(buf, size, "container-other");
+		return;
+	}
+	if (file_read_small("/sys/class/dmi/id/sys_vendor", 256, &vendor, NULL) < 0)
+		return;
+	str_trim(vendor);
+	if (strcmp(vendor, "QEMU") == 0)
+		str_copy(buf, size, "qemu");
+	else if (strstr(vendor, "KVM"))
+		str_copy(buf, size, "kvm");
+	free(vendor);
+}
+
+/* A login prompt on the console the kernel writes to (the last of
+ * /sys/class/tty/console/active): serial-getty@ttyS0, or getty@tty1 for
+ * the virtual terminals. */
+void units_host_getty(char *buf, size_t size)
+{
+	char *active = NULL;
+	buf[0] = '\0';
+	if (file_read_small("/sys/class/tty/console/active", 256, &active, NULL) < 0)
+		return;
+	char *last = strrchr(str_trim(active), ' ');
+	last = last ? last + 1 : active;
+	if (str_startswith(last, "tty") && last[3] >= '0' && last[3] <= '9')
+		snprintf(buf, size, "getty@%s.service", last[3] == '0' ? "tty1" : last);
+	else if (*last && strlen(last) < 32 && !strchr(last, '/'))
+		snprintf(buf, size, "serial-getty@%s.service", last);
+	free(active);
 }
 
 int sysinit_run_wait(char *const argv[], int ms)

@@ -821,9 +821,18 @@ struct units_sysinit_ops {
 void units_sysinit(const struct units_sysinit_ops *ops);
 /* The root has unit directories: a host that units_sysinit is for. */
 bool units_host_root(void);
+/* What ConditionVirtualization= sees: on a machine the DMI vendor of a VM
+ * ("qemu", "kvm"; "" else), "container-other" in any other role. */
+void units_host_virt(char *buf, size_t size, bool machine);
+/* The login prompt a host's boot wants on the console the kernel writes
+ * to: "serial-getty@ttyS0.service", "getty@tty1.service"; "" none. */
+void units_host_getty(char *buf, size_t size);
 /* A fresh random seed for the next boot, where the host boot keeps it
  * (at the machine's stop, before the unmount). */
 void units_sysinit_seed_save(void);
+/* Every swap off (at the machine's stop, before the unmount: a swap file
+ * keeps its filesystem busy, and / would not remount read-only). */
+void units_sysinit_swapoff(void);
 /* Pure parts, unit-tested and fuzzed: fstab options into mount(2) flags
  * and data (-E2BIG when data does not fit), one sysctl.d line, one
  * tmpfiles.d line (< 0 when it was refused or failed; logged with file:n). */

@@ -2,9 +2,11 @@
  * choice of accelerator. */
 #include "vm/vm.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 
 void vm_spec_defaults(struct vm_spec *spec)
@@ -251,4 +253,46 @@ int vm_guest_option(struct vm_guest_kinds *k, const char *key, const char *value
 		strcpy(k->share_tag, name);
 	}
 	return 0;
+}
+
+int vm_guest_link_find(const struct vm_guest_kinds *k, char *dev, size_t size)
+{
+	DIR *d = opendir("/sys/class/virtio-ports"); /* virtio-serial: the one kind */
+	if (!d)
+		return -ENOENT;
+	int r = -ENOENT;
+	for (struct dirent *e; r < 0 && (e = readdir(d));) {
+		char path[300], *name = NULL;
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/sys/class/virtio-ports/%s/name", e->d_name);
+		if (file_read_small(path, 256, &name, NULL) < 0)
+			continue;
+		name[strcspn(name, "\n")] = '\0';
+		if (strcmp(name, k->link_name) == 0 &&
+		    snprintf(dev, size, "/dev/%s", e->d_name) < (int)size)
+			r = 0;
+		free(name);
+	}
+	closedir(d);
+	return r;
+}
+
+const char *vm_guest_share_modules(const struct vm_guest_kinds *k)
+{
+	(void)k; /* 9p: the one kind */
+	return "9pnet_virtio,9p";
+}
+
+/* No cache: the host binds containers' roots in later, and must be seen
+ * then. Not nosuid: the containers' roots are there, and a setuid binary
+ * in one must work as under runc (no_new_privs, when a spec asks, still
+ * stops it). */
+int vm_guest_share_mount(const struct vm_guest_kinds *k, const char *at)
+{
+	int r = mkdir_p(at, 0755);
+	if (r == 0 && mount(k->share_tag, at, "9p", MS_NODEV,
+	                    "trans=virtio,version=9p2000.L,msize=262144") < 0)
+		r = -errno;
+	return r;
 }

@@ -78,6 +78,14 @@ int vm_guest_words(const struct vm_guest_kinds *k, bool share, char *buf, size_t
  * key, -EINVAL for a kind it does not know or a bad name ([A-Za-z0-9._-],
  * at most VM_GUEST_NAME_MAX). */
 int vm_guest_option(struct vm_guest_kinds *k, const char *key, const char *value);
+/* In the guest: the device of k's link (virtio-serial: /dev/vportNpM of
+ * the port named k->link_name, found in /sys/class/virtio-ports), or
+ * -ENOENT while there is none. */
+int vm_guest_link_find(const struct vm_guest_kinds *k, char *dev, size_t size);
+/* In the guest: the kernel modules k's share needs ("9pnet_virtio,9p"),
+ * and its mount at at (made if missing); -errno. */
+const char *vm_guest_share_modules(const struct vm_guest_kinds *k);
+int vm_guest_share_mount(const struct vm_guest_kinds *k, const char *at);
 
 struct vm_paths {
 	char dir[PATH_MAX];

@@ -154,3 +154,99 @@ TEST(keep_fresh_and_late_registration)
 	keep_changed(k); /* nothing to write: no state file */
 	keep_free(k);
 }
+
+/* ---- kin's stop (keep_stop) ---- */
+
+struct stopper {
+	char name;
+	struct keep *k;
+	void *drop; /* its free lets this part go too (NULL: none) */
+};
+
+static char stop_log[64];
+
+static void s_note(const struct stopper *s, char what)
+{
+	size_t n = strlen(stop_log);
+	if (n + 3 < sizeof(stop_log)) {
+		stop_log[n] = what;
+		stop_log[n + 1] = s->name;
+		stop_log[n + 2] = '\0';
+	}
+}
+
+static void s_stop(void *data)
+{
+	s_note(data, 's');
+}
+
+static void s_free(void *data)
+{
+	struct stopper *s = data;
+	s_note(s, 'f');
+	keep_unregister(s->k, s);
+	if (s->drop)
+		keep_unregister(s->k, s->drop);
+}
+
+static struct keep_part stop_part(uint16_t tag, unsigned level, bool served, struct stopper *s)
+{
+	return (struct keep_part){.name = "stopper",
+	                          .tag = tag,
+	                          .level = level,
+	                          .stop = s_stop,
+	                          .free = s_free,
+	                          .served = served,
+	                          .data = s};
+}
+
+/* The order kin's end has (keep.h's levels), with today's participants'
+ * hooks: every stop from the last level down (the shim's tasks, the
+ * services, the cells library), then the frees of parts not served (the
+ * units, a machine's end, the gateway, the server), then the served
+ * parts' frees (the tasks, the services, init's cells) — whatever order
+ * they registered in; within a level the last registered first. */
+TEST(keep_stop_order)
+{
+	struct keep *k = NULL;
+	CHECK_EQ(keep_new(&k), 0);
+	struct stopper task = {'T', k, NULL}, api = {'A', k, NULL}, units = {'U', k, NULL},
+	               tls = {'G', k, NULL}, cells = {'C', k, NULL}, rpc = {'R', k, NULL},
+	               api2 = {'B', k, NULL}, machine = {'M', k, NULL};
+	struct keep_part parts[] = {
+	    stop_part(KEEP_TAG_RPC, KEEP_LEVEL_RPC, false, &rpc),
+	    stop_part(KEEP_TAG_CELLS, KEEP_LEVEL_CELLS, true, &cells),
+	    stop_part(KEEP_TAG_TASK, KEEP_LEVEL_TASK, true, &task),
+	    stop_part(KEEP_TAG_UNITS, KEEP_LEVEL_UNITS, false, &units),
+	    stop_part(KEEP_TAG_API, KEEP_LEVEL_API, true, &api),
+	    stop_part(KEEP_TAG_TLS, KEEP_LEVEL_TLS, false, &tls),
+	    stop_part(KEEP_TAG_ZONES, KEEP_LEVEL_API, true, &api2), /* after api, same level */
+	    stop_part(KEEP_TAG_MACHINE, KEEP_LEVEL_MACHINE, false, &machine),
+	};
+	/* Only the tasks, the services and the cells stop before they go. */
+	parts[0].stop = parts[3].stop = parts[5].stop = parts[7].stop = NULL;
+	for (size_t i = 0; i < ARRAY_SIZE(parts); i++)
+		CHECK_EQ(keep_register(k, &parts[i]), 0);
+	stop_log[0] = '\0';
+	keep_stop(k);
+	CHECK(strcmp(stop_log, "sTsBsAsCfUfMfGfRfTfBfAfC") == 0);
+	keep_stop(k); /* every part went: nothing is called again */
+	CHECK(strcmp(stop_log, "sTsBsAsCfUfMfGfRfTfBfAfC") == 0);
+	keep_free(k);
+}
+
+/* A part another part's free let go is not freed by the walk. */
+TEST(keep_stop_skips_what_went)
+{
+	struct keep *k = NULL;
+	CHECK_EQ(keep_new(&k), 0);
+	struct stopper low = {'L', k, NULL}, high = {'H', k, &low};
+	struct keep_part pl = stop_part(1, KEEP_LEVEL_CELLS, false, &low);
+	struct keep_part ph = stop_part(2, KEEP_LEVEL_UNITS, false, &high);
+	CHECK_EQ(keep_register(k, &pl), 0);
+	CHECK_EQ(keep_register(k, &ph), 0);
+	stop_log[0] = '\0';
+	keep_stop(k);
+	CHECK(strcmp(stop_log, "sHsLfH") == 0);
+	keep_free(k);
+}

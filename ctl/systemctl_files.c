@@ -1,9 +1,7 @@
-/* systemctl: kin called as `systemctl` (init/main.c). The command line is
- * ctl/systemctl.c's; what it cannot reach over RPC — the unit files of a
- * root no kin runs on (a chroot during a package install, an image build,
- * --root=DIR) — it does through units/install.c, handed over here since
- * ctl may not include units/. */
-#include "init/init.h"
+/* systemctl_files: what `systemctl` does to the unit files of a root no
+ * kin runs on (a chroot during a package install, an image build,
+ * --root=DIR), through units/install.c: ctl_systemctl_main's env when kin
+ * is called as systemctl (init/main.c). */
 #include "ctl/ctl.h"
 #include "units/units.h"
 
@@ -40,12 +38,8 @@ static int offline_file_state(const char *root, const char *name, char *buf, siz
 	return r < 0 ? r : unit_file_state(&p, name, buf, size);
 }
 
-int init_systemctl_main(int argc, char **argv)
-{
-	static const struct ctl_systemctl_env env = {
-	    .version = KIN_VERSION,
-	    .files = offline_files,
-	    .file_state = offline_file_state,
-	};
-	return ctl_systemctl_main(argc, argv, &env);
-}
+const struct ctl_systemctl_env ctl_systemctl_files = {
+    .version = KIN_VERSION,
+    .files = offline_files,
+    .file_state = offline_file_state,
+};
