@@ -198,6 +198,10 @@ int exec_stdin_close(struct cells *c, const char *cell, const char *name, struct
 	int r = exec_get(c, cell, name, &e, err);
 	if (r < 0)
 		return r;
+	if (e->spec->terminal) /* the master stays: it is the output too */
+		return exec_tty_eof(e) < 0
+		           ? err_set_errno(err, -errno, "exec \"%s\": stdin: %m", e->label)
+		           : 0;
 	if (e->stdin_fd >= 0) {
 		if (c->keeper.unkeep)
 			c->keeper.unkeep(e->stdin_fd, c->keeper.data);
@@ -217,7 +221,7 @@ void exec_keep_pipes(struct exec *e)
 	for (int i = 0; i < 2; i++)
 		if (e->out[i].src.fd >= 0)
 			fds[n++] = e->out[i].src.fd;
-	if (e->stdin_fd >= 0)
+	if (e->stdin_fd >= 0 && !e->spec->terminal) /* a terminal's is the master again */
 		fds[n++] = e->stdin_fd;
 	if (n)
 		c->keeper.keep(fds, n, c->keeper.data);

@@ -33,6 +33,7 @@ static const char *const step_names[EXEC_STEP_COUNT] = {
     [EXEC_STEP_SYNC] = "sync",
     [EXEC_STEP_SETSID] = "setsid",
     [EXEC_STEP_STDIO] = "stdio",
+    [EXEC_STEP_CTTY] = "controlling terminal",
     [EXEC_STEP_CGROUPNS] = "cgroup namespace",
     [EXEC_STEP_MOUNT_PRIVATE] = "mount private",
     [EXEC_STEP_BIND_ROOT] = "bind root",
@@ -402,6 +403,8 @@ static _noreturn_ void child_main(const struct spawn_req *req, int errfd, int sy
 		TRY(EXEC_STEP_STDIO, fds[i] = fcntl(req->stdio[i], F_DUPFD_CLOEXEC, 3));
 	for (int i = 0; i < 3; i++)
 		TRY(EXEC_STEP_STDIO, dup2(fds[i], i));
+	if (s->terminal) /* the pty's slave, in our new session */
+		TRY(EXEC_STEP_CTTY, ioctl(0, TIOCSCTTY, 0));
 	if (s->namespaces & EXEC_NS_CGROUP) /* now, inside the cell: it becomes our root */
 		TRY(EXEC_STEP_CGROUPNS, unshare(CLONE_NEWCGROUP));
 	if (s->namespaces & EXEC_NS_MNT)

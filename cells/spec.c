@@ -345,6 +345,12 @@ static int validate_io_restart(const struct exec_spec *s, struct err *err)
 			               s->stdio_paths[i]);
 	if (s->stdin_pipe && s->stdio_paths[0])
 		return spec_fail(err, "%s: a pipe from kin or a path, not both", "stdin");
+	if (s->terminal && (s->stdio_paths[0] || s->stdio_paths[1] || s->stdio_paths[2]))
+		return spec_fail(err, "%s: its own, not stdio paths too", "terminal");
+	if (s->rows > EXEC_TTY_SIZE_MAX || s->cols > EXEC_TTY_SIZE_MAX || !s->rows != !s->cols)
+		return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
+		               "terminal: rows and columns are both 1-%d (or both unset)",
+		               EXEC_TTY_SIZE_MAX);
 	if (s->root_readonly && !s->root)
 		return spec_fail(err, "%s: read-only needs a root", "root");
 	if (s->log_bytes && (s->log_bytes < EXEC_LOG_MIN || s->log_bytes > EXEC_LOG_MAX))

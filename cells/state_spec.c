@@ -33,6 +33,9 @@ static const struct state_num spec_nums[] = {
     STATE_NUM(23, struct exec_spec, backoff_base_ms),
     STATE_NUM(24, struct exec_spec, backoff_cap_ms),
     STATE_FLAG(25, struct exec_spec, release_carried),
+    STATE_FLAG(26, struct exec_spec, terminal),
+    STATE_NUM(27, struct exec_spec, rows),
+    STATE_NUM(28, struct exec_spec, cols),
 };
 static const struct state_num rlimit_nums[] = {
     STATE_NUM(1, struct exec_rlimit, resource),
