@@ -159,6 +159,13 @@ static int spec_from(const char *cell, const char *name, const Kin__V1__ExecSpec
 		s->root = in->root;
 	s->root_readonly = in->root_readonly;
 	s->stdin_pipe = in->stdin_pipe;
+	if (in->rows > EXEC_TTY_SIZE_MAX || in->cols > EXEC_TTY_SIZE_MAX)
+		return exec_fail(err, cell, name,
+		                 "terminal: window size %ux%u: rows and columns are 1-%d", in->rows,
+		                 in->cols, EXEC_TTY_SIZE_MAX);
+	s->terminal = in->terminal;
+	s->rows = (uint16_t)in->rows;
+	s->cols = (uint16_t)in->cols;
 	if (in->join[0] && !in->bundle[0])
 		return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
 		               "exec \"%s/%s\": join is for a bundle's process", cell, name);
