@@ -6,6 +6,9 @@
  * stdin only while no input waits to be taken (a terminal that takes
  * nothing is asked again after a growing pause, output read meanwhile).
  *
+ * A stream kin ended UNAVAILABLE (it re-executed; the terminal went along)
+ * is opened again from the positions seen, for up to 5 s.
+ *
  * The client's terminal is put in raw mode (keys go to the remote terminal
  * as typed: Ctrl-C is a byte its line discipline turns into SIGINT there)
  * and restored on every way out: the end, a detach, an error, SIGTERM,
@@ -26,7 +29,8 @@
 #include <unistd.h>
 
 #define ATTACH_IN_MAX   4096
-#define ATTACH_RETRY_MS 64 /* at most, between asks while the terminal takes nothing */
+#define ATTACH_RETRY_MS 64   /* at most, between asks while the terminal takes nothing */
+#define ATTACH_AGAIN_MS 5000 /* to attach again after kin re-executed */
 
 static struct termios tty_saved;
 static bool tty_is_raw;
@@ -184,12 +188,16 @@ static int attach_detach(struct attach *a, const char *why)
 	return CTL_OK;
 }
 
+static bool attach_again(struct attach *a);
+
 /* One message of the stream: 1 go on, 0 the end (*code set). */
 static int attach_output(struct attach *a, int *code)
 {
 	ProtobufCMessage *m;
 	struct err st;
 	int r = rpc_client_stream_next(a->s, &kin__v1__attach_output__descriptor, &m, &st);
+	if (r == 0 && st.code == ERR_UNAVAILABLE && attach_again(a))
+		return 1;
 	if (r <= 0) {
 		tty_restore();
 		*code = ctl_result(a->ctl, r, &st);
@@ -256,21 +264,49 @@ static int attach_loop(struct attach *a, int sfd)
 	}
 }
 
-int ctl_attach(struct ctl *ctl, const struct ctl_attach *opt)
+/* The stream, from where asked the first time, from what was seen since
+ * (again: after kin re-executed, which ends streams UNAVAILABLE). */
+static int attach_open(struct attach *a, bool again)
 {
 	Kin__V1__AttachRequest in = KIN__V1__ATTACH_REQUEST__INIT;
-	struct attach a = {.ctl = ctl, .opt = opt};
 	unsigned rows = 0, cols = 0;
-	in.cell = (char *)opt->cell;
-	in.name = (char *)opt->name;
-	in.resume = opt->resume;
-	in.stdout_from = opt->from[0];
-	in.stderr_from = opt->from[1];
-	in.require_terminal = opt->require_terminal;
-	if (opt->terminal && ctl_window_size(&rows, &cols)) {
+	int fd;
+	in.cell = (char *)a->opt->cell;
+	in.name = (char *)a->opt->name;
+	in.resume = again || a->opt->resume;
+	in.stdout_from = a->pos[0];
+	in.stderr_from = a->pos[1];
+	in.require_terminal = a->opt->require_terminal;
+	if (a->opt->terminal && ctl_window_size(&rows, &cols)) {
 		in.rows = rows;
 		in.cols = cols;
 	}
+	int r = ctl_dial(a->ctl, &fd);
+	if (r == 0)
+		r = rpc_client_stream_open_fd(fd, "kin.v1.Exec", "Attach", &in.base, a->ctl->md,
+		                              a->ctl->n_md, &a->s);
+	return r;
+}
+
+/* kin went away for a moment (a re-exec): attach again where we were,
+ * for up to ATTACH_AGAIN_MS. */
+static bool attach_again(struct attach *a)
+{
+	rpc_client_stream_free(a->s);
+	a->s = NULL;
+	for (int waited = 0; waited < ATTACH_AGAIN_MS; waited += 100) {
+		if (attach_open(a, true) == 0)
+			return true;
+		poll(NULL, 0, 100);
+	}
+	return false;
+}
+
+int ctl_attach(struct ctl *ctl, const struct ctl_attach *opt)
+{
+	struct attach a = {.ctl = ctl, .opt = opt};
+	if (opt->resume)
+		a.pos[0] = opt->from[0], a.pos[1] = opt->from[1];
 	/* Signals first: from here on none ends kin ctl with its terminal raw. */
 	sigset_t mask;
 	sigemptyset(&mask);
@@ -278,16 +314,13 @@ int ctl_attach(struct ctl *ctl, const struct ctl_attach *opt)
 	for (size_t i = 0; i < ARRAY_SIZE(sigs); i++)
 		sigaddset(&mask, sigs[i]);
 	signal(SIGPIPE, SIG_IGN);
-	int sfd = -1, fd;
+	int sfd = -1;
 	if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0 ||
 	    (sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {
 		fprintf(stderr, "kin ctl: %s: signals: %s\n", ctl->what, strerror(errno));
 		return CTL_RPC_ERROR;
 	}
-	int r = ctl_dial(ctl, &fd);
-	if (r == 0)
-		r = rpc_client_stream_open_fd(fd, "kin.v1.Exec", "Attach", &in.base, ctl->md,
-		                              ctl->n_md, &a.s);
+	int r = attach_open(&a, false);
 	if (r < 0) {
 		close(sfd);
 		return ctl_result(ctl, r, NULL);

@@ -131,6 +131,8 @@ kc reexec
 printf 'echo after-reexec-$((40+1))\r' | "${CTL[@]}" exec stdin c keep >/dev/null 2>&1
 logs_have c keep after-reexec-41 && [ "$(field c keep)" = "$keep" ] && ok terminal_across_reexec ||
 	bad terminal_across_reexec "$("${CTL[@]}" exec logs c keep 2>&1 | tail -3)"
+# An attached client across a re-exec: attached again where it was.
+drive reexec '# ' "$KIN ctl --socket $S reexec" -- "${CTL[@]}" exec attach c keep
 wait_for "[ -s '$SD/state' ]" 100
 sleep 0.2
 kill -KILL "$DPID"

@@ -10,6 +10,8 @@ suite counts them.
   tty_client.py detach PROMPT -- KINCTL...    types `echo before`, detaches with ^]
   tty_client.py expect TEXT -- KINCTL...      attaches, waits for TEXT, detaches
   tty_client.py sigterm PROMPT -- KINCTL...   SIGTERM to kin ctl: 143, modes restored
+  tty_client.py reexec PROMPT COMMAND -- KINCTL...  COMMAND (a re-exec) while attached:
+      still attached after it, typing works
 """
 import fcntl
 import os
@@ -130,6 +132,18 @@ def expect(text, argv):
     check("expect_detached", c.wait() == 0, tail(c))
 
 
+def reexec(prompt, command, argv):
+    c = Client(argv)
+    check("reexec_attached", c.read_until(prompt, 10), tail(c))
+    rc = os.system(command + " >/dev/null 2>&1")
+    check("reexec_done", rc == 0, "%s: %r" % (command, rc))
+    c.type("echo after-$((7*7))\r")
+    check("attached_across_reexec", c.read_until("after-49", 8) and
+          os.waitpid(c.pid, os.WNOHANG)[0] == 0, tail(c))
+    c.type("\x1d")
+    check("reexec_detached", c.wait() == 0, tail(c))
+
+
 def sigterm(prompt, argv):
     c = Client(argv)
     check("sigterm_attached", c.read_until(prompt, 10), tail(c))
@@ -151,6 +165,8 @@ def main():
         detach(words[1], argv)
     elif words[0] == "expect":
         expect(words[1], argv)
+    elif words[0] == "reexec":
+        reexec(words[1], words[2], argv)
     elif words[0] == "sigterm":
         sigterm(words[1], argv)
     else:
