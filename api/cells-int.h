@@ -78,6 +78,21 @@ void api_exec_attach_free(struct list_node *list);
 /* An ExecStatus message of a status (its strings point into st). */
 void api_exec_status_fill(Kin__V1__ExecStatus *m, const struct exec_status *st);
 
+/* Exec/Start with spec.login (api/exec_login.c): the user's ids, groups,
+ * home, env and shell filled into b's spec, pointing into l (free it
+ * after exec_start, with api_exec_login_free). */
+struct api_exec_login {
+	char user[256], home[1024], shell[1024], argv0[1026];
+	char vars[4][1100]; /* HOME=, USER=, LOGNAME=, SHELL= */
+	char *argv[2], **env;
+	uint32_t uid, gid, groups[EXEC_GROUPS_MAX];
+	size_t ngroups;
+};
+struct api_cells_spec_buf;
+int api_exec_login_fill(const Kin__V1__StartRequest *req, struct api_cells_spec_buf *b,
+                        struct api_exec_login *l, struct err *err);
+void api_exec_login_free(struct api_exec_login *l);
+
 /* The services' handler tables (every handler gets the api_cells as its
  * userdata and runs only while cells are available). */
 extern const struct api_handlers api_cells_exec_handlers;

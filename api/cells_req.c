@@ -112,11 +112,15 @@ static int spec_from(const char *cell, const char *name, const Kin__V1__ExecSpec
 {
 	struct exec_spec *s = &b->s;
 	exec_spec_init(s);
-	if (!in || (in->n_argv == 0 && !in->image[0] && !in->bundle[0]))
+	if (!in || (in->n_argv == 0 && !in->image[0] && !in->bundle[0] && !in->login))
 		return exec_fail(err, cell, name, "no argv");
 	if (in->image[0] && in->bundle[0])
 		return exec_fail(err, cell, name, "an image or a bundle, not both");
-	if (in->user[0] && !in->image[0])
+	if (in->login && (in->image[0] || in->bundle[0]))
+		return exec_fail(err, cell, name,
+		                 "a login session is of kin's own users: not with "
+		                 "an image or a bundle");
+	if (in->user[0] && !in->image[0] && !in->login)
 		return exec_fail(err, cell, name, "user '%.64s': for image containers (uid, gid)",
 		                 in->user);
 	if (in->n_argv > EXEC_ARGS_MAX || in->n_env > EXEC_ENV_MAX)

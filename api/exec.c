@@ -63,12 +63,15 @@ static int serve_exec_start(struct rpc_call *call, const ProtobufCMessage *in, v
 	const Kin__V1__StartRequest *req = (const Kin__V1__StartRequest *)in;
 	struct err err = {0};
 	_cleanup_(api_cells_spec_buf_free) struct api_cells_spec_buf b = {0};
+	_cleanup_(api_exec_login_free) struct api_exec_login login = {0};
 	struct api_cells_pending *p = NULL;
 	if (req->spec && req->spec->image[0])
 		return api_exec_image_start(svc, call, req, exec_started);
 	if (req->spec && req->spec->bundle[0])
 		return api_exec_bundle_start(svc, call, req, exec_started);
 	int r = api_cells_req_start(req, &b, &err);
+	if (r == 0 && req->spec->login)
+		r = api_exec_login_fill(req, &b, &login, &err);
 	if (r == 0 && !(p = api_cells_pending_new(svc, call)))
 		r = -ENOMEM;
 	if (p) {

@@ -165,11 +165,12 @@ uint32_t ctl_vm_num(const struct ctl_vm_args *a, enum vm_opt_id id);
 /* The command groups (their tables, and the help text of each). */
 extern const struct ctl_cmd ctl_cell_cmds[], ctl_exec_cmds[], ctl_vm_cmds[], ctl_zone_cmds[],
     ctl_image_cmds[];
-extern const struct option ctl_cell_opts[], ctl_exec_opts[], ctl_events_opts[];
+extern const struct option ctl_cell_opts[], ctl_exec_opts[], ctl_events_opts[], ctl_shell_opts[];
 extern const char ctl_cells_help[], ctl_vm_help[], ctl_zone_help[], ctl_image_help[];
 int ctl_cell_main(struct ctl *ctl, int argc, char **argv);
 int ctl_exec_main(struct ctl *ctl, int argc, char **argv);
 int ctl_events_main(struct ctl *ctl, int argc, char **argv);
+int ctl_shell_main(struct ctl *ctl, int argc, char **argv);
 int ctl_vm_main(struct ctl *ctl, int argc, char **argv);
 int ctl_zone_main(struct ctl *ctl, int argc, char **argv);
 int ctl_image_main(struct ctl *ctl, int argc, char **argv);
@@ -177,6 +178,9 @@ int ctl_image_main(struct ctl *ctl, int argc, char **argv);
  * stdout or stderr as they came, a note for bytes dropped. */
 void ctl_log_print(const ProtobufCMessage *m);
 
+/* Exec/Start of in, waiting as long as kin's setup deadline and more; a
+ * terminal's size, unless given, is the client terminal's. */
+int ctl_exec_start_call(struct ctl *ctl, Kin__V1__StartRequest *in, ProtobufCMessage **ret_out);
 /* The exit code of an ended run, as a shell's: its code, 128 + its
  * signal, 255 when unknown. */
 int ctl_exit_status(const Kin__V1__ExecStatus *s);

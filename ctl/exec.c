@@ -444,6 +444,29 @@ int ctl_exit_status(const Kin__V1__ExecStatus *s)
 	return s->exit_code & 0xff;
 }
 
+int ctl_exec_start_call(struct ctl *ctl, Kin__V1__StartRequest *in, ProtobufCMessage **ret_out)
+{
+	unsigned rows, cols;
+	if (in->spec->terminal && !in->spec->rows && ctl_window_size(&rows, &cols)) {
+		in->spec->rows = rows < 4096 ? rows : 4096;
+		in->spec->cols = cols < 4096 ? cols : 4096;
+	}
+	/* kin answers a start within its setup deadline (then kills the
+	 * child): by default wait that long, and a little more, so a setup
+	 * that times out is told as such, not as an unreachable kin. */
+	struct err st;
+	const struct ctl_call c = {
+	    .service = "kin.v1.Exec",
+	    .method = "Start",
+	    .in = &in->base,
+	    .out_desc = &kin__v1__exec_status__descriptor,
+	    .timeout_ms = !ctl->timeout_set && ctl->timeout_ms < CTL_EXEC_START_WAIT_MS
+	                      ? CTL_EXEC_START_WAIT_MS
+	                      : ctl->timeout_ms,
+	};
+	return ctl_call(ctl, &c, ret_out, &st);
+}
+
 static int exec_start(struct ctl *ctl, int argc, char **argv)
 {
 	static struct exec_args a;
@@ -462,30 +485,12 @@ static int exec_start(struct ctl *ctl, int argc, char **argv)
 	in.cell = a.pos[0];
 	in.name = a.pos[1];
 	in.spec = &a.spec;
-	unsigned rows, cols;
 	a.spec.terminal = a.tty;
 	a.spec.stdin_pipe = a.spec.stdin_pipe || (a.interactive && !a.tty);
-	if (a.tty && ctl_window_size(&rows, &cols)) {
-		a.spec.rows = rows < 4096 ? rows : 4096;
-		a.spec.cols = cols < 4096 ? cols : 4096;
-	}
 	a.spec.argv = a.dd + 1 < argc ? argv + a.dd + 1 : NULL;
 	a.spec.n_argv = a.dd + 1 < argc ? (size_t)(argc - a.dd - 1) : 0;
-	/* kin answers a start within its setup deadline (then kills the
-	 * child): by default wait that long, and a little more, so a setup
-	 * that times out is told as such, not as an unreachable kin. */
-	struct err st;
 	ProtobufCMessage *out;
-	const struct ctl_call c = {
-	    .service = "kin.v1.Exec",
-	    .method = "Start",
-	    .in = &in.base,
-	    .out_desc = &kin__v1__exec_status__descriptor,
-	    .timeout_ms = !ctl->timeout_set && ctl->timeout_ms < CTL_EXEC_START_WAIT_MS
-	                      ? CTL_EXEC_START_WAIT_MS
-	                      : ctl->timeout_ms,
-	};
-	if ((r = ctl_call(ctl, &c, &out, &st)) != CTL_OK)
+	if ((r = ctl_exec_start_call(ctl, &in, &out)) != CTL_OK)
 		return r;
 	const Kin__V1__ExecStatus *s = (Kin__V1__ExecStatus *)out;
 	if (ctl->json)

@@ -11,8 +11,9 @@
 # hostile requests (0x0, 65535x65535, -t on an executable without a
 # terminal, input after the end) get clear errors; the master is carried
 # across `kin ctl reexec` and a crash (the keeper): the shell is neither
-# hung up nor deaf after either. The same session at depth 2 (--target
-# z1/z2, zones in zones).
+# hung up nor deaf after either. `kin ctl shell`: a login shell of
+# /etc/passwd's. The same sessions at depth 2 (--target z1/z2, zones in
+# zones).
 cd "$(dirname "$0")/../.."
 . tests/ns/lib.sh
 ns_suite_begin tty
@@ -59,6 +60,16 @@ out_has 'exit status 3' && ok sh1_ended_3 || bad sh1_ended_3 "$(cat "$T/out")"
 drive sigterm '# ' -- "${CTL[@]}" exec start -it c sh2 -- sh -i
 kc exec status c sh2
 out_has 'state: +running' && ok sigterm_leaves_it_running || bad sigterm_leaves_it_running "$(cat "$T/out")"
+
+# kin ctl shell: root's login shell from /etc/passwd, on a pty, its
+# record gone at the end; a user kin's /etc/passwd lacks is refused.
+drive run '# ' 'echo "home=$HOME user=$USER shell=$0 tty=$(tty)"' 'home=/root user=root shell=-bash tty=/dev/pts/' \
+	-- "${CTL[@]}" shell
+kc exec list shell
+! out_has 'shell-' && ok shell_record_gone || bad shell_record_gone "$(cat "$T/out")"
+kc shell --user 4242 </dev/null
+[ $rc -eq 1 ] && out_has 'login: user "4242" is not in /etc/passwd' && ok shell_unknown_user_refused ||
+	bad shell_unknown_user_refused "rc $rc: $(cat "$T/out")"
 
 # Detach, input while nobody is attached, attach again: it is all there.
 drive detach '# ' -- "${CTL[@]}" exec attach c sh2
@@ -157,6 +168,7 @@ kc zone create z1 --root "$BB"
 if [ $rc -eq 0 ]; then
 	drive interactive 25 90 '# ' -- "${CTL[@]}" --target z1/z2 exec start -it c sh -- /bin/busybox sh -i
 	drive sigterm '# ' -- "${CTL[@]}" --target z1/z2 exec start -it c sh2 -- /bin/busybox sh -i
+	drive run '# ' 'echo "home=$HOME shell=$0"' 'home=/ shell=-sh' -- "${CTL[@]}" --target z1/z2 shell
 else
 	bad depth2_zones "rc $rc: $(cat "$T/out")"
 fi

@@ -10,6 +10,7 @@ suite counts them.
   tty_client.py detach PROMPT -- KINCTL...    types `echo before`, detaches with ^]
   tty_client.py expect TEXT -- KINCTL...      attaches, waits for TEXT, detaches
   tty_client.py sigterm PROMPT -- KINCTL...   SIGTERM to kin ctl: 143, modes restored
+  tty_client.py run PROMPT COMMAND TEXT -- KINCTL...  COMMAND shows TEXT; exit: 0
   tty_client.py reexec PROMPT COMMAND -- KINCTL...  COMMAND (a re-exec) while attached:
       still attached after it, typing works
 """
@@ -144,6 +145,17 @@ def reexec(prompt, command, argv):
     check("reexec_detached", c.wait() == 0, tail(c))
 
 
+def run(prompt, command, want, argv):
+    c = Client(argv)
+    check("run_prompt", c.read_until(prompt, 10), tail(c))
+    c.type(command + "\r")
+    check("run_" + "".join(ch if ch.isalnum() else "_" for ch in want), c.read_until(want, 5),
+          tail(c))
+    c.type("exit\r")
+    st = c.wait()
+    check("run_exit_0", st == 0, "kin ctl ended %r: %s" % (st, tail(c)))
+
+
 def sigterm(prompt, argv):
     c = Client(argv)
     check("sigterm_attached", c.read_until(prompt, 10), tail(c))
@@ -167,6 +179,8 @@ def main():
         expect(words[1], argv)
     elif words[0] == "reexec":
         reexec(words[1], words[2], argv)
+    elif words[0] == "run":
+        run(words[1], words[2], words[3], argv)
     elif words[0] == "sigterm":
         sigterm(words[1], argv)
     else:
