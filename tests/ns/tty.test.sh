@@ -35,17 +35,7 @@ daemon_start() {
 	ns_daemon_start "$T/kin.log" --log-level debug --grace 2s --socket "$S" --state-dir "$SD" \
 		--zone-dir "$T/zones"
 }
-# drive SCENARIO ARGS... -- KINCTL-ARGS...: the client's checks, counted.
-drive() {
-	local line
-	while read -r line; do
-		case $line in
-		ok\ *) ok "${line#ok }" ;;
-		bad\ *) line=${line#bad }; bad "${line%% *}" "${line#* }" ;;
-		*) bad driver "$line" ;;
-		esac
-	done < <(timeout 60 python3 tests/ns/tty_client.py "$@" 2>&1)
-}
+drive() { ns_tty_drive "$@"; }
 field() { "${CTL[@]}" -o json exec status "$@" 2>/dev/null | sed -n "s/.*\"pid\":\([0-9]*\).*/\1/p"; }
 logs_have() { wait_for "\"\${CTL[@]}\" exec logs $1 $2 2>/dev/null | grep -q -- '$3'" 50; }
 
