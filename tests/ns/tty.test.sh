@@ -6,7 +6,7 @@
 # and a resize, Ctrl-C reaches the foreground job and not kin ctl, `exit 3`
 # is kin ctl's exit code, the client's terminal modes are restored (at the
 # end, at a detach, after SIGTERM); a detach and a re-attach sees the output
-# in between; a flooding terminal with an attached client that does not
+# in between; two clients at once; -i on pipes; 16 attachments at most; a flooding terminal with an attached client that does not
 # read neither stalls the workload nor kin, and the client is cut off;
 # hostile requests (0x0, 65535x65535, -t on an executable without a
 # terminal, input after the end) get clear errors; the master is carried
@@ -77,6 +77,14 @@ wait $! 2>/dev/null
 grep -q later-16 "$T/from" && ! grep -q between-9 "$T/from" && ok attach_from_position ||
 	bad attach_from_position "$(tr '\r\n' '||' <"$T/from")"
 
+# Two clients at once: both see the output, the input of either goes in.
+drive pair '# ' -- "${CTL[@]}" exec attach c sh2
+# -i without -t: pipes, kin ctl's stdin to its stdin, closed at the end.
+printf 'one\ntwo\n' | "${CTL[@]}" exec start -i c cat -- sh -c 'cat; echo done >&2; exit 5' >"$T/out" 2>"$T/err"
+rc=$?
+[ $rc -eq 5 ] && [ "$(cat "$T/out")" = "$(printf 'one\ntwo')" ] && grep -qx done "$T/err" &&
+	ok interactive_pipes || bad interactive_pipes "rc $rc: $(cat "$T/out" "$T/err")"
+
 # Hostile requests.
 kc exec resize c sh2 0x0
 [ $rc -eq 1 ] && out_has 'INVALID_ARGUMENT: exec "c/sh2": window size 0x0: rows and columns are 1-4096' &&
@@ -99,6 +107,20 @@ rc=$?
 	ok input_after_exit_refused || bad input_after_exit_refused "rc $rc: $(cat "$T/out")"
 kc exec attach c sh1 </dev/null
 [ $rc -eq 3 ] && ok attach_to_ended_gives_its_status || bad attach_to_ended_gives_its_status "rc $rc"
+# Attachments are followers: 16 per executable, the 17th refused.
+ATT=()
+for i in $(seq 16); do
+	"${CTL[@]}" exec attach c plain </dev/null >/dev/null 2>&1 &
+	ATT+=($!)
+done
+wait_for "[ \"\$(ls -l /proc/$DPID/fd 2>/dev/null | grep -c socket)\" -ge 32 ]" 100
+sleep 0.5
+kc exec attach c plain </dev/null
+[ $rc -eq 1 ] && out_has 'RESOURCE_EXHAUSTED: exec "c/plain": already 16 log followers' &&
+	ok attach_17th_refused || bad attach_17th_refused "rc $rc: $(cat "$T/out")"
+kill "${ATT[@]}" 2>/dev/null
+wait "${ATT[@]}" 2>/dev/null
+serving && ok serving_after_attach_storm || bad serving_after_attach_storm "not serving"
 
 # A flood through the terminal and an attached client that does not read:
 # the workload ends at its own pace, kin answers meanwhile, the client is

@@ -10,6 +10,7 @@ suite counts them.
   tty_client.py detach PROMPT -- KINCTL...    types `echo before`, detaches with ^]
   tty_client.py expect TEXT -- KINCTL...      attaches, waits for TEXT, detaches
   tty_client.py sigterm PROMPT -- KINCTL...   SIGTERM to kin ctl: 143, modes restored
+  tty_client.py pair PROMPT -- KINCTL...     two clients attached: each sees the other's input
   tty_client.py run PROMPT COMMAND TEXT -- KINCTL...  COMMAND shows TEXT; exit: 0
   tty_client.py reexec PROMPT COMMAND -- KINCTL...  COMMAND (a re-exec) while attached:
       still attached after it, typing works
@@ -156,6 +157,18 @@ def run(prompt, command, want, argv):
     check("run_exit_0", st == 0, "kin ctl ended %r: %s" % (st, tail(c)))
 
 
+def pair(prompt, argv):
+    a, b = Client(argv), Client(argv)
+    check("pair_attached", a.read_until(prompt, 10) and b.read_until(prompt, 10), tail(b))
+    a.type("echo from-a-$((1+1))\r")
+    check("pair_b_sees_a", b.read_until("from-a-2", 5), tail(b))
+    b.type("echo from-b-$((2+2))\r")
+    check("pair_a_sees_b", a.read_until("from-b-4", 5), tail(a))
+    a.type("\x1d")
+    b.type("\x1d")
+    check("pair_detached", a.wait() == 0 and b.wait() == 0, tail(a) + tail(b))
+
+
 def sigterm(prompt, argv):
     c = Client(argv)
     check("sigterm_attached", c.read_until(prompt, 10), tail(c))
@@ -181,6 +194,8 @@ def main():
         reexec(words[1], words[2], argv)
     elif words[0] == "run":
         run(words[1], words[2], words[3], argv)
+    elif words[0] == "pair":
+        pair(words[1], argv)
     elif words[0] == "sigterm":
         sigterm(words[1], argv)
     else:
