@@ -16,7 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ATTACH_CHUNK (16 * 1024)
+#define ATTACH_CHUNK      (16 * 1024)
+#define ATTACH_REPLAY_MAX (1024 * 1024) /* per stream, of what was kept */
 
 struct api_attach {
 	struct list_node node; /* in api_cells.attached */
@@ -135,15 +136,23 @@ static void attach_cancelled(struct rpc_call *call, void *data)
 }
 
 /* Where each stream starts: what the client asks, within what was ever
- * written (past the end is the end). */
+ * written (past the end is the end), and at most ATTACH_REPLAY_MAX before
+ * the end: what is sent at once must fit the connection's output cap (4
+ * MiB at least), or the client would be cut off before it could read. An
+ * earlier position asked for is told as dropped. */
 static void attach_from(const Kin__V1__AttachRequest *req, const struct exec_status *st,
-                        uint64_t from[2])
+                        uint64_t from[2], uint64_t dropped[2])
 {
 	uint64_t want[2] = {req->stdout_from, req->stderr_from};
-	for (int s = 0; s < 2; s++)
-		from[s] = !req->resume                 ? 0
-		          : want[s] < st->log_bytes[s] ? want[s]
-		                                       : st->log_bytes[s];
+	for (int s = 0; s < 2; s++) {
+		uint64_t end = st->log_bytes[s];
+		uint64_t floor = end > ATTACH_REPLAY_MAX ? end - ATTACH_REPLAY_MAX : 0;
+		from[s] = !req->resume ? 0 : want[s] < end ? want[s] : end;
+		if (from[s] < floor) {
+			dropped[s] = req->resume ? floor - from[s] : 0;
+			from[s] = floor;
+		}
+	}
 }
 
 static int attach_check(struct api_cells *svc, const Kin__V1__AttachRequest *req,
@@ -181,7 +190,7 @@ int api_exec_attach(struct api_cells *svc, struct rpc_call *call, const Kin__V1_
 	str_copy(a->cell, sizeof(a->cell), req->cell);
 	str_copy(a->name, sizeof(a->name), req->name);
 	list_push(&svc->attached, &a->node);
-	attach_from(req, &st, from);
+	attach_from(req, &st, from, a->dropped);
 	a->pos[0] = from[0], a->pos[1] = from[1];
 	a->in_setup = true;
 	r = exec_log_follow(svc->cells, req->cell, req->name, &attach_ops, a, from, &a->follower,

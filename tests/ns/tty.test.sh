@@ -146,6 +146,16 @@ exec 8<&-
 [ $src -eq 1 ] && grep -q 'RESOURCE_EXHAUSTED: exec "c/flood": attached client cut off' "$T/slow.err" &&
 	ok slow_client_cut_off || bad slow_client_cut_off "rc $src: $(cat "$T/slow.err")"
 
+# A big ring (64 MiB kept): an attach sends its last 1 MiB, not more than
+# the connection's cap takes at once (which would cut the client off).
+kc exec start --log-size 64M c big -- sh -c 'head -c 20000000 /dev/zero | tr "\0" y; echo BIG-END'
+wait_for "\"\${CTL[@]}\" exec status c big | grep -q 'state: *exited'" 300
+"${CTL[@]}" exec attach c big </dev/null >"$T/big" 2>"$T/big.err"
+rc=$?
+size=$(stat -c %s "$T/big")
+[ $rc -eq 0 ] && [ "$(tail -c 8 "$T/big")" = "BIG-END" ] && [ "$size" -le $((1024 * 1024)) ] &&
+	[ "$size" -gt 1000000 ] && ok attach_big_ring_last_mib || bad attach_big_ring_last_mib "rc $rc, $size bytes: $(cat "$T/big.err")"
+
 # The master across a re-exec and a crash: the same shell, not hung up.
 kc exec start -t c keep -- sh -i
 keep=$(field c keep)
