@@ -84,6 +84,7 @@ struct attach {
 	uint8_t in[ATTACH_IN_MAX];
 	size_t in_len;
 	bool in_eof, close_pending, detach_pending;
+	bool seen; /* a message came: the attach was taken */
 	int retry_ms;
 	uint64_t pos[2];
 };
@@ -198,6 +199,18 @@ static int attach_output(struct attach *a, int *code)
 	int r = rpc_client_stream_next(a->s, &kin__v1__attach_output__descriptor, &m, &st);
 	if (r == 0 && st.code == ERR_UNAVAILABLE && attach_again(a))
 		return 1;
+	if (r < 0 && a->seen) {
+		/* Attached, then the connection went: a kin on the way cuts a
+		 * client that does not read its output (no answer is sent then). */
+		tty_restore();
+		fprintf(stderr,
+		        "kin ctl: exec %s/%s: the connection was closed (%s): a client that does "
+		        "not read is cut off (attach again: --from %llu:%llu)\n",
+		        a->opt->cell, a->opt->name, strerror(-r), (unsigned long long)a->pos[0],
+		        (unsigned long long)a->pos[1]);
+		*code = CTL_RPC_ERROR;
+		return 0;
+	}
 	if (r <= 0) {
 		tty_restore();
 		*code = ctl_result(a->ctl, r, &st);
@@ -210,6 +223,7 @@ static int attach_output(struct attach *a, int *code)
 	}
 	const Kin__V1__AttachOutput *o = (const Kin__V1__AttachOutput *)m;
 	int s = o->stream == KIN__V1__LOG_STREAM__STDERR;
+	a->seen = true;
 	if (o->data.len) /* our own stdout gone: what comes is dropped */
 		(void)write_all(s ? STDERR_FILENO : STDOUT_FILENO, o->data.data, o->data.len);
 	if (o->position)
