@@ -85,7 +85,7 @@ struct attach {
 	size_t in_len;
 	bool in_eof, close_pending, detach_pending;
 	bool seen; /* a message came: the attach was taken */
-	int retry_ms;
+	int retry_ms, send_failures;
 	uint64_t pos[2];
 };
 
@@ -123,7 +123,7 @@ static int attach_send(struct attach *a)
 	in.data.data = a->in;
 	in.data.len = a->in_len;
 	in.close = a->close_pending;
-	struct err st;
+	struct err st = {0};
 	ProtobufCMessage *out = NULL;
 	const struct ctl_call c = {.service = "kin.v1.Exec",
 	                           .method = "Stdin",
@@ -139,9 +139,17 @@ static int attach_send(struct attach *a)
 			a->in_eof = true;
 			return CTL_OK;
 		}
+		/* kin re-executing (UNAVAILABLE, or the connection gone): the
+		 * input waits and goes again, for up to ATTACH_AGAIN_MS. */
+		bool later = r == CTL_UNREACHABLE || st.code == ERR_UNAVAILABLE;
+		if (later && a->send_failures++ < ATTACH_AGAIN_MS / ATTACH_RETRY_MS) {
+			a->retry_ms = ATTACH_RETRY_MS;
+			return CTL_OK;
+		}
 		tty_restore();
 		return r == CTL_RPC_ERROR ? ctl_result(a->ctl, 0, &st) : r;
 	}
+	a->send_failures = 0;
 	size_t w = (size_t)((Kin__V1__StdinResponse *)out)->written;
 	protobuf_c_message_free_unpacked(out, NULL);
 	if (w > a->in_len)
