@@ -32,6 +32,7 @@
 #define ATTACH_RETRY_MS 64   /* at most, between asks while the terminal takes nothing */
 #define ATTACH_AGAIN_MS 5000 /* to attach again after kin re-executed */
 
+static bool attach_signalled; /* the last attach ended by a signal to kin ctl */
 static struct termios tty_saved;
 static bool tty_is_raw;
 
@@ -52,6 +53,11 @@ static void tty_raw(void)
 		tty_is_raw = true;
 		atexit(tty_restore);
 	}
+}
+
+bool ctl_attach_signalled(void)
+{
+	return attach_signalled;
 }
 
 bool ctl_window_size(unsigned *rows, unsigned *cols)
@@ -258,6 +264,7 @@ static int attach_signal(struct attach *a, int sfd, int *code)
 	snprintf(why, sizeof(why), "%s: detached from", strsignal((int)si.ssi_signo));
 	attach_detach(a, why);
 	*code = 128 + (int)si.ssi_signo;
+	attach_signalled = true;
 	return 0;
 }
 

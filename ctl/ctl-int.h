@@ -200,6 +200,8 @@ struct ctl_attach {
 };
 #define CTL_DETACH_KEY_DEFAULT 0x1d /* Ctrl-] */
 int ctl_attach(struct ctl *ctl, const struct ctl_attach *opt);
+/* Whether the last ctl_attach ended because kin ctl got a signal. */
+bool ctl_attach_signalled(void);
 /* The client terminal's size (stdin's or stdout's); false when neither is one. */
 bool ctl_window_size(unsigned *rows, unsigned *cols);
 /* "^]", "^P", "^x" into its byte; "none" -1; anything else -2. */

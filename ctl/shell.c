@@ -3,9 +3,11 @@
  * --target), in a fresh executable of CELL (default "shell", made when
  * missing), attached until it ends, its record deleted then. The shell is
  * the user's own from that kin's /etc/passwd (ExecSpec.login); TERM is the
- * client's. */
+ * client's. A detach leaves it running; kin ctl ended by a signal (its
+ * terminal gone) hangs it up. */
 #include "ctl/ctl-int.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +69,35 @@ static int shell_start(struct ctl *ctl, const char *cell, const char *name, cons
 	return r;
 }
 
+/* kin ctl was ended by a signal (its terminal closed: SIGHUP, or a
+ * SIGTERM): the session ends too, as a login's does when its line hangs up
+ * — SIGHUP to the shell, then a stop (TERM, KILL a second later) for
+ * whatever ignores it. */
+static void shell_hangup(struct ctl *ctl, const char *cell, const char *name)
+{
+	Kin__V1__SignalRequest sig = KIN__V1__SIGNAL_REQUEST__INIT;
+	Kin__V1__StopRequest stop = KIN__V1__STOP_REQUEST__INIT;
+	ProtobufCMessage *out = NULL;
+	struct err st;
+	sig.cell = stop.cell = (char *)cell;
+	sig.name = stop.name = (char *)name;
+	sig.signal = SIGHUP;
+	stop.grace_ms = 1000;
+	struct ctl_call c = {.service = "kin.v1.Exec",
+	                     .method = "Signal",
+	                     .in = &sig.base,
+	                     .out_desc = &kin__v1__exec_status__descriptor,
+	                     .timeout_ms = ctl->timeout_ms,
+	                     .quiet = true};
+	if (ctl_call(ctl, &c, &out, &st) == CTL_OK && out)
+		protobuf_c_message_free_unpacked(out, NULL);
+	out = NULL;
+	c.method = "Stop";
+	c.in = &stop.base;
+	if (ctl_call(ctl, &c, &out, &st) == CTL_OK && out)
+		protobuf_c_message_free_unpacked(out, NULL);
+}
+
 /* The ended session's record goes (a detached one stays: attach to it). */
 static void shell_forget(struct ctl *ctl, const char *cell, const char *name)
 {
@@ -119,6 +150,8 @@ int ctl_shell_main(struct ctl *ctl, int argc, char **argv)
 	const struct ctl_attach at = {
 	    .cell = cell, .name = name, .terminal = true, .resume = true, .detach_key = detach_key};
 	r = ctl_attach(ctl, &at);
+	if (r > 128 && r < 128 + NSIG && ctl_attach_signalled())
+		shell_hangup(ctl, cell, name);
 	shell_forget(ctl, cell, name); /* refused while it runs (a detach): kept */
 	return r;
 }

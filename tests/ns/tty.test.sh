@@ -57,6 +57,11 @@ drive run '# ' 'echo "home=$HOME user=$USER shell=$0 tty=$(tty)"' 'home=/root us
 	-- "${CTL[@]}" shell
 kc exec list shell
 ! out_has 'shell-' && ok shell_record_gone || bad shell_record_gone "$(cat "$T/out")"
+# kin ctl shell ended by a signal (its terminal gone): the shell is hung
+# up, its record gone; the client's terminal restored.
+drive sigterm '# ' -- "${CTL[@]}" shell
+wait_for "! \"\${CTL[@]}\" exec list shell 2>/dev/null | grep -q shell-" 50 && ok shell_hung_up_by_signal ||
+	bad shell_hung_up_by_signal "$("${CTL[@]}" exec list shell 2>&1)"
 kc shell --user 4242 </dev/null
 [ $rc -eq 1 ] && out_has 'login: user "4242" is not in /etc/passwd' && ok shell_unknown_user_refused ||
 	bad shell_unknown_user_refused "rc $rc: $(cat "$T/out")"
