@@ -100,6 +100,11 @@ int api_vm_start_as(struct api_vm *svc, const struct vm_spec *spec, const char *
                     api_vm_exited_fn exited, void *data, struct err *e);
 int api_vm_stop_as(struct api_vm *svc, const char *name, uint64_t timeout_ms);
 int api_vm_kill_as(struct api_vm *svc, const char *name);
+/* Its VMM paused or resumed (vm_request): 1 with done to follow, or -errno
+ * with e. */
+int api_vm_pause_as(struct api_vm *svc, const char *name, bool pause,
+                    void (*done)(int result, const struct err *err, void *data), void *data,
+                    struct err *e);
 int api_vm_get_as(struct api_vm *svc, const char *name, struct vm_info *ret, bool *ret_ready);
 /* Every running VM powers off (api_stop_all); returns how many. */
 size_t api_vm_stop_all(struct api_vm *svc, uint64_t timeout_ms);

@@ -150,3 +150,6 @@ int api_pod_create_vm(void *impl, const struct vm_spec *spec,
 int api_pod_own(void *impl, const char *name, void (*gone)(int status, void *data), void *data);
 int api_pod_info(void *impl, const char *name, struct zone_info *ret);
 int api_pod_end(void *impl, const char *name, bool kill);
+int api_pod_freeze(void *impl, const char *name, bool freeze,
+                   void (*done)(int result, const struct err *err, void *data), void *data,
+                   struct err *err);

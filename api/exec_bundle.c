@@ -22,10 +22,69 @@
 struct bundle_buf {
 	struct oci_spec *o;
 	struct exec_mount mounts[OCI_SPEC_LIST_MAX];
-	struct exec_device_rule devices[OCI_SPEC_LIST_MAX + 64];
-	struct exec_device_node nodes[64];
+	struct exec_device_rule *devices; /* the bundle's rules, then its nodes' */
+	struct exec_device_node *nodes;
 	char join_paths[EXEC_JOINS_MAX][64];
 };
+
+static void bundle_buf_free(struct bundle_buf **bb)
+{
+	if (!*bb)
+		return;
+	oci_spec_free((*bb)->o);
+	free((*bb)->devices);
+	free((*bb)->nodes);
+	free(*bb);
+}
+
+/* Whether the bundle's rules already allow the node whole (rwm): the last
+ * rule that matches decides. A privileged container's single allow-all
+ * rule covers every node of the host's /dev, so the device program does
+ * not grow with the host. */
+static bool rules_allow(const struct oci_spec *o, const struct oci_device_node *n)
+{
+	for (size_t i = o->ndevices; i-- > 0;) {
+		const struct oci_device_rule *d = &o->devices[i];
+		if ((d->type != 'a' && d->type != n->type) ||
+		    (d->major != -1 && d->major != n->major) ||
+		    (d->minor != -1 && d->minor != n->minor))
+			continue;
+		return d->allow && d->access == 7;
+	}
+	return false;
+}
+
+/* linux.devices: the nodes made, and allowed above the bundle's rules (runc
+ * does the same) where those do not allow them already. */
+static int device_nodes(struct bundle_buf *bb, struct exec_spec *s)
+{
+	const struct oci_spec *o = bb->o;
+	bb->devices = calloc(o->ndevices + o->nnodes + 1, sizeof(*bb->devices));
+	bb->nodes = calloc(o->nnodes + 1, sizeof(*bb->nodes));
+	if (!bb->devices || !bb->nodes)
+		return -ENOMEM;
+	for (size_t i = 0; i < o->ndevices; i++)
+		bb->devices[i] = (struct exec_device_rule){o->devices[i].allow, o->devices[i].type,
+		                                           o->devices[i].major, o->devices[i].minor,
+		                                           o->devices[i].access};
+	size_t nd = o->ndevices;
+	for (size_t i = 0; i < o->nnodes; i++) {
+		const struct oci_device_node *n = &o->nodes[i];
+		bb->nodes[i] = (struct exec_device_node){
+		    n->path, n->type, (uint32_t)n->major, (uint32_t)n->minor, n->mode,
+		    n->uid,  n->gid};
+		if (n->type != 'p' && !rules_allow(o, n))
+			bb->devices[nd++] =
+			    (struct exec_device_rule){true, n->type, n->major, n->minor, 7};
+	}
+	s->device_nodes = bb->nodes;
+	s->ndevice_nodes = o->nnodes;
+	/* Confined either way: a bundle without rules gets kin's /dev only. */
+	s->devices_set = true;
+	s->devices = bb->devices;
+	s->ndevices = nd;
+	return 0;
+}
 
 static int ns_bits(const struct oci_spec *o, struct exec_spec *s, struct err *err)
 {
@@ -121,6 +180,7 @@ static int fill(const Kin__V1__StartRequest *req, struct bundle_buf *bb,
 	s->hostname = o->hostname;
 	s->root = o->root;
 	s->root_readonly = o->root_readonly;
+	s->root_propagation = o->root_propagation;
 	for (size_t i = 0; i < o->nmounts; i++) {
 		const struct oci_mount *m = &o->mounts[i];
 		bool bind = m->flags & MS_BIND;
@@ -134,33 +194,16 @@ static int fill(const Kin__V1__StartRequest *req, struct bundle_buf *bb,
 	s->mounts = bb->mounts;
 	s->nmounts = o->nmounts;
 	s->sysctls = o->sysctl;
-	s->masked_paths = o->masked_given ? (const char *const *)o->masked : exec_masked_default;
-	s->readonly_paths =
-	    o->readonly_given ? (const char *const *)o->readonly : exec_readonly_default;
+	/* As the runtime-spec says: none when the bundle names none (runc,
+	 * crun and ctr write the usual set; containerd's privileged
+	 * containers have none). */
+	s->masked_paths = (const char *const *)o->masked;
+	s->readonly_paths = (const char *const *)o->readonly;
 	s->oom_score_adj_set = o->oom_score_adj_given;
 	s->oom_score_adj = o->oom_score_adj;
-	for (size_t i = 0; i < o->ndevices; i++)
-		bb->devices[i] = (struct exec_device_rule){o->devices[i].allow, o->devices[i].type,
-		                                           o->devices[i].major, o->devices[i].minor,
-		                                           o->devices[i].access};
-	/* The nodes the bundle asks for are made, and allowed above its rules
-	 * (runc does the same). */
-	size_t nd = o->ndevices;
-	for (size_t i = 0; i < o->nnodes && i < ARRAY_SIZE(bb->nodes); i++) {
-		const struct oci_device_node *n = &o->nodes[i];
-		bb->nodes[i] = (struct exec_device_node){
-		    n->path, n->type, (uint32_t)n->major, (uint32_t)n->minor, n->mode,
-		    n->uid,  n->gid};
-		if (n->type != 'p')
-			bb->devices[nd++] =
-			    (struct exec_device_rule){true, n->type, n->major, n->minor, 7};
-	}
-	s->device_nodes = bb->nodes;
-	s->ndevice_nodes = o->nnodes;
-	/* Confined either way: a bundle without rules gets kin's /dev only. */
-	s->devices_set = true;
-	s->devices = bb->devices;
-	s->ndevices = nd;
+	r = device_nodes(bb, s);
+	if (r < 0)
+		return err_set(err, r, ERR_RESOURCE_EXHAUSTED, "config.json: out of memory");
 	if (!s->argv || !s->argv[0])
 		return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
 		               "config.json: process.args: required (or give ARGV after --)");
@@ -240,7 +283,7 @@ int api_exec_bundle_start(struct api_cells *svc, struct rpc_call *call,
                           const Kin__V1__StartRequest *req, exec_start_fn done)
 {
 	_cleanup_(api_cells_spec_buf_free) struct api_cells_spec_buf b = {0};
-	_cleanup_free_ struct bundle_buf *bb = calloc(1, sizeof(*bb));
+	_cleanup_(bundle_buf_free) struct bundle_buf *bb = calloc(1, sizeof(*bb));
 	struct api_cells_pending *p = NULL;
 	struct err err = {0};
 	struct cell_limits limits;
@@ -279,7 +322,5 @@ int api_exec_bundle_start(struct api_cells *svc, struct rpc_call *call,
 		r = api_cells_pending_settle(
 		    p, exec_start(svc->cells, req->cell, req->name, &b.s, done, p, &err));
 	}
-	if (bb)
-		oci_spec_free(bb->o);
 	return r < 0 ? api_cells_failed(call, r, &err) : 0;
 }

@@ -7,9 +7,7 @@
  * is vm/'s escalation (vm_stop), this file giving it the first step: a
  * Poweroff over the link; it is answered when the VMM has exited, with its
  * exit status. */
-#include "api/api-int.h"
-#include "api/vm_cells-int.h"
-#include "vm/vm.h"
+#include "api/vm-int.h"
 #include "lib/state.h"
 
 #include <stdio.h>
@@ -17,45 +15,6 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
-
-#define VM_TICK_MS          100
-#define VM_STOP_WAITERS_MAX 8
-#define VM_LINK_WAIT_MS     10000 /* QEMU makes link.sock at start; retry this long */
-#define VM_REPROBE_MS       1000  /* a guest's kin not answering yet is asked again, */
-#define VM_REPROBE_MAX_MS   8000  /* backing off to this */
-#define VM_LIMITS_MAX       32
-
-struct vm_slot {
-	bool used;
-	char name[NAME_MAX_LEN + 1];
-	char route[RPC_ROUTE_NAME_MAX + 1];
-	bool linking; /* connecting to link.sock */
-	bool routed;
-	uint64_t link_deadline_ns;
-	uint64_t reprobe_ns; /* connected, the guest's kin silent: ask again then */
-	unsigned reprobe_ms; /* the wait after the next probe */
-	bool stopping;       /* asked to end (vm_stop): its end is no surprise */
-	bool cell_gone;      /* the VMM was asked to end and did: its cell went */
-	struct rpc_call *waiters[VM_STOP_WAITERS_MAX];
-	struct rpc_call *start_call; /* a Start answered once the VMM runs */
-	struct api_vm *svc;
-	api_vm_exited_fn exited; /* a VM zone's owner (zones.c), told at exit */
-	void *exited_data;
-};
-
-struct api_vm {
-	struct rpc_server *rpc;
-	struct ev_loop *loop;
-	struct vm_manager *m;
-	struct api_vm_cells *vc; /* NULL: VMMs are plain children (cells_why) */
-	char cells_why[200];
-	struct ev_source timer;
-	bool ticking;
-	struct vm_slot vms[VM_MAX];
-	struct api_binding binding;
-	void (*changed)(void *data); /* api_config's */
-	void *changed_data;
-};
 
 static struct vm_slot *slot_find(struct api_vm *svc, const char *name)
 {
@@ -66,7 +25,7 @@ static struct vm_slot *slot_find(struct api_vm *svc, const char *name)
 }
 
 /* The route of a VM of this service: "vm/NAME". */
-static void route_of(const char *name, char *buf, size_t size)
+void api_vm_route_of(const char *name, char *buf, size_t size)
 {
 	snprintf(buf, size, "vm/%s", name);
 }
@@ -126,7 +85,7 @@ static void info_fill(Kin__V1__VmInfo *out, const struct vm_info *info, struct a
 	out->vsock_cid = info->vsock_cid;
 }
 
-static void tick_arm(struct api_vm *svc, bool on)
+void api_vm_tick_arm(struct api_vm *svc, bool on)
 {
 	if (on == svc->ticking)
 		return;
@@ -137,7 +96,7 @@ static void tick_arm(struct api_vm *svc, bool on)
 		svc->ticking = on;
 }
 
-static void link_try(struct api_vm *svc, struct vm_slot *x, const struct vm_info *info)
+void api_vm_link_try(struct api_vm *svc, struct vm_slot *x, const struct vm_info *info)
 {
 	int fd = sock_unix_connect(info->paths.link, 0);
 	if (fd < 0) {
@@ -197,7 +156,7 @@ static void on_tick(struct ev_source *src, uint32_t events)
 		if (!x->used || vm_get(svc->m, x->name, &info) < 0 || info.state == VM_STATE_EXITED)
 			continue;
 		if (x->linking)
-			link_try(svc, x, &info);
+			api_vm_link_try(svc, x, &info);
 		/* A probe lost on the way (the guest had its link port closed,
 		 * as after its host kin changed) is sent again until answered. */
 		bool probing = !x->linking && x->routed &&
@@ -212,7 +171,7 @@ static void on_tick(struct ev_source *src, uint32_t events)
 		more |= x->linking || probing;
 	}
 	if (!more)
-		tick_arm(svc, false);
+		api_vm_tick_arm(svc, false);
 }
 
 /* The VM has ended (or never ran): every Stop waiting on it hears so. */
@@ -343,7 +302,7 @@ static int serve_vm_start(struct rpc_call *call, const ProtobufCMessage *in, voi
 			                     m->name, ce.msg[0] ? ce.msg : strerror(-r));
 	}
 	char route[RPC_ROUTE_NAME_MAX + 1];
-	route_of(spec.name, route, sizeof(route));
+	api_vm_route_of(spec.name, route, sizeof(route));
 	api_vm_cells_set_limits(svc->vc, m->n_limits ? &limits : NULL);
 	int r = api_vm_start_as(svc, &spec, route, NULL, NULL, &e);
 	api_vm_cells_set_limits(svc->vc, NULL);
@@ -398,8 +357,8 @@ int api_vm_start_as(struct api_vm *svc, const struct vm_spec *spec, const char *
 	x->routed = r == 0;
 	struct vm_info info;
 	vm_get(svc->m, spec->name, &info);
-	link_try(svc, x, &info);
-	tick_arm(svc, true); /* the link, then the guest's first answer */
+	api_vm_link_try(svc, x, &info);
+	api_vm_tick_arm(svc, true); /* the link, then the guest's first answer */
 	return ERR_OK;
 }
 
@@ -524,6 +483,37 @@ int api_vm_kill_as(struct api_vm *svc, const char *name)
 	return vm_kill(svc->m, name, SIGKILL);
 }
 
+struct pause_req {
+	void (*done)(int result, const struct err *err, void *data);
+	void *data;
+};
+
+static void paused(void *data, const char *name, enum vm_op op, const struct err *e)
+{
+	struct pause_req *q = data;
+	(void)name, (void)op;
+	q->done(e ? (e->errnum ? e->errnum : -EIO) : 0, e, q->data);
+	free(q);
+}
+
+int api_vm_pause_as(struct api_vm *svc, const char *name, bool pause,
+                    void (*done)(int result, const struct err *err, void *data), void *data,
+                    struct err *e)
+{
+	struct vm_info info;
+	struct pause_req *q;
+	if (!live_find(svc, name, &info))
+		return err_set(e, -ENOENT, ERR_NOT_FOUND, "vm \"%s\" is not running", name);
+	if (!(q = malloc(sizeof(*q))))
+		return err_set(e, -ENOMEM, ERR_RESOURCE_EXHAUSTED, "vm \"%s\": out of memory",
+		               name);
+	*q = (struct pause_req){done, data};
+	int r = vm_request(svc->m, name, pause ? VM_OP_PAUSE : VM_OP_RESUME, paused, q, e);
+	if (r < 0)
+		free(q);
+	return r < 0 ? r : 1;
+}
+
 int api_vm_get_as(struct api_vm *svc, const char *name, struct vm_info *ret, bool *ret_ready)
 {
 	struct vm_slot *x = slot_find(svc, name);
@@ -583,180 +573,6 @@ size_t api_vm_children(const struct api_vm *svc)
 {
 	return svc ? vm_children(svc->m) : 0;
 }
-
-enum { AV_VM = 1 };
-enum { AV_INFO = 1, AV_CELL_GONE, AV_ROUTE };
-
-void api_vm_save(struct api_vm *svc, struct state_w *w, uint16_t tag)
-{
-	if (!svc)
-		return;
-	size_t at = state_open(w, tag);
-	for (size_t i = 0; i < VM_MAX; i++) {
-		struct vm_slot *x = &svc->vms[i];
-		struct vm_info info;
-		if (!x->used || vm_get(svc->m, x->name, &info) < 0)
-			continue;
-		/* A file for a successor: a plain child's VMM cannot be found
-		 * again (no cell), nor one still starting. */
-		if (w->file && (!info.cell[0] || info.state == VM_STATE_STARTING))
-			continue;
-		size_t v = state_open(w, AV_VM);
-		vm_save(svc->m, x->name, w, AV_INFO);
-		state_put_u64(w, AV_CELL_GONE, x->cell_gone);
-		if (x->exited) /* a VM zone: its route is its name, its owner binds it again */
-			state_put_str(w, AV_ROUTE, x->route);
-		state_close(w, v);
-	}
-	state_close(w, at);
-}
-
-/* One VM back: the manager's entry, then its slot; a running VM's link is
- * its route "vm/NAME" as handed over, or connected to again. 1 taken, 0
- * not (logged). */
-static int vm_take(struct api_vm *svc, const struct state_field *f, const char *how)
-{
-	struct state_field g, info_f = {0};
-	struct state_r r;
-	char route[RPC_ROUTE_NAME_MAX + 1], why[ERR_MSG_MAX] = "",
-	                                    zone[RPC_ROUTE_NAME_MAX + 1] = "";
-	uint64_t cell_gone = 0;
-	int e = 0;
-	state_get_record(f, &r);
-	while ((e = state_next(&r, &g)) > 0) {
-		if (g.tag == AV_INFO)
-			info_f = g;
-		else if (g.tag == AV_CELL_GONE && (e = state_get_u64(&g, &cell_gone)) < 0)
-			break;
-		else if (g.tag == AV_ROUTE && (e = state_get_str(&g, zone, sizeof(zone))) < 0)
-			break;
-	}
-	struct vm_info info = {0};
-	if (e < 0 || !info_f.tag) {
-		log_error("%s: a VM's record does not read; not taken over", how);
-		return 0;
-	}
-	if (vm_restore(svc->m, &info_f, &info, why, sizeof(why)) < 0) {
-		log_error("%s: vm \"%.64s\" cannot be taken over: %s", how,
-		          info.name[0] ? info.name : "?", why);
-		return 0;
-	}
-	/* A VM zone's route is the zone's name (its owner binds it again). */
-	if (zone[0] && strcmp(zone, info.name) == 0 && name_is_valid(zone))
-		str_copy(route, sizeof(route), zone);
-	else
-		route_of(info.name, route, sizeof(route));
-	struct vm_slot *x = NULL;
-	for (size_t i = 0; i < VM_MAX && !x; i++)
-		if (!svc->vms[i].used)
-			x = &svc->vms[i];
-	if (!x) { /* cannot happen: the manager holds as many */
-		log_error("%s: vm \"%s\" cannot be taken over: no slot; its VMM is killed", how,
-		          info.name);
-		if (info.state != VM_STATE_EXITED)
-			vm_kill(svc->m, info.name, SIGKILL);
-		return 0;
-	}
-	*x = (struct vm_slot){.used = true, .svc = svc, .cell_gone = cell_gone != 0};
-	str_copy(x->name, sizeof(x->name), info.name);
-	str_copy(x->route, sizeof(x->route), route);
-	enum rpc_route_state rs = rpc_route_state(svc->rpc, route);
-	x->routed = rs != RPC_ROUTE_NONE;
-	x->reprobe_ns = now_monotonic_ns() + VM_REPROBE_MS * 1000000ull;
-	if (rs == RPC_ROUTE_CONNECTING)
-		tick_arm(svc, true); /* its guest not answering yet: asked again */
-	if (info.state == VM_STATE_EXITED || rs == RPC_ROUTE_READY || rs == RPC_ROUTE_CONNECTING)
-		return 1;
-	/* Running, its link not handed over: QEMU's link socket takes a new
-	 * connection, and the guest's kin is probed again. */
-	if (x->routed)
-		rpc_route_remove(svc->rpc, route, "the VM's link is connected again");
-	x->routed = rpc_route_add(svc->rpc, route, -1, RPC_ROUTE_PROBE) == 0;
-	x->linking = true;
-	x->link_deadline_ns = now_monotonic_ns() + VM_LINK_WAIT_MS * 1000000ull;
-	link_try(svc, x, &info);
-	tick_arm(svc, true);
-	return 1;
-}
-
-int api_vm_own(struct api_vm *svc, const char *name, api_vm_exited_fn exited, void *data)
-{
-	for (size_t i = 0; svc && i < VM_MAX; i++) {
-		struct vm_slot *x = &svc->vms[i];
-		if (x->used && !x->exited && strcmp(x->name, name) == 0 &&
-		    strcmp(x->route, name) == 0) {
-			x->exited = exited;
-			x->exited_data = data;
-			return 0;
-		}
-	}
-	return -ENOENT;
-}
-
-int api_vm_restore(struct api_vm *svc, const struct state_field *f, const char *how)
-{
-	struct state_r r;
-	struct state_field g;
-	int e, n = 0;
-	if (!svc)
-		return -ENODEV;
-	state_get_record(f, &r);
-	while ((e = state_next(&r, &g)) > 0)
-		if (g.tag == AV_VM)
-			n += vm_take(svc, &g, how);
-	/* What no record named, or a record that did not read left, goes:
-	 * no VMM runs unmanaged, no name stays blocked. */
-	api_vm_cells_sweep(svc->vc, how);
-	return e < 0 ? e : n;
-}
-
-int api_vm_adopt(struct api_vm *svc, const struct state_field *f)
-{
-	if (f)
-		return api_vm_restore(svc, f, "adopt");
-	api_vm_cells_sweep(svc->vc, "adopt");
-	return 0;
-}
-
-/* The VMs as a participant of the handover: before the zones (a VM zone's
- * owner binds its VM again). */
-static int vm_keep_start(void *data, const struct keep_from *from)
-{
-	int n = 0;
-	if (from->how == KEEP_REEXEC && from->record)
-		n = api_vm_restore(data, from->record, from->how_name);
-	else if (from->how == KEEP_ADOPT)
-		n = api_vm_adopt(data, from->record);
-	if (n > 0)
-		log_info("%s: %d VMs %s", from->how_name, n,
-		         from->how == KEEP_ADOPT ? "adopted" : "taken over");
-	return n < 0 ? n : 0;
-}
-
-static int vm_keep_save(void *data, struct state_w *w, uint16_t tag, struct err *err)
-{
-	(void)err;
-	api_vm_save(data, w, tag);
-	return 0;
-}
-
-static bool vm_keep_settled(void *data, char *why, size_t size)
-{
-	return api_vm_settled(data, why, size);
-}
-
-static size_t vm_keep_children(void *data)
-{
-	return api_vm_children(data);
-}
-
-static const struct keep_part vm_part = {.name = "the VMs",
-                                         .tag = KEEP_TAG_VMS,
-                                         .level = KEEP_LEVEL_VMS,
-                                         .start = vm_keep_start,
-                                         .save = vm_keep_save,
-                                         .settled = vm_keep_settled,
-                                         .children = vm_keep_children};
 
 static const struct api_method vm_methods[] = {
     {serve_vm_start, 0},
@@ -827,7 +643,7 @@ static int vm_start_service(struct api *api, const struct api_config *cfg)
 	struct vm_stop_hooks hooks = {.poweroff = stop_poweroff, .data = svc};
 	vm_manager_set_stop_hooks(svc->m, &hooks);
 	api->vm = svc;
-	api_keep_add(api, &vm_part, svc);
+	api_keep_add(api, &api_vm_keep_part, svc);
 	return 0;
 }
 

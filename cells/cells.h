@@ -388,6 +388,9 @@ struct exec_spec {
 	const char *hostname;      /* needs EXEC_NS_UTS */
 	const char *root;          /* pivot_root here (implies EXEC_NS_MNT) */
 	bool root_readonly;
+	/* The mount namespace's propagation under the root (MS_PRIVATE,
+	 * MS_SLAVE or MS_SHARED, | MS_REC); 0: MS_REC | MS_PRIVATE. */
+	unsigned long root_propagation;
 	/* An overlay mounted at root (an empty directory) by the child, in
 	 * its own mount namespace (nothing to unmount after): lowerdirs as
 	 * overlayfs takes them ("top:...:bottom"), upperdir and workdir on
@@ -496,7 +499,7 @@ struct exec_device_node {
 	uint32_t major, minor, mode, uid, gid;
 };
 #define EXEC_DEVICES_MAX 256
-#define EXEC_NODES_MAX   64
+#define EXEC_NODES_MAX   1024 /* a privileged container: every node of a big host's /dev */
 #define EXEC_MOUNTS_MAX  256
 #define EXEC_SYSCTLS_MAX 64
 

@@ -217,7 +217,14 @@ static void make_nodes(const struct exec_spec *s, int errfd)
 		if (r < 0)
 			spawn_child_fail(errfd, EXEC_STEP_NODES, -r);
 		mode_t type = d->type == 'b' ? S_IFBLK : d->type == 'p' ? S_IFIFO : S_IFCHR;
-		unlinkat(pfd, name, 0);
+		/* kin's own /dev/ptmx (pts's) and its mount points (the console,
+		 * nodes bound in a user namespace) stay: a privileged container
+		 * lists the host's, as runc keeps what it has made. */
+		if (!strcmp(d->path, "/dev/ptmx") ||
+		    (unlinkat(pfd, name, 0) < 0 && errno == EBUSY)) {
+			close(pfd);
+			continue;
+		}
 		if (mknodat(pfd, name, type | 0600, makedev(d->major, d->minor)) < 0) {
 			if (errno != EPERM || type == S_IFIFO)
 				spawn_child_fail(errfd, EXEC_STEP_NODES, errno);
@@ -281,6 +288,15 @@ static void setup_root(const struct exec_spec *s, int errfd)
 		TRY(EXEC_STEP_BIND_ROOT, mount(s->root, s->root, NULL, MS_BIND | MS_REC, NULL));
 	}
 	TRY(EXEC_STEP_BIND_ROOT, chdir(s->root));
+	bool shared = (s->root_propagation & ~MS_REC) == MS_SHARED;
+	if (shared) {
+		/* pivot_root takes no shared root nor one on a shared mount:
+		 * the root made private, and bound again on itself (runc's
+		 * way); the volumes bound below it stay in their peer groups. */
+		TRY(EXEC_STEP_BIND_ROOT, mount(NULL, ".", NULL, MS_PRIVATE, NULL));
+		TRY(EXEC_STEP_BIND_ROOT, mount(".", ".", NULL, MS_BIND | MS_REC, NULL));
+		TRY(EXEC_STEP_BIND_ROOT, chdir(s->root));
+	}
 	if (s->nmounts) {
 		for (size_t i = 0; i < s->nmounts; i++)
 			apply_mount(&s->mounts[i], errfd);
@@ -298,7 +314,15 @@ static void setup_root(const struct exec_spec *s, int errfd)
 		console_bind();
 	/* pivot_root(".", ".") stacks the old root under the new one; the
 	 * detach then drops it, leaving no path back to the host. */
+	int old = -1;
+	if (shared) /* the old root, to reach under the new one */
+		TRY(EXEC_STEP_PIVOT_ROOT, old = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
 	TRY(EXEC_STEP_PIVOT_ROOT, syscall(SYS_pivot_root, ".", "."));
+	if (shared) { /* its unmount must not reach the peers */
+		TRY(EXEC_STEP_PIVOT_ROOT, fchdir(old));
+		TRY(EXEC_STEP_PIVOT_ROOT, mount(NULL, ".", NULL, MS_REC | MS_SLAVE, NULL));
+		close(old);
+	}
 	TRY(EXEC_STEP_PIVOT_ROOT, umount2(".", MNT_DETACH));
 	TRY(EXEC_STEP_PIVOT_ROOT, chdir("/"));
 	if (s->root_readonly)
@@ -430,7 +454,9 @@ static _noreturn_ void child_main(const struct spawn_req *req, int errfd, int sy
 	if (s->namespaces & EXEC_NS_CGROUP) /* now, inside the cell: it becomes our root */
 		TRY(EXEC_STEP_CGROUPNS, unshare(CLONE_NEWCGROUP));
 	if (s->namespaces & EXEC_NS_MNT)
-		TRY(EXEC_STEP_MOUNT_PRIVATE, mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL));
+		TRY(EXEC_STEP_MOUNT_PRIVATE,
+		    mount(NULL, "/", NULL,
+		          s->root_propagation ? s->root_propagation : MS_REC | MS_PRIVATE, NULL));
 	if (s->root)
 		setup_root(s, errfd);
 	else if ((s->namespaces & (EXEC_NS_MNT | EXEC_NS_PID)) == (EXEC_NS_MNT | EXEC_NS_PID))

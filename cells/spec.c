@@ -200,7 +200,8 @@ static int validate_devices(const struct exec_spec *s, size_t *bytes, struct err
 			                 "devices");
 	}
 	if (s->ndevice_nodes > EXEC_NODES_MAX || (s->ndevice_nodes && !s->root))
-		return spec_fail(err, "%s: at most 64, with a root", "device nodes");
+		return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
+		               "device nodes: at most %d, with a root", EXEC_NODES_MAX);
 	for (size_t i = 0; i < s->ndevice_nodes; i++) {
 		const struct exec_device_node *d = &s->device_nodes[i];
 		if (!d->path || !str_startswith(d->path, "/dev/") || strstr(d->path, "..") ||
@@ -345,6 +346,9 @@ static int validate_io_restart(const struct exec_spec *s, struct err *err)
 			               s->stdio_paths[i]);
 	if (s->stdin_pipe && s->stdio_paths[0])
 		return spec_fail(err, "%s: a pipe from kin or a path, not both", "stdin");
+	unsigned long rp = s->root_propagation & ~MS_REC;
+	if (s->root_propagation && rp != MS_PRIVATE && rp != MS_SLAVE && rp != MS_SHARED)
+		return spec_fail(err, "%s: private, slave or shared", "root propagation");
 	if (s->terminal && (s->stdio_paths[0] || s->stdio_paths[1] || s->stdio_paths[2]))
 		return spec_fail(err, "%s: its own, not stdio paths too", "terminal");
 	if (s->rows > EXEC_TTY_SIZE_MAX || s->cols > EXEC_TTY_SIZE_MAX || !s->rows != !s->cols)

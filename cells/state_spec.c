@@ -33,9 +33,10 @@ static const struct state_num spec_nums[] = {
     STATE_NUM(23, struct exec_spec, backoff_base_ms),
     STATE_NUM(24, struct exec_spec, backoff_cap_ms),
     STATE_FLAG(25, struct exec_spec, release_carried),
-    STATE_FLAG(26, struct exec_spec, terminal),
-    STATE_NUM(27, struct exec_spec, rows),
-    STATE_NUM(28, struct exec_spec, cols),
+    STATE_NUM(26, struct exec_spec, root_propagation),
+    STATE_FLAG(27, struct exec_spec, terminal),
+    STATE_NUM(28, struct exec_spec, rows),
+    STATE_NUM(29, struct exec_spec, cols),
 };
 static const struct state_num rlimit_nums[] = {
     STATE_NUM(1, struct exec_rlimit, resource),
@@ -140,7 +141,7 @@ struct spec_in {
 	struct exec_mount mounts[EXEC_MOUNTS_MAX];
 	struct exec_device_rule devices[EXEC_DEVICES_MAX];
 	struct exec_device_node nodes[EXEC_NODES_MAX];
-	char *owned[4096]; /* every string made for s */
+	char *owned[4096 + EXEC_NODES_MAX]; /* every string made for s */
 };
 
 /* One scratch for a whole restore (about 60 KiB: zeroing it for each of

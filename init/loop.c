@@ -587,7 +587,7 @@ int init_run(struct init_config *cfg, enum init_role role)
 	s = (struct init_state){.cfg = cfg, .role = role, .started_ns = now_monotonic_ns()};
 	int r;
 
-	if (role == INIT_ROLE_DAEMON && prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
+	if ((role == INIT_ROLE_DAEMON || getpid() != 1) && prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
 		log_warn("cannot become a child subreaper: %m; orphans go to the real init");
 	if (role == INIT_ROLE_MACHINE)
 		reboot(RB_DISABLE_CAD); /* Ctrl-Alt-Del arrives as SIGINT */

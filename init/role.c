@@ -18,12 +18,14 @@ static int pid_ns_is_initial(void)
 
 int init_detect_role(const struct init_config *cfg, enum init_role *ret_role)
 {
-	if (getpid() != 1) {
-		*ret_role = INIT_ROLE_DAEMON;
-		return 0;
-	}
+	/* A zone kin may share its parent's PID namespace (a hostPID pod's):
+	 * a zone all the same, its processes' subreaper. */
 	if (cfg->zone[0]) {
 		*ret_role = INIT_ROLE_ZONE;
+		return 0;
+	}
+	if (getpid() != 1) {
+		*ret_role = INIT_ROLE_DAEMON;
 		return 0;
 	}
 	int r = pid_ns_is_initial();

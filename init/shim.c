@@ -44,6 +44,7 @@ struct shim_task *init_shim_task_start(const struct shim_task_config *cfg, struc
 	                               .own = api_pod_own,
 	                               .info = api_pod_info,
 	                               .end = api_pod_end,
+	                               .freeze = api_pod_freeze,
 	                               .impl = api};
 	int r = shim_task_start(&c, &task);
 	if (r < 0) {

@@ -116,8 +116,9 @@ void oci_image_config_free(struct oci_image_config *c);
  * Unknown fields are ignored, as the spec says; a known field kin cannot
  * honour, or one that is malformed, is refused with INVALID_ARGUMENT (or
  * UNIMPLEMENTED) naming its JSON path. Strings and vectors are owned. */
-#define OCI_SPEC_JSON_MAX (4 << 20)
-#define OCI_SPEC_LIST_MAX 256 /* args, env, mounts, sysctls, devices, ... */
+#define OCI_SPEC_JSON_MAX  (4 << 20)
+#define OCI_SPEC_LIST_MAX  256  /* args, env, mounts, sysctls, device rules, ... */
+#define OCI_SPEC_NODES_MAX 1024 /* linux.devices: a privileged container lists the host's */
 
 enum oci_ns {
 	OCI_NS_PID,
@@ -175,6 +176,7 @@ struct oci_spec {
 	int oom_score_adj;
 	char *root;
 	bool root_readonly;
+	unsigned long root_propagation; /* linux.rootfsPropagation's MS_* flags; 0: not given */
 	char *hostname;
 	struct oci_mount *mounts;
 	size_t nmounts;

@@ -34,6 +34,8 @@ int oci_spec_bool_at(struct oci_spec_ctx *c, json_t *v, const char *path, bool *
 int oci_spec_strv_at(struct oci_spec_ctx *c, json_t *v, const char *path,
                      bool (*check)(const char *), const char *what, char ***ret);
 bool oci_spec_is_absolute(const char *s);
+/* "rprivate", "rslave", "shared", ...: its MS_* flags; false if unknown. */
+bool oci_spec_propagation(const char *name, unsigned long *ret);
 void oci_spec_strv_free(char **v);
 
 /* linux.* (spec_linux.c). */

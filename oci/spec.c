@@ -350,6 +350,16 @@ static const struct {
     {"unbindable", MS_UNBINDABLE}, {"runbindable", MS_UNBINDABLE | MS_REC},
 };
 
+bool oci_spec_propagation(const char *name, unsigned long *ret)
+{
+	for (size_t k = 0; k < ARRAY_SIZE(propagations); k++)
+		if (!strcmp(name, propagations[k].name)) {
+			*ret = propagations[k].flag;
+			return true;
+		}
+	return false;
+}
+
 /* One option into flags, propagation or the data text. */
 static int mount_option(struct oci_spec_ctx *c, struct oci_mount *m, const char *o,
                         const char *path, char *data, size_t size)
@@ -359,11 +369,8 @@ static int mount_option(struct oci_spec_ctx *c, struct oci_mount *m, const char 
 		m->flags = (m->flags | set) & ~clear;
 		return 0;
 	}
-	for (size_t k = 0; k < ARRAY_SIZE(propagations); k++)
-		if (!strcmp(o, propagations[k].name)) {
-			m->propagation = propagations[k].flag;
-			return 0;
-		}
+	if (oci_spec_propagation(o, &m->propagation))
+		return 0;
 	if (strchr(o, ',') || strlen(data) + strlen(o) + 2 > size)
 		return BAD(c, path, "option \"%.64s\" holds a comma or the options pass %zu bytes",
 		           o, size);

@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/mount.h>
 
 static const char *const ns_names[OCI_NS_COUNT] = {"pid", "network", "mount", "ipc",
                                                    "uts", "user",    "cgroup"};
@@ -369,8 +370,9 @@ static int nodes_at(struct oci_spec_ctx *c, json_t *v)
 	char path[64];
 	if (!v)
 		return 0;
-	if (!json_is_array(v) || json_array_size(v) > 64)
-		return BAD(c, "linux.devices", "expected a list of at most 64 devices");
+	if (!json_is_array(v) || json_array_size(v) > OCI_SPEC_NODES_MAX)
+		return BAD(c, "linux.devices", "expected a list of at most %d devices",
+		           OCI_SPEC_NODES_MAX);
 	if (!(s->nodes = calloc(json_array_size(v) + 1, sizeof(*s->nodes))))
 		return -ENOMEM;
 	json_array_foreach(v, i, e)
@@ -436,6 +438,12 @@ int oci_spec_linux(struct oci_spec_ctx *c, json_t *l)
 	    (r = oci_spec_strv_at(c, json_object_get(l, "readonlyPaths"), "linux.readonlyPaths",
 	                          oci_spec_is_absolute, "an absolute path", &s->readonly)) < 0)
 		return r;
+	json_t *rp = json_object_get(l, "rootfsPropagation");
+	if (rp && (!json_is_string(rp) ||
+	           !oci_spec_propagation(json_string_value(rp), &s->root_propagation) ||
+	           (s->root_propagation & ~MS_REC) == MS_UNBINDABLE))
+		return BAD(c, "linux.rootfsPropagation",
+		           "expected private, slave or shared (r- for recursive)");
 	s->masked_given = json_object_get(l, "maskedPaths") != NULL;
 	s->readonly_given = json_object_get(l, "readonlyPaths") != NULL;
 	if ((r = nodes_at(c, json_object_get(l, "devices"))) < 0)

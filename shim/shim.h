@@ -147,6 +147,13 @@ struct shim_pod_ops {
 	int (*info)(void *impl, const char *name, struct zone_info *ret);
 	/* Stopped (its kin stops what it runs; a VM powers off) or killed. */
 	int (*end)(void *impl, const char *name, bool kill);
+	/* Frozen or thawed: a namespace zone's cell (cgroup.freeze, its kin
+	 * with it), a VM's VMM paused or resumed through its monitor. 0 when
+	 * it is so already, 1 pending (done follows from the loop: 0, or
+	 * -errno with err), or -errno with err now. */
+	int (*freeze)(void *impl, const char *name, bool freeze,
+	              void (*done)(int result, const struct err *err, void *data), void *data,
+	              struct err *err);
 	void *impl;
 };
 

@@ -191,6 +191,10 @@ struct rpc_call *zref_reply_to(struct zref *z, const struct err *st);
 /* task_vm.c: a kin-vm pod's VM, stdio relay, and the guest's answers. */
 struct oci_spec;
 int task_vm_zone_start(struct shim_task *svc, const struct oci_spec *o, struct err *err);
+/* What a VM cannot give a kin-vm pod, refused at its Create: the host's
+ * PID or IPC namespace, a volume whose mounts would propagate back
+ * (rshared). */
+int task_vm_spec_check(const struct oci_spec *o, bool sandbox, const char *id, struct err *err);
 /* After p's Start: its output followed into containerd's FIFOs, its stdin
  * sent on (a FIFO containerd closes ends it). Freed with p. */
 int task_vm_relay_start(struct tproc *p);

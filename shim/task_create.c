@@ -92,7 +92,8 @@ void task_zone_gone(int status, void *data)
 
 /* The zone for the pod, from the sandbox's spec (CRI) or the first
  * container's (ctr run): its network namespace if the spec names one, its
- * hostname, the pod directory shared into it. */
+ * hostname, its IPC namespace or the host's, its sysctls, the pod
+ * directory shared into it. */
 static int zone_start(struct shim_task *svc, const struct oci_spec *o, struct err *err)
 {
 	if (svc->zone != ZN_NONE)
@@ -108,12 +109,18 @@ static int zone_start(struct shim_task *svc, const struct oci_spec *o, struct er
 			svc->zone = ZN_STARTING;
 		return r;
 	}
-	struct zone_spec spec = {.share_src = svc->cfg->pod_dir, .share_dst = SHIM_POD_IN_ZONE};
+	struct zone_spec spec = {
+	    .share_src = svc->cfg->pod_dir, .share_dst = SHIM_POD_IN_ZONE, .share_peer = true};
 	str_copy(spec.name, sizeof(spec.name), SHIM_ZONE_NAME);
 	if (o && o->ns[OCI_NS_NET] && o->ns_path[OCI_NS_NET])
 		spec.netns = o->ns_path[OCI_NS_NET];
 	if (o && o->hostname && str_is_hostname(o->hostname))
 		spec.hostname = o->hostname;
+	/* hostIPC: the spec has no IPC namespace; the pod's sysctls are the
+	 * zone's (its containers stay in its namespaces). */
+	spec.host_ipc = o && !o->ns[OCI_NS_IPC];
+	spec.host_pid = o && !o->ns[OCI_NS_PID];
+	spec.sysctls = o ? o->sysctl : NULL;
 	r = svc->pods.create(svc->pods.impl, &spec, task_zone_ready, task_zone_gone, svc, err);
 	if (r < 0)
 		return r;
@@ -370,6 +377,10 @@ int task_serve_create(struct rpc_call *call, const ProtobufCMessage *in, void *d
 		return rpc_call_fail_err(call, &err, r);
 	bool sandbox = annotation_is(o, "io.kubernetes.cri.container-type", "sandbox");
 	bool cri_container = annotation_is(o, "io.kubernetes.cri.container-type", "container");
+	if (svc->vm && (r = task_vm_spec_check(o, sandbox, m->id, &err)) < 0) {
+		oci_spec_free(o);
+		return rpc_call_fail_err(call, &err, r);
+	}
 	if (cri_container && svc->zone == ZN_NONE) {
 		oci_spec_free(o);
 		return rpc_call_fail(call, ERR_FAILED_PRECONDITION,

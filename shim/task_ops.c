@@ -2,7 +2,8 @@
  * side of the cgroup tree (the zone's cells are below the zone's cell of
  * this kin), Update (runtime-spec resources as the cell's limits, set by
  * the zone kin; the sandbox's on the zone's cell here), Pause and Resume
- * (the cell frozen by the zone kin). */
+ * (the cell frozen by the zone kin; the sandbox's: the pod's zone frozen
+ * whole here, or its VM paused). */
 #include "shim/task-int.h"
 #include "cells/cells.h"
 #include "oci/oci.h"
@@ -44,8 +45,9 @@ uint32_t task_host_pid(const char *cell_dir, int zone_pid)
 			continue;
 		const char *ns = strstr(status, "\nNSpid:");
 		unsigned host, in_zone;
-		if (ns && sscanf(ns + 7, "%u %u", &host, &in_zone) == 2 && (int)in_zone == zone_pid)
-			return host;
+		int n = ns ? sscanf(ns + 7, "%u %u", &host, &in_zone) : 0;
+		if ((n == 2 && (int)in_zone == zone_pid) || (n == 1 && (int)host == zone_pid))
+			return host; /* one entry: a hostPID pod's zone, in our namespace */
 	}
 	return 0;
 }
@@ -160,11 +162,17 @@ int task_serve_stats(struct rpc_call *call, const ProtobufCMessage *in, void *da
 	int r = get_task(svc, call, m->id, &t);
 	if (r <= 0)
 		return r;
-	if (svc->vm)
+	if (svc->vm && !t->sandbox) /* the guest's cell */
 		return task_vm_stats(call, t);
 	char dir[PATH_MAX];
-	if (task_cell_dir(svc, t, dir, sizeof(dir)) < 0)
-		return rpc_call_fail(call, ERR_FAILED_PRECONDITION, "task %s: no zone", t->id);
+	struct zone_info info;
+	/* A kin-vm pod's sandbox is its VM: the VMM's cell here. */
+	if (svc->vm
+	        ? !svc->cells || svc->pods.info(svc->pods.impl, SHIM_ZONE_NAME, &info) < 0 ||
+	              !info.cell[0] || cells_cgroup_dir(svc->cells, info.cell, dir, sizeof(dir)) < 0
+	        : task_cell_dir(svc, t, dir, sizeof(dir)) < 0)
+		return rpc_call_fail(call, ERR_FAILED_PRECONDITION, "task %s: no %s", t->id,
+		                     svc->vm ? "VMM cell (no cells here)" : "zone");
 	Kin__Shim__PidsStat pids = KIN__SHIM__PIDS_STAT__INIT;
 	Kin__Shim__CPUStat cpu = KIN__SHIM__CPUSTAT__INIT;
 	Kin__Shim__MemoryStat mem = KIN__SHIM__MEMORY_STAT__INIT;
@@ -281,18 +289,46 @@ int task_serve_update(struct rpc_call *call, const ProtobufCMessage *in, void *d
 	                     zone_answered);
 }
 
+static void sandbox_frozen(int result, const struct err *err, void *data)
+{
+	struct err st = {.code = ERR_OK};
+	if (result < 0 && err)
+		st = *err;
+	else if (result < 0)
+		err_set(&st, result, ERR_INTERNAL, "%s", strerror(-result));
+	zone_answered(&st, NULL, 0, data);
+}
+
+/* A pod's sandbox: its zone frozen whole (its kin too), or its VM paused. */
+static int freeze_sandbox(struct shim_task *svc, struct rpc_call *call, struct task *t, bool pause)
+{
+	struct err err = {0};
+	if (svc->zone != ZN_READY)
+		return rpc_call_fail(call, ERR_FAILED_PRECONDITION, "task %s: the pod's zone is %s",
+		                     t->id, svc->zone == ZN_GONE ? "gone" : "not ready");
+	struct zref *z = zref_new(svc, t->id, pause ? "P" : "R");
+	if (!z)
+		return rpc_call_fail(call, ERR_RESOURCE_EXHAUSTED, "task %s: out of memory", t->id);
+	zref_keep(z, call);
+	int r = svc->pods.freeze(svc->pods.impl, SHIM_ZONE_NAME, pause, sandbox_frozen, z, &err);
+	if (r == 0)
+		sandbox_frozen(0, NULL, z);
+	else if (r < 0)
+		sandbox_frozen(r, &err, z);
+	return 0;
+}
+
 static int freeze(struct shim_task *svc, struct rpc_call *call, const char *id, bool pause)
 {
 	struct task *t;
 	int r = get_task(svc, call, id, &t);
 	if (r <= 0)
 		return r;
-	if (t->sandbox)
-		return rpc_call_fail(call, ERR_UNIMPLEMENTED,
-		                     "task %s: pausing a pod's sandbox is not supported", t->id);
 	if (t->init.state != (pause ? T_RUNNING : T_PAUSED))
 		return rpc_call_fail(call, ERR_FAILED_PRECONDITION, "task %s is not %s", t->id,
 		                     pause ? "running" : "paused");
+	if (t->sandbox)
+		return freeze_sandbox(svc, call, t, pause);
 	Kin__V1__CellRequest req = KIN__V1__CELL_REQUEST__INIT;
 	req.path = t->cell;
 	/* exec_id carries which it was to the answer: 'P'ause or 'R'esume. */

@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
 
@@ -39,6 +40,49 @@
 #define RELAY_IN_RETRY 20 /* ms before sending stdin again to a full pipe */
 
 /* ---- the pod's VM ------------------------------------------------------------------ */
+
+int task_vm_spec_check(const struct oci_spec *o, bool sandbox, const char *id, struct err *err)
+{
+	if (sandbox && !o->ns[OCI_NS_PID])
+		return err_set(err, -EOPNOTSUPP, ERR_INVALID_ARGUMENT,
+		               "task %s: a kin-vm pod cannot share the host's PID namespace "
+		               "(hostPID): its processes run on its VM's kernel",
+		               id);
+	if (sandbox && !o->ns[OCI_NS_IPC])
+		return err_set(err, -EOPNOTSUPP, ERR_INVALID_ARGUMENT,
+		               "task %s: a kin-vm pod cannot share the host's IPC namespace "
+		               "(hostIPC): its processes run on its VM's kernel",
+		               id);
+	for (size_t i = 0; i < o->nmounts; i++)
+		if (o->mounts[i].propagation & MS_SHARED)
+			return err_set(
+			    err, -EOPNOTSUPP, ERR_INVALID_ARGUMENT,
+			    "task %s: mounts[%zu] (%.100s): a kin-vm pod's volume cannot "
+			    "propagate mounts back to the host (rshared, Bidirectional): "
+			    "what the VM mounts stays in its kernel",
+			    id, i, o->mounts[i].destination);
+	return 0;
+}
+
+/* The pod's sysctls on the guest's command line (sysctl.KEY=VALUE, which
+ * the kernel writes before it runs the guest's kin): the whole VM is the
+ * pod's. A value the command line cannot carry is refused. */
+static int vm_sysctls(const struct oci_spec *o, char *cmdline, size_t size, struct err *err)
+{
+	for (char **kv = o ? o->sysctl : NULL; kv && *kv; kv++) {
+		size_t n = strlen(cmdline);
+		if (strpbrk(*kv, " \t\"'\\") || snprintf(cmdline + n, size - n, "%ssysctl.%s",
+		                                         n ? " " : "", *kv) >= (int)(size - n)) {
+			cmdline[n] = '\0';
+			return err_set(
+			    err, -EINVAL, ERR_INVALID_ARGUMENT,
+			    "the pod's sysctl \"%.100s\" does not fit the VM's command line "
+			    "(no blanks or quotes, %d bytes in all)",
+			    *kv, (int)size);
+		}
+	}
+	return 0;
+}
 
 int task_vm_zone_start(struct shim_task *svc, const struct oci_spec *o, struct err *err)
 {
@@ -52,6 +96,9 @@ int task_vm_zone_start(struct shim_task *svc, const struct oci_spec *o, struct e
 	str_copy(spec.share_at, sizeof(spec.share_at), SHIM_POD_IN_ZONE);
 	if (o && o->hostname && str_is_hostname(o->hostname))
 		snprintf(spec.cmdline, sizeof(spec.cmdline), "kin.hostname=%s", o->hostname);
+	r = vm_sysctls(o, spec.cmdline, sizeof(spec.cmdline), err);
+	if (r < 0)
+		return r;
 	if (o && o->ns[OCI_NS_NET] && o->ns_path[OCI_NS_NET]) {
 		struct net_link_info info;
 		r = net_pod_tap(o->ns_path[OCI_NS_NET], POD_IF, POD_TAP, &info, err);
@@ -669,11 +716,6 @@ static void stats_shown(const struct err *st, const uint8_t *payload, size_t len
 
 int task_vm_stats(struct rpc_call *call, struct task *t)
 {
-	if (t->sandbox)
-		return rpc_call_fail(call, ERR_UNIMPLEMENTED,
-		                     "task %s: a kin-vm pod's sandbox is its VM: see its "
-		                     "containers' stats",
-		                     t->id);
 	Kin__V1__CellRequest in = KIN__V1__CELL_REQUEST__INIT;
 	in.path = t->cell;
 	return zone_call_for(call, t->svc, t->id, NULL, "kin.v1.Cells", "Show", &in.base,

@@ -36,6 +36,7 @@ static const char *const step_names[] = {
     [ZSTEP_NET] = "creating the veth pair",
     [ZSTEP_SHARE] = "binding the shared directory",
     [ZSTEP_NETNS] = "joining the network namespace",
+    [ZSTEP_SYSCTL] = "writing the sysctls",
     [ZSTEP_ROOT_CHECK] = "checking the root",
 };
 
@@ -79,6 +80,19 @@ static void child_prepare(const struct zone_spawn *a, int errfd, int gofd)
 		if (fd < 0 || setns(fd, CLONE_NEWNET) < 0)
 			spawn_child_fail(errfd, ZSTEP_NETNS, errno);
 		close(fd);
+	}
+	/* In our namespaces now: /proc/sys shows the caller's, whichever
+	 * procfs it is read through. */
+	for (size_t i = 0; a->sysctls && a->sysctls[i]; i++) {
+		char path[PATH_MAX];
+		const char *kv = a->sysctls[i], *eq = strchr(kv, '=');
+		snprintf(path, sizeof(path), "/proc/sys/%.*s", (int)(eq - kv), kv);
+		for (char *p = path + 10; *p; p++)
+			if (*p == '.')
+				*p = '/';
+		int r = file_write_str(path, eq + 1);
+		if (r < 0)
+			spawn_child_fail(errfd, ZSTEP_SYSCTL, -r);
 	}
 }
 
@@ -145,14 +159,15 @@ static void child_mount_fs(const struct zone_spawn *a, const char *root, int err
 }
 
 /* The shared directory's clone (open_tree'd before our mounts went
- * private) moved into place below the new root, then made a slave. */
+ * private) moved into place below the new root, then made a slave (or
+ * left a peer). */
 static void child_place_share(const struct zone_spawn *a, const char *root, int share, int errfd)
 {
 	char dst[PATH_MAX];
 	snprintf(dst, sizeof(dst), "%s%s", root, a->share_dst);
 	if (mkdir_p(dst, 0755) < 0 ||
 	    syscall(SYS_move_mount, share, "", AT_FDCWD, dst, MOVE_MOUNT_F_EMPTY_PATH) < 0 ||
-	    mount(NULL, dst, NULL, MS_REC | MS_SLAVE, NULL) < 0)
+	    (!a->share_peer && mount(NULL, dst, NULL, MS_REC | MS_SLAVE, NULL) < 0))
 		spawn_child_fail(errfd, ZSTEP_SHARE, errno);
 	close(share);
 }
@@ -256,7 +271,11 @@ int zone_spawn(const struct zone_spawn *a, struct zone_spawned *ret, int *ret_st
 	}
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
 		return -errno;
-	uint64_t ns = CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWCGROUP;
+	uint64_t ns = CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWCGROUP;
+	if (!a->host_pid)
+		ns |= CLONE_NEWPID;
+	if (!a->host_ipc)
+		ns |= CLONE_NEWIPC;
 	if (a->net)
 		ns |= CLONE_NEWNET;
 	r = spawn_clone(

@@ -5,6 +5,32 @@
 #include <stdio.h>
 #include <string.h>
 
+/* A pod's sysctls: key=value, each of a namespace the zone has of its
+ * own (never the parent's: those would change the host). */
+static int sysctls_check(const struct zone_spec *spec, struct err *err)
+{
+	size_t n = 0;
+	for (char *const *kv = spec->sysctls; kv && *kv; kv++, n++) {
+		const char *eq = strchr(*kv, '=');
+		bool net = str_startswith(*kv, "net.");
+		bool ipc = str_startswith(*kv, "kernel.shm") || str_startswith(*kv, "kernel.msg") ||
+		           str_startswith(*kv, "kernel.sem") || str_startswith(*kv, "fs.mqueue.");
+		if (n == 64 || !eq || eq == *kv || eq - *kv > 200 || strstr(*kv, "..") ||
+		    strchr(*kv, '/') || strchr(*kv, '\n'))
+			return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
+			               "zone \"%s\": sysctl \"%.64s\": not key=value (at most 64)",
+			               spec->name, *kv);
+		if (!(net && (spec->net || spec->netns)) && !(ipc && !spec->host_ipc))
+			return err_set(
+			    err, -EINVAL, ERR_INVALID_ARGUMENT,
+			    "zone \"%s\": sysctl \"%.64s\" is not of a namespace the zone "
+			    "has of its own (net.* needs a network namespace, "
+			    "kernel.shm/msg/sem and fs.mqueue.* an IPC one, not the host's)",
+			    spec->name, *kv);
+	}
+	return 0;
+}
+
 int zone_spec_check(struct zones *z, const struct zone_spec *spec, struct err *err)
 {
 	if (!name_is_valid(spec->name))
@@ -59,6 +85,9 @@ int zone_spec_check(struct zones *z, const struct zone_spec *spec, struct err *e
 		               "zone \"%s\": a shared directory needs an absolute source and a "
 		               "destination below /run",
 		               spec->name);
+	int r = sysctls_check(spec, err);
+	if (r < 0)
+		return r;
 	int layers = !!spec->root_lowerdirs + !!spec->root_upperdir + !!spec->root_workdir;
 	if (layers && (layers != 3 || !spec->root ||
 	               strlen(spec->root_lowerdirs) + strlen(spec->root_upperdir) +
@@ -76,7 +105,7 @@ int zone_spec_check(struct zones *z, const struct zone_spec *spec, struct err *e
 		return err_set(err, -E2BIG, ERR_INVALID_ARGUMENT,
 		               "zone \"%s\": workload has more than %d arguments", spec->name,
 		               ZONE_ARGS_MAX - 23);
-	int r = cell_limits_validate(&spec->limits, err);
+	r = cell_limits_validate(&spec->limits, err);
 	if (r < 0)
 		return r;
 	uint32_t slot;

@@ -28,6 +28,7 @@ enum zone_step {
 	ZSTEP_NETNS,
 	ZSTEP_ROOT_CHECK, /* the given root: a directory (here, not in kin: a hung mount
 	                   * stalls this child, which has a deadline) */
+	ZSTEP_SYSCTL,     /* writing the zone's sysctls */
 };
 const char *zone_step_name(int step);
 
@@ -43,6 +44,8 @@ struct zone_spawn {
 	const char *netns;    /* joined by the child first, or NULL */
 	const char *hostname; /* the zone's */
 	const char *share_src, *share_dst;
+	bool share_peer, host_ipc, host_pid;
+	char *const *sysctls;
 	int out_fd;    /* the zone kin's stdout and stderr (stdin: /dev/null); -1: ours */
 	int listen_fd; /* its reconnect socket, or -1 */
 	/* Runs in the parent once the child exists, before it goes on. */

@@ -83,6 +83,18 @@ struct zone_spec {
 	 * zone's own mounts there stay its own. share_dst is absolute, below
 	 * /run (the zone's own tmpfs). Both or neither. */
 	const char *share_src, *share_dst;
+	/* The shared directory a peer of share_src, not a slave: mounts the
+	 * zone makes below it reach the parent too (a pod's bidirectional
+	 * volumes, whose containers mount there with rshared). */
+	bool share_peer;
+	/* The parent's IPC namespace kept (a pod's hostIPC), not a new one;
+	 * the parent's PID namespace (a pod's hostPID): the zone's kin is
+	 * then not PID 1 but its processes' subreaper. */
+	bool host_ipc, host_pid;
+	/* "key=value" written in the zone's namespaces before its kin starts
+	 * (a pod's sysctls): net.* with a network namespace not the parent's,
+	 * kernel.shm/msg/sem and fs.mqueue.* with its own IPC namespace. */
+	char *const *sysctls;
 	struct cell_limits limits; /* of the zone's cell */
 	char *const *argv;         /* the zone kin's workload, or NULL */
 };

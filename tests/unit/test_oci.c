@@ -444,6 +444,10 @@ TEST(oci_spec_refusals)
 	        "\"getpid\"],\"action\":\"SCMP_ACT_ALLOW\"},{\"names\":[\"mkdir\"],\"action\":"
 	        "\"SCMP_ACT_FOO\"}]},\"sysctl\":{",
 	        "config.json: linux.seccomp.syscalls[1].action: unknown action \"SCMP_ACT_FOO\"");
+	refused("\"sysctl\":{", "\"rootfsPropagation\":\"runbindable\",\"sysctl\":{",
+	        "config.json: linux.rootfsPropagation: expected private, slave or shared");
+	refused("\"sysctl\":{", "\"rootfsPropagation\":1,\"sysctl\":{",
+	        "config.json: linux.rootfsPropagation: expected private, slave or shared");
 	refused("\"hostname\":\"runc\"", "\"hostname\":\"runc\",\"hostname\":\"x\"", "not JSON");
 	refused("{\"ociVersion\"", "[{\"ociVersion\"", "not JSON");
 }

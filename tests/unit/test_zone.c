@@ -90,6 +90,37 @@ TEST(zone_net_needs_a_subnet)
 	}
 }
 
+TEST(zone_sysctls_of_its_own_namespaces)
+{
+	struct err err = {0};
+	struct zones_config cfg = {0};
+	struct zones *z = zones_for(&cfg, &err);
+	CHECK(z != NULL);
+	if (!z)
+		return;
+	/* Refused before any side effect: each names the sysctl and why. */
+	char *ipc[] = {"kernel.shm_rmid_forced=1", NULL};
+	struct zone_spec spec = {.name = "s", .host_ipc = true, .sysctls = ipc};
+	CHECK_EQ(zone_create(z, &spec, NULL, NULL, &err), -EINVAL);
+	CHECK(strstr(err.msg, "\"kernel.shm_rmid_forced=1\" is not of a namespace") != NULL);
+	char *net[] = {"net.ipv4.ip_forward=1", NULL}; /* the parent's network */
+	spec = (struct zone_spec){.name = "s", .sysctls = net};
+	CHECK_EQ(zone_create(z, &spec, NULL, NULL, &err), -EINVAL);
+	char *other[] = {"kernel.hostname=x", NULL}; /* not namespaced here: the host's */
+	spec = (struct zone_spec){.name = "s", .sysctls = other};
+	CHECK_EQ(zone_create(z, &spec, NULL, NULL, &err), -EINVAL);
+	char *bad[] = {"fs.mqueue.msg_max", "=1", "fs.mqueue/../x=1", "kernel.shm..x=1"};
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		char *one[] = {bad[i], NULL};
+		spec = (struct zone_spec){.name = "s", .sysctls = one};
+		err = (struct err){0};
+		CHECK_EQ(zone_create(z, &spec, NULL, NULL, &err), -EINVAL);
+		CHECK(strstr(err.msg, "not key=value") != NULL);
+	}
+	CHECK_EQ(zone_count(z), 0);
+	zones_free(z);
+}
+
 TEST(zones_config_checks)
 {
 	struct err err = {0};
