@@ -187,7 +187,7 @@ drive expect 'after-crash-52' -- "${CTL[@]}" exec attach c keep
 # Depth 2: zones in zones, a busybox shell on a pty of the inner kin.
 BB=$T/bbroot
 ns_busybox_root "$BB"
-for a in sh stty sleep yes head; do ln -s busybox "$BB/bin/$a"; done
+for a in sh stty sleep cat; do ln -s busybox "$BB/bin/$a"; done
 cp -a "$BB" "$T/iroot" && mv "$T/iroot" "$BB/iroot"
 kc zone create z1 --root "$BB"
 [ $rc -eq 0 ] && kc --target z1 zone create z2 --root /iroot
@@ -200,12 +200,13 @@ if [ $rc -eq 0 ]; then
 	# workload ends at its pace, every kin on the way serves, the client
 	# is cut off.
 	Z2=("${CTL[@]}" --target z1/z2)
-	"${Z2[@]}" exec start -t c flood -- sh -c 'sleep 1; yes | head -c 16000000; echo FLOOD-DONE' >/dev/null
+	yes | head -c 16000000 >"$BB/iroot/big" # z2's root: cat is quicker than busybox's head
+	"${Z2[@]}" exec start -t c flood -- sh -c 'sleep 1; cat /big; echo FLOOD-DONE' >/dev/null
 	rm -f "$T/slow" && mkfifo "$T/slow"
 	"${Z2[@]}" exec attach c flood </dev/null >"$T/slow" 2>"$T/slow.err" &
 	SLOW=$!
 	exec 8<"$T/slow"
-	wait_for "\"\${Z2[@]}\" exec status c flood | grep -q 'state: *exited'" 1200 # busybox's head: slow
+	wait_for "\"\${Z2[@]}\" exec status c flood | grep -q 'state: *exited'" 1200
 	kc --target z1/z2 exec status c flood
 	out_has 'exit status 0' && serving && "${CTL[@]}" --target z1 health >/dev/null 2>&1 &&
 		ok depth2_flood_not_stalled || bad depth2_flood_not_stalled "$(cat "$T/out")"
