@@ -45,6 +45,7 @@ struct api_cells {
 	struct list_node pending;
 	struct list_node streams;     /* Events */
 	struct list_node log_streams; /* Exec/Logs (api/logs.c) */
+	struct list_node attached;    /* Exec/Attach (api/attach.c) */
 	struct list_node containers;  /* executables' from images (api/exec_image.c) */
 	struct api_binding cells_binding, exec_binding, events_binding;
 };
@@ -65,6 +66,32 @@ int api_exec_images_restore(struct api_cells *svc, const struct state_field *f, 
 /* Exec/Start with spec.bundle (api/exec_bundle.c), the same way. */
 int api_exec_bundle_start(struct api_cells *svc, struct rpc_call *call,
                           const Kin__V1__StartRequest *req, exec_start_fn done);
+
+/* Exec/Attach and Exec/Resize (api/attach.c); the open attachments ended
+ * (kin stops: UNAVAILABLE) or forgotten (the service freed). */
+int api_exec_attach(struct api_cells *svc, struct rpc_call *call,
+                    const Kin__V1__AttachRequest *req);
+int api_exec_resize(struct api_cells *svc, struct rpc_call *call,
+                    const Kin__V1__ResizeRequest *req);
+void api_exec_attach_end(struct list_node *list);
+void api_exec_attach_free(struct list_node *list);
+/* An ExecStatus message of a status (its strings point into st). */
+void api_exec_status_fill(Kin__V1__ExecStatus *m, const struct exec_status *st);
+
+/* Exec/Start with spec.login (api/exec_login.c): the user's ids, groups,
+ * home, env and shell filled into b's spec, pointing into l (free it
+ * after exec_start, with api_exec_login_free). */
+struct api_exec_login {
+	char user[256], home[1024], shell[1024], argv0[1026];
+	char vars[4][1100]; /* HOME=, USER=, LOGNAME=, SHELL= */
+	char *argv[2], **env;
+	uint32_t uid, gid, groups[EXEC_GROUPS_MAX];
+	size_t ngroups;
+};
+struct api_cells_spec_buf;
+int api_exec_login_fill(const Kin__V1__StartRequest *req, struct api_cells_spec_buf *b,
+                        struct api_exec_login *l, struct err *err);
+void api_exec_login_free(struct api_exec_login *l);
 
 /* The services' handler tables (every handler gets the api_cells as its
  * userdata and runs only while cells are available). */

@@ -387,6 +387,7 @@ static int cells_start(struct api *api, const struct api_config *cfg)
 	list_init(&svc->pending);
 	list_init(&svc->streams);
 	list_init(&svc->log_streams);
+	list_init(&svc->attached);
 	list_init(&svc->containers);
 	int r = api_bind(cfg->rpc, &svc->cells_binding, &cells_handlers, svc);
 	if (r == 0)
@@ -421,6 +422,7 @@ static void cells_shutdown(struct api *api)
 		api_cells_stream_free(st);
 	}
 	api_logs_end(&svc->log_streams);
+	api_exec_attach_end(&svc->attached);
 	list_for_each(p, &svc->pending, node) {
 		if (p->call) {
 			struct rpc_call *call = p->call;
@@ -447,6 +449,7 @@ static void cells_free_all(struct api *api)
 	list_for_each_safe(st, st_next, &svc->streams, node)
 		api_cells_stream_free(st);
 	api_logs_free(&svc->log_streams);
+	api_exec_attach_free(&svc->attached);
 	api_binding_release(&svc->cells_binding);
 	api_binding_release(&svc->exec_binding);
 	api_binding_release(&svc->events_binding);

@@ -112,11 +112,15 @@ static int spec_from(const char *cell, const char *name, const Kin__V1__ExecSpec
 {
 	struct exec_spec *s = &b->s;
 	exec_spec_init(s);
-	if (!in || (in->n_argv == 0 && !in->image[0] && !in->bundle[0]))
+	if (!in || (in->n_argv == 0 && !in->image[0] && !in->bundle[0] && !in->login))
 		return exec_fail(err, cell, name, "no argv");
 	if (in->image[0] && in->bundle[0])
 		return exec_fail(err, cell, name, "an image or a bundle, not both");
-	if (in->user[0] && !in->image[0])
+	if (in->login && (in->image[0] || in->bundle[0]))
+		return exec_fail(err, cell, name,
+		                 "a login session is of kin's own users: not with "
+		                 "an image or a bundle");
+	if (in->user[0] && !in->image[0] && !in->login)
 		return exec_fail(err, cell, name, "user '%.64s': for image containers (uid, gid)",
 		                 in->user);
 	if (in->n_argv > EXEC_ARGS_MAX || in->n_env > EXEC_ENV_MAX)
@@ -159,6 +163,13 @@ static int spec_from(const char *cell, const char *name, const Kin__V1__ExecSpec
 		s->root = in->root;
 	s->root_readonly = in->root_readonly;
 	s->stdin_pipe = in->stdin_pipe;
+	if (in->rows > EXEC_TTY_SIZE_MAX || in->cols > EXEC_TTY_SIZE_MAX)
+		return exec_fail(err, cell, name,
+		                 "terminal: window size %ux%u: rows and columns are 1-%d", in->rows,
+		                 in->cols, EXEC_TTY_SIZE_MAX);
+	s->terminal = in->terminal;
+	s->rows = (uint16_t)in->rows;
+	s->cols = (uint16_t)in->cols;
 	if (in->join[0] && !in->bundle[0])
 		return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
 		               "exec \"%s/%s\": join is for a bundle's process", cell, name);

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static void status_fill(Kin__V1__ExecStatus *m, const struct exec_status *st)
+void api_exec_status_fill(Kin__V1__ExecStatus *m, const struct exec_status *st)
 {
 	kin__v1__exec_status__init(m);
 	m->cell = (char *)st->cell;
@@ -19,6 +19,7 @@ static void status_fill(Kin__V1__ExecStatus *m, const struct exec_status *st)
 	m->exit_code = st->exit_code;
 	m->signal = st->signal;
 	m->status_unknown = st->status_unknown;
+	m->terminal = st->terminal;
 	m->restarts = st->restarts;
 	m->started_ns = st->started_ns;
 	m->exited_ns = st->exited_ns;
@@ -34,7 +35,7 @@ static int reply_status(struct api_cells *svc, struct rpc_call *call, const char
 	Kin__V1__ExecStatus m;
 	if (exec_status(svc->cells, cell, name, &st, &err) < 0)
 		return api_cells_fail(call, &err);
-	status_fill(&m, &st);
+	api_exec_status_fill(&m, &st);
 	return rpc_call_reply(call, &m.base);
 }
 
@@ -62,12 +63,15 @@ static int serve_exec_start(struct rpc_call *call, const ProtobufCMessage *in, v
 	const Kin__V1__StartRequest *req = (const Kin__V1__StartRequest *)in;
 	struct err err = {0};
 	_cleanup_(api_cells_spec_buf_free) struct api_cells_spec_buf b = {0};
+	_cleanup_(api_exec_login_free) struct api_exec_login login = {0};
 	struct api_cells_pending *p = NULL;
 	if (req->spec && req->spec->image[0])
 		return api_exec_image_start(svc, call, req, exec_started);
 	if (req->spec && req->spec->bundle[0])
 		return api_exec_bundle_start(svc, call, req, exec_started);
 	int r = api_cells_req_start(req, &b, &err);
+	if (r == 0 && req->spec->login)
+		r = api_exec_login_fill(req, &b, &login, &err);
 	if (r == 0 && !(p = api_cells_pending_new(svc, call)))
 		r = -ENOMEM;
 	if (p) {
@@ -101,7 +105,7 @@ static void exec_done(int result, const struct exec_status *st, void *data)
 			                                   : strerror(-result));
 		} else {
 			Kin__V1__ExecStatus m;
-			status_fill(&m, st);
+			api_exec_status_fill(&m, st);
 			rpc_call_reply(p->call, &m.base);
 		}
 	}
@@ -129,7 +133,7 @@ static int exec_stop_wait(struct rpc_call *call, const char *cell, const char *n
 	if (stop)
 		return reply_status(svc, call, cell, name);
 	Kin__V1__ExecStatus m;
-	status_fill(&m, &st);
+	api_exec_status_fill(&m, &st);
 	return rpc_call_reply(call, &m.base);
 }
 
@@ -165,7 +169,7 @@ static int exec_list_visit(const struct exec_status *st, void *data)
 
 static void exec_list_fill(void *msg, const void *record)
 {
-	status_fill(msg, record);
+	api_exec_status_fill(msg, record);
 }
 
 static int serve_exec_list(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
@@ -235,12 +239,28 @@ static int serve_exec_logs(struct rpc_call *call, const ProtobufCMessage *in, vo
 	return 0;
 }
 
+static int serve_exec_resize(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
+{
+	return api_exec_resize(userdata, call, (const Kin__V1__ResizeRequest *)in);
+}
+
+static int serve_exec_attach(struct rpc_call *call, const ProtobufCMessage *in, void *userdata)
+{
+	return api_exec_attach(userdata, call, (const Kin__V1__AttachRequest *)in);
+}
+
 static const struct api_method exec_methods[] = {
-    {serve_exec_start, 0},  {serve_exec_signal, 0},
-    {serve_exec_stop, 0},   {serve_exec_wait, 0},
-    {serve_exec_status, 0}, {serve_exec_list, 0},
-    {serve_exec_delete, 0}, {serve_exec_logs, RPC_METHOD_SERVER_STREAM},
+    {serve_exec_start, 0},
+    {serve_exec_signal, 0},
+    {serve_exec_stop, 0},
+    {serve_exec_wait, 0},
+    {serve_exec_status, 0},
+    {serve_exec_list, 0},
+    {serve_exec_delete, 0},
+    {serve_exec_logs, RPC_METHOD_SERVER_STREAM},
     {serve_exec_stdin, 0},
+    {serve_exec_resize, 0},
+    {serve_exec_attach, RPC_METHOD_SERVER_STREAM},
 };
 const struct api_handlers api_cells_exec_handlers = {&kin__v1__exec__descriptor, exec_methods,
                                                      ARRAY_SIZE(exec_methods), api_cells_ready};

@@ -157,6 +157,11 @@ static int fill(const Kin__V1__StartRequest *req, struct bundle_buf *bb,
 		s->ambient = o->cap_ambient & s->caps_permitted & s->caps_inheritable;
 	}
 	s->no_new_privs = o->no_new_privileges;
+	s->terminal = s->terminal || o->terminal;
+	if (!s->rows && o->console_rows && o->console_cols) {
+		s->rows = (uint16_t)o->console_rows;
+		s->cols = (uint16_t)o->console_cols;
+	}
 	if (o->seccomp_text) {
 		s->seccomp = EXEC_SECCOMP_TEXT;
 		s->seccomp_file = o->seccomp_text;

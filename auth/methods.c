@@ -32,6 +32,9 @@ static const struct {
     {"kin.v1.Exec", "Delete", AUTH_OPERATE},
     {"kin.v1.Exec", "Logs", AUTH_READ},
     {"kin.v1.Exec", "Stdin", AUTH_OPERATE},
+    {"kin.v1.Exec", "Resize", AUTH_OPERATE},
+    /* Attached is reading and typing: operating it. */
+    {"kin.v1.Exec", "Attach", AUTH_OPERATE},
 
     {"kin.v1.Events", "Subscribe", AUTH_READ},
 

@@ -87,6 +87,7 @@ enum exec_step {
 	EXEC_STEP_SYNC,
 	EXEC_STEP_SETSID,
 	EXEC_STEP_STDIO,
+	EXEC_STEP_CTTY,
 	EXEC_STEP_CGROUPNS,
 	EXEC_STEP_MOUNT_PRIVATE,
 	EXEC_STEP_BIND_ROOT,
@@ -315,7 +316,8 @@ struct exec {
 	uint64_t started_ns, exited_ns, seq;
 	struct exec_ring ring[2];
 	struct exec_pipe out[2];
-	int stdin_fd;
+	int stdin_fd;           /* a terminal's: a dup of the master (out[0]) */
+	uint16_t rows, cols;    /* a terminal's window size, for its restarts */
 	struct ev_source timer; /* backoff or stop grace; fd -1 until needed */
 	uint64_t timer_due;     /* monotonic ns it fires at; 0: not armed */
 	struct exec_follower followers[EXEC_FOLLOWERS_MAX];
@@ -342,6 +344,13 @@ void exec_output_maybe_end(struct exec *e);
 bool exec_output_open(const struct exec *e);
 int exec_get(struct cells *c, const char *cell, const char *name, struct exec **ret,
              struct err *err);
+
+/* tty.c */
+/* A new pty for a run of e, sized as e (or its spec) says: the master
+ * non-blocking, both O_CLOEXEC. */
+int exec_tty_open(struct exec *e, int *ret_master, int *ret_slave, struct err *err);
+/* Its end-of-file character to a terminal's input. */
+int exec_tty_eof(struct exec *e);
 
 /* exec.c */
 /* An executable's record in cell, nothing started, not linked yet (NULL:

@@ -45,6 +45,7 @@
 #define EXEC_LOG_DEFAULT        (1024 * 1024)
 #define EXEC_LOG_MIN            4096
 #define EXEC_LOG_MAX            (64 * 1024 * 1024)
+#define EXEC_TTY_SIZE_MAX       4096 /* a terminal's rows and columns, each 1..this */
 #define EXEC_BACKOFF_BASE_MS    100
 #define EXEC_BACKOFF_CAP_MS     30000
 #define EXEC_BACKOFF_RESET_MS   10000 /* a run this long resets the backoff */
@@ -441,6 +442,13 @@ struct exec_spec {
 	const struct exec_device_node *device_nodes;
 	size_t ndevice_nodes;
 	bool stdin_pipe; /* else stdin is /dev/null */
+	/* A new pty for each run: the slave is the process's controlling
+	 * terminal (its own session) and its stdin, stdout and stderr; kin
+	 * keeps the master — read into the stdout ring, written by
+	 * exec_stdin_write, sized by exec_resize. No stdio paths with it.
+	 * rows, cols: the first window size (0: 24x80). */
+	bool terminal;
+	uint16_t rows, cols;
 	/* Absolute paths on kin's machine opened for the child's stdin,
 	 * stdout, stderr instead of /dev/null and the output rings (a
 	 * containerd FIFO, a log file). Opened by kin at each run, never
@@ -552,6 +560,7 @@ struct exec_status {
 	bool exited; /* the last run ended: exit_code or signal is set */
 	int exit_code, signal;
 	bool status_unknown; /* ended unseen (adopted, not kin's child): no code */
+	bool terminal;       /* its spec asked for one */
 	uint32_t restarts;
 	uint64_t started_ns, exited_ns;
 	uint64_t log_bytes[2]; /* bytes ever captured: stdout, stderr */
@@ -622,4 +631,13 @@ void exec_log_unfollow(struct cells *c, struct exec_follower *f);
 /* Non-blocking write to a stdin_pipe executable: bytes written, or -EAGAIN. */
 ssize_t exec_stdin_write(struct cells *c, const char *cell, const char *name, const void *buf,
                          size_t len, struct err *err);
+/* Closes the stdin pipe; of a terminal, sends its end-of-file character
+ * (VEOF, ^D: seen as the end by a program reading a line). */
 int exec_stdin_close(struct cells *c, const char *cell, const char *name, struct err *err);
+/* A terminal executable's window size (each 1..EXEC_TTY_SIZE_MAX): the
+ * kernel sends SIGWINCH to its foreground process group; kept for its
+ * restarts. FAILED_PRECONDITION when it has no terminal, or it ended. */
+int exec_resize(struct cells *c, const char *cell, const char *name, unsigned rows, unsigned cols,
+                struct err *err);
+/* Whether the executable has a terminal (-ENOENT with err if unknown). */
+int exec_has_terminal(struct cells *c, const char *cell, const char *name, struct err *err);

@@ -60,6 +60,7 @@ void exec_fill_status(const struct exec *e, struct exec_status *st)
 	st->exit_code = e->exit_code;
 	st->signal = e->signal;
 	st->status_unknown = e->status_unknown;
+	st->terminal = e->spec && e->spec->terminal;
 	st->restarts = e->restarts;
 	st->started_ns = e->started_ns;
 	st->exited_ns = e->exited_ns;

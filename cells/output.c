@@ -5,6 +5,7 @@
 
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 
 #define READ_CHUNK       65536
 #define READS_PER_WAKEUP 16 /* then yield to the rest of the loop */
@@ -56,14 +57,31 @@ static void deliver(struct exec *e, enum exec_stream s, const void *buf, size_t 
 			e->followers[i].ops->data(s, buf, len, e->followers[i].data);
 }
 
+/* How much to read: all there is, or, from a pty master, exactly what
+ * its line discipline holds (FIONREAD): a read asking for more than that
+ * waits for the kernel's buffer work (flush_work, a kworker that may not
+ * run soon) before it returns — a wait in PID 1's loop. Nothing there and
+ * no hangup: 0, the loop's next wakeup says when. */
+static size_t read_size(const struct exec *e, int fd, uint32_t events)
+{
+	int avail = 0;
+	if (!e->spec->terminal)
+		return READ_CHUNK;
+	if (ioctl(fd, FIONREAD, &avail) == 0 && avail > 0)
+		return (size_t)avail < READ_CHUNK ? (size_t)avail : READ_CHUNK;
+	return events & (EPOLLHUP | EPOLLERR) ? READ_CHUNK : 0; /* the end: EIO */
+}
+
 static void on_output(struct ev_source *src, uint32_t events)
 {
 	struct exec_pipe *p = src->data;
 	struct exec *e = p->e;
 	static char buf[READ_CHUNK]; /* one loop, one reader at a time */
-	(void)events;
 	for (int i = 0; i < READS_PER_WAKEUP; i++) {
-		ssize_t n = read(src->fd, buf, sizeof(buf));
+		size_t want = read_size(e, src->fd, events);
+		if (!want)
+			return;
+		ssize_t n = read(src->fd, buf, want);
 		if (n > 0) {
 			deliver(e, p->stream, buf, (size_t)n);
 			continue;
@@ -198,6 +216,10 @@ int exec_stdin_close(struct cells *c, const char *cell, const char *name, struct
 	int r = exec_get(c, cell, name, &e, err);
 	if (r < 0)
 		return r;
+	if (e->spec->terminal) /* the master stays: it is the output too */
+		return exec_tty_eof(e) < 0
+		           ? err_set_errno(err, -errno, "exec \"%s\": stdin: %m", e->label)
+		           : 0;
 	if (e->stdin_fd >= 0) {
 		if (c->keeper.unkeep)
 			c->keeper.unkeep(e->stdin_fd, c->keeper.data);
@@ -217,7 +239,7 @@ void exec_keep_pipes(struct exec *e)
 	for (int i = 0; i < 2; i++)
 		if (e->out[i].src.fd >= 0)
 			fds[n++] = e->out[i].src.fd;
-	if (e->stdin_fd >= 0)
+	if (e->stdin_fd >= 0 && !e->spec->terminal) /* a terminal's is the master again */
 		fds[n++] = e->stdin_fd;
 	if (n)
 		c->keeper.keep(fds, n, c->keeper.data);

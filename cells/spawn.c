@@ -33,6 +33,7 @@ static const char *const step_names[EXEC_STEP_COUNT] = {
     [EXEC_STEP_SYNC] = "sync",
     [EXEC_STEP_SETSID] = "setsid",
     [EXEC_STEP_STDIO] = "stdio",
+    [EXEC_STEP_CTTY] = "controlling terminal",
     [EXEC_STEP_CGROUPNS] = "cgroup namespace",
     [EXEC_STEP_MOUNT_PRIVATE] = "mount private",
     [EXEC_STEP_BIND_ROOT] = "bind root",
@@ -255,6 +256,26 @@ static void write_sysctls(const struct exec_spec *s, int errfd)
 	}
 }
 
+/* The terminal, whose slave is of kin's devpts (not the new root's own
+ * instance), bound at the root's /dev/console as runc does: ttyname(3)
+ * finds it there (same inode), so `tty` and programs that look their
+ * terminal up by name work. Best effort: a root without /dev goes on. */
+static void console_bind(void)
+{
+	struct stat st;
+	char pts[64];
+	/* By its path, in our copy of kin's mounts: a bind of the fd's own
+	 * mount, which is of kin's namespace, is refused. */
+	ssize_t n = readlink("/proc/self/fd/0", pts, sizeof(pts) - 1);
+	if (n <= 0 || stat("dev", &st) < 0 || !S_ISDIR(st.st_mode))
+		return;
+	pts[n] = '\0';
+	int fd = open("dev/console", O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		close(fd);
+	(void)mount(pts, "dev/console", NULL, MS_BIND, NULL);
+}
+
 static void setup_root(const struct exec_spec *s, int errfd)
 {
 	if (s->root_lowerdirs) {
@@ -289,6 +310,8 @@ static void setup_root(const struct exec_spec *s, int errfd)
 			spawn_child_fail(errfd, EXEC_STEP_MOUNT_DEV, -r);
 	}
 	make_nodes(s, errfd);
+	if (s->terminal)
+		console_bind();
 	/* pivot_root(".", ".") stacks the old root under the new one; the
 	 * detach then drops it, leaving no path back to the host. */
 	int old = -1;
@@ -426,6 +449,8 @@ static _noreturn_ void child_main(const struct spawn_req *req, int errfd, int sy
 		TRY(EXEC_STEP_STDIO, fds[i] = fcntl(req->stdio[i], F_DUPFD_CLOEXEC, 3));
 	for (int i = 0; i < 3; i++)
 		TRY(EXEC_STEP_STDIO, dup2(fds[i], i));
+	if (s->terminal) /* the pty's slave, in our new session */
+		TRY(EXEC_STEP_CTTY, ioctl(0, TIOCSCTTY, 0));
 	if (s->namespaces & EXEC_NS_CGROUP) /* now, inside the cell: it becomes our root */
 		TRY(EXEC_STEP_CGROUPNS, unshare(CLONE_NEWCGROUP));
 	if (s->namespaces & EXEC_NS_MNT)

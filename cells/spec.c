@@ -349,6 +349,12 @@ static int validate_io_restart(const struct exec_spec *s, struct err *err)
 	unsigned long rp = s->root_propagation & ~MS_REC;
 	if (s->root_propagation && rp != MS_PRIVATE && rp != MS_SLAVE && rp != MS_SHARED)
 		return spec_fail(err, "%s: private, slave or shared", "root propagation");
+	if (s->terminal && (s->stdio_paths[0] || s->stdio_paths[1] || s->stdio_paths[2]))
+		return spec_fail(err, "%s: its own, not stdio paths too", "terminal");
+	if (s->rows > EXEC_TTY_SIZE_MAX || s->cols > EXEC_TTY_SIZE_MAX || !s->rows != !s->cols)
+		return err_set(err, -EINVAL, ERR_INVALID_ARGUMENT,
+		               "terminal: rows and columns are both 1-%d (or both unset)",
+		               EXEC_TTY_SIZE_MAX);
 	if (s->root_readonly && !s->root)
 		return spec_fail(err, "%s: read-only needs a root", "root");
 	if (s->log_bytes && (s->log_bytes < EXEC_LOG_MIN || s->log_bytes > EXEC_LOG_MAX))

@@ -343,6 +343,17 @@ static int exec_stdio_open(struct exec *e, int fds[6], struct err *err)
 {
 	const struct exec_spec *s = e->spec;
 	int p[2];
+	if (s->terminal) { /* the slave for 0, 1, 2; the master read and written */
+		int r = exec_tty_open(e, &fds[2], &fds[0], err);
+		if (r < 0)
+			return r;
+		fds[1] = fcntl(fds[2], F_DUPFD_CLOEXEC, 3);
+		fds[3] = fcntl(fds[0], F_DUPFD_CLOEXEC, 3);
+		fds[5] = fcntl(fds[0], F_DUPFD_CLOEXEC, 3);
+		if (fds[1] < 0 || fds[3] < 0 || fds[5] < 0)
+			return err_set_errno(err, -errno, "exec \"%s\": terminal: %m", e->label);
+		return 0;
+	}
 	if (s->stdio_paths[0]) {
 		if ((fds[0] = stdio_path_open(e, 0, err)) < 0)
 			return fds[0];
@@ -384,7 +395,7 @@ static void exec_started(struct exec *e, struct exec_token *token, pid_t pid, in
 	e->stdin_fd = TAKE_FD(fds[1]);
 	if (e->stdin_fd >= 0)
 		fd_set_nonblock(e->stdin_fd, true);
-	int r = exec_output_attach(e, TAKE_FD(fds[2]), TAKE_FD(fds[4]), false);
+	int r = exec_output_attach(e, TAKE_FD(fds[2]), TAKE_FD(fds[4]), e->spec->terminal);
 	if (r < 0)
 		log_warn("exec \"%s\": output not captured: %s", e->label, strerror(-r));
 	exec_keep_pipes(e);

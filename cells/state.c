@@ -455,6 +455,8 @@ static int exec_pipes_adopted(struct exec *e, const struct exec_in *x, struct ad
 	int fds[3];
 	for (int i = 0; i < 3; i++)
 		fds[i] = take_kept(a, x->ino[i]);
+	if (e->spec->terminal && fds[0] >= 0) /* its input is its master too */
+		fds[2] = fcntl(fds[0], F_DUPFD_CLOEXEC, 3);
 	e->stdin_fd = fds[2];
 	if (e->stdin_fd >= 0)
 		fd_set_nonblock(e->stdin_fd, true);

@@ -34,6 +34,9 @@ static const struct state_num spec_nums[] = {
     STATE_NUM(24, struct exec_spec, backoff_cap_ms),
     STATE_FLAG(25, struct exec_spec, release_carried),
     STATE_NUM(26, struct exec_spec, root_propagation),
+    STATE_FLAG(27, struct exec_spec, terminal),
+    STATE_NUM(28, struct exec_spec, rows),
+    STATE_NUM(29, struct exec_spec, cols),
 };
 static const struct state_num rlimit_nums[] = {
     STATE_NUM(1, struct exec_rlimit, resource),

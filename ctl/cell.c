@@ -35,6 +35,11 @@ const char ctl_cells_help[] =
     "  exec stop [--grace DURATION] CELL NAME\n"
     "  exec logs [-f] [--stdout|--stderr] [--from OUT[:ERR]] CELL NAME\n"
     "  exec stdin [--close] CELL NAME      (sends kin ctl's stdin)\n"
+    "  exec start -it CELL NAME -- ARGV... a new pty (-t), attached (-i)\n"
+    "  exec attach [-t] [--from OUT[:ERR]] [--detach-key ^X|none] CELL NAME\n"
+    "                 its terminal or pipes; Ctrl-] detaches; exits with its status\n"
+    "  exec resize CELL NAME ROWSxCOLS     a terminal's window size\n"
+    "  shell [--user U] [CELL]             a login shell on a pty (cell \"shell\")\n"
     "  events [--cell PATH]                follow events until interrupted\n";
 
 #define CELL_LIMITS_MAX 64 /* said in add_limit's sentence */

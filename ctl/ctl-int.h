@@ -165,17 +165,47 @@ uint32_t ctl_vm_num(const struct ctl_vm_args *a, enum vm_opt_id id);
 /* The command groups (their tables, and the help text of each). */
 extern const struct ctl_cmd ctl_cell_cmds[], ctl_exec_cmds[], ctl_vm_cmds[], ctl_zone_cmds[],
     ctl_image_cmds[];
-extern const struct option ctl_cell_opts[], ctl_exec_opts[], ctl_events_opts[];
+extern const struct option ctl_cell_opts[], ctl_exec_opts[], ctl_events_opts[], ctl_shell_opts[];
 extern const char ctl_cells_help[], ctl_vm_help[], ctl_zone_help[], ctl_image_help[];
 int ctl_cell_main(struct ctl *ctl, int argc, char **argv);
 int ctl_exec_main(struct ctl *ctl, int argc, char **argv);
 int ctl_events_main(struct ctl *ctl, int argc, char **argv);
+int ctl_shell_main(struct ctl *ctl, int argc, char **argv);
 int ctl_vm_main(struct ctl *ctl, int argc, char **argv);
 int ctl_zone_main(struct ctl *ctl, int argc, char **argv);
 int ctl_image_main(struct ctl *ctl, int argc, char **argv);
 /* A LogChunk of a log stream (exec logs, service logs): its bytes to
  * stdout or stderr as they came, a note for bytes dropped. */
 void ctl_log_print(const ProtobufCMessage *m);
+
+/* Exec/Start of in, waiting as long as kin's setup deadline and more; a
+ * terminal's size, unless given, is the client terminal's. */
+int ctl_exec_start_call(struct ctl *ctl, Kin__V1__StartRequest *in, ProtobufCMessage **ret_out);
+/* The exit code of an ended run, as a shell's: its code, 128 + its
+ * signal, 255 when unknown. */
+int ctl_exit_status(const Kin__V1__ExecStatus *s);
+
+/* Attached to an executable (ctl/attach.c): its output to stdout and
+ * stderr from where from says (resume), kin ctl's stdin to it, until it
+ * ends (the exit code is its status), the detach key (-1: none) or a
+ * signal ends kin ctl (128 + N; the process goes on). terminal: the
+ * executable has one: the client's terminal goes raw (restored on every
+ * way out) and its window size follows SIGWINCH. close_at_eof: the end
+ * of kin ctl's stdin closes the executable's. */
+struct ctl_attach {
+	const char *cell, *name;
+	bool terminal, require_terminal, resume, close_at_eof;
+	uint64_t from[2];
+	int detach_key;
+};
+#define CTL_DETACH_KEY_DEFAULT 0x1d /* Ctrl-] */
+int ctl_attach(struct ctl *ctl, const struct ctl_attach *opt);
+/* Whether the last ctl_attach ended because kin ctl got a signal. */
+bool ctl_attach_signalled(void);
+/* The client terminal's size (stdin's or stdout's); false when neither is one. */
+bool ctl_window_size(unsigned *rows, unsigned *cols);
+/* "^]", "^P", "^x" into its byte; "none" -1; anything else -2. */
+int ctl_detach_key_parse(const char *s);
 
 /* ---- services: kin.v1.Units (ctl/service.c), for `kin ctl service` and
  * the systemctl personality (ctl/systemctl.c) ---------------------------------------- */

@@ -246,6 +246,8 @@ const struct ctl_cmd ctl_cmds[] = {
     {"cell", "cells: cgroups with limits", ctl_cell_main, ctl_cell_opts, ctl_cell_cmds},
     {"exec", "executables in cells", ctl_exec_main, ctl_exec_opts, ctl_exec_cmds},
     {"events", "follow events until interrupted", ctl_events_main, ctl_events_opts, NULL},
+    {"shell", "a login shell on a pty: shell [--user U] [CELL]", ctl_shell_main, ctl_shell_opts,
+     NULL},
     {"vm", "microVMs", ctl_vm_main, NULL, ctl_vm_cmds},
     {"zone", "nested kins", ctl_zone_main, NULL, ctl_zone_cmds},
     {"image", "the OCI image store", ctl_image_main, NULL, ctl_image_cmds},

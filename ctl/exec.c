@@ -1,4 +1,4 @@
-/* exec: `kin ctl exec start|list|status|signal|stop|wait|logs|stdin|delete`
+/* exec: `kin ctl exec start|list|status|signal|stop|wait|logs|stdin|attach|resize|delete`
  * over kin.v1.Exec. An ExecSpec is filled from the options in fixed-size
  * tables (static: one command per process), so a long command line is
  * refused with a sentence, never allocated for. `exec wait` exits with the
@@ -110,6 +110,7 @@ enum {
 	O_RESTART,
 	O_BACKOFF,
 	O_GRACE,
+	O_DETACH_KEY,
 	O_STDOUT,
 	O_STDERR,
 	O_CLOSE,
@@ -151,6 +152,9 @@ const struct option ctl_exec_opts[] = {
     {"stderr", no_argument, NULL, O_STDERR},
     {"close", no_argument, NULL, O_CLOSE},
     {"from", required_argument, NULL, O_FROM},
+    {"tty", no_argument, NULL, 't'},
+    {"interactive", no_argument, NULL, 'i'},
+    {"detach-key", required_argument, NULL, O_DETACH_KEY},
     {"output", required_argument, NULL, 'o'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -163,7 +167,8 @@ struct exec_args {
 	char *env[256], *rlimits[16];
 	uint32_t groups[32];
 	Kin__V1__IdMap umaps[8], gmaps[8], *umapp[8], *gmapp[8];
-	bool follow, close_at_eof, resume;
+	bool follow, close_at_eof, resume, tty, interactive;
+	int detach_key; /* -1: none */
 	uint64_t grace, from[2];
 	Kin__V1__LogStream which;
 	int dd; /* the index of "--", argc without one */
@@ -322,6 +327,17 @@ static int other_opt(struct ctl *ctl, struct exec_args *a, int c, const char *ar
 		a->resume = true;
 		return CTL_OK;
 	}
+	case 't':
+	case 'i':
+		*(c == 't' ? &a->tty : &a->interactive) = true;
+		return CTL_OK;
+	case O_DETACH_KEY:
+		if ((a->detach_key = ctl_detach_key_parse(arg)) < -1)
+			return ctl_usage(ctl,
+			                 "--detach-key '%s': expected ^X (a control key: ^], ^P) "
+			                 "or none",
+			                 arg);
+		return CTL_OK;
 	case O_GRACE:
 		if (str_to_duration_ms(arg, 3600 * 1000, &a->grace) < 0 || !a->grace)
 			return ctl_usage(
@@ -335,9 +351,17 @@ static int other_opt(struct ctl *ctl, struct exec_args *a, int c, const char *ar
 /* Options that are not sub's own are refused by name. */
 static int exec_opts_check(struct ctl *ctl, const struct exec_args *a, const char *sub)
 {
-	if ((a->follow || a->resume || a->which != KIN__V1__LOG_STREAM__BOTH) &&
-	    strcmp(sub, "logs"))
-		return ctl_usage(ctl, "-f, --stdout, --stderr and --from are for exec logs");
+	bool attach = !strcmp(sub, "attach"), start = !strcmp(sub, "start");
+	if ((a->follow || a->which != KIN__V1__LOG_STREAM__BOTH) && strcmp(sub, "logs"))
+		return ctl_usage(ctl, "-f, --stdout and --stderr are for exec logs");
+	if (a->resume && strcmp(sub, "logs") && !attach)
+		return ctl_usage(ctl, "--from is for exec logs and exec attach");
+	if ((a->tty || a->detach_key != CTL_DETACH_KEY_DEFAULT) && !start && !attach)
+		return ctl_usage(ctl, "-t and --detach-key are for exec start and exec attach");
+	if (a->interactive && !start)
+		return ctl_usage(ctl, "-i is for exec start (exec attach is interactive)");
+	if ((a->interactive || attach) && ctl->json)
+		return ctl_usage(ctl, "an attached exec prints what the executable does, not json");
 	if (a->grace && strcmp(sub, "stop"))
 		return ctl_usage(ctl, "--grace is for exec stop");
 	if (a->close_at_eof && strcmp(sub, "stdin"))
@@ -348,7 +372,8 @@ static int exec_opts_check(struct ctl *ctl, const struct exec_args *a, const cha
 static void exec_args_init(struct exec_args *a, int argc, char **argv)
 {
 	Kin__V1__ExecSpec *sp = &a->spec;
-	*a = (struct exec_args){.which = KIN__V1__LOG_STREAM__BOTH, .dd = argc};
+	*a = (struct exec_args){
+	    .which = KIN__V1__LOG_STREAM__BOTH, .dd = argc, .detach_key = CTL_DETACH_KEY_DEFAULT};
 	kin__v1__exec_spec__init(sp);
 	sp->env = a->env;
 	sp->rlimits = a->rlimits;
@@ -371,7 +396,7 @@ static int exec_parse(struct ctl *ctl, int argc, char **argv, struct exec_args *
 	exec_args_init(a, argc, argv);
 	optind = 0; /* 0: glibc starts over, in its default (permuting) order */
 	opterr = 0;
-	while ((c = getopt_long(a->dd - 1, argv + 1, ":fo:h", ctl_exec_opts, NULL)) != -1) {
+	while ((c = getopt_long(a->dd - 1, argv + 1, ":fo:hit", ctl_exec_opts, NULL)) != -1) {
 		int k = ctl_common_opt(ctl, c, argv + 1, &r);
 		if (k > 0)
 			return r;
@@ -402,20 +427,44 @@ static int exec_parse_target(struct ctl *ctl, int argc, char **argv, struct exec
 	if (r != CTL_OK)
 		return r;
 	if (a->npos != 2 + extra)
-		return ctl_usage(ctl, extra ? "needs CELL NAME SIGNAL" : "needs CELL NAME");
+		return ctl_usage(ctl, !extra                       ? "needs CELL NAME"
+		                      : !strcmp(argv[1], "resize") ? "needs CELL NAME ROWSxCOLS"
+		                                                   : "needs CELL NAME SIGNAL");
 	if (a->dd != argc && strcmp(argv[1], "start"))
 		return ctl_usage(ctl, "'--' is for exec start");
 	return CTL_OK;
 }
 
-/* Waits for a run to end; exits with its status as a shell would. */
-static int exit_status_of(const Kin__V1__ExecStatus *s)
+int ctl_exit_status(const Kin__V1__ExecStatus *s)
 {
 	if (s->status_unknown)
 		return 255;
 	if (s->signal)
 		return 128 + s->signal;
 	return s->exit_code & 0xff;
+}
+
+int ctl_exec_start_call(struct ctl *ctl, Kin__V1__StartRequest *in, ProtobufCMessage **ret_out)
+{
+	unsigned rows, cols;
+	if (in->spec->terminal && !in->spec->rows && ctl_window_size(&rows, &cols)) {
+		in->spec->rows = rows < 4096 ? rows : 4096;
+		in->spec->cols = cols < 4096 ? cols : 4096;
+	}
+	/* kin answers a start within its setup deadline (then kills the
+	 * child): by default wait that long, and a little more, so a setup
+	 * that times out is told as such, not as an unreachable kin. */
+	struct err st;
+	const struct ctl_call c = {
+	    .service = "kin.v1.Exec",
+	    .method = "Start",
+	    .in = &in->base,
+	    .out_desc = &kin__v1__exec_status__descriptor,
+	    .timeout_ms = !ctl->timeout_set && ctl->timeout_ms < CTL_EXEC_START_WAIT_MS
+	                      ? CTL_EXEC_START_WAIT_MS
+	                      : ctl->timeout_ms,
+	};
+	return ctl_call(ctl, &c, ret_out, &st);
 }
 
 static int exec_start(struct ctl *ctl, int argc, char **argv)
@@ -436,31 +485,56 @@ static int exec_start(struct ctl *ctl, int argc, char **argv)
 	in.cell = a.pos[0];
 	in.name = a.pos[1];
 	in.spec = &a.spec;
+	a.spec.terminal = a.tty;
+	a.spec.stdin_pipe = a.spec.stdin_pipe || (a.interactive && !a.tty);
 	a.spec.argv = a.dd + 1 < argc ? argv + a.dd + 1 : NULL;
 	a.spec.n_argv = a.dd + 1 < argc ? (size_t)(argc - a.dd - 1) : 0;
-	/* kin answers a start within its setup deadline (then kills the
-	 * child): by default wait that long, and a little more, so a setup
-	 * that times out is told as such, not as an unreachable kin. */
-	struct err st;
 	ProtobufCMessage *out;
-	const struct ctl_call c = {
-	    .service = "kin.v1.Exec",
-	    .method = "Start",
-	    .in = &in.base,
-	    .out_desc = &kin__v1__exec_status__descriptor,
-	    .timeout_ms = !ctl->timeout_set && ctl->timeout_ms < CTL_EXEC_START_WAIT_MS
-	                      ? CTL_EXEC_START_WAIT_MS
-	                      : ctl->timeout_ms,
-	};
-	if ((r = ctl_call(ctl, &c, &out, &st)) != CTL_OK)
+	if ((r = ctl_exec_start_call(ctl, &in, &out)) != CTL_OK)
 		return r;
 	const Kin__V1__ExecStatus *s = (Kin__V1__ExecStatus *)out;
 	if (ctl->json)
 		ctl_json_line(out);
-	else
+	else if (!a.interactive)
 		printf("started %s/%s pid %d\n", s->cell, s->name, s->pid);
 	protobuf_c_message_free_unpacked(out, NULL);
-	return CTL_OK;
+	if (!a.interactive)
+		return CTL_OK;
+	/* Everything it wrote since it started, then live: nothing is missed. */
+	const struct ctl_attach at = {.cell = in.cell,
+	                              .name = in.name,
+	                              .terminal = a.tty,
+	                              .resume = true,
+	                              .close_at_eof = true,
+	                              .detach_key = a.detach_key};
+	return ctl_attach(ctl, &at);
+}
+
+static int exec_attach(struct ctl *ctl, int argc, char **argv)
+{
+	static struct exec_args a;
+	Kin__V1__ExecRequest in = KIN__V1__EXEC_REQUEST__INIT;
+	ProtobufCMessage *out;
+	int r = exec_parse_target(ctl, argc, argv, &a, 0);
+	if (r != CTL_OK)
+		return r;
+	in.cell = a.pos[0];
+	in.name = a.pos[1];
+	/* Whether it has a terminal decides raw mode: asked first. */
+	r = ctl_call_simple(ctl, "kin.v1.Exec", "Status", &in.base,
+	                    &kin__v1__exec_status__descriptor, &out, false);
+	if (r != CTL_OK)
+		return r;
+	bool tty = ((Kin__V1__ExecStatus *)out)->terminal;
+	protobuf_c_message_free_unpacked(out, NULL);
+	const struct ctl_attach at = {.cell = in.cell,
+	                              .name = in.name,
+	                              .terminal = tty,
+	                              .require_terminal = a.tty,
+	                              .resume = a.resume,
+	                              .from = {a.from[0], a.from[1]},
+	                              .detach_key = a.detach_key};
+	return ctl_attach(ctl, &at);
 }
 
 static int exec_list(struct ctl *ctl, int argc, char **argv)
@@ -507,7 +581,7 @@ static int print_answer(struct ctl *ctl, ProtobufCMessage *out, bool waits)
 		printf("%s/%s exited with status %d\n", s->cell, s->name, s->exit_code);
 	else
 		print_status(s);
-	int r = waits ? exit_status_of(s) : CTL_OK;
+	int r = waits ? ctl_exit_status(s) : CTL_OK;
 	protobuf_c_message_free_unpacked(out, NULL);
 	return r;
 }
@@ -546,6 +620,35 @@ static int exec_signal(struct ctl *ctl, int argc, char **argv)
 	r = ctl_call_simple(ctl, "kin.v1.Exec", "Signal", &in.base,
 	                    &kin__v1__exec_status__descriptor, &out, false);
 	return r != CTL_OK ? r : print_answer(ctl, out, false);
+}
+
+/* A terminal's window size; kin checks the range (1-4096 each). */
+static int exec_resize(struct ctl *ctl, int argc, char **argv)
+{
+	static struct exec_args a;
+	Kin__V1__ResizeRequest in = KIN__V1__RESIZE_REQUEST__INIT;
+	ProtobufCMessage *out;
+	uint64_t rows, cols;
+	char buf[32], *x;
+	int r = exec_parse_target(ctl, argc, argv, &a, 1);
+	if (r != CTL_OK)
+		return r;
+	str_copy(buf, sizeof(buf), a.pos[2]);
+	if (!(x = strchr(buf, 'x')) || (*x++ = '\0', str_to_u64(buf, UINT32_MAX, &rows) < 0) ||
+	    str_to_u64(x, UINT32_MAX, &cols) < 0)
+		return ctl_usage(ctl, "'%s': expected ROWSxCOLS (40x120)", a.pos[2]);
+	in.cell = a.pos[0];
+	in.name = a.pos[1];
+	in.rows = (uint32_t)rows;
+	in.cols = (uint32_t)cols;
+	r = ctl_call_simple(ctl, "kin.v1.Exec", "Resize", &in.base, &kin__v1__empty__descriptor,
+	                    &out, false);
+	if (r != CTL_OK)
+		return r;
+	protobuf_c_message_free_unpacked(out, NULL);
+	if (ctl->json)
+		printf("{}\n");
+	return CTL_OK;
 }
 
 static int exec_stop(struct ctl *ctl, int argc, char **argv)
@@ -667,6 +770,8 @@ const struct ctl_cmd ctl_exec_cmds[] = {
     {"wait", "wait for its end; exits with its status", exec_status, ctl_exec_opts, NULL},
     {"logs", "its output", exec_logs, ctl_exec_opts, NULL},
     {"stdin", "send kin ctl's stdin", exec_stdin, ctl_exec_opts, NULL},
+    {"attach", "attach to its terminal or pipes", exec_attach, ctl_exec_opts, NULL},
+    {"resize", "set its terminal's window size", exec_resize, ctl_exec_opts, NULL},
     {"delete", "forget an ended executable", exec_delete, ctl_exec_opts, NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
@@ -676,8 +781,8 @@ int ctl_exec_main(struct ctl *ctl, int argc, char **argv)
 	return ctl_cmd_dispatch(
 	    ctl, ctl_exec_cmds, argc, argv,
 	    "needs a subcommand: start, list, status, signal, stop, wait, "
-	    "logs, stdin, delete",
+	    "logs, stdin, attach, resize, delete",
 	    "unknown subcommand (start, list, status, signal, stop, wait, logs, "
-	    "stdin, delete)",
+	    "stdin, attach, resize, delete)",
 	    true);
 }

@@ -12,6 +12,9 @@
  *   'E'         kin stopped cleanly: exit
  * A pipe end nobody else has any more (the workload ended: no writer, or
  * no reader) is let go by itself: the keeper never reads or writes one.
+ * A terminal's pty master is held the same way (told apart by its pty's
+ * number, lib's fd_ino; let go once no process has its slave): closed,
+ * it would hang the terminal up and SIGHUP its session.
  * It holds sockets too (the service manager's notify socket and its socket
  * units' listening ones: what a client connects or sends meanwhile waits
  * in them for the successor); those only kin lets go of ('D'). */
@@ -50,13 +53,16 @@ static void let_go(size_t i)
 static void keep(int fd)
 {
 	struct stat st;
-	if (fstat(fd, &st) < 0 || !(S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) ||
+	if (fstat(fd, &st) < 0 ||
+	    !(S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) ||
+	      (S_ISCHR(st.st_mode) && fd_is_pty_master(fd))) ||
 	    nheld == KEEPER_FDS_MAX) {
 		close(fd);
 		return;
 	}
+	uint64_t ino = fd_ino(fd);
 	for (size_t i = 0; i < nheld; i++)
-		if (held[i].ino == (uint64_t)st.st_ino) {
+		if (held[i].ino == ino) {
 			close(fd);
 			return;
 		}
@@ -68,7 +74,7 @@ static void keep(int fd)
 		close(fd);
 		return;
 	}
-	held[nheld++] = (struct held){.fd = fd, .ino = (uint64_t)st.st_ino};
+	held[nheld++] = (struct held){.fd = fd, .ino = ino};
 }
 
 static void give(int conn)

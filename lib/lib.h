@@ -215,8 +215,13 @@ int sock_opt(int fd, int opt);
  * too, then a full backlog answers -EAGAIN), or -errno. */
 int sock_unix_connect(const char *path, int flags);
 /* The inode of what fd is open on (a pipe's, to find it again among fds
- * handed over), 0 for fd < 0 or when fstat fails. */
+ * handed over), 0 for fd < 0 or when fstat fails. Every pty master opened
+ * through /dev/ptmx has that node's inode: one is told by its pty's number
+ * instead (FD_INO_PTY | N), unique in a devpts instance. */
+#define FD_INO_PTY (UINT64_C(0x7074790000000000))
 uint64_t fd_ino(int fd);
+/* Whether fd is a pty master. */
+bool fd_is_pty_master(int fd);
 
 /* ---- time -------------------------------------------------------------- */
 

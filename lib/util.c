@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <sys/inotify.h>
+#include <sys/ioctl.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
@@ -731,10 +732,21 @@ bool self_copy_take(int fd, const struct file_id *id)
 	return true;
 }
 
+bool fd_is_pty_master(int fd)
+{
+	unsigned n;
+	return ioctl(fd, TIOCGPTN, &n) == 0;
+}
+
 uint64_t fd_ino(int fd)
 {
 	struct stat st;
-	return fd >= 0 && fstat(fd, &st) == 0 ? (uint64_t)st.st_ino : 0;
+	unsigned n;
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return 0;
+	if (S_ISCHR(st.st_mode) && ioctl(fd, TIOCGPTN, &n) == 0)
+		return FD_INO_PTY | n;
+	return (uint64_t)st.st_ino;
 }
 
 int sock_unix_connect(const char *path, int flags)

@@ -161,6 +161,7 @@ struct oci_device_node {
 
 struct oci_spec {
 	bool terminal;
+	uint64_t console_rows, console_cols; /* process.consoleSize; 0: not given */
 	uint32_t uid, gid;
 	uint32_t groups[32];
 	size_t ngroups;

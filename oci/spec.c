@@ -3,16 +3,16 @@
  * What kin does with each known field:
  *   honoured   ociVersion 1.x; process (args, env, cwd, user uid/gid/umask/
  *              additionalGids, capabilities, rlimits, noNewPrivileges,
- *              oomScoreAdj); root; hostname; mounts; linux.namespaces (new, or
- *              joined by path); uid/gid mappings; sysctl; maskedPaths,
+ *              oomScoreAdj, terminal and consoleSize: a pty of kin's); root;
+ *              hostname; mounts; linux.namespaces (new, or joined by path);
+ *              uid/gid mappings; sysctl; maskedPaths,
  *              readonlyPaths; resources memory, cpu, pids, blockIO weight,
  *              unified, devices; linux.devices (nodes); linux.seccomp
  *   recorded   annotations (for the containerd shim)
  *   ignored    process.apparmorProfile, selinuxLabel, linux.mountLabel (noted:
  *              they need a host policy), linux.cgroupsPath (the
  *              cell is the caller's), domainname
- *   refused    process.terminal true (kin captures output; no console),
- *              a time namespace, hooks (not yet: UNIMPLEMENTED, named), seccomp's
+ *   refused    a time namespace, hooks (not yet: UNIMPLEMENTED, named), seccomp's
  *              TRACE and NOTIFY actions, realtime cpu, intelRdt, personality
  *   seccomp    turned into kin's profile text (docs/cells.md "Seccomp profiles"), names the
  *              kernel lacks skipped as runc does; architectures and flags
@@ -287,10 +287,13 @@ static int process_at(struct oci_spec_ctx *c, json_t *p)
 	if ((r = oci_spec_bool_at(c, json_object_get(p, "terminal"), "process.terminal",
 	                          &s->terminal)) < 0)
 		return r;
-	if (s->terminal)
-		return oci_spec_bad(
-		    c, ERR_UNIMPLEMENTED, "process.terminal",
-		    "true: kin captures output and has no console to give (set it false)");
+	json_t *cs = json_object_get(p, "consoleSize");
+	if (cs && (r = oci_spec_u64_at(c, json_object_get(cs, "height"),
+	                               "process.consoleSize.height", 4096, &s->console_rows)) < 0)
+		return r;
+	if (cs && (r = oci_spec_u64_at(c, json_object_get(cs, "width"), "process.consoleSize.width",
+	                               4096, &s->console_cols)) < 0)
+		return r;
 	if ((r = user_at(c, json_object_get(p, "user"))) < 0 ||
 	    (r = oci_spec_strv_at(c, json_object_get(p, "args"), "process.args", NULL, NULL,
 	                          &s->args)) < 0 ||

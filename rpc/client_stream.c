@@ -104,3 +104,8 @@ void rpc_client_stream_free(struct rpc_stream *s)
 	close(s->fd);
 	free(s);
 }
+
+int rpc_client_stream_fd(const struct rpc_stream *s)
+{
+	return s->fd;
+}

@@ -482,3 +482,6 @@ int rpc_client_stream_open_fd(int fd, const char *service, const char *method,
 int rpc_client_stream_next(struct rpc_stream *s, const ProtobufCMessageDescriptor *desc,
                            ProtobufCMessage **ret_msg, struct err *ret_status);
 void rpc_client_stream_free(struct rpc_stream *s);
+/* The stream's socket, to poll for its next message (a frame read by
+ * rpc_client_stream_next once it is readable arrives whole soon after). */
+int rpc_client_stream_fd(const struct rpc_stream *s);

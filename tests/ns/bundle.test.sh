@@ -8,7 +8,8 @@
 # and read-only /proc paths, the device program (no disk node); then a
 # bind mount, a joined network namespace, a sysctl and a seccomp profile
 # with errnoRet and argument conditions; and malformed or unsupported
-# specs refused naming the JSON path.
+# specs refused naming the JSON path; process.terminal with a consoleSize
+# gives the process a pty of that size, named /dev/console in its root.
 cd "$(dirname "$0")/../.."
 . tests/ns/lib.sh
 ns_suite_begin bundle
@@ -44,7 +45,7 @@ bundle() {
 	shift
 	mkdir -p "$d/rootfs/bin" "$d/rootfs/tmp"
 	cp /bin/busybox "$d/rootfs/bin/busybox"
-	for c in sh cat echo ls id hostname grep mount ip wc mknod; do ln -sf busybox "$d/rootfs/bin/$c"; done
+	for c in sh cat echo ls id hostname grep mount ip wc mknod stty tty; do ln -sf busybox "$d/rootfs/bin/$c"; done
 	(cd "$d" && "$@") >"$d/spec.out" 2>&1 || return 1
 	[ -f "$d/config.json" ] || mv "$d/spec.out" "$d/config.json"
 	python3 - "$d/config.json" <<'PY'
@@ -196,7 +197,19 @@ refuse relmount 'c["mounts"].append({"destination": "rel", "type": "tmpfs"})' 'c
 refuse dupns 'c["linux"]["namespaces"].append({"type": "pid"})' 'config.json: linux.namespaces[5]: pid is listed twice'
 refuse seccomp 'c["linux"]["seccomp"] = {"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [{"names": ["mkdir"], "action": "SCMP_ACT_FOO"}]}' 'config.json: linux.seccomp.syscalls[0].action: unknown action "SCMP_ACT_FOO"'
 refuse hooks 'c["hooks"] = {"prestart": [{"path": "/bin/true"}]}' 'config.json: hooks: OCI hooks are not supported yet'
-refuse terminal 'c["process"]["terminal"] = True' 'config.json: process.terminal'
+# process.terminal with a consoleSize: a pty of kin's, of that size.
+cp -r "$T/runc" "$T/tty"
+python3 - "$T/tty/config.json" <<'PY'
+import json, sys
+p = sys.argv[1]
+c = json.load(open(p))
+c["process"]["terminal"] = True
+c["process"]["consoleSize"] = {"height": 33, "width": 77}
+json.dump(c, open(p, "w"))
+PY
+run tty --bundle "$T/tty" -- sh -c 'stty size; [ -t 0 ] && [ -t 2 ] && echo TTY; tty'
+[ "${rc:-1}" -eq 0 ] && out_has '^33 77' && out_has '^TTY' && out_has '^/dev/console' && ok terminal_bundle ||
+	bad terminal_bundle "rc ${rc:-?}: $(tr '\r\n' '||' <"$T/out")"
 refuse rlimit 'c["process"]["rlimits"][0]["soft"] = 99999' 'config.json: process.rlimits[0]: soft 99999 is above hard 1024'
 echo '{"ociVersion": "1.0.2", "process": ' >"$T/runc-broken.json"
 mkdir -p "$T/broken" && cp "$T/runc-broken.json" "$T/broken/config.json"

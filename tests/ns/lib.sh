@@ -41,6 +41,18 @@ bad() {
 	[ -f "$T/out" ] && sed 's/^/    | /' "$T/out" | tail -20
 	return 0
 }
+# ns_tty_drive SCENARIO ARGS... -- KINCTL-ARGS...: kin ctl on a real pty
+# (tests/ns/tty_client.py), its checks counted as this suite's.
+ns_tty_drive() {
+	local line
+	while read -r line; do
+		case $line in
+		ok\ *) ok "${line#ok }" ;;
+		bad\ *) line=${line#bad }; bad "${line%% *}" "${line#* }" ;;
+		*) bad tty_driver "$line" ;;
+		esac
+	done < <(timeout 60 python3 tests/ns/tty_client.py "$@" 2>&1)
+}
 ns_suite_end() {
 	echo "$pass passed, $fail failed"
 	[ "$fail" -eq 0 ]

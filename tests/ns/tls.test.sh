@@ -2,7 +2,8 @@
 # Remote management over TLS against the real kin: a daemon kin serving
 # only a unix socket for root and --tls-listen on 127.0.0.1 and [::1], with
 # a policy; certificates made here with openssl (tests/tls/certs.sh).
-# kin ctl over TLS (health, --target through a zone, a stream); Go's ttrpc
+# kin ctl over TLS (health, --target through a zone, a stream, a terminal
+# session with exec start -it; attach needs operate); Go's ttrpc
 # over Go's crypto/tls (interop); the authorization matrix (each role x a
 # call of each class x in and out of its targets), each denial naming who,
 # what and why; audit lines for changes and denials, denials rate-limited
@@ -91,6 +92,15 @@ as admin cell create tlscell >"$T/out" 2>&1 &&
 	as admin exec wait tlscell hello >>"$T/out" 2>&1 &&
 	as admin exec logs tlscell hello >"$T/logs" 2>&1 && grep -q hi-over-tls "$T/logs" && ok ctl_tls_stream ||
 	bad ctl_tls_stream "no logs over TLS"
+
+# A terminal over TLS: kin ctl exec start -it as the operator (operate
+# here), typing and exit; attaching is operate: the reader is refused.
+as admin cell create ttycell >"$T/out" 2>&1
+ns_tty_drive run '# ' 'echo over-tls-$((5*5))' 'over-tls-25' -- "$KIN" ctl --connect "tls:127.0.0.1:$PORT" \
+	--cert "$PKI/operator.pem" --key "$PKI/operator-key.pem" --ca "$PKI/ca.pem" exec start -it ttycell sh -- sh -i
+as reader exec attach ttycell sh </dev/null >"$T/out" 2>&1
+grep -q 'PERMISSION_DENIED: cn:reader may not call kin.v1.Exec/Attach: it needs operate' "$T/out" &&
+	ok attach_needs_operate || bad attach_needs_operate "$(cat "$T/out")"
 
 # Go's ttrpc over Go's crypto/tls.
 "$PEER" client-tls "127.0.0.1:$PORT" "$PKI/admin.pem" "$PKI/admin-key.pem" "$PKI/ca.pem" localhost >"$T/out" 2>&1 &&

@@ -292,6 +292,34 @@ TEST(cells_spec_validate)
 	exec_spec_free(copy);
 }
 
+/* A terminal: no stdio paths with it; a window size of both 1-4096 or
+ * neither; carried by a copy. */
+TEST(cells_spec_terminal)
+{
+	struct exec_spec s;
+	struct err err = {0};
+	char *argv[] = {"/bin/sh", NULL};
+	exec_spec_init(&s);
+	s.argv = argv;
+	s.terminal = true;
+	CHECK_EQ(exec_spec_validate(&s, &err), 0);
+	s.stdio_paths[1] = "/tmp/out";
+	CHECK_EQ(exec_spec_validate(&s, &err), -EINVAL);
+	CHECK(strstr(err.msg, "terminal") != NULL);
+	s.stdio_paths[1] = NULL;
+	s.rows = 40;
+	CHECK_EQ(exec_spec_validate(&s, &err), -EINVAL); /* cols missing */
+	s.cols = EXEC_TTY_SIZE_MAX + 1;
+	CHECK_EQ(exec_spec_validate(&s, &err), -EINVAL);
+	CHECK(strstr(err.msg, "1-4096") != NULL);
+	s.cols = 132;
+	CHECK_EQ(exec_spec_validate(&s, &err), 0);
+	struct exec_spec *copy = NULL;
+	CHECK_EQ(exec_spec_copy(&s, &copy), 0);
+	CHECK(copy && copy->terminal && copy->rows == 40 && copy->cols == 132);
+	exec_spec_free(copy);
+}
+
 static void count_release(void *data)
 {
 	(*(int *)data)++;

@@ -777,3 +777,37 @@ TEST(self_copy_by_a_child)
 	CHECK_EQ(again, fd);
 	CHECK(!self_copy_take(fd, &id)); /* one already */
 }
+
+/* Every pty master opened through /dev/ptmx has that node's inode: fd_ino
+ * tells them apart by the pty's number (the keeper and an adoption find
+ * a terminal's master by it); a pipe keeps its inode. */
+TEST(fd_ino_pty_masters)
+{
+	int a = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+	int b = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+	int p[2] = {-1, -1};
+	if (a < 0 || b < 0) {
+		printf("    (no /dev/ptmx here: %s)\n", strerror(errno));
+		CHECK(errno == ENOENT || errno == EACCES);
+	} else {
+		struct stat sa, sb;
+		CHECK(fstat(a, &sa) == 0 && fstat(b, &sb) == 0);
+		CHECK(fd_is_pty_master(a) && fd_is_pty_master(b));
+		CHECK((fd_ino(a) & FD_INO_PTY) == FD_INO_PTY);
+		CHECK(fd_ino(a) != fd_ino(b));
+		int d = fcntl(a, F_DUPFD_CLOEXEC, 3);
+		CHECK_EQ(fd_ino(d), fd_ino(a)); /* the same pty */
+		close(d);
+	}
+	CHECK_EQ(pipe2(p, O_CLOEXEC), 0);
+	struct stat sp;
+	CHECK(fstat(p[0], &sp) == 0 && fd_ino(p[0]) == (uint64_t)sp.st_ino);
+	CHECK(!fd_is_pty_master(p[0]));
+	CHECK_EQ(fd_ino(-1), 0);
+	if (a >= 0)
+		close(a);
+	if (b >= 0)
+		close(b);
+	close(p[0]);
+	close(p[1]);
+}

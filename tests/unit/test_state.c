@@ -208,6 +208,36 @@ TEST(state_exec_spec_round_trip)
 	state_w_free(&w);
 }
 
+/* A terminal's spec: the flag and the size go along a re-exec. */
+TEST(state_exec_spec_terminal)
+{
+	struct exec_spec s;
+	exec_spec_init(&s);
+	char *argv[] = {"/bin/sh", NULL};
+	s.argv = argv;
+	s.terminal = true, s.rows = 50, s.cols = 132;
+	struct state_w w;
+	state_w_init(&w);
+	exec_spec_save(&w, 7, &s);
+	int fd = -1;
+	CHECK_EQ(state_w_seal(&w, &fd), 0);
+	struct state_in in;
+	CHECK_EQ(state_in_open(fd, &in, NULL), 0);
+	struct state_r r = in.top;
+	struct state_field f;
+	CHECK_EQ(state_next(&r, &f), 1);
+	struct exec_spec *d = NULL;
+	struct err err = {0};
+	CHECK_EQ(exec_spec_restore(&f, &d, &err), 0);
+	if (d) {
+		CHECK(d->terminal && d->rows == 50 && d->cols == 132);
+		exec_spec_free(d);
+	}
+	state_in_close(&in);
+	close(fd);
+	state_w_free(&w);
+}
+
 static uint64_t file_state_value(int dirfd, const char *name)
 {
 	struct state_in in;
