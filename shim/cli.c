@@ -366,10 +366,17 @@ static void pod_cgroup_remove(const char *state, bool kill)
 		snprintf(path, sizeof(path), "%s/cgroup.kill", cg);
 		file_write_str(path, "1");
 	} else {
-		char self[16];
+		/* Out of it first: to its parent, or to the hierarchy's root
+		 * when the parent has controllers enabled (it takes no process
+		 * then, and the pod's cgroup would stay busy with us). */
+		char self[16], mnt[PATH_MAX], root[PATH_MAX];
 		snprintf(path, sizeof(path), "%s/../cgroup.procs", cg);
 		snprintf(self, sizeof(self), "%d", (int)getpid());
-		file_write_str(path, self);
+		if (file_write_str(path, self) < 0 &&
+		    cgroup2_find_mount(mnt, sizeof(mnt), root, sizeof(root)) == 0) {
+			snprintf(path, sizeof(path), "%s/cgroup.procs", mnt);
+			file_write_str(path, self);
+		}
 	}
 	cgroup_remove(cg, 0, now_monotonic_ns() + SHIM_DELETE_WAIT_MS * 1000000ull);
 }
