@@ -306,14 +306,12 @@ static int serve_create(struct rpc_call *call, const ProtobufCMessage *in, void 
 		return rpc_call_fail_err(call, &err, r);
 	sb->state = SB_STARTING;
 	clock_gettime(CLOCK_REALTIME, &sb->created_at);
-	log_info("shim: sandbox %s: creating its zone (netns %s)", m->sandbox_id,
+	log_info("shim: sandbox %s: creating its zone (netns %.200s)", m->sandbox_id,
 	         m->netns_path[0] ? m->netns_path : "the host's");
-	if (svc->zone == ZN_READY) { /* never: the zone answers from the loop */
-		sandbox_zone_ready(svc, 0, NULL);
-		return 0;
-	}
 	sb->create_call = call;
 	rpc_call_on_cancel(call, create_cancelled, sb);
+	if (svc->zone == ZN_READY) /* not so far: the zone answers from the loop */
+		sandbox_zone_ready(svc, 0, NULL);
 	return 0;
 }
 
