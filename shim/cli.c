@@ -282,6 +282,20 @@ static int spawn_daemon(char **argv, const struct args *a, const struct bundle_i
 
 static void pod_teardown(const char *state, bool kill);
 
+/* start's answer: the address alone (containerd 1.6, 1.7 and 2.x read it
+ * as bootstrap version 2, the Task API as containerd.task.v2.Task), or
+ * with SHIM_BOOTSTRAP_ENV=3 in containerd's environment the JSON of
+ * containerd 2.x's version 3 (containerd.task.v3.Task: served too). 1.7
+ * refuses a version above 2 and 1.6 reads no JSON, hence not by default. */
+static void print_address(const char *addr)
+{
+	const char *v = getenv(SHIM_BOOTSTRAP_ENV);
+	if (v && strcmp(v, "3") == 0)
+		printf("{\"version\":3,\"address\":\"%s\",\"protocol\":\"ttrpc\"}", addr);
+	else
+		fputs(addr, stdout);
+}
+
 static int cmd_start(char **argv, const struct args *a)
 {
 	char cwd[PATH_MAX], sock[108], state[PATH_MAX], addr[128];
@@ -304,7 +318,7 @@ static int cmd_start(char **argv, const struct args *a)
 			fprintf(stderr, "start: %s/address: %m\n", bundle);
 			return 1;
 		}
-		fputs(addr, stdout);
+		print_address(addr);
 		return 0;
 	}
 	if (b.container) {
@@ -331,7 +345,7 @@ static int cmd_start(char **argv, const struct args *a)
 		fprintf(stderr, "start: %s: %s\n", sock, strerror(-r));
 		return 1;
 	}
-	fputs(addr, stdout);
+	print_address(addr);
 	return 0;
 }
 
@@ -366,10 +380,17 @@ static void pod_cgroup_remove(const char *state, bool kill)
 		snprintf(path, sizeof(path), "%s/cgroup.kill", cg);
 		file_write_str(path, "1");
 	} else {
-		char self[16];
+		/* Out of it first: to its parent, or to the hierarchy's root
+		 * when the parent has controllers enabled (it takes no process
+		 * then, and the pod's cgroup would stay busy with us). */
+		char self[16], mnt[PATH_MAX], root[PATH_MAX];
 		snprintf(path, sizeof(path), "%s/../cgroup.procs", cg);
 		snprintf(self, sizeof(self), "%d", (int)getpid());
-		file_write_str(path, self);
+		if (file_write_str(path, self) < 0 &&
+		    cgroup2_find_mount(mnt, sizeof(mnt), root, sizeof(root)) == 0) {
+			snprintf(path, sizeof(path), "%s/cgroup.procs", mnt);
+			file_write_str(path, self);
+		}
 	}
 	cgroup_remove(cg, 0, now_monotonic_ns() + SHIM_DELETE_WAIT_MS * 1000000ull);
 }

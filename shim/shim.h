@@ -29,13 +29,14 @@
 
 #include <limits.h>
 
-#define SHIM_STATE_ROOT     "/run/kin/shim"     /* SHIM_STATE_ROOT/NS/ID per pod shim */
-#define SHIM_SOCKET_DIR     "/run/containerd/s" /* where containerd's own shims listen */
-#define SHIM_ID_MAX         76                  /* containerd's identifier limit */
-#define SHIM_ZONE_NAME      "pod"               /* the pod's zone, in every shim */
-#define SHIM_POD_IN_ZONE    "/run/kin/pod"      /* the pod directory, seen from the zone */
-#define SHIM_VM_DIR         "vm"                /* STATE/vm: a kin-vm pod's VM's files */
-#define SHIM_DELETE_WAIT_MS 4000                /* delete's budget (containerd gives 5 s) */
+#define SHIM_STATE_ROOT     "/run/kin/shim"      /* SHIM_STATE_ROOT/NS/ID per pod shim */
+#define SHIM_SOCKET_DIR     "/run/containerd/s"  /* where containerd's own shims listen */
+#define SHIM_ID_MAX         76                   /* containerd's identifier limit */
+#define SHIM_ZONE_NAME      "pod"                /* the pod's zone, in every shim */
+#define SHIM_POD_IN_ZONE    "/run/kin/pod"       /* the pod directory, seen from the zone */
+#define SHIM_VM_DIR         "vm"                 /* STATE/vm: a kin-vm pod's VM's files */
+#define SHIM_DELETE_WAIT_MS 4000                 /* delete's budget (containerd gives 5 s) */
+#define SHIM_BOOTSTRAP_ENV  "KIN_SHIM_BOOTSTRAP" /* "3": start answers bootstrap v3 JSON */
 
 /* "io.containerd.kin.v2": namespace zones; "io.containerd.kin-vm.v2": VMs. */
 enum shim_flavor { SHIM_FLAVOR_NS, SHIM_FLAVOR_VM };

@@ -103,6 +103,7 @@ struct shim_task {
 	struct ev_source oom;   /* inotify: the containers' memory.events */
 	struct rpc_method methods[17];
 	bool shutting_down;
+	struct shim_sandbox *sandbox; /* the Sandbox service (sandbox.c) */
 };
 
 /* task_events.c */
@@ -213,6 +214,10 @@ int task_vm_pids(struct rpc_call *call, struct task *t);
 int task_vm_stats(struct rpc_call *call, struct task *t);
 
 /* task_create.c: Create, and the pod's zone. */
+/* Starts the pod's zone from o (a sandbox's or first container's spec,
+ * or the Sandbox service's): ready and gone follow. 0 if it started
+ * already. */
+int task_zone_start(struct shim_task *svc, const struct oci_spec *o, struct err *err);
 int task_serve_create(struct rpc_call *call, const ProtobufCMessage *in, void *data);
 /* The pod's zone is ready (the tasks waiting for it created), or did not
  * start (result < 0); gone: every process ends with it. The pod ops'
@@ -230,5 +235,17 @@ int task_serve_kill(struct rpc_call *call, const ProtobufCMessage *in, void *dat
 int task_serve_delete(struct rpc_call *call, const ProtobufCMessage *in, void *data);
 int task_serve_exec(struct rpc_call *call, const ProtobufCMessage *in, void *data);
 int task_serve_close_io(struct rpc_call *call, const ProtobufCMessage *in, void *data);
+/* sandbox.c: containerd's Sandbox service over the pod's zone, and the
+ * Task methods again as containerd.task.v3.Task. Registered by
+ * shim_task_start; told of the zone by task_zone_ready and _gone. */
+int sandbox_start(struct shim_task *svc);
+void sandbox_zone_ready(struct shim_task *svc, int result, const struct err *err);
+void sandbox_zone_gone(struct shim_task *svc, int status);
+/* A sandbox made by CreateSandbox and not shut down: the shim stays
+ * when its last task goes. */
+bool sandbox_holds(const struct shim_task *svc);
+void sandbox_shutdown(struct shim_task *svc);
+void sandbox_free(struct shim_task *svc);
+
 /* Its handover hooks as a participant (keep/keep.h). */
 extern const struct keep_part shim_task_part;

@@ -302,7 +302,7 @@ static int serve_shutdown(struct rpc_call *call, const ProtobufCMessage *in, voi
 	(void)in;
 	Kin__Shim__Empty out = KIN__SHIM__EMPTY__INIT;
 	rpc_call_reply(call, &out.base);
-	if (svc->ntasks == 0 && !svc->shutting_down && svc->stop &&
+	if (svc->ntasks == 0 && !svc->shutting_down && !sandbox_holds(svc) && svc->stop &&
 	    svc->stop(false, true, &action, svc->stop_data) == 0) {
 		svc->shutting_down = true;
 		log_info("shim: no task left: stopping");
@@ -388,9 +388,12 @@ int shim_task_start(const struct shim_task_config *cfg, struct shim_task **ret)
 		                                      .flags = task_methods[i].flags,
 		                                      .userdata = svc};
 	int r = rpc_server_register(svc->rpc, svc->methods, ARRAY_SIZE(svc->methods));
+	if (r == 0)
+		r = sandbox_start(svc);
 	if (r == 0 && !cfg->listening)
 		r = rpc_server_listen_fd(svc->rpc, cfg->serve->listen_fd, cfg->serve->socket);
 	if (r < 0) {
+		sandbox_free(svc);
 		task_oom_free(svc);
 		task_events_free(svc);
 		free(svc);
@@ -413,6 +416,7 @@ void shim_task_shutdown(struct shim_task *svc)
 	struct task *t, *next;
 	if (!svc)
 		return;
+	sandbox_shutdown(svc);
 	list_for_each_safe(t, next, &svc->tasks, node) {
 		if (!t->sandbox)
 			container_unmount(t);
@@ -427,5 +431,6 @@ void shim_task_free(struct shim_task *svc)
 {
 	if (svc && svc->keep)
 		keep_unregister(svc->keep, svc);
+	sandbox_free(svc);
 	free(svc);
 }

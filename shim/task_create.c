@@ -36,6 +36,7 @@ void task_zone_ready(int result, const struct err *err, void *data)
 			              err && err->msg[0] ? err->msg : strerror(-result));
 			task_free(t);
 		}
+		sandbox_zone_ready(svc, result, err);
 		return;
 	}
 	struct zone_info info;
@@ -70,6 +71,7 @@ void task_zone_ready(int result, const struct err *err, void *data)
 		ev.pid = t->init.pid;
 		task_publish(svc, "/tasks/create", "containerd.events.TaskCreate", &ev.base);
 	}
+	sandbox_zone_ready(svc, 0, NULL);
 }
 
 /* The zone ended: the sandbox with the zone kin's status, every container
@@ -88,13 +90,14 @@ void task_zone_gone(int status, void *data)
 		if (t->init.state != T_STOPPED)
 			proc_exited(&t->init, t->sandbox ? (uint32_t)status : 128 + SIGKILL);
 	}
+	sandbox_zone_gone(svc, status);
 }
 
 /* The zone for the pod, from the sandbox's spec (CRI) or the first
  * container's (ctr run): its network namespace if the spec names one, its
- * hostname, its IPC namespace or the host's, its sysctls, the pod
- * directory shared into it. */
-static int zone_start(struct shim_task *svc, const struct oci_spec *o, struct err *err)
+ * hostname, its PID and IPC namespaces or the host's, its sysctls, the
+ * pod directory shared into it. */
+int task_zone_start(struct shim_task *svc, const struct oci_spec *o, struct err *err)
 {
 	if (svc->zone != ZN_NONE)
 		return svc->zone == ZN_GONE ? err_set(err, -EHOSTDOWN, ERR_FAILED_PRECONDITION,
@@ -103,8 +106,10 @@ static int zone_start(struct shim_task *svc, const struct oci_spec *o, struct er
 	int r = shim_pod_dir_setup(svc->cfg->pod_dir, err);
 	if (r < 0)
 		return r;
-	if (svc->vm) {
-		r = task_vm_zone_start(svc, o, err);
+	if (svc->vm) { /* the Sandbox API's sandboxes are checked here too */
+		r = o ? task_vm_spec_check(o, true, "(the pod's sandbox)", err) : 0;
+		if (r == 0)
+			r = task_vm_zone_start(svc, o, err);
 		if (r == 0)
 			svc->zone = ZN_STARTING;
 		return r;
@@ -417,7 +422,7 @@ int task_serve_create(struct rpc_call *call, const ProtobufCMessage *in, void *d
 		r = err_set(&err, -ENAMETOOLONG, ERR_INVALID_ARGUMENT, "task %s: path too long",
 		            m->id);
 	if (r == 0)
-		r = zone_start(svc, o, &err);
+		r = task_zone_start(svc, o, &err);
 	oci_spec_free(o);
 	if (r < 0) {
 		free(t);

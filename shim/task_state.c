@@ -83,6 +83,8 @@ const char *shim_task_uncarried(const struct shim_task *svc)
 		return NULL;
 	if (svc->shutting_down)
 		return "a shim shutting down";
+	if (svc->sandbox && sandbox_holds(svc)) /* its state is not written yet */
+		return "a sandbox of containerd's Sandbox API";
 	return NULL;
 }
 
