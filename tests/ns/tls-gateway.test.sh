@@ -175,12 +175,17 @@ eval "exec {FIFO_small}>&-"
 # until the silent one's deadline (1500 ms) frees the slot, then is served.
 P3=7446
 start one $P3 1500 0 1
+rm -f "$T/silent.up"
 inns python3 -c '
 import socket, time
 s = socket.create_connection(("127.0.0.1", '$P3'))
+open("'$T'/silent.up", "w").close()
 time.sleep(3)' &
 SILENT=$!
-sleep 0.3
+# the silent peer connected first (a python start can take a while on a
+# loaded machine), and the gateway has taken it
+wait_for "[ -e '$T/silent.up' ]" 500
+sleep 0.2
 t0=$(date +%s%N)
 out=$(sc $P3 admin)
 ms=$((($(date +%s%N) - t0) / 1000000))
