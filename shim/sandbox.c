@@ -511,30 +511,6 @@ static int serve_shutdown(struct rpc_call *call, const ProtobufCMessage *in, voi
 	return 0;
 }
 
-/* "key value" lines' values of a cell's file. */
-static uint64_t cg_keyed(const char *dir, const char *file, const char *key)
-{
-	char path[PATH_MAX + 32];
-	_cleanup_free_ char *text = NULL;
-	size_t n = strlen(key);
-	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	if (file_read_small(path, 64 * 1024, &text, NULL) < 0)
-		return 0;
-	for (char *save = NULL, *l = strtok_r(text, "\n", &save); l;
-	     l = strtok_r(NULL, "\n", &save))
-		if (strncmp(l, key, n) == 0 && l[n] == ' ')
-			return strtoull(l + n + 1, NULL, 10);
-	return 0;
-}
-
-static uint64_t cg_num(const char *dir, const char *file)
-{
-	char path[PATH_MAX + 32];
-	_cleanup_free_ char *text = NULL;
-	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	return file_read_small(path, 256, &text, NULL) < 0 ? 0 : strtoull(text, NULL, 10);
-}
-
 /* Metrics: the zone's cell (a kin-vm pod's: its VMM's) as containerd's
  * cgroups v2 Metrics, in a containerd.types.Metric. */
 static int serve_metrics(struct rpc_call *call, const ProtobufCMessage *in, void *data)
@@ -546,35 +522,18 @@ static int serve_metrics(struct rpc_call *call, const ProtobufCMessage *in, void
 	int r = check_id(sb, call, m->sandbox_id, false);
 	if (r <= 0)
 		return r;
-	struct zone_info info;
 	char dir[PATH_MAX];
-	if (sb->state != SB_READY || !svc->cells ||
-	    svc->pods.info(svc->pods.impl, SHIM_ZONE_NAME, &info) < 0 ||
-	    cells_cgroup_dir(svc->cells, info.cell, dir, sizeof(dir)) < 0)
+	if (sb->state != SB_READY || task_zone_cell_dir(svc, dir, sizeof(dir)) < 0)
 		return rpc_call_fail(call, ERR_UNAVAILABLE,
 		                     "sandbox %s: no running zone to measure", m->sandbox_id);
-	Kin__Shim__PidsStat pids = KIN__SHIM__PIDS_STAT__INIT;
-	Kin__Shim__CPUStat cpu = KIN__SHIM__CPUSTAT__INIT;
-	Kin__Shim__MemoryStat mem = KIN__SHIM__MEMORY_STAT__INIT;
-	Kin__Shim__Metrics metrics = KIN__SHIM__METRICS__INIT;
-	pids.current = cg_num(dir, "pids.current");
-	pids.limit = cg_num(dir, "pids.max");
-	cpu.usage_usec = cg_keyed(dir, "cpu.stat", "usage_usec");
-	cpu.user_usec = cg_keyed(dir, "cpu.stat", "user_usec");
-	cpu.system_usec = cg_keyed(dir, "cpu.stat", "system_usec");
-	mem.anon = cg_keyed(dir, "memory.stat", "anon");
-	mem.file = cg_keyed(dir, "memory.stat", "file");
-	mem.usage = cg_num(dir, "memory.current");
-	mem.usage_limit = cg_num(dir, "memory.max");
-	metrics.pids = &pids;
-	metrics.cpu = &cpu;
-	metrics.memory = &mem;
-	uint8_t buf[512];
-	size_t n = protobuf_c_message_get_packed_size(&metrics.base);
+	struct task_metrics tm;
+	task_metrics_read(dir, &tm);
+	uint8_t buf[1024];
+	size_t n = protobuf_c_message_get_packed_size(&tm.m.base);
 	if (n > sizeof(buf))
 		return rpc_call_fail(call, ERR_INTERNAL, "sandbox %s: metrics too large",
 		                     m->sandbox_id);
-	protobuf_c_message_pack(&metrics.base, buf);
+	protobuf_c_message_pack(&tm.m.base, buf);
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
 	Kin__Shim__Timestamp ts;

@@ -118,6 +118,17 @@ void task_publish(struct shim_task *svc, const char *topic, const char *type,
 /* task_ops.c: Pids, Stats, Update, Pause, Resume, over the container's cell. */
 struct task *task_find(struct shim_task *svc, const char *id);
 int task_cell_dir(struct shim_task *svc, const struct task *t, char *buf, size_t size);
+/* The pod's zone's cell here (a kin-vm pod's: its VMM's); -errno if none. */
+int task_zone_cell_dir(struct shim_task *svc, char *buf, size_t size);
+/* A cell's cgroup v2 files as containerd's Metrics (m points into itself). */
+struct task_metrics {
+	Kin__Shim__PidsStat pids;
+	Kin__Shim__CPUStat cpu;
+	Kin__Shim__MemoryStat mem;
+	Kin__Shim__MemoryEvents mev;
+	Kin__Shim__Metrics m;
+};
+void task_metrics_read(const char *dir, struct task_metrics *tm);
 int task_serve_pids(struct rpc_call *call, const ProtobufCMessage *in, void *data);
 int task_serve_stats(struct rpc_call *call, const ProtobufCMessage *in, void *data);
 /* Stats' answer: metrics packed as containerd's cgroups v2 Metrics Any. */

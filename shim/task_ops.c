@@ -154,6 +154,55 @@ int task_reply_metrics(struct rpc_call *call, const Kin__Shim__Metrics *metrics)
 	return rpc_call_reply(call, &out.base);
 }
 
+int task_zone_cell_dir(struct shim_task *svc, char *buf, size_t size)
+{
+	struct zone_info info;
+	if (!svc->vm && svc->zone_cgroup[0])
+		return snprintf(buf, size, "%s", svc->zone_cgroup) < (int)size ? 0 : -ENAMETOOLONG;
+	if (!svc->cells || svc->pods.info(svc->pods.impl, SHIM_ZONE_NAME, &info) < 0 ||
+	    !info.cell[0])
+		return -EHOSTDOWN;
+	return cells_cgroup_dir(svc->cells, info.cell, buf, size);
+}
+
+void task_metrics_read(const char *dir, struct task_metrics *tm)
+{
+	*tm = (struct task_metrics){.pids = KIN__SHIM__PIDS_STAT__INIT,
+	                            .cpu = KIN__SHIM__CPUSTAT__INIT,
+	                            .mem = KIN__SHIM__MEMORY_STAT__INIT,
+	                            .mev = KIN__SHIM__MEMORY_EVENTS__INIT,
+	                            .m = KIN__SHIM__METRICS__INIT};
+	Kin__Shim__CPUStat *cpu = &tm->cpu;
+	Kin__Shim__MemoryStat *mem = &tm->mem;
+	Kin__Shim__MemoryEvents *mev = &tm->mev;
+	tm->pids.current = read_num(dir, "pids.current");
+	tm->pids.limit = read_num(dir, "pids.max");
+	static const char *const ck[] = {"usage_usec", "user_usec",    "system_usec",
+	                                 "nr_periods", "nr_throttled", "throttled_usec"};
+	uint64_t *const cv[] = {&cpu->usage_usec, &cpu->user_usec,    &cpu->system_usec,
+	                        &cpu->nr_periods, &cpu->nr_throttled, &cpu->throttled_usec};
+	read_keyed(dir, "cpu.stat", ck, cv, ARRAY_SIZE(ck));
+	static const char *const mk[] = {"anon",           "file",    "kernel_stack", "slab",
+	                                 "sock",           "shmem",   "file_mapped",  "file_dirty",
+	                                 "file_writeback", "pgfault", "pgmajfault"};
+	uint64_t *const mv[] = {&mem->anon,        &mem->file,       &mem->kernel_stack,
+	                        &mem->slab,        &mem->sock,       &mem->shmem,
+	                        &mem->file_mapped, &mem->file_dirty, &mem->file_writeback,
+	                        &mem->pgfault,     &mem->pgmajfault};
+	read_keyed(dir, "memory.stat", mk, mv, ARRAY_SIZE(mk));
+	mem->usage = read_num(dir, "memory.current");
+	mem->usage_limit = read_num(dir, "memory.max");
+	mem->swap_usage = read_num(dir, "memory.swap.current");
+	mem->swap_limit = read_num(dir, "memory.swap.max");
+	static const char *const ek[] = {"low", "high", "max", "oom", "oom_kill"};
+	uint64_t *const ev[] = {&mev->low, &mev->high, &mev->max, &mev->oom, &mev->oom_kill};
+	read_keyed(dir, "memory.events", ek, ev, ARRAY_SIZE(ek));
+	tm->m.pids = &tm->pids;
+	tm->m.cpu = &tm->cpu;
+	tm->m.memory = &tm->mem;
+	tm->m.memory_events = &tm->mev;
+}
+
 int task_serve_stats(struct rpc_call *call, const ProtobufCMessage *in, void *data)
 {
 	struct shim_task *svc = data;
@@ -165,46 +214,14 @@ int task_serve_stats(struct rpc_call *call, const ProtobufCMessage *in, void *da
 	if (svc->vm && !t->sandbox) /* the guest's cell */
 		return task_vm_stats(call, t);
 	char dir[PATH_MAX];
-	struct zone_info info;
 	/* A kin-vm pod's sandbox is its VM: the VMM's cell here. */
-	if (svc->vm
-	        ? !svc->cells || svc->pods.info(svc->pods.impl, SHIM_ZONE_NAME, &info) < 0 ||
-	              !info.cell[0] || cells_cgroup_dir(svc->cells, info.cell, dir, sizeof(dir)) < 0
-	        : task_cell_dir(svc, t, dir, sizeof(dir)) < 0)
+	if ((svc->vm ? task_zone_cell_dir(svc, dir, sizeof(dir))
+	             : task_cell_dir(svc, t, dir, sizeof(dir))) < 0)
 		return rpc_call_fail(call, ERR_FAILED_PRECONDITION, "task %s: no %s", t->id,
 		                     svc->vm ? "VMM cell (no cells here)" : "zone");
-	Kin__Shim__PidsStat pids = KIN__SHIM__PIDS_STAT__INIT;
-	Kin__Shim__CPUStat cpu = KIN__SHIM__CPUSTAT__INIT;
-	Kin__Shim__MemoryStat mem = KIN__SHIM__MEMORY_STAT__INIT;
-	Kin__Shim__MemoryEvents mev = KIN__SHIM__MEMORY_EVENTS__INIT;
-	Kin__Shim__Metrics metrics = KIN__SHIM__METRICS__INIT;
-	pids.current = read_num(dir, "pids.current");
-	pids.limit = read_num(dir, "pids.max");
-	static const char *const ck[] = {"usage_usec", "user_usec",    "system_usec",
-	                                 "nr_periods", "nr_throttled", "throttled_usec"};
-	uint64_t *const cv[] = {&cpu.usage_usec, &cpu.user_usec,    &cpu.system_usec,
-	                        &cpu.nr_periods, &cpu.nr_throttled, &cpu.throttled_usec};
-	read_keyed(dir, "cpu.stat", ck, cv, ARRAY_SIZE(ck));
-	static const char *const mk[] = {"anon",           "file",    "kernel_stack", "slab",
-	                                 "sock",           "shmem",   "file_mapped",  "file_dirty",
-	                                 "file_writeback", "pgfault", "pgmajfault"};
-	uint64_t *const mv[] = {&mem.anon,        &mem.file,       &mem.kernel_stack,
-	                        &mem.slab,        &mem.sock,       &mem.shmem,
-	                        &mem.file_mapped, &mem.file_dirty, &mem.file_writeback,
-	                        &mem.pgfault,     &mem.pgmajfault};
-	read_keyed(dir, "memory.stat", mk, mv, ARRAY_SIZE(mk));
-	mem.usage = read_num(dir, "memory.current");
-	mem.usage_limit = read_num(dir, "memory.max");
-	mem.swap_usage = read_num(dir, "memory.swap.current");
-	mem.swap_limit = read_num(dir, "memory.swap.max");
-	static const char *const ek[] = {"low", "high", "max", "oom", "oom_kill"};
-	uint64_t *const ev[] = {&mev.low, &mev.high, &mev.max, &mev.oom, &mev.oom_kill};
-	read_keyed(dir, "memory.events", ek, ev, ARRAY_SIZE(ek));
-	metrics.pids = &pids;
-	metrics.cpu = &cpu;
-	metrics.memory = &mem;
-	metrics.memory_events = &mev;
-	return task_reply_metrics(call, &metrics);
+	struct task_metrics tm;
+	task_metrics_read(dir, &tm);
+	return task_reply_metrics(call, &tm.m);
 }
 
 static void zone_answered(const struct err *st, const uint8_t *payload, size_t len, void *data)

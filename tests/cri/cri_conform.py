@@ -52,11 +52,8 @@ def host_status(key):
 
 
 class Conform(cri_flow.Flow):
-    n = 0
-
-    def pod(self, name, privileged=False, ipc=None, pid=None, sysctls=None):
+    def pod_config(self, name, privileged=False, ipc=None, pid=None, sysctls=None):
         pb = self.pb
-        Conform.n += 1
         ns = pb.NamespaceOption(network=pb.POD, ipc=pb.NODE if ipc == "node" else pb.POD,
                                 pid=pb.NODE if pid == "node" else pb.POD)
         sconf = pb.PodSandboxConfig(
@@ -67,6 +64,11 @@ class Conform(cri_flow.Flow):
                 sysctls=sysctls or {},
                 security_context=pb.LinuxSandboxSecurityContext(namespace_options=ns,
                                                                 privileged=privileged)))
+        return sconf
+
+    def pod(self, name, **kw):
+        pb = self.pb
+        sconf = self.pod_config(name, **kw)
         r = self.try_call(name + "/run_pod", "RunPodSandbox",
                           pb.RunPodSandboxRequest(config=sconf, runtime_handler=self.a.handler))
         return (r.pod_sandbox_id, sconf) if r else (None, None)
@@ -105,6 +107,15 @@ class Conform(cri_flow.Flow):
             return e.exit_code, e.stdout.decode(errors="replace") + e.stderr.decode(errors="replace")
         except self.grpc.RpcError as err:
             return -1, "%s: %s" % (err.code(), err.details())
+
+    def ctr(self, *args):
+        """ctr ARGS on containerd's k8s.io namespace (the Task API's view)."""
+        return subprocess.run(["ctr", "-a", self.a.socket, "-n", "k8s.io", "task"] + list(args),
+                              capture_output=True, text=True)
+
+    def task_column(self, task, col):
+        """A column of `ctr task ls` for task (1 pid, 2 status), or ""."""
+        return next((l.split()[col] for l in self.ctr("ls").stdout.splitlines() if l.startswith(task)), "")
 
     def end(self, pod):
         if not pod:
@@ -167,22 +178,17 @@ class Conform(cri_flow.Flow):
         except self.grpc.RpcError as e:
             self.check(name, words in (e.details() or ""), "%s: %s" % (e.code(), e.details()))
 
+    def pod_refused(self, name, words, **kw):
+        """A pod kin-vm must refuse (a VM has a kernel of its own), named."""
+        r = self.refused(name + "/refused_in_a_vm", "RunPodSandbox",
+                         self.pb.RunPodSandboxRequest(config=self.pod_config(name, **kw),
+                                                      runtime_handler=self.a.handler), words)
+        if r:
+            self.end(r.pod_sandbox_id)
+
     def host_ipc(self):
-        if self.a.handler == "kin-vm":  # a VM has a kernel of its own: refused, named
-            pb = self.pb
-            ns = pb.NamespaceOption(network=pb.POD, ipc=pb.NODE)
-            sconf = pb.PodSandboxConfig(
-                metadata=pb.PodSandboxMetadata(name="hostipc", uid="uid-hostipc-%d" % os.getpid(),
-                                               namespace="kintest"),
-                hostname="hostipc", log_directory=self.a.logdir,
-                linux=pb.LinuxPodSandboxConfig(
-                    security_context=pb.LinuxSandboxSecurityContext(namespace_options=ns)))
-            r = self.refused("hostipc/refused_in_a_vm", "RunPodSandbox",
-                             pb.RunPodSandboxRequest(config=sconf, runtime_handler=self.a.handler),
-                             "cannot share the host's IPC namespace")
-            if r:
-                self.end(r.pod_sandbox_id)
-            return
+        if self.a.handler == "kin-vm":
+            return self.pod_refused("hostipc", "cannot share the host's IPC namespace", ipc="node")
         out = subprocess.run(["ipcmk", "-M", "4096"], capture_output=True, text=True).stdout
         shmid = out.split()[-1] if out.split() else ""
         if not self.check("hostipc/segment_made", shmid.isdigit(), "ipcmk: %r" % out):
@@ -203,21 +209,8 @@ class Conform(cri_flow.Flow):
 
     def host_pid(self):
         me = str(os.getpid())
-        if self.a.handler == "kin-vm":  # a VM has a kernel of its own: refused, named
-            pb = self.pb
-            ns = pb.NamespaceOption(network=pb.POD, pid=pb.NODE)
-            sconf = pb.PodSandboxConfig(
-                metadata=pb.PodSandboxMetadata(name="hostpid", uid="uid-hostpid-%d" % os.getpid(),
-                                               namespace="kintest"),
-                hostname="hostpid", log_directory=self.a.logdir,
-                linux=pb.LinuxPodSandboxConfig(
-                    security_context=pb.LinuxSandboxSecurityContext(namespace_options=ns)))
-            r = self.refused("hostpid/refused_in_a_vm", "RunPodSandbox",
-                             pb.RunPodSandboxRequest(config=sconf, runtime_handler=self.a.handler),
-                             "cannot share the host's PID namespace")
-            if r:
-                self.end(r.pod_sandbox_id)
-            return
+        if self.a.handler == "kin-vm":
+            return self.pod_refused("hostpid", "cannot share the host's PID namespace", pid="node")
         for mode, seen in (("node", True), (None, False)):
             name = "hostpid" if mode else "podpid"
             pod, sconf = self.pod(name, pid=mode)
@@ -227,9 +220,7 @@ class Conform(cri_flow.Flow):
                 rc, out = self.sh(c, "test -d /proc/%s" % me)
                 self.check(name + "/host_process_" + ("seen" if seen else "unseen"), (rc == 0) == seen,
                            "test -d /proc/%s: exit %d %s" % (me, rc, out[-100:]))
-                out = subprocess.run(["ctr", "-a", self.a.socket, "-n", "k8s.io", "task", "ls"],
-                                     capture_output=True, text=True).stdout
-                pid = next((l.split()[1] for l in out.splitlines() if l.startswith(c)), "")
+                pid = self.task_column(c, 1)
             self.end(pod)
             if mode and self.check(name + "/pid_known", pid.isdigit() and int(pid) > 1, "ctr's pid %r" % pid):
                 # its zone's kin is no PID 1: it ends what it ran
@@ -256,9 +247,7 @@ class Conform(cri_flow.Flow):
         pod, sconf = self.pod("pause")
         c = pod and self.start("pause", pod, sconf)
         if c:
-            ctr = ["ctr", "-a", self.a.socket, "-n", "k8s.io", "task"]
-            pid = "" if self.a.handler == "kin-vm" else next((l.split()[1] for l in subprocess.run(ctr + ["ls"], capture_output=True, text=True)
-                        .stdout.splitlines() if l.startswith(c)), "")
+            pid = "" if self.a.handler == "kin-vm" else self.task_column(c, 1)
             cg = next((l.split(":", 2)[2] for l in open("/proc/%s/cgroup" % pid) if l.startswith("0::")), "?") \
                 if pid.isdigit() else "?"
             cg2 = next((l.split()[4] for l in open("/proc/self/mountinfo") if " - cgroup2 " in l), "/sys/fs/cgroup")
@@ -269,8 +258,7 @@ class Conform(cri_flow.Flow):
                     if os.path.exists(events) else "no " + events
 
             def status():
-                out = subprocess.run(ctr + ["ls"], capture_output=True, text=True).stdout
-                return next((l.split()[2] for l in out.splitlines() if l.startswith(pod)), "?")
+                return self.task_column(pod, 2)
             vm = self.a.handler == "kin-vm"  # its pids are the guest's: the VM is asked instead
             if vm:
                 def frozen():  # a paused guest answers no exec
@@ -280,11 +268,11 @@ class Conform(cri_flow.Flow):
                         return "0"
                     except self.grpc.RpcError:
                         return "1"
-            r = subprocess.run(ctr + ["pause", pod], capture_output=True, text=True)
+            r = self.ctr("pause", pod)
             self.check("pause/paused", r.returncode == 0 and frozen() == "1" and status() == "PAUSED",
                        "rc %d %s: frozen %s, status %s" % (r.returncode, r.stderr.strip()[-200:], frozen(),
                                                            status()))
-            r = subprocess.run(ctr + ["resume", pod], capture_output=True, text=True)
+            r = self.ctr("resume", pod)
             rc, out = self.sh(c, "echo thawed")
             self.check("pause/resumed", r.returncode == 0 and (vm or frozen() == "0") and status() == "RUNNING"
                        and out.strip() == "thawed",
@@ -312,8 +300,7 @@ class Conform(cri_flow.Flow):
                                                                          "i=$((i+1)); done; sleep 100000"])
         if c:
             time.sleep(1)
-            r = subprocess.run(["ctr", "-a", self.a.socket, "-n", "k8s.io", "task", "metrics", pod],
-                               capture_output=True, text=True)
+            r = self.ctr("metrics", pod)
             cpu = [l.split() for l in r.stdout.splitlines() if "usage_usec" in l]
             self.check("stats/sandbox_metrics", r.returncode == 0 and cpu and int(cpu[0][-1]) > 0,
                        "rc %d: %s %s" % (r.returncode, r.stdout[-300:], r.stderr.strip()[-200:]))
